@@ -1,0 +1,12 @@
+//! Sightline: a native viewer for Nsight Systems reports.
+//!
+//! Data flows one way: [`loader`] reads a report into the [`model`], [`analysis`]
+//! computes summaries from the model, and the views ([`app`]) draw both. [`cli`]
+//! holds the command-line front ends; [`synth`] writes reports in the nsys schema.
+
+pub mod analysis;
+pub mod app;
+pub mod cli;
+pub mod loader;
+pub mod model;
+pub mod synth;

@@ -1,0 +1,511 @@
+//! CPU side: strings, processes and threads, CUDA API calls, OS runtime calls,
+//! NVTX ranges, CUDA graph records.
+
+use std::collections::HashMap;
+
+use super::db::Col::{Optional as Opt, Required as Req};
+use super::group::{Grouping, stack_levels};
+use super::{Builder, checked_end, int, opt_int, pid_of, text, tid_of};
+use crate::model::{
+    GraphRecord, Ns, NvtxKind, NvtxTrack, Payload, Process, SpanColumns, StrId, Thread, Track,
+};
+
+// `ENUM_NSYS_EVENT_TYPE` values used by NVTX_EVENTS.
+const NVTX_CATEGORY: i64 = 33;
+const NVTX_MARK: i64 = 34;
+const NVTX_THREAD_NAME: i64 = 39;
+const NVTX_PUSHPOP: i64 = 59;
+const NVTX_STARTEND: i64 = 60;
+const NVTXT_MARK: i64 = 65;
+const NVTXT_PUSHPOP: i64 = 70;
+const NVTXT_STARTEND: i64 = 71;
+const NVTX_DOMAIN_CREATE: i64 = 75;
+
+pub(super) fn read_names(b: &mut Builder) -> rusqlite::Result<()> {
+    let report = b.report.clone();
+    let mut stmt = report.conn.prepare("SELECT id, value FROM StringIds")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let id = int(row, 0);
+        let value = text(row, 1).unwrap_or_default();
+        let ours = b.trace.strings.intern(&value);
+        b.string_ids.insert(id, ours);
+    }
+    drop(rows);
+    drop(stmt);
+
+    let mut warnings = Vec::new();
+    if let Some(sql) = b.report.select(
+        "PROCESSES",
+        &[Req("pid"), Opt("name", "NULL"), Opt("globalPid", "NULL")],
+        "",
+        &mut warnings,
+    ) {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let pid = opt_int(row, 2).map_or(int(row, 0) as u32, pid_of);
+            if let Some(name) = text(row, 1) {
+                b.process_names.insert(pid, name);
+            }
+        }
+    }
+    if let Some(sql) = b.report.select(
+        "ThreadNames",
+        &[Req("nameId"), Req("globalTid")],
+        "",
+        &mut warnings,
+    ) {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let name = b.trace.strings.get(b.string(int(row, 0))).to_string();
+            b.thread_names.insert(int(row, 1), name);
+        }
+    }
+    for w in warnings {
+        b.warn(w);
+    }
+    Ok(())
+}
+
+impl Builder<'_> {
+    /// The thread with this `globalTid`, created on first sight.
+    pub(super) fn thread(&mut self, global_tid: i64) -> u32 {
+        if let Some(&t) = self.threads_by_tid.get(&global_tid) {
+            return t;
+        }
+        let pid = pid_of(global_tid);
+        let tid = tid_of(global_tid);
+        let process = match self.trace.processes.iter().position(|p| p.pid == pid) {
+            Some(p) => p,
+            None => {
+                let name = self.process_names.get(&pid).cloned().unwrap_or_default();
+                self.trace.processes.push(Process {
+                    pid,
+                    name,
+                    threads: Vec::new(),
+                });
+                self.trace.processes.len() - 1
+            }
+        };
+        let index = self.trace.threads.len() as u32;
+        let name = self.thread_names.get(&global_tid).cloned().unwrap_or_default();
+        self.trace.threads.push(Thread {
+            global_tid,
+            pid,
+            tid,
+            name,
+            process: process as u32,
+            cuda_api: Track::default(),
+            osrt: Track::default(),
+            nvtx: Vec::new(),
+        });
+        self.trace.processes[process].threads.push(index);
+        self.threads_by_tid.insert(global_tid, index);
+        index
+    }
+
+    /// Thread numbers of `global_tids`, resolving each run of equal ids once.
+    fn threads_of(&mut self, global_tids: &[i64]) -> Vec<u32> {
+        let mut last = None;
+        global_tids
+            .iter()
+            .map(|&g| match last {
+                Some((lg, t)) if lg == g => t,
+                _ => {
+                    let t = self.thread(g);
+                    last = Some((g, t));
+                    t
+                }
+            })
+            .collect()
+    }
+}
+
+/// Rows of a span table before grouping.
+#[derive(Default)]
+struct RawSpans {
+    start: Vec<Ns>,
+    end: Vec<Ns>,
+    name: Vec<StrId>,
+    global_tid: Vec<i64>,
+    bad: u64,
+}
+
+impl RawSpans {
+    fn push(&mut self, start: Ns, end: Ns, name: StrId, global_tid: i64) {
+        let end = checked_end(start, end, &mut self.bad);
+        self.start.push(start);
+        self.end.push(end);
+        self.name.push(name);
+        self.global_tid.push(global_tid);
+    }
+
+    fn grouped(&self, g: &Grouping) -> SpanColumns {
+        SpanColumns {
+            start: g.gather(&self.start),
+            end: g.gather(&self.end),
+            name: g.gather(&self.name),
+        }
+    }
+}
+
+pub(super) fn read_cpu_events(b: &mut Builder) -> rusqlite::Result<()> {
+    read_cuda_api(b)?;
+    read_osrt(b)?;
+    read_nvtx(b)?;
+    read_graph_records(b)?;
+    // Threads that only had a name (ThreadNames lists every thread of the
+    // machine) are not created: a thread exists once it has events.
+    Ok(())
+}
+
+fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
+    let mut warnings = Vec::new();
+    let Some(sql) = b.report.select(
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        &[
+            Req("start"),
+            Req("end"),
+            Req("nameId"),
+            Opt("globalTid", "0"),
+            Opt("correlationId", "0"),
+            Opt("returnValue", "0"),
+        ],
+        "",
+        &mut warnings,
+    ) else {
+        warnings.push("no CUDA API trace in this report (CUPTI_ACTIVITY_KIND_RUNTIME)".into());
+        b.trace.warnings.extend(warnings);
+        return Ok(());
+    };
+    b.trace.warnings.extend(warnings);
+    let mut raw = RawSpans::default();
+    let mut correlation = Vec::new();
+    let mut return_value = Vec::new();
+    {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let name = b.string(int(row, 2));
+            raw.push(int(row, 0), int(row, 1), name, int(row, 3));
+            correlation.push(int(row, 4) as u32);
+            return_value.push(int(row, 5) as i32);
+            b.tick(1)?;
+        }
+    }
+    let threads = b.threads_of(&raw.global_tid);
+    let g = Grouping::new(&threads, &raw.start, None, b.trace.threads.len());
+    let api = &mut b.trace.cuda_api;
+    api.spans = raw.grouped(&g);
+    api.correlation = g.gather(&correlation);
+    api.return_value = g.gather(&return_value);
+    for (i, thread) in b.trace.threads.iter_mut().enumerate() {
+        thread.cuda_api = g.track(i, &api.spans.start, &api.spans.end);
+    }
+    warn_bad(b, raw.bad, "CUDA API calls");
+    Ok(())
+}
+
+fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
+    let mut warnings = Vec::new();
+    let Some(sql) = b.report.select(
+        "OSRT_API",
+        &[
+            Req("start"),
+            Req("end"),
+            Req("nameId"),
+            Opt("globalTid", "0"),
+            Opt("returnValue", "0"),
+            Opt("eventClass", "27"),
+        ],
+        "",
+        &mut warnings,
+    ) else {
+        b.trace.warnings.extend(warnings);
+        return Ok(());
+    };
+    b.trace.warnings.extend(warnings);
+    let mut raw = RawSpans::default();
+    let mut return_value = Vec::new();
+    let mut event_class = Vec::new();
+    {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let name = b.string(int(row, 2));
+            raw.push(int(row, 0), int(row, 1), name, int(row, 3));
+            return_value.push(int(row, 4));
+            event_class.push(int(row, 5).clamp(0, 255) as u8);
+            b.tick(1)?;
+        }
+    }
+    let threads = b.threads_of(&raw.global_tid);
+    let g = Grouping::new(&threads, &raw.start, None, b.trace.threads.len());
+    let os = &mut b.trace.osrt;
+    os.spans = raw.grouped(&g);
+    os.return_value = g.gather(&return_value);
+    os.event_class = g.gather(&event_class);
+    for (i, thread) in b.trace.threads.iter_mut().enumerate() {
+        thread.osrt = g.track(i, &os.spans.start, &os.spans.end);
+    }
+    warn_bad(b, raw.bad, "OS runtime calls");
+    Ok(())
+}
+
+fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
+    let mut warnings = Vec::new();
+    let Some(sql) = b.report.select(
+        "NVTX_EVENTS",
+        &[
+            Req("start"),
+            Opt("end", "NULL"),
+            Req("eventType"),
+            Opt("text", "NULL"),
+            Opt("textId", "NULL"),
+            Opt("globalTid", "0"),
+            Opt("endGlobalTid", "NULL"),
+            Opt("domainId", "0"),
+            Opt("color", "NULL"),
+            Opt("category", "NULL"),
+            Opt("int64Value", "NULL"),
+            Opt("uint64Value", "NULL"),
+            Opt("doubleValue", "NULL"),
+            Opt("int32Value", "NULL"),
+            Opt("uint32Value", "NULL"),
+            Opt("floatValue", "NULL"),
+            Opt("jsonText", "NULL"),
+        ],
+        "",
+        &mut warnings,
+    ) else {
+        b.trace.warnings.extend(warnings);
+        return Ok(());
+    };
+    b.trace.warnings.extend(warnings);
+
+    struct Row {
+        start: Ns,
+        end: Option<Ns>,
+        kind: NvtxKind,
+        text: StrId,
+        global_tid: i64,
+        end_tid: Option<i64>,
+        domain: i64,
+        color: u32,
+        category: u32,
+        payload: Option<Payload>,
+    }
+    let mut rows_out = Vec::new();
+    // Domain names are per process: (pid, domainId) → name.
+    let mut domains: HashMap<(u32, i64), String> = HashMap::new();
+    let mut last_ts = i64::MIN;
+    {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            b.tick(1)?;
+            let start = int(row, 0);
+            let end = opt_int(row, 1);
+            last_ts = last_ts.max(start).max(end.unwrap_or(i64::MIN));
+            let event_type = int(row, 2);
+            let message = match opt_int(row, 4) {
+                Some(id) => b.trace.strings.get(b.string(id)).to_string(),
+                None => text(row, 3).unwrap_or_default(),
+            };
+            let global_tid = int(row, 5);
+            let kind = match event_type {
+                NVTX_PUSHPOP | NVTXT_PUSHPOP => NvtxKind::PushPop,
+                NVTX_STARTEND | NVTXT_STARTEND => NvtxKind::StartEnd,
+                NVTX_MARK | NVTXT_MARK => NvtxKind::Mark,
+                NVTX_DOMAIN_CREATE => {
+                    domains
+                        .entry((pid_of(global_tid), int(row, 7)))
+                        .or_insert(message);
+                    continue;
+                }
+                NVTX_THREAD_NAME => {
+                    b.thread_names.entry(global_tid).or_insert(message);
+                    continue;
+                }
+                NVTX_CATEGORY => continue,
+                _ => continue,
+            };
+            let payload = if let Some(v) = opt_int(row, 10) {
+                Some(Payload::Int(v))
+            } else if let Some(v) = opt_int(row, 11) {
+                Some(Payload::Uint(v as u64))
+            } else if let Ok(Some(v)) = row.get::<_, Option<f64>>(12) {
+                Some(Payload::Float(v))
+            } else if let Some(v) = opt_int(row, 13) {
+                Some(Payload::Int(v))
+            } else if let Some(v) = opt_int(row, 14) {
+                Some(Payload::Uint(v as u64))
+            } else if let Ok(Some(v)) = row.get::<_, Option<f64>>(15) {
+                Some(Payload::Float(v))
+            } else {
+                text(row, 16).map(Payload::Json)
+            };
+            let text_id = b.trace.strings.intern(&message);
+            rows_out.push(Row {
+                start,
+                end,
+                kind,
+                text: text_id,
+                global_tid,
+                end_tid: opt_int(row, 6),
+                domain: int(row, 7),
+                color: opt_int(row, 8).map_or(0, |c| c as u32),
+                category: opt_int(row, 9).map_or(0, |c| c as u32),
+                payload,
+            });
+        }
+    }
+
+    // One track per (thread, domain).
+    let mut track_of: HashMap<(i64, i64), u32> = HashMap::new();
+    let mut track_keys: Vec<(u32, String)> = Vec::new();
+    let mut keys = Vec::with_capacity(rows_out.len());
+    let mut starts = Vec::with_capacity(rows_out.len());
+    let mut ends = Vec::with_capacity(rows_out.len());
+    let mut unended = Vec::with_capacity(rows_out.len());
+    let mut bad = 0;
+    for r in &rows_out {
+        let key = *track_of.entry((r.global_tid, r.domain)).or_insert_with(|| {
+            let thread = b.thread(r.global_tid);
+            let domain = domains
+                .get(&(pid_of(r.global_tid), r.domain))
+                .cloned()
+                .unwrap_or_default();
+            track_keys.push((thread, domain));
+            track_keys.len() as u32 - 1
+        });
+        keys.push(key);
+        starts.push(r.start);
+        let end = match (r.kind, r.end) {
+            (NvtxKind::Mark, _) => r.start,
+            (_, Some(e)) => checked_end(r.start, e, &mut bad),
+            // nsys stats counts an unended range up to the last NVTX timestamp.
+            (_, None) => last_ts.max(r.start),
+        };
+        ends.push(end);
+        unended.push(r.kind != NvtxKind::Mark && r.end.is_none());
+    }
+    let g = Grouping::new(&keys, &starts, Some(&ends), track_keys.len());
+    let nvtx = &mut b.trace.nvtx;
+    nvtx.spans.start = g.gather(&starts);
+    nvtx.spans.end = g.gather(&ends);
+    nvtx.unended = g.gather(&unended);
+    nvtx.spans.name = g.order.iter().map(|&r| rows_out[r as usize].text).collect();
+    nvtx.kind = g.order.iter().map(|&r| rows_out[r as usize].kind).collect();
+    nvtx.color = g.order.iter().map(|&r| rows_out[r as usize].color).collect();
+    nvtx.category = g.order.iter().map(|&r| rows_out[r as usize].category).collect();
+    nvtx.depth = vec![0; g.order.len()];
+    let mut ended_elsewhere = Vec::new();
+    for (i, &r) in g.order.iter().enumerate() {
+        let row = &rows_out[r as usize];
+        if let Some(p) = &row.payload {
+            nvtx.payload.insert(i as u32, p.clone());
+        }
+        if let Some(end_tid) = row.end_tid.filter(|&t| t != row.global_tid && t != 0) {
+            ended_elsewhere.push((i as u32, end_tid));
+        }
+    }
+    for (i, end_tid) in ended_elsewhere {
+        let thread = b.thread(end_tid);
+        b.trace.nvtx.end_thread.insert(i, thread);
+    }
+    let nvtx = &mut b.trace.nvtx;
+    for (i, (thread, domain)) in track_keys.into_iter().enumerate() {
+        let mut track = g.track(i, &nvtx.spans.start, &nvtx.spans.end);
+        let range = track.events.start as usize..track.events.end as usize;
+        let (levels, used) = stack_levels(&nvtx.spans.start[range.clone()], &nvtx.spans.end[range.clone()]);
+        nvtx.depth[range].copy_from_slice(&levels);
+        track.depth = used;
+        b.trace.threads[thread as usize]
+            .nvtx
+            .push(NvtxTrack { domain, track });
+    }
+    for thread in &mut b.trace.threads {
+        thread.nvtx.sort_by(|a, c| a.domain.cmp(&c.domain));
+    }
+    // Names given through nvtxNameOsThread fill threads the report left unnamed.
+    for thread in &mut b.trace.threads {
+        if thread.name.is_empty() {
+            if let Some(name) = b.thread_names.get(&thread.global_tid) {
+                thread.name = name.clone();
+            }
+        }
+    }
+    warn_bad(b, bad, "NVTX ranges");
+    Ok(())
+}
+
+fn read_graph_records(b: &mut Builder) -> rusqlite::Result<()> {
+    for (table, id_col, original_col, is_node) in [
+        ("CUDA_GRAPH_NODE_EVENTS", "graphNodeId", "originalGraphNodeId", true),
+        ("CUDA_GRAPH_EVENTS", "graphId", "originalGraphId", false),
+    ] {
+        let mut warnings = Vec::new();
+        let Some(sql) = b.report.select(
+            table,
+            &[
+                Req("start"),
+                Req("end"),
+                Opt("globalTid", "0"),
+                Opt("nameId", "NULL"),
+                Opt(id_col, "0"),
+                Opt(original_col, "NULL"),
+            ],
+            "",
+            &mut warnings,
+        ) else {
+            continue;
+        };
+        b.trace.warnings.extend(warnings);
+        let mut records = Vec::new();
+        {
+            let report = b.report.clone();
+            let mut stmt = report.conn.prepare(&sql)?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                records.push((
+                    int(row, 0),
+                    int(row, 1),
+                    int(row, 2),
+                    opt_int(row, 3),
+                    int(row, 4),
+                    opt_int(row, 5),
+                ));
+            }
+        }
+        for (start, end, tid, name, id, original) in records {
+            let thread = b.thread(tid);
+            let name = name.map(|n| b.string(n)).unwrap_or_default();
+            b.trace.graph_records.push(GraphRecord {
+                start,
+                end: end.max(start),
+                thread,
+                name,
+                id: id as u64,
+                original_id: original.map(|o| o as u64),
+                is_node,
+            });
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn warn_bad(b: &mut Builder, bad: u64, what: &str) {
+    if bad > 0 {
+        b.warn(format!(
+            "{bad} {what} end before they start: shown as instants"
+        ));
+    }
+}

@@ -1,0 +1,69 @@
+//! Why a report could not be opened: one message that names the file and the problem.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    NotFound,
+    IsDirectory,
+    Unreadable(String),
+    Empty,
+    NotSqlite,
+    /// An SQLite file, but damaged (truncated, corrupt page...).
+    Corrupt(String),
+    /// A healthy SQLite file that is not an Nsight Systems export.
+    NotNsysReport(String),
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadError {
+    pub path: PathBuf,
+    pub problem: Problem,
+}
+
+impl LoadError {
+    pub fn new(path: &Path, problem: Problem) -> Self {
+        LoadError {
+            path: path.to_path_buf(),
+            problem,
+        }
+    }
+
+    /// Classifies an SQLite error met while reading `path`.
+    pub fn from_sqlite(path: &Path, err: &rusqlite::Error) -> Self {
+        use rusqlite::ffi::ErrorCode;
+        let problem = match err.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase) => Problem::NotSqlite,
+            Some(ErrorCode::DatabaseCorrupt) => Problem::Corrupt(err.to_string()),
+            Some(ErrorCode::CannotOpen) => Problem::Unreadable(err.to_string()),
+            Some(ErrorCode::OperationInterrupted) => Problem::Cancelled,
+            _ => Problem::Corrupt(err.to_string()),
+        };
+        LoadError::new(path, problem)
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path.display();
+        match &self.problem {
+            Problem::NotFound => write!(f, "{path}: no such file"),
+            Problem::IsDirectory => write!(f, "{path}: is a directory, not a report file"),
+            Problem::Unreadable(why) => write!(f, "{path}: cannot be read: {why}"),
+            Problem::Empty => write!(f, "{path}: the file is empty"),
+            Problem::NotSqlite => write!(
+                f,
+                "{path}: not an SQLite file (export the report with `nsys export --type sqlite`)"
+            ),
+            Problem::Corrupt(why) => write!(f, "{path}: the SQLite file is damaged: {why}"),
+            Problem::NotNsysReport(why) => {
+                write!(f, "{path}: not an Nsight Systems report: {why}")
+            }
+            Problem::Cancelled => write!(f, "{path}: loading was cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}

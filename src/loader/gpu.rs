@@ -1,0 +1,675 @@
+//! GPU side: devices and streams, kernels, copies, sets, syncs, graph
+//! executions, CUDA event records, metric samples, and the correlation index.
+
+use std::collections::HashMap;
+
+use super::cpu::warn_bad;
+use super::db::Col::{Optional as Opt, Required as Req};
+use super::group::Grouping;
+use super::{Builder, checked_end, int, opt_int, pid_of, text};
+use crate::model::{
+    CorrelationIndex, CudaEventRecord, Gpu, GpuOp, GpuOpKind, LaunchConfig, MetricSeries, Ns,
+    SpanColumns, StrId, Stream, Track,
+};
+
+/// (pid, device, context, stream) → stream number.
+type StreamKey = (u32, u32, u32, u32);
+
+struct Streams {
+    by_key: HashMap<StreamKey, u32>,
+}
+
+impl Streams {
+    fn get(&mut self, b: &mut Builder, key: StreamKey) -> u32 {
+        *self.by_key.entry(key).or_insert_with(|| {
+            let (pid, device_id, context_id, stream_id) = key;
+            b.trace.streams.push(Stream {
+                device_id,
+                context_id,
+                stream_id,
+                pid,
+                ..Stream::default()
+            });
+            b.trace.streams.len() as u32 - 1
+        })
+    }
+}
+
+/// Columns every GPU operation table starts with.
+#[derive(Default)]
+struct RawOps {
+    start: Vec<Ns>,
+    end: Vec<Ns>,
+    name: Vec<StrId>,
+    stream: Vec<u32>,
+    correlation: Vec<u32>,
+    bad: u64,
+}
+
+impl RawOps {
+    fn push(&mut self, start: Ns, end: Ns, name: StrId, stream: u32, correlation: u32) {
+        self.start.push(start);
+        self.end.push(checked_end(start, end, &mut self.bad));
+        self.name.push(name);
+        self.stream.push(stream);
+        self.correlation.push(correlation);
+    }
+
+    fn group(&self, stream_count: usize) -> (Grouping, SpanColumns, Vec<u32>) {
+        let g = Grouping::new(&self.stream, &self.start, None, stream_count);
+        let spans = SpanColumns {
+            start: g.gather(&self.start),
+            end: g.gather(&self.end),
+            name: g.gather(&self.name),
+        };
+        let correlation = g.gather(&self.correlation);
+        (g, spans, correlation)
+    }
+}
+
+/// The leading columns of every GPU op query: start, end, globalPid, deviceId,
+/// contextId, streamId, correlationId (indexes 0..7).
+const OP_COLUMNS: usize = 7;
+
+fn op_columns<'a>() -> Vec<super::db::Col<'a>> {
+    vec![
+        Req("start"),
+        Req("end"),
+        Opt("globalPid", "0"),
+        Opt("deviceId", "0"),
+        Opt("contextId", "0"),
+        Req("streamId"),
+        Opt("correlationId", "0"),
+    ]
+}
+
+fn stream_key(row: &rusqlite::Row) -> StreamKey {
+    (
+        pid_of(int(row, 2)),
+        int(row, 3) as u32,
+        int(row, 4) as u32,
+        int(row, 5) as u32,
+    )
+}
+
+pub(super) fn read_gpu_events(b: &mut Builder) -> rusqlite::Result<()> {
+    read_devices(b)?;
+    let mut streams = Streams {
+        by_key: HashMap::new(),
+    };
+    read_kernels(b, &mut streams)?;
+    read_memcpys(b, &mut streams)?;
+    read_memsets(b, &mut streams)?;
+    read_syncs(b, &mut streams)?;
+    read_graph_execs(b, &mut streams)?;
+    read_cuda_events(b, &mut streams)?;
+    read_stream_info(b)?;
+    read_metrics(b)?;
+    // GPUs that ran work but are missing from TARGET_INFO_GPU still get a row.
+    let mut by_device: HashMap<u32, usize> = b
+        .trace
+        .gpus
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.device_id, i))
+        .collect();
+    let mut order: Vec<u32> = (0..b.trace.streams.len() as u32).collect();
+    order.sort_by_key(|&s| {
+        let s = &b.trace.streams[s as usize];
+        (s.device_id, s.pid, s.context_id, s.stream_id)
+    });
+    for s in order {
+        let device = b.trace.streams[s as usize].device_id;
+        let gpu = *by_device.entry(device).or_insert_with(|| {
+            b.trace.gpus.push(Gpu {
+                device_id: device,
+                name: format!("GPU {device}"),
+                ..Gpu::default()
+            });
+            b.trace.gpus.len() - 1
+        });
+        b.trace.gpus[gpu].streams.push(s);
+    }
+    Ok(())
+}
+
+fn read_devices(b: &mut Builder) -> rusqlite::Result<()> {
+    let mut warnings = Vec::new();
+    let Some(sql) = b.report.select(
+        "TARGET_INFO_GPU",
+        &[
+            Req("id"),
+            Opt("name", "NULL"),
+            Opt("smCount", "0"),
+            Opt("computeMajor", "0"),
+            Opt("computeMinor", "0"),
+            Opt("totalMemory", "0"),
+            Opt("memoryBandwidth", "0"),
+            Opt("clockRate", "0"),
+            Opt("l2CacheSize", "0"),
+            Opt("busLocation", "NULL"),
+        ],
+        "ORDER BY id",
+        &mut warnings,
+    ) else {
+        return Ok(());
+    };
+    let report = b.report.clone();
+    let mut stmt = report.conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let device_id = int(row, 0) as u32;
+        if b.trace.gpus.iter().any(|g| g.device_id == device_id) {
+            continue;
+        }
+        b.trace.gpus.push(Gpu {
+            device_id,
+            name: text(row, 1).unwrap_or_else(|| format!("GPU {device_id}")),
+            sm_count: int(row, 2) as u32,
+            compute_capability: (int(row, 3) as u32, int(row, 4) as u32),
+            memory_bytes: int(row, 5) as u64,
+            memory_bandwidth: int(row, 6) as u64,
+            clock_rate_khz: (int(row, 7) / 1000) as u64,
+            l2_cache_bytes: int(row, 8) as u64,
+            bus_location: text(row, 9).unwrap_or_default(),
+            streams: Vec::new(),
+            metrics: Vec::new(),
+        });
+    }
+    Ok(())
+}
+
+/// Labels of an nsys enum table (`id → label`), empty when the table is absent.
+fn enum_labels(b: &Builder, table: &str) -> rusqlite::Result<HashMap<i64, String>> {
+    if !b.report.has_column(table, "label") {
+        return Ok(HashMap::new());
+    }
+    let report = b.report.clone();
+    let mut stmt = report.conn.prepare(&format!("SELECT id, label FROM \"{table}\""))?;
+    let mut rows = stmt.query([])?;
+    let mut labels = HashMap::new();
+    while let Some(row) = rows.next()? {
+        labels.insert(int(row, 0), text(row, 1).unwrap_or_default());
+    }
+    Ok(labels)
+}
+
+fn set_tracks(
+    b: &mut Builder,
+    g: &Grouping,
+    spans: &SpanColumns,
+    pick: fn(&mut Stream) -> &mut Track,
+) {
+    for (i, stream) in b.trace.streams.iter_mut().enumerate() {
+        if i < g.tracks.len() {
+            *pick(stream) = g.track(i, &spans.start, &spans.end);
+        }
+    }
+}
+
+fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+    let mut cols = op_columns();
+    cols.extend([
+        Req("demangledName"),
+        Opt("shortName", "NULL"),
+        Opt("mangledName", "NULL"),
+        Opt("gridX", "0"),
+        Opt("gridY", "0"),
+        Opt("gridZ", "0"),
+        Opt("blockX", "0"),
+        Opt("blockY", "0"),
+        Opt("blockZ", "0"),
+        Opt("registersPerThread", "0"),
+        Opt("staticSharedMemory", "0"),
+        Opt("dynamicSharedMemory", "0"),
+        Opt("localMemoryPerThread", "0"),
+        Opt("localMemoryTotal", "0"),
+        Opt("sharedMemoryExecuted", "0"),
+        Opt("launchType", "0"),
+        Opt("cacheConfig", "0"),
+        Opt("sharedMemoryLimitConfig", "0"),
+        Opt("gridId", "0"),
+        Opt("graphNodeId", "0"),
+    ]);
+    let mut warnings = Vec::new();
+    let Some(sql) = b
+        .report
+        .select("CUPTI_ACTIVITY_KIND_KERNEL", &cols, "", &mut warnings)
+    else {
+        b.trace.warnings.extend(warnings);
+        return Ok(());
+    };
+    b.trace.warnings.extend(warnings);
+    let mut raw = RawOps::default();
+    let mut short_name = Vec::new();
+    let mut mangled_name = Vec::new();
+    let mut config = Vec::new();
+    let mut grid_id = Vec::new();
+    let mut graph_node_id = Vec::new();
+    let mut configs: HashMap<LaunchConfig, u32> = HashMap::new();
+    {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let c = OP_COLUMNS;
+        let u = |row: &rusqlite::Row, i: usize| int(row, i).clamp(0, u32::MAX as i64) as u32;
+        let small = |row: &rusqlite::Row, i: usize| int(row, i).clamp(0, 255) as u8;
+        while let Some(row) = rows.next()? {
+            let stream = streams.get(b, stream_key(row));
+            let name = b.string(int(row, c));
+            raw.push(int(row, 0), int(row, 1), name, stream, int(row, 6) as u32);
+            short_name.push(opt_int(row, c + 1).map_or(name, |n| b.string(n)));
+            mangled_name.push(opt_int(row, c + 2).map_or(StrId(0), |n| b.string(n)));
+            let launch = LaunchConfig {
+                grid: [u(row, c + 3), u(row, c + 4), u(row, c + 5)],
+                block: [u(row, c + 6), u(row, c + 7), u(row, c + 8)],
+                registers_per_thread: u(row, c + 9),
+                static_shared_memory: u(row, c + 10),
+                dynamic_shared_memory: u(row, c + 11),
+                local_memory_per_thread: u(row, c + 12),
+                local_memory_total: int(row, c + 13).max(0) as u64,
+                shared_memory_executed: u(row, c + 14),
+                launch_type: small(row, c + 15),
+                cache_config: small(row, c + 16),
+                shared_memory_limit_config: small(row, c + 17),
+            };
+            let next = configs.len() as u32;
+            config.push(*configs.entry(launch).or_insert(next));
+            grid_id.push(int(row, c + 18) as u64);
+            graph_node_id.push(int(row, c + 19) as u64);
+            b.tick(1)?;
+        }
+    }
+    let (g, spans, correlation) = raw.group(b.trace.streams.len());
+    set_tracks(b, &g, &spans, |s| &mut s.kernels);
+    let mut table = std::mem::take(&mut b.trace.kernels);
+    table.short_name = g.gather(&short_name);
+    table.mangled_name = g.gather(&mangled_name);
+    table.config = g.gather(&config);
+    table.grid_id = g.gather(&grid_id);
+    table.graph_node_id = g.gather(&graph_node_id);
+    table.configs = vec![LaunchConfig::default(); configs.len()];
+    for (cfg, i) in configs {
+        table.configs[i as usize] = cfg;
+    }
+    table.spans = spans;
+    table.correlation = correlation;
+    b.trace.kernels = table;
+    warn_bad(b, raw.bad, "kernels");
+    Ok(())
+}
+
+/// Built-in labels for `ENUM_CUDA_MEMCPY_OPER`, used when a report lacks the table.
+fn default_copy_label(kind: i64) -> String {
+    match kind {
+        1 => "Host-to-Device",
+        2 => "Device-to-Host",
+        3 => "Host-to-Array",
+        4 => "Array-to-Host",
+        5 => "Array-to-Array",
+        6 => "Array-to-Device",
+        7 => "Device-to-Array",
+        8 => "Device-to-Device",
+        9 => "Host-to-Host",
+        10 => "Peer-to-Peer",
+        11 => "Unified Host-to-Device",
+        12 => "Unified Device-to-Host",
+        13 => "Unified Device-to-Device",
+        _ => return format!("Unknown ({kind})"),
+    }
+    .to_string()
+}
+
+fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+    let mut cols = op_columns();
+    cols.extend([
+        Req("bytes"),
+        Req("copyKind"),
+        Opt("srcKind", "NULL"),
+        Opt("dstKind", "NULL"),
+    ]);
+    let mut warnings = Vec::new();
+    let Some(sql) = b
+        .report
+        .select("CUPTI_ACTIVITY_KIND_MEMCPY", &cols, "", &mut warnings)
+    else {
+        b.trace.warnings.extend(warnings);
+        return Ok(());
+    };
+    b.trace.warnings.extend(warnings);
+    let labels = enum_labels(b, "ENUM_CUDA_MEMCPY_OPER")?;
+    let mut names: HashMap<i64, StrId> = HashMap::new();
+    let mut raw = RawOps::default();
+    let (mut bytes, mut copy_kind, mut src_kind, mut dst_kind) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let c = OP_COLUMNS;
+        // 255 marks a memory kind the report did not give.
+        let kind = |row: &rusqlite::Row, i: usize| opt_int(row, i).map_or(255, |k| k.clamp(0, 254) as u8);
+        while let Some(row) = rows.next()? {
+            let stream = streams.get(b, stream_key(row));
+            let copy = int(row, c + 1);
+            let name = *names.entry(copy).or_insert_with(|| {
+                let label = labels
+                    .get(&copy)
+                    .cloned()
+                    .unwrap_or_else(|| default_copy_label(copy));
+                b.trace.strings.intern(&format!("[CUDA memcpy {label}]"))
+            });
+            raw.push(int(row, 0), int(row, 1), name, stream, int(row, 6) as u32);
+            bytes.push(int(row, c).max(0) as u64);
+            copy_kind.push(copy.clamp(0, 255) as u8);
+            src_kind.push(kind(row, c + 2));
+            dst_kind.push(kind(row, c + 3));
+            b.tick(1)?;
+        }
+    }
+    let (g, spans, correlation) = raw.group(b.trace.streams.len());
+    set_tracks(b, &g, &spans, |s| &mut s.memcpys);
+    let m = &mut b.trace.memcpys;
+    m.bytes = g.gather(&bytes);
+    m.copy_kind = g.gather(&copy_kind);
+    m.src_kind = g.gather(&src_kind);
+    m.dst_kind = g.gather(&dst_kind);
+    m.spans = spans;
+    m.correlation = correlation;
+    warn_bad(b, raw.bad, "memory copies");
+    Ok(())
+}
+
+fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+    let mut cols = op_columns();
+    cols.extend([Req("bytes"), Opt("value", "0"), Opt("memKind", "NULL")]);
+    let mut warnings = Vec::new();
+    let Some(sql) = b
+        .report
+        .select("CUPTI_ACTIVITY_KIND_MEMSET", &cols, "", &mut warnings)
+    else {
+        b.trace.warnings.extend(warnings);
+        return Ok(());
+    };
+    b.trace.warnings.extend(warnings);
+    let name = b.trace.strings.intern("[CUDA memset]");
+    let mut raw = RawOps::default();
+    let (mut bytes, mut value, mut mem_kind) = (Vec::new(), Vec::new(), Vec::new());
+    {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let c = OP_COLUMNS;
+        while let Some(row) = rows.next()? {
+            let stream = streams.get(b, stream_key(row));
+            raw.push(int(row, 0), int(row, 1), name, stream, int(row, 6) as u32);
+            bytes.push(int(row, c).max(0) as u64);
+            value.push(int(row, c + 1) as u32);
+            mem_kind.push(opt_int(row, c + 2).map_or(255, |k| k.clamp(0, 254) as u8));
+            b.tick(1)?;
+        }
+    }
+    let (g, spans, correlation) = raw.group(b.trace.streams.len());
+    set_tracks(b, &g, &spans, |s| &mut s.memsets);
+    let m = &mut b.trace.memsets;
+    m.bytes = g.gather(&bytes);
+    m.value = g.gather(&value);
+    m.mem_kind = g.gather(&mem_kind);
+    m.spans = spans;
+    m.correlation = correlation;
+    warn_bad(b, raw.bad, "memory sets");
+    Ok(())
+}
+
+fn read_syncs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+    let mut cols = op_columns();
+    cols.extend([Opt("syncType", "0"), Opt("eventId", "0")]);
+    let mut warnings = Vec::new();
+    let Some(sql) = b.report.select(
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+        &cols,
+        "",
+        &mut warnings,
+    ) else {
+        b.trace.warnings.extend(warnings);
+        return Ok(());
+    };
+    b.trace.warnings.extend(warnings);
+    let labels = enum_labels(b, "ENUM_CUPTI_SYNC_TYPE")?;
+    let mut names: HashMap<i64, StrId> = HashMap::new();
+    let mut raw = RawOps::default();
+    let (mut sync_type, mut event_id) = (Vec::new(), Vec::new());
+    {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let c = OP_COLUMNS;
+        while let Some(row) = rows.next()? {
+            let stream = streams.get(b, stream_key(row));
+            let kind = int(row, c);
+            let name = *names.entry(kind).or_insert_with(|| {
+                let label = labels.get(&kind).cloned().unwrap_or_else(|| match kind {
+                    1 => "Event sync".into(),
+                    2 => "Stream wait sync".into(),
+                    3 => "Stream sync".into(),
+                    4 => "Context sync".into(),
+                    _ => format!("Unknown sync ({kind})"),
+                });
+                b.trace.strings.intern(&label)
+            });
+            raw.push(int(row, 0), int(row, 1), name, stream, int(row, 6) as u32);
+            sync_type.push(kind.clamp(0, 255) as u8);
+            event_id.push(int(row, c + 1) as u32);
+            b.tick(1)?;
+        }
+    }
+    let (g, spans, correlation) = raw.group(b.trace.streams.len());
+    set_tracks(b, &g, &spans, |s| &mut s.syncs);
+    let s = &mut b.trace.syncs;
+    s.sync_type = g.gather(&sync_type);
+    s.event_id = g.gather(&event_id);
+    s.spans = spans;
+    s.correlation = correlation;
+    warn_bad(b, raw.bad, "synchronizations");
+    Ok(())
+}
+
+fn read_graph_execs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+    let mut cols = op_columns();
+    cols.extend([Opt("graphId", "0"), Opt("graphExecId", "0")]);
+    let mut warnings = Vec::new();
+    let Some(sql) = b.report.select(
+        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+        &cols,
+        "",
+        &mut warnings,
+    ) else {
+        return Ok(());
+    };
+    b.trace.warnings.extend(warnings);
+    let mut raw = RawOps::default();
+    let (mut graph_id, mut graph_exec_id) = (Vec::new(), Vec::new());
+    {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let c = OP_COLUMNS;
+        while let Some(row) = rows.next()? {
+            let stream = streams.get(b, stream_key(row));
+            let id = int(row, c) as u32;
+            let name = b.trace.strings.intern(&format!("CUDA graph {id}"));
+            raw.push(int(row, 0), int(row, 1), name, stream, int(row, 6) as u32);
+            graph_id.push(id);
+            graph_exec_id.push(int(row, c + 1) as u32);
+        }
+    }
+    let (g, spans, correlation) = raw.group(b.trace.streams.len());
+    set_tracks(b, &g, &spans, |s| &mut s.graphs);
+    let t = &mut b.trace.graph_execs;
+    t.graph_id = g.gather(&graph_id);
+    t.graph_exec_id = g.gather(&graph_exec_id);
+    t.spans = spans;
+    t.correlation = correlation;
+    Ok(())
+}
+
+fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+    let mut warnings = Vec::new();
+    let Some(sql) = b.report.select(
+        "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+        &[
+            Opt("globalPid", "0"),
+            Opt("deviceId", "0"),
+            Opt("contextId", "0"),
+            Req("streamId"),
+            Opt("correlationId", "0"),
+            Opt("eventId", "0"),
+        ],
+        "",
+        &mut warnings,
+    ) else {
+        return Ok(());
+    };
+    let report = b.report.clone();
+    let mut stmt = report.conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let key = (
+            pid_of(int(row, 0)),
+            int(row, 1) as u32,
+            int(row, 2) as u32,
+            int(row, 3) as u32,
+        );
+        let stream = streams.get(b, key);
+        b.trace.cuda_events.push(CudaEventRecord {
+            stream,
+            correlation: int(row, 4) as u32,
+            event_id: int(row, 5) as u32,
+        });
+    }
+    Ok(())
+}
+
+/// Stream priorities from `TARGET_INFO_CUDA_STREAM` (streams without work are not added).
+fn read_stream_info(b: &mut Builder) -> rusqlite::Result<()> {
+    let mut warnings = Vec::new();
+    let Some(sql) = b.report.select(
+        "TARGET_INFO_CUDA_STREAM",
+        &[
+            Req("streamId"),
+            Opt("processId", "0"),
+            Opt("contextId", "0"),
+            Opt("priority", "0"),
+        ],
+        "",
+        &mut warnings,
+    ) else {
+        return Ok(());
+    };
+    let report = b.report.clone();
+    let mut stmt = report.conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let (stream_id, pid, context) = (int(row, 0) as u32, int(row, 1) as u32, int(row, 2) as u32);
+        for s in &mut b.trace.streams {
+            if s.stream_id == stream_id && s.pid == pid && s.context_id == context {
+                // Stored as an unsigned 32-bit value: 4294967291 is priority -5.
+                s.priority = int(row, 3) as u32 as i32;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
+    if !b.report.has_table("GPU_METRICS") || !b.report.has_table("TARGET_INFO_GPU_METRICS") {
+        return Ok(());
+    }
+    let mut names: HashMap<(i64, i64), StrId> = HashMap::new();
+    let mut type_order: Vec<i64> = Vec::new();
+    {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare("SELECT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let name = b.trace.strings.intern(&text(row, 2).unwrap_or_default());
+            let type_id = int(row, 0);
+            if !type_order.contains(&type_id) {
+                type_order.push(type_id);
+            }
+            names.insert((type_id, int(row, 1)), name);
+        }
+    }
+    let mut series_of: HashMap<(i64, i64), usize> = HashMap::new();
+    let mut series: Vec<MetricSeries> = Vec::new();
+    {
+        let report = b.report.clone();
+        let mut stmt = report.conn.prepare("SELECT timestamp, typeId, metricId, value FROM GPU_METRICS")?;
+        let mut rows = stmt.query([])?;
+        let mut last: Option<((i64, i64), usize)> = None;
+        while let Some(row) = rows.next()? {
+            let key = (int(row, 1), int(row, 2));
+            let index = match last {
+                Some((k, i)) if k == key => i,
+                _ => {
+                    let i = *series_of.entry(key).or_insert_with(|| {
+                        // The n-th metric source is taken to be the n-th GPU.
+                        let gpu = type_order.iter().position(|&t| t == key.0).unwrap_or(0);
+                        series.push(MetricSeries {
+                            gpu: gpu as u32,
+                            name: names.get(&key).copied().unwrap_or_default(),
+                            ..MetricSeries::default()
+                        });
+                        series.len() - 1
+                    });
+                    last = Some((key, i));
+                    i
+                }
+            };
+            let s = &mut series[index];
+            s.timestamp.push(int(row, 0));
+            s.value.push(row.get::<_, f64>(3).unwrap_or(0.0) as f32);
+            b.tick(1)?;
+        }
+    }
+    for s in &mut series {
+        if !s.timestamp.is_sorted() {
+            let mut pairs: Vec<(Ns, f32)> =
+                s.timestamp.iter().copied().zip(s.value.iter().copied()).collect();
+            pairs.sort_by_key(|p| p.0);
+            (s.timestamp, s.value) = pairs.into_iter().unzip();
+        }
+    }
+    for (i, s) in series.iter().enumerate() {
+        if let Some(gpu) = b.trace.gpus.get_mut(s.gpu as usize) {
+            gpu.metrics.push(i as u32);
+        }
+    }
+    b.trace.metrics = series;
+    Ok(())
+}
+
+pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
+    let t = &b.trace;
+    let mut api = Vec::with_capacity(t.cuda_api.spans.len());
+    for thread in &t.threads {
+        for i in thread.cuda_api.events.clone() {
+            api.push((thread.pid, t.cuda_api.correlation[i as usize], i));
+        }
+    }
+    let mut gpu = Vec::new();
+    for stream in &t.streams {
+        for (kind, track, correlation) in [
+            (GpuOpKind::Kernel, &stream.kernels, &t.kernels.correlation),
+            (GpuOpKind::Memcpy, &stream.memcpys, &t.memcpys.correlation),
+            (GpuOpKind::Memset, &stream.memsets, &t.memsets.correlation),
+            (GpuOpKind::Sync, &stream.syncs, &t.syncs.correlation),
+        ] {
+            for index in track.events.clone() {
+                gpu.push((stream.pid, correlation[index as usize], GpuOp { kind, index }));
+            }
+        }
+    }
+    b.trace.correlation = CorrelationIndex::build(&api, &gpu);
+    Ok(())
+}

@@ -1,0 +1,110 @@
+//! Rows arrive in table order; the model wants them grouped by track and sorted
+//! by start inside each track. A counting sort by track (O(n)) then a sort of
+//! only those tracks that are not already in order (nsys writes most in order).
+
+use crate::model::{Ns, Span, Track};
+
+/// A permutation of the rows, and where each track's rows ended up.
+pub struct Grouping {
+    pub order: Vec<u32>,
+    pub tracks: Vec<Span>,
+}
+
+impl Grouping {
+    /// Groups rows by `keys[row]` (a track number below `track_count`) and sorts
+    /// each group by `starts[row]`, ties broken by longer-first when `ends` is
+    /// given (so an enclosing range precedes what it encloses).
+    pub fn new(keys: &[u32], starts: &[Ns], ends: Option<&[Ns]>, track_count: usize) -> Self {
+        let mut offsets = vec![0u32; track_count + 1];
+        for &k in keys {
+            offsets[k as usize + 1] += 1;
+        }
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
+        }
+        let tracks: Vec<Span> = offsets.windows(2).map(|w| w[0]..w[1]).collect();
+        let mut cursor = offsets;
+        let mut order = vec![0u32; keys.len()];
+        for (row, &k) in keys.iter().enumerate() {
+            let slot = &mut cursor[k as usize];
+            order[*slot as usize] = row as u32;
+            *slot += 1;
+        }
+        for span in &tracks {
+            let rows = &mut order[span.start as usize..span.end as usize];
+            let key = |r: &u32| {
+                let r = *r as usize;
+                (starts[r], ends.map_or(0, |e| -e[r]))
+            };
+            if !rows.is_sorted_by_key(key) {
+                rows.sort_by_key(key);
+            }
+        }
+        Grouping { order, tracks }
+    }
+
+    /// `column` reordered into track order.
+    pub fn gather<T: Copy>(&self, column: &[T]) -> Vec<T> {
+        self.order.iter().map(|&r| column[r as usize]).collect()
+    }
+
+    /// The track record of group `i`, with the longest duration in it.
+    pub fn track(&self, i: usize, starts: &[Ns], ends: &[Ns]) -> Track {
+        let events = self.tracks[i].clone();
+        let max_duration = (events.start as usize..events.end as usize)
+            .map(|j| ends[j] - starts[j])
+            .max()
+            .unwrap_or(0);
+        Track {
+            events,
+            max_duration,
+            depth: 1,
+        }
+    }
+}
+
+/// Nesting levels for events sorted by start (enclosing first): each event
+/// takes the first level that is free at its start. Properly nested push/pop
+/// ranges get exactly their nesting depth; overlapping start/end ranges get
+/// lanes that never overlap. Returns the levels and how many were used.
+pub fn stack_levels(starts: &[Ns], ends: &[Ns]) -> (Vec<u8>, u8) {
+    let mut lane_ends: Vec<Ns> = Vec::new();
+    let mut levels = Vec::with_capacity(starts.len());
+    for (&s, &e) in starts.iter().zip(ends) {
+        let lane = match lane_ends.iter().position(|&end| end <= s) {
+            Some(l) => l,
+            None => {
+                lane_ends.push(Ns::MIN);
+                lane_ends.len() - 1
+            }
+        };
+        // Zero-length events (marks) must not free their lane for a sibling
+        // that starts at the same instant and encloses them.
+        lane_ends[lane] = e.max(s + 1);
+        levels.push(lane.min(u8::MAX as usize) as u8);
+    }
+    let used = lane_ends.len().clamp(1, u8::MAX as usize) as u8;
+    (levels, used)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_by_track_and_sorts_each() {
+        let keys = [1, 0, 1, 0, 1];
+        let starts = [30, 5, 10, 1, 20];
+        let g = Grouping::new(&keys, &starts, None, 3);
+        assert_eq!(g.tracks, vec![0..2, 2..5, 5..5]);
+        assert_eq!(g.gather(&starts), vec![1, 5, 10, 20, 30]);
+    }
+
+    #[test]
+    fn nested_ranges_get_their_depth() {
+        // [0,100) contains [10,50) which contains [20,30); [60,90) is a sibling of [10,50).
+        let (levels, used) = stack_levels(&[0, 10, 20, 60], &[100, 50, 30, 90]);
+        assert_eq!(levels, vec![0, 1, 2, 1]);
+        assert_eq!(used, 3);
+    }
+}

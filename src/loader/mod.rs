@@ -1,0 +1,348 @@
+//! nsys SQLite report → [`Trace`].
+//!
+//! [`load`] does the work on the calling thread, reporting progress and
+//! checking for cancellation; [`LoadJob::spawn`] runs it on a worker thread and
+//! talks over a channel, which is what the GUI uses.
+
+mod cpu;
+mod db;
+mod error;
+mod gpu;
+mod group;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use rusqlite::types::ValueRef;
+
+pub use error::{LoadError, Problem};
+
+use crate::model::{StrId, Strings, Trace};
+use db::Report;
+
+/// Where the loader is: a phase name and the overall fraction done (0..=1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    pub phase: &'static str,
+    pub fraction: f32,
+}
+
+/// Wall time of each load phase, for `sightline bench`.
+#[derive(Clone, Debug, Default)]
+pub struct PhaseTimes(pub Vec<(&'static str, Duration)>);
+
+/// Loads a report on this thread. `on_progress` is called now and then; set
+/// `cancel` from another thread to stop early with [`Problem::Cancelled`].
+pub fn load(
+    path: &Path,
+    on_progress: &mut dyn FnMut(Progress),
+    cancel: &AtomicBool,
+) -> Result<Trace, LoadError> {
+    load_timed(path, on_progress, cancel).map(|(trace, _)| trace)
+}
+
+/// [`load`], also returning the time each phase took.
+pub fn load_timed(
+    path: &Path,
+    on_progress: &mut dyn FnMut(Progress),
+    cancel: &AtomicBool,
+) -> Result<(Trace, PhaseTimes), LoadError> {
+    let report = Report::open(path)?;
+    if !report.has_table("StringIds") {
+        let why = if report.has_table("sqlite_sequence") || !report.has_table("META_DATA_EXPORT") {
+            "it has no StringIds table (is it from another program?)"
+        } else {
+            "its StringIds table is missing"
+        };
+        return Err(LoadError::new(path, Problem::NotNsysReport(why.into())));
+    }
+    let mut builder = Builder::new(path, report, on_progress, cancel);
+    let mut times = PhaseTimes::default();
+    let phases: [(&'static str, fn(&mut Builder) -> rusqlite::Result<()>); 4] = [
+        ("strings and threads", cpu::read_names),
+        ("CPU events", cpu::read_cpu_events),
+        ("GPU events", gpu::read_gpu_events),
+        ("indexes", gpu::build_correlation),
+    ];
+    for (phase, run) in phases {
+        let t0 = Instant::now();
+        builder.phase = phase;
+        builder.report_progress(true);
+        run(&mut builder).map_err(|e| builder.error(&e))?;
+        times.0.push((phase, t0.elapsed()));
+    }
+    let trace = builder.finish();
+    Ok((trace, times))
+}
+
+/// A message from a background load.
+pub enum LoadMessage {
+    Progress(Progress),
+    Done(Box<Result<Trace, LoadError>>),
+}
+
+/// A load running on a worker thread.
+pub struct LoadJob {
+    pub path: PathBuf,
+    pub messages: Receiver<LoadMessage>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl LoadJob {
+    pub fn spawn(path: PathBuf) -> LoadJob {
+        let (tx, rx): (Sender<LoadMessage>, _) = crossbeam_channel::unbounded();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let job_path = path.clone();
+        std::thread::Builder::new()
+            .name("sightline-loader".into())
+            .spawn(move || {
+                let progress_tx = tx.clone();
+                let mut send = |p: Progress| {
+                    let _ = progress_tx.send(LoadMessage::Progress(p));
+                };
+                let result = load(&job_path, &mut send, &flag);
+                let _ = tx.send(LoadMessage::Done(Box::new(result)));
+            })
+            .map_or_else(
+                |e| {
+                    // No thread, no load: report it as the result.
+                    let (tx, rx) = crossbeam_channel::bounded(1);
+                    let err = LoadError::new(&path, Problem::Unreadable(e.to_string()));
+                    let _ = tx.send(LoadMessage::Done(Box::new(Err(err))));
+                    LoadJob {
+                        path: path.clone(),
+                        messages: rx,
+                        cancel: cancel.clone(),
+                    }
+                },
+                |_| LoadJob {
+                    path: path.clone(),
+                    messages: rx,
+                    cancel: cancel.clone(),
+                },
+            )
+    }
+
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// State shared by the table readers while a trace is built.
+pub(crate) struct Builder<'a> {
+    path: PathBuf,
+    report: std::rc::Rc<Report>,
+    on_progress: &'a mut dyn FnMut(Progress),
+    cancel: &'a AtomicBool,
+    phase: &'static str,
+    rows_total: u64,
+    rows_done: u64,
+    last_progress: Instant,
+    /// nsys `StringIds.id` → our id.
+    string_ids: IdMap,
+    trace: Trace,
+    threads_by_tid: HashMap<i64, u32>,
+    process_names: HashMap<u32, String>,
+    thread_names: HashMap<i64, String>,
+}
+
+impl<'a> Builder<'a> {
+    fn new(
+        path: &Path,
+        report: Report,
+        on_progress: &'a mut dyn FnMut(Progress),
+        cancel: &'a AtomicBool,
+    ) -> Self {
+        let rows_total = [
+            "CUPTI_ACTIVITY_KIND_RUNTIME",
+            "CUPTI_ACTIVITY_KIND_KERNEL",
+            "CUPTI_ACTIVITY_KIND_MEMCPY",
+            "CUPTI_ACTIVITY_KIND_MEMSET",
+            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+            "NVTX_EVENTS",
+            "OSRT_API",
+            "GPU_METRICS",
+        ]
+        .iter()
+        .map(|t| report.count(t))
+        .sum::<u64>()
+        .max(1);
+        let mut trace = Trace {
+            strings: Strings::new(),
+            ..Trace::default()
+        };
+        trace.info.path = path.display().to_string();
+        Builder {
+            path: path.to_path_buf(),
+            report: std::rc::Rc::new(report),
+            on_progress,
+            cancel,
+            phase: "opening",
+            rows_total,
+            rows_done: 0,
+            last_progress: Instant::now(),
+            string_ids: IdMap::default(),
+            trace,
+            threads_by_tid: HashMap::new(),
+            process_names: HashMap::new(),
+            thread_names: HashMap::new(),
+        }
+    }
+
+    fn error(&self, err: &rusqlite::Error) -> LoadError {
+        if self.cancel.load(Ordering::Relaxed) {
+            return LoadError::new(&self.path, Problem::Cancelled);
+        }
+        LoadError::from_sqlite(&self.path, err)
+    }
+
+    fn report_progress(&mut self, force: bool) {
+        if force || self.last_progress.elapsed() > Duration::from_millis(50) {
+            self.last_progress = Instant::now();
+            let fraction = (self.rows_done as f64 / self.rows_total as f64).min(1.0) as f32;
+            (self.on_progress)(Progress {
+                phase: self.phase,
+                fraction,
+            });
+        }
+    }
+
+    /// Called every row: counts it, reports progress now and then, and turns a
+    /// cancel request into an error that unwinds the load.
+    fn tick(&mut self, rows: u64) -> rusqlite::Result<()> {
+        self.rows_done += rows;
+        if self.rows_done % 8192 < rows {
+            if self.cancel.load(Ordering::Relaxed) {
+                return Err(rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
+                    Some("cancelled".into()),
+                ));
+            }
+            self.report_progress(false);
+        }
+        Ok(())
+    }
+
+    fn warn(&mut self, message: String) {
+        self.trace.warnings.push(message);
+    }
+
+    /// Our id of an nsys string id (missing ids read as the empty string).
+    fn string(&self, nsys_id: i64) -> StrId {
+        self.string_ids.get(nsys_id).unwrap_or_default()
+    }
+
+    fn finish(mut self) -> Trace {
+        (self.on_progress)(Progress {
+            phase: "done",
+            fraction: 1.0,
+        });
+        let t = &mut self.trace;
+        let mut lo = i64::MAX;
+        let mut hi = i64::MIN;
+        for spans in [
+            &t.cuda_api.spans,
+            &t.osrt.spans,
+            &t.nvtx.spans,
+            &t.kernels.spans,
+            &t.memcpys.spans,
+            &t.memsets.spans,
+            &t.syncs.spans,
+        ] {
+            if let (Some(s), Some(e)) = (spans.start.iter().min(), spans.end.iter().max()) {
+                lo = lo.min(*s);
+                hi = hi.max(*e);
+            }
+        }
+        t.info.time_range = if lo <= hi { (lo, hi) } else { (0, 0) };
+        self.trace
+    }
+}
+
+/// nsys ids → our ids: a vector when the ids are dense (the usual case), a hash
+/// map otherwise, so an odd report cannot make us allocate gigabytes.
+#[derive(Default)]
+pub(crate) struct IdMap {
+    dense: Vec<Option<StrId>>,
+    sparse: HashMap<i64, StrId>,
+}
+
+impl IdMap {
+    fn insert(&mut self, key: i64, value: StrId) {
+        if (0..(1 << 24)).contains(&key) {
+            let k = key as usize;
+            if k >= self.dense.len() {
+                self.dense.resize(k + 1, None);
+            }
+            self.dense[k] = Some(value);
+        } else {
+            self.sparse.insert(key, value);
+        }
+    }
+
+    fn get(&self, key: i64) -> Option<StrId> {
+        if key >= 0 && (key as usize) < self.dense.len() {
+            self.dense[key as usize]
+        } else {
+            self.sparse.get(&key).copied()
+        }
+    }
+}
+
+/// An integer cell, whatever the report put there: NULL and text read as 0,
+/// reals are truncated. Odd values never stop a load.
+fn int(row: &rusqlite::Row, i: usize) -> i64 {
+    match row.get_ref(i) {
+        Ok(ValueRef::Integer(v)) => v,
+        Ok(ValueRef::Real(v)) => v as i64,
+        Ok(ValueRef::Text(t)) => std::str::from_utf8(t)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// An integer cell that may be NULL.
+fn opt_int(row: &rusqlite::Row, i: usize) -> Option<i64> {
+    match row.get_ref(i) {
+        Ok(ValueRef::Null) | Err(_) => None,
+        _ => Some(int(row, i)),
+    }
+}
+
+/// A text cell (NULL reads as `None`; invalid UTF-8 is replaced, not refused).
+fn text(row: &rusqlite::Row, i: usize) -> Option<String> {
+    match row.get_ref(i) {
+        Ok(ValueRef::Text(t)) => Some(String::from_utf8_lossy(t).into_owned()),
+        Ok(ValueRef::Integer(v)) => Some(v.to_string()),
+        Ok(ValueRef::Real(v)) => Some(v.to_string()),
+        _ => None,
+    }
+}
+
+/// `globalTid`/`globalPid` → process id (see the nsys schema notes).
+pub(crate) fn pid_of(global_id: i64) -> u32 {
+    ((global_id >> 24) & 0xFF_FFFF) as u32
+}
+
+/// `globalTid` → thread id.
+pub(crate) fn tid_of(global_tid: i64) -> u32 {
+    (global_tid & 0xFF_FFFF) as u32
+}
+
+/// Repairs an event whose end precedes its start (seen in damaged or hand-made
+/// reports): it becomes an instant, and the caller counts it for a warning.
+fn checked_end(start: i64, end: i64, bad: &mut u64) -> i64 {
+    if end < start {
+        *bad += 1;
+        start
+    } else {
+        end
+    }
+}

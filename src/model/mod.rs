@@ -1,0 +1,234 @@
+//! The trace model: what a report holds, in memory, ready for analysis and views.
+//!
+//! Built once by the loader, then read-only. Events live in columnar tables
+//! ([`events`]); processes, threads, GPUs and streams name slices of them.
+
+mod correlation;
+pub mod events;
+mod strings;
+
+pub use correlation::{CorrelationIndex, GpuOp, GpuOpKind};
+pub use events::*;
+pub use strings::{StrId, Strings};
+
+/// Index into [`Trace::threads`].
+pub type ThreadIdx = u32;
+/// Index into [`Trace::streams`].
+pub type StreamIdx = u32;
+
+#[derive(Debug, Clone)]
+pub struct Process {
+    pub pid: u32,
+    pub name: String,
+    pub threads: Vec<ThreadIdx>,
+}
+
+/// The events of one thread's track kind, and how deep they stack.
+#[derive(Debug, Clone, Default)]
+pub struct Track {
+    pub events: Span,
+    /// The longest event of the track, so that a window query finds events that
+    /// start before the window but still reach into it.
+    pub max_duration: Ns,
+    /// Number of stacked levels (1 for flat tracks).
+    pub depth: u8,
+}
+
+impl Track {
+    pub fn len(&self) -> usize {
+        (self.events.end - self.events.start) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}
+
+/// The NVTX ranges of one thread in one domain.
+#[derive(Debug, Clone)]
+pub struct NvtxTrack {
+    /// The domain's name, empty for the default domain.
+    pub domain: String,
+    pub track: Track,
+}
+
+#[derive(Debug, Clone)]
+pub struct Thread {
+    pub global_tid: i64,
+    pub pid: u32,
+    pub tid: u32,
+    pub name: String,
+    pub process: u32,
+    pub cuda_api: Track,
+    pub osrt: Track,
+    pub nvtx: Vec<NvtxTrack>,
+}
+
+impl Thread {
+    pub fn is_empty(&self) -> bool {
+        self.cuda_api.is_empty() && self.osrt.is_empty() && self.nvtx.iter().all(|n| n.track.is_empty())
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Gpu {
+    pub device_id: u32,
+    pub name: String,
+    pub sm_count: u32,
+    pub compute_capability: (u32, u32),
+    pub memory_bytes: u64,
+    pub memory_bandwidth: u64,
+    pub clock_rate_khz: u64,
+    pub l2_cache_bytes: u64,
+    pub bus_location: String,
+    pub streams: Vec<StreamIdx>,
+    pub metrics: Vec<u32>,
+}
+
+/// One CUDA stream of one context of one device, and the GPU work run on it.
+#[derive(Debug, Clone, Default)]
+pub struct Stream {
+    pub device_id: u32,
+    pub context_id: u32,
+    pub stream_id: u32,
+    pub pid: u32,
+    pub priority: i32,
+    pub kernels: Track,
+    pub memcpys: Track,
+    pub memsets: Track,
+    pub syncs: Track,
+    pub graphs: Track,
+}
+
+impl Stream {
+    pub fn is_empty(&self) -> bool {
+        self.kernels.is_empty()
+            && self.memcpys.is_empty()
+            && self.memsets.is_empty()
+            && self.syncs.is_empty()
+            && self.graphs.is_empty()
+    }
+}
+
+/// Facts about the report itself.
+#[derive(Debug, Clone, Default)]
+pub struct ReportInfo {
+    pub path: String,
+    pub nsys_version: Option<String>,
+    pub schema_version: Option<String>,
+    /// The earliest and latest timestamps of any event.
+    pub time_range: (Ns, Ns),
+}
+
+/// A loaded report.
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub info: ReportInfo,
+    pub strings: Strings,
+    pub processes: Vec<Process>,
+    pub threads: Vec<Thread>,
+    pub gpus: Vec<Gpu>,
+    pub streams: Vec<Stream>,
+    pub cuda_api: ApiCalls,
+    pub osrt: OsCalls,
+    pub nvtx: NvtxRanges,
+    pub kernels: Kernels,
+    pub memcpys: Memcpys,
+    pub memsets: Memsets,
+    pub syncs: Syncs,
+    pub graph_execs: GraphExecs,
+    pub graph_records: Vec<GraphRecord>,
+    pub cuda_events: Vec<CudaEventRecord>,
+    pub metrics: Vec<MetricSeries>,
+    pub correlation: CorrelationIndex,
+    /// What the loader skipped or repaired, for the user to see.
+    pub warnings: Vec<String>,
+}
+
+impl Trace {
+    pub fn name(&self, id: StrId) -> &str {
+        self.strings.get(id)
+    }
+
+    /// Events of every kind, the count the load benchmarks divide by.
+    pub fn event_count(&self) -> usize {
+        self.cuda_api.spans.len()
+            + self.osrt.spans.len()
+            + self.nvtx.spans.len()
+            + self.kernels.spans.len()
+            + self.memcpys.spans.len()
+            + self.memsets.spans.len()
+            + self.syncs.spans.len()
+            + self.graph_execs.spans.len()
+            + self.graph_records.len()
+            + self.cuda_events.len()
+            + self.metrics.iter().map(|m| m.timestamp.len()).sum::<usize>()
+    }
+
+    /// The thread a CUDA API call was made on.
+    pub fn thread_of_api_call(&self, index: u32) -> Option<ThreadIdx> {
+        self.threads
+            .iter()
+            .position(|t| t.cuda_api.events.contains(&index))
+            .map(|i| i as ThreadIdx)
+    }
+
+    /// The stream a GPU operation ran on.
+    pub fn stream_of(&self, op: GpuOp) -> Option<StreamIdx> {
+        self.streams
+            .iter()
+            .position(|s| {
+                let track = match op.kind {
+                    GpuOpKind::Kernel => &s.kernels,
+                    GpuOpKind::Memcpy => &s.memcpys,
+                    GpuOpKind::Memset => &s.memsets,
+                    GpuOpKind::Sync => &s.syncs,
+                };
+                track.events.contains(&op.index)
+            })
+            .map(|i| i as StreamIdx)
+    }
+
+    /// Span columns of a GPU operation kind.
+    pub fn gpu_spans(&self, kind: GpuOpKind) -> &SpanColumns {
+        match kind {
+            GpuOpKind::Kernel => &self.kernels.spans,
+            GpuOpKind::Memcpy => &self.memcpys.spans,
+            GpuOpKind::Memset => &self.memsets.spans,
+            GpuOpKind::Sync => &self.syncs.spans,
+        }
+    }
+
+    /// Approximate resident bytes of the model (the columns and indexes).
+    pub fn heap_bytes(&self) -> usize {
+        let k = &self.kernels;
+        let m = &self.memcpys;
+        let s = &self.memsets;
+        self.strings.heap_bytes()
+            + self.cuda_api.spans.heap_bytes()
+            + self.cuda_api.correlation.capacity() * 4
+            + self.cuda_api.return_value.capacity() * 4
+            + self.osrt.spans.heap_bytes()
+            + self.osrt.return_value.capacity() * 9
+            + self.nvtx.spans.heap_bytes()
+            + self.nvtx.spans.len() * 11
+            + k.spans.heap_bytes()
+            + k.short_name.capacity() * 4
+            + k.mangled_name.capacity() * 4
+            + k.correlation.capacity() * 4
+            + k.config.capacity() * 4
+            + k.grid_id.capacity() * 8
+            + k.graph_node_id.capacity() * 8
+            + k.configs.capacity() * std::mem::size_of::<LaunchConfig>()
+            + m.spans.heap_bytes()
+            + m.spans.len() * (4 + 8 + 3)
+            + s.spans.heap_bytes()
+            + s.spans.len() * (4 + 8 + 4 + 1)
+            + self.syncs.spans.heap_bytes()
+            + self.syncs.spans.len() * 9
+            + self.graph_execs.spans.heap_bytes()
+            + self.graph_execs.spans.len() * 12
+            + self.metrics.iter().map(|m| m.timestamp.capacity() * 12).sum::<usize>()
+            + self.correlation.heap_bytes()
+    }
+}

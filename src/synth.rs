@@ -1,0 +1,1 @@
+//! Writes reports in the nsys SQLite schema. SCAFFOLD: replaced by the writer.
