@@ -5,7 +5,8 @@ use std::collections::HashMap;
 
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, stack_levels};
-use super::{Builder, checked_end, int, opt_int, pid_of, text, tid_of};
+use super::parallel::{RowSink, read_table};
+use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, text, tid_of};
 use crate::model::{
     GraphRecord, Ns, NvtxKind, NvtxTrack, Payload, Process, SpanColumns, StrId, Thread, Track,
 };
@@ -144,6 +145,14 @@ impl RawSpans {
         self.global_tid.push(global_tid);
     }
 
+    fn append(&mut self, later: RawSpans) {
+        self.start.extend(later.start);
+        self.end.extend(later.end);
+        self.name.extend(later.name);
+        self.global_tid.extend(later.global_tid);
+        self.bad += later.bad;
+    }
+
     fn grouped(&self, g: &Grouping) -> SpanColumns {
         SpanColumns {
             start: g.gather(&self.start),
@@ -183,21 +192,11 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
         return Ok(());
     };
     b.trace.warnings.extend(warnings);
-    let mut raw = RawSpans::default();
-    let mut correlation = Vec::new();
-    let mut return_value = Vec::new();
-    {
-        let report = b.report.clone();
-        let mut stmt = report.conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let name = b.string(int(row, 2));
-            raw.push(int(row, 0), int(row, 1), name, int(row, 3));
-            correlation.push(int(row, 4) as u32);
-            return_value.push(int(row, 5) as i32);
-            b.tick(1)?;
-        }
-    }
+    let ApiRows {
+        spans: raw,
+        correlation,
+        return_value,
+    } = read_table::<ApiRows>(b, "CUPTI_ACTIVITY_KIND_RUNTIME", &sql)?;
     let threads = b.threads_of(&raw.global_tid);
     let g = Grouping::new(&threads, &raw.start, None, b.trace.threads.len());
     let api = &mut b.trace.cuda_api;
@@ -209,6 +208,29 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
     }
     warn_bad(b, raw.bad, "CUDA API calls");
     Ok(())
+}
+
+/// CUDA API rows as read, before grouping by thread.
+#[derive(Default)]
+struct ApiRows {
+    spans: RawSpans,
+    correlation: Vec<u32>,
+    return_value: Vec<i32>,
+}
+
+impl RowSink for ApiRows {
+    fn push(&mut self, row: &rusqlite::Row, strings: &IdMap) {
+        let name = strings.get(int(row, 2)).unwrap_or_default();
+        self.spans.push(int(row, 0), int(row, 1), name, int(row, 3));
+        self.correlation.push(int(row, 4) as u32);
+        self.return_value.push(int(row, 5) as i32);
+    }
+
+    fn append(&mut self, later: Self) {
+        self.spans.append(later.spans);
+        self.correlation.extend(later.correlation);
+        self.return_value.extend(later.return_value);
+    }
 }
 
 fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {

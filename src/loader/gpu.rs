@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::Grouping;
-use super::{Builder, checked_end, int, opt_int, pid_of, text};
+use super::parallel::{RowSink, read_table};
+use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, text};
 use crate::model::{
     CorrelationIndex, CudaEventRecord, Gpu, GpuOp, GpuOpKind, LaunchConfig, MetricSeries, Ns,
     SpanColumns, StrId, Stream, Track,
@@ -20,6 +21,21 @@ struct Streams {
 }
 
 impl Streams {
+    /// Stream numbers of `keys`, resolving each run of equal keys once.
+    fn resolve(&mut self, b: &mut Builder, keys: &[StreamKey]) -> Vec<u32> {
+        let mut last: Option<(StreamKey, u32)> = None;
+        keys.iter()
+            .map(|&k| match last {
+                Some((lk, s)) if lk == k => s,
+                _ => {
+                    let s = self.get(b, k);
+                    last = Some((k, s));
+                    s
+                }
+            })
+            .collect()
+    }
+
     fn get(&mut self, b: &mut Builder, key: StreamKey) -> u32 {
         *self.by_key.entry(key).or_insert_with(|| {
             let (pid, device_id, context_id, stream_id) = key;
@@ -53,6 +69,15 @@ impl RawOps {
         self.name.push(name);
         self.stream.push(stream);
         self.correlation.push(correlation);
+    }
+
+    fn append(&mut self, later: RawOps) {
+        self.start.extend(later.start);
+        self.end.extend(later.end);
+        self.name.extend(later.name);
+        self.stream.extend(later.stream);
+        self.correlation.extend(later.correlation);
+        self.bad += later.bad;
     }
 
     fn group(&self, stream_count: usize) -> (Grouping, SpanColumns, Vec<u32>) {
@@ -240,46 +265,18 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         return Ok(());
     };
     b.trace.warnings.extend(warnings);
-    let mut raw = RawOps::default();
-    let mut short_name = Vec::new();
-    let mut mangled_name = Vec::new();
-    let mut config = Vec::new();
-    let mut grid_id = Vec::new();
-    let mut graph_node_id = Vec::new();
-    let mut configs: HashMap<LaunchConfig, u32> = HashMap::new();
-    {
-        let report = b.report.clone();
-        let mut stmt = report.conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        let c = OP_COLUMNS;
-        let u = |row: &rusqlite::Row, i: usize| int(row, i).clamp(0, u32::MAX as i64) as u32;
-        let small = |row: &rusqlite::Row, i: usize| int(row, i).clamp(0, 255) as u8;
-        while let Some(row) = rows.next()? {
-            let stream = streams.get(b, stream_key(row));
-            let name = b.string(int(row, c));
-            raw.push(int(row, 0), int(row, 1), name, stream, int(row, 6) as u32);
-            short_name.push(opt_int(row, c + 1).map_or(name, |n| b.string(n)));
-            mangled_name.push(opt_int(row, c + 2).map_or(StrId(0), |n| b.string(n)));
-            let launch = LaunchConfig {
-                grid: [u(row, c + 3), u(row, c + 4), u(row, c + 5)],
-                block: [u(row, c + 6), u(row, c + 7), u(row, c + 8)],
-                registers_per_thread: u(row, c + 9),
-                static_shared_memory: u(row, c + 10),
-                dynamic_shared_memory: u(row, c + 11),
-                local_memory_per_thread: u(row, c + 12),
-                local_memory_total: int(row, c + 13).max(0) as u64,
-                shared_memory_executed: u(row, c + 14),
-                launch_type: small(row, c + 15),
-                cache_config: small(row, c + 16),
-                shared_memory_limit_config: small(row, c + 17),
-            };
-            let next = configs.len() as u32;
-            config.push(*configs.entry(launch).or_insert(next));
-            grid_id.push(int(row, c + 18) as u64);
-            graph_node_id.push(int(row, c + 19) as u64);
-            b.tick(1)?;
-        }
-    }
+    let rows = read_table::<KernelRows>(b, "CUPTI_ACTIVITY_KIND_KERNEL", &sql)?;
+    let mut raw = rows.ops;
+    raw.stream = streams.resolve(b, &rows.stream_keys);
+    let KernelRows {
+        short_name,
+        mangled_name,
+        config,
+        grid_id,
+        graph_node_id,
+        configs,
+        ..
+    } = rows;
     let (g, spans, correlation) = raw.group(b.trace.streams.len());
     set_tracks(b, &g, &spans, |s| &mut s.kernels);
     let mut table = std::mem::take(&mut b.trace.kernels);
@@ -297,6 +294,71 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     b.trace.kernels = table;
     warn_bad(b, raw.bad, "kernels");
     Ok(())
+}
+
+/// Kernel rows as read, before grouping by stream.
+#[derive(Default)]
+struct KernelRows {
+    ops: RawOps,
+    stream_keys: Vec<StreamKey>,
+    short_name: Vec<StrId>,
+    mangled_name: Vec<StrId>,
+    config: Vec<u32>,
+    grid_id: Vec<u64>,
+    graph_node_id: Vec<u64>,
+    /// Launch configurations seen so far, each stored once.
+    configs: HashMap<LaunchConfig, u32>,
+}
+
+impl RowSink for KernelRows {
+    fn push(&mut self, row: &rusqlite::Row, strings: &IdMap) {
+        let c = OP_COLUMNS;
+        let u = |i: usize| int(row, i).clamp(0, u32::MAX as i64) as u32;
+        let small = |i: usize| int(row, i).clamp(0, 255) as u8;
+        let name = strings.get(int(row, c)).unwrap_or_default();
+        self.stream_keys.push(stream_key(row));
+        // The stream is resolved after reading; 0 is a placeholder.
+        self.ops
+            .push(int(row, 0), int(row, 1), name, 0, int(row, 6) as u32);
+        self.short_name
+            .push(opt_int(row, c + 1).and_then(|n| strings.get(n)).unwrap_or(name));
+        self.mangled_name
+            .push(opt_int(row, c + 2).and_then(|n| strings.get(n)).unwrap_or_default());
+        let launch = LaunchConfig {
+            grid: [u(c + 3), u(c + 4), u(c + 5)],
+            block: [u(c + 6), u(c + 7), u(c + 8)],
+            registers_per_thread: u(c + 9),
+            static_shared_memory: u(c + 10),
+            dynamic_shared_memory: u(c + 11),
+            local_memory_per_thread: u(c + 12),
+            local_memory_total: int(row, c + 13).max(0) as u64,
+            shared_memory_executed: u(c + 14),
+            launch_type: small(c + 15),
+            cache_config: small(c + 16),
+            shared_memory_limit_config: small(c + 17),
+        };
+        let next = self.configs.len() as u32;
+        self.config.push(*self.configs.entry(launch).or_insert(next));
+        self.grid_id.push(int(row, c + 18) as u64);
+        self.graph_node_id.push(int(row, c + 19) as u64);
+    }
+
+    fn append(&mut self, later: Self) {
+        // Config numbers are per piece: renumber the later piece's into ours.
+        let mut remap = vec![0u32; later.configs.len()];
+        for (cfg, i) in later.configs {
+            let next = self.configs.len() as u32;
+            remap[i as usize] = *self.configs.entry(cfg).or_insert(next);
+        }
+        self.config
+            .extend(later.config.iter().map(|&i| remap[i as usize]));
+        self.ops.append(later.ops);
+        self.stream_keys.extend(later.stream_keys);
+        self.short_name.extend(later.short_name);
+        self.mangled_name.extend(later.mangled_name);
+        self.grid_id.extend(later.grid_id);
+        self.graph_node_id.extend(later.graph_node_id);
+    }
 }
 
 /// Built-in labels for `ENUM_CUDA_MEMCPY_OPER`, used when a report lacks the table.

@@ -9,6 +9,7 @@ mod db;
 mod error;
 mod gpu;
 mod group;
+mod parallel;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -169,7 +170,7 @@ impl<'a> Builder<'a> {
             "GPU_METRICS",
         ]
         .iter()
-        .map(|t| report.count(t))
+        .map(|t| report.estimated_rows(t))
         .sum::<u64>()
         .max(1);
         let mut trace = Trace {
@@ -218,10 +219,7 @@ impl<'a> Builder<'a> {
         self.rows_done += rows;
         if self.rows_done % 8192 < rows {
             if self.cancel.load(Ordering::Relaxed) {
-                return Err(rusqlite::Error::SqliteFailure(
-                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
-                    Some("cancelled".into()),
-                ));
+                return Err(cancelled());
             }
             self.report_progress(false);
         }
@@ -292,6 +290,14 @@ impl IdMap {
             self.sparse.get(&key).copied()
         }
     }
+}
+
+/// The error a cancelled load unwinds with ([`Builder::error`] names it).
+fn cancelled() -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
+        Some("cancelled".into()),
+    )
 }
 
 /// An integer cell, whatever the report put there: NULL and text read as 0,
