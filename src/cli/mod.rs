@@ -45,7 +45,8 @@ impl Args {
         while let Some(arg) = it.next() {
             if let Some(name) = arg.strip_prefix("--") {
                 if let Some((name, value)) = name.split_once('=') {
-                    out.options.push((name.to_string(), Some(value.to_string())));
+                    out.options
+                        .push((name.to_string(), Some(value.to_string())));
                 } else if flags.contains(&name) {
                     out.options.push((name.to_string(), None));
                 } else {
@@ -75,7 +76,11 @@ impl Args {
 
     /// Fails on options not in `known`, so typos do not pass silently.
     pub fn check_known(&self, known: &[&str]) -> Result<(), String> {
-        match self.options.iter().find(|(n, _)| !known.contains(&n.as_str())) {
+        match self
+            .options
+            .iter()
+            .find(|(n, _)| !known.contains(&n.as_str()))
+        {
             Some((n, _)) => Err(format!("unknown option --{n}")),
             None => Ok(()),
         }

@@ -93,7 +93,11 @@ impl Builder<'_> {
             }
         };
         let index = self.trace.threads.len() as u32;
-        let name = self.thread_names.get(&global_tid).cloned().unwrap_or_default();
+        let name = self
+            .thread_names
+            .get(&global_tid)
+            .cloned()
+            .unwrap_or_default();
         self.trace.threads.push(Thread {
             global_tid,
             pid,
@@ -426,8 +430,16 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     nvtx.unended = g.gather(&unended);
     nvtx.spans.name = g.order.iter().map(|&r| rows_out[r as usize].text).collect();
     nvtx.kind = g.order.iter().map(|&r| rows_out[r as usize].kind).collect();
-    nvtx.color = g.order.iter().map(|&r| rows_out[r as usize].color).collect();
-    nvtx.category = g.order.iter().map(|&r| rows_out[r as usize].category).collect();
+    nvtx.color = g
+        .order
+        .iter()
+        .map(|&r| rows_out[r as usize].color)
+        .collect();
+    nvtx.category = g
+        .order
+        .iter()
+        .map(|&r| rows_out[r as usize].category)
+        .collect();
     nvtx.depth = vec![0; g.order.len()];
     let mut ended_elsewhere = Vec::new();
     for (i, &r) in g.order.iter().enumerate() {
@@ -447,9 +459,7 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     for (i, (thread, domain)) in track_keys.into_iter().enumerate() {
         let mut track = g.track(i, &nvtx.spans.start, &nvtx.spans.end);
         let range = track.events.start as usize..track.events.end as usize;
-        let (levels, used) = stack_levels(&nvtx.spans.start[range.clone()], &nvtx.spans.end[range.clone()]);
-        nvtx.depth[range].copy_from_slice(&levels);
-        track.depth = used;
+        track.depth = assign_levels(nvtx, range);
         b.trace.threads[thread as usize]
             .nvtx
             .push(NvtxTrack { domain, track });
@@ -459,19 +469,49 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     }
     // Names given through nvtxNameOsThread fill threads the report left unnamed.
     for thread in &mut b.trace.threads {
-        if thread.name.is_empty() {
-            if let Some(name) = b.thread_names.get(&thread.global_tid) {
-                thread.name = name.clone();
-            }
+        if let (true, Some(name)) = (
+            thread.name.is_empty(),
+            b.thread_names.get(&thread.global_tid),
+        ) {
+            thread.name = name.clone();
         }
     }
     warn_bad(b, bad, "NVTX ranges");
     Ok(())
 }
 
+/// Rows within one NVTX track: push/pop ranges take their nesting depth (the
+/// level nsys reports); start/end ranges and marks, which need not nest, take
+/// lanes below the deepest push/pop level. Returns the rows used.
+fn assign_levels(nvtx: &mut crate::model::NvtxRanges, range: std::ops::Range<usize>) -> u8 {
+    let (pushpop, other): (Vec<usize>, Vec<usize>) =
+        range.partition(|&i| nvtx.kind[i] == NvtxKind::PushPop);
+    let mut used = 0u8;
+    let mut offset = 0u8;
+    for rows in [pushpop, other] {
+        if rows.is_empty() {
+            continue;
+        }
+        let starts: Vec<Ns> = rows.iter().map(|&i| nvtx.spans.start[i]).collect();
+        let ends: Vec<Ns> = rows.iter().map(|&i| nvtx.spans.end[i]).collect();
+        let (levels, count) = stack_levels(&starts, &ends);
+        for (&i, level) in rows.iter().zip(levels) {
+            nvtx.depth[i] = level.saturating_add(offset);
+        }
+        used = offset.saturating_add(count);
+        offset = used;
+    }
+    used.max(1)
+}
+
 fn read_graph_records(b: &mut Builder) -> rusqlite::Result<()> {
     for (table, id_col, original_col, is_node) in [
-        ("CUDA_GRAPH_NODE_EVENTS", "graphNodeId", "originalGraphNodeId", true),
+        (
+            "CUDA_GRAPH_NODE_EVENTS",
+            "graphNodeId",
+            "originalGraphNodeId",
+            true,
+        ),
         ("CUDA_GRAPH_EVENTS", "graphId", "originalGraphId", false),
     ] {
         let mut warnings = Vec::new();

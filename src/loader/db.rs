@@ -56,7 +56,10 @@ impl Report {
         for name in names {
             let columns: HashSet<String> = self
                 .conn
-                .prepare(&format!("PRAGMA table_info(\"{}\")", name.replace('"', "\"\"")))?
+                .prepare(&format!(
+                    "PRAGMA table_info(\"{}\")",
+                    name.replace('"', "\"\"")
+                ))?
                 .query_map([], |row| row.get::<_, String>(1))?
                 .collect::<Result<_, _>>()?;
             self.tables.insert(name, columns);
@@ -114,7 +117,10 @@ impl Report {
                 defaulted.join(", ")
             ));
         }
-        Some(format!("SELECT {} FROM \"{table}\" {tail}", exprs.join(", ")))
+        Some(format!(
+            "SELECT {} FROM \"{table}\" {tail}",
+            exprs.join(", ")
+        ))
     }
 
     /// About how many rows a table has, for progress: the rowid span, read
@@ -153,8 +159,8 @@ fn check_file(path: &Path) -> Result<(), LoadError> {
         return Err(LoadError::new(path, Problem::Empty));
     }
     let mut header = [0u8; 16];
-    let mut file =
-        std::fs::File::open(path).map_err(|e| LoadError::new(path, Problem::Unreadable(e.to_string())))?;
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| LoadError::new(path, Problem::Unreadable(e.to_string())))?;
     let read = file
         .read(&mut header)
         .map_err(|e| LoadError::new(path, Problem::Unreadable(e.to_string())))?;

@@ -210,7 +210,9 @@ fn enum_labels(b: &Builder, table: &str) -> rusqlite::Result<HashMap<i64, String
         return Ok(HashMap::new());
     }
     let report = b.report.clone();
-    let mut stmt = report.conn.prepare(&format!("SELECT id, label FROM \"{table}\""))?;
+    let mut stmt = report
+        .conn
+        .prepare(&format!("SELECT id, label FROM \"{table}\""))?;
     let mut rows = stmt.query([])?;
     let mut labels = HashMap::new();
     while let Some(row) = rows.next()? {
@@ -320,10 +322,16 @@ impl RowSink for KernelRows {
         // The stream is resolved after reading; 0 is a placeholder.
         self.ops
             .push(int(row, 0), int(row, 1), name, 0, int(row, 6) as u32);
-        self.short_name
-            .push(opt_int(row, c + 1).and_then(|n| strings.get(n)).unwrap_or(name));
-        self.mangled_name
-            .push(opt_int(row, c + 2).and_then(|n| strings.get(n)).unwrap_or_default());
+        self.short_name.push(
+            opt_int(row, c + 1)
+                .and_then(|n| strings.get(n))
+                .unwrap_or(name),
+        );
+        self.mangled_name.push(
+            opt_int(row, c + 2)
+                .and_then(|n| strings.get(n))
+                .unwrap_or_default(),
+        );
         let launch = LaunchConfig {
             grid: [u(c + 3), u(c + 4), u(c + 5)],
             block: [u(c + 6), u(c + 7), u(c + 8)],
@@ -338,7 +346,8 @@ impl RowSink for KernelRows {
             shared_memory_limit_config: small(c + 17),
         };
         let next = self.configs.len() as u32;
-        self.config.push(*self.configs.entry(launch).or_insert(next));
+        self.config
+            .push(*self.configs.entry(launch).or_insert(next));
         self.grid_id.push(int(row, c + 18) as u64);
         self.graph_node_id.push(int(row, c + 19) as u64);
     }
@@ -410,7 +419,8 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         let mut rows = stmt.query([])?;
         let c = OP_COLUMNS;
         // 255 marks a memory kind the report did not give.
-        let kind = |row: &rusqlite::Row, i: usize| opt_int(row, i).map_or(255, |k| k.clamp(0, 254) as u8);
+        let kind =
+            |row: &rusqlite::Row, i: usize| opt_int(row, i).map_or(255, |k| k.clamp(0, 254) as u8);
         while let Some(row) = rows.next()? {
             let stream = streams.get(b, stream_key(row));
             let copy = int(row, c + 1);
@@ -540,12 +550,10 @@ fn read_graph_execs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
     let mut cols = op_columns();
     cols.extend([Opt("graphId", "0"), Opt("graphExecId", "0")]);
     let mut warnings = Vec::new();
-    let Some(sql) = b.report.select(
-        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
-        &cols,
-        "",
-        &mut warnings,
-    ) else {
+    let Some(sql) = b
+        .report
+        .select("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", &cols, "", &mut warnings)
+    else {
         return Ok(());
     };
     b.trace.warnings.extend(warnings);
@@ -632,7 +640,8 @@ fn read_stream_info(b: &mut Builder) -> rusqlite::Result<()> {
     let mut stmt = report.conn.prepare(&sql)?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
-        let (stream_id, pid, context) = (int(row, 0) as u32, int(row, 1) as u32, int(row, 2) as u32);
+        let (stream_id, pid, context) =
+            (int(row, 0) as u32, int(row, 1) as u32, int(row, 2) as u32);
         for s in &mut b.trace.streams {
             if s.stream_id == stream_id && s.pid == pid && s.context_id == context {
                 // Stored as an unsigned 32-bit value: 4294967291 is priority -5.
@@ -651,7 +660,9 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
     let mut type_order: Vec<i64> = Vec::new();
     {
         let report = b.report.clone();
-        let mut stmt = report.conn.prepare("SELECT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS")?;
+        let mut stmt = report
+            .conn
+            .prepare("SELECT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let name = b.trace.strings.intern(&text(row, 2).unwrap_or_default());
@@ -666,7 +677,9 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
     let mut series: Vec<MetricSeries> = Vec::new();
     {
         let report = b.report.clone();
-        let mut stmt = report.conn.prepare("SELECT timestamp, typeId, metricId, value FROM GPU_METRICS")?;
+        let mut stmt = report
+            .conn
+            .prepare("SELECT timestamp, typeId, metricId, value FROM GPU_METRICS")?;
         let mut rows = stmt.query([])?;
         let mut last: Option<((i64, i64), usize)> = None;
         while let Some(row) = rows.next()? {
@@ -696,8 +709,12 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
     }
     for s in &mut series {
         if !s.timestamp.is_sorted() {
-            let mut pairs: Vec<(Ns, f32)> =
-                s.timestamp.iter().copied().zip(s.value.iter().copied()).collect();
+            let mut pairs: Vec<(Ns, f32)> = s
+                .timestamp
+                .iter()
+                .copied()
+                .zip(s.value.iter().copied())
+                .collect();
             pairs.sort_by_key(|p| p.0);
             (s.timestamp, s.value) = pairs.into_iter().unzip();
         }
@@ -728,7 +745,11 @@ pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
             (GpuOpKind::Sync, &stream.syncs, &t.syncs.correlation),
         ] {
             for index in track.events.clone() {
-                gpu.push((stream.pid, correlation[index as usize], GpuOp { kind, index }));
+                gpu.push((
+                    stream.pid,
+                    correlation[index as usize],
+                    GpuOp { kind, index },
+                ));
             }
         }
     }

@@ -63,7 +63,7 @@ pub fn load_timed(
     }
     let mut builder = Builder::new(path, report, on_progress, cancel);
     let mut times = PhaseTimes::default();
-    let phases: [(&'static str, fn(&mut Builder) -> rusqlite::Result<()>); 4] = [
+    let phases: [(&'static str, Phase); 4] = [
         ("strings and threads", cpu::read_names),
         ("CPU events", cpu::read_cpu_events),
         ("GPU events", gpu::read_gpu_events),
@@ -73,12 +73,18 @@ pub fn load_timed(
         let t0 = Instant::now();
         builder.phase = phase;
         builder.report_progress(true);
+        if cancel.load(Ordering::Relaxed) {
+            return Err(LoadError::new(path, Problem::Cancelled));
+        }
         run(&mut builder).map_err(|e| builder.error(&e))?;
         times.0.push((phase, t0.elapsed()));
     }
     let trace = builder.finish();
     Ok((trace, times))
 }
+
+/// One step of a load.
+type Phase = fn(&mut Builder) -> rusqlite::Result<()>;
 
 /// A message from a background load.
 pub enum LoadMessage {

@@ -78,7 +78,7 @@ pub(super) fn read_table<S: RowSink>(
                     while let Some(row) = rows.next()? {
                         sink.push(row, strings);
                         n += 1;
-                        if n % BATCH == 0 {
+                        if n.is_multiple_of(BATCH) {
                             done.fetch_add(BATCH, Ordering::Relaxed);
                             if cancel.load(Ordering::Relaxed) {
                                 return Err(super::cancelled());

@@ -202,10 +202,23 @@ mod tests {
 
     #[test]
     fn finds_both_directions_dense_and_sparse() {
-        let api = [(7, 10, 0), (7, 11, 1), (8, 10, 2), (9, 5, 3), (9, 4_000_000_000, 4)];
+        let api = [
+            (7, 10, 0),
+            (7, 11, 1),
+            (8, 10, 2),
+            (9, 5, 3),
+            (9, 4_000_000_000, 4),
+        ];
         let gpu = [
             (7, 11, kernel(0)),
-            (7, 11, GpuOp { kind: GpuOpKind::Sync, index: 3 }),
+            (
+                7,
+                11,
+                GpuOp {
+                    kind: GpuOpKind::Sync,
+                    index: 3,
+                },
+            ),
             (8, 10, kernel(1)),
             (9, 4_000_000_000, kernel(2)),
         ];
@@ -216,9 +229,21 @@ mod tests {
         assert_eq!(index.api_call(7, 3), None);
         assert_eq!(index.api_call(1, 3), None);
         let ops: Vec<_> = index.gpu_ops(7, 11).collect();
-        assert_eq!(ops, vec![kernel(0), GpuOp { kind: GpuOpKind::Sync, index: 3 }]);
+        assert_eq!(
+            ops,
+            vec![
+                kernel(0),
+                GpuOp {
+                    kind: GpuOpKind::Sync,
+                    index: 3
+                }
+            ]
+        );
         assert_eq!(index.gpu_ops(7, 10).count(), 0);
         assert_eq!(index.api_call(9, 4_000_000_000), Some(4));
-        assert_eq!(index.gpu_ops(9, 4_000_000_000).collect::<Vec<_>>(), vec![kernel(2)]);
+        assert_eq!(
+            index.gpu_ops(9, 4_000_000_000).collect::<Vec<_>>(),
+            vec![kernel(2)]
+        );
     }
 }

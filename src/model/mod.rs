@@ -66,7 +66,9 @@ pub struct Thread {
 
 impl Thread {
     pub fn is_empty(&self) -> bool {
-        self.cuda_api.is_empty() && self.osrt.is_empty() && self.nvtx.iter().all(|n| n.track.is_empty())
+        self.cuda_api.is_empty()
+            && self.osrt.is_empty()
+            && self.nvtx.iter().all(|n| n.track.is_empty())
     }
 }
 
@@ -162,7 +164,11 @@ impl Trace {
             + self.graph_execs.spans.len()
             + self.graph_records.len()
             + self.cuda_events.len()
-            + self.metrics.iter().map(|m| m.timestamp.len()).sum::<usize>()
+            + self
+                .metrics
+                .iter()
+                .map(|m| m.timestamp.len())
+                .sum::<usize>()
     }
 
     /// The thread a CUDA API call was made on.
@@ -228,7 +234,11 @@ impl Trace {
             + self.syncs.spans.len() * 9
             + self.graph_execs.spans.heap_bytes()
             + self.graph_execs.spans.len() * 12
-            + self.metrics.iter().map(|m| m.timestamp.capacity() * 12).sum::<usize>()
+            + self
+                .metrics
+                .iter()
+                .map(|m| m.timestamp.capacity() * 12)
+                .sum::<usize>()
             + self.correlation.heap_bytes()
     }
 }
