@@ -23,7 +23,12 @@ fn diff(expected: &str, actual: &str) -> Option<String> {
         let (el, al) = (e.get(i).copied(), a.get(i).copied());
         if el != al && shown < 8 {
             shown += 1;
-            out += &format!("line {}:\n  nsys:      {}\n  sightline: {}\n", i + 1, el.unwrap_or("<none>"), al.unwrap_or("<none>"));
+            out += &format!(
+                "line {}:\n  nsys:      {}\n  sightline: {}\n",
+                i + 1,
+                el.unwrap_or("<none>"),
+                al.unwrap_or("<none>")
+            );
         }
     }
     if shown == 0 {
@@ -37,7 +42,9 @@ fn check_fixture(dir: &Path, fixture: &str) -> Vec<String> {
     let trace = load(&dir.join(format!("{fixture}.sqlite")));
     let mut failures = Vec::new();
     for report in Report::ALL {
-        let csv_path: PathBuf = dir.join("stats").join(format!("{fixture}_{}.csv", report.name()));
+        let csv_path: PathBuf = dir
+            .join("stats")
+            .join(format!("{fixture}_{}.csv", report.name()));
         let expected = std::fs::read_to_string(&csv_path)
             .unwrap_or_else(|e| panic!("reading {}: {e}", csv_path.display()));
         let actual = compute(&trace, report, None).to_csv();
@@ -53,8 +60,16 @@ fn bundled() -> PathBuf {
 }
 
 fn assert_all_match(dir: &Path, fixtures: &[&str]) {
-    let failures: Vec<String> = fixtures.iter().flat_map(|f| check_fixture(dir, f)).collect();
-    assert!(failures.is_empty(), "{} report(s) differ from nsys:\n{}", failures.len(), failures.join("\n"));
+    let failures: Vec<String> = fixtures
+        .iter()
+        .flat_map(|f| check_fixture(dir, f))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} report(s) differ from nsys:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]

@@ -13,9 +13,8 @@ pub(crate) fn round1_text(x: f64) -> String {
     let x = x + 0.0;
     let quarters = x * 4.0;
     // Beyond 2^52 a double has no fraction, so no tie; below it `quarters` is exact.
-    let is_tie = x.abs() < (1u64 << 52) as f64
-        && quarters.fract() == 0.0
-        && (quarters as i64) % 2 != 0;
+    let is_tie =
+        x.abs() < (1u64 << 52) as f64 && quarters.fract() == 0.0 && (quarters as i64) % 2 != 0;
     if !is_tie {
         return format!("{x:.1}");
     }

@@ -53,7 +53,10 @@ impl Grouped {
     }
 
     pub(crate) fn group_mut(&mut self, group: usize) -> &mut [i64] {
-        let (from, to) = (self.offsets[group] as usize, self.offsets[group + 1] as usize);
+        let (from, to) = (
+            self.offsets[group] as usize,
+            self.offsets[group + 1] as usize,
+        );
         &mut self.values[from..to]
     }
 }

@@ -3,6 +3,7 @@
 //! out in nsys's columns and order. The rules they follow, and how each was
 //! checked against nsys, are in `notes/stats-spec.md` (section numbers below).
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -110,7 +111,7 @@ fn duration_table<K>(
     name_cells: impl Fn(&K) -> Vec<Cell>,
 ) -> Table {
     let grand: i128 = groups.iter().map(|(_, s)| s.total).sum();
-    groups.sort_by(|a, b| b.1.total.cmp(&a.1.total));
+    groups.sort_by_key(|g| Reverse(g.1.total));
     Table {
         columns: duration_columns(count, names),
         rows: groups
@@ -209,7 +210,7 @@ pub(crate) fn cuda_gpu_mem_size_sum(trace: &Trace, range: Option<TimeRange>) -> 
         |i| bytes_value(trace.memcpys.bytes.get(i)),
         |i| bytes_value(trace.memsets.bytes.get(i)),
     );
-    groups.sort_by(|a, b| b.1.total.cmp(&a.1.total));
+    groups.sort_by_key(|g| Reverse(g.1.total));
     let columns = [
         "Total (MB)",
         "Count",
@@ -551,12 +552,18 @@ mod tests {
 
     #[test]
     fn strips_only_four_character_suffixes() {
-        assert_eq!(strip_version_suffix("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(
+            strip_version_suffix("cudaLaunchKernel_v7000"),
+            "cudaLaunchKernel"
+        );
         assert_eq!(
             strip_version_suffix("cudaLaunchKernelExC_v11060"),
             "cudaLaunchKernelExC_v11060"
         );
-        assert_eq!(strip_version_suffix("cuGetProcAddress_v2"), "cuGetProcAddress_v2");
+        assert_eq!(
+            strip_version_suffix("cuGetProcAddress_v2"),
+            "cuGetProcAddress_v2"
+        );
         assert_eq!(strip_version_suffix("_vabcd"), "");
         assert_eq!(strip_version_suffix("_vab"), "_vab");
         assert_eq!(strip_version_suffix("é_vé234"), "é");

@@ -160,7 +160,12 @@ pub fn main(args: &[String]) -> ExitCode {
                 } else {
                     text
                 };
-                write!(stdout, "\n ** {} ({}):\n\n{body}", report.title(), report.name())
+                write!(
+                    stdout,
+                    "\n ** {} ({}):\n\n{body}",
+                    report.title(),
+                    report.name()
+                )
             }
         };
         // A closed pipe (e.g. `| head`) is not worth a panic or an error message.
