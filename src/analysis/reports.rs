@@ -2,6 +2,10 @@
 //! to the time range, groups durations (or bytes) per name, and lays the groups
 //! out in nsys's columns and order. The rules they follow, and how each was
 //! checked against nsys, are in `notes/stats-spec.md` (section numbers below).
+//!
+//! Ties on the sort key come out in ascending group-key order, as SQLite's stable
+//! sorter gives them. Where nsys's key is a `StringIds` id, `StrId` order is the
+//! same order: the loader interns `StringIds` first, in id order.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;

@@ -98,10 +98,11 @@ pub enum Cell {
 
 impl Cell {
     /// The numeric value, for sorting (text and empty cells have none).
+    /// `Round1` gives the unrounded value: it sorts the same, and costs nothing.
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             Cell::Int(v) => Some(*v as f64),
-            Cell::Round1(v) => Some(format::round1_value(*v)),
+            Cell::Round1(v) => Some(*v),
             Cell::Megabytes(bytes) => Some(bytes / 1e6),
             Cell::Empty | Cell::Text(_) => None,
         }
@@ -120,6 +121,7 @@ impl std::fmt::Display for Cell {
     }
 }
 
+/// A computed report: column names exactly as nsys's CSV header, rows in nsys's order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {
     pub columns: Vec<String>,
