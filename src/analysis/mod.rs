@@ -1,5 +1,8 @@
 //! Analysis: what `nsys stats` computes, over the whole trace or any time range.
 
+mod format;
+mod group;
+mod reports;
 pub mod stats;
 
-pub use stats::{Cell, Report, Table, TimeRange};
+pub use stats::{Cell, Report, Table, TimeRange, compute};

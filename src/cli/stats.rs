@@ -1,8 +1,218 @@
-//! `sightline stats`. SCAFFOLD: replaced by its implementation.
+//! `sightline stats`: the `nsys stats` summary reports from the command line.
+//!
+//! Like `nsys stats`, the format is an aligned table on the console and CSV in
+//! files; `--format` overrides either.
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub fn main(_args: &[String]) -> ExitCode {
-    eprintln!("sightline stats: not built yet");
-    ExitCode::FAILURE
+use super::{Args, load_or_report, usage_error};
+use crate::analysis::{Report, Table, TimeRange, compute};
+
+const USAGE: &str = "\
+usage: sightline stats FILE.sqlite [--report R1,R2,...] [--format table|csv]
+                       [--output PREFIX] [--range START_NS:END_NS]
+
+  --report   reports to compute, comma separated (default: all):
+             cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
+             cuda_gpu_mem_size_sum, nvtx_sum, osrt_sum, cuda_api_gpu_sum,
+             cuda_kern_exec_sum
+  --format   table (default on the console) or csv (default in files)
+  --output   write each report to PREFIX_REPORT.csv (.txt for tables)
+  --range    only events that start in [START_NS, END_NS), session nanoseconds";
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Format {
+    Table,
+    Csv,
+}
+
+#[derive(Debug)]
+struct Options {
+    file: PathBuf,
+    reports: Vec<Report>,
+    format: Format,
+    output: Option<String>,
+    range: Option<TimeRange>,
+}
+
+fn parse_reports(list: &str) -> Result<Vec<Report>, String> {
+    let mut reports = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let report = Report::from_name(name).ok_or_else(|| {
+            let known: Vec<&str> = Report::ALL.iter().map(|r| r.name()).collect();
+            format!("unknown report '{name}' (known: {})", known.join(", "))
+        })?;
+        if !reports.contains(&report) {
+            reports.push(report);
+        }
+    }
+    if reports.is_empty() {
+        return Err("--report names no report".to_string());
+    }
+    Ok(reports)
+}
+
+fn parse_range(text: &str) -> Result<TimeRange, String> {
+    let bad = || format!("bad --range '{text}': expected START_NS:END_NS with START < END");
+    let (start, end) = text.split_once(':').ok_or_else(bad)?;
+    let start: i64 = start.trim().parse().map_err(|_| bad())?;
+    let end: i64 = end.trim().parse().map_err(|_| bad())?;
+    if start >= end {
+        return Err(bad());
+    }
+    Ok(TimeRange { start, end })
+}
+
+fn parse_options(args: &[String]) -> Result<Options, String> {
+    let args = Args::parse(args, &[])?;
+    args.check_known(&["report", "format", "output", "range"])?;
+    let file = match args.positional.as_slice() {
+        [file] => PathBuf::from(file),
+        [] => return Err("no report file given".to_string()),
+        [_, extra, ..] => return Err(format!("unexpected argument '{extra}'")),
+    };
+    let reports = match args.value("report") {
+        Some(list) => parse_reports(list)?,
+        None => Report::ALL.to_vec(),
+    };
+    let output = args.value("output").map(str::to_string);
+    let format = match args.value("format") {
+        Some("table" | "column") => Format::Table,
+        Some("csv") => Format::Csv,
+        Some(other) => return Err(format!("unknown format '{other}' (table or csv)")),
+        None if output.is_some() => Format::Csv,
+        None => Format::Table,
+    };
+    let range = args.value("range").map(parse_range).transpose()?;
+    Ok(Options {
+        file,
+        reports,
+        format,
+        output,
+        range,
+    })
+}
+
+fn render(table: &Table, format: Format) -> String {
+    match format {
+        Format::Csv => table.to_csv(),
+        Format::Table => table.to_text(),
+    }
+}
+
+/// Writes beside `path` first and renames, so a failed save leaves no half file.
+fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let mut temp_name = path.as_os_str().to_owned();
+    temp_name.push(format!(".tmp{}", std::process::id()));
+    let temp = PathBuf::from(temp_name);
+    let written = std::fs::File::create(&temp).and_then(|mut file| {
+        file.write_all(contents.as_bytes())?;
+        file.sync_all()
+    });
+    match written.and_then(|()| std::fs::rename(&temp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            Err(e)
+        }
+    }
+}
+
+pub fn main(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let options = match parse_options(args) {
+        Ok(options) => options,
+        Err(message) => return usage_error(&message, USAGE),
+    };
+    let trace = match load_or_report(&options.file) {
+        Ok(trace) => trace,
+        Err(code) => return code,
+    };
+    let mut stdout = std::io::stdout().lock();
+    for (i, &report) in options.reports.iter().enumerate() {
+        let table = compute(&trace, report, options.range);
+        let text = render(&table, options.format);
+        if let Some(prefix) = &options.output {
+            let extension = match options.format {
+                Format::Csv => "csv",
+                Format::Table => "txt",
+            };
+            let path = PathBuf::from(format!("{prefix}_{}.{extension}", report.name()));
+            if let Err(e) = write_atomically(&path, &text) {
+                eprintln!("sightline: cannot write {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+            continue;
+        }
+        let printed = match options.format {
+            Format::Csv => {
+                let separator = if i > 0 && !text.is_empty() { "\n" } else { "" };
+                write!(stdout, "{separator}{text}")
+            }
+            Format::Table => {
+                let body = if table.rows.is_empty() {
+                    "(no data)\n".to_string()
+                } else {
+                    text
+                };
+                write!(
+                    stdout,
+                    "\n ** {} ({}):\n\n{body}",
+                    report.title(),
+                    report.name()
+                )
+            }
+        };
+        // A closed pipe (e.g. `| head`) is not worth a panic or an error message.
+        if printed.is_err() {
+            return ExitCode::FAILURE;
+        }
+    }
+    if stdout.flush().is_err() {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_options_and_defaults() {
+        let o = parse_options(&args(&["f.sqlite", "--report", "nvtx_sum,osrt_sum"])).unwrap();
+        assert_eq!(o.reports, vec![Report::NvtxSum, Report::OsrtSum]);
+        assert_eq!(o.format, Format::Table);
+        let o = parse_options(&args(&["f.sqlite", "--output", "x", "--range=5:9"])).unwrap();
+        assert_eq!(o.reports.len(), 8);
+        assert_eq!(o.format, Format::Csv);
+        assert_eq!(o.range, Some(TimeRange { start: 5, end: 9 }));
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        for bad in [
+            &["f", "--report", "nope"][..],
+            &["f", "--range", "9:5"],
+            &["f", "--range", "5:5"],
+            &["f", "--range", "abc"],
+            &["f", "--range", "1:x"],
+            &["f", "--format", "xml"],
+            &["f", "--frobnicate", "1"],
+            &["f", "g"],
+            &[],
+            &["f", "--report"],
+        ] {
+            assert!(parse_options(&args(bad)).is_err(), "{bad:?} accepted");
+        }
+    }
 }

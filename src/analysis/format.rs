@@ -1,0 +1,204 @@
+//! Number and table formatting, exactly as `nsys stats` prints.
+
+use super::stats::{Cell, Table};
+
+/// SQLite `round(x, 1)` printed with one decimal: the exact binary value rounded,
+/// ties away from zero. Rust's `{:.1}` is correctly rounded but ties to even, and
+/// a tie at one decimal is a double of the form `k.25` / `k.75` (`x * 4` odd).
+pub(crate) fn round1_text(x: f64) -> String {
+    if !x.is_finite() {
+        return String::new();
+    }
+    // `+ 0.0` turns -0.0 into 0.0, as SQLite prints it.
+    let x = x + 0.0;
+    let quarters = x * 4.0;
+    // Beyond 2^52 a double has no fraction, so no tie; below it `quarters` is exact.
+    let is_tie =
+        x.abs() < (1u64 << 52) as f64 && quarters.fract() == 0.0 && (quarters as i64) % 2 != 0;
+    if !is_tie {
+        return format!("{x:.1}");
+    }
+    // k.25 and k.75 print exactly with two decimals; away from zero gives k.3 / k.8.
+    let mut text = format!("{x:.2}");
+    let rounded = if text.ends_with("25") { '3' } else { '8' };
+    text.truncate(text.len() - 2);
+    text.push(rounded);
+    text
+}
+
+/// The value `round1_text` prints, as a number (what SQLite's `round` returns),
+/// for sorting by rounded values as nsys does.
+pub(crate) fn round1_value(x: f64) -> f64 {
+    round1_text(x).parse().unwrap_or(f64::NAN)
+}
+
+/// Bytes as nsys's `:mem_B` columns print them: decimal megabytes, 3 decimals.
+pub(crate) fn megabytes_text(bytes: f64) -> String {
+    if !bytes.is_finite() {
+        return String::new();
+    }
+    format!("{:.3}", bytes / 1e6 + 0.0)
+}
+
+/// A CSV field, quoted only when it must be (Python's `csv.QUOTE_MINIMAL`).
+fn push_csv_field(out: &mut String, field: &str) {
+    if field.contains([',', '"', '\n', '\r']) {
+        out.push('"');
+        out.push_str(&field.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(field);
+    }
+}
+
+fn push_csv_line<'a>(out: &mut String, fields: impl Iterator<Item = &'a str>) {
+    for (i, field) in fields.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_csv_field(out, field);
+    }
+    out.push('\n');
+}
+
+pub(crate) fn to_csv(table: &Table) -> String {
+    // nsys writes the header together with the first row: no rows, no output.
+    if table.rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::new();
+    push_csv_line(&mut out, table.columns.iter().map(String::as_str));
+    for row in &table.rows {
+        let texts: Vec<String> = row.iter().map(Cell::to_string).collect();
+        push_csv_line(&mut out, texts.iter().map(String::as_str));
+    }
+    out
+}
+
+/// Inserts thousands separators into the integer part of a plain number.
+fn with_separators(text: &str) -> String {
+    let (sign, rest) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text),
+    };
+    let (int_part, fraction) = match rest.find('.') {
+        Some(dot) => rest.split_at(dot),
+        None => (rest, ""),
+    };
+    let mut out = String::with_capacity(text.len() + int_part.len() / 3);
+    out.push_str(sign);
+    for (i, digit) in int_part.chars().enumerate() {
+        if i > 0 && (int_part.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out.push_str(fraction);
+    out
+}
+
+/// An aligned table like `nsys stats`'s default (column) output: numbers right
+/// aligned with thousands separators, text left aligned, a dashed rule under
+/// the header.
+pub(crate) fn to_text(table: &Table) -> String {
+    let cells: Vec<Vec<String>> = table
+        .rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|cell| match cell {
+                    Cell::Text(_) | Cell::Empty => cell.to_string(),
+                    _ => with_separators(&cell.to_string()),
+                })
+                .collect()
+        })
+        .collect();
+    let numeric: Vec<bool> = (0..table.columns.len())
+        .map(|c| {
+            table
+                .rows
+                .iter()
+                .all(|row| !matches!(row.get(c), Some(Cell::Text(_))))
+        })
+        .collect();
+    let widths: Vec<usize> = table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(c, name)| {
+            cells
+                .iter()
+                .filter_map(|row| row.get(c))
+                .map(|s| s.chars().count())
+                .chain([name.chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    let mut line = |fields: &mut dyn Iterator<Item = (usize, &str)>| {
+        let mut text = String::new();
+        for (c, field) in fields {
+            let pad = widths[c].saturating_sub(field.chars().count());
+            text.push(' ');
+            let last = c + 1 == widths.len();
+            if numeric[c] {
+                text.extend(std::iter::repeat_n(' ', pad));
+                text.push_str(field);
+            } else {
+                text.push_str(field);
+                if !last {
+                    text.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            if !last {
+                text.push(' ');
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(&mut table.columns.iter().map(String::as_str).enumerate());
+    let rules: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+    line(&mut rules.iter().map(String::as_str).enumerate());
+    for row in &cells {
+        line(&mut row.iter().map(String::as_str).enumerate());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_exact_ties_away_from_zero() {
+        assert_eq!(round1_text(21708.25), "21708.3");
+        assert_eq!(round1_text(493.75), "493.8");
+        assert_eq!(round1_text(-2.25), "-2.3");
+        assert_eq!(round1_text(0.05), "0.1"); // 0.05 is slightly above .05 in binary
+        assert_eq!(round1_text(0.15), "0.1"); // and 0.15 slightly below
+        assert_eq!(round1_text(452273.0), "452273.0");
+        assert_eq!(round1_text(-0.0), "0.0");
+        assert_eq!(round1_text(1e300), format!("{:.1}", 1e300));
+        assert_eq!(round1_text(f64::NAN), "");
+        assert_eq!(round1_value(2.25), 2.3);
+    }
+
+    #[test]
+    fn megabytes_are_decimal() {
+        assert_eq!(megabytes_text(4194304.0), "4.194");
+        assert_eq!(megabytes_text(0.0), "0.000");
+        assert_eq!(megabytes_text(25356.0), "0.025");
+    }
+
+    #[test]
+    fn separators_and_quoting() {
+        assert_eq!(with_separators("1234567.5"), "1,234,567.5");
+        assert_eq!(with_separators("-123"), "-123");
+        assert_eq!(with_separators("1234"), "1,234");
+        let mut out = String::new();
+        push_csv_line(&mut out, ["a,b", "say \"hi\"", "plain"].into_iter());
+        assert_eq!(out, "\"a,b\",\"say \"\"hi\"\"\",plain\n");
+    }
+}

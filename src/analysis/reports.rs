@@ -1,0 +1,576 @@
+//! The eight reports. Each walks the tracks that hold its events, binary-searched
+//! to the time range, groups durations (or bytes) per name, and lays the groups
+//! out in nsys's columns and order. The rules they follow, and how each was
+//! checked against nsys, are in `notes/stats-spec.md` (section numbers below).
+//!
+//! Ties on the sort key come out in ascending group-key order, as SQLite's stable
+//! sorter gives them. Where nsys's key is a `StringIds` id, `StrId` order is the
+//! same order: the loader interns `StringIds` first, in id order.
+
+use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::format::round1_value;
+use super::group::{Collector, Summary, UNUSED, collect, one_group_per_key};
+use super::stats::{Cell, Table, TimeRange};
+use crate::model::{GpuOpKind, Span, SpanColumns, StrId, Trace};
+
+/// nsys's event class of an ordinary OS runtime call, the only one osrt_sum counts.
+const OSRT_CALL_CLASS: u8 = 27;
+
+/// The rows of `track` that belong to `range` (all of them without a range).
+fn events_in(spans: &SpanColumns, track: &Span, range: Option<TimeRange>) -> Range<usize> {
+    let span = match range {
+        Some(r) => spans.starting_in(track, r.start, r.end),
+        None => track.clone(),
+    };
+    span.start as usize..span.end as usize
+}
+
+fn duration(spans: &SpanColumns, i: usize) -> i64 {
+    spans.end[i].saturating_sub(spans.start[i])
+}
+
+/// Drops a `_vNNNN` API version suffix the way nsys's SQL does (§0.4): when the
+/// 6th and 5th characters from the end are `_v`, the last 6 characters go.
+pub(crate) fn strip_version_suffix(name: &str) -> &str {
+    let mut from_end = name.char_indices().rev();
+    if let Some((at, '_')) = from_end.nth(5)
+        && name[at + 1..].starts_with('v')
+    {
+        return &name[..at];
+    }
+    name
+}
+
+fn int(value: i128) -> Cell {
+    Cell::Int(value.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+}
+
+fn text(value: &str) -> Cell {
+    Cell::Text(value.to_string())
+}
+
+/// `round(total * 100.0 / grand, 1)`; SQL gives NULL when dividing by zero.
+fn percent(total: i128, grand: i128) -> Cell {
+    if grand == 0 {
+        Cell::Empty
+    } else {
+        Cell::Round1(total as f64 * 100.0 / grand as f64)
+    }
+}
+
+/// The eight duration columns most reports start with.
+fn duration_columns(count: &str, names: &[&str]) -> Vec<String> {
+    let mut columns: Vec<String> = [
+        "Time (%)",
+        "Total Time (ns)",
+        count,
+        "Avg (ns)",
+        "Med (ns)",
+        "Min (ns)",
+        "Max (ns)",
+        "StdDev (ns)",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    columns.extend(names.iter().map(|s| s.to_string()));
+    columns
+}
+
+fn duration_cells(s: &Summary, grand: i128) -> Vec<Cell> {
+    vec![
+        percent(s.total, grand),
+        int(s.total),
+        int(s.count as i128),
+        Cell::Round1(s.avg),
+        Cell::Round1(s.median),
+        Cell::Int(s.min),
+        Cell::Int(s.max),
+        Cell::Round1(s.stddev),
+    ]
+}
+
+/// Groups by raw key, one group per used key: `(key, summary)` in key order.
+fn summarize_by_key(raw_keys: usize, walk: impl Fn(&mut Collector)) -> Vec<(u32, Summary)> {
+    let mut keys = Vec::new();
+    let mut grouped = collect(raw_keys, walk, |counts| {
+        let (merge, used) = one_group_per_key(counts);
+        keys = used;
+        merge
+    });
+    (0..grouped.len())
+        .filter_map(|g| Summary::of(grouped.group_mut(g)).map(|s| (keys[g], s)))
+        .collect()
+}
+
+/// The usual report shape: duration columns, then `names`, groups ordered by
+/// Total descending. `groups` come in tie order (the sort is stable).
+fn duration_table<K>(
+    mut groups: Vec<(K, Summary)>,
+    count: &str,
+    names: &[&str],
+    name_cells: impl Fn(&K) -> Vec<Cell>,
+) -> Table {
+    let grand: i128 = groups.iter().map(|(_, s)| s.total).sum();
+    groups.sort_by_key(|g| Reverse(g.1.total));
+    Table {
+        columns: duration_columns(count, names),
+        rows: groups
+            .iter()
+            .map(|(key, s)| {
+                let mut row = duration_cells(s, grand);
+                row.extend(name_cells(key));
+                row
+            })
+            .collect(),
+    }
+}
+
+/// §1. Every CUDA runtime/driver API call, grouped by name id (stripped after
+/// grouping); ties by name id.
+pub(crate) fn cuda_api_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    let spans = &trace.cuda_api.spans;
+    let groups = summarize_by_key(trace.strings.len(), |c| {
+        for thread in &trace.threads {
+            for i in events_in(spans, &thread.cuda_api.events, range) {
+                c.push(spans.name[i].0, duration(spans, i));
+            }
+        }
+    });
+    duration_table(groups, "Num Calls", &["Name"], |&key| {
+        vec![text(strip_version_suffix(trace.name(StrId(key))))]
+    })
+}
+
+/// §2. Kernels by (demangled) name; ordered by Total desc, Instances asc, Name asc.
+pub(crate) fn cuda_gpu_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    let spans = &trace.kernels.spans;
+    let mut groups = summarize_by_key(trace.strings.len(), |c| {
+        for stream in &trace.streams {
+            for i in events_in(spans, &stream.kernels.events, range) {
+                c.push(spans.name[i].0, duration(spans, i));
+            }
+        }
+    });
+    groups.sort_by(|a, b| {
+        (b.1.total.cmp(&a.1.total))
+            .then(a.1.count.cmp(&b.1.count))
+            .then_with(|| trace.name(StrId(a.0)).cmp(trace.name(StrId(b.0))))
+    });
+    duration_table(groups, "Instances", &["Name"], |&key| {
+        vec![text(trace.name(StrId(key)))]
+    })
+}
+
+/// Memory copies and sets by operation label, with `value` per operation.
+fn memops_by_name(
+    trace: &Trace,
+    range: Option<TimeRange>,
+    memcpy_value: impl Fn(usize) -> i64,
+    memset_value: impl Fn(usize) -> i64,
+) -> Vec<(u32, Summary)> {
+    let copies = &trace.memcpys.spans;
+    let sets = &trace.memsets.spans;
+    let mut groups = summarize_by_key(trace.strings.len(), |c| {
+        for stream in &trace.streams {
+            for i in events_in(copies, &stream.memcpys.events, range) {
+                c.push(copies.name[i].0, memcpy_value(i));
+            }
+            for i in events_in(sets, &stream.memsets.events, range) {
+                c.push(sets.name[i].0, memset_value(i));
+            }
+        }
+    });
+    // Ties on Total keep the name order.
+    groups.sort_by(|a, b| trace.name(StrId(a.0)).cmp(trace.name(StrId(b.0))));
+    groups
+}
+
+/// §3. Memory operations by time.
+pub(crate) fn cuda_gpu_mem_time_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    let groups = memops_by_name(
+        trace,
+        range,
+        |i| duration(&trace.memcpys.spans, i),
+        |i| duration(&trace.memsets.spans, i),
+    );
+    duration_table(groups, "Count", &["Operation"], |&key| {
+        vec![text(trace.name(StrId(key)))]
+    })
+}
+
+fn bytes_value(bytes: Option<&u64>) -> i64 {
+    bytes.map_or(0, |&b| b.min(i64::MAX as u64) as i64)
+}
+
+/// §4. Memory operations by size: byte statistics in decimal megabytes.
+pub(crate) fn cuda_gpu_mem_size_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    let mut groups = memops_by_name(
+        trace,
+        range,
+        |i| bytes_value(trace.memcpys.bytes.get(i)),
+        |i| bytes_value(trace.memsets.bytes.get(i)),
+    );
+    groups.sort_by_key(|g| Reverse(g.1.total));
+    let columns = [
+        "Total (MB)",
+        "Count",
+        "Avg (MB)",
+        "Med (MB)",
+        "Min (MB)",
+        "Max (MB)",
+        "StdDev (MB)",
+        "Operation",
+    ];
+    Table {
+        columns: columns.iter().map(|s| s.to_string()).collect(),
+        rows: groups
+            .iter()
+            .map(|(key, s)| {
+                vec![
+                    Cell::Megabytes(s.total as f64),
+                    int(s.count as i128),
+                    Cell::Megabytes(s.avg),
+                    Cell::Megabytes(s.median),
+                    Cell::Megabytes(s.min as f64),
+                    Cell::Megabytes(s.max as f64),
+                    Cell::Megabytes(s.stddev),
+                    text(trace.name(StrId(*key))),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// §5. NVTX push/pop and start/end ranges (not marks) by `domain:message` and
+/// style. Each domain is grouped on its own (raw key = message id × style), then
+/// groups whose tag text is equal merge, as nsys groups by the text.
+pub(crate) fn nvtx_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    let spans = &trace.nvtx.spans;
+    let kinds = &trace.nvtx.kind;
+    let mut domains: Vec<&str> = Vec::new();
+    for thread in &trace.threads {
+        for track in &thread.nvtx {
+            if !domains.contains(&track.domain.as_str()) {
+                domains.push(&track.domain);
+            }
+        }
+    }
+    // (tag, style) → the value slices of every domain group with that tag.
+    let mut tags: HashMap<(String, u8), Vec<i64>> = HashMap::new();
+    for &domain in &domains {
+        let mut keys = Vec::new();
+        let mut grouped = collect(
+            trace.strings.len() * 2,
+            |c| {
+                for thread in &trace.threads {
+                    for track in thread.nvtx.iter().filter(|t| t.domain == domain) {
+                        for i in events_in(spans, &track.track.events, range) {
+                            let style = match kinds.get(i) {
+                                Some(crate::model::NvtxKind::PushPop) => 0,
+                                Some(crate::model::NvtxKind::StartEnd) => 1,
+                                _ => continue,
+                            };
+                            c.push(spans.name[i].0 * 2 + style, duration(spans, i));
+                        }
+                    }
+                }
+            },
+            |counts| {
+                let (merge, used) = one_group_per_key(counts);
+                keys = used;
+                merge
+            },
+        );
+        for (g, &key) in keys.iter().enumerate() {
+            let message = trace.name(StrId(key / 2));
+            let values = tags
+                .entry((format!("{domain}:{message}"), (key % 2) as u8))
+                .or_default();
+            values.extend_from_slice(grouped.group_mut(g));
+        }
+    }
+    let mut groups: Vec<((String, u8), Summary)> = tags
+        .into_iter()
+        .filter_map(|(tag, mut values)| Summary::of(&mut values).map(|s| (tag, s)))
+        .collect();
+    // Ties on Total: tag, then style ("PushPop" < "StartEnd"), byte order.
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    duration_table(groups, "Instances", &["Style", "Range"], |(tag, style)| {
+        let style = if *style == 0 { "PushPop" } else { "StartEnd" };
+        vec![text(style), text(tag)]
+    })
+}
+
+/// §6. OS runtime calls of class 27 by name id; names unstripped.
+pub(crate) fn osrt_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    let spans = &trace.osrt.spans;
+    let classes = &trace.osrt.event_class;
+    let groups = summarize_by_key(trace.strings.len(), |c| {
+        for thread in &trace.threads {
+            for i in events_in(spans, &thread.osrt.events, range) {
+                if classes.get(i) == Some(&OSRT_CALL_CLASS) {
+                    c.push(spans.name[i].0, duration(spans, i));
+                }
+            }
+        }
+    });
+    duration_table(groups, "Num Calls", &["Name"], |&key| {
+        vec![text(trace.name(StrId(key)))]
+    })
+}
+
+/// §7. API calls, kernels and memory operations together, by name text (API
+/// names stripped first). Raw keys: `[0, n)` API name ids, `[n, 2n)` kernel
+/// name ids, `[2n, 3n)` memory operation name ids; the category of a merged
+/// group is that of its first raw key, so an API name wins, as in nsys's order.
+pub(crate) fn cuda_api_gpu_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    const CATEGORIES: [&str; 3] = ["CUDA_API", "CUDA_KERNEL", "MEMORY_OPER"];
+    let n = trace.strings.len() as u32;
+    let api = &trace.cuda_api.spans;
+    let kernels = &trace.kernels.spans;
+    let copies = &trace.memcpys.spans;
+    let sets = &trace.memsets.spans;
+    let mut group_names: Vec<(&str, &str)> = Vec::new();
+    let mut grouped = collect(
+        n as usize * 3,
+        |c| {
+            for thread in &trace.threads {
+                for i in events_in(api, &thread.cuda_api.events, range) {
+                    c.push(api.name[i].0, duration(api, i));
+                }
+            }
+            for stream in &trace.streams {
+                for i in events_in(kernels, &stream.kernels.events, range) {
+                    c.push(n + kernels.name[i].0, duration(kernels, i));
+                }
+                for i in events_in(copies, &stream.memcpys.events, range) {
+                    c.push(2 * n + copies.name[i].0, duration(copies, i));
+                }
+                for i in events_in(sets, &stream.memsets.events, range) {
+                    c.push(2 * n + sets.name[i].0, duration(sets, i));
+                }
+            }
+        },
+        |counts| {
+            let mut group_of = vec![UNUSED; counts.len()];
+            let mut by_name: HashMap<&str, u32> = HashMap::new();
+            for (raw, _) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+                let (part, id) = (raw / n as usize, StrId(raw as u32 % n));
+                let name = if part == 0 {
+                    strip_version_suffix(trace.name(id))
+                } else {
+                    trace.name(id)
+                };
+                group_of[raw] = *by_name.entry(name).or_insert_with(|| {
+                    group_names.push((name, CATEGORIES[part.min(2)]));
+                    group_names.len() as u32 - 1
+                });
+            }
+            (group_of, group_names.len())
+        },
+    );
+    let mut groups: Vec<((&str, &str), Summary)> = (0..grouped.len())
+        .filter_map(|g| Summary::of(grouped.group_mut(g)).map(|s| (group_names[g], s)))
+        .collect();
+    groups.sort_by(|a, b| a.0.0.cmp(b.0.0));
+    duration_table(
+        groups,
+        "Instances",
+        &["Category", "Operation"],
+        |(name, category)| vec![text(category), text(name)],
+    )
+}
+
+/// One launch: a kernel and the API call that launched it.
+struct Launch {
+    group: u32,
+    total: i64,
+    api: i64,
+    queue: Option<i64>,
+    kernel: i64,
+}
+
+/// (pid, tid, device, API name, kernel name): a kern_exec group before the API
+/// name is stripped.
+type LaunchKey = (u32, u32, u32, StrId, StrId);
+
+/// §8. Kernels paired with their launching API call (same process, same
+/// correlation id), grouped by (PID, TID, device, stripped API name, kernel
+/// name). A pair belongs to a range when its API call starts in it.
+pub(crate) fn cuda_kern_exec_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    let api = &trace.cuda_api.spans;
+    let kernels = &trace.kernels.spans;
+    // Which device ran kernel row i: the stream whose kernel track holds i.
+    let mut device_of_rows: Vec<(u32, u32, u32)> = trace
+        .streams
+        .iter()
+        .filter(|s| !s.kernels.is_empty())
+        .map(|s| (s.kernels.events.start, s.kernels.events.end, s.device_id))
+        .collect();
+    device_of_rows.sort_unstable();
+    let device_of = |row: u32| -> u32 {
+        let at = device_of_rows.partition_point(|&(start, _, _)| start <= row);
+        match at.checked_sub(1).map(|i| device_of_rows[i]) {
+            Some((_, end, device)) if row < end => device,
+            _ => 0,
+        }
+    };
+
+    let mut raw_groups: HashMap<LaunchKey, u32> = HashMap::new();
+    let mut raw_keys: Vec<LaunchKey> = Vec::new();
+    let mut launches: Vec<Launch> = Vec::new();
+    for thread in &trace.threads {
+        for call in events_in(api, &thread.cuda_api.events, range) {
+            let Some(&correlation) = trace.cuda_api.correlation.get(call) else {
+                continue;
+            };
+            let (call_start, call_end) = (api.start[call], api.end[call]);
+            for op in trace.correlation.gpu_ops(thread.pid, correlation) {
+                if op.kind != GpuOpKind::Kernel || op.index as usize >= kernels.len() {
+                    continue;
+                }
+                let k = op.index as usize;
+                let (kernel_start, kernel_end) = (kernels.start[k], kernels.end[k]);
+                let key = (
+                    thread.pid,
+                    thread.tid,
+                    device_of(op.index),
+                    api.name[call],
+                    kernels.name[k],
+                );
+                let group = *raw_groups.entry(key).or_insert_with(|| {
+                    raw_keys.push(key);
+                    raw_keys.len() as u32 - 1
+                });
+                let queue = kernel_start.saturating_sub(call_end);
+                launches.push(Launch {
+                    group,
+                    total: call_end.max(kernel_end).saturating_sub(call_start),
+                    api: call_end.saturating_sub(call_start),
+                    queue: (queue >= 0).then_some(queue),
+                    kernel: kernel_end.saturating_sub(kernel_start),
+                });
+            }
+        }
+    }
+
+    // Merge raw groups whose API names strip to the same text.
+    type GroupKey<'a> = (u32, u32, u32, &'a str, &'a str);
+    let mut final_of_text: HashMap<GroupKey, u32> = HashMap::new();
+    let mut final_keys: Vec<GroupKey> = Vec::new();
+    let final_of_raw: Vec<u32> = raw_keys
+        .iter()
+        .map(|&(pid, tid, device, api_name, kernel_name)| {
+            let key = (
+                pid,
+                tid,
+                device,
+                strip_version_suffix(trace.name(api_name)),
+                trace.name(kernel_name),
+            );
+            *final_of_text.entry(key).or_insert_with(|| {
+                final_keys.push(key);
+                final_keys.len() as u32 - 1
+            })
+        })
+        .collect();
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); final_keys.len()];
+    for (i, launch) in launches.iter().enumerate() {
+        members[final_of_raw[launch.group as usize] as usize].push(i as u32);
+    }
+
+    let (mut totals, mut apis, mut queues, mut kernel_times) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut rows: Vec<(f64, GroupKey, Vec<Cell>)> = Vec::new();
+    for (key, launch_ids) in final_keys.iter().zip(&members) {
+        totals.clear();
+        apis.clear();
+        queues.clear();
+        kernel_times.clear();
+        for &i in launch_ids {
+            let launch = &launches[i as usize];
+            totals.push(launch.total);
+            apis.push(launch.api);
+            queues.extend(launch.queue);
+            kernel_times.push(launch.kernel);
+        }
+        let Some(total) = Summary::of(&mut totals) else {
+            continue;
+        };
+        let mut row = vec![
+            Cell::Int(key.0 as i64),
+            Cell::Int(key.1 as i64),
+            Cell::Int(key.2 as i64),
+            int(total.count as i128),
+            Cell::Int(queues.len() as i64),
+        ];
+        for values in [&mut totals, &mut apis, &mut queues, &mut kernel_times] {
+            match Summary::of(values) {
+                Some(s) => row.extend([
+                    Cell::Round1(s.avg),
+                    Cell::Round1(s.median),
+                    Cell::Int(s.min),
+                    Cell::Int(s.max),
+                    Cell::Round1(s.stddev),
+                ]),
+                // No queued launch: NULL statistics, but nsys's stddev gives 0.0.
+                None => row.extend([
+                    Cell::Empty,
+                    Cell::Empty,
+                    Cell::Empty,
+                    Cell::Empty,
+                    Cell::Round1(0.0),
+                ]),
+            }
+        }
+        row.extend([text(key.3), text(key.4)]);
+        rows.push((round1_value(total.avg), *key, row));
+    }
+    // nsys orders by the rounded TAvg; ties keep the group key order.
+    rows.sort_by(|a, b| a.1.cmp(&b.1));
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+
+    let mut columns: Vec<String> = ["PID", "TID", "DevId", "Count", "QCount"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for prefix in ["T", "A", "Q", "K"] {
+        for stat in ["Avg", "Med", "Min", "Max", "StdDev"] {
+            columns.push(format!("{prefix}{stat} (ns)"));
+        }
+    }
+    columns.extend(["API Name".to_string(), "Kernel Name".to_string()]);
+    Table {
+        columns,
+        rows: rows.into_iter().map(|(_, _, row)| row).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_only_four_character_suffixes() {
+        assert_eq!(
+            strip_version_suffix("cudaLaunchKernel_v7000"),
+            "cudaLaunchKernel"
+        );
+        assert_eq!(
+            strip_version_suffix("cudaLaunchKernelExC_v11060"),
+            "cudaLaunchKernelExC_v11060"
+        );
+        assert_eq!(
+            strip_version_suffix("cuGetProcAddress_v2"),
+            "cuGetProcAddress_v2"
+        );
+        assert_eq!(strip_version_suffix("_vabcd"), "");
+        assert_eq!(strip_version_suffix("_vab"), "_vab");
+        assert_eq!(strip_version_suffix("é_vé234"), "é");
+        assert_eq!(strip_version_suffix(""), "");
+    }
+}

@@ -1,0 +1,88 @@
+//! Every report on every fixture against the CSV nsys 2025.3 wrote for it.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use sightline::analysis::{Report, compute};
+use sightline::model::Trace;
+
+fn load(path: &Path) -> Trace {
+    sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+}
+
+/// Compares line by line, reporting every differing line (up to a limit).
+fn diff(expected: &str, actual: &str) -> Option<String> {
+    if expected == actual {
+        return None;
+    }
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let mut out = format!("{} expected lines, {} actual lines\n", e.len(), a.len());
+    let mut shown = 0;
+    for i in 0..e.len().max(a.len()) {
+        let (el, al) = (e.get(i).copied(), a.get(i).copied());
+        if el != al && shown < 8 {
+            shown += 1;
+            out += &format!(
+                "line {}:\n  nsys:      {}\n  sightline: {}\n",
+                i + 1,
+                el.unwrap_or("<none>"),
+                al.unwrap_or("<none>")
+            );
+        }
+    }
+    if shown == 0 {
+        out += "lines equal; line endings or final newline differ\n";
+    }
+    Some(out)
+}
+
+/// Checks all 8 reports of `fixture` (a `NAME.sqlite` beside `stats/NAME_REPORT.csv`).
+fn check_fixture(dir: &Path, fixture: &str) -> Vec<String> {
+    let trace = load(&dir.join(format!("{fixture}.sqlite")));
+    let mut failures = Vec::new();
+    for report in Report::ALL {
+        let csv_path: PathBuf = dir
+            .join("stats")
+            .join(format!("{fixture}_{}.csv", report.name()));
+        let expected = std::fs::read_to_string(&csv_path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", csv_path.display()));
+        let actual = compute(&trace, report, None).to_csv();
+        if let Some(d) = diff(&expected, &actual) {
+            failures.push(format!("{fixture} {}: {d}", report.name()));
+        }
+    }
+    failures
+}
+
+fn bundled() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn assert_all_match(dir: &Path, fixtures: &[&str]) {
+    let failures: Vec<String> = fixtures
+        .iter()
+        .flat_map(|f| check_fixture(dir, f))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} report(s) differ from nsys:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn bundled_fixtures_match_nsys() {
+    assert_all_match(&bundled(), &["sync_timing", "streams", "torch_work"]);
+}
+
+/// The larger fixtures live outside the repository; skipped when absent.
+#[test]
+fn shared_fixtures_match_nsys() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/nsys-2025.3");
+    if !dir.join("stats").is_dir() {
+        return;
+    }
+    assert_all_match(&dir, &["many_kernels", "torch_metrics"]);
+}

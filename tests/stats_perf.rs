@@ -1,0 +1,104 @@
+//! Timing of the stats engine on a 10-million-kernel trace built in memory.
+//! Ignored by default; run with
+//! `cargo test --release --test stats_perf -- --ignored --nocapture`.
+
+use std::time::Instant;
+
+use sightline::analysis::{Report, TimeRange, compute};
+use sightline::model::{Stream, Strings, Trace, Track};
+
+const KERNELS: usize = 10_000_000;
+const STREAMS: usize = 32;
+const NAMES: usize = 500;
+
+fn synthetic_trace() -> Trace {
+    let mut trace = Trace {
+        strings: Strings::new(),
+        ..Trace::default()
+    };
+    let names: Vec<_> = (0..NAMES)
+        .map(|i| trace.strings.intern(&format!("kernel_{i}(float *, int)")))
+        .collect();
+    let per_stream = KERNELS / STREAMS;
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut random = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let spans = &mut trace.kernels.spans;
+    for s in 0..STREAMS {
+        let first = spans.start.len() as u32;
+        let mut t = 1_000_000i64;
+        let mut longest = 0;
+        for _ in 0..per_stream {
+            let r = random();
+            let duration = 1_000 + (r % 50_000) as i64;
+            spans.start.push(t);
+            spans.end.push(t + duration);
+            // Skewed names: a few hot kernels, a long tail.
+            let pick = ((r >> 20) % NAMES as u64) as usize;
+            spans
+                .name
+                .push(names[if r & 1 == 0 { pick % 8 } else { pick }]);
+            t += duration + (r >> 40) as i64 % 2_000;
+            longest = longest.max(duration);
+        }
+        let end = spans.start.len() as u32;
+        trace.streams.push(Stream {
+            stream_id: s as u32,
+            kernels: Track {
+                events: first..end,
+                max_duration: longest,
+                depth: 1,
+            },
+            ..Stream::default()
+        });
+    }
+    let last = spans.end.iter().copied().max().unwrap_or(0);
+    trace.info.time_range = (1_000_000, last);
+    trace
+}
+
+fn best_of(runs: usize, mut f: impl FnMut() -> usize) -> (f64, usize) {
+    let mut best = f64::MAX;
+    let mut rows = 0;
+    for _ in 0..runs {
+        let start = Instant::now();
+        rows = f();
+        best = best.min(start.elapsed().as_secs_f64() * 1e3);
+    }
+    (best, rows)
+}
+
+#[test]
+#[ignore]
+fn kern_sum_on_ten_million_kernels() {
+    let trace = synthetic_trace();
+    let (first, last) = trace.info.time_range;
+    let (full_ms, rows) = best_of(5, || {
+        compute(&trace, Report::CudaGpuKernSum, None).rows.len()
+    });
+    println!("cuda_gpu_kern_sum, all {KERNELS} kernels: {full_ms:.1} ms ({rows} rows)");
+    let width = (last - first) / 100;
+    let middle = first + (last - first) / 2;
+    let range = TimeRange {
+        start: middle,
+        end: middle + width,
+    };
+    let (part_ms, rows) = best_of(5, || {
+        compute(&trace, Report::CudaGpuKernSum, Some(range))
+            .rows
+            .len()
+    });
+    println!("cuda_gpu_kern_sum, 1% range: {part_ms:.2} ms ({rows} rows)");
+    for report in [
+        Report::CudaGpuMemTimeSum,
+        Report::CudaApiGpuSum,
+        Report::CudaKernExecSum,
+    ] {
+        let (ms, _) = best_of(3, || compute(&trace, report, None).rows.len());
+        println!("{}: {ms:.1} ms", report.name());
+    }
+}
