@@ -341,8 +341,10 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
             let end = opt_int(row, 1);
             last_ts = last_ts.max(start).max(end.unwrap_or(i64::MIN));
             let event_type = int(row, 2);
-            let message = match opt_int(row, 4) {
-                Some(id) => b.trace.strings.get(b.string(id)).to_string(),
+            // A registered string when its id resolves, else the inline text
+            // (as nsys stats does: coalesce(StringIds.value, text)).
+            let message = match opt_int(row, 4).and_then(|id| b.string_ids.get(id)) {
+                Some(id) => b.trace.strings.get(id).to_string(),
                 None => text(row, 3).unwrap_or_default(),
             };
             let global_tid = int(row, 5);
