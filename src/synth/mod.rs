@@ -284,15 +284,22 @@ impl<'t> ReportWriter<'t> {
         self.write_processes_threads(conn)?;
         self.write_devices_streams(conn)?;
         self.write_enum_labels(conn)?;
-        self.write_cuda_api(conn, tick)?;
-        self.write_osrt(conn, tick)?;
-        self.write_nvtx(conn, tick)?;
-        self.write_kernels(conn, tick)?;
-        self.write_memcpys(conn, tick)?;
-        self.write_memsets(conn, tick)?;
-        self.write_syncs(conn, tick)?;
-        self.write_cuda_events(conn, tick)?;
-        self.write_graph_nodes(conn, tick)?;
+        let tables: [fn(&Self, &Connection, &mut Ticker) -> Result<(), Failure>; 9] = [
+            Self::write_cuda_api,
+            Self::write_osrt,
+            Self::write_nvtx,
+            Self::write_kernels,
+            Self::write_memcpys,
+            Self::write_memsets,
+            Self::write_syncs,
+            Self::write_cuda_events,
+            Self::write_graph_nodes,
+        ];
+        for write_table in tables {
+            // Checked per table too, so a small report still stops promptly.
+            tick.check()?;
+            write_table(self, conn, tick)?;
+        }
         Ok(())
     }
 
@@ -806,10 +813,15 @@ impl Ticker<'_> {
     fn row(&mut self) -> Result<(), Failure> {
         self.done += 1;
         if self.done % TICK_ROWS == 0 {
-            if self.cancel.load(Ordering::Relaxed) {
-                return Err(Failure::Cancelled);
-            }
+            self.check()?;
             (self.progress)((self.done as f64 / self.total as f64).min(1.0) as f32);
+        }
+        Ok(())
+    }
+
+    fn check(&self) -> Result<(), Failure> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(Failure::Cancelled);
         }
         Ok(())
     }
