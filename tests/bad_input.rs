@@ -56,13 +56,28 @@ fn try_load(path: &Path) -> Result<Trace, LoadError> {
 /// and contains `phrase`; so do the commands.
 fn assert_rejected(path: &Path, problem: fn(&Problem) -> bool, phrase: &str) {
     let err = match try_load(path) {
-        Ok(t) => panic!("{}: loaded ({} events), expected an error", path.display(), t.event_count()),
+        Ok(t) => panic!(
+            "{}: loaded ({} events), expected an error",
+            path.display(),
+            t.event_count()
+        ),
         Err(e) => e,
     };
-    assert!(problem(&err.problem), "{}: unexpected problem {:?}", path.display(), err.problem);
+    assert!(
+        problem(&err.problem),
+        "{}: unexpected problem {:?}",
+        path.display(),
+        err.problem
+    );
     let message = err.to_string();
-    assert!(message.contains(&path.display().to_string()), "message does not name the file: {message}");
-    assert!(message.contains(phrase), "message `{message}` lacks `{phrase}`");
+    assert!(
+        message.contains(&path.display().to_string()),
+        "message does not name the file: {message}"
+    );
+    assert!(
+        message.contains(phrase),
+        "message `{message}` lacks `{phrase}`"
+    );
     assert_cli_rejects(path, phrase);
 }
 
@@ -87,14 +102,22 @@ fn run_cli(args: &[&str]) -> (Option<i32>, String) {
         }
     }
     let out = child.wait_with_output().expect("sightline output");
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Whether `sightline stats` is the real command (it is a scaffold until the
 /// stats engine is merged; then the stats half of these checks turns on).
 fn stats_command_built() -> bool {
     let fixture = fixture("sync_timing");
-    let (_, stderr) = run_cli(&["stats", fixture.to_str().unwrap(), "--report", "cuda_api_sum"]);
+    let (_, stderr) = run_cli(&[
+        "stats",
+        fixture.to_str().unwrap(),
+        "--report",
+        "cuda_api_sum",
+    ]);
     !stderr.contains("not built yet")
 }
 
@@ -108,13 +131,30 @@ fn assert_cli_rejects(path: &Path, phrase: &str) {
     }
     for args in commands {
         let (code, stderr) = run_cli(&args);
-        assert_eq!(code, Some(2), "sightline {args:?}: exit code; stderr: {stderr}");
-        assert!(!stderr.contains("panicked"), "sightline {args:?} panicked: {stderr}");
+        assert_eq!(
+            code,
+            Some(2),
+            "sightline {args:?}: exit code; stderr: {stderr}"
+        );
+        assert!(
+            !stderr.contains("panicked"),
+            "sightline {args:?} panicked: {stderr}"
+        );
         let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-        assert_eq!(lines.len(), 1, "sightline {args:?}: want one line, got: {stderr}");
+        assert_eq!(
+            lines.len(),
+            1,
+            "sightline {args:?}: want one line, got: {stderr}"
+        );
         assert!(lines[0].starts_with("sightline"), "{stderr}");
-        assert!(lines[0].contains(file), "sightline {args:?}: file not named: {stderr}");
-        assert!(lines[0].contains(phrase), "sightline {args:?}: `{phrase}` not said: {stderr}");
+        assert!(
+            lines[0].contains(file),
+            "sightline {args:?}: file not named: {stderr}"
+        );
+        assert!(
+            lines[0].contains(phrase),
+            "sightline {args:?}: `{phrase}` not said: {stderr}"
+        );
     }
 }
 
@@ -134,7 +174,11 @@ fn is_not_nsys(p: &Problem) -> bool {
 fn a_text_file_is_not_sqlite() {
     let dir = TempDir::new().unwrap();
     let path = dir.path().join("notes.sqlite");
-    std::fs::write(&path, "these are my profiling notes, not a report\n".repeat(100)).unwrap();
+    std::fs::write(
+        &path,
+        "these are my profiling notes, not a report\n".repeat(100),
+    )
+    .unwrap();
     assert_rejected(&path, is_not_sqlite, "not an SQLite file");
 }
 
@@ -169,7 +213,11 @@ fn a_directory_says_so() {
     let dir = TempDir::new().unwrap();
     let path = dir.path().join("report.sqlite");
     std::fs::create_dir(&path).unwrap();
-    assert_rejected(&path, |p| matches!(p, Problem::IsDirectory), "is a directory");
+    assert_rejected(
+        &path,
+        |p| matches!(p, Problem::IsDirectory),
+        "is a directory",
+    );
 }
 
 #[test]
@@ -211,8 +259,12 @@ fn overwrite(path: &Path, offset: u64, bytes: &[u8]) {
 
 fn root_page(path: &Path, table: &str) -> u64 {
     let conn = Connection::open(path).unwrap();
-    conn.query_row("SELECT rootpage FROM sqlite_master WHERE name = ?1", [table], |r| r.get::<_, i64>(0))
-        .unwrap() as u64
+    conn.query_row(
+        "SELECT rootpage FROM sqlite_master WHERE name = ?1",
+        [table],
+        |r| r.get::<_, i64>(0),
+    )
+    .unwrap() as u64
 }
 
 #[test]
@@ -232,7 +284,9 @@ fn garbage_in_the_middle_of_a_report_never_panics() {
     let dir = TempDir::new().unwrap();
     let path = copy_of(&dir, "streams");
     let len = std::fs::metadata(&path).unwrap().len();
-    let garbage: Vec<u8> = (0..16384u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let garbage: Vec<u8> = (0..16384u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     overwrite(&path, len / 2, &garbage);
     // Wherever the damage lands, the answer is a trace or a clear error.
     match try_load(&path) {
@@ -279,8 +333,8 @@ fn a_report_without_the_kernel_table_loads_without_kernels() {
     edit(&path, "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL;");
     let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(trace.kernels.spans.len(), 0);
-    assert!(trace.cuda_api.spans.len() > 0, "the rest still loads");
-    assert!(trace.memcpys.spans.len() > 0, "the rest still loads");
+    assert!(!trace.cuda_api.spans.is_empty(), "the rest still loads");
+    assert!(!trace.memcpys.spans.is_empty(), "the rest still loads");
 }
 
 #[test]
@@ -291,7 +345,10 @@ fn a_report_without_the_kernel_table_warns() {
     edit(&path, "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL;");
     let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
     assert!(
-        trace.warnings.iter().any(|w| w.contains("CUPTI_ACTIVITY_KIND_KERNEL")),
+        trace
+            .warnings
+            .iter()
+            .any(|w| w.contains("CUPTI_ACTIVITY_KIND_KERNEL")),
         "warnings: {:?}",
         trace.warnings
     );
@@ -301,10 +358,17 @@ fn a_report_without_the_kernel_table_warns() {
 fn a_kernel_table_without_a_required_column_warns() {
     let dir = TempDir::new().unwrap();
     let path = copy_of(&dir, "sync_timing");
-    edit(&path, "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN demangledName;");
+    edit(
+        &path,
+        "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN demangledName;",
+    );
     let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(trace.kernels.spans.len(), 0);
-    assert!(trace.warnings.iter().any(|w| w.contains("demangledName")), "{:?}", trace.warnings);
+    assert!(
+        trace.warnings.iter().any(|w| w.contains("demangledName")),
+        "{:?}",
+        trace.warnings
+    );
 }
 
 #[test]
@@ -319,10 +383,27 @@ fn events_ending_before_they_start_load_with_a_warning() {
     let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
     let original = try_load(&fixture("sync_timing")).unwrap();
     assert_eq!(trace.cuda_api.spans.len(), original.cuda_api.spans.len());
-    assert!(trace.warnings.iter().any(|w| w.contains("CUDA API calls end before they start")), "{:?}", trace.warnings);
-    assert!(trace.warnings.iter().any(|w| w.contains("kernels end before they start")), "{:?}", trace.warnings);
+    assert!(
+        trace
+            .warnings
+            .iter()
+            .any(|w| w.contains("CUDA API calls end before they start")),
+        "{:?}",
+        trace.warnings
+    );
+    assert!(
+        trace
+            .warnings
+            .iter()
+            .any(|w| w.contains("kernels end before they start")),
+        "{:?}",
+        trace.warnings
+    );
     for s in [&trace.cuda_api.spans, &trace.kernels.spans] {
-        assert!((0..s.len()).all(|i| s.duration(i) >= 0), "a negative duration survived");
+        assert!(
+            (0..s.len()).all(|i| s.duration(i) >= 0),
+            "a negative duration survived"
+        );
     }
 }
 
@@ -364,8 +445,14 @@ fn null_timestamps_are_not_read_as_time_zero() {
     );
     let original = try_load(&fixture("sync_timing")).unwrap();
     let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(trace.info.time_range, original.info.time_range, "a NULL start moved the trace start to 0");
-    assert!(!trace.warnings.is_empty(), "no warning about the NULL timestamp");
+    assert_eq!(
+        trace.info.time_range, original.info.time_range,
+        "a NULL start moved the trace start to 0"
+    );
+    assert!(
+        !trace.warnings.is_empty(),
+        "no warning about the NULL timestamp"
+    );
 }
 
 #[test]
@@ -385,8 +472,14 @@ fn unknown_enum_values_load_with_visible_labels() {
     };
     assert!(names(&trace.memcpys.spans).contains(&"[CUDA memcpy Unknown (99)]".to_string()));
     assert!(names(&trace.syncs.spans).contains(&"Unknown sync (42)".to_string()));
-    assert_eq!(trace.memcpys.copy_kind.iter().filter(|&&k| k == 99).count(), 1);
-    assert_eq!(trace.syncs.sync_type.iter().filter(|&&k| k == 42).count(), 1);
+    assert_eq!(
+        trace.memcpys.copy_kind.iter().filter(|&&k| k == 99).count(),
+        1
+    );
+    assert_eq!(
+        trace.syncs.sync_type.iter().filter(|&&k| k == 42).count(),
+        1
+    );
     // An NVTX row of an unknown type is not an event the viewer can draw.
     assert_eq!(trace.nvtx.spans.len(), original.nvtx.spans.len() - 1);
 }
@@ -396,9 +489,16 @@ fn unknown_enum_values_load_with_visible_labels() {
 fn unknown_nvtx_event_types_are_reported() {
     let dir = TempDir::new().unwrap();
     let path = copy_of(&dir, "streams");
-    edit(&path, "UPDATE NVTX_EVENTS SET eventType = 999 WHERE eventType = 59;");
+    edit(
+        &path,
+        "UPDATE NVTX_EVENTS SET eventType = 999 WHERE eventType = 59;",
+    );
     let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
-    assert!(trace.warnings.iter().any(|w| w.contains("999")), "{:?}", trace.warnings);
+    assert!(
+        trace.warnings.iter().any(|w| w.contains("999")),
+        "{:?}",
+        trace.warnings
+    );
 }
 
 #[test]
@@ -414,7 +514,7 @@ fn out_of_range_values_are_clamped_not_panicked_on() {
          UPDATE StringIds SET id = id + 4611686018427387904 WHERE id % 7 = 0;",
     );
     let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
-    assert!(trace.kernels.spans.len() > 0);
+    assert!(!trace.kernels.spans.is_empty());
 }
 
 #[test]
@@ -445,7 +545,14 @@ fn a_five_megabyte_kernel_name_loads() {
             WHERE id = (SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1);",
     );
     let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let longest = trace.kernels.spans.name.iter().map(|&n| trace.name(n).len()).max().unwrap_or(0);
+    let longest = trace
+        .kernels
+        .spans
+        .name
+        .iter()
+        .map(|&n| trace.name(n).len())
+        .max()
+        .unwrap_or(0);
     assert_eq!(longest, 1 + 5 * 1024 * 1024);
 }
 
@@ -459,7 +566,14 @@ fn invalid_utf8_in_strings_loads() {
             WHERE id = (SELECT nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1);",
     );
     let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
-    assert!(trace.cuda_api.spans.name.iter().any(|&n| trace.name(n).contains('\u{FFFD}')));
+    assert!(
+        trace
+            .cuda_api
+            .spans
+            .name
+            .iter()
+            .any(|&n| trace.name(n).contains('\u{FFFD}'))
+    );
 }
 
 fn siblings(path: &Path) -> Vec<String> {
@@ -480,10 +594,15 @@ fn loading_never_writes_beside_or_into_the_report() {
         let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert!(trace.event_count() > 0);
         assert_eq!(std::fs::read(&path).unwrap(), before, "{name} changed");
-        assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), modified);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().modified().unwrap(),
+            modified
+        );
         let extra = siblings(&path);
         assert!(
-            extra.iter().all(|n| !n.ends_with("-journal") && !n.ends_with("-wal") && !n.ends_with("-shm")),
+            extra
+                .iter()
+                .all(|n| !n.ends_with("-journal") && !n.ends_with("-wal") && !n.ends_with("-shm")),
             "{name}: files appeared beside the report: {extra:?}"
         );
     }
@@ -502,7 +621,7 @@ fn a_report_in_wal_mode_loads_read_only() {
     assert!(siblings(&path).is_empty(), "{:?}", siblings(&path));
     let before = std::fs::read(&path).unwrap();
     let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
-    assert!(trace.kernels.spans.len() > 0);
+    assert!(!trace.kernels.spans.is_empty());
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert!(siblings(&path).is_empty(), "{:?}", siblings(&path));
 }

@@ -37,12 +37,19 @@ struct Mutation {
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
-    let garble = (0.0..1.0f64, 1usize..8192, any::<u8>()).prop_map(|(at, len, seed)| Garble { at, len, seed });
+    let garble = (0.0..1.0f64, 1usize..8192, any::<u8>()).prop_map(|(at, len, seed)| Garble {
+        at,
+        len,
+        seed,
+    });
     (
         proptest::collection::vec(garble, 0..4),
         proptest::option::weighted(0.4, 0.0..1.0f64),
     )
-        .prop_map(|(garbles, truncate_to)| Mutation { garbles, truncate_to })
+        .prop_map(|(garbles, truncate_to)| Mutation {
+            garbles,
+            truncate_to,
+        })
 }
 
 fn apply(original: &[u8], m: &Mutation) -> Vec<u8> {
@@ -131,7 +138,10 @@ fn damaged_reports_never_panic_or_hang() {
         panic!("{e}");
     }
     let outcomes = outcomes.map(|o| o.into_inner());
-    eprintln!("fuzz: {} loaded, {} refused with an error", outcomes[0], outcomes[1]);
+    eprintln!(
+        "fuzz: {} loaded, {} refused with an error",
+        outcomes[0], outcomes[1]
+    );
     // A campaign where every case loads fine or every case fails to open tests
     // little: both outcomes should occur.
     assert!(outcomes[0] > 0 && outcomes[1] > 0, "outcomes: {outcomes:?}");
@@ -155,7 +165,10 @@ fn every_truncation_on_page_boundaries_is_handled() {
             // Losing only unused bytes of the last page can still load; losing
             // whole pages cannot go unnoticed.
             Ok(Ok(n)) => {
-                assert!(len + 4096 > original.len(), "cut at {len} bytes loaded ({n} events)");
+                assert!(
+                    len + 4096 > original.len(),
+                    "cut at {len} bytes loaded ({n} events)"
+                );
                 assert_eq!(n, whole, "cut at {len} bytes changed the events");
             }
             Ok(Err(message)) => assert!(message.contains("cut.sqlite"), "{message}"),

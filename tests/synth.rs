@@ -64,7 +64,9 @@ fn raw_totals(path: &Path) -> Vec<(&'static str, i64, i64)> {
             }
             let (n, d) = conn
                 .query_row(
-                    &format!("SELECT count(*), coalesce(sum(end - start), 0) FROM {table} {filter}"),
+                    &format!(
+                        "SELECT count(*), coalesce(sum(end - start), 0) FROM {table} {filter}"
+                    ),
                     [],
                     |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
                 )
@@ -109,14 +111,21 @@ fn scaled_reports_hold_n_times_the_events_and_durations() {
 
         let before = raw_totals(&src);
         let after = raw_totals(&out);
-        assert!(before.iter().any(|&(_, n, _)| n > 0), "{name}: fixture has events");
+        assert!(
+            before.iter().any(|&(_, n, _)| n > 0),
+            "{name}: fixture has events"
+        );
         for ((table, n, d), (_, n3, d3)) in before.iter().zip(&after) {
             assert_eq!(*n3, 3 * n, "{name} {table}: row count");
             assert_eq!(*d3, 3 * d, "{name} {table}: total duration");
         }
 
         let scaled = load(&out);
-        assert_eq!(scaled.event_count(), 3 * trace.event_count(), "{name}: events loaded");
+        assert_eq!(
+            scaled.event_count(),
+            3 * trace.event_count(),
+            "{name}: events loaded"
+        );
         for ((kind, n, d), (_, n3, d3)) in model_totals(&trace).iter().zip(model_totals(&scaled)) {
             assert_eq!(n3, 3 * n, "{name} {kind}: loaded count");
             assert_eq!(d3, 3 * d, "{name} {kind}: loaded duration");
@@ -124,7 +133,11 @@ fn scaled_reports_hold_n_times_the_events_and_durations() {
         // Copies share threads and streams: they line up on the same rows.
         assert_eq!(scaled.threads.len(), trace.threads.len(), "{name}: threads");
         assert_eq!(scaled.streams.len(), trace.streams.len(), "{name}: streams");
-        assert_eq!(scaled.processes.len(), trace.processes.len(), "{name}: processes");
+        assert_eq!(
+            scaled.processes.len(),
+            trace.processes.len(),
+            "{name}: processes"
+        );
     }
 }
 
@@ -157,20 +170,35 @@ fn one_copy_round_trips_sync_timing() {
         assert_eq!(names(&copy, b), names(&original, a));
     }
     let thread_names = |t: &Trace| {
-        let mut v: Vec<(i64, String)> = t.threads.iter().map(|th| (th.global_tid, th.name.clone())).collect();
+        let mut v: Vec<(i64, String)> = t
+            .threads
+            .iter()
+            .map(|th| (th.global_tid, th.name.clone()))
+            .collect();
         v.sort();
         v
     };
     assert_eq!(thread_names(&copy), thread_names(&original));
     let procs = |t: &Trace| {
-        let mut v: Vec<(u32, String)> = t.processes.iter().map(|p| (p.pid, p.name.clone())).collect();
+        let mut v: Vec<(u32, String)> = t
+            .processes
+            .iter()
+            .map(|p| (p.pid, p.name.clone()))
+            .collect();
         v.sort();
         v
     };
     assert_eq!(procs(&copy), procs(&original));
     assert_eq!(
-        copy.gpus.iter().map(|g| (&g.name, g.sm_count, g.memory_bytes)).collect::<Vec<_>>(),
-        original.gpus.iter().map(|g| (&g.name, g.sm_count, g.memory_bytes)).collect::<Vec<_>>()
+        copy.gpus
+            .iter()
+            .map(|g| (&g.name, g.sm_count, g.memory_bytes))
+            .collect::<Vec<_>>(),
+        original
+            .gpus
+            .iter()
+            .map(|g| (&g.name, g.sm_count, g.memory_bytes))
+            .collect::<Vec<_>>()
     );
     assert_eq!(copy.kernels.configs.len(), original.kernels.configs.len());
 }
@@ -186,12 +214,19 @@ fn streams_round_trip_keeps_nvtx_domains_colors_and_cross_thread_ends() {
         let mut v: Vec<(i64, String, usize)> = t
             .threads
             .iter()
-            .flat_map(|th| th.nvtx.iter().map(move |n| (th.global_tid, n.domain.clone(), n.track.len())))
+            .flat_map(|th| {
+                th.nvtx
+                    .iter()
+                    .map(move |n| (th.global_tid, n.domain.clone(), n.track.len()))
+            })
             .collect();
         v.sort();
         v
     };
-    assert!(domains(&original).iter().any(|(_, d, _)| !d.is_empty()), "fixture has a named domain");
+    assert!(
+        domains(&original).iter().any(|(_, d, _)| !d.is_empty()),
+        "fixture has a named domain"
+    );
     assert_eq!(domains(&copy), domains(&original));
     let mut colors_a = original.nvtx.color.clone();
     let mut colors_b = copy.nvtx.color.clone();
@@ -227,28 +262,48 @@ fn api_calls_pair_with_gpu_work_of_their_own_copy() {
                 .unwrap_or_else(|| panic!("kernel {i} has no API call"));
             let kernel_start = scaled.kernels.spans.start[i as usize];
             let api_start = scaled.cuda_api.spans.start[api as usize];
-            assert_eq!(copy_of(api_start), copy_of(kernel_start), "kernel {i} paired across copies");
-            assert!(scaled
-                .correlation
-                .gpu_ops(stream.pid, corr)
-                .any(|op| op.kind == GpuOpKind::Kernel && op.index == i));
+            assert_eq!(
+                copy_of(api_start),
+                copy_of(kernel_start),
+                "kernel {i} paired across copies"
+            );
+            assert!(
+                scaled
+                    .correlation
+                    .gpu_ops(stream.pid, corr)
+                    .any(|op| op.kind == GpuOpKind::Kernel && op.index == i)
+            );
             paired += 1;
         }
     }
     assert_eq!(paired, 4 * trace.kernels.spans.len());
-    assert!(copy_of(scaled.info.time_range.1) == 3, "four copies one after another");
+    assert!(
+        copy_of(scaled.info.time_range.1) == 3,
+        "four copies one after another"
+    );
 }
 
 /// Key cells (text, ids) and the columns that add up across copies.
 fn additive_columns(table: &stats::Table) -> (Vec<usize>, Vec<usize>) {
-    let scaled = ["Total Time (ns)", "Num Calls", "Instances", "Count", "QCount"];
+    let scaled = [
+        "Total Time (ns)",
+        "Num Calls",
+        "Instances",
+        "Count",
+        "QCount",
+    ];
     let ids = ["PID", "TID", "DevId"];
     let mut keys = Vec::new();
     let mut sums = Vec::new();
     for (i, c) in table.columns.iter().enumerate() {
         if scaled.contains(&c.as_str()) {
             sums.push(i);
-        } else if ids.contains(&c.as_str()) || table.rows.iter().all(|r| matches!(r.get(i), Some(Cell::Text(_)))) {
+        } else if ids.contains(&c.as_str())
+            || table
+                .rows
+                .iter()
+                .all(|r| matches!(r.get(i), Some(Cell::Text(_))))
+        {
             keys.push(i);
         }
     }
@@ -274,7 +329,9 @@ fn stats_of_scaled_report_are_n_times_the_original() {
                 let mut m: HashMap<Vec<String>, Vec<Vec<Cell>>> = HashMap::new();
                 for r in &t.rows {
                     let key = keys.iter().map(|&k| r[k].to_string()).collect();
-                    m.entry(key).or_default().push(sums.iter().map(|&s| r[s].clone()).collect());
+                    m.entry(key)
+                        .or_default()
+                        .push(sums.iter().map(|&s| r[s].clone()).collect());
                 }
                 m
             };
@@ -313,8 +370,15 @@ fn cancelled_write_leaves_existing_output_and_no_temp_file() {
     let result = write_report(&trace, 2, &out, &mut |_| {}, &cancel);
     assert!(matches!(result, Err(WriteError::Cancelled)), "{result:?}");
     assert_eq!(std::fs::read(&out).unwrap(), b"previous contents");
-    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(files, vec![std::ffi::OsString::from("out.sqlite")], "temp file left behind");
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        files,
+        vec![std::ffi::OsString::from("out.sqlite")],
+        "temp file left behind"
+    );
 }
 
 #[test]
@@ -322,11 +386,23 @@ fn writer_refuses_zero_copies_and_directories() {
     let dir = tempfile::tempdir().unwrap();
     let trace = load(&fixture("sync_timing"));
     let cancel = AtomicBool::new(false);
-    let zero = write_report(&trace, 0, &dir.path().join("a.sqlite"), &mut |_| {}, &cancel);
+    let zero = write_report(
+        &trace,
+        0,
+        &dir.path().join("a.sqlite"),
+        &mut |_| {},
+        &cancel,
+    );
     assert!(matches!(zero, Err(WriteError::Invalid(_))), "{zero:?}");
     let to_dir = write_report(&trace, 1, dir.path(), &mut |_| {}, &cancel);
     assert!(matches!(to_dir, Err(WriteError::Invalid(_))), "{to_dir:?}");
-    let no_dir = write_report(&trace, 1, &dir.path().join("missing/a.sqlite"), &mut |_| {}, &cancel);
+    let no_dir = write_report(
+        &trace,
+        1,
+        &dir.path().join("missing/a.sqlite"),
+        &mut |_| {},
+        &cancel,
+    );
     assert!(no_dir.is_err());
     assert!(!dir.path().join("missing").exists());
 }
@@ -343,8 +419,20 @@ fn synth_command_writes_a_loadable_report() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x2.sqlite");
     let src = fixture("sync_timing");
-    let o = sightline(&["synth", "--from", src.to_str().unwrap(), "--scale", "2", "--output", out.to_str().unwrap()]);
-    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let o = sightline(&[
+        "synth",
+        "--from",
+        src.to_str().unwrap(),
+        "--scale",
+        "2",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        o.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stdout).contains("x2.sqlite"));
     let (a, b) = (raw_totals(&src), raw_totals(&out));
     for ((table, n, _), (_, n2, _)) in a.iter().zip(&b) {
@@ -366,8 +454,18 @@ fn synth_command_rejects_bad_arguments_without_touching_the_source() {
         vec!["synth", "--from", s, "--scale", "0", "--output", o],
         vec!["synth", "--from", s, "--scale", "two", "--output", o],
         vec!["synth", "--from", s, "--output", o],
-        vec!["synth", "--from", s, "--scale", "2", "--output", o, "--colour", "red"],
-        vec!["synth", "--from", "/nonexistent/x.sqlite", "--scale", "2", "--output", o],
+        vec![
+            "synth", "--from", s, "--scale", "2", "--output", o, "--colour", "red",
+        ],
+        vec![
+            "synth",
+            "--from",
+            "/nonexistent/x.sqlite",
+            "--scale",
+            "2",
+            "--output",
+            o,
+        ],
     ] {
         let r = sightline(&args);
         assert_eq!(r.status.code(), Some(2), "{args:?}");
@@ -377,4 +475,38 @@ fn synth_command_rejects_bad_arguments_without_touching_the_source() {
         assert!(!out.exists(), "{args:?} wrote an output");
     }
     assert_eq!(std::fs::read(&src).unwrap(), before, "source modified");
+}
+
+#[test]
+fn bench_command_reports_the_loaded_events_as_json() {
+    let src = fixture("streams");
+    let events = load(&src).event_count();
+    let o = sightline(&["bench", src.to_str().unwrap(), "--json"]);
+    assert!(
+        o.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out.trim();
+    assert!(
+        line.starts_with('{') && line.ends_with('}') && !line.contains('\n'),
+        "{line}"
+    );
+    assert!(line.contains(&format!("\"events\":{events},")), "{line}");
+    for key in [
+        "\"load_s\":",
+        "\"phases_s\":{\"strings and threads\":",
+        "\"floor_s\":",
+        "\"load_over_floor\":",
+        "\"rss_growth_bytes\":",
+    ] {
+        assert!(line.contains(key), "{key} missing: {line}");
+    }
+    let text = sightline(&["bench", src.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains(&format!("events loaded        {events}"))
+    );
+    let bad = sightline(&["bench"]);
+    assert_eq!(bad.status.code(), Some(2));
 }

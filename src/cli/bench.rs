@@ -29,51 +29,124 @@ const STATS_RUNS: usize = 5;
 const FLOOR_TABLES: &[(&str, &[&str])] = &[
     (
         "CUPTI_ACTIVITY_KIND_RUNTIME",
-        &["start", "end", "nameId", "globalTid", "correlationId", "returnValue"],
+        &[
+            "start",
+            "end",
+            "nameId",
+            "globalTid",
+            "correlationId",
+            "returnValue",
+        ],
     ),
     (
         "CUPTI_ACTIVITY_KIND_KERNEL",
         &[
-            "start", "end", "globalPid", "deviceId", "contextId", "streamId", "correlationId",
-            "demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ", "blockX",
-            "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
-            "dynamicSharedMemory", "localMemoryPerThread", "localMemoryTotal",
-            "sharedMemoryExecuted", "launchType", "cacheConfig", "sharedMemoryLimitConfig",
-            "gridId", "graphNodeId",
+            "start",
+            "end",
+            "globalPid",
+            "deviceId",
+            "contextId",
+            "streamId",
+            "correlationId",
+            "demangledName",
+            "shortName",
+            "mangledName",
+            "gridX",
+            "gridY",
+            "gridZ",
+            "blockX",
+            "blockY",
+            "blockZ",
+            "registersPerThread",
+            "staticSharedMemory",
+            "dynamicSharedMemory",
+            "localMemoryPerThread",
+            "localMemoryTotal",
+            "sharedMemoryExecuted",
+            "launchType",
+            "cacheConfig",
+            "sharedMemoryLimitConfig",
+            "gridId",
+            "graphNodeId",
         ],
     ),
     (
         "CUPTI_ACTIVITY_KIND_MEMCPY",
         &[
-            "start", "end", "globalPid", "deviceId", "contextId", "streamId", "correlationId",
-            "bytes", "copyKind", "srcKind", "dstKind",
+            "start",
+            "end",
+            "globalPid",
+            "deviceId",
+            "contextId",
+            "streamId",
+            "correlationId",
+            "bytes",
+            "copyKind",
+            "srcKind",
+            "dstKind",
         ],
     ),
     (
         "CUPTI_ACTIVITY_KIND_MEMSET",
         &[
-            "start", "end", "globalPid", "deviceId", "contextId", "streamId", "correlationId",
-            "bytes", "value", "memKind",
+            "start",
+            "end",
+            "globalPid",
+            "deviceId",
+            "contextId",
+            "streamId",
+            "correlationId",
+            "bytes",
+            "value",
+            "memKind",
         ],
     ),
     (
         "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
         &[
-            "start", "end", "globalPid", "deviceId", "contextId", "streamId", "correlationId",
-            "syncType", "eventId",
+            "start",
+            "end",
+            "globalPid",
+            "deviceId",
+            "contextId",
+            "streamId",
+            "correlationId",
+            "syncType",
+            "eventId",
         ],
     ),
     (
         "NVTX_EVENTS",
         &[
-            "start", "end", "eventType", "text", "textId", "globalTid", "endGlobalTid",
-            "domainId", "color", "category", "int64Value", "uint64Value", "doubleValue",
-            "int32Value", "uint32Value", "floatValue", "jsonText",
+            "start",
+            "end",
+            "eventType",
+            "text",
+            "textId",
+            "globalTid",
+            "endGlobalTid",
+            "domainId",
+            "color",
+            "category",
+            "int64Value",
+            "uint64Value",
+            "doubleValue",
+            "int32Value",
+            "uint32Value",
+            "floatValue",
+            "jsonText",
         ],
     ),
     (
         "OSRT_API",
-        &["start", "end", "nameId", "globalTid", "returnValue", "eventClass"],
+        &[
+            "start",
+            "end",
+            "nameId",
+            "globalTid",
+            "returnValue",
+            "eventClass",
+        ],
     ),
 ];
 
@@ -94,7 +167,8 @@ struct Results {
 }
 
 pub fn main(args: &[String]) -> ExitCode {
-    let args = match Args::parse(args, &["json"]).and_then(|a| a.check_known(&["json"]).map(|()| a)) {
+    let args = match Args::parse(args, &["json"]).and_then(|a| a.check_known(&["json"]).map(|()| a))
+    {
         Ok(a) => a,
         Err(e) => return usage_error(&e, USAGE),
     };
@@ -126,12 +200,16 @@ fn run(path: &Path) -> Result<Results, String> {
     let rss_before = resident_bytes();
     let cancel = AtomicBool::new(false);
     let t0 = Instant::now();
-    let (trace, phases) = loader::load_timed(path, &mut |_| {}, &cancel).map_err(|e| e.to_string())?;
+    let (trace, phases) =
+        loader::load_timed(path, &mut |_| {}, &cancel).map_err(|e| e.to_string())?;
     let load = t0.elapsed();
     let rss_after = resident_bytes();
 
     let (lo, hi) = trace.info.time_range;
-    let full = TimeRange { start: lo, end: hi.saturating_add(1) };
+    let full = TimeRange {
+        start: lo,
+        end: hi.saturating_add(1),
+    };
     let width = ((hi - lo) / 100).max(1);
     let mid = lo + (hi - lo) / 2;
     let one_percent = TimeRange {
@@ -139,10 +217,14 @@ fn run(path: &Path) -> Result<Results, String> {
         end: mid - width / 2 + width,
     };
     let (kern_sum_full, kern_sum_rows) = median_time(|| {
-        compute(&trace, Report::CudaGpuKernSum, Some(full)).rows.len()
+        compute(&trace, Report::CudaGpuKernSum, Some(full))
+            .rows
+            .len()
     });
     let (kern_sum_1pct, _) = median_time(|| {
-        compute(&trace, Report::CudaGpuKernSum, Some(one_percent)).rows.len()
+        compute(&trace, Report::CudaGpuKernSum, Some(one_percent))
+            .rows
+            .len()
     });
 
     let t1 = Instant::now();
@@ -191,7 +273,7 @@ fn median_time<T>(mut f: impl FnMut() -> T) -> (Duration, T) {
         last = Some(out);
     }
     times.sort();
-    let value = last.unwrap_or_else(|| f());
+    let value = last.unwrap_or_else(f);
     (times[times.len() / 2], value)
 }
 
@@ -202,9 +284,15 @@ fn read_floor(path: &Path) -> rusqlite::Result<(u64, i64)> {
     // Opened the way the loader opens reports: read-only, immutable.
     let uri = format!(
         "file:{}?mode=ro&immutable=1",
-        uri_escape(&std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).to_string_lossy())
+        uri_escape(
+            &std::path::absolute(path)
+                .unwrap_or_else(|_| path.to_path_buf())
+                .to_string_lossy()
+        )
     );
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(uri, flags)?;
     let mut rows_read = 0u64;
     let mut sum = 0i64;
@@ -251,7 +339,11 @@ fn uri_escape(path: &str) -> String {
 }
 
 fn per_event(bytes: f64, events: usize) -> f64 {
-    if events == 0 { 0.0 } else { bytes / events as f64 }
+    if events == 0 {
+        0.0
+    } else {
+        bytes / events as f64
+    }
 }
 
 fn ratio(r: &Results) -> f64 {
@@ -260,7 +352,12 @@ fn ratio(r: &Results) -> f64 {
 
 fn to_text(r: &Results) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "file                 {} ({:.1} MB)", r.file, r.file_bytes as f64 / 1e6);
+    let _ = writeln!(
+        s,
+        "file                 {} ({:.1} MB)",
+        r.file,
+        r.file_bytes as f64 / 1e6
+    );
     let _ = writeln!(s, "events loaded        {}", r.events);
     let _ = writeln!(s, "load                 {:.3} s", r.load.as_secs_f64());
     for (phase, t) in &r.phases {
@@ -329,9 +426,9 @@ fn to_json(r: &Results) -> String {
     let rss = r
         .rss_growth_bytes
         .map_or("null".to_string(), |g| g.to_string());
-    let rss_per_event = r
-        .rss_growth_bytes
-        .map_or("null".to_string(), |g| format!("{:.2}", per_event(g as f64, r.events)));
+    let rss_per_event = r.rss_growth_bytes.map_or("null".to_string(), |g| {
+        format!("{:.2}", per_event(g as f64, r.events))
+    });
     format!(
         "{{\"file\":{},\"file_bytes\":{},\"events\":{},\"load_s\":{:.6},\"phases_s\":{{{}}},\
          \"heap_bytes\":{},\"heap_bytes_per_event\":{:.2},\"rss_growth_bytes\":{},\

@@ -19,15 +19,20 @@ the other in time (correlation ids offset per copy). FILE is only read.";
 const MAX_SCALE: usize = 100_000;
 
 pub fn main(args: &[String]) -> ExitCode {
-    let args = match Args::parse(args, &[]).and_then(|a| a.check_known(&["from", "scale", "output"]).map(|()| a)) {
+    let args = match Args::parse(args, &[])
+        .and_then(|a| a.check_known(&["from", "scale", "output"]).map(|()| a))
+    {
         Ok(a) => a,
         Err(e) => return usage_error(&e, USAGE),
     };
     if let Some(extra) = args.positional.first() {
         return usage_error(&format!("unexpected argument `{extra}`"), USAGE);
     }
-    let (Some(from), Some(scale), Some(output)) = (args.value("from"), args.value("scale"), args.value("output"))
-    else {
+    let (Some(from), Some(scale), Some(output)) = (
+        args.value("from"),
+        args.value("scale"),
+        args.value("output"),
+    ) else {
         return usage_error("--from, --scale and --output are all needed", USAGE);
     };
     let scale = match scale.parse::<usize>() {

@@ -117,7 +117,9 @@ pub struct ReportWriter<'t> {
 impl<'t> ReportWriter<'t> {
     pub fn new(trace: &'t Trace, copies: usize) -> Result<Self, WriteError> {
         if copies == 0 {
-            return Err(WriteError::Invalid("the number of copies must be at least 1".into()));
+            return Err(WriteError::Invalid(
+                "the number of copies must be at least 1".into(),
+            ));
         }
         let (lo, hi) = trace.info.time_range;
         let time_shift = (hi - lo).max(0).saturating_add(COPY_GAP_NS);
@@ -166,7 +168,12 @@ impl<'t> ReportWriter<'t> {
         for t in &trace.threads {
             writer.string_id(&t.name);
         }
-        for domain in trace.threads.iter().flat_map(|t| &t.nvtx).map(|n| &n.domain) {
+        for domain in trace
+            .threads
+            .iter()
+            .flat_map(|t| &t.nvtx)
+            .map(|n| &n.domain)
+        {
             writer.string_id(domain);
         }
         Ok(writer)
@@ -264,7 +271,10 @@ impl<'t> ReportWriter<'t> {
         let t = self.trace;
         let mut out = Vec::new();
         if !t.graph_execs.spans.is_empty() {
-            out.push(format!("{} CUDA graph executions", t.graph_execs.spans.len()));
+            out.push(format!(
+                "{} CUDA graph executions",
+                t.graph_execs.spans.len()
+            ));
         }
         let graphs = t.graph_records.iter().filter(|g| !g.is_node).count();
         if graphs > 0 {
@@ -284,7 +294,7 @@ impl<'t> ReportWriter<'t> {
         self.write_processes_threads(conn)?;
         self.write_devices_streams(conn)?;
         self.write_enum_labels(conn)?;
-        let tables: [fn(&Self, &Connection, &mut Ticker) -> Result<(), Failure>; 9] = [
+        let tables: [TableWriter<'t>; 9] = [
             Self::write_cuda_api,
             Self::write_osrt,
             Self::write_nvtx,
@@ -309,13 +319,18 @@ impl<'t> ReportWriter<'t> {
     }
 
     fn write_metadata(&self, conn: &Connection) -> rusqlite::Result<()> {
-        let mut stmt = conn.prepare("INSERT INTO META_DATA_EXPORT (name, value) VALUES (?1, ?2)")?;
+        let mut stmt =
+            conn.prepare("INSERT INTO META_DATA_EXPORT (name, value) VALUES (?1, ?2)")?;
         let source = &self.trace.info.path;
         let rows = [
             ("EXPORT_PRODUCT_NAME", "Sightline".to_string()),
             (
                 "EXPORT_PRODUCT_VERSION",
-                self.trace.info.nsys_version.clone().unwrap_or_else(|| "2025.3".into()),
+                self.trace
+                    .info
+                    .nsys_version
+                    .clone()
+                    .unwrap_or_else(|| "2025.3".into()),
             ),
             ("EXPORT_SCHEMA_VERSION", "3.20.3".into()),
             ("EXPORT_SCHEMA_VERSION_MAJOR", "3".into()),
@@ -350,12 +365,14 @@ impl<'t> ReportWriter<'t> {
     }
 
     fn write_processes_threads(&self, conn: &Connection) -> rusqlite::Result<()> {
-        let mut stmt = conn.prepare("INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?1, ?2, ?3)")?;
+        let mut stmt =
+            conn.prepare("INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?1, ?2, ?3)")?;
         for p in &self.trace.processes {
             stmt.execute(params![self.global_pid(p.pid), p.pid, p.name])?;
         }
-        let mut stmt =
-            conn.prepare("INSERT INTO ThreadNames (nameId, priority, globalTid) VALUES (?1, NULL, ?2)")?;
+        let mut stmt = conn.prepare(
+            "INSERT INTO ThreadNames (nameId, priority, globalTid) VALUES (?1, NULL, ?2)",
+        )?;
         for t in self.trace.threads.iter().filter(|t| !t.name.is_empty()) {
             stmt.execute(params![self.known_string_id(&t.name), t.global_tid])?;
         }
@@ -371,7 +388,8 @@ impl<'t> ReportWriter<'t> {
         for g in &self.trace.gpus {
             // The loader invents a bare row for devices that ran work but had
             // no TARGET_INFO_GPU row; writing it back would invent facts.
-            let placeholder = g.sm_count == 0 && g.memory_bytes == 0 && g.name == format!("GPU {}", g.device_id);
+            let placeholder =
+                g.sm_count == 0 && g.memory_bytes == 0 && g.name == format!("GPU {}", g.device_id);
             if placeholder {
                 continue;
             }
@@ -597,7 +615,10 @@ impl<'t> ReportWriter<'t> {
                 let gpid = self.global_pid(s.pid);
                 for i in s.kernels.events.clone() {
                     let i = i as usize;
-                    let c = k.configs.get(k.config[i] as usize).unwrap_or(&default_config);
+                    let c = k
+                        .configs
+                        .get(k.config[i] as usize)
+                        .unwrap_or(&default_config);
                     let mangled = k.mangled_name[i];
                     let node = k.graph_node_id[i];
                     stmt.execute(params![
@@ -790,6 +811,9 @@ impl<'t> ReportWriter<'t> {
     }
 }
 
+/// Writes one event table, every copy.
+type TableWriter<'t> = fn(&ReportWriter<'t>, &Connection, &mut Ticker) -> Result<(), Failure>;
+
 /// Why the table writers stopped.
 enum Failure {
     Sqlite(rusqlite::Error),
@@ -812,7 +836,7 @@ struct Ticker<'a> {
 impl Ticker<'_> {
     fn row(&mut self) -> Result<(), Failure> {
         self.done += 1;
-        if self.done % TICK_ROWS == 0 {
+        if self.done.is_multiple_of(TICK_ROWS) {
             self.check()?;
             (self.progress)((self.done as f64 / self.total as f64).min(1.0) as f32);
         }
@@ -835,15 +859,14 @@ fn check_destination(path: &Path, source: &str) -> Result<(), WriteError> {
             path.display()
         )));
     }
-    if !source.is_empty() {
-        if let (Ok(a), Ok(b)) = (std::fs::canonicalize(path), std::fs::canonicalize(source)) {
-            if a == b {
-                return Err(WriteError::Invalid(format!(
-                    "{}: is the source report; choose another output file",
-                    path.display()
-                )));
-            }
-        }
+    if !source.is_empty()
+        && let (Ok(a), Ok(b)) = (std::fs::canonicalize(path), std::fs::canonicalize(source))
+        && a == b
+    {
+        return Err(WriteError::Invalid(format!(
+            "{}: is the source report; choose another output file",
+            path.display()
+        )));
     }
     Ok(())
 }
@@ -856,9 +879,9 @@ struct TempFile {
 
 impl TempFile {
     fn beside(dest: &Path) -> Result<TempFile, WriteError> {
-        let name = dest.file_name().ok_or_else(|| {
-            WriteError::Invalid(format!("{}: not a file name", dest.display()))
-        })?;
+        let name = dest
+            .file_name()
+            .ok_or_else(|| WriteError::Invalid(format!("{}: not a file name", dest.display())))?;
         let mut temp_name = name.to_os_string();
         // The pid keeps two writers of the same output from sharing a file.
         temp_name.push(format!(".tmp{}", std::process::id()));
