@@ -1,1 +1,0 @@
-//! Writes reports in the nsys SQLite schema. SCAFFOLD: replaced by the writer.
