@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, stack_levels};
 use super::parallel::{RowSink, read_table};
-use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, text, tid_of};
+use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
     GraphRecord, Ns, NvtxKind, NvtxTrack, Payload, Process, SpanColumns, StrId, Thread, Track,
 };
@@ -138,6 +138,8 @@ struct RawSpans {
     name: Vec<StrId>,
     global_tid: Vec<i64>,
     bad: u64,
+    /// Rows skipped for a NULL start or end.
+    missing: u64,
 }
 
 impl RawSpans {
@@ -155,6 +157,7 @@ impl RawSpans {
         self.name.extend(later.name);
         self.global_tid.extend(later.global_tid);
         self.bad += later.bad;
+        self.missing += later.missing;
     }
 
     fn grouped(&self, g: &Grouping) -> SpanColumns {
@@ -210,7 +213,7 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
         thread.cuda_api = g.track(i, &api.spans.start, &api.spans.end);
     }
-    warn_bad(b, raw.bad, "CUDA API calls");
+    warn_bad(b, raw.bad, raw.missing, "CUDA API calls");
     Ok(())
 }
 
@@ -224,8 +227,11 @@ struct ApiRows {
 
 impl RowSink for ApiRows {
     fn push(&mut self, row: &rusqlite::Row, strings: &IdMap) {
+        let Some((start, end)) = row_times(row, &mut self.spans.missing) else {
+            return;
+        };
         let name = strings.get(int(row, 2)).unwrap_or_default();
-        self.spans.push(int(row, 0), int(row, 1), name, int(row, 3));
+        self.spans.push(start, end, name, int(row, 3));
         self.correlation.push(int(row, 4) as u32);
         self.return_value.push(int(row, 5) as i32);
     }
@@ -264,11 +270,14 @@ fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
         let mut stmt = report.conn.prepare(&sql)?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
+            b.tick(1)?;
+            let Some((start, end)) = row_times(row, &mut raw.missing) else {
+                continue;
+            };
             let name = b.string(int(row, 2));
-            raw.push(int(row, 0), int(row, 1), name, int(row, 3));
+            raw.push(start, end, name, int(row, 3));
             return_value.push(int(row, 4));
             event_class.push(int(row, 5).clamp(0, 255) as u8);
-            b.tick(1)?;
         }
     }
     let threads = b.threads_of(&raw.global_tid);
@@ -280,7 +289,7 @@ fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
         thread.osrt = g.track(i, &os.spans.start, &os.spans.end);
     }
-    warn_bad(b, raw.bad, "OS runtime calls");
+    warn_bad(b, raw.bad, raw.missing, "OS runtime calls");
     Ok(())
 }
 
@@ -331,13 +340,18 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     // Domain names are per process: (pid, domainId) → name.
     let mut domains: HashMap<(u32, i64), String> = HashMap::new();
     let mut last_ts = i64::MIN;
+    let mut missing = 0;
+    let mut unknown_types: HashMap<i64, u64> = HashMap::new();
     {
         let report = b.report.clone();
         let mut stmt = report.conn.prepare(&sql)?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             b.tick(1)?;
-            let start = int(row, 0);
+            let Some(start) = opt_int(row, 0) else {
+                missing += 1;
+                continue;
+            };
             let end = opt_int(row, 1);
             last_ts = last_ts.max(start).max(end.unwrap_or(i64::MIN));
             let event_type = int(row, 2);
@@ -363,7 +377,10 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
                     continue;
                 }
                 NVTX_CATEGORY => continue,
-                _ => continue,
+                other => {
+                    *unknown_types.entry(other).or_insert(0) += 1;
+                    continue;
+                }
             };
             let payload = if let Some(v) = opt_int(row, 10) {
                 Some(Payload::Int(v))
@@ -478,7 +495,14 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
             thread.name = name.clone();
         }
     }
-    warn_bad(b, bad, "NVTX ranges");
+    warn_bad(b, bad, missing, "NVTX events");
+    let mut unknown: Vec<_> = unknown_types.into_iter().collect();
+    unknown.sort_unstable();
+    for (event_type, count) in unknown {
+        b.warn(format!(
+            "{count} NVTX events of unknown type {event_type} were skipped"
+        ));
+    }
     Ok(())
 }
 
@@ -566,10 +590,17 @@ fn read_graph_records(b: &mut Builder) -> rusqlite::Result<()> {
     Ok(())
 }
 
-pub(super) fn warn_bad(b: &mut Builder, bad: u64, what: &str) {
+/// Warns about repaired (`bad`: end before start) and skipped (`missing`: no
+/// start or end) rows of one kind.
+pub(super) fn warn_bad(b: &mut Builder, bad: u64, missing: u64, what: &str) {
     if bad > 0 {
         b.warn(format!(
             "{bad} {what} end before they start: shown as instants"
+        ));
+    }
+    if missing > 0 {
+        b.warn(format!(
+            "{missing} {what} have no start or end time: not loaded"
         ));
     }
 }

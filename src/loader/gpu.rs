@@ -7,7 +7,7 @@ use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::Grouping;
 use super::parallel::{RowSink, read_table};
-use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, text};
+use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
     CorrelationIndex, CudaEventRecord, Gpu, GpuOp, GpuOpKind, LaunchConfig, MetricSeries, Ns,
     SpanColumns, StrId, Stream, Track,
@@ -60,6 +60,8 @@ struct RawOps {
     stream: Vec<u32>,
     correlation: Vec<u32>,
     bad: u64,
+    /// Rows skipped for a NULL start or end.
+    missing: u64,
 }
 
 impl RawOps {
@@ -78,6 +80,7 @@ impl RawOps {
         self.stream.extend(later.stream);
         self.correlation.extend(later.correlation);
         self.bad += later.bad;
+        self.missing += later.missing;
     }
 
     fn group(&self, stream_count: usize) -> (Grouping, SpanColumns, Vec<u32>) {
@@ -263,6 +266,12 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         .report
         .select("CUPTI_ACTIVITY_KIND_KERNEL", &cols, "", &mut warnings)
     else {
+        // A CUDA trace without kernels is unusual enough to point out.
+        if !b.report.has_table("CUPTI_ACTIVITY_KIND_KERNEL")
+            && b.report.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")
+        {
+            warnings.push("no kernels in this report (no CUPTI_ACTIVITY_KIND_KERNEL table)".into());
+        }
         b.trace.warnings.extend(warnings);
         return Ok(());
     };
@@ -294,7 +303,7 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     table.spans = spans;
     table.correlation = correlation;
     b.trace.kernels = table;
-    warn_bad(b, raw.bad, "kernels");
+    warn_bad(b, raw.bad, raw.missing, "kernels");
     Ok(())
 }
 
@@ -314,14 +323,16 @@ struct KernelRows {
 
 impl RowSink for KernelRows {
     fn push(&mut self, row: &rusqlite::Row, strings: &IdMap) {
+        let Some((start, end)) = row_times(row, &mut self.ops.missing) else {
+            return;
+        };
         let c = OP_COLUMNS;
         let u = |i: usize| int(row, i).clamp(0, u32::MAX as i64) as u32;
         let small = |i: usize| int(row, i).clamp(0, 255) as u8;
         let name = strings.get(int(row, c)).unwrap_or_default();
         self.stream_keys.push(stream_key(row));
         // The stream is resolved after reading; 0 is a placeholder.
-        self.ops
-            .push(int(row, 0), int(row, 1), name, 0, int(row, 6) as u32);
+        self.ops.push(start, end, name, 0, int(row, 6) as u32);
         self.short_name.push(
             opt_int(row, c + 1)
                 .and_then(|n| strings.get(n))
@@ -422,6 +433,9 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         let kind =
             |row: &rusqlite::Row, i: usize| opt_int(row, i).map_or(255, |k| k.clamp(0, 254) as u8);
         while let Some(row) = rows.next()? {
+            let Some((start, end)) = row_times(row, &mut raw.missing) else {
+                continue;
+            };
             let stream = streams.get(b, stream_key(row));
             let copy = int(row, c + 1);
             let name = *names.entry(copy).or_insert_with(|| {
@@ -431,7 +445,7 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
                     .unwrap_or_else(|| default_copy_label(copy));
                 b.trace.strings.intern(&format!("[CUDA memcpy {label}]"))
             });
-            raw.push(int(row, 0), int(row, 1), name, stream, int(row, 6) as u32);
+            raw.push(start, end, name, stream, int(row, 6) as u32);
             bytes.push(int(row, c).max(0) as u64);
             copy_kind.push(copy.clamp(0, 255) as u8);
             src_kind.push(kind(row, c + 2));
@@ -448,7 +462,7 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     m.dst_kind = g.gather(&dst_kind);
     m.spans = spans;
     m.correlation = correlation;
-    warn_bad(b, raw.bad, "memory copies");
+    warn_bad(b, raw.bad, raw.missing, "memory copies");
     Ok(())
 }
 
@@ -473,8 +487,11 @@ fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         let mut rows = stmt.query([])?;
         let c = OP_COLUMNS;
         while let Some(row) = rows.next()? {
+            let Some((start, end)) = row_times(row, &mut raw.missing) else {
+                continue;
+            };
             let stream = streams.get(b, stream_key(row));
-            raw.push(int(row, 0), int(row, 1), name, stream, int(row, 6) as u32);
+            raw.push(start, end, name, stream, int(row, 6) as u32);
             bytes.push(int(row, c).max(0) as u64);
             value.push(int(row, c + 1) as u32);
             mem_kind.push(opt_int(row, c + 2).map_or(255, |k| k.clamp(0, 254) as u8));
@@ -489,7 +506,7 @@ fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     m.mem_kind = g.gather(&mem_kind);
     m.spans = spans;
     m.correlation = correlation;
-    warn_bad(b, raw.bad, "memory sets");
+    warn_bad(b, raw.bad, raw.missing, "memory sets");
     Ok(())
 }
 
@@ -517,6 +534,9 @@ fn read_syncs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
         let mut rows = stmt.query([])?;
         let c = OP_COLUMNS;
         while let Some(row) = rows.next()? {
+            let Some((start, end)) = row_times(row, &mut raw.missing) else {
+                continue;
+            };
             let stream = streams.get(b, stream_key(row));
             let kind = int(row, c);
             let name = *names.entry(kind).or_insert_with(|| {
@@ -529,7 +549,7 @@ fn read_syncs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
                 });
                 b.trace.strings.intern(&label)
             });
-            raw.push(int(row, 0), int(row, 1), name, stream, int(row, 6) as u32);
+            raw.push(start, end, name, stream, int(row, 6) as u32);
             sync_type.push(kind.clamp(0, 255) as u8);
             event_id.push(int(row, c + 1) as u32);
             b.tick(1)?;
@@ -542,7 +562,7 @@ fn read_syncs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
     s.event_id = g.gather(&event_id);
     s.spans = spans;
     s.correlation = correlation;
-    warn_bad(b, raw.bad, "synchronizations");
+    warn_bad(b, raw.bad, raw.missing, "synchronizations");
     Ok(())
 }
 
@@ -565,10 +585,13 @@ fn read_graph_execs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
         let mut rows = stmt.query([])?;
         let c = OP_COLUMNS;
         while let Some(row) = rows.next()? {
+            let Some((start, end)) = row_times(row, &mut raw.missing) else {
+                continue;
+            };
             let stream = streams.get(b, stream_key(row));
             let id = int(row, c) as u32;
             let name = b.trace.strings.intern(&format!("CUDA graph {id}"));
-            raw.push(int(row, 0), int(row, 1), name, stream, int(row, 6) as u32);
+            raw.push(start, end, name, stream, int(row, 6) as u32);
             graph_id.push(id);
             graph_exec_id.push(int(row, c + 1) as u32);
         }

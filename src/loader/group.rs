@@ -52,7 +52,7 @@ impl Grouping {
     pub fn track(&self, i: usize, starts: &[Ns], ends: &[Ns]) -> Track {
         let events = self.tracks[i].clone();
         let max_duration = (events.start as usize..events.end as usize)
-            .map(|j| ends[j] - starts[j])
+            .map(|j| ends[j].saturating_sub(starts[j]))
             .max()
             .unwrap_or(0);
         Track {
@@ -80,7 +80,7 @@ pub fn stack_levels(starts: &[Ns], ends: &[Ns]) -> (Vec<u8>, u8) {
         };
         // Zero-length events (marks) must not free their lane for a sibling
         // that starts at the same instant and encloses them.
-        lane_ends[lane] = e.max(s + 1);
+        lane_ends[lane] = e.max(s.saturating_add(1));
         levels.push(lane.min(u8::MAX as usize) as u8);
     }
     let used = lane_ends.len().clamp(1, u8::MAX as usize) as u8;

@@ -348,6 +348,19 @@ pub(crate) fn tid_of(global_tid: i64) -> u32 {
     (global_tid & 0xFF_FFFF) as u32
 }
 
+/// Start and end of an event row (columns 0 and 1). A row missing either is
+/// skipped, and counted in `missing` for a warning: reading NULL as time 0
+/// would stretch the trace back to the clock's origin.
+fn row_times(row: &rusqlite::Row, missing: &mut u64) -> Option<(i64, i64)> {
+    match (opt_int(row, 0), opt_int(row, 1)) {
+        (Some(start), Some(end)) => Some((start, end)),
+        _ => {
+            *missing += 1;
+            None
+        }
+    }
+}
+
 /// Repairs an event whose end precedes its start (seen in damaged or hand-made
 /// reports): it becomes an instant, and the caller counts it for a warning.
 fn checked_end(start: i64, end: i64, bad: &mut u64) -> i64 {

@@ -34,7 +34,8 @@ impl SpanColumns {
     }
 
     pub fn duration(&self, i: usize) -> Ns {
-        self.end[i] - self.start[i]
+        // Saturating: a damaged report may hold any pair of timestamps.
+        self.end[i].saturating_sub(self.start[i])
     }
 
     /// The events of `track` that may overlap `[from, to)`: those starting
