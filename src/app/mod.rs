@@ -226,7 +226,7 @@ impl SightlineApp {
                 self.dialog = None;
                 self.error = Some(
                     "No file was chosen. If no dialog appeared, this system has no file-dialog portal: \
-                     type a path in File ▸ Open path, drop the file on the window, or pass it on the command line."
+                     type a path in File > Open path, drop the file on the window, or pass it on the command line."
                         .into(),
                 );
             }
@@ -268,7 +268,7 @@ impl SightlineApp {
         let Some(doc) = &mut self.doc else {
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.centered_and_justified(|ui| {
-                    ui.label("Open an Nsight Systems report exported as SQLite (File ▸ Open, or drop it here).");
+                    ui.label("Open an Nsight Systems report exported as SQLite (File > Open, or drop it here).");
                 });
             });
             return;
@@ -360,7 +360,8 @@ impl SightlineApp {
                 }
             });
             ui.separator();
-            let search = ui.add(egui::TextEdit::singleline(&mut doc.search.query).hint_text("Search events (Enter)").desired_width(220.0));
+            let search_label = ui.label("Search");
+            let search = ui.add(egui::TextEdit::singleline(&mut doc.search.query).hint_text("Search events (Enter)").desired_width(220.0)).labelled_by(search_label.id);
             let enter = search.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
             ui.checkbox(&mut doc.search.regex, "regex");
             let mut step = None;
@@ -371,10 +372,10 @@ impl SightlineApp {
                 step = Some(true);
                 search.request_focus();
             }
-            if ui.button("◀").on_hover_text("previous match").clicked() {
+            if ui.button("<").on_hover_text("previous match").clicked() {
                 step = Some(false);
             }
-            if ui.button("▶").on_hover_text("next match").clicked() {
+            if ui.button(">").on_hover_text("next match").clicked() {
                 step = Some(true);
             }
             if let Some(fwd) = step
@@ -414,7 +415,7 @@ impl SightlineApp {
         let mut dismiss = false;
         if let Some(e) = &self.error {
             ui.horizontal(|ui| {
-                ui.colored_label(Color32::from_rgb(255, 110, 90), format!("⚠ {e}"));
+                ui.colored_label(Color32::from_rgb(255, 110, 90), format!("Error: {e}"));
                 dismiss = ui.button("Dismiss").clicked();
             });
         }

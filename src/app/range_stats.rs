@@ -148,8 +148,8 @@ impl RangeStats {
             egui::Grid::new(("stats", self.tab)).striped(true).num_columns(table.columns.len()).show(ui, |ui| {
                 for (c, name) in table.columns.iter().enumerate() {
                     let arrow = match self.sort {
-                        Some((sc, true)) if sc == c => " ⏷",
-                        Some((sc, false)) if sc == c => " ⏶",
+                        Some((sc, true)) if sc == c => " v",
+                        Some((sc, false)) if sc == c => " ^",
                         _ => "",
                     };
                     if ui.button(RichText::new(format!("{name}{arrow}")).strong()).clicked() {

@@ -237,7 +237,7 @@ impl Timeline {
                 let indent = row.indent as f32 * 12.0;
                 let text = match &row.kind {
                     RowKind::Header { .. } => {
-                        let arrow = if self.view.collapsed.contains(&row.key) { "▶" } else { "▼" };
+                        let arrow = if self.view.collapsed.contains(&row.key) { "+" } else { "-" };
                         format!("{arrow} {}", row.label)
                     }
                     _ => row.label.clone(),

@@ -119,7 +119,7 @@ pub fn build(trace: &Trace) -> Vec<Row> {
     let mut rows = Vec::new();
     for p in &trace.processes {
         let name = if p.name.is_empty() { "process" } else { &p.name };
-        let ph = header(&mut rows, format!("{name} [{}]", p.pid), format!("p{}", p.pid), 0, None);
+        let ph = header(&mut rows, format!("{name} (pid {})", p.pid), format!("p{}", p.pid), 0, None);
         for &t in &p.threads {
             let Some(th) = trace.threads.get(t as usize) else { continue };
             if th.is_empty() {
