@@ -4,7 +4,9 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use eframe::egui::{self, Event, Modifiers, MouseWheelUnit, PointerButton, Pos2, TouchPhase, pos2, vec2};
+use eframe::egui::{
+    self, Event, Modifiers, MouseWheelUnit, PointerButton, Pos2, TouchPhase, pos2, vec2,
+};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::analysis::stats::{Report, TimeRange, compute};
@@ -13,7 +15,9 @@ use sightline::app::events::{EventRef, Table};
 use sightline::model::Trace;
 
 fn load(name: &str) -> Trace {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("fixture loads")
 }
 
@@ -27,7 +31,11 @@ fn harness(trace: Trace) -> Harness<'static, SightlineApp> {
 }
 
 fn span(h: &Harness<'_, SightlineApp>) -> f64 {
-    h.state().doc.as_ref().map(|d| d.timeline.view.span()).unwrap_or(0.0)
+    h.state()
+        .doc
+        .as_ref()
+        .map(|d| d.timeline.view.span())
+        .unwrap_or(0.0)
 }
 
 fn click(h: &mut Harness<'_, SightlineApp>, pos: Pos2) {
@@ -54,7 +62,10 @@ fn rows_are_labelled_by_thread_and_stream() {
         .map(|t| format!("[{}]", t.tid))
         .expect("a thread with CUDA API calls");
     let h = harness(trace);
-    assert!(h.query_all_by_label_contains(&thread).next().is_some(), "thread row {thread}");
+    assert!(
+        h.query_all_by_label_contains(&thread).next().is_some(),
+        "thread row {thread}"
+    );
     assert!(h.query_all_by_label_contains("CUDA API (").next().is_some());
     assert!(h.query_all_by_label_contains("Kernels (").next().is_some());
     assert!(h.query_all_by_label_contains("Stream").next().is_some());
@@ -74,12 +85,19 @@ fn collapsing_a_thread_hides_its_lanes() {
     let lanes_before = h.query_all_by_label_contains("CUDA API (").count();
     assert!(lanes_before > 0);
     let header = h
-        .query_all_by(move |n| n.label().is_some_and(|l| l.starts_with("- ") && l.contains(&thread)))
+        .query_all_by(move |n| {
+            n.label()
+                .is_some_and(|l| l.starts_with("- ") && l.contains(&thread))
+        })
         .next()
         .expect("a header row");
     header.click();
     h.run_steps(3);
-    let collapsed = h.state().doc.as_ref().map_or(0, |d| d.timeline.view.collapsed.len());
+    let collapsed = h
+        .state()
+        .doc
+        .as_ref()
+        .map_or(0, |d| d.timeline.view.collapsed.len());
     assert_eq!(collapsed, 1);
     assert!(h.query_all_by_label_contains("CUDA API (").count() < lanes_before);
 }
@@ -107,11 +125,20 @@ fn keys_and_ctrl_wheel_zoom_at_the_cursor() {
         modifiers: Modifiers::COMMAND,
     });
     h.run_steps(3);
-    assert!((span(&h) - before).abs() > before * 0.01, "ctrl+wheel zooms: {before} -> {}", span(&h));
+    assert!(
+        (span(&h) - before).abs() > before * 0.01,
+        "ctrl+wheel zooms: {before} -> {}",
+        span(&h)
+    );
     // Home fits everything again; Backspace goes back.
     h.key_press(egui::Key::Home);
     h.run_steps(2);
-    let (lo, hi) = h.state().doc.as_ref().map(|d| d.trace.info.time_range).unwrap_or_default();
+    let (lo, hi) = h
+        .state()
+        .doc
+        .as_ref()
+        .map(|d| d.trace.info.time_range)
+        .unwrap_or_default();
     assert!((span(&h) - (hi - lo) as f64).abs() < 2.0);
 }
 
@@ -130,7 +157,9 @@ fn clicking_a_kernel_shows_details_and_its_api_call() {
     h.run_steps(3);
     let pos = {
         let doc = h.state().doc.as_ref().expect("doc");
-        doc.timeline.event_pos(&doc.trace, kernel).expect("kernel is drawn")
+        doc.timeline
+            .event_pos(&doc.trace, kernel)
+            .expect("kernel is drawn")
     };
     click(&mut h, pos);
     let doc = h.state().doc.as_ref().expect("doc");
@@ -142,11 +171,17 @@ fn clicking_a_kernel_shows_details_and_its_api_call() {
     let name = kernel.name(&doc.trace).to_string();
     assert!(h.query_by_label("Grid").is_some(), "details list the grid");
     assert!(h.query_by_label("Registers/thread").is_some());
-    assert!(h.query_by_label(&name).is_some(), "details show the name {name}");
+    assert!(
+        h.query_by_label(&name).is_some(),
+        "details show the name {name}"
+    );
     // Escape clears the selection.
     h.key_press(egui::Key::Escape);
     h.run_steps(2);
-    assert_eq!(h.state().doc.as_ref().and_then(|d| d.timeline.selected), None);
+    assert_eq!(
+        h.state().doc.as_ref().and_then(|d| d.timeline.selected),
+        None
+    );
 }
 
 #[test]
@@ -154,13 +189,19 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     let mut h = harness(load("sync_timing.sqlite"));
     let canvas = h.get_by_label_contains("Timeline,").rect();
     let y = canvas.top() - 12.0; // the ruler sits just above the rows
-    let (x0, x1) = (canvas.left() + canvas.width() * 0.2, canvas.left() + canvas.width() * 0.7);
+    let (x0, x1) = (
+        canvas.left() + canvas.width() * 0.2,
+        canvas.left() + canvas.width() * 0.7,
+    );
     h.event(Event::PointerMoved(pos2(x0, y)));
     h.step();
     h.drag_at(pos2(x0, y));
     h.step();
     for k in 1..=5 {
-        h.event(Event::PointerMoved(pos2(x0 + (x1 - x0) * k as f32 / 5.0, y)));
+        h.event(Event::PointerMoved(pos2(
+            x0 + (x1 - x0) * k as f32 / 5.0,
+            y,
+        )));
         h.step();
     }
     h.drop_at(pos2(x1, y));
@@ -173,7 +214,12 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     let range = TimeRange { start: a, end: b };
     assert_eq!(doc.stats.range, Some(range));
     for (report, table) in &doc.stats.tables {
-        assert_eq!(table, &compute(&doc.trace, *report, Some(range)), "{}", report.name());
+        assert_eq!(
+            table,
+            &compute(&doc.trace, *report, Some(range)),
+            "{}",
+            report.name()
+        );
     }
     assert_eq!(doc.stats.tables.len(), 6);
     h.run_steps(2);
@@ -198,7 +244,12 @@ fn search_finds_and_selects_matches() {
     let doc = h.state().doc.as_ref().expect("doc");
     assert!(!doc.search.matches.is_empty(), "matches for {needle}");
     let sel = doc.timeline.selected.expect("first match selected");
-    assert!(sel.name(&doc.trace).to_lowercase().contains(&needle.to_lowercase()) || sel.short_name(&doc.trace).contains(&needle));
+    assert!(
+        sel.name(&doc.trace)
+            .to_lowercase()
+            .contains(&needle.to_lowercase())
+            || sel.short_name(&doc.trace).contains(&needle)
+    );
     assert!(h.query_all_by_label_contains("matches").next().is_some());
 }
 
@@ -211,16 +262,29 @@ fn a_bad_file_shows_the_loader_message_in_the_window() {
         .with_size(vec2(1000.0, 600.0))
         .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
     h.run_steps(2);
-    assert!(h.query_all_by_label_contains("no such file").next().is_some());
+    assert!(
+        h.query_all_by_label_contains("no such file")
+            .next()
+            .is_some()
+    );
 }
 
 #[test]
 fn streams_fixture_and_torch_fixture_open() {
     for f in ["streams.sqlite", "torch_work.sqlite"] {
         let mut h = harness(load(f));
-        assert!(h.query_all_by_label_contains("Stream").next().is_some(), "{f}");
+        assert!(
+            h.query_all_by_label_contains("Stream").next().is_some(),
+            "{f}"
+        );
         h.key_press(egui::Key::W);
         h.run_steps(2);
-        assert!(h.state().doc.as_ref().is_some_and(|d| d.timeline.painted > 0), "{f} paints events");
+        assert!(
+            h.state()
+                .doc
+                .as_ref()
+                .is_some_and(|d| d.timeline.painted > 0),
+            "{f} paints events"
+        );
     }
 }

@@ -41,9 +41,7 @@ pub const HIGHLIGHT: Color32 = Color32::from_rgb(255, 255, 255);
 
 /// An NVTX ARGB color, or `None` when the range has none (0).
 pub fn from_argb(argb: u32) -> Option<Color32> {
-    (argb != 0).then(|| {
-        Color32::from_rgb((argb >> 16) as u8, (argb >> 8) as u8, argb as u8)
-    })
+    (argb != 0).then(|| Color32::from_rgb((argb >> 16) as u8, (argb >> 8) as u8, argb as u8))
 }
 
 /// The "something happens here" mark for events narrower than a pixel: the

@@ -137,7 +137,10 @@ impl EventRef {
     pub fn related(self, trace: &Trace) -> Vec<EventRef> {
         let corr = |v: &Vec<u32>| v.get(self.index as usize).copied();
         if self.table == Table::Api {
-            let (Some(t), Some(c)) = (trace.thread_of_api_call(self.index), corr(&trace.cuda_api.correlation)) else {
+            let (Some(t), Some(c)) = (
+                trace.thread_of_api_call(self.index),
+                corr(&trace.cuda_api.correlation),
+            ) else {
                 return Vec::new();
             };
             let pid = trace.threads[t as usize].pid;
@@ -243,10 +246,22 @@ impl EventRef {
                     f.push(("Grid", format!("{gx} × {gy} × {gz}")));
                     f.push(("Block", format!("{bx} × {by} × {bz}")));
                     f.push(("Registers/thread", c.registers_per_thread.to_string()));
-                    f.push(("Static shared mem", format::bytes(c.static_shared_memory as u64)));
-                    f.push(("Dynamic shared mem", format::bytes(c.dynamic_shared_memory as u64)));
-                    f.push(("Local mem/thread", format::bytes(c.local_memory_per_thread as u64)));
-                    f.push(("Shared mem executed", format::bytes(c.shared_memory_executed as u64)));
+                    f.push((
+                        "Static shared mem",
+                        format::bytes(c.static_shared_memory as u64),
+                    ));
+                    f.push((
+                        "Dynamic shared mem",
+                        format::bytes(c.dynamic_shared_memory as u64),
+                    ));
+                    f.push((
+                        "Local mem/thread",
+                        format::bytes(c.local_memory_per_thread as u64),
+                    ));
+                    f.push((
+                        "Shared mem executed",
+                        format::bytes(c.shared_memory_executed as u64),
+                    ));
                 }
                 if let Some(&s) = k.short_name.get(i) {
                     f.push(("Short name", trace.name(s).to_string()));
@@ -347,7 +362,11 @@ pub fn mem_kind(k: u8) -> &'static str {
 
 pub fn thread_label(trace: &Trace, t: usize) -> String {
     let th = &trace.threads[t];
-    let name = if th.name.is_empty() { "thread" } else { &th.name };
+    let name = if th.name.is_empty() {
+        "thread"
+    } else {
+        &th.name
+    };
     format!("{name} [{}]", th.tid)
 }
 

@@ -20,14 +20,14 @@ pub fn duration(ns: Ns) -> String {
 /// A tick label: `value` (ns from the session start) with as many decimals as
 /// the tick `step` needs, so neighbouring labels differ.
 pub fn tick(value: f64, step: f64) -> String {
-    let (div, unit) = if step >= 1e9 {
+    // The unit follows the step, one notch coarser than the step itself, so
+    // labels stay short (444.2 ms, not 444200 µs) yet still differ.
+    let (div, unit) = if step >= 1e8 {
         (1e9, "s")
-    } else if step >= 1e6 {
-        (1e6, "ms")
     } else if step >= 1e3 {
-        (1e3, "µs")
+        (1e6, "ms")
     } else {
-        (1.0, "ns")
+        (1e3, "µs")
     };
     let decimals = ((div / step).log10().ceil().max(0.0)) as usize;
     format!("{:.*} {unit}", decimals, value / div)
@@ -66,6 +66,8 @@ mod tests {
         assert_eq!(duration(3_000_000_000), "3.000 s");
         assert_eq!(tick(2_500_000.0, 500_000.0), "2.5 ms");
         assert_eq!(tick(2_000_000.0, 1_000_000.0), "2 ms");
+        assert_eq!(tick(444_200_000.0, 200_000.0), "444.2 ms");
+        assert_eq!(tick(1_500.0, 500.0), "1.5 µs");
         assert_eq!(bandwidth(1_000, 1_000), "1.000 GB/s");
     }
 }

@@ -61,7 +61,8 @@ impl Document {
     /// Selects `[start, end)` and starts its summaries.
     pub fn select_range(&mut self, start: i64, end: i64) {
         self.timeline.range = Some((start, end));
-        self.stats.request(self.trace.clone(), TimeRange { start, end });
+        self.stats
+            .request(self.trace.clone(), TimeRange { start, end });
     }
 
     /// Selects an event and brings it into view.
@@ -77,6 +78,7 @@ struct Loading {
     progress: Progress,
 }
 
+#[derive(Default)]
 pub struct SightlineApp {
     pub doc: Option<Document>,
     /// The last problem, shown in the window until dismissed.
@@ -88,31 +90,24 @@ pub struct SightlineApp {
     saved_view: Option<ViewState>,
 }
 
-impl Default for SightlineApp {
-    fn default() -> Self {
-        SightlineApp {
-            doc: None,
-            error: None,
-            loading: None,
-            recent: Vec::new(),
-            dialog: None,
-            open_path: String::new(),
-            saved_view: None,
-        }
-    }
-}
-
 /// The report opened when none is given: next to the executable or in the
 /// current directory, else where the source tree had it at build time.
 pub fn bundled_report() -> Option<PathBuf> {
     let name = "sync_timing.sqlite";
     let mut candidates = Vec::new();
-    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
         candidates.push(dir.join("assets").join(name));
         candidates.push(dir.join(name));
     }
     candidates.push(PathBuf::from("assets").join(name));
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets").join(name));
+    candidates.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets")
+            .join(name),
+    );
     candidates.into_iter().find(|p| p.is_file())
 }
 
@@ -158,7 +153,9 @@ impl SightlineApp {
 
     /// Takes loader messages; true while a load is running.
     pub fn poll_loading(&mut self) -> bool {
-        let Some(loading) = &mut self.loading else { return false };
+        let Some(loading) = &mut self.loading else {
+            return false;
+        };
         let mut done = None;
         while let Ok(msg) = loading.job.messages.try_recv() {
             match msg {
@@ -200,15 +197,17 @@ impl SightlineApp {
     /// block or fail, and the window must stay alive either way.
     fn open_dialog(&mut self) {
         let (tx, rx) = crossbeam_channel::bounded(1);
-        let spawned = std::thread::Builder::new().name("sightline-dialog".into()).spawn(move || {
-            let picked = std::panic::catch_unwind(|| {
-                rfd::FileDialog::new()
-                    .add_filter("Nsight Systems SQLite export", &["sqlite", "db"])
-                    .add_filter("All files", &["*"])
-                    .pick_file()
+        let spawned = std::thread::Builder::new()
+            .name("sightline-dialog".into())
+            .spawn(move || {
+                let picked = std::panic::catch_unwind(|| {
+                    rfd::FileDialog::new()
+                        .add_filter("Nsight Systems SQLite export", &["sqlite", "db"])
+                        .add_filter("All files", &["*"])
+                        .pick_file()
+                });
+                let _ = tx.send(picked.unwrap_or(None));
             });
-            let _ = tx.send(picked.unwrap_or(None));
-        });
         match spawned {
             Ok(_) => self.dialog = Some(rx),
             Err(e) => self.error = Some(format!("cannot open a file dialog: {e}")),
@@ -247,7 +246,8 @@ impl SightlineApp {
         {
             ui.ctx().request_repaint();
         }
-        if busy || self.dialog.is_some() || self.doc.as_ref().is_some_and(|d| d.stats.is_pending()) {
+        if busy || self.dialog.is_some() || self.doc.as_ref().is_some_and(|d| d.stats.is_pending())
+        {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
         let dropped: Vec<PathBuf> = ui.ctx().input(|i| {
@@ -274,27 +274,33 @@ impl SightlineApp {
             return;
         };
         if let Some(sel) = doc.timeline.selected {
-            egui::Panel::right("details").default_size(340.0).resizable(true).show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| {
-                    if let Some(ev) = details::ui(ui, &doc.trace, sel, &doc.timeline.related) {
-                        doc.show_event(ev);
-                    }
-                    if sel.table == Table::Nvtx && ui.button("Aggregate this range").clicked() {
-                        let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
-                        doc.select_range(s, e.max(s + 1));
-                    }
+            egui::Panel::right("details")
+                .default_size(340.0)
+                .resizable(true)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical().show(ui, |ui| {
+                        if let Some(ev) = details::ui(ui, &doc.trace, sel, &doc.timeline.related) {
+                            doc.show_event(ev);
+                        }
+                        if sel.table == Table::Nvtx && ui.button("Aggregate this range").clicked() {
+                            let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
+                            doc.select_range(s, e.max(s + 1));
+                        }
+                    });
                 });
-            });
         }
         if doc.stats.range.is_some() {
-            egui::Panel::bottom("range_stats").default_size(280.0).resizable(true).show(ui, |ui| {
-                if let Some(name) = doc.stats.ui(ui) {
-                    doc.search.exact(&doc.trace, &name);
-                    if let Some(ev) = doc.search.step(true) {
-                        doc.show_event(ev);
+            egui::Panel::bottom("range_stats")
+                .default_size(280.0)
+                .resizable(true)
+                .show(ui, |ui| {
+                    if let Some(name) = doc.stats.ui(ui) {
+                        doc.search.exact(&doc.trace, &name);
+                        if let Some(ev) = doc.search.step(true) {
+                            doc.show_event(ev);
+                        }
                     }
-                }
-            });
+                });
         }
         egui::CentralPanel::default().show(ui, |ui| {
             doc.timeline.highlight = std::mem::take(&mut doc.search.mask);
@@ -316,7 +322,10 @@ impl SightlineApp {
                 ui.horizontal(|ui| {
                     ui.label("Open path:");
                     let r = ui.text_edit_singleline(&mut self.open_path);
-                    if r.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter)) && !self.open_path.trim().is_empty() {
+                    if r.lost_focus()
+                        && ui.input(|i| i.key_pressed(Key::Enter))
+                        && !self.open_path.trim().is_empty()
+                    {
                         let p = PathBuf::from(self.open_path.trim());
                         self.open(p);
                         ui.close();
@@ -351,7 +360,13 @@ impl SightlineApp {
                 if ui.button("Expand all rows").clicked() {
                     doc.timeline.view.collapsed.clear();
                 }
-                if ui.button(format!("Show hidden rows ({})", doc.timeline.view.hidden.len())).clicked() {
+                if ui
+                    .button(format!(
+                        "Show hidden rows ({})",
+                        doc.timeline.view.hidden.len()
+                    ))
+                    .clicked()
+                {
                     doc.timeline.view.hidden.clear();
                 }
                 if ui.button("Clear range").clicked() {
@@ -361,7 +376,13 @@ impl SightlineApp {
             });
             ui.separator();
             let search_label = ui.label("Search");
-            let search = ui.add(egui::TextEdit::singleline(&mut doc.search.query).hint_text("Search events (Enter)").desired_width(220.0)).labelled_by(search_label.id);
+            let search = ui
+                .add(
+                    egui::TextEdit::singleline(&mut doc.search.query)
+                        .hint_text("Search events (Enter)")
+                        .desired_width(220.0),
+                )
+                .labelled_by(search_label.id);
             let enter = search.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
             ui.checkbox(&mut doc.search.regex, "regex");
             let mut step = None;
@@ -393,7 +414,10 @@ impl SightlineApp {
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 ui.weak(format!(
                     "{} · {} events",
-                    doc.path.file_name().map_or_else(|| doc.path.display().to_string(), |n| n.to_string_lossy().into_owned()),
+                    doc.path.file_name().map_or_else(
+                        || doc.path.display().to_string(),
+                        |n| n.to_string_lossy().into_owned()
+                    ),
                     doc.trace.event_count()
                 ));
             });
@@ -405,7 +429,15 @@ impl SightlineApp {
         if let Some(l) = &self.loading {
             ui.horizontal(|ui| {
                 ui.label(format!("Loading {}:", l.job.path.display()));
-                ui.add(egui::ProgressBar::new(l.progress.fraction).text(format!("{} {:.0}%", l.progress.phase, l.progress.fraction * 100.0)).desired_width(400.0));
+                ui.add(
+                    egui::ProgressBar::new(l.progress.fraction)
+                        .text(format!(
+                            "{} {:.0}%",
+                            l.progress.phase,
+                            l.progress.fraction * 100.0
+                        ))
+                        .desired_width(400.0),
+                );
                 cancel = ui.button("Cancel").clicked();
             });
         }
@@ -433,7 +465,11 @@ impl eframe::App for SightlineApp {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         let saved = Saved {
             recent: self.recent.clone(),
-            view: self.doc.as_ref().map(|d| d.timeline.view.clone()).or_else(|| self.saved_view.clone()),
+            view: self
+                .doc
+                .as_ref()
+                .map(|d| d.timeline.view.clone())
+                .or_else(|| self.saved_view.clone()),
         };
         eframe::set_value(storage, STORAGE_KEY, &saved);
     }
@@ -452,7 +488,10 @@ pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
         "Sightline",
         options,
         Box::new(move |cc| {
-            let saved: Saved = cc.storage.and_then(|s| eframe::get_value(s, STORAGE_KEY)).unwrap_or_default();
+            let saved: Saved = cc
+                .storage
+                .and_then(|s| eframe::get_value(s, STORAGE_KEY))
+                .unwrap_or_default();
             let mut app = SightlineApp {
                 recent: saved.recent,
                 saved_view: saved.view,
@@ -461,7 +500,9 @@ pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
             let mut files = files.into_iter();
             match files.next().or_else(bundled_report) {
                 Some(first) => app.open(first),
-                None => app.error = Some("no report given and the bundled example was not found".into()),
+                None => {
+                    app.error = Some("no report given and the bundled example was not found".into())
+                }
             }
             // Further files go to the recent list, one click away.
             for f in files {

@@ -43,11 +43,16 @@ impl RangeStats {
         self.sort = None;
         let (tx, rx) = crossbeam_channel::bounded(1);
         self.pending = Some(rx);
-        let spawned = std::thread::Builder::new().name("sightline-stats".into()).spawn(move || {
-            let t0 = Instant::now();
-            let tables = REPORTS.iter().map(|&r| (r, stats::compute(&trace, r, Some(range)))).collect();
-            let _ = tx.send((generation, tables, t0.elapsed()));
-        });
+        let spawned = std::thread::Builder::new()
+            .name("sightline-stats".into())
+            .spawn(move || {
+                let t0 = Instant::now();
+                let tables = REPORTS
+                    .iter()
+                    .map(|&r| (r, stats::compute(&trace, r, Some(range))))
+                    .collect();
+                let _ = tx.send((generation, tables, t0.elapsed()));
+            });
         if spawned.is_err() {
             self.pending = None;
         }
@@ -59,7 +64,9 @@ impl RangeStats {
 
     /// Takes a finished result; true when something arrived.
     pub fn poll(&mut self) -> bool {
-        let Some(rx) = &self.pending else { return false };
+        let Some(rx) = &self.pending else {
+            return false;
+        };
         match rx.try_recv() {
             Ok(done) => self.accept(done),
             Err(crossbeam_channel::TryRecvError::Empty) => false,
@@ -101,7 +108,7 @@ impl RangeStats {
 
     /// Draws the tabs and the chosen table; returns the name of a clicked row.
     pub fn ui(&mut self, ui: &mut Ui) -> Option<String> {
-        let Some(range) = self.range else { return None };
+        let range = self.range?;
         let mut clicked = None;
         ui.horizontal(|ui| {
             ui.strong(format!(
@@ -126,7 +133,7 @@ impl RangeStats {
             }
         });
         ui.separator();
-        let Some((_, table)) = self.tables.get(self.tab) else { return None };
+        let (_, table) = self.tables.get(self.tab)?;
         if table.rows.is_empty() {
             ui.label("No events of this kind start in the range.");
             return None;
@@ -145,33 +152,43 @@ impl RangeStats {
         let name_col = table.columns.iter().position(|c| c == "Name");
         let mut new_sort = None;
         egui::ScrollArea::both().auto_shrink(false).show(ui, |ui| {
-            egui::Grid::new(("stats", self.tab)).striped(true).num_columns(table.columns.len()).show(ui, |ui| {
-                for (c, name) in table.columns.iter().enumerate() {
-                    let arrow = match self.sort {
-                        Some((sc, true)) if sc == c => " v",
-                        Some((sc, false)) if sc == c => " ^",
-                        _ => "",
-                    };
-                    if ui.button(RichText::new(format!("{name}{arrow}")).strong()).clicked() {
-                        let desc = !matches!(self.sort, Some((sc, true)) if sc == c);
-                        new_sort = Some((c, desc));
-                    }
-                }
-                ui.end_row();
-                for &r in &order {
-                    for (c, cell) in table.rows[r].iter().enumerate() {
-                        let text = cell.to_string();
-                        if Some(c) == name_col {
-                            if ui.link(&text).on_hover_text("highlight its instances").clicked() {
-                                clicked = Some(text);
-                            }
-                        } else {
-                            ui.label(text);
+            egui::Grid::new(("stats", self.tab))
+                .striped(true)
+                .num_columns(table.columns.len())
+                .show(ui, |ui| {
+                    for (c, name) in table.columns.iter().enumerate() {
+                        let arrow = match self.sort {
+                            Some((sc, true)) if sc == c => " v",
+                            Some((sc, false)) if sc == c => " ^",
+                            _ => "",
+                        };
+                        if ui
+                            .button(RichText::new(format!("{name}{arrow}")).strong())
+                            .clicked()
+                        {
+                            let desc = !matches!(self.sort, Some((sc, true)) if sc == c);
+                            new_sort = Some((c, desc));
                         }
                     }
                     ui.end_row();
-                }
-            });
+                    for &r in &order {
+                        for (c, cell) in table.rows[r].iter().enumerate() {
+                            let text = cell.to_string();
+                            if Some(c) == name_col {
+                                if ui
+                                    .link(&text)
+                                    .on_hover_text("highlight its instances")
+                                    .clicked()
+                                {
+                                    clicked = Some(text);
+                                }
+                            } else {
+                                ui.label(text);
+                            }
+                        }
+                        ui.end_row();
+                    }
+                });
         });
         if new_sort.is_some() {
             self.sort = new_sort;

@@ -44,7 +44,11 @@ impl Search {
             let ql = q.to_lowercase();
             Box::new(move |s: &str| s.to_lowercase().contains(&ql))
         };
-        let mask: Vec<bool> = trace.strings.iter().map(|(id, s)| id.0 != 0 && pred(s)).collect();
+        let mask: Vec<bool> = trace
+            .strings
+            .iter()
+            .map(|(id, s)| id.0 != 0 && pred(s))
+            .collect();
         self.set_mask(trace, mask);
     }
 
@@ -68,7 +72,9 @@ impl Search {
             let spans = table.spans(trace);
             let kernel_short = (table == Table::Kernel).then_some(&trace.kernels.short_name);
             for (i, id) in spans.name.iter().enumerate() {
-                let short_hit = kernel_short.and_then(|s| s.get(i)).is_some_and(|s| mask.get(s.0 as usize).copied().unwrap_or(false));
+                let short_hit = kernel_short
+                    .and_then(|s| s.get(i))
+                    .is_some_and(|s| mask.get(s.0 as usize).copied().unwrap_or(false));
                 if mask.get(id.0 as usize).copied().unwrap_or(false) || short_hit {
                     if found.len() >= MAX_MATCHES {
                         self.truncated = true;

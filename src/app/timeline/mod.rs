@@ -6,8 +6,7 @@ pub mod rows;
 pub mod view;
 
 use eframe::egui::{
-    self, Color32, CursorIcon, Key, Pos2, Rect, Sense, Stroke, Ui, Vec2, WidgetInfo,
-    pos2, vec2,
+    self, Color32, CursorIcon, Key, Pos2, Rect, Sense, Stroke, Ui, Vec2, WidgetInfo, pos2, vec2,
 };
 
 use crate::app::colors;
@@ -57,7 +56,11 @@ impl Timeline {
     pub fn new(trace: &Trace) -> Self {
         let (lo, hi) = trace.info.time_range;
         let (lo, hi) = (lo as f64, (hi.max(lo + 1)) as f64);
-        let name_colors = trace.strings.iter().map(|(_, s)| colors::for_name(s)).collect();
+        let name_colors = trace
+            .strings
+            .iter()
+            .map(|(_, s)| colors::for_name(s))
+            .collect();
         let mut view = ViewState::default();
         view.set(lo, hi);
         Timeline {
@@ -118,10 +121,15 @@ impl Timeline {
 
     /// Row index and lane rect holding `ev` in the last frame, if it is drawn.
     pub fn lane_of(&self, ev: EventRef) -> Option<(usize, Rect)> {
-        self.layout.iter().copied().find(|&(r, _)| match &self.rows[r].kind {
-            RowKind::Lane { table, track } => *table == ev.table && track.events.contains(&ev.index),
-            _ => false,
-        })
+        self.layout
+            .iter()
+            .copied()
+            .find(|&(r, _)| match &self.rows[r].kind {
+                RowKind::Lane { table, track, .. } => {
+                    *table == ev.table && track.events.contains(&ev.index)
+                }
+                _ => false,
+            })
     }
 
     /// Screen point at the middle of an event as last drawn (for tests and arrows).
@@ -129,13 +137,21 @@ impl Timeline {
         let (_, rect) = self.lane_of(ev)?;
         let map = Mapping::new(self.canvas, &self.view);
         let l = if ev.table == crate::app::events::Table::Nvtx {
-            trace.nvtx.depth.get(ev.index as usize).copied().unwrap_or(0)
+            trace
+                .nvtx
+                .depth
+                .get(ev.index as usize)
+                .copied()
+                .unwrap_or(0)
         } else {
             0
         } as f32;
         let x0 = map.x(ev.start(trace)).max(self.canvas.left());
         let x1 = map.x(ev.end(trace)).min(self.canvas.right());
-        Some(pos2((x0 + x1.max(x0)) / 2.0, rect.top() + 1.0 + (l + 0.5) * LANE_H))
+        Some(pos2(
+            (x0 + x1.max(x0)) / 2.0,
+            rect.top() + 1.0 + (l + 0.5) * LANE_H,
+        ))
     }
 
     fn visible_rows(&self) -> Vec<usize> {
@@ -155,9 +171,13 @@ impl Timeline {
 
     fn hit(&self, trace: &Trace, pos: Pos2) -> Option<EventRef> {
         let map = Mapping::new(self.canvas, &self.view);
-        let (r, rect) = self.layout.iter().copied().find(|(_, rect)| rect.contains(pos))?;
+        let (r, rect) = self
+            .layout
+            .iter()
+            .copied()
+            .find(|(_, rect)| rect.contains(pos))?;
         match &self.rows[r].kind {
-            RowKind::Lane { table, track } => paint::hit(trace, *table, track, rect, &map, pos),
+            RowKind::Lane { table, track, .. } => paint::hit(trace, *table, track, rect, &map, pos),
             _ => None,
         }
     }
@@ -165,16 +185,29 @@ impl Timeline {
     pub fn ui(&mut self, ui: &mut Ui, trace: &Trace) -> Output {
         let mut out = Output::default();
         let full = ui.available_rect_before_wrap();
-        let ruler_rect = Rect::from_min_max(pos2(full.left() + LABEL_W, full.top()), pos2(full.right(), full.top() + RULER_H));
-        let canvas = Rect::from_min_max(pos2(full.left() + LABEL_W, full.top() + RULER_H), full.max);
-        let labels = Rect::from_min_max(pos2(full.left(), full.top() + RULER_H), pos2(full.left() + LABEL_W, full.bottom()));
+        let ruler_rect = Rect::from_min_max(
+            pos2(full.left() + LABEL_W, full.top()),
+            pos2(full.right(), full.top() + RULER_H),
+        );
+        let canvas =
+            Rect::from_min_max(pos2(full.left() + LABEL_W, full.top() + RULER_H), full.max);
+        let labels = Rect::from_min_max(
+            pos2(full.left(), full.top() + RULER_H),
+            pos2(full.left() + LABEL_W, full.bottom()),
+        );
         self.canvas = canvas;
         ui.allocate_rect(full, Sense::hover());
         let id = ui.scope_id().with("timeline");
         let ruler_resp = ui.interact(ruler_rect, id.with("ruler"), Sense::click_and_drag());
         let resp = ui.interact(canvas, id.with("canvas"), Sense::click_and_drag());
         let span_text = format::duration(self.view.span() as Ns);
-        resp.widget_info(|| WidgetInfo::labeled(egui::Role::Canvas, true, format!("Timeline, {span_text} visible")));
+        resp.widget_info(|| {
+            WidgetInfo::labeled(
+                egui::Role::Canvas,
+                true,
+                format!("Timeline, {span_text} visible"),
+            )
+        });
 
         self.handle_input(ui, trace, &resp, &ruler_resp, &mut out);
 
@@ -182,15 +215,27 @@ impl Timeline {
         let painter = ui.painter_at(full);
         painter.rect_filled(full, 0.0, visuals.extreme_bg_color);
         let map = Mapping::new(canvas, &self.view);
-        let ticks = paint::ruler(&painter.with_clip_rect(ruler_rect), ruler_rect, &map, trace.info.time_range.0, visuals.text_color());
+        let ticks = paint::ruler(
+            &painter.with_clip_rect(ruler_rect),
+            ruler_rect,
+            &map,
+            trace.info.time_range.0,
+            visuals.text_color(),
+        );
         for x in ticks {
-            painter.with_clip_rect(canvas).line_segment([pos2(x, canvas.top()), pos2(x, canvas.bottom())], Stroke::new(1.0, visuals.faint_bg_color));
+            painter.with_clip_rect(canvas).line_segment(
+                [pos2(x, canvas.top()), pos2(x, canvas.bottom())],
+                Stroke::new(1.0, visuals.faint_bg_color),
+            );
         }
 
         // Rows: lay out the visible ones, paint those on screen.
         let order = self.visible_rows();
         let total_h: f32 = order.iter().map(|&r| self.rows[r].height()).sum();
-        self.view.scroll_y = self.view.scroll_y.clamp(0.0, (total_h - canvas.height() + 40.0).max(0.0));
+        self.view.scroll_y = self
+            .view
+            .scroll_y
+            .clamp(0.0, (total_h - canvas.height() + 40.0).max(0.0));
         let mut y = canvas.top() - self.view.scroll_y;
         self.layout.clear();
         let style_highlight = std::mem::take(&mut self.highlight);
@@ -213,22 +258,47 @@ impl Timeline {
             if row_rect.bottom() < canvas.top() || row_rect.top() > canvas.bottom() {
                 continue;
             }
-            let label_rect = Rect::from_min_size(pos2(labels.left(), row_rect.top()), vec2(LABEL_W, h));
+            let label_rect =
+                Rect::from_min_size(pos2(labels.left(), row_rect.top()), vec2(LABEL_W, h));
             painter.with_clip_rect(canvas).line_segment(
                 [row_rect.left_bottom(), row_rect.right_bottom()],
                 Stroke::new(1.0, visuals.faint_bg_color),
             );
             match &row.kind {
                 RowKind::Header { .. } => {
-                    lane_painter.rect_filled(row_rect, 0.0, visuals.faint_bg_color.gamma_multiply(0.6));
+                    lane_painter.rect_filled(
+                        row_rect,
+                        0.0,
+                        visuals.faint_bg_color.gamma_multiply(0.6),
+                    );
                 }
-                RowKind::Lane { table, track } => {
+                RowKind::Lane {
+                    table,
+                    track,
+                    sparse,
+                } => {
                     self.layout.push((r, row_rect));
-                    painted += paint::lane(&lane_painter, trace, *table, track, row_rect, &map, &style);
+                    painted += paint::lane(
+                        &lane_painter,
+                        trace,
+                        *table,
+                        track,
+                        sparse,
+                        row_rect,
+                        &map,
+                        &style,
+                    );
                 }
                 RowKind::Metric { series, max } => {
                     if let Some(s) = trace.metrics.get(*series as usize) {
-                        paint::metric(&lane_painter, s, *max, row_rect, &map, Color32::from_rgb(118, 185, 0));
+                        paint::metric(
+                            &lane_painter,
+                            s,
+                            *max,
+                            row_rect,
+                            &map,
+                            Color32::from_rgb(118, 185, 0),
+                        );
                     }
                 }
             }
@@ -237,14 +307,24 @@ impl Timeline {
                 let indent = row.indent as f32 * 12.0;
                 let text = match &row.kind {
                     RowKind::Header { .. } => {
-                        let arrow = if self.view.collapsed.contains(&row.key) { "+" } else { "-" };
+                        let arrow = if self.view.collapsed.contains(&row.key) {
+                            "+"
+                        } else {
+                            "-"
+                        };
                         format!("{arrow} {}", row.label)
                     }
                     _ => row.label.clone(),
                 };
                 let rect = label_rect.with_min_x(label_rect.left() + indent + 2.0);
-                let button = egui::Button::new(egui::RichText::new(text).size(12.0)).frame(false).truncate();
-                let lr = ui.put(Rect::from_min_size(rect.min, vec2(rect.width(), h.min(20.0))), button);
+                let button = egui::Button::new(egui::RichText::new(text).size(12.0))
+                    .frame(false)
+                    .truncate();
+                let slot = Rect::from_min_size(rect.min, vec2(rect.width(), h.min(20.0)));
+                let builder = egui::UiBuilder::new()
+                    .max_rect(slot)
+                    .layout(egui::Layout::left_to_right(egui::Align::Center));
+                let lr = ui.scope_builder(builder, |ui| ui.add(button)).inner;
                 if lr.clicked() && row.is_header() {
                     toggles.push(row.key.clone());
                 }
@@ -288,8 +368,16 @@ impl Timeline {
         {
             for &rel in &self.related {
                 if let Some(p1) = self.event_pos(trace, rel) {
-                    let (from, to) = if sel.table == crate::app::events::Table::Api { (p0, p1) } else { (p1, p0) };
-                    painter.with_clip_rect(canvas).arrow(from, to - from, Stroke::new(2.0, colors::RELATED));
+                    let (from, to) = if sel.table == crate::app::events::Table::Api {
+                        (p0, p1)
+                    } else {
+                        (p1, p0)
+                    };
+                    painter.with_clip_rect(canvas).arrow(
+                        from,
+                        to - from,
+                        Stroke::new(2.0, colors::RELATED),
+                    );
                 }
             }
         }
@@ -312,13 +400,28 @@ impl Timeline {
         out
     }
 
-    fn handle_input(&mut self, ui: &Ui, trace: &Trace, resp: &egui::Response, ruler: &egui::Response, out: &mut Output) {
+    fn handle_input(
+        &mut self,
+        ui: &Ui,
+        trace: &Trace,
+        resp: &egui::Response,
+        ruler: &egui::Response,
+        out: &mut Output,
+    ) {
         let map = Mapping::new(self.canvas, &self.view);
         let limits = self.limits;
         let hovering = resp.hovered() || ruler.hovered();
-        let (zoom, scroll, shift, pointer) =
-            ui.input(|i| (i.zoom_delta() as f64, i.smooth_scroll_delta, i.modifiers.shift, i.pointer.hover_pos()));
-        let at = pointer.filter(|_| hovering).map_or((self.view.start + self.view.end) / 2.0, |p| map.t(p.x));
+        let (zoom, scroll, shift, pointer) = ui.input(|i| {
+            (
+                i.zoom_delta() as f64,
+                i.smooth_scroll_delta,
+                i.modifiers.shift,
+                i.pointer.hover_pos(),
+            )
+        });
+        let at = pointer
+            .filter(|_| hovering)
+            .map_or((self.view.start + self.view.end) / 2.0, |p| map.t(p.x));
         if hovering {
             if zoom != 1.0 {
                 self.view.zoom_at(at, zoom, limits);
@@ -337,7 +440,11 @@ impl Timeline {
         // Drags: shift or ruler → range, otherwise pan.
         if resp.drag_started() || ruler.drag_started() {
             let origin = ui.input(|i| i.pointer.press_origin()).unwrap_or_default();
-            self.drag = if ruler.drag_started() || shift { Drag::Range(map.t(origin.x)) } else { Drag::Pan };
+            self.drag = if ruler.drag_started() || shift {
+                Drag::Range(map.t(origin.x))
+            } else {
+                Drag::Pan
+            };
         }
         match self.drag {
             Drag::Pan if resp.dragged() => {
@@ -379,8 +486,18 @@ impl Timeline {
             return;
         }
         let keys = ui.input(|i| {
-            [Key::W, Key::S, Key::A, Key::D, Key::F, Key::Home, Key::Num0, Key::Escape, Key::Backspace]
-                .map(|k| i.key_pressed(k))
+            [
+                Key::W,
+                Key::S,
+                Key::A,
+                Key::D,
+                Key::F,
+                Key::Home,
+                Key::Num0,
+                Key::Escape,
+                Key::Backspace,
+            ]
+            .map(|k| i.key_pressed(k))
         });
         let [w, s, a, d, f, home, zero, esc, back] = keys;
         if w {

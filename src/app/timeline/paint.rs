@@ -9,7 +9,7 @@ use super::view::Mapping;
 use crate::app::colors;
 use crate::app::events::{EventRef, Table};
 use crate::app::format;
-use crate::model::{MetricSeries, Ns, Track, Trace};
+use crate::model::{MetricSeries, Ns, Trace, Track};
 
 /// Narrower than this (in points), an event merges into the busy mark.
 const MIN_BOX_PX: f32 = 1.0;
@@ -42,7 +42,9 @@ pub fn event_color(trace: &Trace, ev: EventRef, name_colors: &[Color32]) -> Colo
         name_colors.get(id).copied().unwrap_or(Color32::GRAY)
     };
     match ev.table {
-        Table::Memcpy => colors::for_copy_kind(trace.memcpys.copy_kind.get(i).copied().unwrap_or(0)),
+        Table::Memcpy => {
+            colors::for_copy_kind(trace.memcpys.copy_kind.get(i).copied().unwrap_or(0))
+        }
         Table::Memset => colors::MEMSET,
         Table::Sync => colors::SYNC,
         Table::Nvtx => trace
@@ -55,12 +57,14 @@ pub fn event_color(trace: &Trace, ev: EventRef, name_colors: &[Color32]) -> Colo
     }
 }
 
+#[allow(clippy::too_many_arguments)] // all per-lane inputs; a struct would only rename them
 /// Paints one lane into `rect`; returns how many boxes and busy marks it drew.
 pub fn lane(
     painter: &Painter,
     trace: &Trace,
     table: Table,
     track: &Track,
+    sparse: &[Ns],
     rect: Rect,
     map: &Mapping,
     style: &LaneStyle,
@@ -167,11 +171,19 @@ pub fn lane(
                     flush(run, l, busy_color[l], &mut drawn);
                 }
                 *slot = Some((px, px + 1.0));
-                busy_color[l] = event_color(trace, EventRef::new(table, i as u32), style.name_colors);
+                busy_color[l] =
+                    event_color(trace, EventRef::new(table, i as u32), style.name_colors);
             }
         }
         let t_next = map.t(px + 1.0);
-        let j = i + 1 + starts[i + 1..hi].partition_point(|&s| (s as f64) < t_next);
+        let j = first_at_or_after(
+            starts,
+            sparse,
+            track.events.start as usize,
+            i + 1,
+            hi,
+            t_next,
+        );
         // A long event may start in this pixel after short ones: the last one
         // of each level among those skipped is the only candidate.
         let mut min_level = u8::MAX;
@@ -197,8 +209,42 @@ pub fn lane(
     drawn
 }
 
+/// The first index in `[lo, hi)` whose start is ≥ `t`: a search of the
+/// cached sparse index narrows it to one block of `SPARSE_STRIDE` starts.
+fn first_at_or_after(
+    starts: &[Ns],
+    sparse: &[Ns],
+    base: usize,
+    lo: usize,
+    hi: usize,
+    t: f64,
+) -> usize {
+    use super::rows::SPARSE_STRIDE;
+    let b = sparse.partition_point(|&s| (s as f64) < t);
+    let block_lo = if b > 0 {
+        base + (b - 1) * SPARSE_STRIDE + 1
+    } else {
+        lo
+    };
+    let block_hi = if b < sparse.len() {
+        base + b * SPARSE_STRIDE
+    } else {
+        hi
+    };
+    let lo2 = lo.max(block_lo).min(hi);
+    let hi2 = hi.min(block_hi).max(lo2);
+    lo2 + starts[lo2..hi2].partition_point(|&s| (s as f64) < t)
+}
+
 /// The event under `pos` in a lane, if any (within 3 points).
-pub fn hit(trace: &Trace, table: Table, track: &Track, rect: Rect, map: &Mapping, pos: Pos2) -> Option<EventRef> {
+pub fn hit(
+    trace: &Trace,
+    table: Table,
+    track: &Track,
+    rect: Rect,
+    map: &Mapping,
+    pos: Pos2,
+) -> Option<EventRef> {
     let spans = table.spans(trace);
     let t = map.t(pos.x);
     let tol = 3.0 / map.px_per_ns;
@@ -216,7 +262,13 @@ pub fn hit(trace: &Trace, table: Table, track: &Track, rect: Rect, map: &Mapping
             continue;
         }
         let (s, e) = (spans.start[i] as f64, spans.end[i] as f64);
-        let dist = if t < s { s - t } else if t > e { t - e } else { 0.0 };
+        let dist = if t < s {
+            s - t
+        } else if t > e {
+            t - e
+        } else {
+            0.0
+        };
         if dist <= tol && best.is_none_or(|(d, _)| dist < d) {
             best = Some((dist, i));
             if dist == 0.0 {
@@ -229,7 +281,14 @@ pub fn hit(trace: &Trace, table: Table, track: &Track, rect: Rect, map: &Mapping
 
 /// A GPU metric as a filled chart: one sample per pixel column (the first in
 /// it), found by binary search, so the cost is O(pixels × log samples).
-pub fn metric(painter: &Painter, series: &MetricSeries, max: f32, rect: Rect, map: &Mapping, color: Color32) {
+pub fn metric(
+    painter: &Painter,
+    series: &MetricSeries,
+    max: f32,
+    rect: Rect,
+    map: &Mapping,
+    color: Color32,
+) {
     let ts = &series.timestamp;
     if ts.is_empty() {
         return;
@@ -240,14 +299,23 @@ pub fn metric(painter: &Painter, series: &MetricSeries, max: f32, rect: Rect, ma
         let t = map.t(x);
         let i = ts.partition_point(|&s| (s as f64) < t);
         // The sample in force at x is the last one at or before it.
-        let k = if i < ts.len() && (ts[i] as f64) < map.t(x + 1.0) { i } else { i.saturating_sub(1) };
-        if i == 0 && (ts[0] as f64) > map.t(x + 1.0) || i >= ts.len() && map.t(x) > *ts.last().unwrap_or(&0) as f64 + 1e9 {
+        let k = if i < ts.len() && (ts[i] as f64) < map.t(x + 1.0) {
+            i
+        } else {
+            i.saturating_sub(1)
+        };
+        if i == 0 && (ts[0] as f64) > map.t(x + 1.0)
+            || i >= ts.len() && map.t(x) > *ts.last().unwrap_or(&0) as f64 + 1e9
+        {
             x += 1.0;
             continue;
         }
         let v = series.value.get(k).copied().unwrap_or(0.0).max(0.0);
         let y = rect.bottom() - 2.0 - h * (v / max).min(1.0);
-        painter.line_segment([pos2(x + 0.5, rect.bottom() - 2.0), pos2(x + 0.5, y)], Stroke::new(1.0, color));
+        painter.line_segment(
+            [pos2(x + 0.5, rect.bottom() - 2.0), pos2(x + 0.5, y)],
+            Stroke::new(1.0, color),
+        );
         x += 1.0;
     }
 }
@@ -272,11 +340,47 @@ pub fn ruler(painter: &Painter, rect: Rect, map: &Mapping, t0: Ns, text: Color32
     while v <= to - t0 as f64 {
         let x = map.xf(v + t0 as f64);
         if x >= rect.left() - 1.0 {
-            painter.line_segment([pos2(x, rect.bottom() - 6.0), pos2(x, rect.bottom())], Stroke::new(1.0, text));
-            painter.text(pos2(x + 3.0, rect.top() + 2.0), Align2::LEFT_TOP, format::tick(v, step), FontId::proportional(11.0), text);
+            painter.line_segment(
+                [pos2(x, rect.bottom() - 6.0), pos2(x, rect.bottom())],
+                Stroke::new(1.0, text),
+            );
+            painter.text(
+                pos2(x + 3.0, rect.top() + 2.0),
+                Align2::LEFT_TOP,
+                format::tick(v, step),
+                FontId::proportional(11.0),
+                text,
+            );
             xs.push(x);
         }
         v += step;
     }
     xs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_search_matches_a_plain_binary_search() {
+        let starts: Vec<Ns> = (0..5000).map(|i| (i / 3) * 7).collect();
+        let base = 100;
+        let track = &starts[base..4900];
+        let sparse: Vec<Ns> = track
+            .iter()
+            .step_by(super::super::rows::SPARSE_STRIDE)
+            .copied()
+            .collect();
+        for (lo, hi) in [(base, 4900), (base + 300, 4000), (2000, 2001), (4899, 4900)] {
+            for t in [-5.0, 0.0, 700.0, 700.5, 5000.0, 11_430.0, 1e9] {
+                let want = lo + starts[lo..hi].partition_point(|&s| (s as f64) < t);
+                assert_eq!(
+                    first_at_or_after(&starts, &sparse, base, lo, hi, t),
+                    want,
+                    "{lo}..{hi} t={t}"
+                );
+            }
+        }
+    }
 }

@@ -42,8 +42,13 @@ impl ViewState {
 
     /// Zooms by `factor` (> 1 zooms in) keeping time `at` under the same pixel.
     pub fn zoom_at(&mut self, at: f64, factor: f64, limits: (f64, f64)) {
-        let span = (self.span() / factor).clamp(MIN_SPAN_NS, (limits.1 - limits.0).max(MIN_SPAN_NS) * 1.5);
-        let frac = if self.span() > 0.0 { (at - self.start) / self.span() } else { 0.5 };
+        let span =
+            (self.span() / factor).clamp(MIN_SPAN_NS, (limits.1 - limits.0).max(MIN_SPAN_NS) * 1.5);
+        let frac = if self.span() > 0.0 {
+            (at - self.start) / self.span()
+        } else {
+            0.5
+        };
         self.start = at - frac * span;
         self.end = self.start + span;
         self.clamp(limits);
