@@ -1,8 +1,515 @@
-//! The desktop viewer (eframe). SCAFFOLD: the timeline view replaces this.
+//! The desktop viewer (eframe): opening reports, menus, and the panels around
+//! the timeline. The UI reads the model and the analysis, never the file.
 
-use std::path::PathBuf;
+pub mod colors;
+pub mod details;
+pub mod events;
+pub mod format;
+pub mod range_stats;
+pub mod search;
+pub mod timeline;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::Receiver;
+use eframe::egui::{self, Color32, Key, RichText, Ui};
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::stats::TimeRange;
+use crate::loader::{LoadJob, LoadMessage, Progress};
+use crate::model::Trace;
+use events::{EventRef, Table};
+use range_stats::RangeStats;
+use search::Search;
+use timeline::Timeline;
+use timeline::view::ViewState;
+
+const STORAGE_KEY: &str = "sightline";
+const MAX_RECENT: usize = 10;
+
+/// What survives restarts.
+#[derive(Default, Serialize, Deserialize)]
+#[serde(default)]
+struct Saved {
+    recent: Vec<PathBuf>,
+    view: Option<ViewState>,
+}
+
+/// One open report and everything the user did with it.
+pub struct Document {
+    pub path: PathBuf,
+    pub trace: Arc<Trace>,
+    pub timeline: Timeline,
+    pub stats: RangeStats,
+    pub search: Search,
+}
+
+impl Document {
+    fn new(trace: Trace, path: PathBuf) -> Self {
+        let timeline = Timeline::new(&trace);
+        Document {
+            path,
+            trace: Arc::new(trace),
+            timeline,
+            stats: RangeStats::default(),
+            search: Search::default(),
+        }
+    }
+
+    /// Selects `[start, end)` and starts its summaries.
+    pub fn select_range(&mut self, start: i64, end: i64) {
+        self.timeline.range = Some((start, end));
+        self.stats
+            .request(self.trace.clone(), TimeRange { start, end });
+    }
+
+    /// Selects an event and brings it into view.
+    pub fn show_event(&mut self, ev: EventRef) {
+        self.timeline.select(&self.trace, Some(ev));
+        let (s, e) = (ev.start(&self.trace) as f64, ev.end(&self.trace) as f64);
+        self.timeline.zoom_to(s, e);
+    }
+}
+
+struct Loading {
+    job: LoadJob,
+    progress: Progress,
+}
+
+#[derive(Default)]
+pub struct SightlineApp {
+    pub doc: Option<Document>,
+    /// The last problem, shown in the window until dismissed.
+    pub error: Option<String>,
+    loading: Option<Loading>,
+    pub recent: Vec<PathBuf>,
+    dialog: Option<Receiver<Option<PathBuf>>>,
+    open_path: String,
+    saved_view: Option<ViewState>,
+}
+
+/// The report opened when none is given: next to the executable or in the
+/// current directory, else where the source tree had it at build time.
+pub fn bundled_report() -> Option<PathBuf> {
+    let name = "sync_timing.sqlite";
+    let mut candidates = Vec::new();
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        candidates.push(dir.join("assets").join(name));
+        candidates.push(dir.join(name));
+    }
+    candidates.push(PathBuf::from("assets").join(name));
+    candidates.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets")
+            .join(name),
+    );
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+impl SightlineApp {
+    /// An app showing an already loaded trace (tests, benchmarks).
+    pub fn with_trace(trace: Trace) -> Self {
+        let path = PathBuf::from(&trace.info.path);
+        SightlineApp {
+            doc: Some(Document::new(trace, path)),
+            ..Default::default()
+        }
+    }
+
+    pub fn doc_mut(&mut self) -> Option<&mut Document> {
+        self.doc.as_mut()
+    }
+
+    pub fn is_loading(&self) -> bool {
+        self.loading.is_some()
+    }
+
+    /// Starts loading `path` in the background (cancelling any other load).
+    pub fn open(&mut self, path: PathBuf) {
+        if let Some(l) = self.loading.take() {
+            l.job.cancel();
+        }
+        self.error = None;
+        self.loading = Some(Loading {
+            job: LoadJob::spawn(path),
+            progress: Progress {
+                phase: "opening",
+                fraction: 0.0,
+            },
+        });
+    }
+
+    fn remember_recent(&mut self, path: &Path) {
+        let p = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.recent.retain(|r| r != &p);
+        self.recent.insert(0, p);
+        self.recent.truncate(MAX_RECENT);
+    }
+
+    /// Takes loader messages; true while a load is running.
+    pub fn poll_loading(&mut self) -> bool {
+        let Some(loading) = &mut self.loading else {
+            return false;
+        };
+        let mut done = None;
+        while let Ok(msg) = loading.job.messages.try_recv() {
+            match msg {
+                LoadMessage::Progress(p) => loading.progress = p,
+                LoadMessage::Done(result) => done = Some(*result),
+            }
+        }
+        let Some(result) = done else { return true };
+        let path = loading.job.path.clone();
+        self.loading = None;
+        match result {
+            Ok(trace) => {
+                self.remember_recent(&path);
+                let mut doc = Document::new(trace, path);
+                if let Some(v) = &self.saved_view {
+                    doc.timeline.restore_options(v);
+                }
+                if let Some(w) = doc.trace.warnings.first() {
+                    self.error = Some(format!(
+                        "Loaded with {} warning(s), first: {w}",
+                        doc.trace.warnings.len()
+                    ));
+                }
+                self.doc = Some(doc);
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+        false
+    }
+
+    /// Blocks until the running load finishes (tests).
+    pub fn wait_for_load(&mut self) {
+        while self.poll_loading() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The native file dialog runs on its own thread: with no portal it may
+    /// block or fail, and the window must stay alive either way.
+    fn open_dialog(&mut self) {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let spawned = std::thread::Builder::new()
+            .name("sightline-dialog".into())
+            .spawn(move || {
+                let picked = std::panic::catch_unwind(|| {
+                    rfd::FileDialog::new()
+                        .add_filter("Nsight Systems SQLite export", &["sqlite", "db"])
+                        .add_filter("All files", &["*"])
+                        .pick_file()
+                });
+                let _ = tx.send(picked.unwrap_or(None));
+            });
+        match spawned {
+            Ok(_) => self.dialog = Some(rx),
+            Err(e) => self.error = Some(format!("cannot open a file dialog: {e}")),
+        }
+    }
+
+    fn poll_dialog(&mut self) {
+        let Some(rx) = &self.dialog else { return };
+        match rx.try_recv() {
+            Ok(Some(path)) => {
+                self.dialog = None;
+                self.open(path);
+            }
+            Ok(None) => {
+                self.dialog = None;
+                self.error = Some(
+                    "No file was chosen. If no dialog appeared, this system has no file-dialog portal: \
+                     type a path in File > Open path, drop the file on the window, or pass it on the command line."
+                        .into(),
+                );
+            }
+            Err(crossbeam_channel::TryRecvError::Empty) => {}
+            Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                self.dialog = None;
+                self.error = Some("the file dialog failed (no desktop portal?)".into());
+            }
+        }
+    }
+
+    /// The whole window, given the root `Ui` (eframe and tests call this).
+    pub fn ui(&mut self, ui: &mut Ui) {
+        let busy = self.poll_loading();
+        self.poll_dialog();
+        if let Some(doc) = &mut self.doc
+            && doc.stats.poll()
+        {
+            ui.ctx().request_repaint();
+        }
+        if busy || self.dialog.is_some() || self.doc.as_ref().is_some_and(|d| d.stats.is_pending())
+        {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
+        let dropped: Vec<PathBuf> = ui.ctx().input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .collect()
+        });
+        if let Some(p) = dropped.into_iter().next() {
+            self.open(p);
+        }
+
+        egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
+        if self.loading.is_some() || self.error.is_some() {
+            egui::Panel::top("status").show(ui, |ui| self.status_bar(ui));
+        }
+        let Some(doc) = &mut self.doc else {
+            egui::CentralPanel::default().show(ui, |ui| {
+                ui.centered_and_justified(|ui| {
+                    ui.label("Open an Nsight Systems report exported as SQLite (File > Open, or drop it here).");
+                });
+            });
+            return;
+        };
+        if let Some(sel) = doc.timeline.selected {
+            egui::Panel::right("details")
+                .default_size(340.0)
+                .resizable(true)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical().show(ui, |ui| {
+                        if let Some(ev) = details::ui(ui, &doc.trace, sel, &doc.timeline.related) {
+                            doc.show_event(ev);
+                        }
+                        if sel.table == Table::Nvtx && ui.button("Aggregate this range").clicked() {
+                            let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
+                            doc.select_range(s, e.max(s + 1));
+                        }
+                    });
+                });
+        }
+        if doc.stats.range.is_some() {
+            egui::Panel::bottom("range_stats")
+                .default_size(280.0)
+                .resizable(true)
+                .show(ui, |ui| {
+                    if let Some(name) = doc.stats.ui(ui) {
+                        doc.search.exact(&doc.trace, &name);
+                        if let Some(ev) = doc.search.step(true) {
+                            doc.show_event(ev);
+                        }
+                    }
+                });
+        }
+        egui::CentralPanel::default().show(ui, |ui| {
+            doc.timeline.highlight = std::mem::take(&mut doc.search.mask);
+            let out = doc.timeline.ui(ui, &doc.trace);
+            doc.search.mask = std::mem::take(&mut doc.timeline.highlight);
+            if let Some((a, b)) = out.range_selected {
+                doc.select_range(a, b);
+            }
+        });
+    }
+
+    fn menu_bar(&mut self, ui: &mut Ui) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("Open…").clicked() {
+                    self.open_dialog();
+                    ui.close();
+                }
+                ui.horizontal(|ui| {
+                    ui.label("Open path:");
+                    let r = ui.text_edit_singleline(&mut self.open_path);
+                    if r.lost_focus()
+                        && ui.input(|i| i.key_pressed(Key::Enter))
+                        && !self.open_path.trim().is_empty()
+                    {
+                        let p = PathBuf::from(self.open_path.trim());
+                        self.open(p);
+                        ui.close();
+                    }
+                });
+                ui.separator();
+                ui.label(RichText::new("Recent").weak());
+                let mut chosen = None;
+                for p in &self.recent {
+                    if ui.button(p.display().to_string()).clicked() {
+                        chosen = Some(p.clone());
+                    }
+                }
+                if let Some(p) = chosen {
+                    self.open(p);
+                    ui.close();
+                }
+                ui.separator();
+                if ui.button("Quit").clicked() {
+                    ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+                }
+            });
+            let Some(doc) = &mut self.doc else { return };
+            ui.menu_button("View", |ui| {
+                if ui.button("Fit all (Home)").clicked() {
+                    doc.timeline.fit_all();
+                }
+                if ui.button("Back (Backspace)").clicked() {
+                    doc.timeline.back();
+                }
+                ui.checkbox(&mut doc.timeline.view.show_names, "Names inside events");
+                if ui.button("Expand all rows").clicked() {
+                    doc.timeline.view.collapsed.clear();
+                }
+                if ui
+                    .button(format!(
+                        "Show hidden rows ({})",
+                        doc.timeline.view.hidden.len()
+                    ))
+                    .clicked()
+                {
+                    doc.timeline.view.hidden.clear();
+                }
+                if ui.button("Clear range").clicked() {
+                    doc.stats.clear();
+                    doc.timeline.range = None;
+                }
+            });
+            ui.separator();
+            let search_label = ui.label("Search");
+            let search = ui
+                .add(
+                    egui::TextEdit::singleline(&mut doc.search.query)
+                        .hint_text("Search events (Enter)")
+                        .desired_width(220.0),
+                )
+                .labelled_by(search_label.id);
+            let enter = search.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+            ui.checkbox(&mut doc.search.regex, "regex");
+            let mut step = None;
+            if enter {
+                if doc.search.matches.is_empty() || doc.search.current.is_none() {
+                    doc.search.run(&doc.trace);
+                }
+                step = Some(true);
+                search.request_focus();
+            }
+            if ui.button("<").on_hover_text("previous match").clicked() {
+                step = Some(false);
+            }
+            if ui.button(">").on_hover_text("next match").clicked() {
+                step = Some(true);
+            }
+            if let Some(fwd) = step
+                && let Some(ev) = doc.search.step(fwd)
+            {
+                doc.show_event(ev);
+            }
+            if let Some(e) = &doc.search.error {
+                ui.colored_label(Color32::LIGHT_RED, e);
+            } else if !doc.search.matches.is_empty() {
+                let cur = doc.search.current.map_or(0, |c| c + 1);
+                let more = if doc.search.truncated { "+" } else { "" };
+                ui.label(format!("{cur}/{}{more} matches", doc.search.matches.len()));
+            }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                ui.weak(format!(
+                    "{} · {} events",
+                    doc.path.file_name().map_or_else(
+                        || doc.path.display().to_string(),
+                        |n| n.to_string_lossy().into_owned()
+                    ),
+                    doc.trace.event_count()
+                ));
+            });
+        });
+    }
+
+    fn status_bar(&mut self, ui: &mut Ui) {
+        let mut cancel = false;
+        if let Some(l) = &self.loading {
+            ui.horizontal(|ui| {
+                ui.label(format!("Loading {}:", l.job.path.display()));
+                ui.add(
+                    egui::ProgressBar::new(l.progress.fraction)
+                        .text(format!(
+                            "{} {:.0}%",
+                            l.progress.phase,
+                            l.progress.fraction * 100.0
+                        ))
+                        .desired_width(400.0),
+                );
+                cancel = ui.button("Cancel").clicked();
+            });
+        }
+        if cancel && let Some(l) = self.loading.take() {
+            l.job.cancel();
+        }
+        let mut dismiss = false;
+        if let Some(e) = &self.error {
+            ui.horizontal(|ui| {
+                ui.colored_label(Color32::from_rgb(255, 110, 90), format!("Error: {e}"));
+                dismiss = ui.button("Dismiss").clicked();
+            });
+        }
+        if dismiss {
+            self.error = None;
+        }
+    }
+}
+
+impl eframe::App for SightlineApp {
+    fn ui(&mut self, ui: &mut Ui, _frame: &mut eframe::Frame) {
+        SightlineApp::ui(self, ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        let saved = Saved {
+            recent: self.recent.clone(),
+            view: self
+                .doc
+                .as_ref()
+                .map(|d| d.timeline.view.clone())
+                .or_else(|| self.saved_view.clone()),
+        };
+        eframe::set_value(storage, STORAGE_KEY, &saved);
+    }
+}
 
 /// Opens the window on `files` (or the bundled report when empty).
-pub fn run(_files: Vec<PathBuf>) -> Result<(), String> {
-    Err("the viewer is not built yet".into())
+pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("Sightline")
+            .with_inner_size([1500.0, 940.0])
+            .with_drag_and_drop(true),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "Sightline",
+        options,
+        Box::new(move |cc| {
+            let saved: Saved = cc
+                .storage
+                .and_then(|s| eframe::get_value(s, STORAGE_KEY))
+                .unwrap_or_default();
+            let mut app = SightlineApp {
+                recent: saved.recent,
+                saved_view: saved.view,
+                ..Default::default()
+            };
+            let mut files = files.into_iter();
+            match files.next().or_else(bundled_report) {
+                Some(first) => app.open(first),
+                None => {
+                    app.error = Some("no report given and the bundled example was not found".into())
+                }
+            }
+            // Further files go to the recent list, one click away.
+            for f in files {
+                app.remember_recent(&f);
+            }
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|e| e.to_string())
 }

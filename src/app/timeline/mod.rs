@@ -1,0 +1,534 @@
+//! The timeline: row labels on the left, a ruler on top, lanes of events.
+//! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
+
+pub mod paint;
+pub mod rows;
+pub mod view;
+
+use eframe::egui::{
+    self, Color32, CursorIcon, Key, Pos2, Rect, Sense, Stroke, Ui, Vec2, WidgetInfo, pos2, vec2,
+};
+
+use crate::app::colors;
+use crate::app::events::EventRef;
+use crate::app::format;
+use crate::model::{Ns, Trace};
+use rows::{LANE_H, Row, RowKind};
+use view::{Mapping, ViewState};
+
+const LABEL_W: f32 = 240.0;
+const RULER_H: f32 = 24.0;
+
+/// What happened this frame that the app must react to.
+#[derive(Default)]
+pub struct Output {
+    /// A time range was selected (ruler drag or shift-drag).
+    pub range_selected: Option<(Ns, Ns)>,
+}
+
+enum Drag {
+    None,
+    Pan,
+    Range(f64),
+}
+
+pub struct Timeline {
+    pub rows: Vec<Row>,
+    pub view: ViewState,
+    history: Vec<(f64, f64)>,
+    name_colors: Vec<Color32>,
+    pub selected: Option<EventRef>,
+    pub related: Vec<EventRef>,
+    /// The selected time span, shown shaded.
+    pub range: Option<(Ns, Ns)>,
+    /// By `StrId`: names to outline.
+    pub highlight: Vec<bool>,
+    drag: Drag,
+    /// Lane rects of the last frame, by row index, for hit tests and tests.
+    pub layout: Vec<(usize, Rect)>,
+    pub canvas: Rect,
+    limits: (f64, f64),
+    /// Boxes and busy marks painted in the last frame.
+    pub painted: usize,
+}
+
+impl Timeline {
+    pub fn new(trace: &Trace) -> Self {
+        let (lo, hi) = trace.info.time_range;
+        let (lo, hi) = (lo as f64, (hi.max(lo + 1)) as f64);
+        let name_colors = trace
+            .strings
+            .iter()
+            .map(|(_, s)| colors::for_name(s))
+            .collect();
+        let mut view = ViewState::default();
+        view.set(lo, hi);
+        Timeline {
+            rows: rows::build(trace),
+            view,
+            history: Vec::new(),
+            name_colors,
+            selected: None,
+            related: Vec::new(),
+            range: None,
+            highlight: Vec::new(),
+            drag: Drag::None,
+            layout: Vec::new(),
+            canvas: Rect::NOTHING,
+            limits: (lo, hi),
+            painted: 0,
+        }
+    }
+
+    /// Keeps options (collapsed, hidden, names) from a saved view, not its times.
+    pub fn restore_options(&mut self, saved: &ViewState) {
+        self.view.collapsed = saved.collapsed.clone();
+        self.view.hidden = saved.hidden.clone();
+        self.view.show_names = saved.show_names;
+    }
+
+    fn remember(&mut self) {
+        let now = (self.view.start, self.view.end);
+        if self.history.last() != Some(&now) {
+            self.history.push(now);
+            if self.history.len() > 100 {
+                self.history.remove(0);
+            }
+        }
+    }
+
+    pub fn zoom_to(&mut self, start: f64, end: f64) {
+        self.remember();
+        let pad = ((end - start) * 0.1).max(50.0);
+        self.view.set(start - pad, end + pad);
+    }
+
+    pub fn fit_all(&mut self) {
+        self.remember();
+        self.view.set(self.limits.0, self.limits.1);
+    }
+
+    pub fn back(&mut self) {
+        if let Some((s, e)) = self.history.pop() {
+            self.view.set(s, e);
+        }
+    }
+
+    pub fn select(&mut self, trace: &Trace, ev: Option<EventRef>) {
+        self.selected = ev;
+        self.related = ev.map(|e| e.related(trace)).unwrap_or_default();
+    }
+
+    /// Row index and lane rect holding `ev` in the last frame, if it is drawn.
+    pub fn lane_of(&self, ev: EventRef) -> Option<(usize, Rect)> {
+        self.layout
+            .iter()
+            .copied()
+            .find(|&(r, _)| match &self.rows[r].kind {
+                RowKind::Lane { table, track, .. } => {
+                    *table == ev.table && track.events.contains(&ev.index)
+                }
+                _ => false,
+            })
+    }
+
+    /// Screen point at the middle of an event as last drawn (for tests and arrows).
+    pub fn event_pos(&self, trace: &Trace, ev: EventRef) -> Option<Pos2> {
+        let (_, rect) = self.lane_of(ev)?;
+        let map = Mapping::new(self.canvas, &self.view);
+        let l = if ev.table == crate::app::events::Table::Nvtx {
+            trace
+                .nvtx
+                .depth
+                .get(ev.index as usize)
+                .copied()
+                .unwrap_or(0)
+        } else {
+            0
+        } as f32;
+        let x0 = map.x(ev.start(trace)).max(self.canvas.left());
+        let x1 = map.x(ev.end(trace)).min(self.canvas.right());
+        Some(pos2(
+            (x0 + x1.max(x0)) / 2.0,
+            rect.top() + 1.0 + (l + 0.5) * LANE_H,
+        ))
+    }
+
+    fn visible_rows(&self) -> Vec<usize> {
+        let mut shown = vec![false; self.rows.len()];
+        let mut open = vec![false; self.rows.len()];
+        let mut out = Vec::new();
+        for (i, row) in self.rows.iter().enumerate() {
+            let parent_open = row.parent.is_none_or(|p| shown[p] && open[p]);
+            shown[i] = parent_open && !self.view.hidden.contains(&row.key);
+            open[i] = !self.view.collapsed.contains(&row.key);
+            if shown[i] {
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    fn hit(&self, trace: &Trace, pos: Pos2) -> Option<EventRef> {
+        let map = Mapping::new(self.canvas, &self.view);
+        let (r, rect) = self
+            .layout
+            .iter()
+            .copied()
+            .find(|(_, rect)| rect.contains(pos))?;
+        match &self.rows[r].kind {
+            RowKind::Lane { table, track, .. } => paint::hit(trace, *table, track, rect, &map, pos),
+            _ => None,
+        }
+    }
+
+    pub fn ui(&mut self, ui: &mut Ui, trace: &Trace) -> Output {
+        let mut out = Output::default();
+        let full = ui.available_rect_before_wrap();
+        let ruler_rect = Rect::from_min_max(
+            pos2(full.left() + LABEL_W, full.top()),
+            pos2(full.right(), full.top() + RULER_H),
+        );
+        let canvas =
+            Rect::from_min_max(pos2(full.left() + LABEL_W, full.top() + RULER_H), full.max);
+        let labels = Rect::from_min_max(
+            pos2(full.left(), full.top() + RULER_H),
+            pos2(full.left() + LABEL_W, full.bottom()),
+        );
+        self.canvas = canvas;
+        ui.allocate_rect(full, Sense::hover());
+        let id = ui.scope_id().with("timeline");
+        let ruler_resp = ui.interact(ruler_rect, id.with("ruler"), Sense::click_and_drag());
+        let resp = ui.interact(canvas, id.with("canvas"), Sense::click_and_drag());
+        let span_text = format::duration(self.view.span() as Ns);
+        resp.widget_info(|| {
+            WidgetInfo::labeled(
+                egui::Role::Canvas,
+                true,
+                format!("Timeline, {span_text} visible"),
+            )
+        });
+
+        self.handle_input(ui, trace, &resp, &ruler_resp, &mut out);
+
+        let visuals = ui.visuals().clone();
+        let painter = ui.painter_at(full);
+        painter.rect_filled(full, 0.0, visuals.extreme_bg_color);
+        let map = Mapping::new(canvas, &self.view);
+        let ticks = paint::ruler(
+            &painter.with_clip_rect(ruler_rect),
+            ruler_rect,
+            &map,
+            trace.info.time_range.0,
+            visuals.text_color(),
+        );
+        for x in ticks {
+            painter.with_clip_rect(canvas).line_segment(
+                [pos2(x, canvas.top()), pos2(x, canvas.bottom())],
+                Stroke::new(1.0, visuals.faint_bg_color),
+            );
+        }
+
+        // Rows: lay out the visible ones, paint those on screen.
+        let order = self.visible_rows();
+        let total_h: f32 = order.iter().map(|&r| self.rows[r].height()).sum();
+        self.view.scroll_y = self
+            .view
+            .scroll_y
+            .clamp(0.0, (total_h - canvas.height() + 40.0).max(0.0));
+        let mut y = canvas.top() - self.view.scroll_y;
+        self.layout.clear();
+        let style_highlight = std::mem::take(&mut self.highlight);
+        let style = paint::LaneStyle {
+            name_colors: &self.name_colors,
+            highlight: &style_highlight,
+            selected: self.selected,
+            related: &self.related,
+            show_names: self.view.show_names,
+        };
+        let lane_painter = painter.with_clip_rect(canvas);
+        let mut painted = 0;
+        let mut toggles = Vec::new();
+        let mut hide = None;
+        for &r in &order {
+            let row = &self.rows[r];
+            let h = row.height();
+            let row_rect = Rect::from_min_size(pos2(canvas.left(), y), vec2(canvas.width(), h));
+            y += h;
+            if row_rect.bottom() < canvas.top() || row_rect.top() > canvas.bottom() {
+                continue;
+            }
+            let label_rect =
+                Rect::from_min_size(pos2(labels.left(), row_rect.top()), vec2(LABEL_W, h));
+            painter.with_clip_rect(canvas).line_segment(
+                [row_rect.left_bottom(), row_rect.right_bottom()],
+                Stroke::new(1.0, visuals.faint_bg_color),
+            );
+            match &row.kind {
+                RowKind::Header { .. } => {
+                    lane_painter.rect_filled(
+                        row_rect,
+                        0.0,
+                        visuals.faint_bg_color.gamma_multiply(0.6),
+                    );
+                }
+                RowKind::Lane {
+                    table,
+                    track,
+                    sparse,
+                } => {
+                    self.layout.push((r, row_rect));
+                    painted += paint::lane(
+                        &lane_painter,
+                        trace,
+                        *table,
+                        track,
+                        sparse,
+                        row_rect,
+                        &map,
+                        &style,
+                    );
+                }
+                RowKind::Metric { series, max } => {
+                    if let Some(s) = trace.metrics.get(*series as usize) {
+                        paint::metric(
+                            &lane_painter,
+                            s,
+                            *max,
+                            row_rect,
+                            &map,
+                            Color32::from_rgb(118, 185, 0),
+                        );
+                    }
+                }
+            }
+            // The label is a real widget, so AccessKit (and tests) see the row.
+            if label_rect.top() >= labels.top() - 1.0 {
+                let indent = row.indent as f32 * 12.0;
+                let text = match &row.kind {
+                    RowKind::Header { .. } => {
+                        let arrow = if self.view.collapsed.contains(&row.key) {
+                            "+"
+                        } else {
+                            "-"
+                        };
+                        format!("{arrow} {}", row.label)
+                    }
+                    _ => row.label.clone(),
+                };
+                let rect = label_rect.with_min_x(label_rect.left() + indent + 2.0);
+                let button = egui::Button::new(egui::RichText::new(text).size(12.0))
+                    .frame(false)
+                    .truncate();
+                let slot = Rect::from_min_size(rect.min, vec2(rect.width(), h.min(20.0)));
+                let builder = egui::UiBuilder::new()
+                    .max_rect(slot)
+                    .layout(egui::Layout::left_to_right(egui::Align::Center));
+                let lr = ui.scope_builder(builder, |ui| ui.add(button)).inner;
+                if lr.clicked() && row.is_header() {
+                    toggles.push(row.key.clone());
+                }
+                lr.context_menu(|ui| {
+                    if ui.button("Hide row").clicked() {
+                        hide = Some(row.key.clone());
+                    }
+                });
+            }
+        }
+        self.highlight = style_highlight;
+        self.painted = painted;
+        for k in toggles {
+            if !self.view.collapsed.remove(&k) {
+                self.view.collapsed.insert(k);
+            }
+        }
+        if let Some(k) = hide {
+            self.view.hidden.insert(k);
+        }
+
+        // The selected range, shaded over rows and ruler.
+        if let Some((a, b)) = self.range {
+            let (x0, x1) = (map.x(a).max(canvas.left()), map.x(b).min(canvas.right()));
+            if x1 > x0 {
+                let r = Rect::from_min_max(pos2(x0, full.top()), pos2(x1, full.bottom()));
+                painter.rect_filled(r, 0.0, Color32::from_rgba_unmultiplied(80, 140, 255, 40));
+                painter.text(
+                    pos2(x0 + 3.0, ruler_rect.bottom() + 2.0),
+                    egui::Align2::LEFT_TOP,
+                    format::duration(b - a),
+                    egui::FontId::proportional(12.0),
+                    visuals.strong_text_color(),
+                );
+            }
+        }
+
+        // API call ⇄ GPU work: arrows from the call to what it launched.
+        if let Some(sel) = self.selected
+            && let Some(p0) = self.event_pos(trace, sel)
+        {
+            for &rel in &self.related {
+                if let Some(p1) = self.event_pos(trace, rel) {
+                    let (from, to) = if sel.table == crate::app::events::Table::Api {
+                        (p0, p1)
+                    } else {
+                        (p1, p0)
+                    };
+                    painter.with_clip_rect(canvas).arrow(
+                        from,
+                        to - from,
+                        Stroke::new(2.0, colors::RELATED),
+                    );
+                }
+            }
+        }
+
+        // Tooltip for the event under the pointer.
+        if matches!(self.drag, Drag::None)
+            && let Some(pos) = resp.hover_pos()
+            && let Some(ev) = self.hit(trace, pos)
+        {
+            resp.clone().on_hover_ui_at_pointer(|ui| {
+                egui::Grid::new("tip").num_columns(2).show(ui, |ui| {
+                    for (k, v) in ev.fields(trace) {
+                        ui.label(k);
+                        ui.label(v);
+                        ui.end_row();
+                    }
+                });
+            });
+        }
+        out
+    }
+
+    fn handle_input(
+        &mut self,
+        ui: &Ui,
+        trace: &Trace,
+        resp: &egui::Response,
+        ruler: &egui::Response,
+        out: &mut Output,
+    ) {
+        let map = Mapping::new(self.canvas, &self.view);
+        let limits = self.limits;
+        let hovering = resp.hovered() || ruler.hovered();
+        let (zoom, scroll, shift, pointer) = ui.input(|i| {
+            (
+                i.zoom_delta() as f64,
+                i.smooth_scroll_delta,
+                i.modifiers.shift,
+                i.pointer.hover_pos(),
+            )
+        });
+        let at = pointer
+            .filter(|_| hovering)
+            .map_or((self.view.start + self.view.end) / 2.0, |p| map.t(p.x));
+        if hovering {
+            if zoom != 1.0 {
+                self.view.zoom_at(at, zoom, limits);
+            }
+            let mut dx = scroll.x;
+            let mut dy = scroll.y;
+            if shift && dx == 0.0 {
+                (dx, dy) = (dy, 0.0);
+            }
+            if dx != 0.0 {
+                self.view.pan_ns(-dx as f64 / map.px_per_ns, limits);
+            }
+            self.view.scroll_y -= dy;
+        }
+
+        // Drags: shift or ruler → range, otherwise pan.
+        if resp.drag_started() || ruler.drag_started() {
+            let origin = ui.input(|i| i.pointer.press_origin()).unwrap_or_default();
+            self.drag = if ruler.drag_started() || shift {
+                Drag::Range(map.t(origin.x))
+            } else {
+                Drag::Pan
+            };
+        }
+        match self.drag {
+            Drag::Pan if resp.dragged() => {
+                let d = resp.drag_delta();
+                self.view.pan_ns(-d.x as f64 / map.px_per_ns, limits);
+                self.view.scroll_y -= d.y;
+                ui.ctx().set_cursor_icon(CursorIcon::Grabbing);
+            }
+            Drag::Range(t0) if resp.dragged() || ruler.dragged() => {
+                if let Some(p) = pointer {
+                    let t1 = map.t(p.x);
+                    self.range = Some((t0.min(t1) as Ns, t0.max(t1) as Ns));
+                }
+            }
+            _ => {}
+        }
+        if resp.drag_stopped() || ruler.drag_stopped() {
+            if let Drag::Range(_) = self.drag
+                && let Some((a, b)) = self.range
+                && b > a
+            {
+                out.range_selected = Some((a, b));
+            }
+            self.drag = Drag::None;
+        }
+
+        if resp.double_clicked() {
+            if let Some(ev) = pointer.and_then(|p| self.hit(trace, p)) {
+                self.select(trace, Some(ev));
+                self.zoom_to(ev.start(trace) as f64, ev.end(trace) as f64);
+            }
+        } else if resp.clicked() {
+            let ev = pointer.and_then(|p| self.hit(trace, p));
+            self.select(trace, ev);
+        }
+
+        // Keys (Perfetto's W/S/A/D), unless a text field has focus.
+        if ui.ctx().egui_wants_keyboard_input() {
+            return;
+        }
+        let keys = ui.input(|i| {
+            [
+                Key::W,
+                Key::S,
+                Key::A,
+                Key::D,
+                Key::F,
+                Key::Home,
+                Key::Num0,
+                Key::Escape,
+                Key::Backspace,
+            ]
+            .map(|k| i.key_pressed(k))
+        });
+        let [w, s, a, d, f, home, zero, esc, back] = keys;
+        if w {
+            self.view.zoom_at(at, 1.3, limits);
+        }
+        if s {
+            self.view.zoom_at(at, 1.0 / 1.3, limits);
+        }
+        if a {
+            self.view.pan_ns(-self.view.span() * 0.15, limits);
+        }
+        if d {
+            self.view.pan_ns(self.view.span() * 0.15, limits);
+        }
+        if f {
+            if let Some(ev) = self.selected {
+                self.zoom_to(ev.start(trace) as f64, ev.end(trace) as f64);
+            } else if let Some((a, b)) = self.range {
+                self.zoom_to(a as f64, b as f64);
+            }
+        }
+        if home || zero {
+            self.fit_all();
+        }
+        if esc {
+            self.select(trace, None);
+            self.range = None;
+        }
+        if back {
+            self.back();
+        }
+        let _ = Vec2::ZERO;
+    }
+}

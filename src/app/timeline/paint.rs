@@ -1,0 +1,386 @@
+//! Painting rows with level of detail: events at least a pixel wide are boxes,
+//! runs of narrower events become one "busy" mark. A lane costs
+//! O(pixels × log n), never O(events in view).
+
+use eframe::egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Stroke, StrokeKind, pos2};
+
+use super::rows::LANE_H;
+use super::view::Mapping;
+use crate::app::colors;
+use crate::app::events::{EventRef, Table};
+use crate::app::format;
+use crate::model::{MetricSeries, Ns, Trace, Track};
+
+/// Narrower than this (in points), an event merges into the busy mark.
+const MIN_BOX_PX: f32 = 1.0;
+/// How far back (in events) to look for long events hidden behind short ones.
+const LOOKBACK: usize = 64;
+
+/// What a lane needs besides its own events.
+pub struct LaneStyle<'a> {
+    pub name_colors: &'a [Color32],
+    /// By `StrId`: names to outline (search or stats row); empty for none.
+    pub highlight: &'a [bool],
+    pub selected: Option<EventRef>,
+    pub related: &'a [EventRef],
+    pub show_names: bool,
+}
+
+#[inline]
+fn level(trace: &Trace, table: Table, i: usize) -> u8 {
+    if table == Table::Nvtx {
+        trace.nvtx.depth.get(i).copied().unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+pub fn event_color(trace: &Trace, ev: EventRef, name_colors: &[Color32]) -> Color32 {
+    let i = ev.index as usize;
+    let by_name = || {
+        let id = ev.table.spans(trace).name[i].0 as usize;
+        name_colors.get(id).copied().unwrap_or(Color32::GRAY)
+    };
+    match ev.table {
+        Table::Memcpy => {
+            colors::for_copy_kind(trace.memcpys.copy_kind.get(i).copied().unwrap_or(0))
+        }
+        Table::Memset => colors::MEMSET,
+        Table::Sync => colors::SYNC,
+        Table::Nvtx => trace
+            .nvtx
+            .color
+            .get(i)
+            .and_then(|&c| colors::from_argb(c))
+            .unwrap_or_else(by_name),
+        _ => by_name(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // all per-lane inputs; a struct would only rename them
+/// Paints one lane into `rect`; returns how many boxes and busy marks it drew.
+pub fn lane(
+    painter: &Painter,
+    trace: &Trace,
+    table: Table,
+    track: &Track,
+    sparse: &[Ns],
+    rect: Rect,
+    map: &Mapping,
+    style: &LaneStyle,
+) -> usize {
+    let spans = table.spans(trace);
+    let (from, to) = map.visible();
+    let (from_ns, to_ns) = (from.floor() as Ns, to.ceil() as Ns + 1);
+    let win = spans.window(&track.events, from_ns, to_ns, track.max_duration);
+    let (lo, hi) = (win.start as usize, win.end as usize);
+    let starts = &spans.start;
+    let ends = &spans.end;
+    let mut drawn = 0;
+    let draw = |i: usize, drawn: &mut usize| {
+        *drawn += 1;
+        let ev = EventRef::new(table, i as u32);
+        let l = level(trace, table, i) as f32;
+        let x0 = map.x(starts[i]).max(rect.left() - 2.0);
+        let x1 = map.x(ends[i]).min(rect.right() + 2.0).max(x0 + MIN_BOX_PX);
+        let y0 = rect.top() + 1.0 + l * LANE_H;
+        let r = Rect::from_min_max(pos2(x0, y0), pos2(x1, y0 + LANE_H - 2.0));
+        let fill = event_color(trace, ev, style.name_colors);
+        painter.rect_filled(r, 1.0, fill);
+        let name_id = spans.name[i].0 as usize;
+        let outline = if style.selected == Some(ev) {
+            Some(colors::SELECTED)
+        } else if style.related.contains(&ev) {
+            Some(colors::RELATED)
+        } else if style.highlight.get(name_id).copied().unwrap_or(false) {
+            Some(colors::HIGHLIGHT)
+        } else {
+            None
+        };
+        if let Some(c) = outline {
+            painter.rect_stroke(r.expand(1.0), 1.0, Stroke::new(2.0, c), StrokeKind::Outside);
+        }
+        let w = r.width();
+        if style.show_names && w > 24.0 {
+            let name = ev.short_name(trace);
+            // Proportional 11pt averages ~6.2 points a character.
+            let fit = ((w - 6.0) / 6.2) as usize;
+            if fit >= 2 && !name.is_empty() {
+                let text: String = if name.chars().count() > fit {
+                    let mut t: String = name.chars().take(fit.saturating_sub(1)).collect();
+                    t.push('…');
+                    t
+                } else {
+                    name.to_string()
+                };
+                let visible = r.intersect(rect);
+                painter.with_clip_rect(visible).text(
+                    pos2(visible.left().max(r.left()) + 3.0, r.center().y),
+                    Align2::LEFT_CENTER,
+                    text,
+                    FontId::proportional(11.0),
+                    Color32::WHITE,
+                );
+            }
+        }
+    };
+
+    // Events starting before the view that still reach into it: for flat
+    // lanes only the last one can; for nested NVTX, the last one per level.
+    let a = lo + starts[lo..hi].partition_point(|&s| (s as f64) < from);
+    let mut min_level = u8::MAX;
+    for k in (lo..a).rev().take(LOOKBACK) {
+        let l = level(trace, table, k);
+        if l < min_level {
+            min_level = l;
+            if ends[k] as f64 > from {
+                draw(k, &mut drawn);
+            }
+            if l == 0 {
+                break;
+            }
+        }
+    }
+
+    let depth = track.depth.max(1) as usize;
+    let mut busy: Vec<Option<(f32, f32)>> = vec![None; depth];
+    let mut busy_color: Vec<Color32> = vec![Color32::GRAY; depth];
+    let flush = |run: (f32, f32), l: usize, c: Color32, drawn: &mut usize| {
+        *drawn += 1;
+        let y0 = rect.top() + 1.0 + l as f32 * LANE_H;
+        let r = Rect::from_min_max(pos2(run.0, y0 + 3.0), pos2(run.1, y0 + LANE_H - 5.0));
+        painter.rect_filled(r, 0.0, colors::busy(c));
+    };
+    let mut i = a;
+    while i < hi {
+        let x0 = map.x(starts[i]);
+        let x1 = map.x(ends[i]);
+        if x1 - x0 >= MIN_BOX_PX {
+            draw(i, &mut drawn);
+            i += 1;
+            continue;
+        }
+        // Sub-pixel: mark the pixel busy, then jump by binary search to the
+        // first event starting in the next pixel.
+        let l = (level(trace, table, i) as usize).min(depth - 1);
+        let px = x0.floor();
+        match &mut busy[l] {
+            Some(run) if run.1 >= px => run.1 = px + 1.0,
+            slot => {
+                if let Some(run) = slot.take() {
+                    flush(run, l, busy_color[l], &mut drawn);
+                }
+                *slot = Some((px, px + 1.0));
+                busy_color[l] =
+                    event_color(trace, EventRef::new(table, i as u32), style.name_colors);
+            }
+        }
+        let t_next = map.t(px + 1.0);
+        let j = first_at_or_after(
+            starts,
+            sparse,
+            track.events.start as usize,
+            i + 1,
+            hi,
+            t_next,
+        );
+        // A long event may start in this pixel after short ones: the last one
+        // of each level among those skipped is the only candidate.
+        let mut min_level = u8::MAX;
+        for k in (i + 1..j).rev().take(LOOKBACK) {
+            let lk = level(trace, table, k);
+            if lk < min_level {
+                min_level = lk;
+                if map.x(ends[k]) > px + 1.0 + MIN_BOX_PX {
+                    draw(k, &mut drawn);
+                }
+                if lk == 0 {
+                    break;
+                }
+            }
+        }
+        i = j.max(i + 1);
+    }
+    for (l, run) in busy.into_iter().enumerate() {
+        if let Some(run) = run {
+            flush(run, l, busy_color[l], &mut drawn);
+        }
+    }
+    drawn
+}
+
+/// The first index in `[lo, hi)` whose start is ≥ `t`: a search of the
+/// cached sparse index narrows it to one block of `SPARSE_STRIDE` starts.
+fn first_at_or_after(
+    starts: &[Ns],
+    sparse: &[Ns],
+    base: usize,
+    lo: usize,
+    hi: usize,
+    t: f64,
+) -> usize {
+    use super::rows::SPARSE_STRIDE;
+    let b = sparse.partition_point(|&s| (s as f64) < t);
+    let block_lo = if b > 0 {
+        base + (b - 1) * SPARSE_STRIDE + 1
+    } else {
+        lo
+    };
+    let block_hi = if b < sparse.len() {
+        base + b * SPARSE_STRIDE
+    } else {
+        hi
+    };
+    let lo2 = lo.max(block_lo).min(hi);
+    let hi2 = hi.min(block_hi).max(lo2);
+    lo2 + starts[lo2..hi2].partition_point(|&s| (s as f64) < t)
+}
+
+/// The event under `pos` in a lane, if any (within 3 points).
+pub fn hit(
+    trace: &Trace,
+    table: Table,
+    track: &Track,
+    rect: Rect,
+    map: &Mapping,
+    pos: Pos2,
+) -> Option<EventRef> {
+    let spans = table.spans(trace);
+    let t = map.t(pos.x);
+    let tol = 3.0 / map.px_per_ns;
+    let want_level = ((pos.y - rect.top()) / LANE_H).floor().max(0.0) as u8;
+    let win = spans.window(
+        &track.events,
+        (t - tol).floor() as Ns,
+        (t + tol).ceil() as Ns + 1,
+        track.max_duration,
+    );
+    let mut best: Option<(f64, usize)> = None;
+    // From the last candidate backwards: the nearest events are at the end.
+    for i in (win.start as usize..win.end as usize).rev().take(4096) {
+        if level(trace, table, i) != want_level {
+            continue;
+        }
+        let (s, e) = (spans.start[i] as f64, spans.end[i] as f64);
+        let dist = if t < s {
+            s - t
+        } else if t > e {
+            t - e
+        } else {
+            0.0
+        };
+        if dist <= tol && best.is_none_or(|(d, _)| dist < d) {
+            best = Some((dist, i));
+            if dist == 0.0 {
+                break;
+            }
+        }
+    }
+    best.map(|(_, i)| EventRef::new(table, i as u32))
+}
+
+/// A GPU metric as a filled chart: one sample per pixel column (the first in
+/// it), found by binary search, so the cost is O(pixels × log samples).
+pub fn metric(
+    painter: &Painter,
+    series: &MetricSeries,
+    max: f32,
+    rect: Rect,
+    map: &Mapping,
+    color: Color32,
+) {
+    let ts = &series.timestamp;
+    if ts.is_empty() {
+        return;
+    }
+    let mut x = rect.left().floor();
+    let h = rect.height() - 4.0;
+    while x < rect.right() {
+        let t = map.t(x);
+        let i = ts.partition_point(|&s| (s as f64) < t);
+        // The sample in force at x is the last one at or before it.
+        let k = if i < ts.len() && (ts[i] as f64) < map.t(x + 1.0) {
+            i
+        } else {
+            i.saturating_sub(1)
+        };
+        if i == 0 && (ts[0] as f64) > map.t(x + 1.0)
+            || i >= ts.len() && map.t(x) > *ts.last().unwrap_or(&0) as f64 + 1e9
+        {
+            x += 1.0;
+            continue;
+        }
+        let v = series.value.get(k).copied().unwrap_or(0.0).max(0.0);
+        let y = rect.bottom() - 2.0 - h * (v / max).min(1.0);
+        painter.line_segment(
+            [pos2(x + 0.5, rect.bottom() - 2.0), pos2(x + 0.5, y)],
+            Stroke::new(1.0, color),
+        );
+        x += 1.0;
+    }
+}
+
+/// The time ruler: 1-2-5 steps at least ~90 points apart, labelled from the
+/// session start with units fitted to the step. Returns the tick x positions.
+pub fn ruler(painter: &Painter, rect: Rect, map: &Mapping, t0: Ns, text: Color32) -> Vec<f32> {
+    let ns_per_px = 1.0 / map.px_per_ns;
+    let raw = ns_per_px * 90.0;
+    let mut step = 10f64.powf(raw.log10().floor());
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if step * m >= raw {
+            step *= m;
+            break;
+        }
+    }
+    step = step.max(1.0);
+    let (from, to) = map.visible();
+    let rel_from = from - t0 as f64;
+    let mut v = (rel_from / step).floor() * step;
+    let mut xs = Vec::new();
+    while v <= to - t0 as f64 {
+        let x = map.xf(v + t0 as f64);
+        if x >= rect.left() - 1.0 {
+            painter.line_segment(
+                [pos2(x, rect.bottom() - 6.0), pos2(x, rect.bottom())],
+                Stroke::new(1.0, text),
+            );
+            painter.text(
+                pos2(x + 3.0, rect.top() + 2.0),
+                Align2::LEFT_TOP,
+                format::tick(v, step),
+                FontId::proportional(11.0),
+                text,
+            );
+            xs.push(x);
+        }
+        v += step;
+    }
+    xs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_search_matches_a_plain_binary_search() {
+        let starts: Vec<Ns> = (0..5000).map(|i| (i / 3) * 7).collect();
+        let base = 100;
+        let track = &starts[base..4900];
+        let sparse: Vec<Ns> = track
+            .iter()
+            .step_by(super::super::rows::SPARSE_STRIDE)
+            .copied()
+            .collect();
+        for (lo, hi) in [(base, 4900), (base + 300, 4000), (2000, 2001), (4899, 4900)] {
+            for t in [-5.0, 0.0, 700.0, 700.5, 5000.0, 11_430.0, 1e9] {
+                let want = lo + starts[lo..hi].partition_point(|&s| (s as f64) < t);
+                assert_eq!(
+                    first_at_or_after(&starts, &sparse, base, lo, hi, t),
+                    want,
+                    "{lo}..{hi} t={t}"
+                );
+            }
+        }
+    }
+}
