@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, stack_levels};
 use super::parallel::{RowSink, read_table};
@@ -226,7 +227,7 @@ struct ApiRows {
 }
 
 impl RowSink for ApiRows {
-    fn push(&mut self, row: &rusqlite::Row, strings: &IdMap) {
+    fn push(&mut self, row: &RawRows, strings: &IdMap) {
         let Some((start, end)) = row_times(row, &mut self.spans.missing) else {
             return;
         };

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::cells::{Cells, RawRows};
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::Grouping;
@@ -111,7 +112,7 @@ fn op_columns<'a>() -> Vec<super::db::Col<'a>> {
     ]
 }
 
-fn stream_key(row: &rusqlite::Row) -> StreamKey {
+fn stream_key(row: &impl Cells) -> StreamKey {
     (
         pid_of(int(row, 2)),
         int(row, 3) as u32,
@@ -319,10 +320,28 @@ struct KernelRows {
     graph_node_id: Vec<u64>,
     /// Launch configurations seen so far, each stored once.
     configs: HashMap<LaunchConfig, u32>,
+    /// The last few configurations looked up: kernels come in runs of a few
+    /// launch sites, and comparing is far cheaper than hashing 50 bytes.
+    recent: Vec<(LaunchConfig, u32)>,
+}
+
+impl KernelRows {
+    fn config_number(&mut self, launch: LaunchConfig) -> u32 {
+        if let Some(&(_, n)) = self.recent.iter().find(|(c, _)| *c == launch) {
+            return n;
+        }
+        let next = self.configs.len() as u32;
+        let n = *self.configs.entry(launch).or_insert(next);
+        if self.recent.len() == 4 {
+            self.recent.remove(0);
+        }
+        self.recent.push((launch, n));
+        n
+    }
 }
 
 impl RowSink for KernelRows {
-    fn push(&mut self, row: &rusqlite::Row, strings: &IdMap) {
+    fn push(&mut self, row: &RawRows, strings: &IdMap) {
         let Some((start, end)) = row_times(row, &mut self.ops.missing) else {
             return;
         };
@@ -356,9 +375,8 @@ impl RowSink for KernelRows {
             cache_config: small(c + 16),
             shared_memory_limit_config: small(c + 17),
         };
-        let next = self.configs.len() as u32;
-        self.config
-            .push(*self.configs.entry(launch).or_insert(next));
+        let config = self.config_number(launch);
+        self.config.push(config);
         self.grid_id.push(int(row, c + 18) as u64);
         self.graph_node_id.push(int(row, c + 19) as u64);
     }

@@ -4,6 +4,7 @@
 //! checking for cancellation; [`LoadJob::spawn`] runs it on a worker thread and
 //! talks over a channel, which is what the GUI uses.
 
+mod cells;
 mod cpu;
 mod db;
 mod error;
@@ -23,6 +24,7 @@ use rusqlite::types::ValueRef;
 pub use error::{LoadError, Problem};
 
 use crate::model::{StrId, Strings, Trace};
+use cells::Cells;
 use db::Report;
 
 /// Where the loader is: a phase name and the overall fraction done (0..=1).
@@ -306,26 +308,14 @@ fn cancelled() -> rusqlite::Error {
     )
 }
 
-/// An integer cell, whatever the report put there: NULL and text read as 0,
-/// reals are truncated. Odd values never stop a load.
-fn int(row: &rusqlite::Row, i: usize) -> i64 {
-    match row.get_ref(i) {
-        Ok(ValueRef::Integer(v)) => v,
-        Ok(ValueRef::Real(v)) => v as i64,
-        Ok(ValueRef::Text(t)) => std::str::from_utf8(t)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(0),
-        _ => 0,
-    }
+/// An integer cell (see [`Cells::int`]).
+fn int(row: &impl Cells, i: usize) -> i64 {
+    row.int(i)
 }
 
 /// An integer cell that may be NULL.
-fn opt_int(row: &rusqlite::Row, i: usize) -> Option<i64> {
-    match row.get_ref(i) {
-        Ok(ValueRef::Null) | Err(_) => None,
-        _ => Some(int(row, i)),
-    }
+fn opt_int(row: &impl Cells, i: usize) -> Option<i64> {
+    row.opt_int(i)
 }
 
 /// A text cell (NULL reads as `None`; invalid UTF-8 is replaced, not refused).
@@ -351,7 +341,7 @@ pub(crate) fn tid_of(global_tid: i64) -> u32 {
 /// Start and end of an event row (columns 0 and 1). A row missing either is
 /// skipped, and counted in `missing` for a warning: reading NULL as time 0
 /// would stretch the trace back to the clock's origin.
-fn row_times(row: &rusqlite::Row, missing: &mut u64) -> Option<(i64, i64)> {
+fn row_times(row: &impl Cells, missing: &mut u64) -> Option<(i64, i64)> {
     match (opt_int(row, 0), opt_int(row, 1)) {
         (Some(start), Some(end)) => Some((start, end)),
         _ => {

@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use rusqlite::Row;
+use super::cells::RawRows;
 
 use super::db::Report;
 use super::{Builder, IdMap, Progress};
@@ -17,7 +17,7 @@ use super::{Builder, IdMap, Progress};
 /// Rows of one table read into columns. `push` sees every row of a piece in
 /// order; `append` joins pieces in rowid order.
 pub(super) trait RowSink: Default + Send {
-    fn push(&mut self, row: &Row, strings: &IdMap);
+    fn push(&mut self, row: &RawRows, strings: &IdMap);
     fn append(&mut self, later: Self);
 }
 
@@ -71,12 +71,11 @@ pub(super) fn read_table<S: RowSink>(
                             Some(e.to_string()),
                         )
                     })?;
-                    let mut stmt = report.conn.prepare(piece_sql)?;
-                    let mut rows = stmt.query([from, to])?;
+                    let mut rows = RawRows::new(&report.conn, piece_sql, &[from, to])?;
                     let mut sink = S::default();
                     let mut n = 0u64;
-                    while let Some(row) = rows.next()? {
-                        sink.push(row, strings);
+                    while rows.step()? {
+                        sink.push(&rows, strings);
                         n += 1;
                         if n.is_multiple_of(BATCH) {
                             done.fetch_add(BATCH, Ordering::Relaxed);

@@ -75,17 +75,21 @@ impl CorrelationIndex {
     /// `(pid, correlation id, gpu op)` entries.
     pub fn build(api_calls: &[(u32, u32, u32)], gpu_ops: &[(u32, u32, GpuOp)]) -> Self {
         let mut pids: HashMap<u32, (u32, u32, usize)> = HashMap::new();
-        let mut note = |pid: u32, id: u32| {
-            let e = pids.entry(pid).or_insert((id, id, 0));
-            e.0 = e.0.min(id);
-            e.1 = e.1.max(id);
-            e.2 += 1;
+        // Per process: the lowest and highest id, and how many entries.
+        let mut note = |pid: u32, ids: &mut dyn Iterator<Item = u32>| {
+            let (lo, hi, count) = ids.fold((u32::MAX, 0, 0), |(lo, hi, n), id| {
+                (lo.min(id), hi.max(id), n + 1)
+            });
+            let e = pids.entry(pid).or_insert((lo, hi, 0));
+            e.0 = e.0.min(lo);
+            e.1 = e.1.max(hi);
+            e.2 += count;
         };
-        for &(pid, id, _) in api_calls {
-            note(pid, id);
+        for run in api_calls.chunk_by(|a, b| a.0 == b.0) {
+            note(run[0].0, &mut run.iter().map(|e| e.1));
         }
-        for &(pid, id, _) in gpu_ops {
-            note(pid, id);
+        for run in gpu_ops.chunk_by(|a, b| a.0 == b.0) {
+            note(run[0].0, &mut run.iter().map(|e| e.1));
         }
         let mut by_pid: HashMap<u32, Slots> = pids
             .into_iter()
@@ -107,43 +111,57 @@ impl CorrelationIndex {
                 (pid, slots)
             })
             .collect();
-        for &(pid, id, index) in api_calls {
-            match by_pid.get_mut(&pid) {
-                Some(Slots::Dense { base, api, .. }) => api[(id - *base) as usize] = index,
+        // Entries come in long runs of one process (they are listed thread by
+        // thread, stream by stream): look the process up once per run.
+        for run in api_calls.chunk_by(|a, b| a.0 == b.0) {
+            match by_pid.get_mut(&run[0].0) {
+                Some(Slots::Dense { base, api, .. }) => {
+                    for &(_, id, index) in run {
+                        api[(id - *base) as usize] = index;
+                    }
+                }
                 Some(Slots::Sparse { api, .. }) => {
-                    api.insert(id, index);
+                    api.extend(run.iter().map(|&(_, id, index)| (id, index)));
                 }
                 None => {}
             }
         }
         // GPU ops: count per slot, prefix sums, then fill (a CSR layout).
-        for &(pid, id, _) in gpu_ops {
-            if let Some(Slots::Dense { base, offsets, .. }) = by_pid.get_mut(&pid) {
-                offsets[(id - *base) as usize + 1] += 1;
+        for run in gpu_ops.chunk_by(|a, b| a.0 == b.0) {
+            if let Some(Slots::Dense { base, offsets, .. }) = by_pid.get_mut(&run[0].0) {
+                for &(_, id, _) in run {
+                    offsets[(id - *base) as usize + 1] += 1;
+                }
             }
         }
-        for slots in by_pid.values_mut() {
+        let mut cursors: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (pid, slots) in by_pid.iter_mut() {
             if let Slots::Dense { offsets, ops, .. } = slots {
                 for i in 1..offsets.len() {
                     offsets[i] += offsets[i - 1];
                 }
                 ops.resize(*offsets.last().unwrap_or(&0) as usize, 0);
+                cursors.insert(*pid, offsets[..offsets.len() - 1].to_vec());
             }
         }
-        let mut fill: HashMap<u32, Vec<u32>> = HashMap::new();
-        for &(pid, id, op) in gpu_ops {
+        for run in gpu_ops.chunk_by(|a, b| a.0 == b.0) {
+            let pid = run[0].0;
             match by_pid.get_mut(&pid) {
-                Some(Slots::Dense {
-                    base, offsets, ops, ..
-                }) => {
-                    let slot = (id - *base) as usize;
-                    let cursor = fill
-                        .entry(pid)
-                        .or_insert_with(|| offsets[..offsets.len() - 1].to_vec());
-                    ops[cursor[slot] as usize] = op.pack();
-                    cursor[slot] += 1;
+                Some(Slots::Dense { base, ops, .. }) => {
+                    let Some(cursor) = cursors.get_mut(&pid) else {
+                        continue;
+                    };
+                    for &(_, id, op) in run {
+                        let slot = (id - *base) as usize;
+                        ops[cursor[slot] as usize] = op.pack();
+                        cursor[slot] += 1;
+                    }
                 }
-                Some(Slots::Sparse { ops, .. }) => ops.entry(id).or_default().push(op.pack()),
+                Some(Slots::Sparse { ops, .. }) => {
+                    for &(_, id, op) in run {
+                        ops.entry(id).or_default().push(op.pack());
+                    }
+                }
                 None => {}
             }
         }

@@ -1,0 +1,136 @@
+//! Reading integer cells, whatever the report put in them.
+//!
+//! Two kinds of rows implement [`Cells`]: rusqlite's `Row` (small tables), and
+//! [`RawRows`], a thin cursor over SQLite's C API for the big tables. The big
+//! tables are read at the speed of `sqlite3_step`: rusqlite's checked accessors
+//! (bounds check, type dispatch, error plumbing) cost as much again as SQLite's
+//! own decoding on a 27-column kernel row, and there are millions of rows.
+
+use std::ffi::{CStr, CString, c_int};
+use std::ptr;
+
+use rusqlite::ffi;
+use rusqlite::types::ValueRef;
+
+/// Integer access to the cells of one row.
+pub(super) trait Cells {
+    /// The cell as an integer: NULL and non-numeric text read as 0, reals are
+    /// truncated (saturating). Odd values never stop a load.
+    fn int(&self, i: usize) -> i64;
+    /// `None` when the cell is NULL.
+    fn opt_int(&self, i: usize) -> Option<i64>;
+}
+
+impl Cells for rusqlite::Row<'_> {
+    fn int(&self, i: usize) -> i64 {
+        match self.get_ref(i) {
+            Ok(ValueRef::Integer(v)) => v,
+            Ok(ValueRef::Real(v)) => v as i64,
+            Ok(ValueRef::Text(t)) => std::str::from_utf8(t)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    fn opt_int(&self, i: usize) -> Option<i64> {
+        match self.get_ref(i) {
+            Ok(ValueRef::Null) | Err(_) => None,
+            _ => Some(self.int(i)),
+        }
+    }
+}
+
+/// A prepared statement stepped through SQLite's C API. Only integer cells
+/// are read, only at column indexes below the statement's column count.
+pub(super) struct RawRows {
+    stmt: *mut ffi::sqlite3_stmt,
+    db: *mut ffi::sqlite3,
+    columns: usize,
+}
+
+impl RawRows {
+    /// Prepares `sql` on `conn` and binds the integer `params` (?1, ?2, ...).
+    pub(super) fn new(
+        conn: &rusqlite::Connection,
+        sql: &str,
+        params: &[i64],
+    ) -> rusqlite::Result<Self> {
+        let text = CString::new(sql).map_err(|_| rusqlite::Error::InvalidQuery)?;
+        // SAFETY: `conn` outlives the statement (the caller keeps it alive while
+        // it reads; `RawRows` is dropped first), and prepare writes `stmt` only.
+        let db = unsafe { conn.handle() };
+        let mut stmt = ptr::null_mut();
+        let rc =
+            unsafe { ffi::sqlite3_prepare_v2(db, text.as_ptr(), -1, &mut stmt, ptr::null_mut()) };
+        let mut rows = RawRows {
+            stmt,
+            db,
+            columns: 0,
+        };
+        rows.check(rc)?;
+        if stmt.is_null() {
+            return Err(rusqlite::Error::InvalidQuery);
+        }
+        // SAFETY: `stmt` is a valid prepared statement from here on.
+        rows.columns = unsafe { ffi::sqlite3_column_count(stmt) }.max(0) as usize;
+        for (i, &value) in params.iter().enumerate() {
+            let rc = unsafe { ffi::sqlite3_bind_int64(stmt, i as c_int + 1, value) };
+            rows.check(rc)?;
+        }
+        Ok(rows)
+    }
+
+    /// Steps to the next row: `Ok(true)` when there is one.
+    pub(super) fn step(&mut self) -> rusqlite::Result<bool> {
+        // SAFETY: a valid statement, stepped on one thread.
+        match unsafe { ffi::sqlite3_step(self.stmt) } {
+            ffi::SQLITE_ROW => Ok(true),
+            ffi::SQLITE_DONE => Ok(false),
+            rc => self.check(rc).map(|_| false),
+        }
+    }
+
+    fn check(&self, rc: c_int) -> rusqlite::Result<()> {
+        if rc == ffi::SQLITE_OK {
+            return Ok(());
+        }
+        // SAFETY: `db` is the open connection; the message is copied at once.
+        let message = unsafe {
+            let m = ffi::sqlite3_errmsg(self.db);
+            (!m.is_null()).then(|| CStr::from_ptr(m).to_string_lossy().into_owned())
+        };
+        Err(rusqlite::Error::SqliteFailure(ffi::Error::new(rc), message))
+    }
+}
+
+impl Cells for RawRows {
+    fn int(&self, i: usize) -> i64 {
+        if i >= self.columns {
+            return 0;
+        }
+        // SAFETY: the statement is on a row (callers read after `step` returned
+        // true) and `i` is a valid column. SQLite converts text and reals itself
+        // (non-numeric text → 0, reals truncated and clamped).
+        unsafe { ffi::sqlite3_column_int64(self.stmt, i as c_int) }
+    }
+
+    fn opt_int(&self, i: usize) -> Option<i64> {
+        if i >= self.columns {
+            return None;
+        }
+        // SAFETY: as in `int`.
+        let kind = unsafe { ffi::sqlite3_column_type(self.stmt, i as c_int) };
+        (kind != ffi::SQLITE_NULL).then(|| self.int(i))
+    }
+}
+
+impl Drop for RawRows {
+    fn drop(&mut self) {
+        // SAFETY: finalizing a statement we own (null is a no-op).
+        unsafe {
+            ffi::sqlite3_finalize(self.stmt);
+        }
+    }
+}
