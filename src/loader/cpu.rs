@@ -152,6 +152,13 @@ impl RawSpans {
         self.global_tid.push(global_tid);
     }
 
+    fn reserve(&mut self, rows: usize) {
+        self.start.reserve(rows);
+        self.end.reserve(rows);
+        self.name.reserve(rows);
+        self.global_tid.reserve(rows);
+    }
+
     fn append(&mut self, later: RawSpans) {
         self.start.extend(later.start);
         self.end.extend(later.end);
@@ -227,6 +234,12 @@ struct ApiRows {
 }
 
 impl RowSink for ApiRows {
+    fn reserve(&mut self, rows: usize) {
+        self.spans.reserve(rows);
+        self.correlation.reserve(rows);
+        self.return_value.reserve(rows);
+    }
+
     fn push(&mut self, row: &RawRows, strings: &IdMap) {
         let Some((start, end)) = row_times(row, &mut self.spans.missing) else {
             return;

@@ -74,6 +74,14 @@ impl RawOps {
         self.correlation.push(correlation);
     }
 
+    fn reserve(&mut self, rows: usize) {
+        self.start.reserve(rows);
+        self.end.reserve(rows);
+        self.name.reserve(rows);
+        self.stream.reserve(rows);
+        self.correlation.reserve(rows);
+    }
+
     fn append(&mut self, later: RawOps) {
         self.start.extend(later.start);
         self.end.extend(later.end);
@@ -341,6 +349,16 @@ impl KernelRows {
 }
 
 impl RowSink for KernelRows {
+    fn reserve(&mut self, rows: usize) {
+        self.ops.reserve(rows);
+        self.stream_keys.reserve(rows);
+        self.short_name.reserve(rows);
+        self.mangled_name.reserve(rows);
+        self.config.reserve(rows);
+        self.grid_id.reserve(rows);
+        self.graph_node_id.reserve(rows);
+    }
+
     fn push(&mut self, row: &RawRows, strings: &IdMap) {
         let Some((start, end)) = row_times(row, &mut self.ops.missing) else {
             return;

@@ -17,6 +17,9 @@ use super::{Builder, IdMap, Progress};
 /// Rows of one table read into columns. `push` sees every row of a piece in
 /// order; `append` joins pieces in rowid order.
 pub(super) trait RowSink: Default + Send {
+    /// Makes room for about `rows` more rows: growing ten-million-row columns
+    /// by doubling would copy them and fault in their pages again and again.
+    fn reserve(&mut self, rows: usize);
     fn push(&mut self, row: &RawRows, strings: &IdMap);
     fn append(&mut self, later: Self);
 }
@@ -73,6 +76,7 @@ pub(super) fn read_table<S: RowSink>(
                     })?;
                     let mut rows = RawRows::new(&report.conn, piece_sql, &[from, to])?;
                     let mut sink = S::default();
+                    sink.reserve((to - from).max(0) as usize);
                     let mut n = 0u64;
                     while rows.step()? {
                         sink.push(&rows, strings);
@@ -110,8 +114,12 @@ pub(super) fn read_table<S: RowSink>(
             })
             .collect()
     });
-    let mut whole = S::default();
-    for piece in results {
+    let mut pieces = results.into_iter();
+    let mut whole = match pieces.next() {
+        Some(first) => first?,
+        None => S::default(),
+    };
+    for piece in pieces {
         whole.append(piece?);
     }
     b.tick(done.load(Ordering::Relaxed))?;
