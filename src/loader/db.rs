@@ -19,6 +19,7 @@ pub struct Report {
 }
 
 /// A column a reader wants, and what to use when the report lacks it.
+#[derive(Clone, Copy)]
 pub enum Col<'a> {
     /// The reader cannot work without it: the whole table is skipped.
     Required(&'a str),

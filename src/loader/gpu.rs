@@ -438,144 +438,187 @@ fn default_copy_label(kind: i64) -> String {
     .to_string()
 }
 
-fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+/// A GPU operation table after reading: rows grouped by stream, the common
+/// columns, and the kind's own columns (`E`) still in row order.
+struct OpsRead<E> {
+    grouping: Grouping,
+    spans: SpanColumns,
+    correlation: Vec<u32>,
+    own: E,
+}
+
+/// Reads a GPU operation table with the common columns and `own_columns`
+/// after them (at index [`OP_COLUMNS`] on). For each row, `on_row` stores the
+/// kind's own columns and returns the event's name. `None` when the report
+/// has no such table.
+fn read_ops<E: Default>(
+    b: &mut Builder,
+    streams: &mut Streams,
+    table: &str,
+    own_columns: &[super::db::Col],
+    what: &str,
+    mut on_row: impl FnMut(&mut Builder, &rusqlite::Row, &mut E) -> StrId,
+) -> rusqlite::Result<Option<OpsRead<E>>> {
     let mut cols = op_columns();
-    cols.extend([
-        Req("bytes"),
-        Req("copyKind"),
-        Opt("srcKind", "NULL"),
-        Opt("dstKind", "NULL"),
-    ]);
+    cols.extend_from_slice(own_columns);
     let mut warnings = Vec::new();
-    let Some(sql) = b
-        .report
-        .select("CUPTI_ACTIVITY_KIND_MEMCPY", &cols, "", &mut warnings)
-    else {
-        b.trace.warnings.extend(warnings);
-        return Ok(());
-    };
+    let sql = b.report.select(table, &cols, "", &mut warnings);
     b.trace.warnings.extend(warnings);
-    let labels = enum_labels(b, "ENUM_CUDA_MEMCPY_OPER")?;
-    let mut names: HashMap<i64, StrId> = HashMap::new();
+    let Some(sql) = sql else {
+        return Ok(None);
+    };
     let mut raw = RawOps::default();
-    let (mut bytes, mut copy_kind, mut src_kind, mut dst_kind) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut own = E::default();
     {
         let report = b.report.clone();
         let mut stmt = report.conn.prepare(&sql)?;
         let mut rows = stmt.query([])?;
-        let c = OP_COLUMNS;
-        // 255 marks a memory kind the report did not give.
-        let kind =
-            |row: &rusqlite::Row, i: usize| opt_int(row, i).map_or(255, |k| k.clamp(0, 254) as u8);
         while let Some(row) = rows.next()? {
+            b.tick(1)?;
             let Some((start, end)) = row_times(row, &mut raw.missing) else {
                 continue;
             };
             let stream = streams.get(b, stream_key(row));
+            let name = on_row(b, row, &mut own);
+            raw.push(start, end, name, stream, int(row, 6) as u32);
+        }
+    }
+    warn_bad(b, raw.bad, raw.missing, what);
+    let (grouping, spans, correlation) = raw.group(b.trace.streams.len());
+    Ok(Some(OpsRead {
+        grouping,
+        spans,
+        correlation,
+        own,
+    }))
+}
+
+/// A memory kind column; 255 marks one the report did not give.
+fn mem_kind(row: &rusqlite::Row, i: usize) -> u8 {
+    opt_int(row, i).map_or(255, |k| k.clamp(0, 254) as u8)
+}
+
+#[derive(Default)]
+struct MemcpyColumns {
+    bytes: Vec<u64>,
+    copy_kind: Vec<u8>,
+    src_kind: Vec<u8>,
+    dst_kind: Vec<u8>,
+}
+
+fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+    let labels = enum_labels(b, "ENUM_CUDA_MEMCPY_OPER")?;
+    let mut names: HashMap<i64, StrId> = HashMap::new();
+    let c = OP_COLUMNS;
+    let read = read_ops(
+        b,
+        streams,
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        &[
+            Req("bytes"),
+            Req("copyKind"),
+            Opt("srcKind", "NULL"),
+            Opt("dstKind", "NULL"),
+        ],
+        "memory copies",
+        |b, row, own: &mut MemcpyColumns| {
             let copy = int(row, c + 1);
-            let name = *names.entry(copy).or_insert_with(|| {
+            own.bytes.push(int(row, c).max(0) as u64);
+            own.copy_kind.push(copy.clamp(0, 255) as u8);
+            own.src_kind.push(mem_kind(row, c + 2));
+            own.dst_kind.push(mem_kind(row, c + 3));
+            *names.entry(copy).or_insert_with(|| {
                 let label = labels
                     .get(&copy)
                     .cloned()
                     .unwrap_or_else(|| default_copy_label(copy));
                 b.trace.strings.intern(&format!("[CUDA memcpy {label}]"))
-            });
-            raw.push(start, end, name, stream, int(row, 6) as u32);
-            bytes.push(int(row, c).max(0) as u64);
-            copy_kind.push(copy.clamp(0, 255) as u8);
-            src_kind.push(kind(row, c + 2));
-            dst_kind.push(kind(row, c + 3));
-            b.tick(1)?;
-        }
-    }
-    let (g, spans, correlation) = raw.group(b.trace.streams.len());
+            })
+        },
+    )?;
+    let Some(OpsRead {
+        grouping: g,
+        spans,
+        correlation,
+        own,
+    }) = read
+    else {
+        return Ok(());
+    };
     set_tracks(b, &g, &spans, |s| &mut s.memcpys);
     let m = &mut b.trace.memcpys;
-    m.bytes = g.gather(&bytes);
-    m.copy_kind = g.gather(&copy_kind);
-    m.src_kind = g.gather(&src_kind);
-    m.dst_kind = g.gather(&dst_kind);
+    m.bytes = g.gather(&own.bytes);
+    m.copy_kind = g.gather(&own.copy_kind);
+    m.src_kind = g.gather(&own.src_kind);
+    m.dst_kind = g.gather(&own.dst_kind);
     m.spans = spans;
     m.correlation = correlation;
-    warn_bad(b, raw.bad, raw.missing, "memory copies");
     Ok(())
+}
+
+#[derive(Default)]
+struct MemsetColumns {
+    bytes: Vec<u64>,
+    value: Vec<u32>,
+    mem_kind: Vec<u8>,
 }
 
 fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
-    let mut cols = op_columns();
-    cols.extend([Req("bytes"), Opt("value", "0"), Opt("memKind", "NULL")]);
-    let mut warnings = Vec::new();
-    let Some(sql) = b
-        .report
-        .select("CUPTI_ACTIVITY_KIND_MEMSET", &cols, "", &mut warnings)
+    let name = b.trace.strings.intern("[CUDA memset]");
+    let c = OP_COLUMNS;
+    let read = read_ops(
+        b,
+        streams,
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        &[Req("bytes"), Opt("value", "0"), Opt("memKind", "NULL")],
+        "memory sets",
+        |_, row, own: &mut MemsetColumns| {
+            own.bytes.push(int(row, c).max(0) as u64);
+            own.value.push(int(row, c + 1) as u32);
+            own.mem_kind.push(mem_kind(row, c + 2));
+            name
+        },
+    )?;
+    let Some(OpsRead {
+        grouping: g,
+        spans,
+        correlation,
+        own,
+    }) = read
     else {
-        b.trace.warnings.extend(warnings);
         return Ok(());
     };
-    b.trace.warnings.extend(warnings);
-    let name = b.trace.strings.intern("[CUDA memset]");
-    let mut raw = RawOps::default();
-    let (mut bytes, mut value, mut mem_kind) = (Vec::new(), Vec::new(), Vec::new());
-    {
-        let report = b.report.clone();
-        let mut stmt = report.conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        let c = OP_COLUMNS;
-        while let Some(row) = rows.next()? {
-            let Some((start, end)) = row_times(row, &mut raw.missing) else {
-                continue;
-            };
-            let stream = streams.get(b, stream_key(row));
-            raw.push(start, end, name, stream, int(row, 6) as u32);
-            bytes.push(int(row, c).max(0) as u64);
-            value.push(int(row, c + 1) as u32);
-            mem_kind.push(opt_int(row, c + 2).map_or(255, |k| k.clamp(0, 254) as u8));
-            b.tick(1)?;
-        }
-    }
-    let (g, spans, correlation) = raw.group(b.trace.streams.len());
     set_tracks(b, &g, &spans, |s| &mut s.memsets);
     let m = &mut b.trace.memsets;
-    m.bytes = g.gather(&bytes);
-    m.value = g.gather(&value);
-    m.mem_kind = g.gather(&mem_kind);
+    m.bytes = g.gather(&own.bytes);
+    m.value = g.gather(&own.value);
+    m.mem_kind = g.gather(&own.mem_kind);
     m.spans = spans;
     m.correlation = correlation;
-    warn_bad(b, raw.bad, raw.missing, "memory sets");
     Ok(())
 }
 
+#[derive(Default)]
+struct SyncColumns {
+    sync_type: Vec<u8>,
+    event_id: Vec<u32>,
+}
+
 fn read_syncs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
-    let mut cols = op_columns();
-    cols.extend([Opt("syncType", "0"), Opt("eventId", "0")]);
-    let mut warnings = Vec::new();
-    let Some(sql) = b.report.select(
-        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-        &cols,
-        "",
-        &mut warnings,
-    ) else {
-        b.trace.warnings.extend(warnings);
-        return Ok(());
-    };
-    b.trace.warnings.extend(warnings);
     let labels = enum_labels(b, "ENUM_CUPTI_SYNC_TYPE")?;
     let mut names: HashMap<i64, StrId> = HashMap::new();
-    let mut raw = RawOps::default();
-    let (mut sync_type, mut event_id) = (Vec::new(), Vec::new());
-    {
-        let report = b.report.clone();
-        let mut stmt = report.conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        let c = OP_COLUMNS;
-        while let Some(row) = rows.next()? {
-            let Some((start, end)) = row_times(row, &mut raw.missing) else {
-                continue;
-            };
-            let stream = streams.get(b, stream_key(row));
+    let c = OP_COLUMNS;
+    let read = read_ops(
+        b,
+        streams,
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+        &[Opt("syncType", "0"), Opt("eventId", "0")],
+        "synchronizations",
+        |b, row, own: &mut SyncColumns| {
             let kind = int(row, c);
-            let name = *names.entry(kind).or_insert_with(|| {
+            own.sync_type.push(kind.clamp(0, 255) as u8);
+            own.event_id.push(int(row, c + 1) as u32);
+            *names.entry(kind).or_insert_with(|| {
                 let label = labels.get(&kind).cloned().unwrap_or_else(|| match kind {
                     1 => "Event sync".into(),
                     2 => "Stream wait sync".into(),
@@ -584,59 +627,61 @@ fn read_syncs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
                     _ => format!("Unknown sync ({kind})"),
                 });
                 b.trace.strings.intern(&label)
-            });
-            raw.push(start, end, name, stream, int(row, 6) as u32);
-            sync_type.push(kind.clamp(0, 255) as u8);
-            event_id.push(int(row, c + 1) as u32);
-            b.tick(1)?;
-        }
-    }
-    let (g, spans, correlation) = raw.group(b.trace.streams.len());
-    set_tracks(b, &g, &spans, |s| &mut s.syncs);
-    let s = &mut b.trace.syncs;
-    s.sync_type = g.gather(&sync_type);
-    s.event_id = g.gather(&event_id);
-    s.spans = spans;
-    s.correlation = correlation;
-    warn_bad(b, raw.bad, raw.missing, "synchronizations");
-    Ok(())
-}
-
-fn read_graph_execs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
-    let mut cols = op_columns();
-    cols.extend([Opt("graphId", "0"), Opt("graphExecId", "0")]);
-    let mut warnings = Vec::new();
-    let Some(sql) = b
-        .report
-        .select("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", &cols, "", &mut warnings)
+            })
+        },
+    )?;
+    let Some(OpsRead {
+        grouping: g,
+        spans,
+        correlation,
+        own,
+    }) = read
     else {
         return Ok(());
     };
-    b.trace.warnings.extend(warnings);
-    let mut raw = RawOps::default();
-    let (mut graph_id, mut graph_exec_id) = (Vec::new(), Vec::new());
-    {
-        let report = b.report.clone();
-        let mut stmt = report.conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        let c = OP_COLUMNS;
-        while let Some(row) = rows.next()? {
-            let Some((start, end)) = row_times(row, &mut raw.missing) else {
-                continue;
-            };
-            let stream = streams.get(b, stream_key(row));
+    set_tracks(b, &g, &spans, |s| &mut s.syncs);
+    let s = &mut b.trace.syncs;
+    s.sync_type = g.gather(&own.sync_type);
+    s.event_id = g.gather(&own.event_id);
+    s.spans = spans;
+    s.correlation = correlation;
+    Ok(())
+}
+
+#[derive(Default)]
+struct GraphColumns {
+    graph_id: Vec<u32>,
+    graph_exec_id: Vec<u32>,
+}
+
+fn read_graph_execs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+    let c = OP_COLUMNS;
+    let read = read_ops(
+        b,
+        streams,
+        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+        &[Opt("graphId", "0"), Opt("graphExecId", "0")],
+        "CUDA graph executions",
+        |b, row, own: &mut GraphColumns| {
             let id = int(row, c) as u32;
-            let name = b.trace.strings.intern(&format!("CUDA graph {id}"));
-            raw.push(start, end, name, stream, int(row, 6) as u32);
-            graph_id.push(id);
-            graph_exec_id.push(int(row, c + 1) as u32);
-        }
-    }
-    let (g, spans, correlation) = raw.group(b.trace.streams.len());
+            own.graph_id.push(id);
+            own.graph_exec_id.push(int(row, c + 1) as u32);
+            b.trace.strings.intern(&format!("CUDA graph {id}"))
+        },
+    )?;
+    let Some(OpsRead {
+        grouping: g,
+        spans,
+        correlation,
+        own,
+    }) = read
+    else {
+        return Ok(());
+    };
     set_tracks(b, &g, &spans, |s| &mut s.graphs);
     let t = &mut b.trace.graph_execs;
-    t.graph_id = g.gather(&graph_id);
-    t.graph_exec_id = g.gather(&graph_exec_id);
+    t.graph_id = g.gather(&own.graph_id);
+    t.graph_exec_id = g.gather(&own.graph_exec_id);
     t.spans = spans;
     t.correlation = correlation;
     Ok(())
