@@ -9,7 +9,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags};
 
 use super::{Args, EXIT_BAD_INPUT, usage_error};
 use crate::analysis::stats::{Report, TimeRange, compute};
@@ -282,18 +281,12 @@ fn median_time<T>(mut f: impl FnMut() -> T) -> (Duration, T) {
 /// compiler cannot skip the work).
 fn read_floor(path: &Path) -> rusqlite::Result<(u64, i64)> {
     // Opened the way the loader opens reports: read-only, immutable.
-    let uri = format!(
-        "file:{}?mode=ro&immutable=1",
-        uri_escape(
-            &std::path::absolute(path)
-                .unwrap_or_else(|_| path.to_path_buf())
-                .to_string_lossy()
+    let conn = crate::loader::open_read_only(path).map_err(|e| {
+        rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+            Some(e.to_string()),
         )
-    );
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(uri, flags)?;
+    })?;
     let mut rows_read = 0u64;
     let mut sum = 0i64;
     for (table, wanted) in FLOOR_TABLES {
@@ -324,18 +317,6 @@ fn read_floor(path: &Path) -> rusqlite::Result<(u64, i64)> {
         }
     }
     Ok((rows_read, sum))
-}
-
-fn uri_escape(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
 }
 
 fn per_event(bytes: f64, events: usize) -> f64 {

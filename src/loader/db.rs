@@ -28,16 +28,9 @@ pub enum Col<'a> {
 }
 
 impl Report {
-    /// Opens `path` read-only and immutable: SQLite writes no journal, no WAL and
-    /// takes no lock, so the report is never modified, even on a read-only disk.
+    /// Opens `path` (see [`open_read_only`]) and reads its schema.
     pub fn open(path: &Path) -> Result<Report, LoadError> {
-        check_file(path)?;
-        let uri = format!("file:{}?mode=ro&immutable=1", uri_escape(&absolute(path)));
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(uri, flags)
-            .map_err(|e| LoadError::from_sqlite(path, &e))?;
+        let conn = open_read_only(path)?;
         let mut report = Report {
             conn,
             tables: HashMap::new(),
@@ -141,6 +134,17 @@ impl Report {
             )
             .map_or(0, |n| n.max(0) as u64)
     }
+}
+
+/// Opens `path` read-only and immutable: SQLite writes no journal, no WAL and
+/// takes no lock, so the report is never modified, even on a read-only disk.
+pub fn open_read_only(path: &Path) -> Result<Connection, LoadError> {
+    check_file(path)?;
+    let uri = format!("file:{}?mode=ro&immutable=1", uri_escape(&absolute(path)));
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(uri, flags).map_err(|e| LoadError::from_sqlite(path, &e))
 }
 
 /// Turns the usual file-level mistakes into clear messages before SQLite sees them.

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::cells::RawRows;
 
-use super::db::Report;
+use super::db::open_read_only;
 use super::{Builder, IdMap, Progress};
 
 /// Rows of one table read into columns. `push` sees every row of a piece in
@@ -68,13 +68,13 @@ pub(super) fn read_table<S: RowSink>(
             .map(|&(from, to)| {
                 let (path, piece_sql, done) = (&path, &piece_sql, &done);
                 scope.spawn(move || -> rusqlite::Result<S> {
-                    let report = Report::open(path).map_err(|e| {
+                    let conn = open_read_only(path).map_err(|e| {
                         rusqlite::Error::SqliteFailure(
                             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
                             Some(e.to_string()),
                         )
                     })?;
-                    let mut rows = RawRows::new(&report.conn, piece_sql, &[from, to])?;
+                    let mut rows = RawRows::new(&conn, piece_sql, &[from, to])?;
                     let mut sink = S::default();
                     sink.reserve((to - from).max(0) as usize);
                     let mut n = 0u64;
