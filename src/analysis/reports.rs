@@ -16,8 +16,8 @@ use super::group::{Collector, Summary, UNUSED, collect, one_group_per_key};
 use super::stats::{Cell, Table, TimeRange};
 use crate::model::{GpuOpKind, Span, SpanColumns, StrId, Trace};
 
-/// nsys's event class of an ordinary OS runtime call, the only one osrt_sum counts.
-const OSRT_CALL_CLASS: u8 = 27;
+/// The OS runtime calls `osrt_sum` counts (others are start/finish markers).
+const OSRT_CALL_CLASS: u8 = crate::model::nsys::event_class::OS_RUNTIME as u8;
 
 /// The rows of `track` that belong to `range` (all of them without a range).
 fn events_in(spans: &SpanColumns, track: &Span, range: Option<TimeRange>) -> Range<usize> {

@@ -12,16 +12,7 @@ use crate::model::{
     GraphRecord, Ns, NvtxKind, NvtxTrack, Payload, Process, SpanColumns, StrId, Thread, Track,
 };
 
-// `ENUM_NSYS_EVENT_TYPE` values used by NVTX_EVENTS.
-const NVTX_CATEGORY: i64 = 33;
-const NVTX_MARK: i64 = 34;
-const NVTX_THREAD_NAME: i64 = 39;
-const NVTX_PUSHPOP: i64 = 59;
-const NVTX_STARTEND: i64 = 60;
-const NVTXT_MARK: i64 = 65;
-const NVTXT_PUSHPOP: i64 = 70;
-const NVTXT_STARTEND: i64 = 71;
-const NVTX_DOMAIN_CREATE: i64 = 75;
+use crate::model::nsys::event_type::*;
 
 pub(super) fn read_names(b: &mut Builder) -> rusqlite::Result<()> {
     let report = b.report.clone();

@@ -5,6 +5,7 @@
 
 mod correlation;
 pub mod events;
+pub mod nsys;
 mod strings;
 
 pub use correlation::{CorrelationIndex, GpuOp, GpuOpKind};

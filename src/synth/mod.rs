@@ -26,14 +26,10 @@ const SCHEMA: &str = include_str!("nsys_2025_3.sql");
 /// copies read as separate iterations on the timeline.
 pub const COPY_GAP_NS: Ns = 1_000_000;
 
-// `ENUM_NSYS_EVENT_TYPE` / `ENUM_NSYS_EVENT_CLASS` values we write.
-const NVTX_MARK: i64 = 34;
-const NVTX_PUSHPOP: i64 = 59;
-const NVTX_STARTEND: i64 = 60;
-const NVTX_DOMAIN_CREATE: i64 = 75;
-/// `TRACE_PROCESS_EVENT_CUDA_RUNTIME`: the model does not keep runtime vs driver.
-const CLASS_CUDA_RUNTIME: i64 = 0;
-const CLASS_GRAPH_NODE: i64 = 77;
+use crate::model::nsys::event_class::{
+    CUDA_RUNTIME as CLASS_CUDA_RUNTIME, GRAPH_NODE as CLASS_GRAPH_NODE,
+};
+use crate::model::nsys::event_type::{NVTX_DOMAIN_CREATE, NVTX_MARK, NVTX_PUSHPOP, NVTX_STARTEND};
 
 /// How often (in rows) progress is reported and cancellation checked.
 const TICK_ROWS: u64 = 1 << 16;
