@@ -285,6 +285,8 @@ fn streams_fixture_has_named_threads_domains_payloads_and_a_cross_thread_range()
     let nvtx = &trace.nvtx;
     assert!(!nvtx.payload.is_empty(), "int64 payloads are loaded");
     assert!(nvtx.color.iter().any(|&c| c != 0), "colors are loaded");
+    let category = nvtx.category_names.get(&("fixture-demo".to_string(), 1));
+    assert_eq!(category.map(String::as_str), Some("worker-0-work"));
     // `handoff-range` starts on one thread and ends on another.
     let handoff = (0..nvtx.spans.len())
         .find(|&i| trace.name(nvtx.spans.name[i]) == "handoff-range")

@@ -347,6 +347,7 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     let mut last_ts = i64::MIN;
     let mut missing = 0;
     let mut unknown_types: HashMap<i64, u64> = HashMap::new();
+    let mut categories: Vec<((u32, i64, u32), String)> = Vec::new();
     {
         let report = b.report.clone();
         let mut stmt = report.conn.prepare(&sql)?;
@@ -381,7 +382,12 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
                     b.thread_names.entry(global_tid).or_insert(message);
                     continue;
                 }
-                NVTX_CATEGORY => continue,
+                NVTX_CATEGORY => {
+                    // Resolved to the domain's name once all domains are known.
+                    let key = (pid_of(global_tid), int(row, 7), int(row, 9) as u32);
+                    categories.push((key, message));
+                    continue;
+                }
                 other => {
                     *unknown_types.entry(other).or_insert(0) += 1;
                     continue;
@@ -499,6 +505,10 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
         ) {
             thread.name = name.clone();
         }
+    }
+    for ((pid, domain, category), name) in categories {
+        let domain = domains.get(&(pid, domain)).cloned().unwrap_or_default();
+        b.trace.nvtx.category_names.insert((domain, category), name);
     }
     warn_bad(b, bad, missing, "NVTX events");
     let mut unknown: Vec<_> = unknown_types.into_iter().collect();

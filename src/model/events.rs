@@ -113,6 +113,8 @@ pub struct NvtxRanges {
     pub payload: HashMap<u32, Payload>,
     /// Start/end ranges that ended on another thread: index of that thread.
     pub end_thread: HashMap<u32, u32>,
+    /// Names given to categories (`nvtxNameCategory`): (domain name, category) → name.
+    pub category_names: HashMap<(String, u32), String>,
 }
 
 /// Launch attributes that kernels of one launch site share, stored once.
