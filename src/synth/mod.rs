@@ -16,6 +16,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rusqlite::{Connection, params};
 
+use crate::model::nsys::event_class::{
+    CUDA_RUNTIME as CLASS_CUDA_RUNTIME, GRAPH_NODE as CLASS_GRAPH_NODE,
+};
+use crate::model::nsys::event_type::{
+    NVTX_CATEGORY, NVTX_DOMAIN_CREATE, NVTX_MARK, NVTX_PUSHPOP, NVTX_STARTEND,
+};
 use crate::model::{Ns, NvtxKind, Payload, StrId, Trace};
 
 /// nsys 2025.3's definitions of the tables we write, and the rows of the enum
@@ -25,11 +31,6 @@ const SCHEMA: &str = include_str!("nsys_2025_3.sql");
 /// Idle time between the end of one copy and the start of the next, so that
 /// copies read as separate iterations on the timeline.
 pub const COPY_GAP_NS: Ns = 1_000_000;
-
-use crate::model::nsys::event_class::{
-    CUDA_RUNTIME as CLASS_CUDA_RUNTIME, GRAPH_NODE as CLASS_GRAPH_NODE,
-};
-use crate::model::nsys::event_type::{NVTX_DOMAIN_CREATE, NVTX_MARK, NVTX_PUSHPOP, NVTX_STARTEND};
 
 /// How often (in rows) progress is reported and cancellation checked.
 const TICK_ROWS: u64 = 1 << 16;
@@ -526,6 +527,37 @@ impl<'t> ReportWriter<'t> {
                         track.domain,
                         thread.global_tid,
                         next
+                    ])?;
+                }
+            }
+        }
+        // Category names, in each process that has the category's domain.
+        let mut category_stmt = conn.prepare(
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, category, text, globalTid, domainId)
+             VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for ((domain_name, category), name) in &t.nvtx.category_names {
+            for process in &t.processes {
+                let Some(thread) = process
+                    .threads
+                    .first()
+                    .and_then(|&i| t.threads.get(i as usize))
+                else {
+                    continue;
+                };
+                let domain = if domain_name.is_empty() {
+                    Some(0)
+                } else {
+                    domains.get(&(process.pid, domain_name.as_str())).copied()
+                };
+                if let Some(domain) = domain {
+                    category_stmt.execute(params![
+                        t.info.time_range.0,
+                        NVTX_CATEGORY,
+                        category,
+                        name,
+                        thread.global_tid,
+                        domain
                     ])?;
                 }
             }
