@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
+use sightline::analysis::stats::{Report, compute};
 use sightline::loader::{LoadError, Problem, load};
 use sightline::model::Trace;
 use tempfile::TempDir;
@@ -108,27 +109,12 @@ fn run_cli(args: &[&str]) -> (Option<i32>, String) {
     )
 }
 
-/// Whether `sightline stats` is the real command (it is a scaffold until the
-/// stats engine is merged; then the stats half of these checks turns on).
-fn stats_command_built() -> bool {
-    let fixture = fixture("sync_timing");
-    let (_, stderr) = run_cli(&[
-        "stats",
-        fixture.to_str().unwrap(),
-        "--report",
-        "cuda_api_sum",
-    ]);
-    !stderr.contains("not built yet")
-}
-
 fn assert_cli_rejects(path: &Path, phrase: &str) {
     let file = path.to_str().unwrap();
-    let mut commands = vec![vec!["bench", file]];
-    if stats_command_built() {
-        commands.push(vec!["stats", file, "--report", "cuda_api_sum"]);
-    } else {
-        eprintln!("note: `sightline stats` is a scaffold on this branch; checked `bench` only");
-    }
+    let commands = [
+        vec!["bench", file],
+        vec!["stats", file, "--report", "cuda_api_sum"],
+    ];
     for args in commands {
         let (code, stderr) = run_cli(&args);
         assert_eq!(
@@ -632,4 +618,218 @@ fn odd_file_names_are_named_correctly_in_errors() {
     let bad = dir.path().join("bad #2 ?.sqlite");
     std::fs::write(&bad, b"nope").unwrap();
     assert_rejected(&bad, is_not_sqlite, "not an SQLite file");
+}
+
+// --- Regressions found in review: odd values that once gave wrong numbers. ---
+
+/// Every report on `trace`: none may panic, whatever the data.
+fn all_reports(trace: &Trace) {
+    for report in Report::ALL {
+        let _ = compute(trace, report, None).to_csv();
+    }
+}
+
+/// A column of a report as text, row by row.
+fn column(trace: &Trace, report: Report, name: &str) -> Vec<String> {
+    let table = compute(trace, report, None);
+    let Some(c) = table.columns.iter().position(|h| h == name) else {
+        return Vec::new();
+    };
+    table.rows.iter().map(|r| r[c].to_string()).collect()
+}
+
+#[test]
+fn null_correlation_ids_pair_nothing() {
+    let dir = TempDir::new().unwrap();
+    let path = copy_of(&dir, "sync_timing");
+    edit(
+        &path,
+        &format!(
+            "{} {} UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL;
+             UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET correlationId = NULL;",
+            drop_not_null("CUPTI_ACTIVITY_KIND_RUNTIME"),
+            drop_not_null("CUPTI_ACTIVITY_KIND_KERNEL")
+        ),
+    );
+    let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
+    // NULL never joins in nsys's SQL: no launch pairs with any kernel.
+    assert!(
+        compute(&trace, Report::CudaKernExecSum, None)
+            .rows
+            .is_empty()
+    );
+    all_reports(&trace);
+}
+
+#[test]
+fn extreme_rowids_lose_no_rows() {
+    let original = try_load(&fixture("streams")).unwrap();
+    for rowid in ["9223372036854775807", "-9223372036854775808"] {
+        let dir = TempDir::new().unwrap();
+        let path = copy_of(&dir, "streams");
+        // A copy of one kernel row under an extreme rowid: one kernel more.
+        edit(
+            &path,
+            &format!(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (rowid, {cols})
+                 SELECT {rowid}, {cols} FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = 1;",
+                cols = "start, end, deviceId, contextId, greenContextId, streamId, correlationId,
+                    globalPid, demangledName, shortName, mangledName, launchType, cacheConfig,
+                    registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                    staticSharedMemory, dynamicSharedMemory, localMemoryPerThread,
+                    localMemoryTotal, gridId, sharedMemoryExecuted, graphNodeId,
+                    sharedMemoryLimitConfig"
+            ),
+        );
+        let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            trace.kernels.spans.len(),
+            original.kernels.spans.len() + 1,
+            "rowid {rowid}"
+        );
+    }
+}
+
+#[test]
+fn copies_of_unknown_kind_are_left_out_of_the_summaries_as_nsys_does() {
+    let dir = TempDir::new().unwrap();
+    let path = copy_of(&dir, "streams");
+    edit(
+        &path,
+        "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET copyKind = 99 WHERE rowid IN (1, 2, 3);",
+    );
+    let original = try_load(&fixture("streams")).unwrap();
+    let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
+    // Still on the timeline...
+    assert_eq!(trace.memcpys.spans.len(), original.memcpys.spans.len());
+    // ...but not in the memory summaries (nsys joins with ENUM_CUDA_MEMCPY_OPER).
+    for report in [
+        Report::CudaGpuMemTimeSum,
+        Report::CudaGpuMemSizeSum,
+        Report::CudaApiGpuSum,
+    ] {
+        let csv = compute(&trace, report, None).to_csv();
+        assert!(!csv.contains("Unknown (99)"), "{report:?}: {csv}");
+    }
+    let count = |t: &Trace| -> i64 {
+        column(t, Report::CudaGpuMemTimeSum, "Count")
+            .iter()
+            .map(|c| c.parse::<i64>().unwrap_or(0))
+            .sum()
+    };
+    assert_eq!(count(&trace), count(&original) - 3);
+}
+
+#[test]
+fn scaled_copies_of_an_unended_range_add_up() {
+    let dir = TempDir::new().unwrap();
+    let path = copy_of(&dir, "sync_timing");
+    edit(
+        &path,
+        &format!(
+            "{} UPDATE NVTX_EVENTS SET end = NULL WHERE rowid = (
+                SELECT min(rowid) FROM NVTX_EVENTS WHERE eventType = 59);",
+            drop_not_null("NVTX_EVENTS")
+        ),
+    );
+    let single = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert!(single.nvtx.unended.iter().any(|&u| u));
+    let doubled_path = dir.path().join("x2.sqlite");
+    let (code, stderr) = run_cli(&[
+        "synth",
+        "--from",
+        path.to_str().unwrap(),
+        "--scale",
+        "2",
+        "--output",
+        doubled_path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let doubled = try_load(&doubled_path).unwrap_or_else(|e| panic!("{e}"));
+    let totals = |t: &Trace| column(t, Report::NvtxSum, "Total Time (ns)");
+    let twice: Vec<String> = totals(&single)
+        .iter()
+        .map(|v| (2 * v.parse::<i64>().unwrap()).to_string())
+        .collect();
+    let mut got = totals(&doubled);
+    let mut want = twice;
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn extreme_timestamps_survive_every_report_and_command() {
+    let dir = TempDir::new().unwrap();
+    let path = copy_of(&dir, "sync_timing");
+    edit(
+        &path,
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -9000000000000000000 WHERE rowid = 1;
+         UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 9000000000000000000 WHERE rowid = 2;",
+    );
+    let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
+    all_reports(&trace);
+    let file = path.to_str().unwrap();
+    let (code, stderr) = run_cli(&["bench", file]);
+    assert_eq!(code, Some(0), "{stderr}");
+    // Two copies of an 18e18 ns trace do not fit the clock: a clear refusal.
+    let out = dir.path().join("x2.sqlite");
+    let (code, stderr) = run_cli(&[
+        "synth",
+        "--from",
+        file,
+        "--scale",
+        "2",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("do not fit"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn many_processes_and_overlapping_ranges_load() {
+    let dir = TempDir::new().unwrap();
+    let path = copy_of(&dir, "sync_timing");
+    // Every API call in its own process, and 3000 start/end ranges that all
+    // overlap on one thread: both once made the loader quadratic.
+    edit(
+        &path,
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = (rowid << 24) + rowid;
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+         INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId)
+         SELECT 1000 + i, 10000000 + i, 60, 'overlap', 281474976710656 + (553 << 24) + 553, 0 FROM n;",
+    );
+    let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert!(trace.processes.len() > 200);
+    // 3000 overlapping ranges, levels stored in a byte: the lanes are capped.
+    let deepest = trace
+        .threads
+        .iter()
+        .flat_map(|t| t.nvtx.iter().map(|n| n.track.depth))
+        .max();
+    assert_eq!(deepest, Some(u8::MAX));
+    all_reports(&trace);
+}
+
+#[test]
+fn null_names_read_as_empty_not_as_string_zero() {
+    let dir = TempDir::new().unwrap();
+    let path = copy_of(&dir, "sync_timing");
+    edit(
+        &path,
+        &format!(
+            "{} UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET nameId = NULL WHERE rowid <= 5;",
+            drop_not_null("CUPTI_ACTIVITY_KIND_RUNTIME")
+        ),
+    );
+    let trace = try_load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let names = column(&trace, Report::CudaApiSum, "Name");
+    assert!(names.iter().any(|n| n.is_empty()), "{names:?}");
+    let string_zero: String = Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT value FROM StringIds WHERE id = 0", [], |r| r.get(0))
+        .unwrap();
+    assert!(!names.contains(&string_zero), "{names:?}");
 }

@@ -234,7 +234,10 @@ fn streams_round_trip_keeps_nvtx_domains_colors_and_cross_thread_ends() {
     colors_b.sort();
     assert_eq!(colors_b, colors_a);
     assert_eq!(copy.nvtx.end_thread.len(), original.nvtx.end_thread.len());
-    assert!(!original.nvtx.category_names.is_empty(), "fixture names categories");
+    assert!(
+        !original.nvtx.category_names.is_empty(),
+        "fixture names categories"
+    );
     assert_eq!(copy.nvtx.category_names, original.nvtx.category_names);
     let kinds = |t: &Trace| {
         let mut v: Vec<u8> = t.nvtx.kind.iter().map(|&k| k as u8).collect();

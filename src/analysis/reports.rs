@@ -166,6 +166,8 @@ pub(crate) fn cuda_gpu_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Tabl
 }
 
 /// Memory copies and sets by operation label, with `value` per operation.
+/// Copies of a kind the report's enum does not name are left out, as nsys's
+/// join with `ENUM_CUDA_MEMCPY_OPER` leaves them out.
 fn memops_by_name(
     trace: &Trace,
     range: Option<TimeRange>,
@@ -177,7 +179,9 @@ fn memops_by_name(
     let mut groups = summarize_by_key(trace.strings.len(), |c| {
         for stream in &trace.streams {
             for i in events_in(copies, &stream.memcpys.events, range) {
-                c.push(copies.name[i].0, memcpy_value(i));
+                if trace.memcpys.kind_known[i] {
+                    c.push(copies.name[i].0, memcpy_value(i));
+                }
             }
             for i in events_in(sets, &stream.memsets.events, range) {
                 c.push(sets.name[i].0, memset_value(i));
@@ -348,7 +352,9 @@ pub(crate) fn cuda_api_gpu_sum(trace: &Trace, range: Option<TimeRange>) -> Table
                     c.push(n + kernels.name[i].0, duration(kernels, i));
                 }
                 for i in events_in(copies, &stream.memcpys.events, range) {
-                    c.push(2 * n + copies.name[i].0, duration(copies, i));
+                    if trace.memcpys.kind_known[i] {
+                        c.push(2 * n + copies.name[i].0, duration(copies, i));
+                    }
                 }
                 for i in events_in(sets, &stream.memsets.events, range) {
                     c.push(2 * n + sets.name[i].0, duration(sets, i));

@@ -209,11 +209,12 @@ fn run(path: &Path) -> Result<Results, String> {
         start: lo,
         end: hi.saturating_add(1),
     };
-    let width = ((hi - lo) / 100).max(1);
-    let mid = lo + (hi - lo) / 2;
+    // Saturating: a damaged report may span the whole i64 clock.
+    let width = (hi.saturating_sub(lo) / 100).max(1);
+    let mid = lo.midpoint(hi);
     let one_percent = TimeRange {
-        start: mid - width / 2,
-        end: mid - width / 2 + width,
+        start: mid.saturating_sub(width / 2),
+        end: mid.saturating_sub(width / 2).saturating_add(width),
     };
     let (kern_sum_full, kern_sum_rows) = median_time(|| {
         compute(&trace, Report::CudaGpuKernSum, Some(full))

@@ -16,6 +16,11 @@ use crate::model::nsys::event_type::*;
 
 pub(super) fn read_names(b: &mut Builder) -> rusqlite::Result<()> {
     let report = b.report.clone();
+    if !report.has_column("StringIds", "id") || !report.has_column("StringIds", "value") {
+        return Err(super::not_a_report(
+            "its StringIds table lacks the id or value column",
+        ));
+    }
     let mut stmt = report.conn.prepare("SELECT id, value FROM StringIds")?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
@@ -72,8 +77,8 @@ impl Builder<'_> {
         }
         let pid = pid_of(global_tid);
         let tid = tid_of(global_tid);
-        let process = match self.trace.processes.iter().position(|p| p.pid == pid) {
-            Some(p) => p,
+        let process = match self.processes_by_pid.get(&pid) {
+            Some(&p) => p,
             None => {
                 let name = self.process_names.get(&pid).cloned().unwrap_or_default();
                 self.trace.processes.push(Process {
@@ -81,7 +86,9 @@ impl Builder<'_> {
                     name,
                     threads: Vec::new(),
                 });
-                self.trace.processes.len() - 1
+                let p = self.trace.processes.len() - 1;
+                self.processes_by_pid.insert(pid, p);
+                p
             }
         };
         let index = self.trace.threads.len() as u32;
@@ -235,7 +242,10 @@ impl RowSink for ApiRows {
         let Some((start, end)) = row_times(row, &mut self.spans.missing) else {
             return;
         };
-        let name = strings.get(int(row, 2)).unwrap_or_default();
+        // A NULL name reads as no name (not as StringIds id 0).
+        let name = opt_int(row, 2)
+            .and_then(|id| strings.get(id))
+            .unwrap_or_default();
         self.spans.push(start, end, name, int(row, 3));
         self.correlation.push(int(row, 4) as u32);
         self.return_value.push(int(row, 5) as i32);
@@ -279,7 +289,9 @@ fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
             let Some((start, end)) = row_times(row, &mut raw.missing) else {
                 continue;
             };
-            let name = b.string(int(row, 2));
+            let name = opt_int(row, 2)
+                .and_then(|id| b.string_ids.get(id))
+                .unwrap_or_default();
             raw.push(start, end, name, int(row, 3));
             return_value.push(int(row, 4));
             event_class.push(int(row, 5).clamp(0, 255) as u8);
@@ -363,7 +375,8 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
             let event_type = int(row, 2);
             // A registered string when its id resolves, else the inline text
             // (as nsys stats does: coalesce(StringIds.value, text)).
-            let message = match opt_int(row, 4).and_then(|id| b.string_ids.get(id)) {
+            let registered = opt_int(row, 4).and_then(|id| b.string_ids.get(id));
+            let message = || match registered {
                 Some(id) => b.trace.strings.get(id).to_string(),
                 None => text(row, 3).unwrap_or_default(),
             };
@@ -375,17 +388,18 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
                 NVTX_DOMAIN_CREATE => {
                     domains
                         .entry((pid_of(global_tid), int(row, 7)))
-                        .or_insert(message);
+                        .or_insert_with(message);
                     continue;
                 }
                 NVTX_THREAD_NAME => {
-                    b.thread_names.entry(global_tid).or_insert(message);
+                    let name = message();
+                    b.thread_names.entry(global_tid).or_insert(name);
                     continue;
                 }
                 NVTX_CATEGORY => {
                     // Resolved to the domain's name once all domains are known.
                     let key = (pid_of(global_tid), int(row, 7), int(row, 9) as u32);
-                    categories.push((key, message));
+                    categories.push((key, message()));
                     continue;
                 }
                 other => {
@@ -408,7 +422,14 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
             } else {
                 text(row, 16).map(Payload::Json)
             };
-            let text_id = b.trace.strings.intern(&message);
+            // Registered strings are interned already; only inline text is new.
+            let text_id = match registered {
+                Some(id) => id,
+                None => {
+                    let inline = text(row, 3).unwrap_or_default();
+                    b.trace.strings.intern(&inline)
+                }
+            };
             rows_out.push(Row {
                 start,
                 end,

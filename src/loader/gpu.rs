@@ -366,7 +366,9 @@ impl RowSink for KernelRows {
         let c = OP_COLUMNS;
         let u = |i: usize| int(row, i).clamp(0, u32::MAX as i64) as u32;
         let small = |i: usize| int(row, i).clamp(0, 255) as u8;
-        let name = strings.get(int(row, c)).unwrap_or_default();
+        let name = opt_int(row, c)
+            .and_then(|id| strings.get(id))
+            .unwrap_or_default();
         self.stream_keys.push(stream_key(row));
         // The stream is resolved after reading; 0 is a placeholder.
         self.ops.push(start, end, name, 0, int(row, 6) as u32);
@@ -433,6 +435,7 @@ fn default_copy_label(kind: i64) -> String {
         11 => "Unified Host-to-Device",
         12 => "Unified Device-to-Host",
         13 => "Unified Device-to-Device",
+        0 => "Unknown",
         _ => return format!("Unknown ({kind})"),
     }
     .to_string()
@@ -504,6 +507,7 @@ struct MemcpyColumns {
     copy_kind: Vec<u8>,
     src_kind: Vec<u8>,
     dst_kind: Vec<u8>,
+    kind_known: Vec<bool>,
 }
 
 fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
@@ -527,6 +531,12 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
             own.copy_kind.push(copy.clamp(0, 255) as u8);
             own.src_kind.push(mem_kind(row, c + 2));
             own.dst_kind.push(mem_kind(row, c + 3));
+            // Without the enum table at all, the built-in labels stand in.
+            own.kind_known.push(if labels.is_empty() {
+                (0..=13).contains(&copy)
+            } else {
+                labels.contains_key(&copy)
+            });
             *names.entry(copy).or_insert_with(|| {
                 let label = labels
                     .get(&copy)
@@ -551,6 +561,7 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     m.copy_kind = g.gather(&own.copy_kind);
     m.src_kind = g.gather(&own.src_kind);
     m.dst_kind = g.gather(&own.dst_kind);
+    m.kind_known = g.gather(&own.kind_known);
     m.spans = spans;
     m.correlation = correlation;
     Ok(())
@@ -757,16 +768,33 @@ fn read_stream_info(b: &mut Builder) -> rusqlite::Result<()> {
 }
 
 fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
-    if !b.report.has_table("GPU_METRICS") || !b.report.has_table("TARGET_INFO_GPU_METRICS") {
+    let mut warnings = Vec::new();
+    let names_sql = b.report.select(
+        "TARGET_INFO_GPU_METRICS",
+        &[Req("typeId"), Req("metricId"), Opt("metricName", "NULL")],
+        "",
+        &mut warnings,
+    );
+    let samples_sql = b.report.select(
+        "GPU_METRICS",
+        &[
+            Req("timestamp"),
+            Req("typeId"),
+            Req("metricId"),
+            Req("value"),
+        ],
+        "",
+        &mut warnings,
+    );
+    b.trace.warnings.extend(warnings);
+    let (Some(names_sql), Some(samples_sql)) = (names_sql, samples_sql) else {
         return Ok(());
-    }
+    };
     let mut names: HashMap<(i64, i64), StrId> = HashMap::new();
     let mut type_order: Vec<i64> = Vec::new();
     {
         let report = b.report.clone();
-        let mut stmt = report
-            .conn
-            .prepare("SELECT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS")?;
+        let mut stmt = report.conn.prepare(&names_sql)?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let name = b.trace.strings.intern(&text(row, 2).unwrap_or_default());
@@ -781,9 +809,7 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
     let mut series: Vec<MetricSeries> = Vec::new();
     {
         let report = b.report.clone();
-        let mut stmt = report
-            .conn
-            .prepare("SELECT timestamp, typeId, metricId, value FROM GPU_METRICS")?;
+        let mut stmt = report.conn.prepare(&samples_sql)?;
         let mut rows = stmt.query([])?;
         let mut last: Option<((i64, i64), usize)> = None;
         while let Some(row) = rows.next()? {
@@ -832,12 +858,20 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// CUPTI numbers correlation ids from 1; 0 is what a NULL (or absent) id
+/// reads as, and pairs with nothing — else every such call would pair with
+/// every such kernel, as no SQL join would.
+const NO_CORRELATION: u32 = 0;
+
 pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
     let t = &b.trace;
     let mut api = Vec::with_capacity(t.cuda_api.spans.len());
     for thread in &t.threads {
         for i in thread.cuda_api.events.clone() {
-            api.push((thread.pid, t.cuda_api.correlation[i as usize], i));
+            let id = t.cuda_api.correlation[i as usize];
+            if id != NO_CORRELATION {
+                api.push((thread.pid, id, i));
+            }
         }
     }
     let mut gpu = Vec::new();
@@ -849,11 +883,10 @@ pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
             (GpuOpKind::Sync, &stream.syncs, &t.syncs.correlation),
         ] {
             for index in track.events.clone() {
-                gpu.push((
-                    stream.pid,
-                    correlation[index as usize],
-                    GpuOp { kind, index },
-                ));
+                let id = correlation[index as usize];
+                if id != NO_CORRELATION {
+                    gpu.push((stream.pid, id, GpuOp { kind, index }));
+                }
             }
         }
     }

@@ -34,7 +34,7 @@ impl Grouping {
             let rows = &mut order[span.start as usize..span.end as usize];
             let key = |r: &u32| {
                 let r = *r as usize;
-                (starts[r], ends.map_or(0, |e| -e[r]))
+                (starts[r], std::cmp::Reverse(ends.map_or(0, |e| e[r])))
             };
             if !rows.is_sorted_by_key(key) {
                 rows.sort_by_key(key);
@@ -71,12 +71,15 @@ pub fn stack_levels(starts: &[Ns], ends: &[Ns]) -> (Vec<u8>, u8) {
     let mut lane_ends: Vec<Ns> = Vec::new();
     let mut levels = Vec::with_capacity(starts.len());
     for (&s, &e) in starts.iter().zip(ends) {
+        // Levels are stored in a byte: past 255 lanes, the last one is shared
+        // (which also keeps this loop linear on pathological reports).
         let lane = match lane_ends.iter().position(|&end| end <= s) {
             Some(l) => l,
-            None => {
+            None if lane_ends.len() < u8::MAX as usize => {
                 lane_ends.push(Ns::MIN);
                 lane_ends.len() - 1
             }
+            None => lane_ends.len() - 1,
         };
         // Zero-length events (marks) must not free their lane for a sibling
         // that starts at the same instant and encloses them.

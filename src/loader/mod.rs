@@ -65,6 +65,15 @@ pub fn load_timed(
         return Err(LoadError::new(path, Problem::NotNsysReport(why.into())));
     }
     let mut builder = Builder::new(path, report, on_progress, cancel);
+    // Opened immutable, SQLite does not look at a write-ahead log: what is
+    // still only in one is not seen. nsys never leaves one; a tool might.
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        builder.warn(format!(
+            "{} exists: changes still in it are not shown (checkpoint it with sqlite3 first)",
+            wal.display()
+        ));
+    }
     let mut times = PhaseTimes::default();
     let phases: [(&'static str, Phase); 4] = [
         ("strings and threads", cpu::read_names),
@@ -157,6 +166,7 @@ pub(crate) struct Builder<'a> {
     string_ids: IdMap,
     trace: Trace,
     threads_by_tid: HashMap<i64, u32>,
+    processes_by_pid: HashMap<u32, usize>,
     process_names: HashMap<u32, String>,
     thread_names: HashMap<i64, String>,
 }
@@ -199,6 +209,7 @@ impl<'a> Builder<'a> {
             string_ids: IdMap::default(),
             trace,
             threads_by_tid: HashMap::new(),
+            processes_by_pid: HashMap::new(),
             process_names: HashMap::new(),
             thread_names: HashMap::new(),
         }
@@ -207,6 +218,11 @@ impl<'a> Builder<'a> {
     fn error(&self, err: &rusqlite::Error) -> LoadError {
         if self.cancel.load(Ordering::Relaxed) {
             return LoadError::new(&self.path, Problem::Cancelled);
+        }
+        if let rusqlite::Error::SqliteFailure(_, Some(message)) = err
+            && let Some(why) = message.strip_prefix(NOT_A_REPORT)
+        {
+            return LoadError::new(&self.path, Problem::NotNsysReport(why.into()));
         }
         LoadError::from_sqlite(&self.path, err)
     }
@@ -300,6 +316,18 @@ impl IdMap {
         }
     }
 }
+
+/// The error for a file that turns out not to be an nsys report halfway
+/// through ([`Builder::error`] names it).
+fn not_a_report(why: &str) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
+        Some(format!("{NOT_A_REPORT}{why}")),
+    )
+}
+
+/// Marks the message of a [`not_a_report`] error.
+const NOT_A_REPORT: &str = "not an nsys report: ";
 
 /// The error a cancelled load unwinds with ([`Builder::error`] names it).
 fn cancelled() -> rusqlite::Error {

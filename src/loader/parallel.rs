@@ -27,6 +27,69 @@ pub(super) trait RowSink: Default + Send {
 /// How often workers publish their row counts (and look at the cancel flag).
 const BATCH: u64 = 4096;
 
+/// Rowid bounds `[from, to)` of the pieces a table is read in; `None` is
+/// open-ended. One open piece when the table is small or has no rowid (a
+/// view, a WITHOUT ROWID table: then it is read by one query).
+#[derive(Clone, Copy)]
+struct Piece {
+    from: Option<i64>,
+    to: Option<i64>,
+    /// Rows to make room for up front (the rowid span, capped: a damaged
+    /// table's rowids may be far apart).
+    expected_rows: usize,
+}
+
+/// The most rows a piece reserves room for before it sees them.
+const MAX_RESERVED_ROWS: i128 = 1 << 24;
+
+fn split_by_rowid(b: &Builder, table: &str) -> Vec<Piece> {
+    let bounds = b.report.conn.query_row(
+        &format!(
+            "SELECT (SELECT min(rowid) FROM \"{table}\"), (SELECT max(rowid) FROM \"{table}\")"
+        ),
+        [],
+        |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
+    );
+    let whole = |expected_rows| {
+        vec![Piece {
+            from: None,
+            to: None,
+            expected_rows,
+        }]
+    };
+    let Ok((Some(lo), Some(hi))) = bounds else {
+        return whole(0);
+    };
+    // In i128: a damaged table may use the whole i64 range of rowids.
+    let span = hi as i128 - lo as i128 + 1;
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8)) as i128;
+    // Small tables are not worth a second connection.
+    if span < 200_000 || workers == 1 {
+        return whole(span.min(MAX_RESERVED_ROWS) as usize);
+    }
+    let step = span / workers + 1;
+    let expected_rows = step.min(MAX_RESERVED_ROWS) as usize;
+    let cuts: Vec<i64> = (1..workers)
+        .map(|k| (lo as i128 + k * step) as i64)
+        .collect();
+    let mut pieces = Vec::with_capacity(cuts.len() + 1);
+    let mut from = None;
+    for cut in cuts {
+        pieces.push(Piece {
+            from,
+            to: Some(cut),
+            expected_rows,
+        });
+        from = Some(cut);
+    }
+    pieces.push(Piece {
+        from,
+        to: None,
+        expected_rows,
+    });
+    pieces
+}
+
 /// Runs `sql` (a `SELECT ... FROM table` without WHERE) over `table` on all
 /// cores and returns the rows in table order.
 pub(super) fn read_table<S: RowSink>(
@@ -34,25 +97,7 @@ pub(super) fn read_table<S: RowSink>(
     table: &str,
     sql: &str,
 ) -> rusqlite::Result<S> {
-    let (lo, hi): (i64, i64) = b.report.conn.query_row(
-        &format!(
-            "SELECT coalesce((SELECT min(rowid) FROM \"{table}\"), 0), \
-             coalesce((SELECT max(rowid) FROM \"{table}\"), -1)"
-        ),
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let rows = (hi - lo + 1).max(0);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 8) as i64;
-    // Small tables are not worth a second connection.
-    let pieces = if rows < 200_000 { 1 } else { workers };
-    let step = rows / pieces + 1;
-    let ranges: Vec<(i64, i64)> = (0..pieces)
-        .map(|i| (lo + i * step, (lo + (i + 1) * step).min(hi + 1)))
-        .collect();
-
+    let pieces = split_by_rowid(b, table);
     let done = AtomicU64::new(0);
     let path = b.path.clone();
     // Disjoint borrows of the builder: the workers read the string map while
@@ -61,37 +106,53 @@ pub(super) fn read_table<S: RowSink>(
     let cancel = b.cancel;
     let on_progress = &mut b.on_progress;
     let (base, total, phase) = (b.rows_done, b.rows_total, b.phase);
-    let piece_sql = format!("{sql} WHERE rowid >= ?1 AND rowid < ?2");
     let results: Vec<rusqlite::Result<S>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges
+        let handles: Vec<_> = pieces
             .iter()
-            .map(|&(from, to)| {
-                let (path, piece_sql, done) = (&path, &piece_sql, &done);
-                scope.spawn(move || -> rusqlite::Result<S> {
-                    let conn = open_read_only(path).map_err(|e| {
-                        rusqlite::Error::SqliteFailure(
-                            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
-                            Some(e.to_string()),
-                        )
-                    })?;
-                    let mut rows = RawRows::new(&conn, piece_sql, &[from, to])?;
-                    let mut sink = S::default();
-                    sink.reserve((to - from).max(0) as usize);
-                    let mut n = 0u64;
-                    while rows.step()? {
-                        sink.push(&rows, strings);
-                        n += 1;
-                        if n.is_multiple_of(BATCH) {
-                            done.fetch_add(BATCH, Ordering::Relaxed);
-                            if cancel.load(Ordering::Relaxed) {
-                                return Err(super::cancelled());
+            .map(
+                |&Piece {
+                     from,
+                     to,
+                     expected_rows,
+                 }| {
+                    let (path, done) = (&path, &done);
+                    // Open-ended first and last pieces: no row is left out, whatever
+                    // the rowids are.
+                    let (piece_sql, params): (String, Vec<i64>) = match (from, to) {
+                        (None, None) => (sql.to_string(), vec![]),
+                        (None, Some(to)) => (format!("{sql} WHERE rowid < ?1"), vec![to]),
+                        (Some(from), None) => (format!("{sql} WHERE rowid >= ?1"), vec![from]),
+                        (Some(from), Some(to)) => (
+                            format!("{sql} WHERE rowid >= ?1 AND rowid < ?2"),
+                            vec![from, to],
+                        ),
+                    };
+                    scope.spawn(move || -> rusqlite::Result<S> {
+                        let conn = open_read_only(path).map_err(|e| {
+                            rusqlite::Error::SqliteFailure(
+                                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                                Some(e.to_string()),
+                            )
+                        })?;
+                        let mut rows = RawRows::new(&conn, &piece_sql, &params)?;
+                        let mut sink = S::default();
+                        sink.reserve(expected_rows);
+                        let mut n = 0u64;
+                        while rows.step()? {
+                            sink.push(&rows, strings);
+                            n += 1;
+                            if n.is_multiple_of(BATCH) {
+                                done.fetch_add(BATCH, Ordering::Relaxed);
+                                if cancel.load(Ordering::Relaxed) {
+                                    return Err(super::cancelled());
+                                }
                             }
                         }
-                    }
-                    done.fetch_add(n % BATCH, Ordering::Relaxed);
-                    Ok(sink)
-                })
-            })
+                        done.fetch_add(n % BATCH, Ordering::Relaxed);
+                        Ok(sink)
+                    })
+                },
+            )
             .collect();
         // The calling thread reports progress while the workers read.
         while handles.iter().any(|h| !h.is_finished()) {

@@ -160,6 +160,9 @@ pub struct Memcpys {
     /// `ENUM_CUDA_MEM_KIND` (0 Pageable, 1 Pinned, 2 Device, 4 Managed, ...).
     pub src_kind: Vec<u8>,
     pub dst_kind: Vec<u8>,
+    /// Whether the report's `ENUM_CUDA_MEMCPY_OPER` names the copy kind
+    /// (`nsys stats` leaves the other copies out of its summaries).
+    pub kind_known: Vec<bool>,
 }
 
 /// Memory sets (`CUPTI_ACTIVITY_KIND_MEMSET`), by stream.

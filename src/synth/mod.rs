@@ -119,13 +119,15 @@ impl<'t> ReportWriter<'t> {
             ));
         }
         let (lo, hi) = trace.info.time_range;
-        let time_shift = (hi - lo).max(0).saturating_add(COPY_GAP_NS);
-        if (copies as i128 - 1) * time_shift as i128 + hi as i128 > i64::MAX as i128 {
+        // In i128: a damaged report may span the whole i64 clock.
+        let span = (hi as i128 - lo as i128).max(0);
+        let time_shift = span + COPY_GAP_NS as i128;
+        if (copies as i128 - 1) * time_shift + hi as i128 > i64::MAX as i128 {
             return Err(WriteError::Invalid(format!(
-                "{copies} copies of a {} ns trace do not fit the 64-bit nanosecond clock",
-                hi - lo
+                "{copies} copies of a {span} ns trace do not fit the 64-bit nanosecond clock"
             )));
         }
+        let time_shift = time_shift as Ns;
         let max_correlation = [
             &trace.cuda_api.correlation,
             &trace.kernels.correlation,
@@ -586,8 +588,11 @@ impl<'t> ReportWriter<'t> {
                             NvtxKind::PushPop => (NVTX_PUSHPOP, Some(nvtx.spans.end[idx] + dt)),
                             NvtxKind::StartEnd => (NVTX_STARTEND, Some(nvtx.spans.end[idx] + dt)),
                         };
-                        // An unended range stays unended: the loader stretches it.
-                        let end = end.filter(|_| !nvtx.unended[idx]);
+                        // A single copy keeps an unended range unended (the
+                        // loader stretches it to the last NVTX timestamp again).
+                        // With several copies that stretch would reach into the
+                        // last copy, so each copy gets the end the range had.
+                        let end = end.filter(|_| self.copies > 1 || !nvtx.unended[idx]);
                         let end_tid = nvtx
                             .end_thread
                             .get(&i)
