@@ -65,6 +65,22 @@ impl Document {
             .request(self.trace.clone(), TimeRange { start, end });
     }
 
+    /// A stats row was clicked: the first time, highlight every instance of
+    /// `name` that starts in the range and show the first; again, the next.
+    pub fn step_instances(&mut self, name: &str) {
+        let same = self.search.query == name
+            && !self.search.regex
+            && self.search.range.is_some()
+            && self.search.range == self.stats.range
+            && !self.search.matches.is_empty();
+        if !same {
+            self.search.exact(&self.trace, name, self.stats.range);
+        }
+        if let Some(ev) = self.search.step(true) {
+            self.show_event(ev);
+        }
+    }
+
     /// Selects an event and brings it into view.
     pub fn show_event(&mut self, ev: EventRef) {
         self.timeline.select(&self.trace, Some(ev));
@@ -172,12 +188,6 @@ impl SightlineApp {
                 let mut doc = Document::new(trace, path);
                 if let Some(v) = &self.saved_view {
                     doc.timeline.restore_options(v);
-                }
-                if let Some(w) = doc.trace.warnings.first() {
-                    self.error = Some(format!(
-                        "Loaded with {} warning(s), first: {w}",
-                        doc.trace.warnings.len()
-                    ));
                 }
                 self.doc = Some(doc);
             }
@@ -294,11 +304,8 @@ impl SightlineApp {
                 .default_size(280.0)
                 .resizable(true)
                 .show(ui, |ui| {
-                    if let Some(name) = doc.stats.ui(ui) {
-                        doc.search.exact(&doc.trace, &name);
-                        if let Some(ev) = doc.search.step(true) {
-                            doc.show_event(ev);
-                        }
+                    if let Some(row) = doc.stats.ui(ui) {
+                        doc.step_instances(&row.name);
                     }
                 });
         }
@@ -412,6 +419,31 @@ impl SightlineApp {
                 ui.label(format!("{cur}/{}{more} matches", doc.search.matches.len()));
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                let warnings = &doc.trace.warnings;
+                if !warnings.is_empty() {
+                    let label = format!(
+                        "{} warning{}",
+                        warnings.len(),
+                        if warnings.len() == 1 { "" } else { "s" }
+                    );
+                    ui.menu_button(
+                        RichText::new(label).color(Color32::from_rgb(230, 180, 80)),
+                        |ui| {
+                            ui.label(
+                                RichText::new("The loader noted while reading this report:").weak(),
+                            );
+                            egui::ScrollArea::vertical()
+                                .max_height(400.0)
+                                .show(ui, |ui| {
+                                    for w in warnings.iter() {
+                                        ui.add(egui::Label::new(format!("• {w}")).wrap());
+                                    }
+                                });
+                        },
+                    )
+                    .response
+                    .on_hover_text("what the loader skipped or guessed");
+                }
                 ui.weak(format!(
                     "{} · {} events",
                     doc.path.file_name().map_or_else(
@@ -480,7 +512,8 @@ pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("Sightline")
-            .with_inner_size([1500.0, 940.0])
+            .with_inner_size([1600.0, 1000.0])
+            .with_min_inner_size([800.0, 500.0])
             .with_drag_and_drop(true),
         ..Default::default()
     };
