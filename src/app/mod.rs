@@ -285,7 +285,8 @@ impl SightlineApp {
         };
         if let Some(sel) = doc.timeline.selected {
             egui::Panel::right("details")
-                .default_size(340.0)
+                .default_size(420.0)
+                .min_size(360.0)
                 .resizable(true)
                 .show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| {
@@ -394,7 +395,7 @@ impl SightlineApp {
             ui.checkbox(&mut doc.search.regex, "regex");
             let mut step = None;
             if enter {
-                if doc.search.matches.is_empty() || doc.search.current.is_none() {
+                if doc.search.is_stale() || doc.search.matches.is_empty() {
                     doc.search.run(&doc.trace);
                 }
                 step = Some(true);
@@ -406,6 +407,9 @@ impl SightlineApp {
             if ui.button(">").on_hover_text("next match").clicked() {
                 step = Some(true);
             }
+            if step.is_some() && doc.search.is_stale() && !doc.search.query.trim().is_empty() {
+                doc.search.run(&doc.trace);
+            }
             if let Some(fwd) = step
                 && let Some(ev) = doc.search.step(fwd)
             {
@@ -413,7 +417,7 @@ impl SightlineApp {
             }
             if let Some(e) = &doc.search.error {
                 ui.colored_label(Color32::LIGHT_RED, e);
-            } else if !doc.search.matches.is_empty() {
+            } else if !doc.search.matches.is_empty() && !doc.search.is_stale() {
                 let cur = doc.search.current.map_or(0, |c| c + 1);
                 let more = if doc.search.truncated { "+" } else { "" };
                 ui.label(format!("{cur}/{}{more} matches", doc.search.matches.len()));

@@ -167,7 +167,7 @@ impl RangeStats {
             ui.label("events that start in the range; session clock");
             if let Some(arg) = self.cli_range()
                 && ui
-                    .button(format!("Copy {arg}"))
+                    .button(RichText::new(format!("Copy {arg}")).monospace())
                     .on_hover_text(
                         "for `sightline stats FILE --report … --range`; gives the same numbers",
                     )

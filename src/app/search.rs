@@ -24,6 +24,8 @@ pub struct Search {
     pub truncated: bool,
     /// Matches are limited to events starting in this span (a stats row).
     pub range: Option<TimeRange>,
+    /// The query and mode the matches are for.
+    ran_for: Option<(String, bool)>,
 }
 
 impl Search {
@@ -59,6 +61,13 @@ impl Search {
             .collect();
         self.range = None;
         self.set_mask(trace, mask);
+        self.ran_for = Some((self.query.clone(), self.regex));
+    }
+
+    /// True when the matches are not for the query as it reads now (edited
+    /// since, or never run).
+    pub fn is_stale(&self) -> bool {
+        self.ran_for.as_ref() != Some(&(self.query.clone(), self.regex))
     }
 
     /// The instances of a stats row: events whose name, as that report prints
@@ -81,6 +90,7 @@ impl Search {
             .collect();
         self.range = range;
         self.set_mask(trace, mask);
+        self.ran_for = Some((self.query.clone(), self.regex));
         if self.matches.is_empty() {
             self.error = Some(format!("no event named {name:?} starts in the range"));
         }
@@ -115,6 +125,7 @@ impl Search {
     }
 
     fn clear_matches(&mut self) {
+        self.ran_for = None;
         self.matches.clear();
         self.mask.clear();
         self.current = None;

@@ -57,6 +57,29 @@ pub struct Timeline {
     pub painted: usize,
 }
 
+/// An arrow from one event box to another: edge to edge (not centre to
+/// centre, which would hide under the boxes), with a fixed-size filled head.
+fn arrow(painter: &egui::Painter, from: Pos2, to: Pos2, color: Color32) {
+    let half = LANE_H / 2.0 - 1.0;
+    let dy = if to.y >= from.y { half } else { -half };
+    let (a, b) = (from + vec2(0.0, dy), to - vec2(0.0, dy));
+    let d = b - a;
+    let len = d.length();
+    if len < 1.0 {
+        return;
+    }
+    let dir = d / len;
+    let normal = vec2(-dir.y, dir.x);
+    let head = 9.0f32.min(len);
+    let base = b - dir * head;
+    painter.line_segment([a, base], Stroke::new(2.0, color));
+    painter.add(egui::Shape::convex_polygon(
+        vec![b, base + normal * 4.5, base - normal * 4.5],
+        color,
+        Stroke::NONE,
+    ));
+}
+
 impl Timeline {
     pub fn new(trace: &Trace) -> Self {
         let (lo, hi) = trace.info.time_range;
@@ -423,11 +446,7 @@ impl Timeline {
                     } else {
                         (p1, p0)
                     };
-                    painter.with_clip_rect(canvas).arrow(
-                        from,
-                        to - from,
-                        Stroke::new(2.0, colors::RELATED),
-                    );
+                    arrow(&painter.with_clip_rect(canvas), from, to, colors::RELATED);
                 }
             }
         }
