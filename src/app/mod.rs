@@ -317,6 +317,10 @@ impl SightlineApp {
             if let Some((a, b)) = out.range_selected {
                 doc.select_range(a, b);
             }
+            // Escape cleared the range: its tables go with it.
+            if doc.timeline.range.is_none() && doc.stats.range.is_some() {
+                doc.stats.clear();
+            }
         });
     }
 

@@ -280,7 +280,8 @@ pub fn hit(
 }
 
 /// A GPU metric as a filled chart. Each pixel column shows the mean of the
-/// samples in it (solid) and their maximum (pale above it), so short spikes
+/// samples in it (a pale area with a bright top) and their maximum (a bright
+/// whisker above it), so short spikes
 /// survive any zoom; a column without samples holds the value in force. The
 /// cost is O(pixels × log samples + samples in view), samples capped per
 /// column; the whole chart is one mesh.
@@ -301,7 +302,7 @@ pub fn metric(
     let h = rect.height() - 4.0;
     let y_of = |v: f64| base - h * ((v - row.lo) / (row.hi - row.lo)).clamp(0.0, 1.0) as f32;
     let y0 = y_of(0.0_f64.max(row.lo));
-    let pale = color.gamma_multiply(0.45);
+    let pale = color.gamma_multiply(0.3);
     let mut mesh = Mesh::default();
     let left = rect.left().floor().max(map.left.floor());
     let mut x = left;
@@ -331,11 +332,14 @@ pub fn metric(
             continue;
         };
         let (ym, yx) = (y_of(mean), y_of(max));
+        // A pale area under the mean, a bright cap on it, and a bright
+        // whisker up to the maximum.
         let col = Rect::from_min_max(pos2(x, ym.min(y0)), pos2(x + 1.0, ym.max(y0) + 0.01));
-        mesh.add_colored_rect(col, color);
-        if yx < ym - 0.5 {
-            mesh.add_colored_rect(Rect::from_min_max(pos2(x, yx), pos2(x + 1.0, ym)), pale);
-        }
+        mesh.add_colored_rect(col, pale);
+        mesh.add_colored_rect(
+            Rect::from_min_max(pos2(x, yx.min(ym - 0.75)), pos2(x + 1.0, ym + 0.75)),
+            color,
+        );
         i = j;
         x += 1.0;
     }
