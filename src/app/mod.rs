@@ -458,7 +458,7 @@ impl SightlineApp {
                         || doc.path.display().to_string(),
                         |n| n.to_string_lossy().into_owned()
                     ),
-                    doc.trace.event_count()
+                    format::grouped(doc.trace.event_count() as i64)
                 ));
             });
         });

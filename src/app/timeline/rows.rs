@@ -3,6 +3,7 @@
 //! graphs) and GPU metric charts. Empty tracks get no row.
 
 use crate::app::events::{Table, stream_label, thread_label};
+use crate::app::format::grouped;
 use crate::model::{Ns, Trace, Track};
 
 /// Every `SPARSE_STRIDE`-th start of a lane is copied into a small index that
@@ -120,7 +121,7 @@ fn lane(
     let sparse = starts.iter().step_by(SPARSE_STRIDE).copied().collect();
     let key = format!("{}/{suffix}", rows[parent].key);
     rows.push(Row {
-        label: format!("{label} ({})", track.len()),
+        label: format!("{label} ({})", grouped(track.len() as i64)),
         key,
         indent: rows[parent].indent + 1,
         parent: Some(parent),
@@ -191,7 +192,7 @@ fn finish(rows: Vec<Row>) -> Vec<Row> {
                 row.label = if series[i] > 0 && events == 0 {
                     format!("{} · {} series", row.label, series[i])
                 } else {
-                    format!("{} · {events} events", row.label)
+                    format!("{} · {} events", row.label, grouped(events as i64))
                 };
             }
             out.push(row);
