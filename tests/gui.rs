@@ -9,7 +9,7 @@ use eframe::egui::{
 };
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use sightline::analysis::stats::{Report, TimeRange, compute};
+use sightline::analysis::stats::{Cell, Report, TimeRange, compute};
 use sightline::app::SightlineApp;
 use sightline::app::events::{EventRef, Table};
 use sightline::model::Trace;
@@ -184,15 +184,17 @@ fn clicking_a_kernel_shows_details_and_its_api_call() {
     );
 }
 
-#[test]
-fn dragging_on_the_ruler_aggregates_exactly_that_range() {
-    let mut h = harness(load("sync_timing.sqlite"));
+/// Screen x of session time `t` in the last frame.
+fn x_of(h: &Harness<'_, SightlineApp>, t: i64) -> f32 {
+    let doc = h.state().doc.as_ref().expect("doc");
+    let c = doc.timeline.canvas;
+    let v = &doc.timeline.view;
+    c.left() + ((t as f64 - v.start) / v.span()) as f32 * c.width()
+}
+
+fn drag_ruler(h: &mut Harness<'_, SightlineApp>, x0: f32, x1: f32) {
     let canvas = h.get_by_label_contains("Timeline,").rect();
     let y = canvas.top() - 12.0; // the ruler sits just above the rows
-    let (x0, x1) = (
-        canvas.left() + canvas.width() * 0.2,
-        canvas.left() + canvas.width() * 0.7,
-    );
     h.event(Event::PointerMoved(pos2(x0, y)));
     h.step();
     h.drag_at(pos2(x0, y));
@@ -206,6 +208,40 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     }
     h.drop_at(pos2(x1, y));
     h.run_steps(2);
+}
+
+/// Clicks the link (a stats row's name) labelled `name`.
+fn click_link(h: &Harness<'_, SightlineApp>, name: &str) {
+    let name = name.to_string();
+    h.query_all_by(move |n| {
+        n.role() == egui::accesskit::Role::Link && n.label().as_deref() == Some(&name)
+    })
+    .next()
+    .expect("a link")
+    .click();
+}
+
+#[test]
+fn dragging_on_the_ruler_aggregates_exactly_that_range() {
+    let mut h = harness(load("sync_timing.sqlite"));
+    // From just before the first kernel to just after the last one.
+    let (first, last) = {
+        let k = &h
+            .state()
+            .doc
+            .as_ref()
+            .expect("doc")
+            .trace
+            .kernels
+            .spans
+            .start;
+        (
+            *k.iter().min().expect("kernels"),
+            *k.iter().max().expect("kernels"),
+        )
+    };
+    let (x0, x1) = (x_of(&h, first) - 3.0, x_of(&h, last) + 3.0);
+    drag_ruler(&mut h, x0, x1);
     let app = h.state_mut();
     let doc = app.doc.as_mut().expect("doc");
     let (a, b) = doc.timeline.range.expect("a range is selected");
@@ -213,6 +249,7 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     doc.stats.wait();
     let range = TimeRange { start: a, end: b };
     assert_eq!(doc.stats.range, Some(range));
+    assert_eq!(doc.stats.tables.len(), Report::ALL.len());
     for (report, table) in &doc.stats.tables {
         assert_eq!(
             table,
@@ -221,10 +258,258 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
             report.name()
         );
     }
-    assert_eq!(doc.stats.tables.len(), 6);
+    // Real numbers: add2_kernel with every kernel that starts in the range.
+    let started = doc
+        .trace
+        .kernels
+        .spans
+        .start
+        .iter()
+        .filter(|&&s| (a..b).contains(&s))
+        .count();
+    assert!(started > 0);
+    let kern = doc
+        .stats
+        .table(Report::CudaGpuKernSum)
+        .expect("kernel table");
+    let name_col = kern.columns.iter().position(|c| c == "Name").expect("Name");
+    let inst_col = kern
+        .columns
+        .iter()
+        .position(|c| c == "Instances")
+        .expect("Instances");
+    let row = kern
+        .rows
+        .iter()
+        .find(|r| r[name_col].to_string().starts_with("add2_kernel"))
+        .expect("an add2_kernel row");
+    assert_eq!(row[inst_col], Cell::Int(started as i64));
+    assert_eq!(doc.stats.cli_range(), Some(format!("--range {a}:{b}")));
+    let kernel_name = row[name_col].to_string();
     h.run_steps(2);
-    assert!(h.query_by_label(Report::CudaGpuKernSum.title()).is_some());
-    assert!(h.query_all_by_label_contains("Range ").next().is_some());
+    assert!(
+        h.query_all_by_label_contains(Report::CudaGpuKernSum.title())
+            .next()
+            .is_some()
+    );
+    assert!(
+        h.query_all_by_label_contains(Report::CudaKernExecSum.title())
+            .next()
+            .is_some()
+    );
+    assert!(
+        h.query_all_by_label_contains("events that start in the range")
+            .next()
+            .is_some()
+    );
+    assert!(
+        h.query_all_by_label_contains("Copy --range")
+            .next()
+            .is_some()
+    );
+
+    // Clicking the row highlights its instances in the range and shows the
+    // first; clicking again steps to the next.
+    click_link(&h, &kernel_name);
+    h.run_steps(3);
+    let first_sel = {
+        let doc = h.state().doc.as_ref().expect("doc");
+        assert_eq!(doc.search.matches.len(), started);
+        let sel = doc.timeline.selected.expect("an instance is selected");
+        assert_eq!(sel.table, Table::Kernel);
+        assert!((a..b).contains(&sel.start(&doc.trace)));
+        sel
+    };
+    click_link(&h, &kernel_name);
+    h.run_steps(3);
+    let doc = h.state().doc.as_ref().expect("doc");
+    let second = doc.timeline.selected.expect("next instance");
+    assert_ne!(second, first_sel);
+    assert!(second.start(&doc.trace) >= first_sel.start(&doc.trace));
+    assert_eq!(doc.search.current, Some(1));
+}
+
+#[test]
+fn an_nvtx_range_aggregates_from_the_details_panel() {
+    let trace = load("sync_timing.sqlite");
+    let idx = trace
+        .nvtx
+        .spans
+        .name
+        .iter()
+        .position(|&n| trace.name(n) == "timed-iteration")
+        .expect("a timed-iteration range") as u32;
+    let mut h = harness(trace);
+    let ev = EventRef::new(Table::Nvtx, idx);
+    {
+        let doc = h.state_mut().doc.as_mut().expect("doc");
+        doc.show_event(ev);
+    }
+    h.run_steps(3);
+    h.get_by_label("Aggregate this range").click();
+    h.run_steps(2);
+    let doc = h.state_mut().doc.as_mut().expect("doc");
+    doc.stats.wait();
+    let (s, e) = (ev.start(&doc.trace), ev.end(&doc.trace));
+    assert_eq!(doc.stats.range, Some(TimeRange { start: s, end: e }));
+    let nvtx = doc.stats.table(Report::NvtxSum).expect("nvtx table");
+    assert!(
+        nvtx.rows
+            .iter()
+            .any(|r| r.iter().any(|c| c.to_string() == ":timed-iteration"))
+    );
+}
+
+#[test]
+fn api_names_show_without_their_version_suffix() {
+    let trace = load("sync_timing.sqlite");
+    let idx = trace
+        .cuda_api
+        .spans
+        .name
+        .iter()
+        .position(|&n| trace.name(n) == "cudaLaunchKernel_v7000")
+        .expect("a cudaLaunchKernel_v7000 call") as u32;
+    let mut h = harness(trace);
+    let call = EventRef::new(Table::Api, idx);
+    {
+        let doc = h.state_mut().doc.as_mut().expect("doc");
+        assert_eq!(call.short_name(&doc.trace), "cudaLaunchKernel");
+        assert_eq!(call.display_name(&doc.trace), "cudaLaunchKernel");
+        doc.show_event(call);
+    }
+    h.run_steps(3);
+    assert!(
+        h.query_by_label("cudaLaunchKernel").is_some(),
+        "details name"
+    );
+    assert!(
+        h.query_by_label("cudaLaunchKernel_v7000").is_some(),
+        "full name kept"
+    );
+    // Exact times on the session clock.
+    let start = {
+        let doc = h.state().doc.as_ref().expect("doc");
+        call.start(&doc.trace)
+    };
+    let exact = sightline::app::format::exact(start);
+    assert!(exact.contains(" ns ("), "{exact}");
+    assert!(h.query_by_label(&exact).is_some(), "details show {exact}");
+
+    // Search matches both forms, and a regex anchored on the short form.
+    for (q, regex) in [
+        ("cudaLaunchKernel_v7000", false),
+        ("cudaLaunchKernel", false),
+        ("^cudaLaunchKernel$", true),
+    ] {
+        let doc = h.state_mut().doc.as_mut().expect("doc");
+        doc.search.query = q.into();
+        doc.search.regex = regex;
+        doc.search.run(&doc.trace);
+        let n = doc
+            .search
+            .matches
+            .iter()
+            .filter(|m| m.table == Table::Api)
+            .count();
+        assert_eq!(n, 90, "{q}");
+    }
+}
+
+#[test]
+fn context_wide_syncs_get_their_own_row_label() {
+    let trace = load("sync_timing.sqlite");
+    assert!(trace.streams.iter().any(|s| s.stream_id == u32::MAX));
+    let h = harness(trace);
+    assert!(
+        h.query_all_by_label_contains("Context-wide sync")
+            .next()
+            .is_some()
+    );
+    assert!(h.query_all_by_label_contains("4294967295").next().is_none());
+}
+
+#[test]
+fn wheel_and_key_bursts_are_one_undo_step() {
+    let mut h = harness(load("sync_timing.sqlite"));
+    let canvas = h.get_by_label_contains("Timeline,").rect();
+    h.event(Event::PointerMoved(canvas.center()));
+    h.step();
+    let before = span(&h);
+    for _ in 0..3 {
+        h.key_press(egui::Key::W);
+        h.step();
+    }
+    for _ in 0..3 {
+        h.event(Event::MouseWheel {
+            unit: MouseWheelUnit::Line,
+            delta: vec2(0.0, 1.0),
+            phase: TouchPhase::Move,
+            source: egui::MouseWheelSource::Unknown,
+            modifiers: Modifiers::COMMAND,
+        });
+        h.step();
+    }
+    h.run_steps(2);
+    assert!(span(&h) < before * 0.5, "zoomed in");
+    let hist = h
+        .state()
+        .doc
+        .as_ref()
+        .map_or(0, |d| d.timeline.history_len());
+    assert_eq!(hist, 1, "one entry for the burst");
+    h.key_press(egui::Key::Backspace);
+    h.run_steps(2);
+    assert!(
+        (span(&h) - before).abs() < 1.0,
+        "back to {before}, at {}",
+        span(&h)
+    );
+}
+
+#[test]
+fn warnings_are_listed_behind_a_button() {
+    let mut trace = load("sync_timing.sqlite");
+    trace.warnings.push("skipped 3 rows with NULL times".into());
+    let h = harness(trace);
+    assert!(h.query_all_by_label_contains("1 warning").next().is_some());
+}
+
+#[test]
+fn gpu_metrics_are_charted_under_the_gpu() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/nsys-2025.3/torch_metrics.sqlite");
+    if !path.is_file() {
+        eprintln!("skipped: {} not present", path.display());
+        return;
+    }
+    let trace =
+        sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
+    let n = trace
+        .metrics
+        .iter()
+        .filter(|m| !m.timestamp.is_empty())
+        .count();
+    assert_eq!(n, 22);
+    let mut h = harness(trace);
+    assert!(
+        h.query_all_by_label_contains("GPU metrics · 22 series")
+            .next()
+            .is_some()
+    );
+    let row = h.get_by_label("SMs Active [Throughput %]").rect();
+    // Hovering the chart shows the value with its unit.
+    let canvas = h.get_by_label_contains("Timeline,").rect();
+    h.event(Event::PointerMoved(pos2(canvas.center().x, row.center().y)));
+    // Tooltips wait for the pointer to rest (egui's tooltip delay).
+    h.run_steps(60);
+    assert!(h.query_all_by_label_contains("sample at").next().is_some());
+    let doc = h.state().doc.as_ref().expect("doc");
+    let found = doc.timeline.rows.iter().any(|r| {
+        matches!(&r.kind, sightline::app::timeline::rows::RowKind::Metric(m)
+            if r.label == "GPC Clock Frequency [MHz]" && m.scale == 1e-6 && m.unit == "MHz")
+    });
+    assert!(found, "clocks are shown in MHz");
 }
 
 #[test]

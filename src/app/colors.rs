@@ -37,6 +37,8 @@ pub const MEMSET: Color32 = Color32::from_rgb(90, 110, 160);
 pub const SYNC: Color32 = Color32::from_rgb(190, 60, 60);
 pub const SELECTED: Color32 = Color32::from_rgb(255, 200, 0);
 pub const RELATED: Color32 = Color32::from_rgb(0, 220, 255);
+/// GPU metric charts: Nsight's green.
+pub const METRIC: Color32 = Color32::from_rgb(118, 185, 0);
 pub const HIGHLIGHT: Color32 = Color32::from_rgb(255, 255, 255);
 
 /// An NVTX ARGB color, or `None` when the range has none (0).

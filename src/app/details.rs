@@ -17,10 +17,23 @@ pub fn ui(
     egui::Grid::new("details")
         .num_columns(2)
         .striped(true)
+        .min_col_width(120.0)
         .show(ui, |ui| {
             for (k, v) in selected.fields(trace) {
                 ui.strong(k);
-                ui.add(egui::Label::new(v).wrap());
+                // Times and numbers stay on one line; names may wrap.
+                let label = egui::Label::new(v.as_str());
+                let label = if v.contains(" ns") || v.len() < 32 {
+                    label.extend()
+                } else {
+                    label.wrap()
+                };
+                ui.add(label).context_menu(|ui| {
+                    if ui.button("Copy").clicked() {
+                        ui.ctx().copy_text(v.clone());
+                        ui.close();
+                    }
+                });
                 ui.end_row();
             }
         });
@@ -36,6 +49,19 @@ pub fn ui(
             let text = format!("{}: {}", r.table.label(), r.short_name(trace));
             if ui.link(text).clicked() {
                 jump = Some(r);
+            }
+            // How long the work waited between the call and its start on the GPU.
+            let (call, work) = if selected.table == super::events::Table::Api {
+                (selected, r)
+            } else {
+                (r, selected)
+            };
+            if call.table == super::events::Table::Api {
+                let latency = work.start(trace) - call.start(trace);
+                ui.weak(format!(
+                    "from call start to GPU start: {}",
+                    super::format::exact(latency)
+                ));
             }
         }
     }

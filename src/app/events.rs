@@ -91,14 +91,26 @@ impl EventRef {
         trace.name(self.table.spans(trace).name[self.index as usize])
     }
 
-    /// The name drawn inside the box: kernels use their short name, as Nsight does.
+    /// The name as nsys shows it: CUDA API names without their `_vNNNN`
+    /// version suffix (`cudaLaunchKernel_v7000` → `cudaLaunchKernel`).
+    pub fn display_name(self, trace: &Trace) -> &str {
+        let name = self.name(trace);
+        if self.table == Table::Api {
+            format::display_name(name)
+        } else {
+            name
+        }
+    }
+
+    /// The name drawn inside the box: kernels use their short name, as Nsight
+    /// does; API calls their display name.
     pub fn short_name(self, trace: &Trace) -> &str {
         match self.table {
             Table::Kernel => match trace.kernels.short_name.get(self.index as usize) {
                 Some(&id) if id.0 != 0 => trace.name(id),
                 _ => self.name(trace),
             },
-            _ => self.name(trace),
+            _ => self.display_name(trace),
         }
     }
 
@@ -188,15 +200,17 @@ impl EventRef {
     pub fn fields(self, trace: &Trace) -> Vec<(&'static str, String)> {
         let i = self.index as usize;
         let (start, end) = (self.start(trace), self.end(trace));
-        let t0 = trace.info.time_range.0;
-        let mut f = vec![
-            ("Name", self.name(trace).to_string()),
+        let mut f = vec![("Name", self.display_name(trace).to_string())];
+        if self.display_name(trace) != self.name(trace) {
+            f.push(("Full name", self.name(trace).to_string()));
+        }
+        f.extend([
             ("Kind", self.table.label().to_string()),
-            ("Start", format::duration(start - t0)),
-            ("Duration", format::duration(end - start)),
-            ("End", format::duration(end - t0)),
+            ("Start", format::exact(start)),
+            ("Duration", format::exact(end - start)),
+            ("End", format::exact(end)),
             ("On", self.place(trace)),
-        ];
+        ]);
         match self.table {
             Table::Api => {
                 if let Some(rv) = trace.cuda_api.return_value.get(i) {
@@ -370,7 +384,15 @@ pub fn thread_label(trace: &Trace, t: usize) -> String {
     format!("{name} [{}]", th.tid)
 }
 
+/// The stream id CUPTI gives synchronizations of a whole context
+/// (`cudaDeviceSynchronize`, `cuCtxSynchronize`): 0xFFFFFFFF, no real stream.
+pub const CONTEXT_WIDE_STREAM: u32 = u32::MAX;
+
 pub fn stream_label(trace: &Trace, s: usize) -> String {
     let st = &trace.streams[s];
-    format!("GPU {} · Stream {}", st.device_id, st.stream_id)
+    if st.stream_id == CONTEXT_WIDE_STREAM {
+        format!("GPU {} · Context-wide sync", st.device_id)
+    } else {
+        format!("GPU {} · Stream {}", st.device_id, st.stream_id)
+    }
 }

@@ -1,4 +1,5 @@
-//! Numbers for people: durations with adaptive units, byte sizes, bandwidth.
+//! Numbers for people: durations with adaptive units, exact session times,
+//! byte sizes, bandwidth, and the display form of API names.
 
 use crate::model::Ns;
 
@@ -17,19 +18,57 @@ pub fn duration(ns: Ns) -> String {
     }
 }
 
-/// A tick label: `value` (ns from the session start) with as many decimals as
-/// the tick `step` needs, so neighbouring labels differ.
+/// An integer with `,` between thousands: `523124266` → `523,124,266`.
+pub fn grouped(v: i64) -> String {
+    let digits = v.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if v < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// An exact nanosecond value with a readable form beside it:
+/// `523,124,266 ns (523.124 ms)`; below 1 µs just `999 ns`.
+pub fn exact(ns: Ns) -> String {
+    if ns.unsigned_abs() < 1_000 {
+        format!("{ns} ns")
+    } else {
+        format!("{} ns ({})", grouped(ns), duration(ns))
+    }
+}
+
+/// A tick label on the session clock: `value` in session ns, with the unit
+/// and the decimals that the tick `step` needs so neighbouring labels differ
+/// (`523.90 ms` for 100 µs ticks, `1.2 s` for 100 ms ticks).
 pub fn tick(value: f64, step: f64) -> String {
-    // The unit follows the step, one notch coarser than the step itself, so
-    // labels stay short (444.2 ms, not 444200 µs) yet still differ.
+    // The unit is the one a step of 1–999 of it would be read in, raised
+    // when the value itself would need too many digits in it.
     let (div, unit) = if step >= 1e8 {
         (1e9, "s")
-    } else if step >= 1e3 {
-        (1e6, "ms")
+    } else if step >= 1e5 || value.abs() >= 1e10 {
+        if value.abs() >= 1e10 {
+            (1e9, "s")
+        } else {
+            (1e6, "ms")
+        }
+    } else if step >= 100.0 || value.abs() >= 1e7 {
+        if value.abs() >= 1e7 {
+            (1e6, "ms")
+        } else {
+            (1e3, "µs")
+        }
     } else {
         (1e3, "µs")
     };
-    let decimals = ((div / step).log10().ceil().max(0.0)) as usize;
+    let decimals = ((div / step).log10() + 1e-9).floor().max(-1.0) as i32 + 1;
+    let decimals = decimals.max(0) as usize;
     format!("{:.*} {unit}", decimals, value / div)
 }
 
@@ -54,6 +93,31 @@ pub fn bandwidth(bytes: u64, ns: Ns) -> String {
     format!("{:.3} GB/s", bytes as f64 / ns as f64)
 }
 
+/// A name as nsys's GUI and `nsys stats` show it: a CUDA API version suffix
+/// (`cudaLaunchKernel_v7000`) dropped when `_v` is exactly the 6th and 5th
+/// characters from the end. The same rule as the stats engine's
+/// (`analysis::reports::strip_version_suffix`, which is private to `analysis`).
+pub fn display_name(name: &str) -> &str {
+    let mut from_end = name.char_indices().rev();
+    if let Some((at, '_')) = from_end.nth(5)
+        && name[at + 1..].starts_with('v')
+    {
+        return &name[..at];
+    }
+    name
+}
+
+/// A metric value: integers grouped, fractions with up to 2 decimals.
+pub fn metric_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 9e15 {
+        grouped(v as i64)
+    } else if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,10 +128,48 @@ mod tests {
         assert_eq!(duration(1_500), "1.500 µs");
         assert_eq!(duration(2_000_000), "2.000 ms");
         assert_eq!(duration(3_000_000_000), "3.000 s");
-        assert_eq!(tick(2_500_000.0, 500_000.0), "2.5 ms");
-        assert_eq!(tick(2_000_000.0, 1_000_000.0), "2 ms");
-        assert_eq!(tick(444_200_000.0, 200_000.0), "444.2 ms");
-        assert_eq!(tick(1_500.0, 500.0), "1.5 µs");
         assert_eq!(bandwidth(1_000, 1_000), "1.000 GB/s");
+    }
+
+    #[test]
+    fn exact_times_are_grouped_with_a_readable_form() {
+        assert_eq!(grouped(523_124_266), "523,124,266");
+        assert_eq!(grouped(-1_000), "-1,000");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(exact(523_124_266), "523,124,266 ns (523.124 ms)");
+        assert_eq!(exact(289_250), "289,250 ns (289.250 µs)");
+        assert_eq!(exact(640), "640 ns");
+    }
+
+    #[test]
+    fn ticks_follow_the_step_on_the_session_clock() {
+        assert_eq!(tick(523_900_000.0, 100_000.0), "523.90 ms");
+        assert_eq!(tick(524_000_000.0, 100_000.0), "524.00 ms");
+        assert_eq!(tick(523_900_000.0, 50_000.0), "523.90 ms");
+        assert_eq!(tick(523_950_000.0, 50_000.0), "523.95 ms");
+        assert_eq!(tick(523_901_000.0, 1_000.0), "523.9010 ms");
+        assert_eq!(tick(523_901_200.0, 200.0), "523.9012 ms");
+        assert_eq!(tick(1_200_000_000.0, 100_000_000.0), "1.20 s");
+        assert_eq!(tick(500_000_000.0, 200_000_000.0), "0.5 s");
+        assert_eq!(tick(444_200_000.0, 200_000.0), "444.2 ms");
+        assert_eq!(tick(2_000_000.0, 1_000_000.0), "2.0 ms");
+        assert_eq!(tick(520_000_000.0, 10_000_000.0), "520 ms");
+        assert_eq!(tick(1_500.0, 500.0), "1.5 µs");
+        assert_eq!(tick(1_510.0, 10.0), "1.510 µs");
+        assert_eq!(tick(5_051_200_000.0, 200_000.0), "5051.2 ms");
+        assert_eq!(tick(15_051_200_000.0, 2_000_000.0), "15.051 s");
+    }
+
+    #[test]
+    fn version_suffixes_drop_like_nsys_stats() {
+        assert_eq!(display_name("cudaMemcpy_v3020"), "cudaMemcpy");
+        assert_eq!(display_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(
+            display_name("cudaLaunchKernelExC_v11060"),
+            "cudaLaunchKernelExC_v11060"
+        );
+        assert_eq!(display_name("cuGetProcAddress_v2"), "cuGetProcAddress_v2");
+        assert_eq!(display_name("add2_kernel"), "add2_kernel");
+        assert_eq!(display_name(""), "");
     }
 }

@@ -65,6 +65,22 @@ impl Document {
             .request(self.trace.clone(), TimeRange { start, end });
     }
 
+    /// A stats row was clicked: the first time, highlight every instance of
+    /// `name` that starts in the range and show the first; again, the next.
+    pub fn step_instances(&mut self, name: &str) {
+        let same = self.search.query == name
+            && !self.search.regex
+            && self.search.range.is_some()
+            && self.search.range == self.stats.range
+            && !self.search.matches.is_empty();
+        if !same {
+            self.search.exact(&self.trace, name, self.stats.range);
+        }
+        if let Some(ev) = self.search.step(true) {
+            self.show_event(ev);
+        }
+    }
+
     /// Selects an event and brings it into view.
     pub fn show_event(&mut self, ev: EventRef) {
         self.timeline.select(&self.trace, Some(ev));
@@ -173,12 +189,6 @@ impl SightlineApp {
                 if let Some(v) = &self.saved_view {
                     doc.timeline.restore_options(v);
                 }
-                if let Some(w) = doc.trace.warnings.first() {
-                    self.error = Some(format!(
-                        "Loaded with {} warning(s), first: {w}",
-                        doc.trace.warnings.len()
-                    ));
-                }
                 self.doc = Some(doc);
             }
             Err(e) => self.error = Some(e.to_string()),
@@ -275,7 +285,8 @@ impl SightlineApp {
         };
         if let Some(sel) = doc.timeline.selected {
             egui::Panel::right("details")
-                .default_size(340.0)
+                .default_size(420.0)
+                .min_size(360.0)
                 .resizable(true)
                 .show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| {
@@ -294,11 +305,8 @@ impl SightlineApp {
                 .default_size(280.0)
                 .resizable(true)
                 .show(ui, |ui| {
-                    if let Some(name) = doc.stats.ui(ui) {
-                        doc.search.exact(&doc.trace, &name);
-                        if let Some(ev) = doc.search.step(true) {
-                            doc.show_event(ev);
-                        }
+                    if let Some(row) = doc.stats.ui(ui) {
+                        doc.step_instances(&row.name);
                     }
                 });
         }
@@ -308,6 +316,10 @@ impl SightlineApp {
             doc.search.mask = std::mem::take(&mut doc.timeline.highlight);
             if let Some((a, b)) = out.range_selected {
                 doc.select_range(a, b);
+            }
+            // Escape cleared the range: its tables go with it.
+            if doc.timeline.range.is_none() && doc.stats.range.is_some() {
+                doc.stats.clear();
             }
         });
     }
@@ -387,7 +399,7 @@ impl SightlineApp {
             ui.checkbox(&mut doc.search.regex, "regex");
             let mut step = None;
             if enter {
-                if doc.search.matches.is_empty() || doc.search.current.is_none() {
+                if doc.search.is_stale() || doc.search.matches.is_empty() {
                     doc.search.run(&doc.trace);
                 }
                 step = Some(true);
@@ -399,6 +411,9 @@ impl SightlineApp {
             if ui.button(">").on_hover_text("next match").clicked() {
                 step = Some(true);
             }
+            if step.is_some() && doc.search.is_stale() && !doc.search.query.trim().is_empty() {
+                doc.search.run(&doc.trace);
+            }
             if let Some(fwd) = step
                 && let Some(ev) = doc.search.step(fwd)
             {
@@ -406,19 +421,44 @@ impl SightlineApp {
             }
             if let Some(e) = &doc.search.error {
                 ui.colored_label(Color32::LIGHT_RED, e);
-            } else if !doc.search.matches.is_empty() {
+            } else if !doc.search.matches.is_empty() && !doc.search.is_stale() {
                 let cur = doc.search.current.map_or(0, |c| c + 1);
                 let more = if doc.search.truncated { "+" } else { "" };
                 ui.label(format!("{cur}/{}{more} matches", doc.search.matches.len()));
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                let warnings = &doc.trace.warnings;
+                if !warnings.is_empty() {
+                    let label = format!(
+                        "{} warning{}",
+                        warnings.len(),
+                        if warnings.len() == 1 { "" } else { "s" }
+                    );
+                    ui.menu_button(
+                        RichText::new(label).color(Color32::from_rgb(230, 180, 80)),
+                        |ui| {
+                            ui.label(
+                                RichText::new("The loader noted while reading this report:").weak(),
+                            );
+                            egui::ScrollArea::vertical()
+                                .max_height(400.0)
+                                .show(ui, |ui| {
+                                    for w in warnings.iter() {
+                                        ui.add(egui::Label::new(format!("• {w}")).wrap());
+                                    }
+                                });
+                        },
+                    )
+                    .response
+                    .on_hover_text("what the loader skipped or guessed");
+                }
                 ui.weak(format!(
                     "{} · {} events",
                     doc.path.file_name().map_or_else(
                         || doc.path.display().to_string(),
                         |n| n.to_string_lossy().into_owned()
                     ),
-                    doc.trace.event_count()
+                    format::grouped(doc.trace.event_count() as i64)
                 ));
             });
         });
@@ -480,7 +520,8 @@ pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("Sightline")
-            .with_inner_size([1500.0, 940.0])
+            .with_inner_size([1600.0, 1000.0])
+            .with_min_inner_size([800.0, 500.0])
             .with_drag_and_drop(true),
         ..Default::default()
     };

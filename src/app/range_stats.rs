@@ -1,37 +1,57 @@
 //! The bottom panel: `nsys stats` summaries for exactly the selected time span,
 //! computed on a worker thread (a 10M-event trace must not stall a frame).
+//! Tables arrive one by one, in tab order, as the worker finishes them.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
-use eframe::egui::{self, RichText, Ui};
+use eframe::egui::{self, Color32, RichText, Ui};
 
+use super::format;
 use crate::analysis::stats::{self, Report, Table, TimeRange};
 use crate::model::Trace;
 
 /// The summaries the panel shows, in tab order.
-pub const REPORTS: [Report; 6] = [
-    Report::CudaApiSum,
+pub const REPORTS: [Report; 8] = [
     Report::CudaGpuKernSum,
+    Report::CudaApiSum,
     Report::CudaGpuMemTimeSum,
     Report::CudaGpuMemSizeSum,
     Report::NvtxSum,
     Report::OsrtSum,
+    Report::CudaApiGpuSum,
+    Report::CudaKernExecSum,
 ];
 
-type Done = (u64, Vec<(Report, Table)>, Duration);
+/// Columns whose text names events: clicking one steps through its instances.
+const NAME_COLUMNS: [&str; 5] = ["Name", "Range", "Operation", "API Name", "Kern Name"];
+
+enum Msg {
+    Table(u64, Report, Table),
+    Done(u64, Duration),
+}
+
+/// A stats row the user clicked: its text, which tab it was on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowClick {
+    pub report: Report,
+    pub name: String,
+}
 
 #[derive(Default)]
 pub struct RangeStats {
     pub range: Option<TimeRange>,
+    /// Finished tables, in the order they arrived (tab order).
     pub tables: Vec<(Report, Table)>,
-    pending: Option<Receiver<Done>>,
+    pending: Option<Receiver<Msg>>,
     generation: u64,
     pub tab: usize,
     /// Column and descending?
     sort: Option<(usize, bool)>,
     pub took: Option<Duration>,
+    /// The row last clicked, drawn highlighted.
+    pub active: Option<RowClick>,
 }
 
 impl RangeStats {
@@ -41,17 +61,21 @@ impl RangeStats {
         self.range = Some(range);
         self.tables.clear();
         self.sort = None;
-        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.active = None;
+        self.took = None;
+        let (tx, rx) = crossbeam_channel::unbounded();
         self.pending = Some(rx);
         let spawned = std::thread::Builder::new()
             .name("sightline-stats".into())
             .spawn(move || {
                 let t0 = Instant::now();
-                let tables = REPORTS
-                    .iter()
-                    .map(|&r| (r, stats::compute(&trace, r, Some(range))))
-                    .collect();
-                let _ = tx.send((generation, tables, t0.elapsed()));
+                for r in REPORTS {
+                    let table = stats::compute(&trace, r, Some(range));
+                    if tx.send(Msg::Table(generation, r, table)).is_err() {
+                        return;
+                    }
+                }
+                let _ = tx.send(Msg::Done(generation, t0.elapsed()));
             });
         if spawned.is_err() {
             self.pending = None;
@@ -62,41 +86,44 @@ impl RangeStats {
         self.pending.is_some()
     }
 
-    /// Takes a finished result; true when something arrived.
+    /// Takes finished tables; true when something arrived.
     pub fn poll(&mut self) -> bool {
-        let Some(rx) = &self.pending else {
-            return false;
-        };
-        match rx.try_recv() {
-            Ok(done) => self.accept(done),
-            Err(crossbeam_channel::TryRecvError::Empty) => false,
-            Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                self.pending = None;
-                false
+        let mut any = false;
+        while let Some(rx) = &self.pending {
+            match rx.try_recv() {
+                Ok(msg) => any |= self.accept(msg),
+                Err(crossbeam_channel::TryRecvError::Empty) => break,
+                Err(crossbeam_channel::TryRecvError::Disconnected) => self.pending = None,
             }
         }
+        any
     }
 
     /// Blocks until the current request is done (tests, benchmarks).
     pub fn wait(&mut self) {
         while let Some(rx) = &self.pending {
             match rx.recv() {
-                Ok(done) => {
-                    self.accept(done);
+                Ok(msg) => {
+                    self.accept(msg);
                 }
                 Err(_) => self.pending = None,
             }
         }
     }
 
-    fn accept(&mut self, (generation, tables, took): Done) -> bool {
-        if generation != self.generation {
-            return false;
+    fn accept(&mut self, msg: Msg) -> bool {
+        match msg {
+            Msg::Table(g, r, t) if g == self.generation => {
+                self.tables.push((r, t));
+                true
+            }
+            Msg::Done(g, took) if g == self.generation => {
+                self.pending = None;
+                self.took = Some(took);
+                true
+            }
+            _ => false,
         }
-        self.pending = None;
-        self.tables = tables;
-        self.took = Some(took);
-        true
     }
 
     pub fn clear(&mut self) {
@@ -104,19 +131,50 @@ impl RangeStats {
         self.pending = None;
         self.range = None;
         self.tables.clear();
+        self.active = None;
     }
 
-    /// Draws the tabs and the chosen table; returns the name of a clicked row.
-    pub fn ui(&mut self, ui: &mut Ui) -> Option<String> {
+    pub fn table(&self, report: Report) -> Option<&Table> {
+        self.tables
+            .iter()
+            .find(|(r, _)| *r == report)
+            .map(|(_, t)| t)
+    }
+
+    /// The `--range` argument that makes `sightline stats` compute these tables.
+    pub fn cli_range(&self) -> Option<String> {
+        self.range.map(|r| format!("--range {}:{}", r.start, r.end))
+    }
+
+    /// Draws the tabs and the chosen table; returns a clicked row.
+    pub fn ui(&mut self, ui: &mut Ui) -> Option<RowClick> {
         let range = self.range?;
         let mut clicked = None;
         ui.horizontal(|ui| {
             ui.strong(format!(
-                "Range {} – {} ({})",
-                range.start,
-                range.end,
-                super::format::duration(range.end - range.start)
+                "Range {} – {}  ({})",
+                format::duration(range.start),
+                format::duration(range.end),
+                format::duration(range.end - range.start)
+            ))
+            .on_hover_text(format!(
+                "start {} ns\nend {} ns (excluded)\nduration {} ns",
+                format::grouped(range.start),
+                format::grouped(range.end),
+                format::grouped(range.end - range.start)
             ));
+            ui.label("·");
+            ui.label("events that start in the range; session clock");
+            if let Some(arg) = self.cli_range()
+                && ui
+                    .button(RichText::new(format!("Copy {arg}")).monospace())
+                    .on_hover_text(
+                        "for `sightline stats FILE --report … --range`; gives the same numbers",
+                    )
+                    .clicked()
+            {
+                ui.ctx().copy_text(arg);
+            }
             if self.is_pending() {
                 ui.spinner();
                 ui.label("computing…");
@@ -126,14 +184,35 @@ impl RangeStats {
         });
         ui.horizontal_wrapped(|ui| {
             for (i, r) in REPORTS.iter().enumerate() {
-                if ui.selectable_label(self.tab == i, r.title()).clicked() {
+                let n = self.table(*r).map(|t| t.rows.len());
+                let text = match n {
+                    Some(n) => format!("{} ({n})", r.title()),
+                    None => r.title().to_string(),
+                };
+                let text = if n == Some(0) {
+                    RichText::new(text).weak()
+                } else {
+                    RichText::new(text)
+                };
+                if ui
+                    .selectable_label(self.tab == i, text)
+                    .on_hover_text(r.name())
+                    .clicked()
+                {
                     self.tab = i;
                     self.sort = None;
                 }
             }
         });
         ui.separator();
-        let (_, table) = self.tables.get(self.tab)?;
+        let report = REPORTS[self.tab.min(REPORTS.len() - 1)];
+        let Some(table) = self.table(report) else {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("computing…");
+            });
+            return None;
+        };
         if table.rows.is_empty() {
             ui.label("No events of this kind start in the range.");
             return None;
@@ -149,12 +228,18 @@ impl RangeStats {
                 if desc { ord.reverse() } else { ord }
             });
         }
-        let name_col = table.columns.iter().position(|c| c == "Name");
+        let name_cols: Vec<bool> = table
+            .columns
+            .iter()
+            .map(|c| NAME_COLUMNS.contains(&c.as_str()))
+            .collect();
+        let active = self.active.clone();
         let mut new_sort = None;
         egui::ScrollArea::both().auto_shrink(false).show(ui, |ui| {
             egui::Grid::new(("stats", self.tab))
                 .striped(true)
                 .num_columns(table.columns.len())
+                .min_col_width(40.0)
                 .show(ui, |ui| {
                     for (c, name) in table.columns.iter().enumerate() {
                         let arrow = match self.sort {
@@ -163,7 +248,11 @@ impl RangeStats {
                             _ => "",
                         };
                         if ui
-                            .button(RichText::new(format!("{name}{arrow}")).strong())
+                            .add(
+                                egui::Button::new(RichText::new(format!("{name}{arrow}")).strong())
+                                    .frame(false),
+                            )
+                            .on_hover_text("sort")
                             .clicked()
                         {
                             let desc = !matches!(self.sort, Some((sc, true)) if sc == c);
@@ -174,16 +263,29 @@ impl RangeStats {
                     for &r in &order {
                         for (c, cell) in table.rows[r].iter().enumerate() {
                             let text = cell.to_string();
-                            if Some(c) == name_col {
+                            if name_cols.get(c).copied().unwrap_or(false) {
+                                let is_active = active.as_ref().is_some_and(|a| {
+                                    a.report == report && a.name == text
+                                });
+                                let rt = if is_active {
+                                    RichText::new(&text).color(Color32::from_rgb(255, 200, 0)).strong()
+                                } else {
+                                    RichText::new(&text)
+                                };
                                 if ui
-                                    .link(&text)
-                                    .on_hover_text("highlight its instances")
+                                    .link(rt)
+                                    .on_hover_text(
+                                        "highlight its instances in the range; click again for the next one",
+                                    )
                                     .clicked()
                                 {
-                                    clicked = Some(text);
+                                    clicked = Some(RowClick {
+                                        report,
+                                        name: text,
+                                    });
                                 }
                             } else {
-                                ui.label(text);
+                                ui.monospace(text);
                             }
                         }
                         ui.end_row();
@@ -192,6 +294,9 @@ impl RangeStats {
         });
         if new_sort.is_some() {
             self.sort = new_sort;
+        }
+        if let Some(c) = &clicked {
+            self.active = Some(c.clone());
         }
         clicked
     }

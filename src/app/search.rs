@@ -3,6 +3,8 @@
 use regex::Regex;
 
 use super::events::{EventRef, Table};
+use super::format::display_name;
+use crate::analysis::stats::TimeRange;
 use crate::model::Trace;
 
 /// At most this many matches are kept: stepping through more is not useful,
@@ -20,6 +22,10 @@ pub struct Search {
     /// By `StrId`: names that match, for outlining on the timeline.
     pub mask: Vec<bool>,
     pub truncated: bool,
+    /// Matches are limited to events starting in this span (a stats row).
+    pub range: Option<TimeRange>,
+    /// The query and mode the matches are for.
+    ran_for: Option<(String, bool)>,
 }
 
 impl Search {
@@ -44,25 +50,50 @@ impl Search {
             let ql = q.to_lowercase();
             Box::new(move |s: &str| s.to_lowercase().contains(&ql))
         };
+        // Both forms match: `cudaMemcpy_v3020` and `cudaMemcpy`.
         let mask: Vec<bool> = trace
             .strings
             .iter()
-            .map(|(id, s)| id.0 != 0 && pred(s))
+            .map(|(id, s)| {
+                id.0 != 0
+                    && (pred(s) || (display_name(s).len() != s.len() && pred(display_name(s))))
+            })
             .collect();
+        self.range = None;
         self.set_mask(trace, mask);
+        self.ran_for = Some((self.query.clone(), self.regex));
     }
 
-    /// All events named exactly `name` (a stats row's instances).
-    pub fn exact(&mut self, trace: &Trace, name: &str) {
+    /// True when the matches are not for the query as it reads now (edited
+    /// since, or never run).
+    pub fn is_stale(&self) -> bool {
+        self.ran_for.as_ref() != Some(&(self.query.clone(), self.regex))
+    }
+
+    /// The instances of a stats row: events whose name, as that report prints
+    /// it, is `name` (API names without `_vNNNN`, NVTX ranges as
+    /// `domain:name`), and that start in `range` when one is given.
+    pub fn exact(&mut self, trace: &Trace, name: &str, range: Option<TimeRange>) {
         self.query = name.to_string();
         self.regex = false;
         self.error = None;
-        let mut mask = vec![false; trace.strings.len()];
-        match trace.strings.find(name) {
-            Some(id) => mask[id.0 as usize] = true,
-            None => self.error = Some(format!("no event is named {name:?}")),
-        }
+        let mask: Vec<bool> = trace
+            .strings
+            .iter()
+            .map(|(id, s)| {
+                id.0 != 0
+                    && !s.is_empty()
+                    && (s == name
+                        || display_name(s) == name
+                        || name.strip_suffix(s).is_some_and(|p| p.ends_with(':')))
+            })
+            .collect();
+        self.range = range;
         self.set_mask(trace, mask);
+        self.ran_for = Some((self.query.clone(), self.regex));
+        if self.matches.is_empty() {
+            self.error = Some(format!("no event named {name:?} starts in the range"));
+        }
     }
 
     fn set_mask(&mut self, trace: &Trace, mask: Vec<bool>) {
@@ -75,7 +106,10 @@ impl Search {
                 let short_hit = kernel_short
                     .and_then(|s| s.get(i))
                     .is_some_and(|s| mask.get(s.0 as usize).copied().unwrap_or(false));
-                if mask.get(id.0 as usize).copied().unwrap_or(false) || short_hit {
+                let in_range = self
+                    .range
+                    .is_none_or(|r| (r.start..r.end).contains(&spans.start[i]));
+                if in_range && (mask.get(id.0 as usize).copied().unwrap_or(false) || short_hit) {
                     if found.len() >= MAX_MATCHES {
                         self.truncated = true;
                         break 'tables;
@@ -91,6 +125,7 @@ impl Search {
     }
 
     fn clear_matches(&mut self) {
+        self.ran_for = None;
         self.matches.clear();
         self.mask.clear();
         self.current = None;
@@ -98,6 +133,7 @@ impl Search {
 
     pub fn clear(&mut self) {
         self.query.clear();
+        self.range = None;
         self.error = None;
         self.clear_matches();
     }

@@ -6,7 +6,7 @@ pub mod rows;
 pub mod view;
 
 use eframe::egui::{
-    self, Color32, CursorIcon, Key, Pos2, Rect, Sense, Stroke, Ui, Vec2, WidgetInfo, pos2, vec2,
+    self, Color32, CursorIcon, Key, Pos2, Rect, Sense, Stroke, Ui, WidgetInfo, pos2, vec2,
 };
 
 use crate::app::colors;
@@ -18,6 +18,8 @@ use view::{Mapping, ViewState};
 
 const LABEL_W: f32 = 240.0;
 const RULER_H: f32 = 24.0;
+/// Wheel and key steps closer together than this are one undo entry.
+const BURST_GAP_S: f64 = 0.6;
 
 /// What happened this frame that the app must react to.
 #[derive(Default)]
@@ -36,6 +38,9 @@ pub struct Timeline {
     pub rows: Vec<Row>,
     pub view: ViewState,
     history: Vec<(f64, f64)>,
+    /// Input time of the last wheel/W/S/A/D step: a burst of them is one
+    /// history entry.
+    last_step: f64,
     name_colors: Vec<Color32>,
     pub selected: Option<EventRef>,
     pub related: Vec<EventRef>,
@@ -50,6 +55,29 @@ pub struct Timeline {
     limits: (f64, f64),
     /// Boxes and busy marks painted in the last frame.
     pub painted: usize,
+}
+
+/// An arrow from one event box to another: edge to edge (not centre to
+/// centre, which would hide under the boxes), with a fixed-size filled head.
+fn arrow(painter: &egui::Painter, from: Pos2, to: Pos2, color: Color32) {
+    let half = LANE_H / 2.0 - 1.0;
+    let dy = if to.y >= from.y { half } else { -half };
+    let (a, b) = (from + vec2(0.0, dy), to - vec2(0.0, dy));
+    let d = b - a;
+    let len = d.length();
+    if len < 1.0 {
+        return;
+    }
+    let dir = d / len;
+    let normal = vec2(-dir.y, dir.x);
+    let head = 9.0f32.min(len);
+    let base = b - dir * head;
+    painter.line_segment([a, base], Stroke::new(2.0, color));
+    painter.add(egui::Shape::convex_polygon(
+        vec![b, base + normal * 4.5, base - normal * 4.5],
+        color,
+        Stroke::NONE,
+    ));
 }
 
 impl Timeline {
@@ -67,6 +95,7 @@ impl Timeline {
             rows: rows::build(trace),
             view,
             history: Vec::new(),
+            last_step: f64::NEG_INFINITY,
             name_colors,
             selected: None,
             related: Vec::new(),
@@ -95,6 +124,20 @@ impl Timeline {
                 self.history.remove(0);
             }
         }
+    }
+
+    /// Before a step of a continuous zoom or pan: the view before the burst
+    /// goes to the history once; steps less than `BURST_GAP_S` apart join it.
+    fn remember_step(&mut self, now: f64) {
+        if now - self.last_step > BURST_GAP_S {
+            self.remember();
+        }
+        self.last_step = now;
+    }
+
+    /// How many entries Backspace can go back through.
+    pub fn history_len(&self) -> usize {
+        self.history.len()
     }
 
     pub fn zoom_to(&mut self, start: f64, end: f64) {
@@ -182,6 +225,19 @@ impl Timeline {
         }
     }
 
+    /// The metric row under `pos` in the last frame, with its rect.
+    fn metric_at(&self, pos: Pos2) -> Option<(rows::MetricRow, Rect)> {
+        let (r, rect) = self
+            .layout
+            .iter()
+            .copied()
+            .find(|(_, rect)| rect.contains(pos))?;
+        match &self.rows[r].kind {
+            RowKind::Metric(m) => Some((m.clone(), rect)),
+            _ => None,
+        }
+    }
+
     pub fn ui(&mut self, ui: &mut Ui, trace: &Trace) -> Output {
         let mut out = Output::default();
         let full = ui.available_rect_before_wrap();
@@ -219,7 +275,6 @@ impl Timeline {
             &painter.with_clip_rect(ruler_rect),
             ruler_rect,
             &map,
-            trace.info.time_range.0,
             visuals.text_color(),
         );
         for x in ticks {
@@ -289,15 +344,29 @@ impl Timeline {
                         &style,
                     );
                 }
-                RowKind::Metric { series, max } => {
-                    if let Some(s) = trace.metrics.get(*series as usize) {
-                        paint::metric(
-                            &lane_painter,
-                            s,
-                            *max,
-                            row_rect,
-                            &map,
-                            Color32::from_rgb(118, 185, 0),
+                RowKind::Metric(m) => {
+                    self.layout.push((r, row_rect));
+                    if let Some(s) = trace.metrics.get(m.series as usize) {
+                        paint::metric(&lane_painter, s, m, row_rect, &map, colors::METRIC);
+                        let scale = match m.constant {
+                            Some(v) => format!("always {}", format::metric_value(v * m.scale)),
+                            None => format!(
+                                "{}–{} {}",
+                                format::metric_value(m.lo * m.scale),
+                                format::metric_value(m.hi * m.scale),
+                                m.unit
+                            ),
+                        };
+                        // The value scale sits under the name, clear of the chart.
+                        painter.with_clip_rect(labels).text(
+                            pos2(
+                                label_rect.left() + row.indent as f32 * 12.0 + 6.0,
+                                label_rect.top() + 19.0,
+                            ),
+                            egui::Align2::LEFT_TOP,
+                            scale,
+                            egui::FontId::proportional(10.5),
+                            visuals.weak_text_color(),
                         );
                     }
                 }
@@ -317,14 +386,18 @@ impl Timeline {
                     _ => row.label.clone(),
                 };
                 let rect = label_rect.with_min_x(label_rect.left() + indent + 2.0);
-                let button = egui::Button::new(egui::RichText::new(text).size(12.0))
+                let button = egui::Button::new(egui::RichText::new(&text).size(12.0))
                     .frame(false)
                     .truncate();
                 let slot = Rect::from_min_size(rect.min, vec2(rect.width(), h.min(20.0)));
                 let builder = egui::UiBuilder::new()
                     .max_rect(slot)
                     .layout(egui::Layout::left_to_right(egui::Align::Center));
-                let lr = ui.scope_builder(builder, |ui| ui.add(button)).inner;
+                let long = text.chars().count() > 28;
+                let mut lr = ui.scope_builder(builder, |ui| ui.add(button)).inner;
+                if long {
+                    lr = lr.on_hover_text(&row.label);
+                }
                 if lr.clicked() && row.is_header() {
                     toggles.push(row.key.clone());
                 }
@@ -373,15 +446,38 @@ impl Timeline {
                     } else {
                         (p1, p0)
                     };
-                    painter.with_clip_rect(canvas).arrow(
-                        from,
-                        to - from,
-                        Stroke::new(2.0, colors::RELATED),
-                    );
+                    arrow(&painter.with_clip_rect(canvas), from, to, colors::RELATED);
                 }
             }
         }
 
+        // Tooltip for the metric value under the pointer.
+        if matches!(self.drag, Drag::None)
+            && let Some(pos) = resp.hover_pos()
+            && let Some((m, row_rect)) = self.metric_at(pos)
+            && let Some(series) = trace.metrics.get(m.series as usize)
+        {
+            let t = map.t(pos.x);
+            if let Some((at, v)) = paint::metric_at(series, t) {
+                let x = map.x(at).max(canvas.left());
+                painter.with_clip_rect(canvas).line_segment(
+                    [pos2(x, row_rect.top()), pos2(x, row_rect.bottom())],
+                    Stroke::new(1.0, visuals.strong_text_color()),
+                );
+                let name = trace.name(series.name).to_string();
+                let value = format::metric_value(v as f64 * m.scale);
+                let unit = if m.unit == "Avg" {
+                    String::new()
+                } else {
+                    m.unit.clone()
+                };
+                resp.clone().on_hover_ui_at_pointer(|ui| {
+                    ui.strong(name);
+                    ui.label(format!("{value} {unit}"));
+                    ui.weak(format!("sample at {}", format::exact(at)));
+                });
+            }
+        }
         // Tooltip for the event under the pointer.
         if matches!(self.drag, Drag::None)
             && let Some(pos) = resp.hover_pos()
@@ -411,12 +507,13 @@ impl Timeline {
         let map = Mapping::new(self.canvas, &self.view);
         let limits = self.limits;
         let hovering = resp.hovered() || ruler.hovered();
-        let (zoom, scroll, shift, pointer) = ui.input(|i| {
+        let (zoom, scroll, shift, pointer, now) = ui.input(|i| {
             (
                 i.zoom_delta() as f64,
                 i.smooth_scroll_delta,
                 i.modifiers.shift,
                 i.pointer.hover_pos(),
+                i.time,
             )
         });
         let at = pointer
@@ -424,6 +521,7 @@ impl Timeline {
             .map_or((self.view.start + self.view.end) / 2.0, |p| map.t(p.x));
         if hovering {
             if zoom != 1.0 {
+                self.remember_step(now);
                 self.view.zoom_at(at, zoom, limits);
             }
             let mut dx = scroll.x;
@@ -432,6 +530,7 @@ impl Timeline {
                 (dx, dy) = (dy, 0.0);
             }
             if dx != 0.0 {
+                self.remember_step(now);
                 self.view.pan_ns(-dx as f64 / map.px_per_ns, limits);
             }
             self.view.scroll_y -= dy;
@@ -443,6 +542,7 @@ impl Timeline {
             self.drag = if ruler.drag_started() || shift {
                 Drag::Range(map.t(origin.x))
             } else {
+                self.remember();
                 Drag::Pan
             };
         }
@@ -500,6 +600,9 @@ impl Timeline {
             .map(|k| i.key_pressed(k))
         });
         let [w, s, a, d, f, home, zero, esc, back] = keys;
+        if w || s || a || d {
+            self.remember_step(now);
+        }
         if w {
             self.view.zoom_at(at, 1.3, limits);
         }
@@ -528,7 +631,7 @@ impl Timeline {
         }
         if back {
             self.back();
+            self.last_step = f64::NEG_INFINITY;
         }
-        let _ = Vec2::ZERO;
     }
 }

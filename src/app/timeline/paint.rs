@@ -2,9 +2,9 @@
 //! runs of narrower events become one "busy" mark. A lane costs
 //! O(pixels × log n), never O(events in view).
 
-use eframe::egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Stroke, StrokeKind, pos2};
+use eframe::egui::{Align2, Color32, FontId, Mesh, Painter, Pos2, Rect, Stroke, StrokeKind, pos2};
 
-use super::rows::LANE_H;
+use super::rows::{LANE_H, MetricRow};
 use super::view::Mapping;
 use crate::app::colors;
 use crate::app::events::{EventRef, Table};
@@ -279,66 +279,111 @@ pub fn hit(
     best.map(|(_, i)| EventRef::new(table, i as u32))
 }
 
-/// A GPU metric as a filled chart: one sample per pixel column (the first in
-/// it), found by binary search, so the cost is O(pixels × log samples).
+/// A GPU metric as a filled chart. Each pixel column shows the mean of the
+/// samples in it (a pale area with a bright top) and their maximum (a bright
+/// whisker above it), so short spikes
+/// survive any zoom; a column without samples holds the value in force. The
+/// cost is O(pixels × log samples + samples in view), samples capped per
+/// column; the whole chart is one mesh.
 pub fn metric(
     painter: &Painter,
     series: &MetricSeries,
-    max: f32,
+    row: &MetricRow,
     rect: Rect,
     map: &Mapping,
     color: Color32,
 ) {
     let ts = &series.timestamp;
+    let vs = &series.value;
     if ts.is_empty() {
         return;
     }
-    let mut x = rect.left().floor();
+    let base = rect.bottom() - 1.0;
     let h = rect.height() - 4.0;
+    let y_of = |v: f64| base - h * ((v - row.lo) / (row.hi - row.lo)).clamp(0.0, 1.0) as f32;
+    let y0 = y_of(0.0_f64.max(row.lo));
+    let pale = color.gamma_multiply(0.3);
+    let mut mesh = Mesh::default();
+    let left = rect.left().floor().max(map.left.floor());
+    let mut x = left;
+    let mut i = ts.partition_point(|&s| (s as f64) < map.t(x));
     while x < rect.right() {
-        let t = map.t(x);
-        let i = ts.partition_point(|&s| (s as f64) < t);
-        // The sample in force at x is the last one at or before it.
-        let k = if i < ts.len() && (ts[i] as f64) < map.t(x + 1.0) {
-            i
+        let t1 = map.t(x + 1.0);
+        let j = i + ts[i..].partition_point(|&s| (s as f64) < t1);
+        let (mean, max) = if j > i {
+            let stride = ((j - i) / 256).max(1);
+            let (mut sum, mut n, mut max) = (0.0f64, 0usize, f64::NEG_INFINITY);
+            let mut k = i;
+            while k < j {
+                let v = vs.get(k).copied().unwrap_or(0.0) as f64;
+                sum += v;
+                n += 1;
+                max = max.max(v);
+                k += stride;
+            }
+            (sum / n as f64, max)
+        } else if i > 0 && i < ts.len() {
+            let v = vs.get(i - 1).copied().unwrap_or(0.0) as f64;
+            (v, v)
         } else {
-            i.saturating_sub(1)
-        };
-        if i == 0 && (ts[0] as f64) > map.t(x + 1.0)
-            || i >= ts.len() && map.t(x) > *ts.last().unwrap_or(&0) as f64 + 1e9
-        {
+            // Before the first sample or after the last: nothing recorded.
+            i = j;
             x += 1.0;
             continue;
-        }
-        let v = series.value.get(k).copied().unwrap_or(0.0).max(0.0);
-        let y = rect.bottom() - 2.0 - h * (v / max).min(1.0);
-        painter.line_segment(
-            [pos2(x + 0.5, rect.bottom() - 2.0), pos2(x + 0.5, y)],
-            Stroke::new(1.0, color),
+        };
+        let (ym, yx) = (y_of(mean), y_of(max));
+        // A pale area under the mean, a bright cap on it, and a bright
+        // whisker up to the maximum.
+        let col = Rect::from_min_max(pos2(x, ym.min(y0)), pos2(x + 1.0, ym.max(y0) + 0.01));
+        mesh.add_colored_rect(col, pale);
+        mesh.add_colored_rect(
+            Rect::from_min_max(pos2(x, yx.min(ym - 0.75)), pos2(x + 1.0, ym + 0.75)),
+            color,
         );
+        i = j;
         x += 1.0;
     }
+    painter.add(mesh);
 }
 
-/// The time ruler: 1-2-5 steps at least ~90 points apart, labelled from the
-/// session start with units fitted to the step. Returns the tick x positions.
-pub fn ruler(painter: &Painter, rect: Rect, map: &Mapping, t0: Ns, text: Color32) -> Vec<f32> {
+/// The value of a metric in force at time `t` (the last sample at or before it).
+pub fn metric_at(series: &MetricSeries, t: f64) -> Option<(Ns, f32)> {
+    let k = series.timestamp.partition_point(|&s| (s as f64) <= t);
+    if k == 0 || k >= series.timestamp.len() {
+        return None;
+    }
+    Some((series.timestamp[k - 1], series.value[k - 1]))
+}
+
+/// The time ruler on the session clock (the report's ns, as `nsys stats` and
+/// `--range` use them): 1-2-5 steps spaced so that labels never overlap,
+/// labelled with the unit and decimals the step needs. Returns the tick x
+/// positions.
+pub fn ruler(painter: &Painter, rect: Rect, map: &Mapping, text: Color32) -> Vec<f32> {
     let ns_per_px = 1.0 / map.px_per_ns;
-    let raw = ns_per_px * 90.0;
-    let mut step = 10f64.powf(raw.log10().floor());
-    for m in [1.0, 2.0, 5.0, 10.0] {
-        if step * m >= raw {
-            step *= m;
+    let (from, to) = map.visible();
+    let font = FontId::proportional(11.0);
+    // Smallest 1-2-5 step whose widest label fits in its spacing.
+    let mut step = 10f64.powf((ns_per_px * 60.0).max(1.0).log10().floor());
+    let mut k = 0;
+    loop {
+        let label = format::tick(to.abs().max(from.abs()), step);
+        let need = label.chars().count() as f64 * 6.3 + 18.0;
+        if step * map.px_per_ns >= need.max(70.0) || k > 40 {
             break;
         }
+        step *= if k % 3 == 1 { 2.5 } else { 2.0 };
+        k += 1;
     }
-    step = step.max(1.0);
-    let (from, to) = map.visible();
-    let rel_from = from - t0 as f64;
-    let mut v = (rel_from / step).floor() * step;
+    let n0 = (from / step).floor();
     let mut xs = Vec::new();
-    while v <= to - t0 as f64 {
-        let x = map.xf(v + t0 as f64);
+    for n in 0.. {
+        // Multiples of the step, not a running sum: no drift in the labels.
+        let v = (n0 + n as f64) * step;
+        if v > to {
+            break;
+        }
+        let x = map.xf(v);
         if x >= rect.left() - 1.0 {
             painter.line_segment(
                 [pos2(x, rect.bottom() - 6.0), pos2(x, rect.bottom())],
@@ -348,12 +393,11 @@ pub fn ruler(painter: &Painter, rect: Rect, map: &Mapping, t0: Ns, text: Color32
                 pos2(x + 3.0, rect.top() + 2.0),
                 Align2::LEFT_TOP,
                 format::tick(v, step),
-                FontId::proportional(11.0),
+                font.clone(),
                 text,
             );
             xs.push(x);
         }
-        v += step;
     }
     xs
 }

@@ -3,6 +3,7 @@
 //! graphs) and GPU metric charts. Empty tracks get no row.
 
 use crate::app::events::{Table, stream_label, thread_label};
+use crate::app::format::grouped;
 use crate::model::{Ns, Trace, Track};
 
 /// Every `SPARSE_STRIDE`-th start of a lane is copied into a small index that
@@ -25,7 +26,58 @@ pub enum RowKind {
         sparse: Vec<Ns>,
     },
     /// A sampled GPU metric, index into `Trace::metrics`.
-    Metric { series: u32, max: f32 },
+    Metric(MetricRow),
+}
+
+/// How a metric chart maps values: `[lo, hi]` (raw values) fills the row;
+/// shown values are `raw * scale` in `unit`.
+#[derive(Clone, Debug)]
+pub struct MetricRow {
+    pub series: u32,
+    pub lo: f64,
+    pub hi: f64,
+    pub scale: f64,
+    /// The unit from the name's `[...]`, e.g. `%`, `MHz`, `Avg`.
+    pub unit: String,
+    /// Every sample is the same value (drawn flat, labelled so).
+    pub constant: Option<f64>,
+}
+
+impl MetricRow {
+    fn new(series: u32, name: &str, values: &[f32]) -> Self {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for &v in values {
+            lo = lo.min(v as f64);
+            hi = hi.max(v as f64);
+        }
+        if !lo.is_finite() {
+            (lo, hi) = (0.0, 0.0);
+        }
+        let constant = (lo == hi).then_some(lo);
+        let unit = name
+            .rfind('[')
+            .and_then(|i| name[i + 1..].strip_suffix(']'))
+            .unwrap_or("")
+            .to_string();
+        let percent = unit.ends_with('%');
+        // nsys labels clocks [MHz] but stores them in Hz.
+        let scale = if unit == "MHz" && hi > 1e5 { 1e-6 } else { 1.0 };
+        lo = lo.min(0.0);
+        if percent {
+            hi = hi.max(100.0);
+        }
+        if hi <= lo {
+            hi = lo + 1.0;
+        }
+        MetricRow {
+            series,
+            lo,
+            hi,
+            scale,
+            unit: if percent { "%".into() } else { unit },
+            constant,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -69,7 +121,7 @@ fn lane(
     let sparse = starts.iter().step_by(SPARSE_STRIDE).copied().collect();
     let key = format!("{}/{suffix}", rows[parent].key);
     rows.push(Row {
-        label: format!("{label} ({})", track.len()),
+        label: format!("{label} ({})", grouped(track.len() as i64)),
         key,
         indent: rows[parent].indent + 1,
         parent: Some(parent),
@@ -101,10 +153,14 @@ fn header(
 /// Sums event counts into headers and drops headers left without children.
 fn finish(rows: Vec<Row>) -> Vec<Row> {
     let mut rows = rows;
+    let mut series = vec![0usize; rows.len()];
     for i in (0..rows.len()).rev() {
+        if let (RowKind::Metric(_), Some(p)) = (&rows[i].kind, rows[i].parent) {
+            series[p] += 1;
+        }
         let n = match &rows[i].kind {
             RowKind::Lane { track, .. } => track.len() as u64,
-            RowKind::Metric { series: _, .. } => 0,
+            RowKind::Metric(_) => 0,
             RowKind::Header { events } => *events,
         };
         if let Some(p) = rows[i].parent
@@ -133,7 +189,11 @@ fn finish(rows: Vec<Row>) -> Vec<Row> {
             let mut row = row;
             row.parent = row.parent.map(|p| new_index[p]);
             if let RowKind::Header { events } = row.kind {
-                row.label = format!("{} · {events} events", row.label);
+                row.label = if series[i] > 0 && events == 0 {
+                    format!("{} · {} series", row.label, series[i])
+                } else {
+                    format!("{} · {} events", row.label, grouped(events as i64))
+                };
             }
             out.push(row);
         }
@@ -222,6 +282,7 @@ pub fn build(trace: &Trace) -> Vec<Row> {
             }
             stream_rows(trace, &mut rows, s as usize, gh);
         }
+        let mut metrics_header = None;
         for &m in &g.metrics {
             let Some(series) = trace.metrics.get(m as usize) else {
                 continue;
@@ -229,15 +290,22 @@ pub fn build(trace: &Trace) -> Vec<Row> {
             if series.timestamp.is_empty() {
                 continue;
             }
+            let mh = *metrics_header.get_or_insert_with(|| {
+                header(
+                    &mut rows,
+                    "GPU metrics".into(),
+                    format!("g{}/metrics", g.device_id),
+                    1,
+                    Some(gh),
+                )
+            });
+            let name = trace.name(series.name);
             rows.push(Row {
-                label: trace.name(series.name).to_string(),
+                label: name.to_string(),
                 key: format!("g{}/m{m}", g.device_id),
-                indent: 1,
-                parent: Some(gh),
-                kind: RowKind::Metric {
-                    series: m,
-                    max: series.max_value().max(1e-6),
-                },
+                indent: 2,
+                parent: Some(mh),
+                kind: RowKind::Metric(MetricRow::new(m, name, &series.value)),
             });
         }
     }
