@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
+use sightline::model::nsys::strip_version_suffix;
 use sightline::model::{GpuOp, GpuOpKind, NvtxKind, Trace};
 
 const FIXTURES: [&str; 3] = ["sync_timing", "streams", "torch_work"];
@@ -59,14 +60,6 @@ fn num(row: &HashMap<String, String>, column: &str) -> i64 {
         .unwrap_or_else(|e| panic!("{column}={:?}: {e}", row[column]))
 }
 
-/// nsys drops the `_vNNNN` suffix in its traces too.
-fn strip_version(name: &str) -> &str {
-    match name.len().checked_sub(6) {
-        Some(cut) if name.is_char_boundary(cut) && name[cut..].starts_with("_v") => &name[..cut],
-        _ => name,
-    }
-}
-
 #[test]
 fn every_cuda_api_call_nsys_lists_is_loaded_with_its_fields() {
     for name in FIXTURES {
@@ -100,7 +93,7 @@ fn every_cuda_api_call_nsys_lists_is_loaded_with_its_fields() {
                 "{name} {key:?}"
             );
             assert_eq!(
-                strip_version(trace.name(api.spans.name[*i])),
+                strip_version_suffix(trace.name(api.spans.name[*i])),
                 row["Name"],
                 "{name} {key:?}"
             );

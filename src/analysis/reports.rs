@@ -14,6 +14,7 @@ use std::ops::Range;
 use super::format::round1_value;
 use super::group::{Collector, Summary, UNUSED, collect, one_group_per_key};
 use super::stats::{Cell, Table, TimeRange};
+use crate::model::nsys::strip_version_suffix;
 use crate::model::{GpuOpKind, Span, SpanColumns, StrId, Trace};
 
 /// The OS runtime calls `osrt_sum` counts (others are start/finish markers).
@@ -30,18 +31,6 @@ fn events_in(spans: &SpanColumns, track: &Span, range: Option<TimeRange>) -> Ran
 
 fn duration(spans: &SpanColumns, i: usize) -> i64 {
     spans.end[i].saturating_sub(spans.start[i])
-}
-
-/// Drops a `_vNNNN` API version suffix the way nsys's SQL does (§0.4): when the
-/// 6th and 5th characters from the end are `_v`, the last 6 characters go.
-pub(crate) fn strip_version_suffix(name: &str) -> &str {
-    let mut from_end = name.char_indices().rev();
-    if let Some((at, '_')) = from_end.nth(5)
-        && name[at + 1..].starts_with('v')
-    {
-        return &name[..at];
-    }
-    name
 }
 
 fn int(value: i128) -> Cell {
@@ -559,24 +548,4 @@ pub(crate) fn cuda_kern_exec_sum(trace: &Trace, range: Option<TimeRange>) -> Tab
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn strips_only_four_character_suffixes() {
-        assert_eq!(
-            strip_version_suffix("cudaLaunchKernel_v7000"),
-            "cudaLaunchKernel"
-        );
-        assert_eq!(
-            strip_version_suffix("cudaLaunchKernelExC_v11060"),
-            "cudaLaunchKernelExC_v11060"
-        );
-        assert_eq!(
-            strip_version_suffix("cuGetProcAddress_v2"),
-            "cuGetProcAddress_v2"
-        );
-        assert_eq!(strip_version_suffix("_vabcd"), "");
-        assert_eq!(strip_version_suffix("_vab"), "_vab");
-        assert_eq!(strip_version_suffix("é_vé234"), "é");
-        assert_eq!(strip_version_suffix(""), "");
-    }
 }

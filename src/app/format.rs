@@ -93,18 +93,10 @@ pub fn bandwidth(bytes: u64, ns: Ns) -> String {
     format!("{:.3} GB/s", bytes as f64 / ns as f64)
 }
 
-/// A name as nsys's GUI and `nsys stats` show it: a CUDA API version suffix
-/// (`cudaLaunchKernel_v7000`) dropped when `_v` is exactly the 6th and 5th
-/// characters from the end. The same rule as the stats engine's
-/// (`analysis::reports::strip_version_suffix`, which is private to `analysis`).
+/// A name as nsys's GUI and `nsys stats` show it (without a CUDA API
+/// version suffix).
 pub fn display_name(name: &str) -> &str {
-    let mut from_end = name.char_indices().rev();
-    if let Some((at, '_')) = from_end.nth(5)
-        && name[at + 1..].starts_with('v')
-    {
-        return &name[..at];
-    }
-    name
+    crate::model::nsys::strip_version_suffix(name)
 }
 
 /// A metric value: integers grouped, fractions with up to 2 decimals.
@@ -158,18 +150,5 @@ mod tests {
         assert_eq!(tick(1_510.0, 10.0), "1.510 µs");
         assert_eq!(tick(5_051_200_000.0, 200_000.0), "5051.2 ms");
         assert_eq!(tick(15_051_200_000.0, 2_000_000.0), "15.051 s");
-    }
-
-    #[test]
-    fn version_suffixes_drop_like_nsys_stats() {
-        assert_eq!(display_name("cudaMemcpy_v3020"), "cudaMemcpy");
-        assert_eq!(display_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
-        assert_eq!(
-            display_name("cudaLaunchKernelExC_v11060"),
-            "cudaLaunchKernelExC_v11060"
-        );
-        assert_eq!(display_name("cuGetProcAddress_v2"), "cuGetProcAddress_v2");
-        assert_eq!(display_name("add2_kernel"), "add2_kernel");
-        assert_eq!(display_name(""), "");
     }
 }

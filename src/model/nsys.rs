@@ -24,3 +24,42 @@ pub mod event_class {
     /// The class nsys gives CUDA graph node records.
     pub const GRAPH_NODE: i64 = 77;
 }
+
+/// A CUDA API name as `nsys stats` and the nsys GUI show it: a `_vNNNN`
+/// version suffix (`cudaLaunchKernel_v7000`) goes when `_v` is exactly the 6th
+/// and 5th characters from the end, as nsys's SQL decides (so
+/// `cudaLaunchKernelExC_v11060` and `cuGetProcAddress_v2` keep theirs).
+pub fn strip_version_suffix(name: &str) -> &str {
+    let mut from_end = name.char_indices().rev();
+    if let Some((at, '_')) = from_end.nth(5)
+        && name[at + 1..].starts_with('v')
+    {
+        return &name[..at];
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_only_four_character_suffixes() {
+        assert_eq!(
+            strip_version_suffix("cudaLaunchKernel_v7000"),
+            "cudaLaunchKernel"
+        );
+        assert_eq!(
+            strip_version_suffix("cudaLaunchKernelExC_v11060"),
+            "cudaLaunchKernelExC_v11060"
+        );
+        assert_eq!(
+            strip_version_suffix("cuGetProcAddress_v2"),
+            "cuGetProcAddress_v2"
+        );
+        assert_eq!(strip_version_suffix("_vabcd"), "");
+        assert_eq!(strip_version_suffix("_vab"), "_vab");
+        assert_eq!(strip_version_suffix("é_vé234"), "é");
+        assert_eq!(strip_version_suffix(""), "");
+    }
+}
