@@ -544,8 +544,3 @@ pub(crate) fn cuda_kern_exec_sum(trace: &Trace, range: Option<TimeRange>) -> Tab
         rows: rows.into_iter().map(|(_, _, row)| row).collect(),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-}
