@@ -9,7 +9,7 @@ use sightline::cli;
 const USAGE: &str = "\
 usage:
   sightline [FILE.sqlite ...]        open reports in the viewer (none: the bundled example)
-  sightline stats FILE --report R1,R2,... [--format table|csv] [--output PREFIX] [--range START_NS:END_NS]
+  sightline stats FILE [--report R1,R2,...] [--format table|csv] [--output PREFIX] [--range START_NS:END_NS]
   sightline synth --from FILE --scale N --output OUT.sqlite
   sightline bench FILE [--json]";
 
