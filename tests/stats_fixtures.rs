@@ -82,6 +82,7 @@ fn bundled_fixtures_match_nsys() {
 fn shared_fixtures_match_nsys() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/nsys-2025.3");
     if !dir.join("stats").is_dir() {
+        eprintln!("skipped: {} is not there", dir.display());
         return;
     }
     assert_all_match(&dir, &["many_kernels", "torch_metrics"]);
