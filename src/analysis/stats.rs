@@ -143,6 +143,32 @@ impl Table {
 }
 
 /// Computes `report` over the events that start in `range` (all events for `None`).
+///
+/// ```
+/// use std::sync::atomic::AtomicBool;
+/// use sightline::analysis::stats::{Report, TimeRange, compute};
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sync_timing.sqlite");
+/// let trace = sightline::loader::load(path.as_ref(), &mut |_| {}, &AtomicBool::new(false))?;
+/// let kernels = compute(&trace, Report::CudaGpuKernSum, None);
+/// assert_eq!(kernels.columns[2], "Instances");
+/// assert!(kernels.to_csv().contains("add2_kernel"));
+///
+/// // Two halves of the trace add up to the whole.
+/// let (start, end) = trace.info.time_range;
+/// let middle = start + (end - start) / 2;
+/// let count = |range| -> usize {
+///     compute(&trace, Report::CudaApiSum, Some(range))
+///         .rows
+///         .iter()
+///         .map(|row| row[2].to_string().parse::<usize>().unwrap_or(0))
+///         .sum()
+/// };
+/// let first = count(TimeRange { start, end: middle });
+/// let second = count(TimeRange { start: middle, end: end + 1 });
+/// assert_eq!(first + second, trace.cuda_api.spans.len());
+/// # Ok::<(), sightline::loader::LoadError>(())
+/// ```
 pub fn compute(trace: &Trace, report: Report, range: Option<TimeRange>) -> Table {
     match report {
         Report::CudaApiSum => reports::cuda_api_sum(trace, range),

@@ -41,6 +41,22 @@ pub struct PhaseTimes(pub Vec<(&'static str, Duration)>);
 
 /// Loads a report on this thread. `on_progress` is called now and then; set
 /// `cancel` from another thread to stop early with [`Problem::Cancelled`].
+///
+/// ```
+/// use std::sync::atomic::AtomicBool;
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams.sqlite");
+/// let mut phases = Vec::new();
+/// let trace = sightline::loader::load(path.as_ref(), &mut |p| phases.push(p.phase), &AtomicBool::new(false))?;
+/// assert_eq!(trace.gpus[0].name, "NVIDIA H100 80GB HBM3");
+/// assert!(phases.contains(&"GPU events"));
+///
+/// // A file that is no report gets one clear error naming it.
+/// let err = sightline::loader::load("Cargo.toml".as_ref(), &mut |_| {}, &AtomicBool::new(false))
+///     .unwrap_err();
+/// assert!(err.to_string().starts_with("Cargo.toml: not an SQLite file"));
+/// # Ok::<(), sightline::loader::LoadError>(())
+/// ```
 pub fn load(
     path: &Path,
     on_progress: &mut dyn FnMut(Progress),

@@ -29,6 +29,12 @@ pub mod event_class {
 /// version suffix (`cudaLaunchKernel_v7000`) goes when `_v` is exactly the 6th
 /// and 5th characters from the end, as nsys's SQL decides (so
 /// `cudaLaunchKernelExC_v11060` and `cuGetProcAddress_v2` keep theirs).
+///
+/// ```
+/// use sightline::model::nsys::strip_version_suffix;
+/// assert_eq!(strip_version_suffix("cudaMemcpy_v3020"), "cudaMemcpy");
+/// assert_eq!(strip_version_suffix("cudaLaunchKernelExC_v11060"), "cudaLaunchKernelExC_v11060");
+/// ```
 pub fn strip_version_suffix(name: &str) -> &str {
     let mut from_end = name.char_indices().rev();
     if let Some((at, '_')) = from_end.nth(5)
