@@ -340,3 +340,61 @@ fn a_cancelled_load_stops_with_a_cancelled_error() {
     assert_eq!(err.problem, Problem::Cancelled);
     assert!(err.to_string().contains("streams.sqlite"), "{err}");
 }
+
+/// Older nsys exports lack columns added over the years. A copy of a fixture
+/// with those columns removed still loads (with warnings naming them) and
+/// still gives nsys's numbers.
+#[test]
+fn a_report_without_the_newer_columns_loads_and_matches_nsys() {
+    use sightline::analysis::stats::{Report, compute};
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("older.sqlite");
+    std::fs::copy(fixture_dir().join("sync_timing.sqlite"), &path)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let conn = rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    for (table, column) in [
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "greenContextId"),
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "graphNodeId"),
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "sharedMemoryLimitConfig"),
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "mangledName"),
+        ("CUPTI_ACTIVITY_KIND_MEMCPY", "copyCount"),
+        ("CUPTI_ACTIVITY_KIND_MEMCPY", "graphNodeId"),
+        ("NVTX_EVENTS", "endGlobalTid"),
+        ("NVTX_EVENTS", "jsonText"),
+        ("NVTX_EVENTS", "textId"),
+    ] {
+        conn.execute_batch(&format!("ALTER TABLE {table} DROP COLUMN {column}"))
+            .unwrap_or_else(|e| panic!("{table}.{column}: {e}"));
+    }
+    drop(conn);
+    let trace = sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false))
+        .unwrap_or_else(|e| panic!("{e}"));
+    for column in [
+        "greenContextId",
+        "graphNodeId",
+        "copyCount",
+        "endGlobalTid",
+        "textId",
+    ] {
+        // Columns the loader reads are named in a warning; others are not read at all.
+        let read = ["graphNodeId", "endGlobalTid", "textId"].contains(&column);
+        assert_eq!(
+            trace.warnings.iter().any(|w| w.contains(column)),
+            read,
+            "{column}: {:?}",
+            trace.warnings
+        );
+    }
+    for report in [
+        Report::CudaGpuKernSum,
+        Report::NvtxSum,
+        Report::CudaGpuMemTimeSum,
+    ] {
+        let name = report.name();
+        let expected =
+            std::fs::read_to_string(fixture_dir().join(format!("stats/sync_timing_{name}.csv")))
+                .unwrap_or_else(|e| panic!("{e}"));
+        let got = compute(&trace, report, None).to_csv();
+        assert_eq!(got.trim_end(), expected.trim_end(), "{name}");
+    }
+}
