@@ -573,3 +573,135 @@ fn streams_fixture_and_torch_fixture_open() {
         );
     }
 }
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn the_file_menu_path_box_takes_clicks_and_opens_what_is_typed() {
+    let mut h = harness(load("sync_timing.sqlite"));
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    // A real click in the box must not close the menu (it used to).
+    h.get_by_label("Open path:").click();
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Quit (Ctrl+Q)").is_some(),
+        "menu still open"
+    );
+    let not_a_report = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    h.get_by_label("Open path:")
+        .type_text(&not_a_report.display().to_string());
+    h.run_steps(2);
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    h.state_mut().wait_for_load();
+    h.run_steps(2);
+    let app = h.state();
+    let err = app.error.as_deref().expect("an error");
+    assert!(err.contains("not an SQLite file"), "{err}");
+    // The open report stays, and the message is in the window.
+    assert!(app.doc.is_some());
+    assert!(
+        h.query_all_by_label_contains("not an SQLite file")
+            .next()
+            .is_some()
+    );
+}
+
+#[test]
+fn opening_a_second_report_replaces_selection_range_and_search() {
+    let mut h = harness(load("sync_timing.sqlite"));
+    {
+        let doc = h.state_mut().doc.as_mut().expect("doc");
+        let trace = doc.trace.clone();
+        let (s, e) = (
+            trace.kernels.spans.start[0],
+            trace.kernels.spans.start[0] + 1000,
+        );
+        doc.select_range(s, e);
+        doc.stats.wait();
+        doc.timeline
+            .select(&trace, Some(EventRef::new(Table::Kernel, 0)));
+        doc.search.query = "cuda".into();
+        doc.search.run(&trace);
+    }
+    h.run_steps(3);
+    assert!(h.query_by_label("Selected event").is_some());
+    assert!(
+        h.query_all_by_label_contains("Copy --range")
+            .next()
+            .is_some()
+    );
+
+    let streams = fixture("streams.sqlite");
+    h.state_mut().open(streams.clone());
+    h.state_mut().wait_for_load();
+    h.run_steps(3);
+    let app = h.state();
+    assert!(app.error.is_none(), "{:?}", app.error);
+    let doc = app.doc.as_ref().expect("doc");
+    assert_eq!(doc.path, streams);
+    assert!(doc.timeline.selected.is_none());
+    assert!(doc.timeline.range.is_none());
+    assert!(doc.stats.range.is_none() && doc.stats.tables.is_empty());
+    assert!(doc.search.query.is_empty() && doc.search.matches.is_empty());
+    assert_eq!(
+        app.recent.first(),
+        Some(&std::fs::canonicalize(&streams).expect("fixture"))
+    );
+    assert!(h.query_by_label("Selected event").is_none());
+    assert!(
+        h.query_all_by_label_contains("Copy --range")
+            .next()
+            .is_none()
+    );
+    assert!(
+        h.query_all_by_label_contains("streams.sqlite")
+            .next()
+            .is_some()
+    );
+}
+
+/// eframe's storage, in memory.
+#[derive(Default)]
+struct MemStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.into(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn recent_files_and_view_options_survive_a_restart() {
+    let (a, b) = (fixture("streams.sqlite"), fixture("sync_timing.sqlite"));
+    let mut app = SightlineApp::default();
+    for p in [&a, &b] {
+        app.open(p.clone());
+        app.wait_for_load();
+    }
+    app.doc_mut().expect("doc").timeline.view.show_names = false;
+    let mut storage = MemStorage::default();
+    eframe::App::save(&mut app, &mut storage);
+
+    let mut again = SightlineApp::restore(Some(&storage));
+    let canon = |p: &Path| std::fs::canonicalize(p).expect("fixture");
+    assert_eq!(again.recent, vec![canon(&b), canon(&a)]);
+    assert!(again.doc.is_none() && again.error.is_none());
+    again.open(again.recent[1].clone());
+    again.wait_for_load();
+    assert!(!again.doc.as_ref().expect("doc").timeline.view.show_names);
+    // No storage (first start, or persistence off): an empty app.
+    assert!(SightlineApp::restore(None).recent.is_empty());
+}

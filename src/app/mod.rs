@@ -137,6 +137,18 @@ impl SightlineApp {
         }
     }
 
+    /// An empty app with what the last session saved (recent files, view options).
+    pub fn restore(storage: Option<&dyn eframe::Storage>) -> Self {
+        let saved: Saved = storage
+            .and_then(|s| eframe::get_value(s, STORAGE_KEY))
+            .unwrap_or_default();
+        SightlineApp {
+            recent: saved.recent,
+            saved_view: saved.view,
+            ..Default::default()
+        }
+    }
+
     pub fn doc_mut(&mut self) -> Option<&mut Document> {
         self.doc.as_mut()
     }
@@ -271,6 +283,9 @@ impl SightlineApp {
             self.open(p);
         }
 
+        if ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, Key::Q)) {
+            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+        }
         egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
         if self.loading.is_some() || self.error.is_some() {
             egui::Panel::top("status").show(ui, |ui| self.status_bar(ui));
@@ -326,40 +341,48 @@ impl SightlineApp {
 
     fn menu_bar(&mut self, ui: &mut Ui) {
         egui::MenuBar::new().ui(ui, |ui| {
-            ui.menu_button("File", |ui| {
-                if ui.button("Open…").clicked() {
-                    self.open_dialog();
-                    ui.close();
-                }
-                ui.horizontal(|ui| {
-                    ui.label("Open path:");
-                    let r = ui.text_edit_singleline(&mut self.open_path);
-                    if r.lost_focus()
-                        && ui.input(|i| i.key_pressed(Key::Enter))
-                        && !self.open_path.trim().is_empty()
-                    {
-                        let p = PathBuf::from(self.open_path.trim());
+            // The path box needs clicks inside the menu: only a click outside
+            // closes it (its buttons close it themselves).
+            let file_menu = egui::containers::menu::MenuConfig::new()
+                .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
+            egui::containers::menu::MenuButton::new("File")
+                .config(file_menu)
+                .ui(ui, |ui| {
+                    if ui.button("Open…").clicked() {
+                        self.open_dialog();
+                        ui.close();
+                    }
+                    ui.horizontal(|ui| {
+                        let label = ui.label("Open path:");
+                        let r = ui
+                            .text_edit_singleline(&mut self.open_path)
+                            .labelled_by(label.id);
+                        if r.lost_focus()
+                            && ui.input(|i| i.key_pressed(Key::Enter))
+                            && !self.open_path.trim().is_empty()
+                        {
+                            let p = PathBuf::from(self.open_path.trim());
+                            self.open(p);
+                            ui.close();
+                        }
+                    });
+                    ui.separator();
+                    ui.label(RichText::new("Recent").weak());
+                    let mut chosen = None;
+                    for p in &self.recent {
+                        if ui.button(p.display().to_string()).clicked() {
+                            chosen = Some(p.clone());
+                        }
+                    }
+                    if let Some(p) = chosen {
                         self.open(p);
                         ui.close();
                     }
-                });
-                ui.separator();
-                ui.label(RichText::new("Recent").weak());
-                let mut chosen = None;
-                for p in &self.recent {
-                    if ui.button(p.display().to_string()).clicked() {
-                        chosen = Some(p.clone());
+                    ui.separator();
+                    if ui.button("Quit (Ctrl+Q)").clicked() {
+                        ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
                     }
-                }
-                if let Some(p) = chosen {
-                    self.open(p);
-                    ui.close();
-                }
-                ui.separator();
-                if ui.button("Quit").clicked() {
-                    ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
-                }
-            });
+                });
             let Some(doc) = &mut self.doc else { return };
             ui.menu_button("View", |ui| {
                 if ui.button("Fit all (Home)").clicked() {
@@ -529,15 +552,7 @@ pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
         "Sightline",
         options,
         Box::new(move |cc| {
-            let saved: Saved = cc
-                .storage
-                .and_then(|s| eframe::get_value(s, STORAGE_KEY))
-                .unwrap_or_default();
-            let mut app = SightlineApp {
-                recent: saved.recent,
-                saved_view: saved.view,
-                ..Default::default()
-            };
+            let mut app = SightlineApp::restore(cc.storage);
             let mut files = files.into_iter();
             match files.next().or_else(bundled_report) {
                 Some(first) => app.open(first),

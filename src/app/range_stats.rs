@@ -233,6 +233,16 @@ impl RangeStats {
             .iter()
             .map(|c| NAME_COLUMNS.contains(&c.as_str()))
             .collect();
+        // Numbers are right-aligned, as in `nsys stats` tables, so digits line up.
+        let numeric: Vec<bool> = (0..table.columns.len())
+            .map(|c| {
+                table
+                    .rows
+                    .iter()
+                    .any(|r| r.get(c).is_some_and(|v| v.as_f64().is_some()))
+            })
+            .collect();
+        let right = egui::Layout::right_to_left(egui::Align::Center);
         let active = self.active.clone();
         let mut new_sort = None;
         egui::ScrollArea::both().auto_shrink(false).show(ui, |ui| {
@@ -247,14 +257,19 @@ impl RangeStats {
                             Some((sc, false)) if sc == c => " ^",
                             _ => "",
                         };
-                        if ui
-                            .add(
+                        let header = |ui: &mut Ui| {
+                            ui.add(
                                 egui::Button::new(RichText::new(format!("{name}{arrow}")).strong())
                                     .frame(false),
                             )
                             .on_hover_text("sort")
-                            .clicked()
-                        {
+                        };
+                        let header = if numeric[c] {
+                            ui.with_layout(right, header).inner
+                        } else {
+                            header(ui)
+                        };
+                        if header.clicked() {
                             let desc = !matches!(self.sort, Some((sc, true)) if sc == c);
                             new_sort = Some((c, desc));
                         }
@@ -284,6 +299,8 @@ impl RangeStats {
                                         name: text,
                                     });
                                 }
+                            } else if cell.as_f64().is_some() {
+                                ui.with_layout(right, |ui| ui.monospace(text));
                             } else {
                                 ui.monospace(text);
                             }
