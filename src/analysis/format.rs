@@ -114,12 +114,7 @@ pub(crate) fn to_text(table: &Table) -> String {
         })
         .collect();
     let numeric: Vec<bool> = (0..table.columns.len())
-        .map(|c| {
-            table
-                .rows
-                .iter()
-                .all(|row| !matches!(row.get(c), Some(Cell::Text(_))))
-        })
+        .map(|c| table.is_numeric_column(c))
         .collect();
     let widths: Vec<usize> = table
         .columns

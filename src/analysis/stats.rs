@@ -140,6 +140,13 @@ impl Table {
     pub fn to_text(&self) -> String {
         format::to_text(self)
     }
+
+    /// Whether column `c` holds numbers (and maybe empty cells), to be
+    /// right-aligned so digits line up.
+    pub fn is_numeric_column(&self, c: usize) -> bool {
+        let cells = || self.rows.iter().filter_map(|row| row.get(c));
+        cells().all(|v| !matches!(v, Cell::Text(_))) && cells().any(|v| v.as_f64().is_some())
+    }
 }
 
 /// Computes `report` over the events that start in `range` (all events for `None`).

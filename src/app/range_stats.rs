@@ -235,12 +235,7 @@ impl RangeStats {
             .collect();
         // Numbers are right-aligned, as in `nsys stats` tables, so digits line up.
         let numeric: Vec<bool> = (0..table.columns.len())
-            .map(|c| {
-                table
-                    .rows
-                    .iter()
-                    .any(|r| r.get(c).is_some_and(|v| v.as_f64().is_some()))
-            })
+            .map(|c| table.is_numeric_column(c))
             .collect();
         let right = egui::Layout::right_to_left(egui::Align::Center);
         let active = self.active.clone();
