@@ -166,11 +166,11 @@ impl RawSpans {
         self.missing += later.missing;
     }
 
-    fn grouped(&self, g: &Grouping) -> SpanColumns {
+    fn grouped(self, g: &Grouping) -> SpanColumns {
         SpanColumns {
-            start: g.gather(&self.start),
-            end: g.gather(&self.end),
-            name: g.gather(&self.name),
+            start: g.take(self.start),
+            end: g.take(self.end),
+            name: g.take(self.name),
         }
     }
 }
@@ -210,16 +210,16 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
         correlation,
         return_value,
     } = read_table::<ApiRows>(b, "CUPTI_ACTIVITY_KIND_RUNTIME", &sql)?;
+    warn_bad(b, raw.bad, raw.missing, "CUDA API calls");
     let threads = b.threads_of(&raw.global_tid);
     let g = Grouping::new(&threads, &raw.start, None, b.trace.threads.len());
     let api = &mut b.trace.cuda_api;
     api.spans = raw.grouped(&g);
-    api.correlation = g.gather(&correlation);
-    api.return_value = g.gather(&return_value);
+    api.correlation = g.take(correlation);
+    api.return_value = g.take(return_value);
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
         thread.cuda_api = g.track(i, &api.spans.start, &api.spans.end);
     }
-    warn_bad(b, raw.bad, raw.missing, "CUDA API calls");
     Ok(())
 }
 
@@ -297,16 +297,16 @@ fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
             event_class.push(int(row, 5).clamp(0, 255) as u8);
         }
     }
+    warn_bad(b, raw.bad, raw.missing, "OS runtime calls");
     let threads = b.threads_of(&raw.global_tid);
     let g = Grouping::new(&threads, &raw.start, None, b.trace.threads.len());
     let os = &mut b.trace.osrt;
     os.spans = raw.grouped(&g);
-    os.return_value = g.gather(&return_value);
-    os.event_class = g.gather(&event_class);
+    os.return_value = g.take(return_value);
+    os.event_class = g.take(event_class);
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
         thread.osrt = g.track(i, &os.spans.start, &os.spans.end);
     }
-    warn_bad(b, raw.bad, raw.missing, "OS runtime calls");
     Ok(())
 }
 
@@ -476,9 +476,9 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     }
     let g = Grouping::new(&keys, &starts, Some(&ends), track_keys.len());
     let nvtx = &mut b.trace.nvtx;
-    nvtx.spans.start = g.gather(&starts);
-    nvtx.spans.end = g.gather(&ends);
-    nvtx.unended = g.gather(&unended);
+    nvtx.spans.start = g.take(starts);
+    nvtx.spans.end = g.take(ends);
+    nvtx.unended = g.take(unended);
     nvtx.spans.name = g.order.iter().map(|&r| rows_out[r as usize].text).collect();
     nvtx.kind = g.order.iter().map(|&r| rows_out[r as usize].kind).collect();
     nvtx.color = g

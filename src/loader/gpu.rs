@@ -92,14 +92,14 @@ impl RawOps {
         self.missing += later.missing;
     }
 
-    fn group(&self, stream_count: usize) -> (Grouping, SpanColumns, Vec<u32>) {
+    fn group(self, stream_count: usize) -> (Grouping, SpanColumns, Vec<u32>) {
         let g = Grouping::new(&self.stream, &self.start, None, stream_count);
         let spans = SpanColumns {
-            start: g.gather(&self.start),
-            end: g.gather(&self.end),
-            name: g.gather(&self.name),
+            start: g.take(self.start),
+            end: g.take(self.end),
+            name: g.take(self.name),
         };
-        let correlation = g.gather(&self.correlation);
+        let correlation = g.take(self.correlation);
         (g, spans, correlation)
     }
 }
@@ -297,14 +297,15 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         configs,
         ..
     } = rows;
+    warn_bad(b, raw.bad, raw.missing, "kernels");
     let (g, spans, correlation) = raw.group(b.trace.streams.len());
     set_tracks(b, &g, &spans, |s| &mut s.kernels);
     let mut table = std::mem::take(&mut b.trace.kernels);
-    table.short_name = g.gather(&short_name);
-    table.mangled_name = g.gather(&mangled_name);
-    table.config = g.gather(&config);
-    table.grid_id = g.gather(&grid_id);
-    table.graph_node_id = g.gather(&graph_node_id);
+    table.short_name = g.take(short_name);
+    table.mangled_name = g.take(mangled_name);
+    table.config = g.take(config);
+    table.grid_id = g.take(grid_id);
+    table.graph_node_id = g.take(graph_node_id);
     table.configs = vec![LaunchConfig::default(); configs.len()];
     for (cfg, i) in configs {
         table.configs[i as usize] = cfg;
@@ -312,7 +313,6 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     table.spans = spans;
     table.correlation = correlation;
     b.trace.kernels = table;
-    warn_bad(b, raw.bad, raw.missing, "kernels");
     Ok(())
 }
 
@@ -557,11 +557,11 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     };
     set_tracks(b, &g, &spans, |s| &mut s.memcpys);
     let m = &mut b.trace.memcpys;
-    m.bytes = g.gather(&own.bytes);
-    m.copy_kind = g.gather(&own.copy_kind);
-    m.src_kind = g.gather(&own.src_kind);
-    m.dst_kind = g.gather(&own.dst_kind);
-    m.kind_known = g.gather(&own.kind_known);
+    m.bytes = g.take(own.bytes);
+    m.copy_kind = g.take(own.copy_kind);
+    m.src_kind = g.take(own.src_kind);
+    m.dst_kind = g.take(own.dst_kind);
+    m.kind_known = g.take(own.kind_known);
     m.spans = spans;
     m.correlation = correlation;
     Ok(())
@@ -601,9 +601,9 @@ fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     };
     set_tracks(b, &g, &spans, |s| &mut s.memsets);
     let m = &mut b.trace.memsets;
-    m.bytes = g.gather(&own.bytes);
-    m.value = g.gather(&own.value);
-    m.mem_kind = g.gather(&own.mem_kind);
+    m.bytes = g.take(own.bytes);
+    m.value = g.take(own.value);
+    m.mem_kind = g.take(own.mem_kind);
     m.spans = spans;
     m.correlation = correlation;
     Ok(())
@@ -652,8 +652,8 @@ fn read_syncs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
     };
     set_tracks(b, &g, &spans, |s| &mut s.syncs);
     let s = &mut b.trace.syncs;
-    s.sync_type = g.gather(&own.sync_type);
-    s.event_id = g.gather(&own.event_id);
+    s.sync_type = g.take(own.sync_type);
+    s.event_id = g.take(own.event_id);
     s.spans = spans;
     s.correlation = correlation;
     Ok(())
@@ -691,8 +691,8 @@ fn read_graph_execs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
     };
     set_tracks(b, &g, &spans, |s| &mut s.graphs);
     let t = &mut b.trace.graph_execs;
-    t.graph_id = g.gather(&own.graph_id);
-    t.graph_exec_id = g.gather(&own.graph_exec_id);
+    t.graph_id = g.take(own.graph_id);
+    t.graph_exec_id = g.take(own.graph_exec_id);
     t.spans = spans;
     t.correlation = correlation;
     Ok(())
