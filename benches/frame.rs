@@ -95,7 +95,7 @@ fn main() {
             t += 0.016;
             v.push(frame(&ctx, &mut app, t));
         }
-        let painted = app.doc.as_ref().map_or(0, |d| d.timeline.painted);
+        let painted = app.doc().map_or(0, |d| d.timeline.painted);
         stats(name, v, painted);
     }
     // Panning at mid zoom: 2% of the view per frame, like a held D key.
@@ -109,6 +109,29 @@ fn main() {
         t += 0.016;
         v.push(frame(&ctx, &mut app, t));
     }
-    let painted = app.doc.as_ref().map_or(0, |d| d.timeline.painted);
+    let painted = app.doc().map_or(0, |d| d.timeline.painted);
     stats("panning (1/100 view)", v, painted);
+    // Search on Enter: names first, then every event whose name matches.
+    for q in ["axpy", "cudaMalloc"] {
+        let mut v = Vec::new();
+        let mut found = 0;
+        for _ in 0..5 {
+            if let Some(d) = app.doc_mut() {
+                let trace = d.trace.clone();
+                d.search.query = q.into();
+                let t0 = Instant::now();
+                d.search.run(&trace);
+                v.push(t0.elapsed());
+                found = d.search.matches.len();
+            }
+        }
+        v.sort();
+        println!(
+            "{:<22} median {:7.3} ms   max {:7.3} ms   ({} runs, {found} matches)",
+            format!("search {q:?}"),
+            v[v.len() / 2].as_secs_f64() * 1e3,
+            v[v.len() - 1].as_secs_f64() * 1e3,
+            v.len()
+        );
+    }
 }

@@ -32,8 +32,7 @@ fn harness(trace: Trace) -> Harness<'static, SightlineApp> {
 
 fn span(h: &Harness<'_, SightlineApp>) -> f64 {
     h.state()
-        .doc
-        .as_ref()
+        .doc()
         .map(|d| d.timeline.view.span())
         .unwrap_or(0.0)
 }
@@ -95,8 +94,7 @@ fn collapsing_a_thread_hides_its_lanes() {
     h.run_steps(3);
     let collapsed = h
         .state()
-        .doc
-        .as_ref()
+        .doc()
         .map_or(0, |d| d.timeline.view.collapsed.len());
     assert_eq!(collapsed, 1);
     assert!(h.query_all_by_label_contains("CUDA API (").count() < lanes_before);
@@ -135,8 +133,7 @@ fn keys_and_ctrl_wheel_zoom_at_the_cursor() {
     h.run_steps(2);
     let (lo, hi) = h
         .state()
-        .doc
-        .as_ref()
+        .doc()
         .map(|d| d.trace.info.time_range)
         .unwrap_or_default();
     assert!((span(&h) - (hi - lo) as f64).abs() < 2.0);
@@ -150,19 +147,19 @@ fn clicking_a_kernel_shows_details_and_its_api_call() {
     // Bring the first kernel into view the way a user would: search for it.
     let kernel = EventRef::new(Table::Kernel, 0);
     {
-        let doc = h.state_mut().doc.as_mut().expect("doc");
+        let doc = h.state_mut().doc_mut().expect("doc");
         doc.show_event(kernel);
         doc.timeline.select(&doc.trace, None);
     }
     h.run_steps(3);
     let pos = {
-        let doc = h.state().doc.as_ref().expect("doc");
+        let doc = h.state().doc().expect("doc");
         doc.timeline
             .event_pos(&doc.trace, kernel)
             .expect("kernel is drawn")
     };
     click(&mut h, pos);
-    let doc = h.state().doc.as_ref().expect("doc");
+    let doc = h.state().doc().expect("doc");
     assert_eq!(doc.timeline.selected, Some(kernel));
     assert!(
         doc.timeline.related.iter().any(|r| r.table == Table::Api),
@@ -178,15 +175,12 @@ fn clicking_a_kernel_shows_details_and_its_api_call() {
     // Escape clears the selection.
     h.key_press(egui::Key::Escape);
     h.run_steps(2);
-    assert_eq!(
-        h.state().doc.as_ref().and_then(|d| d.timeline.selected),
-        None
-    );
+    assert_eq!(h.state().doc().and_then(|d| d.timeline.selected), None);
 }
 
 /// Screen x of session time `t` in the last frame.
 fn x_of(h: &Harness<'_, SightlineApp>, t: i64) -> f32 {
-    let doc = h.state().doc.as_ref().expect("doc");
+    let doc = h.state().doc().expect("doc");
     let c = doc.timeline.canvas;
     let v = &doc.timeline.view;
     c.left() + ((t as f64 - v.start) / v.span()) as f32 * c.width()
@@ -226,15 +220,7 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     let mut h = harness(load("sync_timing.sqlite"));
     // From just before the first kernel to just after the last one.
     let (first, last) = {
-        let k = &h
-            .state()
-            .doc
-            .as_ref()
-            .expect("doc")
-            .trace
-            .kernels
-            .spans
-            .start;
+        let k = &h.state().doc().expect("doc").trace.kernels.spans.start;
         (
             *k.iter().min().expect("kernels"),
             *k.iter().max().expect("kernels"),
@@ -243,7 +229,7 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     let (x0, x1) = (x_of(&h, first) - 3.0, x_of(&h, last) + 3.0);
     drag_ruler(&mut h, x0, x1);
     let app = h.state_mut();
-    let doc = app.doc.as_mut().expect("doc");
+    let doc = app.doc_mut().expect("doc");
     let (a, b) = doc.timeline.range.expect("a range is selected");
     assert!(b > a);
     doc.stats.wait();
@@ -313,7 +299,7 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     click_link(&h, &kernel_name);
     h.run_steps(3);
     let first_sel = {
-        let doc = h.state().doc.as_ref().expect("doc");
+        let doc = h.state().doc().expect("doc");
         assert_eq!(doc.search.matches.len(), started);
         let sel = doc.timeline.selected.expect("an instance is selected");
         assert_eq!(sel.table, Table::Kernel);
@@ -322,7 +308,7 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     };
     click_link(&h, &kernel_name);
     h.run_steps(3);
-    let doc = h.state().doc.as_ref().expect("doc");
+    let doc = h.state().doc().expect("doc");
     let second = doc.timeline.selected.expect("next instance");
     assert_ne!(second, first_sel);
     assert!(second.start(&doc.trace) >= first_sel.start(&doc.trace));
@@ -342,13 +328,13 @@ fn an_nvtx_range_aggregates_from_the_details_panel() {
     let mut h = harness(trace);
     let ev = EventRef::new(Table::Nvtx, idx);
     {
-        let doc = h.state_mut().doc.as_mut().expect("doc");
+        let doc = h.state_mut().doc_mut().expect("doc");
         doc.show_event(ev);
     }
     h.run_steps(3);
     h.get_by_label("Aggregate this range").click();
     h.run_steps(2);
-    let doc = h.state_mut().doc.as_mut().expect("doc");
+    let doc = h.state_mut().doc_mut().expect("doc");
     doc.stats.wait();
     let (s, e) = (ev.start(&doc.trace), ev.end(&doc.trace));
     assert_eq!(doc.stats.range, Some(TimeRange { start: s, end: e }));
@@ -373,7 +359,7 @@ fn api_names_show_without_their_version_suffix() {
     let mut h = harness(trace);
     let call = EventRef::new(Table::Api, idx);
     {
-        let doc = h.state_mut().doc.as_mut().expect("doc");
+        let doc = h.state_mut().doc_mut().expect("doc");
         assert_eq!(call.short_name(&doc.trace), "cudaLaunchKernel");
         assert_eq!(call.display_name(&doc.trace), "cudaLaunchKernel");
         doc.show_event(call);
@@ -389,7 +375,7 @@ fn api_names_show_without_their_version_suffix() {
     );
     // Exact times on the session clock.
     let start = {
-        let doc = h.state().doc.as_ref().expect("doc");
+        let doc = h.state().doc().expect("doc");
         call.start(&doc.trace)
     };
     let exact = sightline::app::format::exact(start);
@@ -402,7 +388,7 @@ fn api_names_show_without_their_version_suffix() {
         ("cudaLaunchKernel", false),
         ("^cudaLaunchKernel$", true),
     ] {
-        let doc = h.state_mut().doc.as_mut().expect("doc");
+        let doc = h.state_mut().doc_mut().expect("doc");
         doc.search.query = q.into();
         doc.search.regex = regex;
         doc.search.run(&doc.trace);
@@ -452,11 +438,7 @@ fn wheel_and_key_bursts_are_one_undo_step() {
     }
     h.run_steps(2);
     assert!(span(&h) < before * 0.5, "zoomed in");
-    let hist = h
-        .state()
-        .doc
-        .as_ref()
-        .map_or(0, |d| d.timeline.history_len());
+    let hist = h.state().doc().map_or(0, |d| d.timeline.history_len());
     assert_eq!(hist, 1, "one entry for the burst");
     h.key_press(egui::Key::Backspace);
     h.run_steps(2);
@@ -504,7 +486,7 @@ fn gpu_metrics_are_charted_under_the_gpu() {
     // Tooltips wait for the pointer to rest (egui's tooltip delay).
     h.run_steps(60);
     assert!(h.query_all_by_label_contains("sample at").next().is_some());
-    let doc = h.state().doc.as_ref().expect("doc");
+    let doc = h.state().doc().expect("doc");
     let found = doc.timeline.rows.iter().any(|r| {
         matches!(&r.kind, sightline::app::timeline::rows::RowKind::Metric(m)
             if r.label == "GPC Clock Frequency [MHz]" && m.scale == 1e-6 && m.unit == "MHz")
@@ -516,7 +498,7 @@ fn gpu_metrics_are_charted_under_the_gpu() {
 fn search_finds_and_selects_matches() {
     let mut h = harness(load("sync_timing.sqlite"));
     let name = {
-        let doc = h.state().doc.as_ref().expect("doc");
+        let doc = h.state().doc().expect("doc");
         EventRef::new(Table::Kernel, 0).name(&doc.trace).to_string()
     };
     let needle: String = name.chars().take(6).collect();
@@ -526,7 +508,7 @@ fn search_finds_and_selects_matches() {
     h.run_steps(2);
     h.key_press(egui::Key::Enter);
     h.run_steps(3);
-    let doc = h.state().doc.as_ref().expect("doc");
+    let doc = h.state().doc().expect("doc");
     assert!(!doc.search.matches.is_empty(), "matches for {needle}");
     let sel = doc.timeline.selected.expect("first match selected");
     assert!(
@@ -565,10 +547,7 @@ fn streams_fixture_and_torch_fixture_open() {
         h.key_press(egui::Key::W);
         h.run_steps(2);
         assert!(
-            h.state()
-                .doc
-                .as_ref()
-                .is_some_and(|d| d.timeline.painted > 0),
+            h.state().doc().is_some_and(|d| d.timeline.painted > 0),
             "{f} paints events"
         );
     }
@@ -604,7 +583,7 @@ fn the_file_menu_path_box_takes_clicks_and_opens_what_is_typed() {
     let err = app.error.as_deref().expect("an error");
     assert!(err.contains("not an SQLite file"), "{err}");
     // The open report stays, and the message is in the window.
-    assert!(app.doc.is_some());
+    assert!(app.doc().is_some());
     assert!(
         h.query_all_by_label_contains("not an SQLite file")
             .next()
@@ -613,10 +592,10 @@ fn the_file_menu_path_box_takes_clicks_and_opens_what_is_typed() {
 }
 
 #[test]
-fn opening_a_second_report_replaces_selection_range_and_search() {
+fn opening_a_second_report_opens_a_fresh_tab() {
     let mut h = harness(load("sync_timing.sqlite"));
     {
-        let doc = h.state_mut().doc.as_mut().expect("doc");
+        let doc = h.state_mut().doc_mut().expect("doc");
         let trace = doc.trace.clone();
         let (s, e) = (
             trace.kernels.spans.start[0],
@@ -643,7 +622,7 @@ fn opening_a_second_report_replaces_selection_range_and_search() {
     h.run_steps(3);
     let app = h.state();
     assert!(app.error.is_none(), "{:?}", app.error);
-    let doc = app.doc.as_ref().expect("doc");
+    let doc = app.doc().expect("doc");
     assert_eq!(doc.path, streams);
     assert!(doc.timeline.selected.is_none());
     assert!(doc.timeline.range.is_none());
@@ -664,6 +643,93 @@ fn opening_a_second_report_replaces_selection_range_and_search() {
             .next()
             .is_some()
     );
+    // The first report kept its selection, range and search in its tab.
+    h.get_by_label("sync_timing.sqlite").click();
+    h.run_steps(3);
+    let doc = h.state().doc().expect("doc");
+    assert!(doc.path.ends_with("sync_timing.sqlite"));
+    assert!(doc.timeline.selected.is_some() && doc.timeline.range.is_some());
+    assert_eq!(doc.search.query, "cuda");
+    assert!(h.query_by_label("Selected event").is_some());
+}
+
+/// The label of the first thread with CUDA API calls, e.g. `[1234]`.
+fn first_cuda_thread(trace: &Trace) -> String {
+    trace
+        .threads
+        .iter()
+        .find(|t| !t.cuda_api.is_empty())
+        .map(|t| format!("[{}]", t.tid))
+        .expect("a thread with CUDA API calls")
+}
+
+#[test]
+fn two_reports_in_tabs_switch_without_reloading_and_close() {
+    let sync = load("sync_timing.sqlite");
+    let sync_thread = first_cuda_thread(&sync);
+    let mut h = harness(sync);
+    h.state_mut().open(fixture("streams.sqlite"));
+    h.state_mut().wait_for_load();
+    h.run_steps(3);
+    assert_eq!(h.state().tab_count(), 2);
+    assert_eq!(h.state().active_tab(), 1, "the new report is shown");
+    let streams_thread = first_cuda_thread(&h.state().doc().expect("doc").trace);
+    assert_ne!(sync_thread, streams_thread, "the fixtures differ");
+    let has =
+        |h: &Harness<'_, SightlineApp>, l: &str| h.query_all_by_label_contains(l).next().is_some();
+    assert!(has(&h, &streams_thread) && !has(&h, &sync_thread));
+
+    // Switching is instant: same trace in memory, no load started.
+    let sync_trace = h.state().docs().next().expect("first").trace.clone();
+    h.get_by_label("sync_timing.sqlite").click();
+    h.run_steps(3);
+    assert!(!h.state().is_loading());
+    assert_eq!(h.state().active_tab(), 0);
+    assert!(std::sync::Arc::ptr_eq(
+        &h.state().doc().expect("doc").trace,
+        &sync_trace
+    ));
+    assert!(has(&h, &sync_thread) && !has(&h, &streams_thread));
+
+    // Opening a report that is already open just shows its tab.
+    h.state_mut().open(fixture("streams.sqlite"));
+    assert!(!h.state().is_loading());
+    assert_eq!((h.state().tab_count(), h.state().active_tab()), (2, 1));
+    h.run_steps(2);
+
+    // Closing the shown tab shows the other one.
+    h.get_by_label("Close streams.sqlite").click();
+    h.run_steps(3);
+    assert_eq!(h.state().tab_count(), 1);
+    assert!(has(&h, &sync_thread) && !has(&h, &streams_thread));
+    h.get_by_label("Close sync_timing.sqlite").click();
+    h.run_steps(3);
+    assert_eq!(h.state().tab_count(), 0);
+    assert!(h.state().doc().is_none());
+    assert!(has(&h, "Open an Nsight Systems report"));
+}
+
+#[test]
+fn several_reports_load_side_by_side() {
+    let mut app = SightlineApp::default();
+    app.open(fixture("sync_timing.sqlite"));
+    app.open(fixture("streams.sqlite"));
+    assert_eq!(app.tab_count(), 2);
+    assert!(app.doc().is_none(), "still reading");
+    let mut h = Harness::builder()
+        .with_size(vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(1);
+    h.state_mut().wait_for_load();
+    h.run_steps(3);
+    let names: Vec<_> = h
+        .state()
+        .docs()
+        .map(|d| d.path.file_name().expect("name").to_owned())
+        .collect();
+    assert_eq!(names, ["sync_timing.sqlite", "streams.sqlite"]);
+    assert!(h.query_by_label("sync_timing.sqlite").is_some());
+    assert!(h.query_by_label("Close streams.sqlite").is_some());
 }
 
 /// eframe's storage, in memory.
@@ -698,10 +764,10 @@ fn recent_files_and_view_options_survive_a_restart() {
     let mut again = SightlineApp::restore(Some(&storage));
     let canon = |p: &Path| std::fs::canonicalize(p).expect("fixture");
     assert_eq!(again.recent, vec![canon(&b), canon(&a)]);
-    assert!(again.doc.is_none() && again.error.is_none());
+    assert!(again.doc().is_none() && again.error.is_none());
     again.open(again.recent[1].clone());
     again.wait_for_load();
-    assert!(!again.doc.as_ref().expect("doc").timeline.view.show_names);
+    assert!(!again.doc().expect("doc").timeline.view.show_names);
     // No storage (first start, or persistence off): an empty app.
     assert!(SightlineApp::restore(None).recent.is_empty());
 }

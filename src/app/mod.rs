@@ -94,12 +94,49 @@ struct Loading {
     progress: Progress,
 }
 
+/// One tab: a report being read, or an open one.
+enum Tab {
+    Loading(Loading),
+    Ready(Box<Document>),
+}
+
+impl Tab {
+    fn path(&self) -> &Path {
+        match self {
+            Tab::Loading(l) => &l.job.path,
+            Tab::Ready(d) => &d.path,
+        }
+    }
+
+    fn title(&self) -> String {
+        let p = self.path();
+        let name = p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        match self {
+            Tab::Loading(l) => format!("{name} ({:.0}%)", l.progress.fraction * 100.0),
+            Tab::Ready(_) => name,
+        }
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
 #[derive(Default)]
 pub struct SightlineApp {
-    pub doc: Option<Document>,
+    /// Open reports and reports being read, in the order they were opened.
+    tabs: Vec<Tab>,
+    /// Index in `tabs` of the one shown.
+    active: usize,
     /// The last problem, shown in the window until dismissed.
     pub error: Option<String>,
-    loading: Option<Loading>,
     pub recent: Vec<PathBuf>,
     dialog: Option<Receiver<Option<PathBuf>>>,
     open_path: String,
@@ -132,7 +169,7 @@ impl SightlineApp {
     pub fn with_trace(trace: Trace) -> Self {
         let path = PathBuf::from(&trace.info.path);
         SightlineApp {
-            doc: Some(Document::new(trace, path)),
+            tabs: vec![Tab::Ready(Box::new(Document::new(trace, path)))],
             ..Default::default()
         }
     }
@@ -149,27 +186,79 @@ impl SightlineApp {
         }
     }
 
+    /// The report shown (None while its tab is still loading, or none is open).
+    pub fn doc(&self) -> Option<&Document> {
+        match self.tabs.get(self.active)? {
+            Tab::Ready(d) => Some(d),
+            Tab::Loading(_) => None,
+        }
+    }
+
     pub fn doc_mut(&mut self) -> Option<&mut Document> {
-        self.doc.as_mut()
+        match self.tabs.get_mut(self.active)? {
+            Tab::Ready(d) => Some(d),
+            Tab::Loading(_) => None,
+        }
+    }
+
+    /// Every open report, in tab order (loading tabs left out).
+    pub fn docs(&self) -> impl Iterator<Item = &Document> {
+        self.tabs.iter().filter_map(|t| match t {
+            Tab::Ready(d) => Some(&**d),
+            Tab::Loading(_) => None,
+        })
+    }
+
+    /// How many tabs there are (loading ones included).
+    pub fn tab_count(&self) -> usize {
+        self.tabs.len()
+    }
+
+    /// Index of the tab shown.
+    pub fn active_tab(&self) -> usize {
+        self.active
+    }
+
+    /// Shows tab `i` (nothing is reloaded).
+    pub fn switch_to(&mut self, i: usize) {
+        if i < self.tabs.len() {
+            self.active = i;
+        }
+    }
+
+    /// Closes tab `i` (cancelling its load if it is still reading).
+    pub fn close_tab(&mut self, i: usize) {
+        if i >= self.tabs.len() {
+            return;
+        }
+        if let Tab::Loading(l) = self.tabs.remove(i) {
+            l.job.cancel();
+        }
+        if self.active > i || self.active >= self.tabs.len() {
+            self.active = self.active.saturating_sub(1);
+        }
     }
 
     pub fn is_loading(&self) -> bool {
-        self.loading.is_some()
+        self.tabs.iter().any(|t| matches!(t, Tab::Loading(_)))
     }
 
-    /// Starts loading `path` in the background (cancelling any other load).
+    /// Opens `path` in a new tab, read in the background; a report that is
+    /// already open (or opening) is just shown.
     pub fn open(&mut self, path: PathBuf) {
-        if let Some(l) = self.loading.take() {
-            l.job.cancel();
-        }
         self.error = None;
-        self.loading = Some(Loading {
+        if let Some(i) = self.tabs.iter().position(|t| same_file(t.path(), &path)) {
+            self.active = i;
+            return;
+        }
+        self.tabs.push(Tab::Loading(Loading {
             job: LoadJob::spawn(path),
             progress: Progress {
                 phase: "opening",
                 fraction: 0.0,
             },
-        });
+        }));
+        self.active = self.tabs.len() - 1;
     }
 
     fn remember_recent(&mut self, path: &Path) {
@@ -181,31 +270,43 @@ impl SightlineApp {
 
     /// Takes loader messages; true while a load is running.
     pub fn poll_loading(&mut self) -> bool {
-        let Some(loading) = &mut self.loading else {
-            return false;
-        };
-        let mut done = None;
-        while let Ok(msg) = loading.job.messages.try_recv() {
-            match msg {
-                LoadMessage::Progress(p) => loading.progress = p,
-                LoadMessage::Done(result) => done = Some(*result),
-            }
-        }
-        let Some(result) = done else { return true };
-        let path = loading.job.path.clone();
-        self.loading = None;
-        match result {
-            Ok(trace) => {
-                self.remember_recent(&path);
-                let mut doc = Document::new(trace, path);
-                if let Some(v) = &self.saved_view {
-                    doc.timeline.restore_options(v);
+        let mut running = false;
+        let mut i = 0;
+        while i < self.tabs.len() {
+            let Tab::Loading(loading) = &mut self.tabs[i] else {
+                i += 1;
+                continue;
+            };
+            let mut done = None;
+            while let Ok(msg) = loading.job.messages.try_recv() {
+                match msg {
+                    LoadMessage::Progress(p) => loading.progress = p,
+                    LoadMessage::Done(result) => done = Some(*result),
                 }
-                self.doc = Some(doc);
             }
-            Err(e) => self.error = Some(e.to_string()),
+            let Some(result) = done else {
+                running = true;
+                i += 1;
+                continue;
+            };
+            let path = loading.job.path.clone();
+            match result {
+                Ok(trace) => {
+                    self.remember_recent(&path);
+                    let mut doc = Document::new(trace, path);
+                    if let Some(v) = &self.saved_view {
+                        doc.timeline.restore_options(v);
+                    }
+                    self.tabs[i] = Tab::Ready(Box::new(doc));
+                    i += 1;
+                }
+                Err(e) => {
+                    self.error = Some(e.to_string());
+                    self.close_tab(i);
+                }
+            }
         }
-        false
+        running
     }
 
     /// Blocks until the running load finishes (tests).
@@ -263,13 +364,12 @@ impl SightlineApp {
     pub fn ui(&mut self, ui: &mut Ui) {
         let busy = self.poll_loading();
         self.poll_dialog();
-        if let Some(doc) = &mut self.doc
+        if let Some(doc) = self.doc_mut()
             && doc.stats.poll()
         {
             ui.ctx().request_repaint();
         }
-        if busy || self.dialog.is_some() || self.doc.as_ref().is_some_and(|d| d.stats.is_pending())
-        {
+        if busy || self.dialog.is_some() || self.doc().is_some_and(|d| d.stats.is_pending()) {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
         let dropped: Vec<PathBuf> = ui.ctx().input(|i| {
@@ -279,7 +379,7 @@ impl SightlineApp {
                 .map(|f| f.path().to_path_buf())
                 .collect()
         });
-        if let Some(p) = dropped.into_iter().next() {
+        for p in dropped {
             self.open(p);
         }
 
@@ -287,13 +387,21 @@ impl SightlineApp {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
         }
         egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
-        if self.loading.is_some() || self.error.is_some() {
+        if !self.tabs.is_empty() {
+            egui::Panel::top("tabs").show(ui, |ui| self.tab_bar(ui));
+        }
+        if self.is_loading() || self.error.is_some() {
             egui::Panel::top("status").show(ui, |ui| self.status_bar(ui));
         }
-        let Some(doc) = &mut self.doc else {
+        let loading_shown = matches!(self.tabs.get(self.active), Some(Tab::Loading(_)));
+        let Some(doc) = self.doc_mut() else {
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.centered_and_justified(|ui| {
-                    ui.label("Open an Nsight Systems report exported as SQLite (File > Open, or drop it here).");
+                    if loading_shown {
+                        ui.label("Reading the report…");
+                    } else {
+                        ui.label("Open an Nsight Systems report exported as SQLite (File > Open, or drop it here).");
+                    }
                 });
             });
             return;
@@ -337,6 +445,36 @@ impl SightlineApp {
                 doc.stats.clear();
             }
         });
+    }
+
+    /// One tab per report: click to show it, "x" to close it.
+    fn tab_bar(&mut self, ui: &mut Ui) {
+        let mut show = None;
+        let mut close = None;
+        ui.horizontal_wrapped(|ui| {
+            for (i, tab) in self.tabs.iter().enumerate() {
+                let title = tab.title();
+                let r = ui
+                    .selectable_label(i == self.active, &title)
+                    .on_hover_text(tab.path().display().to_string());
+                if r.clicked() {
+                    show = Some(i);
+                }
+                let x = ui.small_button("x").on_hover_text("close");
+                let name = format!("Close {title}");
+                x.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &name));
+                if x.clicked() {
+                    close = Some(i);
+                }
+                ui.separator();
+            }
+        });
+        if let Some(i) = show {
+            self.switch_to(i);
+        }
+        if let Some(i) = close {
+            self.close_tab(i);
+        }
     }
 
     fn menu_bar(&mut self, ui: &mut Ui) {
@@ -383,7 +521,7 @@ impl SightlineApp {
                         ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
                     }
                 });
-            let Some(doc) = &mut self.doc else { return };
+            let Some(doc) = self.doc_mut() else { return };
             ui.menu_button("View", |ui| {
                 if ui.button("Fit all (Home)").clicked() {
                     doc.timeline.fit_all();
@@ -488,8 +626,9 @@ impl SightlineApp {
     }
 
     fn status_bar(&mut self, ui: &mut Ui) {
-        let mut cancel = false;
-        if let Some(l) = &self.loading {
+        let mut cancel = None;
+        for (i, tab) in self.tabs.iter().enumerate() {
+            let Tab::Loading(l) = tab else { continue };
             ui.horizontal(|ui| {
                 ui.label(format!("Loading {}:", l.job.path.display()));
                 ui.add(
@@ -501,11 +640,13 @@ impl SightlineApp {
                         ))
                         .desired_width(400.0),
                 );
-                cancel = ui.button("Cancel").clicked();
+                if ui.button("Cancel").clicked() {
+                    cancel = Some(i);
+                }
             });
         }
-        if cancel && let Some(l) = self.loading.take() {
-            l.job.cancel();
+        if let Some(i) = cancel {
+            self.close_tab(i);
         }
         let mut dismiss = false;
         if let Some(e) = &self.error {
@@ -529,8 +670,7 @@ impl eframe::App for SightlineApp {
         let saved = Saved {
             recent: self.recent.clone(),
             view: self
-                .doc
-                .as_ref()
+                .doc()
                 .map(|d| d.timeline.view.clone())
                 .or_else(|| self.saved_view.clone()),
         };
@@ -553,17 +693,19 @@ pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
         options,
         Box::new(move |cc| {
             let mut app = SightlineApp::restore(cc.storage);
-            let mut files = files.into_iter();
-            match files.next().or_else(bundled_report) {
-                Some(first) => app.open(first),
-                None => {
-                    app.error = Some("no report given and the bundled example was not found".into())
-                }
+            let files = if files.is_empty() {
+                bundled_report().into_iter().collect()
+            } else {
+                files
+            };
+            if files.is_empty() {
+                app.error = Some("no report given and the bundled example was not found".into());
             }
-            // Further files go to the recent list, one click away.
+            // Each file in its own tab, read side by side; the first is shown.
             for f in files {
-                app.remember_recent(&f);
+                app.open(f);
             }
+            app.active = 0;
             Ok(Box::new(app))
         }),
     )
