@@ -22,7 +22,9 @@ pub fn ui(
             for (k, v) in selected.fields(trace) {
                 ui.strong(k);
                 // Times and numbers stay on one line; names may wrap.
-                let label = egui::Label::new(v.as_str());
+                // Clipped for layout; the Copy menu below copies it whole.
+                let label =
+                    egui::Label::new(super::format::clip(&v, super::format::MAX_LABEL_CHARS));
                 let label = if v.contains(" ns") || v.len() < 32 {
                     label.extend()
                 } else {
@@ -46,7 +48,11 @@ pub fn ui(
         };
         ui.strong(title);
         for &r in related.iter().take(50) {
-            let text = format!("{}: {}", r.table.label(), r.short_name(trace));
+            let text = format!(
+                "{}: {}",
+                r.table.label(),
+                super::format::clip(r.short_name(trace), super::format::MAX_LABEL_CHARS)
+            );
             if ui.link(text).clicked() {
                 jump = Some(r);
             }

@@ -99,6 +99,22 @@ pub fn display_name(name: &str) -> &str {
     crate::model::nsys::strip_version_suffix(name)
 }
 
+/// Longest text (in chars) a label shows; names can be megabytes long (a
+/// 5 MB kernel name took seconds per frame to lay out). Copy keeps the full text.
+pub const MAX_LABEL_CHARS: usize = 2000;
+
+/// `s` cut to `max` chars with an ellipsis; borrowed (no copy) when it fits.
+pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    // Bytes >= chars, so a short byte length needs no char walk.
+    if s.len() <= max {
+        return s.into();
+    }
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]).into(),
+        None => s.into(),
+    }
+}
+
 /// A metric value: integers grouped, fractions with up to 2 decimals.
 pub fn metric_value(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 9e15 {

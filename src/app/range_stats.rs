@@ -277,10 +277,12 @@ impl RangeStats {
                                 let is_active = active.as_ref().is_some_and(|a| {
                                     a.report == report && a.name == text
                                 });
+                                // Shown clipped; the click carries the full name.
+                                let shown = super::format::clip(&text, super::format::MAX_LABEL_CHARS);
                                 let rt = if is_active {
-                                    RichText::new(&text).color(Color32::from_rgb(255, 200, 0)).strong()
+                                    RichText::new(shown.as_ref()).color(Color32::from_rgb(255, 200, 0)).strong()
                                 } else {
-                                    RichText::new(&text)
+                                    RichText::new(shown.as_ref())
                                 };
                                 if ui
                                     .link(rt)
@@ -297,7 +299,8 @@ impl RangeStats {
                             } else if cell.as_f64().is_some() {
                                 ui.with_layout(right, |ui| ui.monospace(text));
                             } else {
-                                ui.monospace(text);
+                                // Text columns such as "Kernel Name" can hold megabyte names.
+                                ui.monospace(super::format::clip(&text, super::format::MAX_LABEL_CHARS));
                             }
                         }
                         ui.end_row();

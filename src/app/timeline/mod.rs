@@ -386,7 +386,9 @@ impl Timeline {
                     _ => row.label.clone(),
                 };
                 let rect = label_rect.with_min_x(label_rect.left() + indent + 2.0);
-                let button = egui::Button::new(egui::RichText::new(&text).size(12.0))
+                // Clipped: thread/process names come from the report, any length.
+                let shown = format::clip(&text, 300);
+                let button = egui::Button::new(egui::RichText::new(shown.as_ref()).size(12.0))
                     .frame(false)
                     .truncate();
                 let slot = Rect::from_min_size(rect.min, vec2(rect.width(), h.min(20.0)));
@@ -396,7 +398,7 @@ impl Timeline {
                 let long = text.chars().count() > 28;
                 let mut lr = ui.scope_builder(builder, |ui| ui.add(button)).inner;
                 if long {
-                    lr = lr.on_hover_text(&row.label);
+                    lr = lr.on_hover_text(format::clip(&row.label, format::MAX_LABEL_CHARS));
                 }
                 if lr.clicked() && row.is_header() {
                     toggles.push(row.key.clone());
@@ -464,7 +466,7 @@ impl Timeline {
                     [pos2(x, row_rect.top()), pos2(x, row_rect.bottom())],
                     Stroke::new(1.0, visuals.strong_text_color()),
                 );
-                let name = trace.name(series.name).to_string();
+                let name = format::clip(trace.name(series.name), 200).into_owned();
                 let value = format::metric_value(v as f64 * m.scale);
                 let unit = if m.unit == "Avg" {
                     String::new()
@@ -487,7 +489,8 @@ impl Timeline {
                 egui::Grid::new("tip").num_columns(2).show(ui, |ui| {
                     for (k, v) in ev.fields(trace) {
                         ui.label(k);
-                        ui.label(v);
+                        // Clipped: a megabyte name would be laid out every frame.
+                        ui.label(format::clip(&v, 200));
                         ui.end_row();
                     }
                 });

@@ -71,7 +71,9 @@ pub fn lane(
 ) -> usize {
     let spans = table.spans(trace);
     let (from, to) = map.visible();
-    let (from_ns, to_ns) = (from.floor() as Ns, to.ceil() as Ns + 1);
+    // `as` saturates at i64::MAX when the view reaches past an extreme
+    // timestamp; `+ 1` must not overflow there.
+    let (from_ns, to_ns) = (from.floor() as Ns, (to.ceil() as Ns).saturating_add(1));
     let win = spans.window(&track.events, from_ns, to_ns, track.max_duration);
     let (lo, hi) = (win.start as usize, win.end as usize);
     let starts = &spans.start;
@@ -106,7 +108,8 @@ pub fn lane(
             // Proportional 11pt averages ~6.2 points a character.
             let fit = ((w - 6.0) / 6.2) as usize;
             if fit >= 2 && !name.is_empty() {
-                let text: String = if name.chars().count() > fit {
+                // `nth`, not `count`: stops after `fit` chars of a huge name.
+                let text: String = if name.chars().nth(fit).is_some() {
                     let mut t: String = name.chars().take(fit.saturating_sub(1)).collect();
                     t.push('…');
                     t
@@ -252,7 +255,8 @@ pub fn hit(
     let win = spans.window(
         &track.events,
         (t - tol).floor() as Ns,
-        (t + tol).ceil() as Ns + 1,
+        // Saturating: a view near i64::MAX (extreme timestamps) must not overflow.
+        ((t + tol).ceil() as Ns).saturating_add(1),
         track.max_duration,
     );
     let mut best: Option<(f64, usize)> = None;
