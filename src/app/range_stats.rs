@@ -9,7 +9,7 @@ use crossbeam_channel::Receiver;
 use eframe::egui::{self, Color32, RichText, Ui};
 
 use super::format;
-use crate::analysis::stats::{self, Report, Table, TimeRange};
+use crate::analysis::stats::{self, Cell, Report, Table, TimeRange};
 use crate::model::Trace;
 
 /// The summaries the panel shows, in tab order.
@@ -223,7 +223,8 @@ impl RangeStats {
                 let (x, y) = (&table.rows[a].get(c), &table.rows[b].get(c));
                 let ord = match (x.and_then(|v| v.as_f64()), y.and_then(|v| v.as_f64())) {
                     (Some(p), Some(q)) => p.total_cmp(&q),
-                    _ => x.map(|v| v.to_string()).cmp(&y.map(|v| v.to_string())),
+                    // By reference: sorting runs every frame, and a name can be megabytes.
+                    _ => text_of(x).cmp(text_of(y)),
                 };
                 if desc { ord.reverse() } else { ord }
             });
@@ -314,5 +315,13 @@ impl RangeStats {
             self.active = Some(c.clone());
         }
         clicked
+    }
+}
+
+/// The text of a text cell ("" for any other), for sorting without copies.
+fn text_of<'a>(cell: &Option<&'a Cell>) -> &'a str {
+    match cell {
+        Some(Cell::Text(t)) => t,
+        _ => "",
     }
 }
