@@ -75,8 +75,9 @@ pub(crate) fn to_csv(table: &Table) -> String {
     out
 }
 
-/// Inserts thousands separators into the integer part of a plain number.
-fn with_separators(text: &str) -> String {
+/// Inserts thousands separators into the integer part of a plain number
+/// (`-1234567.5` → `-1,234,567.5`).
+pub fn with_separators(text: &str) -> String {
     let (sign, rest) = match text.strip_prefix('-') {
         Some(rest) => ("-", rest),
         None => ("", text),

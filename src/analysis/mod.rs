@@ -5,4 +5,5 @@ mod group;
 mod reports;
 pub mod stats;
 
+pub use format::with_separators;
 pub use stats::{Cell, Report, Table, TimeRange, compute};

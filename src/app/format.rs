@@ -20,18 +20,7 @@ pub fn duration(ns: Ns) -> String {
 
 /// An integer with `,` between thousands: `523124266` → `523,124,266`.
 pub fn grouped(v: i64) -> String {
-    let digits = v.unsigned_abs().to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
-    if v < 0 {
-        out.push('-');
-    }
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::analysis::with_separators(&v.to_string())
 }
 
 /// An exact nanosecond value with a readable form beside it:

@@ -212,13 +212,17 @@ impl Timeline {
         out
     }
 
-    fn hit(&self, trace: &Trace, pos: Pos2) -> Option<EventRef> {
-        let map = Mapping::new(self.canvas, &self.view);
-        let (r, rect) = self
-            .layout
+    /// The row under `pos` in the last frame's layout, with its rect.
+    fn row_at(&self, pos: Pos2) -> Option<(usize, Rect)> {
+        self.layout
             .iter()
             .copied()
-            .find(|(_, rect)| rect.contains(pos))?;
+            .find(|(_, rect)| rect.contains(pos))
+    }
+
+    fn hit(&self, trace: &Trace, pos: Pos2) -> Option<EventRef> {
+        let map = Mapping::new(self.canvas, &self.view);
+        let (r, rect) = self.row_at(pos)?;
         match &self.rows[r].kind {
             RowKind::Lane { table, track, .. } => paint::hit(trace, *table, track, rect, &map, pos),
             _ => None,
@@ -227,11 +231,7 @@ impl Timeline {
 
     /// The metric row under `pos` in the last frame, with its rect.
     fn metric_at(&self, pos: Pos2) -> Option<(rows::MetricRow, Rect)> {
-        let (r, rect) = self
-            .layout
-            .iter()
-            .copied()
-            .find(|(_, rect)| rect.contains(pos))?;
+        let (r, rect) = self.row_at(pos)?;
         match &self.rows[r].kind {
             RowKind::Metric(m) => Some((m.clone(), rect)),
             _ => None,
