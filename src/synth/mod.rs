@@ -14,19 +14,15 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
 use crate::model::nsys::event_class::{
     CUDA_RUNTIME as CLASS_CUDA_RUNTIME, GRAPH_NODE as CLASS_GRAPH_NODE,
 };
-use crate::model::nsys::event_type::{
-    NVTX_CATEGORY, NVTX_DOMAIN_CREATE, NVTX_MARK, NVTX_PUSHPOP, NVTX_STARTEND,
-};
+use crate::model::nsys::event_type::{NVTX_MARK, NVTX_PUSHPOP, NVTX_STARTEND};
 use crate::model::{Ns, NvtxKind, Payload, StrId, Trace};
 
-/// nsys 2025.3's definitions of the tables we write, and the rows of the enum
-/// tables, taken verbatim from a real export.
-const SCHEMA: &str = include_str!("nsys_2025_3.sql");
+pub mod rows;
 
 /// Idle time between the end of one copy and the start of the next, so that
 /// copies read as separate iterations on the timeline.
@@ -287,7 +283,7 @@ impl<'t> ReportWriter<'t> {
     }
 
     fn write_all(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
-        conn.execute_batch(SCHEMA)?;
+        rows::create_schema(conn)?;
         self.write_metadata(conn)?;
         self.write_strings(conn)?;
         self.write_processes_threads(conn)?;
@@ -318,72 +314,39 @@ impl<'t> ReportWriter<'t> {
     }
 
     fn write_metadata(&self, conn: &Connection) -> rusqlite::Result<()> {
-        let mut stmt =
-            conn.prepare("INSERT INTO META_DATA_EXPORT (name, value) VALUES (?1, ?2)")?;
         let source = &self.trace.info.path;
-        let rows = [
-            ("EXPORT_PRODUCT_NAME", "Sightline".to_string()),
-            (
-                "EXPORT_PRODUCT_VERSION",
-                self.trace
-                    .info
-                    .nsys_version
-                    .clone()
-                    .unwrap_or_else(|| "2025.3".into()),
-            ),
-            ("EXPORT_SCHEMA_VERSION", "3.20.3".into()),
-            ("EXPORT_SCHEMA_VERSION_MAJOR", "3".into()),
-            ("EXPORT_SCHEMA_VERSION_MINOR", "20".into()),
-            ("EXPORT_SCHEMA_VERSION_MICRO", "3".into()),
-            (
-                "SIGHTLINE_WRITER",
-                format!(
-                    "sightline {}: {} cop{} of {source}",
-                    env!("CARGO_PKG_VERSION"),
-                    self.copies,
-                    if self.copies == 1 { "y" } else { "ies" }
-                ),
-            ),
-        ];
-        for (name, value) in rows {
-            stmt.execute(params![name, value])?;
-        }
-        Ok(())
+        let version = self.trace.info.nsys_version.as_deref().unwrap_or("2025.3");
+        let origin = format!(
+            "sightline {}: {} cop{} of {source}",
+            env!("CARGO_PKG_VERSION"),
+            self.copies,
+            if self.copies == 1 { "y" } else { "ies" }
+        );
+        rows::metadata(conn, version, &origin)
     }
 
     fn write_strings(&self, conn: &Connection) -> rusqlite::Result<()> {
-        let mut stmt = conn.prepare("INSERT INTO StringIds (id, value) VALUES (?1, ?2)")?;
         for (id, value) in self.trace.strings.iter() {
-            stmt.execute(params![id.0, value])?;
+            rows::string(conn, id.0 as i64, value)?;
         }
         let base = self.trace.strings.len();
         for (i, value) in self.extra_strings.iter().enumerate() {
-            stmt.execute(params![(base + i) as i64, value])?;
+            rows::string(conn, (base + i) as i64, value)?;
         }
         Ok(())
     }
 
     fn write_processes_threads(&self, conn: &Connection) -> rusqlite::Result<()> {
-        let mut stmt =
-            conn.prepare("INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?1, ?2, ?3)")?;
         for p in &self.trace.processes {
-            stmt.execute(params![self.global_pid(p.pid), p.pid, p.name])?;
+            rows::process(conn, self.global_pid(p.pid), p.pid, &p.name)?;
         }
-        let mut stmt = conn.prepare(
-            "INSERT INTO ThreadNames (nameId, priority, globalTid) VALUES (?1, NULL, ?2)",
-        )?;
         for t in self.trace.threads.iter().filter(|t| !t.name.is_empty()) {
-            stmt.execute(params![self.known_string_id(&t.name), t.global_tid])?;
+            rows::thread_name(conn, t.global_tid, self.known_string_id(&t.name))?;
         }
         Ok(())
     }
 
     fn write_devices_streams(&self, conn: &Connection) -> rusqlite::Result<()> {
-        let mut stmt = conn.prepare(
-            "INSERT INTO TARGET_INFO_GPU (vmId, id, name, busLocation, l2CacheSize, totalMemory,
-                memoryBandwidth, clockRate, smCount, computeMajor, computeMinor)
-             VALUES (0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?;
         for g in &self.trace.gpus {
             // The loader invents a bare row for devices that ran work but had
             // no TARGET_INFO_GPU row; writing it back would invent facts.
@@ -392,26 +355,23 @@ impl<'t> ReportWriter<'t> {
             if placeholder {
                 continue;
             }
-            stmt.execute(params![
-                g.device_id,
-                g.name,
-                g.bus_location,
-                g.l2_cache_bytes as i64,
-                g.memory_bytes as i64,
-                g.memory_bandwidth as i64,
-                g.clock_rate_khz as i64 * 1000,
-                g.sm_count,
-                g.compute_capability.0,
-                g.compute_capability.1,
-            ])?;
+            rows::gpu(
+                conn,
+                &rows::GpuRow {
+                    device_id: g.device_id,
+                    name: &g.name,
+                    bus_location: &g.bus_location,
+                    l2_cache_bytes: g.l2_cache_bytes,
+                    memory_bytes: g.memory_bytes,
+                    memory_bandwidth: g.memory_bandwidth,
+                    clock_rate_hz: g.clock_rate_khz * 1000,
+                    sm_count: g.sm_count,
+                    compute_capability: g.compute_capability,
+                },
+            )?;
         }
-        let mut stmt = conn.prepare(
-            "INSERT INTO TARGET_INFO_CUDA_STREAM (streamId, hwId, vmId, processId, contextId, priority, flag)
-             VALUES (?1, 0, 0, ?2, ?3, ?4, 0)",
-        )?;
         for s in &self.trace.streams {
-            // nsys stores the priority as an unsigned 32-bit value.
-            stmt.execute(params![s.stream_id, s.pid, s.context_id, s.priority as u32])?;
+            rows::stream(conn, s.stream_id, s.pid, s.context_id, s.priority)?;
         }
         Ok(())
     }
@@ -439,15 +399,11 @@ impl<'t> ReportWriter<'t> {
             ("ENUM_CUDA_MEMCPY_OPER", copy_labels),
             ("ENUM_CUPTI_SYNC_TYPE", sync_labels),
         ] {
-            let mut stmt = conn.prepare(&format!(
-                "INSERT INTO {table} (id, name, label) VALUES (?1, NULL, ?2)
-                 ON CONFLICT(id) DO UPDATE SET label = excluded.label"
-            ))?;
             for (id, label) in labels {
                 // The loader's own fallback for a value no enum row names:
                 // leaving the row out reproduces it.
                 if !label.starts_with("Unknown (") && !label.starts_with("Unknown sync (") {
-                    stmt.execute(params![id, label])?;
+                    rows::enum_label(conn, table, id, label)?;
                 }
             }
         }
@@ -456,23 +412,22 @@ impl<'t> ReportWriter<'t> {
 
     fn write_cuda_api(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
         let api = &self.trace.cuda_api;
-        let mut stmt = conn.prepare(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId,
-                nameId, returnValue, callchainId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL)",
-        )?;
         for (dt, dc) in self.shifts() {
             for thread in &self.trace.threads {
                 for i in thread.cuda_api.events.clone() {
                     let i = i as usize;
-                    stmt.execute(params![
-                        api.spans.start[i] + dt,
-                        api.spans.end[i] + dt,
-                        CLASS_CUDA_RUNTIME,
-                        thread.global_tid,
-                        api.correlation[i] as i64 + dc,
-                        api.spans.name[i].0,
-                        api.return_value[i],
-                    ])?;
+                    rows::api(
+                        conn,
+                        &rows::ApiRow {
+                            start: api.spans.start[i] + dt,
+                            end: api.spans.end[i] + dt,
+                            event_class: CLASS_CUDA_RUNTIME,
+                            global_tid: thread.global_tid,
+                            correlation: api.correlation[i] as i64 + dc,
+                            name_id: api.spans.name[i].0 as i64,
+                            return_value: api.return_value[i],
+                        },
+                    )?;
                     tick.row()?;
                 }
             }
@@ -482,24 +437,21 @@ impl<'t> ReportWriter<'t> {
 
     fn write_osrt(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
         let os = &self.trace.osrt;
-        // callchainId is NOT NULL in nsys's schema; 0 is what nsys writes for
-        // calls whose backtrace was not kept.
-        let mut stmt = conn.prepare(
-            "INSERT INTO OSRT_API (start, end, eventClass, globalTid, nameId, returnValue,
-                nestingLevel, callchainId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, 0)",
-        )?;
         for (dt, _) in self.shifts() {
             for thread in &self.trace.threads {
                 for i in thread.osrt.events.clone() {
                     let i = i as usize;
-                    stmt.execute(params![
-                        os.spans.start[i] + dt,
-                        os.spans.end[i] + dt,
-                        os.event_class[i],
-                        thread.global_tid,
-                        os.spans.name[i].0,
-                        os.return_value[i],
-                    ])?;
+                    rows::osrt(
+                        conn,
+                        &rows::OsRow {
+                            start: os.spans.start[i] + dt,
+                            end: os.spans.end[i] + dt,
+                            event_class: os.event_class[i],
+                            global_tid: thread.global_tid,
+                            name_id: os.spans.name[i].0 as i64,
+                            return_value: os.return_value[i],
+                        },
+                    )?;
                     tick.row()?;
                 }
             }
@@ -512,10 +464,6 @@ impl<'t> ReportWriter<'t> {
         let nvtx = &t.nvtx;
         // Domain ids are per process; 0 is the default (unnamed) domain.
         let mut domains: HashMap<(u32, &str), i64> = HashMap::new();
-        let mut domain_stmt = conn.prepare(
-            "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId)
-             VALUES (?1, NULL, ?2, ?3, ?4, ?5)",
-        )?;
         for thread in &t.threads {
             for track in thread.nvtx.iter().filter(|n| !n.domain.is_empty()) {
                 let next = 1 + domains.keys().filter(|(pid, _)| *pid == thread.pid).count() as i64;
@@ -523,21 +471,17 @@ impl<'t> ReportWriter<'t> {
                     domains.entry((thread.pid, track.domain.as_str()))
                 {
                     e.insert(next);
-                    domain_stmt.execute(params![
+                    rows::nvtx_domain(
+                        conn,
                         t.info.time_range.0,
-                        NVTX_DOMAIN_CREATE,
-                        track.domain,
                         thread.global_tid,
-                        next
-                    ])?;
+                        next,
+                        &track.domain,
+                    )?;
                 }
             }
         }
         // Category names, in each process that has the category's domain.
-        let mut category_stmt = conn.prepare(
-            "INSERT INTO NVTX_EVENTS (start, end, eventType, category, text, globalTid, domainId)
-             VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6)",
-        )?;
         for ((domain_name, category), name) in &t.nvtx.category_names {
             for process in &t.processes {
                 let Some(thread) = process
@@ -553,22 +497,17 @@ impl<'t> ReportWriter<'t> {
                     domains.get(&(process.pid, domain_name.as_str())).copied()
                 };
                 if let Some(domain) = domain {
-                    category_stmt.execute(params![
+                    rows::nvtx_category(
+                        conn,
                         t.info.time_range.0,
-                        NVTX_CATEGORY,
-                        category,
-                        name,
                         thread.global_tid,
-                        domain
-                    ])?;
+                        domain,
+                        *category,
+                        name,
+                    )?;
                 }
             }
         }
-        let mut stmt = conn.prepare(
-            "INSERT INTO NVTX_EVENTS (start, end, eventType, category, color, globalTid, endGlobalTid,
-                textId, domainId, int64Value, uint64Value, doubleValue, jsonText)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        )?;
         for (dt, _) in self.shifts() {
             for thread in &t.threads {
                 for track in &thread.nvtx {
@@ -593,36 +532,34 @@ impl<'t> ReportWriter<'t> {
                         // With several copies that stretch would reach into the
                         // last copy, so each copy gets the end the range had.
                         let end = end.filter(|_| self.copies > 1 || !nvtx.unended[idx]);
-                        let end_tid = nvtx
+                        let end_global_tid = nvtx
                             .end_thread
                             .get(&i)
                             .and_then(|&th| t.threads.get(th as usize))
                             .map(|th| th.global_tid);
-                        let (mut int, mut uint, mut float, mut json) = (None, None, None, None);
+                        let mut payload = rows::PayloadCells::default();
                         match nvtx.payload.get(&i) {
-                            Some(Payload::Int(v)) => int = Some(*v),
-                            Some(Payload::Uint(v)) => uint = Some(*v as i64),
-                            Some(Payload::Float(v)) => float = Some(*v),
-                            Some(Payload::Json(v)) => json = Some(v.as_str()),
+                            Some(Payload::Int(v)) => payload.int = Some(*v),
+                            Some(Payload::Uint(v)) => payload.uint = Some(*v as i64),
+                            Some(Payload::Float(v)) => payload.float = Some(*v),
+                            Some(Payload::Json(v)) => payload.json = Some(v.as_str()),
                             None => {}
                         }
-                        let color = nvtx.color[idx];
-                        let category = nvtx.category[idx];
-                        stmt.execute(params![
-                            nvtx.spans.start[idx] + dt,
-                            end,
-                            event_type,
-                            (category != 0).then_some(category),
-                            (color != 0).then_some(color),
-                            thread.global_tid,
-                            end_tid,
-                            nvtx.spans.name[idx].0,
-                            domain,
-                            int,
-                            uint,
-                            float,
-                            json,
-                        ])?;
+                        rows::nvtx(
+                            conn,
+                            &rows::NvtxRow {
+                                start: nvtx.spans.start[idx] + dt,
+                                end,
+                                event_type,
+                                category: nvtx.category[idx],
+                                color: nvtx.color[idx],
+                                global_tid: thread.global_tid,
+                                end_global_tid,
+                                text_id: nvtx.spans.name[idx].0 as i64,
+                                domain_id: domain,
+                                payload,
+                            },
+                        )?;
                         tick.row()?;
                     }
                 }
@@ -631,21 +568,32 @@ impl<'t> ReportWriter<'t> {
         Ok(())
     }
 
+    /// The columns every GPU operation row shares, for event `i` of `spans`
+    /// on stream `s`, shifted into copy (`dt`, `dc`).
+    fn op_key(
+        &self,
+        s: &crate::model::Stream,
+        spans: &crate::model::SpanColumns,
+        correlation: &[u32],
+        i: usize,
+        (dt, dc): (Ns, i64),
+    ) -> rows::GpuOpKey {
+        rows::GpuOpKey {
+            start: spans.start[i] + dt,
+            end: spans.end[i] + dt,
+            device_id: s.device_id,
+            context_id: s.context_id,
+            stream_id: s.stream_id,
+            correlation: correlation[i] as i64 + dc,
+            global_pid: self.global_pid(s.pid),
+        }
+    }
+
     fn write_kernels(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
         let k = &self.trace.kernels;
-        let mut stmt = conn.prepare(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId,
-                correlationId, globalPid, demangledName, shortName, mangledName, launchType,
-                cacheConfig, registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ,
-                staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal,
-                gridId, sharedMemoryExecuted, graphNodeId, sharedMemoryLimitConfig)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
-        )?;
         let default_config = Default::default();
-        for (dt, dc) in self.shifts() {
+        for shift in self.shifts() {
             for s in &self.trace.streams {
-                let gpid = self.global_pid(s.pid);
                 for i in s.kernels.events.clone() {
                     let i = i as usize;
                     let c = k
@@ -654,35 +602,28 @@ impl<'t> ReportWriter<'t> {
                         .unwrap_or(&default_config);
                     let mangled = k.mangled_name[i];
                     let node = k.graph_node_id[i];
-                    stmt.execute(params![
-                        k.spans.start[i] + dt,
-                        k.spans.end[i] + dt,
-                        s.device_id,
-                        s.context_id,
-                        s.stream_id,
-                        k.correlation[i] as i64 + dc,
-                        gpid,
-                        k.spans.name[i].0,
-                        k.short_name[i].0,
-                        (mangled != StrId(0)).then_some(mangled.0),
-                        c.launch_type,
-                        c.cache_config,
-                        c.registers_per_thread,
-                        c.grid[0],
-                        c.grid[1],
-                        c.grid[2],
-                        c.block[0],
-                        c.block[1],
-                        c.block[2],
-                        c.static_shared_memory,
-                        c.dynamic_shared_memory,
-                        c.local_memory_per_thread,
-                        c.local_memory_total as i64,
-                        k.grid_id[i] as i64,
-                        c.shared_memory_executed,
-                        (node != 0).then_some(node as i64),
-                        c.shared_memory_limit_config,
-                    ])?;
+                    rows::kernel(
+                        conn,
+                        &rows::KernelRow {
+                            op: self.op_key(s, &k.spans, &k.correlation, i, shift),
+                            demangled_name: k.spans.name[i].0 as i64,
+                            short_name: k.short_name[i].0 as i64,
+                            mangled_name: (mangled != StrId(0)).then_some(mangled.0 as i64),
+                            launch_type: c.launch_type,
+                            cache_config: c.cache_config,
+                            registers_per_thread: c.registers_per_thread,
+                            grid: c.grid,
+                            block: c.block,
+                            static_shared_memory: c.static_shared_memory,
+                            dynamic_shared_memory: c.dynamic_shared_memory,
+                            local_memory_per_thread: c.local_memory_per_thread,
+                            local_memory_total: c.local_memory_total,
+                            grid_id: k.grid_id[i],
+                            shared_memory_executed: c.shared_memory_executed,
+                            graph_node_id: (node != 0).then_some(node),
+                            shared_memory_limit_config: c.shared_memory_limit_config,
+                        },
+                    )?;
                     tick.row()?;
                 }
             }
@@ -692,31 +633,22 @@ impl<'t> ReportWriter<'t> {
 
     fn write_memcpys(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
         let m = &self.trace.memcpys;
-        let mut stmt = conn.prepare(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId,
-                correlationId, globalPid, bytes, copyKind, srcKind, dstKind)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )?;
         // 255 is the model's "the report did not say".
         let mem_kind = |k: u8| (k != 255).then_some(k);
-        for (dt, dc) in self.shifts() {
+        for shift in self.shifts() {
             for s in &self.trace.streams {
-                let gpid = self.global_pid(s.pid);
                 for i in s.memcpys.events.clone() {
                     let i = i as usize;
-                    stmt.execute(params![
-                        m.spans.start[i] + dt,
-                        m.spans.end[i] + dt,
-                        s.device_id,
-                        s.context_id,
-                        s.stream_id,
-                        m.correlation[i] as i64 + dc,
-                        gpid,
-                        m.bytes[i] as i64,
-                        m.copy_kind[i],
-                        mem_kind(m.src_kind[i]),
-                        mem_kind(m.dst_kind[i]),
-                    ])?;
+                    rows::memcpy(
+                        conn,
+                        &rows::MemcpyRow {
+                            op: self.op_key(s, &m.spans, &m.correlation, i, shift),
+                            bytes: m.bytes[i],
+                            copy_kind: m.copy_kind[i],
+                            src_kind: mem_kind(m.src_kind[i]),
+                            dst_kind: mem_kind(m.dst_kind[i]),
+                        },
+                    )?;
                     tick.row()?;
                 }
             }
@@ -726,29 +658,20 @@ impl<'t> ReportWriter<'t> {
 
     fn write_memsets(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
         let m = &self.trace.memsets;
-        let mut stmt = conn.prepare(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId,
-                correlationId, globalPid, value, bytes, memKind)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?;
-        for (dt, dc) in self.shifts() {
+        for shift in self.shifts() {
             for s in &self.trace.streams {
-                let gpid = self.global_pid(s.pid);
                 for i in s.memsets.events.clone() {
                     let i = i as usize;
                     let kind = m.mem_kind[i];
-                    stmt.execute(params![
-                        m.spans.start[i] + dt,
-                        m.spans.end[i] + dt,
-                        s.device_id,
-                        s.context_id,
-                        s.stream_id,
-                        m.correlation[i] as i64 + dc,
-                        gpid,
-                        m.value[i],
-                        m.bytes[i] as i64,
-                        (kind != 255).then_some(kind),
-                    ])?;
+                    rows::memset(
+                        conn,
+                        &rows::MemsetRow {
+                            op: self.op_key(s, &m.spans, &m.correlation, i, shift),
+                            value: m.value[i],
+                            bytes: m.bytes[i],
+                            mem_kind: (kind != 255).then_some(kind),
+                        },
+                    )?;
                     tick.row()?;
                 }
             }
@@ -758,27 +681,18 @@ impl<'t> ReportWriter<'t> {
 
     fn write_syncs(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
         let y = &self.trace.syncs;
-        let mut stmt = conn.prepare(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId,
-                streamId, correlationId, globalPid, syncType, eventId)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )?;
-        for (dt, dc) in self.shifts() {
+        for shift in self.shifts() {
             for s in &self.trace.streams {
-                let gpid = self.global_pid(s.pid);
                 for i in s.syncs.events.clone() {
                     let i = i as usize;
-                    stmt.execute(params![
-                        y.spans.start[i] + dt,
-                        y.spans.end[i] + dt,
-                        s.device_id,
-                        s.context_id,
-                        s.stream_id,
-                        y.correlation[i] as i64 + dc,
-                        gpid,
-                        y.sync_type[i],
-                        y.event_id[i],
-                    ])?;
+                    rows::sync(
+                        conn,
+                        &rows::SyncRow {
+                            op: self.op_key(s, &y.spans, &y.correlation, i, shift),
+                            sync_type: y.sync_type[i],
+                            event_id: y.event_id[i],
+                        },
+                    )?;
                     tick.row()?;
                 }
             }
@@ -787,26 +701,22 @@ impl<'t> ReportWriter<'t> {
     }
 
     fn write_cuda_events(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
-        if self.trace.cuda_events.is_empty() {
-            return Ok(());
-        }
-        let mut stmt = conn.prepare(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT (deviceId, contextId, streamId,
-                correlationId, globalPid, eventId) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
         for (_, dc) in self.shifts() {
             for e in &self.trace.cuda_events {
                 let Some(s) = self.trace.streams.get(e.stream as usize) else {
                     continue;
                 };
-                stmt.execute(params![
-                    s.device_id,
-                    s.context_id,
-                    s.stream_id,
-                    e.correlation as i64 + dc,
-                    self.global_pid(s.pid),
-                    e.event_id,
-                ])?;
+                rows::cuda_event(
+                    conn,
+                    &rows::CudaEventRow {
+                        device_id: s.device_id,
+                        context_id: s.context_id,
+                        stream_id: s.stream_id,
+                        correlation: e.correlation as i64 + dc,
+                        global_pid: self.global_pid(s.pid),
+                        event_id: e.event_id,
+                    },
+                )?;
                 tick.row()?;
             }
         }
@@ -814,13 +724,6 @@ impl<'t> ReportWriter<'t> {
     }
 
     fn write_graph_nodes(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
-        if !self.trace.graph_records.iter().any(|g| g.is_node) {
-            return Ok(());
-        }
-        let mut stmt = conn.prepare(
-            "INSERT INTO CUDA_GRAPH_NODE_EVENTS (start, end, eventClass, globalTid, nameId,
-                graphNodeId, originalGraphNodeId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
         for (dt, _) in self.shifts() {
             for g in self.trace.graph_records.iter().filter(|g| g.is_node) {
                 let tid = self
@@ -828,15 +731,18 @@ impl<'t> ReportWriter<'t> {
                     .threads
                     .get(g.thread as usize)
                     .map_or(0, |t| t.global_tid);
-                stmt.execute(params![
-                    g.start + dt,
-                    g.end + dt,
-                    CLASS_GRAPH_NODE,
-                    tid,
-                    g.name.0,
-                    g.id as i64,
-                    g.original_id.map(|o| o as i64),
-                ])?;
+                rows::graph_node(
+                    conn,
+                    &rows::GraphNodeRow {
+                        start: g.start + dt,
+                        end: g.end + dt,
+                        event_class: CLASS_GRAPH_NODE,
+                        global_tid: tid,
+                        name_id: g.name.0 as i64,
+                        node_id: g.id,
+                        original_node_id: g.original_id,
+                    },
+                )?;
                 tick.row()?;
             }
         }

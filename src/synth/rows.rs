@@ -1,0 +1,505 @@
+//! Rows of the nsys export schema (2025.3, export schema 3.20.3), one function
+//! per table. This is the only place that spells the tables' column lists for
+//! writing: `synth` feeds it a loaded [`Trace`](crate::model::Trace), live
+//! capture feeds it CUPTI records, so both produce the same files, and what the
+//! loader reads back from a capture is what it reads from any other report.
+//!
+//! Statements are cached per connection (`prepare_cached`), so a caller just
+//! calls the function for each row.
+
+use rusqlite::{Connection, params};
+
+use crate::model::Ns;
+use crate::model::nsys::event_type::{NVTX_CATEGORY, NVTX_DOMAIN_CREATE};
+
+/// nsys 2025.3's definitions of the tables we write, and the rows of the enum
+/// tables, taken verbatim from a real export.
+pub const SCHEMA: &str = include_str!("nsys_2025_3.sql");
+
+/// The export schema version [`SCHEMA`] follows.
+pub const SCHEMA_VERSION: (u32, u32, u32) = (3, 20, 3);
+
+/// Creates every table of [`SCHEMA`] in an empty database.
+pub fn create_schema(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(SCHEMA)
+}
+
+/// `META_DATA_EXPORT`: who wrote the file (`EXPORT_PRODUCT_NAME` = Sightline),
+/// the schema version it follows, and a free-form line about its origin.
+pub fn metadata(conn: &Connection, product_version: &str, origin: &str) -> rusqlite::Result<()> {
+    let (major, minor, micro) = SCHEMA_VERSION;
+    let rows = [
+        ("EXPORT_PRODUCT_NAME", "Sightline".to_string()),
+        ("EXPORT_PRODUCT_VERSION", product_version.to_string()),
+        ("EXPORT_SCHEMA_VERSION", format!("{major}.{minor}.{micro}")),
+        ("EXPORT_SCHEMA_VERSION_MAJOR", major.to_string()),
+        ("EXPORT_SCHEMA_VERSION_MINOR", minor.to_string()),
+        ("EXPORT_SCHEMA_VERSION_MICRO", micro.to_string()),
+        ("SIGHTLINE_WRITER", origin.to_string()),
+    ];
+    let mut stmt =
+        conn.prepare_cached("INSERT INTO META_DATA_EXPORT (name, value) VALUES (?1, ?2)")?;
+    for (name, value) in rows {
+        stmt.execute(params![name, value])?;
+    }
+    Ok(())
+}
+
+pub fn string(conn: &Connection, id: i64, value: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT INTO StringIds (id, value) VALUES (?1, ?2)")?
+        .execute(params![id, value])?;
+    Ok(())
+}
+
+pub fn process(conn: &Connection, global_pid: i64, pid: u32, name: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?1, ?2, ?3)")?
+        .execute(params![global_pid, pid, name])?;
+    Ok(())
+}
+
+pub fn thread_name(conn: &Connection, global_tid: i64, name_id: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO ThreadNames (nameId, priority, globalTid) VALUES (?1, NULL, ?2)",
+    )?
+    .execute(params![name_id, global_tid])?;
+    Ok(())
+}
+
+/// A `TARGET_INFO_GPU` row: the device facts the loader and `nsys stats` use.
+#[derive(Debug, Clone, Default)]
+pub struct GpuRow<'a> {
+    pub device_id: u32,
+    pub name: &'a str,
+    pub bus_location: &'a str,
+    pub l2_cache_bytes: u64,
+    pub memory_bytes: u64,
+    pub memory_bandwidth: u64,
+    pub clock_rate_hz: u64,
+    pub sm_count: u32,
+    pub compute_capability: (u32, u32),
+}
+
+pub fn gpu(conn: &Connection, g: &GpuRow) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO TARGET_INFO_GPU (vmId, id, name, busLocation, l2CacheSize, totalMemory,
+            memoryBandwidth, clockRate, smCount, computeMajor, computeMinor)
+         VALUES (0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        g.device_id,
+        g.name,
+        g.bus_location,
+        g.l2_cache_bytes as i64,
+        g.memory_bytes as i64,
+        g.memory_bandwidth as i64,
+        g.clock_rate_hz as i64,
+        g.sm_count,
+        g.compute_capability.0,
+        g.compute_capability.1,
+    ])?;
+    Ok(())
+}
+
+pub fn stream(
+    conn: &Connection,
+    stream_id: u32,
+    pid: u32,
+    context_id: u32,
+    priority: i32,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO TARGET_INFO_CUDA_STREAM (streamId, hwId, vmId, processId, contextId, priority, flag)
+         VALUES (?1, 0, 0, ?2, ?3, ?4, 0)",
+    )?
+    // nsys stores the priority as an unsigned 32-bit value.
+    .execute(params![stream_id, pid, context_id, priority as u32])?;
+    Ok(())
+}
+
+/// Gives an enum value a label (`ENUM_CUDA_MEMCPY_OPER`, `ENUM_CUPTI_SYNC_TYPE`
+/// …), replacing the standard one.
+pub fn enum_label(conn: &Connection, table: &str, id: u8, label: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT INTO {table} (id, name, label) VALUES (?1, NULL, ?2)
+         ON CONFLICT(id) DO UPDATE SET label = excluded.label"
+    ))?
+    .execute(params![id, label])?;
+    Ok(())
+}
+
+/// A CUDA runtime or driver API call (`CUPTI_ACTIVITY_KIND_RUNTIME`).
+#[derive(Debug, Clone, Copy)]
+pub struct ApiRow {
+    pub start: Ns,
+    pub end: Ns,
+    pub event_class: i64,
+    pub global_tid: i64,
+    pub correlation: i64,
+    pub name_id: i64,
+    pub return_value: i32,
+}
+
+pub fn api(conn: &Connection, r: &ApiRow) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId,
+            nameId, returnValue, callchainId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL)",
+    )?
+    .execute(params![
+        r.start,
+        r.end,
+        r.event_class,
+        r.global_tid,
+        r.correlation,
+        r.name_id,
+        r.return_value
+    ])?;
+    Ok(())
+}
+
+/// An OS runtime call (`OSRT_API`).
+#[derive(Debug, Clone, Copy)]
+pub struct OsRow {
+    pub start: Ns,
+    pub end: Ns,
+    pub event_class: u8,
+    pub global_tid: i64,
+    pub name_id: i64,
+    pub return_value: i64,
+}
+
+pub fn osrt(conn: &Connection, r: &OsRow) -> rusqlite::Result<()> {
+    // callchainId is NOT NULL in nsys's schema; 0 is what nsys writes for
+    // calls whose backtrace was not kept.
+    conn.prepare_cached(
+        "INSERT INTO OSRT_API (start, end, eventClass, globalTid, nameId, returnValue,
+            nestingLevel, callchainId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, 0)",
+    )?
+    .execute(params![
+        r.start,
+        r.end,
+        r.event_class,
+        r.global_tid,
+        r.name_id,
+        r.return_value
+    ])?;
+    Ok(())
+}
+
+/// Declares an NVTX domain (its name) in one process; ids are per process and
+/// 0 is the default, unnamed domain.
+pub fn nvtx_domain(
+    conn: &Connection,
+    at: Ns,
+    global_tid: i64,
+    domain_id: i64,
+    name: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId)
+         VALUES (?1, NULL, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![at, NVTX_DOMAIN_CREATE, name, global_tid, domain_id])?;
+    Ok(())
+}
+
+/// Names an NVTX category of a domain.
+pub fn nvtx_category(
+    conn: &Connection,
+    at: Ns,
+    global_tid: i64,
+    domain_id: i64,
+    category: u32,
+    name: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, category, text, globalTid, domainId)
+         VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        at,
+        NVTX_CATEGORY,
+        category,
+        name,
+        global_tid,
+        domain_id
+    ])?;
+    Ok(())
+}
+
+/// An NVTX payload as the schema stores it: one of four columns.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PayloadCells<'a> {
+    pub int: Option<i64>,
+    pub uint: Option<i64>,
+    pub float: Option<f64>,
+    pub json: Option<&'a str>,
+}
+
+/// An NVTX range or mark (`NVTX_EVENTS`). `end` is `None` for marks and for
+/// ranges that never ended.
+#[derive(Debug, Clone, Copy)]
+pub struct NvtxRow<'a> {
+    pub start: Ns,
+    pub end: Option<Ns>,
+    pub event_type: i64,
+    pub category: u32,
+    /// ARGB, 0 for none.
+    pub color: u32,
+    pub global_tid: i64,
+    pub end_global_tid: Option<i64>,
+    pub text_id: i64,
+    pub domain_id: i64,
+    pub payload: PayloadCells<'a>,
+}
+
+pub fn nvtx(conn: &Connection, r: &NvtxRow) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, category, color, globalTid, endGlobalTid,
+            textId, domainId, int64Value, uint64Value, doubleValue, jsonText)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?
+    .execute(params![
+        r.start,
+        r.end,
+        r.event_type,
+        (r.category != 0).then_some(r.category),
+        (r.color != 0).then_some(r.color),
+        r.global_tid,
+        r.end_global_tid,
+        r.text_id,
+        r.domain_id,
+        r.payload.int,
+        r.payload.uint,
+        r.payload.float,
+        r.payload.json,
+    ])?;
+    Ok(())
+}
+
+/// Where a GPU operation ran: the columns every `CUPTI_ACTIVITY_KIND_*` GPU
+/// table shares.
+#[derive(Debug, Clone, Copy)]
+pub struct GpuOpKey {
+    pub start: Ns,
+    pub end: Ns,
+    pub device_id: u32,
+    pub context_id: u32,
+    pub stream_id: u32,
+    pub correlation: i64,
+    pub global_pid: i64,
+}
+
+/// A kernel (`CUPTI_ACTIVITY_KIND_KERNEL`). Names are `StringIds` ids.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelRow {
+    pub op: GpuOpKey,
+    pub demangled_name: i64,
+    pub short_name: i64,
+    pub mangled_name: Option<i64>,
+    pub launch_type: u8,
+    pub cache_config: u8,
+    pub registers_per_thread: u32,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub static_shared_memory: u32,
+    pub dynamic_shared_memory: u32,
+    pub local_memory_per_thread: u32,
+    pub local_memory_total: u64,
+    pub grid_id: u64,
+    pub shared_memory_executed: u32,
+    pub graph_node_id: Option<u64>,
+    pub shared_memory_limit_config: u8,
+}
+
+pub fn kernel(conn: &Connection, r: &KernelRow) -> rusqlite::Result<()> {
+    let o = &r.op;
+    conn.prepare_cached(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId,
+            correlationId, globalPid, demangledName, shortName, mangledName, launchType,
+            cacheConfig, registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ,
+            staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal,
+            gridId, sharedMemoryExecuted, graphNodeId, sharedMemoryLimitConfig)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+            ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+    )?
+    .execute(params![
+        o.start,
+        o.end,
+        o.device_id,
+        o.context_id,
+        o.stream_id,
+        o.correlation,
+        o.global_pid,
+        r.demangled_name,
+        r.short_name,
+        r.mangled_name,
+        r.launch_type,
+        r.cache_config,
+        r.registers_per_thread,
+        r.grid[0],
+        r.grid[1],
+        r.grid[2],
+        r.block[0],
+        r.block[1],
+        r.block[2],
+        r.static_shared_memory,
+        r.dynamic_shared_memory,
+        r.local_memory_per_thread,
+        r.local_memory_total as i64,
+        r.grid_id as i64,
+        r.shared_memory_executed,
+        r.graph_node_id.map(|n| n as i64),
+        r.shared_memory_limit_config,
+    ])?;
+    Ok(())
+}
+
+/// A memory copy (`CUPTI_ACTIVITY_KIND_MEMCPY`). Memory kinds are `None`
+/// when unknown.
+#[derive(Debug, Clone, Copy)]
+pub struct MemcpyRow {
+    pub op: GpuOpKey,
+    pub bytes: u64,
+    pub copy_kind: u8,
+    pub src_kind: Option<u8>,
+    pub dst_kind: Option<u8>,
+}
+
+pub fn memcpy(conn: &Connection, r: &MemcpyRow) -> rusqlite::Result<()> {
+    let o = &r.op;
+    conn.prepare_cached(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId,
+            correlationId, globalPid, bytes, copyKind, srcKind, dstKind)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        o.start,
+        o.end,
+        o.device_id,
+        o.context_id,
+        o.stream_id,
+        o.correlation,
+        o.global_pid,
+        r.bytes as i64,
+        r.copy_kind,
+        r.src_kind,
+        r.dst_kind,
+    ])?;
+    Ok(())
+}
+
+/// A memset (`CUPTI_ACTIVITY_KIND_MEMSET`).
+#[derive(Debug, Clone, Copy)]
+pub struct MemsetRow {
+    pub op: GpuOpKey,
+    pub value: u32,
+    pub bytes: u64,
+    pub mem_kind: Option<u8>,
+}
+
+pub fn memset(conn: &Connection, r: &MemsetRow) -> rusqlite::Result<()> {
+    let o = &r.op;
+    conn.prepare_cached(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId,
+            correlationId, globalPid, value, bytes, memKind)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        o.start,
+        o.end,
+        o.device_id,
+        o.context_id,
+        o.stream_id,
+        o.correlation,
+        o.global_pid,
+        r.value,
+        r.bytes as i64,
+        r.mem_kind,
+    ])?;
+    Ok(())
+}
+
+/// A synchronization (`CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`).
+#[derive(Debug, Clone, Copy)]
+pub struct SyncRow {
+    pub op: GpuOpKey,
+    pub sync_type: u8,
+    pub event_id: u32,
+}
+
+pub fn sync(conn: &Connection, r: &SyncRow) -> rusqlite::Result<()> {
+    let o = &r.op;
+    conn.prepare_cached(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId,
+            streamId, correlationId, globalPid, syncType, eventId)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        o.start,
+        o.end,
+        o.device_id,
+        o.context_id,
+        o.stream_id,
+        o.correlation,
+        o.global_pid,
+        r.sync_type,
+        r.event_id,
+    ])?;
+    Ok(())
+}
+
+/// A CUDA event record (`CUPTI_ACTIVITY_KIND_CUDA_EVENT`): no times of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct CudaEventRow {
+    pub device_id: u32,
+    pub context_id: u32,
+    pub stream_id: u32,
+    pub correlation: i64,
+    pub global_pid: i64,
+    pub event_id: u32,
+}
+
+pub fn cuda_event(conn: &Connection, r: &CudaEventRow) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT (deviceId, contextId, streamId,
+            correlationId, globalPid, eventId) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        r.device_id,
+        r.context_id,
+        r.stream_id,
+        r.correlation,
+        r.global_pid,
+        r.event_id,
+    ])?;
+    Ok(())
+}
+
+/// A CUDA graph node record (`CUDA_GRAPH_NODE_EVENTS`).
+#[derive(Debug, Clone, Copy)]
+pub struct GraphNodeRow {
+    pub start: Ns,
+    pub end: Ns,
+    pub event_class: i64,
+    pub global_tid: i64,
+    pub name_id: i64,
+    pub node_id: u64,
+    pub original_node_id: Option<u64>,
+}
+
+pub fn graph_node(conn: &Connection, r: &GraphNodeRow) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO CUDA_GRAPH_NODE_EVENTS (start, end, eventClass, globalTid, nameId,
+            graphNodeId, originalGraphNodeId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        r.start,
+        r.end,
+        r.event_class,
+        r.global_tid,
+        r.name_id,
+        r.node_id as i64,
+        r.original_node_id.map(|o| o as i64),
+    ])?;
+    Ok(())
+}
