@@ -147,6 +147,19 @@ impl Gpu {
     }
 }
 
+/// Waits for the whole device when dropped. Declared after a benchmark's buffers, it drops
+/// first, so a benchmark that leaves early with work still queued on several streams frees
+/// nothing that a queued copy or kernel still uses (cudarc frees in the order of the stream a
+/// buffer was allocated on, which need not be the stream that uses it).
+pub(super) struct DrainOnDrop<'a>(pub &'a Gpu);
+
+impl Drop for DrainOnDrop<'_> {
+    fn drop(&mut self) {
+        // An error here (a faulted context) was already reported by the call that met it.
+        let _ = self.0.ctx.synchronize();
+    }
+}
+
 /// Allocates `len` elements on `stream`, uninitialised; `what` names the buffer in an
 /// out-of-memory message.
 pub(super) fn alloc<T: DeviceRepr>(

@@ -425,6 +425,9 @@ pub fn run(
 
     // The libraries are there, so cudarc should not panic; if it still does (an assertion in
     // a path we did not foresee), the user gets an error line rather than a crash.
+    // A start/end range spans the whole run: unlike the push/pop phases inside it, it stays
+    // open across any thread the benchmark might use.
+    let whole_run = nvtx::start_range(spec.name, nvtx::colors::VARIANT, None);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let gpu = gpu::Gpu::open()?;
         match spec.name {
@@ -450,6 +453,7 @@ pub fn run(
             other => Err(BenchError::UnknownBenchmark(other.to_string())),
         }
     }));
+    whole_run.end();
     match outcome {
         Ok(result) => result,
         Err(panic) => {

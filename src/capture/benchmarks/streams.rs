@@ -12,7 +12,7 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 
-use super::gpu::{Gpu, alloc, alloc_pinned, driver_error};
+use super::gpu::{DrainOnDrop, Gpu, alloc, alloc_pinned, driver_error};
 use super::kernels::{self, STREAMS};
 use super::{
     BenchError, BenchmarkSpec, ParamSpec, Params, Summary, Table, check_cancel, format_bytes,
@@ -176,6 +176,7 @@ pub(super) fn run(
         });
     }
     gpu.synchronize("setting up the buffers")?;
+    let _drain = DrainOnDrop(gpu);
     drop(setup);
 
     // Each round moves every element in and out once.
