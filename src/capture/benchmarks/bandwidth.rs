@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
 
-use super::gpu::{Gpu, alloc, alloc_pinned, driver_error};
+use super::gpu::{Gpu, alloc, alloc_pinned, driver_error, host_vec};
 use super::{
     BenchError, BenchmarkSpec, ParamSpec, Params, Table, check_cancel, format_bytes, phase, work,
 };
@@ -147,7 +147,11 @@ pub(super) fn run(
             },
             pageable: if needs_host("pageable") {
                 // Touch every page now, so the first copy does not pay for page faults.
-                Some(HostBuffer::Pageable(vec![1u8; len]))
+                Some(HostBuffer::Pageable(host_vec(
+                    len,
+                    1u8,
+                    &format!("a {label} pageable buffer"),
+                )?))
             } else {
                 None
             },

@@ -15,7 +15,7 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 
-use super::gpu::{Gpu, alloc, driver_error};
+use super::gpu::{Gpu, alloc, driver_error, host_vec};
 use super::kernels::{self, SGEMM};
 use super::{BenchError, BenchmarkSpec, ParamSpec, Params, Table, check_cancel, phase, work};
 use crate::capture::nvtx::colors;
@@ -307,8 +307,8 @@ pub(super) fn run(
         let _size_range = phase(&label, colors::VARIANT, None);
         let setup = phase("setup", colors::SETUP, None);
         let mut host = HostInputs {
-            a: vec![0.0; shape.m * shape.k],
-            b: vec![0.0; shape.k * shape.n],
+            a: host_vec(shape.m * shape.k, 0.0, &format!("A of gemm {label}"))?,
+            b: host_vec(shape.k * shape.n, 0.0, &format!("B of gemm {label}"))?,
         };
         fill(&mut host.a, 1);
         fill(&mut host.b, 2);

@@ -196,6 +196,20 @@ pub(super) fn alloc_pinned<T: DeviceRepr + ValidAsZeroBits>(
     Ok(pinned)
 }
 
+/// A host vector of `len` copies of `value`. Large host buffers go through here: a failed
+/// `vec!` aborts the process, while this reports which buffer did not fit.
+pub(super) fn host_vec<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>, BenchError> {
+    let bytes = checked_bytes::<T>(len, what)?;
+    let mut values = Vec::new();
+    values
+        .try_reserve_exact(len)
+        .map_err(|_| BenchError::OutOfMemory {
+            what: format!("{what} in host memory ({})", format_bytes(bytes)),
+        })?;
+    values.resize(len, value);
+    Ok(values)
+}
+
 /// The size of `len` elements of `T`, or a clear error where it overflows.
 pub(super) fn checked_bytes<T>(len: usize, what: &str) -> Result<u64, BenchError> {
     len.checked_mul(std::mem::size_of::<T>())

@@ -12,7 +12,7 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 
-use super::gpu::{DrainOnDrop, Gpu, alloc, alloc_pinned, driver_error};
+use super::gpu::{DrainOnDrop, Gpu, alloc, alloc_pinned, driver_error, host_vec};
 use super::kernels::{self, STREAMS};
 use super::{
     BenchError, BenchmarkSpec, ParamSpec, Params, Summary, Table, check_cancel, format_bytes,
@@ -170,7 +170,7 @@ pub(super) fn run(
             pinned_in,
             pinned_out: alloc_pinned::<f32>(gpu, len, &what("the output"))?,
             pageable_in: input,
-            pageable_out: vec![0.0; len],
+            pageable_out: host_vec(len, 0.0, &what("the pageable output"))?,
             device_in: alloc::<f32>(&legacy, len, &what("the device input"))?,
             device_out: alloc::<f32>(&legacy, len, &what("the device output"))?,
         });

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
-use super::gpu::{Gpu, alloc, driver_error};
+use super::gpu::{Gpu, alloc, driver_error, host_vec};
 use super::kernels::{self, ADD2};
 use super::{
     BenchError, BenchmarkSpec, ParamSpec, Params, Summary, Table, check_cancel, phase, work,
@@ -119,7 +119,7 @@ pub(super) fn run(
     let add2 = functions
         .get("add2")
         .ok_or_else(|| BenchError::Internal("add2 not loaded".into()))?;
-    let ones = vec![1.0f32; n];
+    let ones = host_vec(n, 1.0f32, &format!("x and y ({n} floats)"))?;
     let mut buffers = Buffers {
         n: n as i32,
         x: alloc::<f32>(&stream, n, &format!("x ({n} floats)"))?,
