@@ -167,8 +167,8 @@ fn tensor_flops_per_clock_per_sm(cc: (i32, i32)) -> Option<f64> {
 
 /// Peak TFLOP/s: SMs × FLOPs/clock/SM × clock.
 fn peak_tflops(gpu: &Gpu, per_clock_per_sm: Option<f64>) -> Option<f64> {
-    per_clock_per_sm
-        .map(|flops| f64::from(gpu.sm_count) * flops * f64::from(gpu.clock_khz) * 1e3 / 1e12)
+    let clock_hz = f64::from(gpu.clock_khz?) * 1e3;
+    per_clock_per_sm.map(|flops| f64::from(gpu.sm_count) * flops * clock_hz / 1e12)
 }
 
 /// Deterministic inputs in [-1, 1): the same matrices on every run and machine.

@@ -55,8 +55,8 @@ pub(super) struct Gpu {
     /// (major, minor), e.g. (9, 0) for an H100.
     pub compute_capability: (i32, i32),
     pub sm_count: i32,
-    /// The maximum (boost) SM clock in kHz.
-    pub clock_khz: i32,
+    /// The maximum (boost) SM clock in kHz, where the driver reports it.
+    pub clock_khz: Option<i32>,
 }
 
 impl Gpu {
@@ -88,10 +88,12 @@ impl Gpu {
             CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             "SM count",
         )?;
-        let clock_khz = attribute(
-            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
-            "SM clock",
-        )?;
+        // Only the peak-FLOP/s lines need the clock, and newer CUDA versions deprecate this
+        // attribute: a driver that no longer answers costs the peak, not the benchmark.
+        let clock_khz = ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+            .ok()
+            .filter(|khz| *khz > 0);
         Ok(Gpu {
             ctx,
             name,
@@ -136,13 +138,12 @@ impl Gpu {
 
     /// One line naming the device, printed above every result table.
     pub fn describe(&self) -> String {
+        let clock = self.clock_khz.map_or(String::new(), |khz| {
+            format!(", {:.0} MHz", f64::from(khz) / 1000.0)
+        });
         format!(
-            "GPU 0: {} (sm_{}{}, {} SMs, {:.0} MHz)",
-            self.name,
-            self.compute_capability.0,
-            self.compute_capability.1,
-            self.sm_count,
-            f64::from(self.clock_khz) / 1000.0
+            "GPU 0: {} (sm_{}{}, {} SMs{clock})",
+            self.name, self.compute_capability.0, self.compute_capability.1, self.sm_count
         )
     }
 }
