@@ -1,4 +1,4 @@
-//! `sightline [FILE...]` opens the viewer; `sightline stats|synth|bench ...` run
+//! `sightline [FILE...]` opens the viewer; `sightline stats|synth|bench|run ...` run
 //! the command-line tools.
 
 use std::path::PathBuf;
@@ -11,7 +11,8 @@ usage:
   sightline [FILE.sqlite ...]        open reports in the viewer (none: the bundled example)
   sightline stats FILE [--report R1,R2,...] [--format table|csv] [--output PREFIX] [--range START_NS:END_NS]
   sightline synth --from FILE --scale N --output OUT.sqlite
-  sightline bench FILE [--json]";
+  sightline bench FILE [--json]
+  sightline run BENCH [--PARAM VALUE ...]   run a GPU benchmark (no capture); run --list lists them";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -19,6 +20,7 @@ fn main() -> ExitCode {
         Some("stats") => cli::stats::main(&args[1..]),
         Some("synth") => cli::synth::main(&args[1..]),
         Some("bench") => cli::bench::main(&args[1..]),
+        Some("run") => cli::run::main(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
