@@ -1,4 +1,4 @@
-//! `sightline [FILE...]` opens the viewer; `sightline stats|synth|bench|run ...` run
+//! `sightline [FILE...]` opens the viewer; `sightline stats|synth|bench|run|capture ...` run
 //! the command-line tools.
 
 use std::path::PathBuf;
@@ -12,7 +12,9 @@ usage:
   sightline stats FILE [--report R1,R2,...] [--format table|csv] [--output PREFIX] [--range START_NS:END_NS]
   sightline synth --from FILE --scale N --output OUT.sqlite
   sightline bench FILE [--json]
-  sightline run BENCH [--PARAM VALUE ...]   run a GPU benchmark (no capture); run --list lists them";
+  sightline run BENCH [--PARAM VALUE ...]   run a GPU benchmark (no capture); run --list lists them
+  sightline capture BENCH [--PARAM VALUE ...] --output FILE.sqlite   record it with CUPTI, save an nsys report
+  sightline capture --list";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -21,6 +23,11 @@ fn main() -> ExitCode {
         Some("synth") => cli::synth::main(&args[1..]),
         Some("bench") => cli::bench::main(&args[1..]),
         Some("run") => cli::run::main(&args[1..]),
+        Some("capture") => {
+            // Before any thread starts: NVTX reads its injection path once.
+            sightline::capture::environment::prepare_nvtx_injection();
+            cli::capture::main(&args[1..])
+        }
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -33,6 +40,9 @@ fn main() -> ExitCode {
             cli::usage_error(&format!("unknown option {other}"), USAGE)
         }
         _ => {
+            // The window can capture: NVTX must be pointed at CUPTI before
+            // any thread starts.
+            sightline::capture::environment::prepare_nvtx_injection();
             let files: Vec<PathBuf> = args.iter().map(PathBuf::from).collect();
             match sightline::app::run(files) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -1,5 +1,18 @@
-//! Live capture: the benchmark programs Sightline runs, and the NVTX ranges that mark their
-//! phases.
+//! Live capture: Sightline runs its own CUDA benchmarks and records them.
+//!
+//! Sources of the trace model beside the SQLite loader: [`session`] records a
+//! benchmark with CUPTI ([`cupti`] → [`records`]) into a growing nsys-schema
+//! report ([`live`]) and publishes snapshots while it runs; [`replay`] feeds a
+//! saved report through the same path at its recorded pace. [`environment`]
+//! checks the machine first (driver, CUPTI, another profiler), because cudarc
+//! panics on a missing library. The benchmarks themselves ([`benchmarks`],
+//! device code in `kernels/`) mark their phases with NVTX ([`nvtx`]).
 
 pub mod benchmarks;
+pub mod cupti;
+pub mod dump;
+pub mod environment;
+pub mod live;
 pub mod nvtx;
+pub mod records;
+pub mod session;

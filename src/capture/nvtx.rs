@@ -147,7 +147,21 @@ pub struct StartedRange {
 pub fn start_range(name: &str, color: u32, payload: Option<Payload>) -> StartedRange {
     let message = c_message(name);
     let id = nvtx_sys::domain_range_start_ex(domain(), &attributes(&message, color, payload));
+    if let Ok(mut ids) = STARTED_IDS.lock() {
+        ids.insert(id);
+    }
     StartedRange { id }
+}
+
+/// Ids of the start/end ranges this process opened. CUPTI's marker records
+/// carry the same id but not which API opened the range (push/pop or
+/// start/end); a capture asks here, as nsys tells them apart.
+static STARTED_IDS: std::sync::Mutex<std::collections::BTreeSet<u64>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Was range `id` opened with [`start_range`] (start/end) in this process?
+pub fn was_started_range(id: u64) -> bool {
+    STARTED_IDS.lock().is_ok_and(|ids| ids.contains(&id))
 }
 
 impl StartedRange {

@@ -1,8 +1,9 @@
-//! Command-line front ends: `stats`, `synth`, `bench`, `run`. Each parses its own
+//! Command-line front ends: `stats`, `synth`, `bench`, `run`, `capture`. Each parses its own
 //! arguments and returns the process exit code: 0 ok, 1 failure, 2 bad input
 //! or usage (as `nsys stats` and ripgrep do).
 
 pub mod bench;
+pub mod capture;
 pub mod run;
 pub mod stats;
 pub mod synth;

@@ -47,12 +47,12 @@ pub fn main(args: &[String]) -> ExitCode {
 
 /// One `sightline: ...` message on stderr and the bad-input exit code. A multi-line cause
 /// (an NVRTC log) follows on its own lines.
-fn fail(message: &str) -> ExitCode {
+pub(crate) fn fail(message: &str) -> ExitCode {
     eprintln!("sightline: {message}");
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
-fn print_or_fail(text: &str) -> ExitCode {
+pub(crate) fn print_or_fail(text: &str) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     match writeln!(stdout, "{text}") {
         Ok(()) => ExitCode::SUCCESS,
@@ -71,7 +71,7 @@ pub fn list_text() -> String {
 }
 
 /// A benchmark's name, what it measures, and each parameter with its default and help.
-fn describe(spec: &BenchmarkSpec) -> String {
+pub fn describe(spec: &BenchmarkSpec) -> String {
     let mut text = format!("{}\n    {}", spec.name, spec.about);
     let width = spec.params.iter().map(|p| p.name.len()).max().unwrap_or(0);
     for param in spec.params {

@@ -810,14 +810,15 @@ fn check_destination(path: &Path, source: &str) -> Result<(), WriteError> {
     Ok(())
 }
 
-/// The file the report is built in; deleted unless [`TempFile::persist`] moved it.
-struct TempFile {
+/// The file a report is built in, beside its destination; deleted unless
+/// [`TempFile::persist`] renamed it into place.
+pub(crate) struct TempFile {
     path: PathBuf,
     done: bool,
 }
 
 impl TempFile {
-    fn beside(dest: &Path) -> Result<TempFile, WriteError> {
+    pub(crate) fn beside(dest: &Path) -> Result<TempFile, WriteError> {
         let name = dest
             .file_name()
             .ok_or_else(|| WriteError::Invalid(format!("{}: not a file name", dest.display())))?;
@@ -833,7 +834,11 @@ impl TempFile {
         Ok(TempFile { path, done: false })
     }
 
-    fn persist(mut self, dest: &Path) -> Result<(), WriteError> {
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn persist(mut self, dest: &Path) -> Result<(), WriteError> {
         std::fs::rename(&self.path, dest).map_err(|error| WriteError::Io {
             path: dest.to_path_buf(),
             error,

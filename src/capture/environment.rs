@@ -1,0 +1,208 @@
+//! What a capture needs from the machine, checked before anything can panic:
+//! cudarc loads CUDA libraries on first use and panics when one is missing, so
+//! every capture path asks here first and turns the answer into one clear
+//! message.
+
+use std::fmt;
+
+/// Why a capture (or a benchmark run) cannot go on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaptureError {
+    NoDriver,
+    NoCupti,
+    /// Nsight Systems, Nsight Compute or another CUPTI client owns the process.
+    OtherProfiler(String),
+    /// The CUPTI found speaks another record layout than this build reads.
+    CuptiVersion(u32),
+    Cupti(String),
+    /// A capture is already running in this process.
+    Busy,
+    Benchmark(String),
+    Save(String),
+    Cancelled,
+}
+
+impl fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CaptureError::NoDriver => f.write_str(NO_DRIVER),
+            CaptureError::NoCupti => f.write_str(
+                "CUPTI (libcupti.so) not found: live capture needs it; add the CUDA toolkit's \
+                 library folder (…/targets/x86_64-linux/lib or extras/CUPTI/lib64) to \
+                 LD_LIBRARY_PATH. `sightline run` works without it",
+            ),
+            CaptureError::OtherProfiler(who) => write!(
+                f,
+                "{who} is already tracing this process: a second CUPTI client would break its \
+                 trace. Profile `sightline run BENCH` with it instead, or capture without it"
+            ),
+            CaptureError::CuptiVersion(v) => write!(
+                f,
+                "CUPTI API version {v}: this build reads the record layouts of CUDA 13.0 \
+                 (CUPTI API 130000–130099); records of another version would be misread"
+            ),
+            CaptureError::Cupti(why) => write!(f, "CUPTI: {why}"),
+            CaptureError::Busy => f.write_str("a capture is already running"),
+            CaptureError::Benchmark(why) => f.write_str(why),
+            CaptureError::Save(why) => write!(f, "saving the capture failed: {why}"),
+            CaptureError::Cancelled => f.write_str("the capture was cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for CaptureError {}
+
+/// The message for a machine without the NVIDIA driver.
+pub const NO_DRIVER: &str = "no NVIDIA driver found (libcuda.so.1): live capture needs an NVIDIA \
+                             GPU; you can still open reports";
+
+/// Is the CUDA driver library there? (Loading it does not touch a GPU.)
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the library by its usual names.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+pub fn check_driver() -> Result<(), CaptureError> {
+    if driver_present() {
+        Ok(())
+    } else {
+        Err(CaptureError::NoDriver)
+    }
+}
+
+/// The profiler that is injected into this process, if one is: nsys and ncu
+/// set these variables for the programs they run (capture-notes.md).
+pub fn external_profiler() -> Option<String> {
+    external_profiler_in(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+}
+
+fn external_profiler_in(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<String> {
+    if var("NSYS_PROFILING_SESSION_ID").is_some() {
+        return Some("Nsight Systems (nsys)".into());
+    }
+    if let Some(path) = var("CUDA_INJECTION64_PATH") {
+        let path = path.to_string_lossy().to_lowercase();
+        let who = if path.contains("nsight-compute") || path.contains("ncu") {
+            "Nsight Compute (ncu)"
+        } else if path.contains("nsys") || path.contains("nsight-systems") {
+            "Nsight Systems (nsys)"
+        } else {
+            "a CUDA profiler (CUDA_INJECTION64_PATH is set)"
+        };
+        return Some(who.into());
+    }
+    None
+}
+
+/// Everything a live capture needs: the driver, no other profiler, and a
+/// CUPTI whose records this build can read.
+pub fn check_cupti() -> Result<(), CaptureError> {
+    check_driver()?;
+    if let Some(who) = external_profiler() {
+        return Err(CaptureError::OtherProfiler(who));
+    }
+    // SAFETY: only tries to dlopen the library by its usual names.
+    if !unsafe { cudarc::cupti::sys::is_culib_present() } {
+        return Err(CaptureError::NoCupti);
+    }
+    let mut version = 0u32;
+    // SAFETY: CUPTI is present (checked above); writes one integer.
+    unsafe { cudarc::cupti::sys::cuptiGetVersion(&mut version) }
+        .result()
+        .map_err(|e| cupti_failure("reading its version", e.0))?;
+    if !(130000..130100).contains(&version) {
+        return Err(CaptureError::CuptiVersion(version));
+    }
+    Ok(())
+}
+
+/// Turns a CUPTI status into an error that says what to do.
+pub fn cupti_failure(what: &str, code: cudarc::cupti::sys::CUptiResult) -> CaptureError {
+    use cudarc::cupti::sys::CUptiResult as R;
+    match code {
+        R::CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED => {
+            CaptureError::OtherProfiler("another profiler (it owns CUPTI)".into())
+        }
+        R::CUPTI_ERROR_INSUFFICIENT_PRIVILEGES => CaptureError::Cupti(format!(
+            "{what}: not permitted (the driver restricts GPU performance counters and tracing \
+             to admin users: NVreg_RestrictProfilingToAdminUsers)"
+        )),
+        other => CaptureError::Cupti(format!("{what} failed: {other:?}")),
+    }
+}
+
+/// Makes NVTX ranges reach CUPTI: NVTX sends its calls to the library named
+/// by `NVTX_INJECTION64_PATH`, read once, at the first NVTX call. Call this at
+/// the start of `main`, before any thread starts (it sets an environment
+/// variable) and only in modes that capture. Does nothing under another
+/// profiler (it set the variable for itself) or without CUPTI. Returns the
+/// library path when it was set.
+pub fn prepare_nvtx_injection() -> Option<String> {
+    if std::env::var_os("NVTX_INJECTION64_PATH").is_some() || external_profiler().is_some() {
+        return None;
+    }
+    if !driver_present() {
+        return None;
+    }
+    // SAFETY: only tries to dlopen the library by its usual names; culib()
+    // is called only once it is known to load, so it cannot panic.
+    let path = unsafe {
+        if !cudarc::cupti::sys::is_culib_present() {
+            return None;
+        }
+        let _ = cudarc::cupti::sys::culib();
+        loaded_library_path("libcupti.so")?
+    };
+    // SAFETY: called at the start of main, before any other thread exists
+    // (documented contract), so nothing reads the environment concurrently.
+    unsafe { std::env::set_var("NVTX_INJECTION64_PATH", &path) };
+    Some(path)
+}
+
+/// The absolute path of a loaded shared library, from /proc/self/maps.
+fn loaded_library_path(stem: &str) -> Option<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .find(|path| {
+            std::path::Path::new(path)
+                .file_name()
+                .is_some_and(|f| f.to_string_lossy().starts_with(stem))
+        })
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    #[test]
+    fn recognises_nsys_and_ncu_by_their_variables() {
+        let none = |_: &str| None;
+        assert_eq!(external_profiler_in(none), None);
+        let nsys = |n: &str| (n == "NSYS_PROFILING_SESSION_ID").then(|| OsString::from("7"));
+        assert_eq!(
+            external_profiler_in(nsys).as_deref(),
+            Some("Nsight Systems (nsys)")
+        );
+        let ncu = |n: &str| {
+            (n == "CUDA_INJECTION64_PATH").then(|| {
+                OsString::from("/opt/nvidia/nsight-compute/2025.3.1/target/linux-desktop-glibc_2_11_3-x64/libTreeLauncherTargetInjection.so")
+            })
+        };
+        assert_eq!(
+            external_profiler_in(ncu).as_deref(),
+            Some("Nsight Compute (ncu)")
+        );
+    }
+
+    #[test]
+    fn the_no_driver_message_says_what_still_works() {
+        assert!(
+            CaptureError::NoDriver
+                .to_string()
+                .contains("you can still open reports")
+        );
+    }
+}

@@ -1,0 +1,393 @@
+//! One capture from start to finish, off the caller's thread.
+//!
+//! A controller thread checks the machine, reads the GPU's properties, starts
+//! CUPTI, then runs the benchmark on a thread of its own. CUPTI's thread
+//! decodes buffers and sends record batches; the controller appends them to
+//! the working file ([`LiveReport`]) and publishes a snapshot of the report
+//! now and then, spaced by how long the last one took to load, so a capture of
+//! any size keeps the UI current without loading more than half the time.
+//! The caller (the window or the CLI) only receives [`CaptureMessage`]s: it
+//! never blocks on the capture.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::benchmarks::{self, BenchError, BenchmarkSpec, Params};
+use super::cupti::{ActivityCapture, Batch};
+use super::dump::DumpWriter;
+use super::environment::{self, CaptureError};
+use super::live::{LiveCounts, LiveReport};
+use crate::model::Trace;
+use crate::synth::rows::GpuRow;
+
+/// The shortest time between two snapshots: events reach the screen within
+/// about this plus CUPTI's flush period.
+pub const MIN_SNAPSHOT_INTERVAL: Duration = Duration::from_millis(50);
+
+/// What a running capture tells its owner.
+pub enum CaptureMessage {
+    /// A line the benchmark printed (its result table).
+    Output(String),
+    /// The report as it stands.
+    Snapshot(Arc<Trace>, LiveStatus),
+    /// The end: the final report, or why there is none.
+    Finished(Result<Box<CaptureResult>, CaptureError>),
+}
+
+/// How far a capture has come.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LiveStatus {
+    pub counts: LiveCounts,
+    pub elapsed: Duration,
+    /// Events per second over the capture so far.
+    pub events_per_second: f64,
+    /// How long the last snapshot took to load.
+    pub snapshot_cost: Duration,
+}
+
+/// A finished capture: its report, and the working file it can be saved from.
+pub struct CaptureResult {
+    pub trace: Arc<Trace>,
+    pub live: LiveReport,
+    pub status: LiveStatus,
+    /// Records CUPTI dropped because its buffers were full (0 in a good run).
+    pub dropped_records: u64,
+    /// The benchmark stopped early because Stop was asked for.
+    pub stopped_early: bool,
+    /// The benchmark failed; what it recorded until then is kept.
+    pub benchmark_error: Option<String>,
+}
+
+/// Options of a capture besides the benchmark.
+#[derive(Debug, Clone, Default)]
+pub struct CaptureOptions {
+    /// Also write the raw CUPTI records here (tests/fixtures material).
+    pub dump_records: Option<PathBuf>,
+    /// Publish snapshots while running (the window does; the CLI need not).
+    pub live_snapshots: bool,
+}
+
+/// A capture running in the background.
+pub struct CaptureJob {
+    pub benchmark: &'static str,
+    pub messages: Receiver<CaptureMessage>,
+    stop: Arc<AtomicBool>,
+}
+
+impl CaptureJob {
+    /// Starts capturing `spec` with `params`.
+    pub fn spawn(
+        spec: &'static BenchmarkSpec,
+        params: Params,
+        options: CaptureOptions,
+    ) -> CaptureJob {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let fail_tx = tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("sightline-capture".into())
+            .spawn(move || {
+                let result = capture(spec, &params, &options, &flag, &tx);
+                let _ = tx.send(CaptureMessage::Finished(result.map(Box::new)));
+            });
+        if let Err(e) = spawned {
+            let _ = fail_tx.send(CaptureMessage::Finished(Err(CaptureError::Benchmark(
+                format!("could not start the capture thread: {e}"),
+            ))));
+        }
+        CaptureJob {
+            benchmark: spec.name,
+            messages: rx,
+            stop,
+        }
+    }
+
+    /// Asks the benchmark to stop; what was recorded until then is kept.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs a whole capture on this thread.
+pub fn capture(
+    spec: &'static BenchmarkSpec,
+    params: &Params,
+    options: &CaptureOptions,
+    stop: &Arc<AtomicBool>,
+    messages: &Sender<CaptureMessage>,
+) -> Result<CaptureResult, CaptureError> {
+    benchmarks::validate(spec, params).map_err(|e| CaptureError::Benchmark(e.to_string()))?;
+    environment::check_cupti()?;
+    let pid = std::process::id();
+    let mut live = LiveReport::create(
+        pid,
+        &format!("sightline capture {}", spec.name),
+        &format!(
+            "sightline {}: live capture of `{}`",
+            env!("CARGO_PKG_VERSION"),
+            spec.name
+        ),
+    )
+    .map_err(CaptureError::Save)?;
+    // Device facts come from driver queries made before CUPTI starts, so
+    // they add no API calls to the trace.
+    for gpu in read_gpus() {
+        live.add_gpu(&gpu.row()).map_err(CaptureError::Save)?;
+    }
+    let mut dump = match &options.dump_records {
+        Some(path) => Some(
+            DumpWriter::create(path)
+                .map_err(|e| CaptureError::Save(format!("{}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    let (batch_tx, batches) = crossbeam_channel::unbounded::<Batch>();
+    let activity = ActivityCapture::start(batch_tx, dump.is_some())?;
+    let started = Instant::now();
+
+    let (tid_tx, tid_rx) = crossbeam_channel::bounded(1);
+    let bench_stop = stop.clone();
+    let output_tx = messages.clone();
+    let params = params.clone();
+    let bench = std::thread::Builder::new()
+        .name(format!("bench {}", spec.name))
+        .spawn(move || {
+            let _ = tid_tx.send(current_tid());
+            let mut out = LineSender {
+                pending: Vec::new(),
+                to: output_tx,
+            };
+            let result = benchmarks::run(spec, &params, &mut out, &bench_stop);
+            out.flush_line();
+            result
+        })
+        .map_err(|e| CaptureError::Benchmark(format!("could not start the benchmark: {e}")))?;
+    if let Ok(Some(tid)) = tid_rx.recv_timeout(Duration::from_secs(5)) {
+        live.name_thread(tid, &format!("bench {}", spec.name));
+    }
+
+    let mut publisher = Publisher::new(started, options.live_snapshots);
+    let mut append = |live: &mut LiveReport, batch: Batch| -> Result<(), CaptureError> {
+        if let (Some(dump), Some(raw)) = (dump.as_mut(), batch.raw.as_ref()) {
+            dump.write(raw)
+                .map_err(|e| CaptureError::Save(format!("record dump: {e}")))?;
+        }
+        live.append(&batch.records).map_err(CaptureError::Save)
+    };
+    while !bench.is_finished() {
+        match batches.recv_timeout(MIN_SNAPSHOT_INTERVAL) {
+            Ok(batch) => append(&mut live, batch)?,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+        }
+        publisher.maybe_publish(&live, messages);
+    }
+    let bench_result = bench
+        .join()
+        .unwrap_or_else(|_| Err(BenchError::Internal("the benchmark thread panicked".into())));
+    // Everything still in CUPTI's buffers arrives before stop returns.
+    let dropped_records = activity.stop();
+    while let Ok(batch) = batches.try_recv() {
+        append(&mut live, batch)?;
+    }
+    if let Some(dump) = dump {
+        dump.finish()
+            .map_err(|e| CaptureError::Save(format!("record dump: {e}")))?;
+    }
+    live.close_open_ranges().map_err(CaptureError::Save)?;
+    let trace = Arc::new(live.snapshot().map_err(CaptureError::Save)?);
+    let status = publisher.status(&live, Duration::ZERO);
+    let (stopped_early, benchmark_error) = match bench_result {
+        Ok(()) => (false, None),
+        Err(BenchError::Cancelled) => (true, None),
+        Err(e) => (false, Some(e.to_string())),
+    };
+    Ok(CaptureResult {
+        trace,
+        live,
+        status,
+        dropped_records,
+        stopped_early,
+        benchmark_error,
+    })
+}
+
+/// Decides when to publish a snapshot and sends it.
+struct Publisher {
+    enabled: bool,
+    started: Instant,
+    last: Instant,
+    last_cost: Duration,
+    last_total: u64,
+}
+
+impl Publisher {
+    fn new(started: Instant, enabled: bool) -> Publisher {
+        Publisher {
+            enabled,
+            started,
+            last: started,
+            last_cost: Duration::ZERO,
+            last_total: 0,
+        }
+    }
+
+    fn status(&self, live: &LiveReport, cost: Duration) -> LiveStatus {
+        let elapsed = self.started.elapsed();
+        let counts = live.counts();
+        LiveStatus {
+            counts,
+            elapsed,
+            events_per_second: counts.total() as f64 / elapsed.as_secs_f64().max(1e-9),
+            snapshot_cost: cost,
+        }
+    }
+
+    fn maybe_publish(&mut self, live: &LiveReport, to: &Sender<CaptureMessage>) {
+        // Loading a snapshot may take at most half the time: the interval
+        // grows with the capture.
+        let interval = MIN_SNAPSHOT_INTERVAL.max(self.last_cost * 2);
+        if !self.enabled
+            || self.last.elapsed() < interval
+            || live.counts().total() == self.last_total
+        {
+            return;
+        }
+        let t0 = Instant::now();
+        let Ok(trace) = live.snapshot() else {
+            return;
+        };
+        self.last_cost = t0.elapsed();
+        self.last = Instant::now();
+        self.last_total = live.counts().total();
+        let status = self.status(live, self.last_cost);
+        let _ = to.send(CaptureMessage::Snapshot(Arc::new(trace), status));
+    }
+}
+
+/// Forwards what the benchmark prints, a line at a time.
+struct LineSender {
+    pending: Vec<u8>,
+    to: Sender<CaptureMessage>,
+}
+
+impl LineSender {
+    fn flush_line(&mut self) {
+        if !self.pending.is_empty() {
+            let line = String::from_utf8_lossy(&self.pending).into_owned();
+            self.pending.clear();
+            let _ = self.to.send(CaptureMessage::Output(line));
+        }
+    }
+}
+
+impl Write for LineSender {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for &b in buf {
+            if b == b'\n' {
+                self.flush_line();
+            } else {
+                self.pending.push(b);
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The OS thread id of the calling thread (what CUPTI and nsys report).
+fn current_tid() -> Option<u32> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    link.file_name()?.to_str()?.parse().ok()
+}
+
+/// A device's properties, as `TARGET_INFO_GPU` stores them.
+struct GpuFacts {
+    ordinal: u32,
+    name: String,
+    bus: String,
+    attributes: [i64; 9],
+}
+
+impl GpuFacts {
+    fn row(&self) -> GpuRow<'_> {
+        let [
+            sms,
+            major,
+            minor,
+            clock_khz,
+            l2,
+            mem_clock_khz,
+            bus_width,
+            total,
+            _,
+        ] = self.attributes;
+        GpuRow {
+            device_id: self.ordinal,
+            name: &self.name,
+            bus_location: &self.bus,
+            l2_cache_bytes: l2.max(0) as u64,
+            memory_bytes: total.max(0) as u64,
+            // Double data rate: two transfers per memory clock.
+            memory_bandwidth: (mem_clock_khz.max(0) as u64 * 1000 * 2 * bus_width.max(0) as u64)
+                / 8,
+            clock_rate_hz: clock_khz.max(0) as u64 * 1000,
+            sm_count: sms.max(0) as u32,
+            compute_capability: (major.max(0) as u32, minor.max(0) as u32),
+        }
+    }
+}
+
+/// Every device's properties, read with plain driver queries (no context).
+/// A device that cannot be read is left out; the loader then names it by id.
+fn read_gpus() -> Vec<GpuFacts> {
+    use cudarc::driver::result::device;
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    if cudarc::driver::result::init().is_err() {
+        return Vec::new();
+    }
+    let count = device::get_count().unwrap_or(0).max(0);
+    let mut gpus = Vec::new();
+    for ordinal in 0..count {
+        let Ok(dev) = device::get(ordinal) else {
+            continue;
+        };
+        let attr = |a: A| -> i64 {
+            // SAFETY: a valid device handle from cuDeviceGet.
+            unsafe { device::get_attribute(dev, a) }.map_or(0, i64::from)
+        };
+        let pci = (
+            attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+            attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+            attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID),
+        );
+        // SAFETY: a valid device handle from cuDeviceGet.
+        let total = unsafe { device::total_mem(dev) }.map_or(0, |t| t as i64);
+        gpus.push(GpuFacts {
+            ordinal: ordinal as u32,
+            name: device::get_name(dev).unwrap_or_else(|_| format!("GPU {ordinal}")),
+            bus: format!("{:04x}:{:02x}:{:02x}.0", pci.0, pci.1, pci.2),
+            attributes: [
+                attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+                attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
+                attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE),
+                attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+                attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+                total,
+                0,
+            ],
+        });
+    }
+    gpus
+}

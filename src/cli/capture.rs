@@ -1,0 +1,131 @@
+//! `sightline capture BENCH [--PARAM VALUE ...] --output FILE.sqlite`: runs a
+//! benchmark under Sightline's own CUPTI capture and saves the recording as an
+//! nsys report (`nsys stats` reads it). `sightline capture --list` lists the
+//! benchmarks.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use super::run::{describe, fail, list_text, print_or_fail};
+use super::usage_error;
+use crate::capture::benchmarks;
+use crate::capture::session::{self, CaptureMessage, CaptureOptions};
+
+const USAGE: &str =
+    "usage: sightline capture BENCH [--PARAM VALUE ...] --output FILE.sqlite [--dump-records FILE]
+       sightline capture --list
+
+Runs a benchmark on GPU 0 while recording it with CUPTI (kernels, copies, memsets, CUDA API,
+synchronization, NVTX), then saves the recording as an Nsight Systems SQLite report.
+--dump-records also keeps the raw CUPTI records (test material).";
+
+pub fn main(args: &[String]) -> ExitCode {
+    match args.first().map(String::as_str) {
+        None => usage_error("capture needs a benchmark name", USAGE),
+        Some("--list" | "-l") => print_or_fail(&list_text()),
+        Some("-h" | "--help") => print_or_fail(&format!("{USAGE}\n\n{}", list_text())),
+        Some(name) => {
+            let spec = match benchmarks::find(name) {
+                Ok(spec) => spec,
+                Err(e) => return fail(&e.to_string()),
+            };
+            let mut output = None;
+            let mut dump_records = None;
+            let mut bench_args = Vec::new();
+            let mut rest = args[1..].iter();
+            while let Some(arg) = rest.next() {
+                let (key, inline) = match arg.split_once('=') {
+                    Some((k, v)) => (k, Some(v.to_string())),
+                    None => (arg.as_str(), None),
+                };
+                match key {
+                    "--output" | "-o" | "--dump-records" => {
+                        let Some(value) = inline.or_else(|| rest.next().cloned()) else {
+                            return usage_error(&format!("{key} needs a file name"), USAGE);
+                        };
+                        if key == "--dump-records" {
+                            dump_records = Some(PathBuf::from(value));
+                        } else {
+                            output = Some(PathBuf::from(value));
+                        }
+                    }
+                    "-h" | "--help" => return print_or_fail(&describe(spec)),
+                    _ => bench_args.push(arg.clone()),
+                }
+            }
+            let Some(output) = output else {
+                return usage_error("capture needs --output FILE.sqlite", USAGE);
+            };
+            let params = match benchmarks::parse_args(spec, &bench_args) {
+                Ok(params) => params,
+                Err(e) => return fail(&e.to_string()),
+            };
+            run_capture(spec, params, output, dump_records)
+        }
+    }
+}
+
+fn run_capture(
+    spec: &'static benchmarks::BenchmarkSpec,
+    params: benchmarks::Params,
+    output: PathBuf,
+    dump_records: Option<PathBuf>,
+) -> ExitCode {
+    let t0 = Instant::now();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let options = CaptureOptions {
+        dump_records,
+        live_snapshots: false,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    // The benchmark's lines are printed as they come, from this thread.
+    let printer = std::thread::spawn(move || {
+        for message in rx {
+            if let CaptureMessage::Output(line) = message {
+                println!("{line}");
+            }
+        }
+    });
+    let result = session::capture(spec, &params, &options, &stop, &tx);
+    drop(tx);
+    let _ = printer.join();
+    let captured = match result {
+        Ok(c) => c,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let captured_at = t0.elapsed();
+    if let Err(e) = captured.live.save(&output) {
+        return fail(&format!("saving the capture failed: {e}"));
+    }
+    let c = captured.status.counts;
+    eprintln!(
+        "captured {}: {} kernels, {} copies, {} API calls, {} NVTX ranges, {} other \
+         ({} events) in {:.2} s; saved {} in {:.2} s total{}",
+        spec.name,
+        c.kernels,
+        c.copies,
+        c.api_calls,
+        c.nvtx,
+        c.other,
+        c.total(),
+        captured_at.as_secs_f64(),
+        output.display(),
+        t0.elapsed().as_secs_f64(),
+        if captured.dropped_records > 0 {
+            format!(
+                "; CUPTI dropped {} records (buffers full)",
+                captured.dropped_records
+            )
+        } else {
+            String::new()
+        }
+    );
+    match captured.benchmark_error {
+        // The recording up to the failure is saved: it shows where it failed.
+        Some(e) => fail(&format!("the benchmark failed (recording saved): {e}")),
+        None => ExitCode::SUCCESS,
+    }
+}
