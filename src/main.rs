@@ -14,7 +14,8 @@ usage:
   sightline bench FILE [--json]
   sightline run BENCH [--PARAM VALUE ...]   run a GPU benchmark (no capture); run --list lists them
   sightline capture BENCH [--PARAM VALUE ...] --output FILE.sqlite   record it with CUPTI, save an nsys report
-  sightline capture --list";
+  sightline capture --list
+  sightline replay FILE.sqlite [--speed X]   watch a report unfold as if captured live (X times its pace)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
             sightline::capture::environment::prepare_nvtx_injection();
             cli::capture::main(&args[1..])
         }
+        Some("replay") => replay(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -51,6 +53,43 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
+    }
+}
+
+/// `sightline replay FILE [--speed X]`: the window, replaying FILE.
+fn replay(args: &[String]) -> ExitCode {
+    let mut file = None;
+    let mut speed = 1.0;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--speed" || arg.starts_with("--speed=") {
+            let value = arg
+                .strip_prefix("--speed=")
+                .map(str::to_string)
+                .or_else(|| rest.next().cloned());
+            match value.as_deref().map(str::parse::<f64>) {
+                Some(Ok(x)) if x > 0.0 && x.is_finite() => speed = x,
+                _ => return cli::usage_error("--speed needs a positive number", USAGE),
+            }
+        } else if file.is_none() && !arg.starts_with('-') {
+            file = Some(PathBuf::from(arg));
+        } else {
+            return cli::usage_error(&format!("replay: unexpected argument {arg}"), USAGE);
+        }
+    }
+    let Some(file) = file else {
+        return cli::usage_error("replay needs a report file", USAGE);
+    };
+    if let Err(e) = sightline::loader::open_read_only(&file) {
+        eprintln!("sightline: {e}");
+        return ExitCode::from(cli::EXIT_BAD_INPUT);
+    }
+    match sightline::app::run_replay(file, speed) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sightline: {e}");
+            ExitCode::FAILURE
         }
     }
 }

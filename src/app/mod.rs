@@ -1,6 +1,7 @@
 //! The desktop viewer (eframe): opening reports, menus, and the panels around
 //! the timeline. The UI reads the model and the analysis, never the file.
 
+pub mod capture_panel;
 pub mod colors;
 pub mod details;
 pub mod events;
@@ -18,8 +19,11 @@ use eframe::egui::{self, Color32, Key, RichText, Ui};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::stats::TimeRange;
+use crate::capture::benchmarks::{BenchmarkSpec, Params};
+use crate::capture::session::{CaptureJob, CaptureOptions};
 use crate::loader::{LoadJob, LoadMessage, Progress};
 use crate::model::Trace;
+use capture_panel::{CaptureDialog, Live, LiveUpdate};
 use events::{EventRef, Table};
 use range_stats::RangeStats;
 use search::Search;
@@ -44,6 +48,8 @@ pub struct Document {
     pub timeline: Timeline,
     pub stats: RangeStats,
     pub search: Search,
+    /// Set when the report is a live capture (running or finished).
+    pub live: Option<Live>,
 }
 
 impl Document {
@@ -55,6 +61,48 @@ impl Document {
             timeline,
             stats: RangeStats::default(),
             search: Search::default(),
+            live: None,
+        }
+    }
+
+    /// A tab for a capture that has recorded nothing yet.
+    fn capture(job: CaptureJob) -> Self {
+        let empty = Trace {
+            strings: crate::model::Strings::new(),
+            ..Trace::default()
+        };
+        let mut doc = Document::new(empty, PathBuf::from(format!("capture {}", job.label)));
+        doc.live = Some(Live::new(job));
+        doc
+    }
+
+    /// Takes a newer snapshot of this report (a capture that grew) without
+    /// losing the view; range summaries and search matches refer to event
+    /// indexes of the old snapshot, so they go.
+    pub fn replace_trace(&mut self, trace: Arc<Trace>) {
+        self.timeline.adopt(&trace);
+        self.trace = trace;
+        self.stats.clear();
+        self.timeline.range = None;
+        self.search = Search::default();
+    }
+
+    /// Takes a live capture's messages; true when the trace changed.
+    fn poll_live(&mut self) -> bool {
+        let Some(live) = self.live.as_mut() else {
+            return false;
+        };
+        let first = self.trace.event_count() == 0;
+        match live.poll() {
+            LiveUpdate::Nothing => false,
+            LiveUpdate::Trace(trace) => {
+                let follow = live.follow || first;
+                self.replace_trace(trace);
+                if follow {
+                    self.timeline.show_all();
+                }
+                true
+            }
         }
     }
 
@@ -141,6 +189,12 @@ pub struct SightlineApp {
     dialog: Option<Receiver<Option<PathBuf>>>,
     open_path: String,
     saved_view: Option<ViewState>,
+    pub capture_dialog: CaptureDialog,
+    /// A save in progress: where, and its result when done.
+    saving: Option<Receiver<Result<PathBuf, String>>>,
+    save_path: String,
+    /// The last save that worked, shown in the status bar.
+    saved_to: Option<PathBuf>,
 }
 
 /// The report opened when none is given: next to the executable or in the
@@ -268,6 +322,108 @@ impl SightlineApp {
         self.recent.truncate(MAX_RECENT);
     }
 
+    /// Starts capturing a benchmark in a new tab.
+    pub fn start_capture(&mut self, spec: &'static BenchmarkSpec, params: Params) {
+        let options = CaptureOptions {
+            dump_records: None,
+            live_snapshots: true,
+        };
+        self.push_capture(CaptureJob::spawn(spec, params, options));
+    }
+
+    /// Replays a saved report in a new tab, `speed` times its recorded pace.
+    pub fn start_replay(&mut self, path: PathBuf, speed: f64) {
+        self.push_capture(CaptureJob::replay(path, speed));
+    }
+
+    fn push_capture(&mut self, job: CaptureJob) {
+        self.error = None;
+        self.tabs.push(Tab::Ready(Box::new(Document::capture(job))));
+        self.active = self.tabs.len() - 1;
+    }
+
+    /// Takes every live capture's messages; true while one runs.
+    pub fn poll_captures(&mut self) -> bool {
+        let mut running = false;
+        for tab in &mut self.tabs {
+            if let Tab::Ready(doc) = tab {
+                doc.poll_live();
+                running |= doc.live.as_ref().is_some_and(Live::is_running);
+            }
+        }
+        running
+    }
+
+    /// Saves the report shown to `path` on a worker thread: a capture's
+    /// working file is copied as it is; any other report is written by the
+    /// nsys-schema writer. Either way the file is built aside and renamed.
+    pub fn save_as(&mut self, path: PathBuf) {
+        let Some(doc) = self.doc() else { return };
+        let trace = doc.trace.clone();
+        let report = doc.live.as_ref().and_then(|l| l.report.clone());
+        if doc.live.as_ref().is_some_and(Live::is_running) {
+            self.error = Some("stop the capture before saving it".into());
+            return;
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let spawned = std::thread::Builder::new()
+            .name("sightline-save".into())
+            .spawn(move || {
+                let result = match report {
+                    Some(live) => live
+                        .lock()
+                        .map_err(|_| "the capture is unavailable".to_string())
+                        .and_then(|live| live.save(&path)),
+                    None => crate::synth::write_report(
+                        &trace,
+                        1,
+                        &path,
+                        &mut |_| {},
+                        &std::sync::atomic::AtomicBool::new(false),
+                    )
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+                };
+                let _ = tx.send(result.map(|()| path));
+            });
+        match spawned {
+            Ok(_) => self.saving = Some(rx),
+            Err(e) => self.error = Some(format!("cannot start saving: {e}")),
+        }
+    }
+
+    /// Takes the result of a save; true while one runs.
+    pub fn poll_saving(&mut self) -> bool {
+        let Some(rx) = &self.saving else {
+            return false;
+        };
+        match rx.try_recv() {
+            Ok(Ok(path)) => {
+                self.saving = None;
+                self.saved_to = Some(path);
+                false
+            }
+            Ok(Err(e)) => {
+                self.saving = None;
+                self.error = Some(e);
+                false
+            }
+            Err(crossbeam_channel::TryRecvError::Empty) => true,
+            Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                self.saving = None;
+                self.error = Some("saving failed".into());
+                false
+            }
+        }
+    }
+
+    /// Blocks until every capture and save has finished (tests).
+    pub fn wait_for_captures(&mut self) {
+        while self.poll_captures() || self.poll_saving() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Takes loader messages; true while a load is running.
     pub fn poll_loading(&mut self) -> bool {
         let mut running = false;
@@ -362,8 +518,11 @@ impl SightlineApp {
 
     /// The whole window, given the root `Ui` (eframe and tests call this).
     pub fn ui(&mut self, ui: &mut Ui) {
-        let busy = self.poll_loading();
+        let busy = self.poll_loading() | self.poll_captures() | self.poll_saving();
         self.poll_dialog();
+        if let Some((spec, params)) = self.capture_dialog.ui(ui.ctx()) {
+            self.start_capture(spec, params);
+        }
         if let Some(doc) = self.doc_mut()
             && doc.stats.poll()
         {
@@ -390,10 +549,20 @@ impl SightlineApp {
         if !self.tabs.is_empty() {
             egui::Panel::top("tabs").show(ui, |ui| self.tab_bar(ui));
         }
-        if self.is_loading() || self.error.is_some() {
+        if self.is_loading()
+            || self.error.is_some()
+            || self.saving.is_some()
+            || self.saved_to.is_some()
+        {
             egui::Panel::top("status").show(ui, |ui| self.status_bar(ui));
         }
         let loading_shown = matches!(self.tabs.get(self.active), Some(Tab::Loading(_)));
+        if let Some(doc) = self.doc_mut()
+            && let Some(live) = doc.live.as_mut()
+        {
+            let label = doc.path.display().to_string();
+            egui::Panel::top("capture").show(ui, |ui| live.bar(ui, &label));
+        }
         let Some(doc) = self.doc_mut() else {
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.centered_and_justified(|ui| {
@@ -435,7 +604,15 @@ impl SightlineApp {
         }
         egui::CentralPanel::default().show(ui, |ui| {
             doc.timeline.highlight = std::mem::take(&mut doc.search.mask);
+            let before = (doc.timeline.view.start, doc.timeline.view.end);
             let out = doc.timeline.ui(ui, &doc.trace);
+            // Follow mode ends as soon as the user zooms or pans.
+            if let Some(live) = doc.live.as_mut()
+                && live.is_running()
+                && before != (doc.timeline.view.start, doc.timeline.view.end)
+            {
+                live.follow = false;
+            }
             doc.search.mask = std::mem::take(&mut doc.timeline.highlight);
             if let Some((a, b)) = out.range_selected {
                 doc.select_range(a, b);
@@ -517,10 +694,61 @@ impl SightlineApp {
                         ui.close();
                     }
                     ui.separator();
+                    ui.horizontal(|ui| {
+                        let label = ui.label("Save as:");
+                        let r = ui
+                            .text_edit_singleline(&mut self.save_path)
+                            .labelled_by(label.id)
+                            .on_hover_text("an nsys SQLite report (Enter saves)");
+                        if r.lost_focus()
+                            && ui.input(|i| i.key_pressed(Key::Enter))
+                            && !self.save_path.trim().is_empty()
+                        {
+                            let p = PathBuf::from(self.save_path.trim());
+                            self.save_as(p);
+                            ui.close();
+                        }
+                    });
+                    ui.separator();
                     if ui.button("Quit (Ctrl+Q)").clicked() {
                         ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
                     }
                 });
+            ui.menu_button("Capture", |ui| {
+                if ui.button("New capture…").clicked() {
+                    self.capture_dialog.show();
+                    ui.close();
+                }
+                let replayable = self
+                    .doc()
+                    .filter(|d| d.live.is_none() && d.path.is_file())
+                    .map(|d| d.path.clone());
+                for (label, speed) in [
+                    ("Replay this report", 1.0),
+                    ("Replay this report ×10", 10.0),
+                ] {
+                    let button = ui.add_enabled(replayable.is_some(), egui::Button::new(label));
+                    if button.clicked()
+                        && let Some(path) = replayable.clone()
+                    {
+                        self.start_replay(path, speed);
+                        ui.close();
+                    }
+                }
+                let running = self
+                    .doc()
+                    .and_then(|d| d.live.as_ref())
+                    .is_some_and(Live::is_running);
+                if ui
+                    .add_enabled(running, egui::Button::new("Stop capture"))
+                    .clicked()
+                {
+                    if let Some(live) = self.doc().and_then(|d| d.live.as_ref()) {
+                        live.stop();
+                    }
+                    ui.close();
+                }
+            });
             let Some(doc) = self.doc_mut() else { return };
             ui.menu_button("View", |ui| {
                 if ui.button("Fit all (Home)").clicked() {
@@ -648,6 +876,22 @@ impl SightlineApp {
         if let Some(i) = cancel {
             self.close_tab(i);
         }
+        if self.saving.is_some() {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("Saving…");
+            });
+        }
+        let mut dismiss_saved = false;
+        if let Some(p) = &self.saved_to {
+            ui.horizontal(|ui| {
+                ui.label(format!("Saved {}", p.display()));
+                dismiss_saved = ui.button("OK").clicked();
+            });
+        }
+        if dismiss_saved {
+            self.saved_to = None;
+        }
         let mut dismiss = false;
         if let Some(e) = &self.error {
             ui.horizontal(|ui| {
@@ -680,6 +924,29 @@ impl eframe::App for SightlineApp {
 
 /// Opens the window on `files` (or the bundled report when empty).
 pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
+    launch(move |app| {
+        let files = if files.is_empty() {
+            bundled_report().into_iter().collect()
+        } else {
+            files
+        };
+        if files.is_empty() {
+            app.error = Some("no report given and the bundled example was not found".into());
+        }
+        // Each file in its own tab, read side by side; the first is shown.
+        for f in files {
+            app.open(f);
+        }
+        app.active = 0;
+    })
+}
+
+/// Opens the window replaying `path` as if it were being captured now.
+pub fn run_replay(path: PathBuf, speed: f64) -> Result<(), String> {
+    launch(move |app| app.start_replay(path, speed))
+}
+
+fn launch(setup: impl FnOnce(&mut SightlineApp) + 'static) -> Result<(), String> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("Sightline")
@@ -693,19 +960,7 @@ pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
         options,
         Box::new(move |cc| {
             let mut app = SightlineApp::restore(cc.storage);
-            let files = if files.is_empty() {
-                bundled_report().into_iter().collect()
-            } else {
-                files
-            };
-            if files.is_empty() {
-                app.error = Some("no report given and the bundled example was not found".into());
-            }
-            // Each file in its own tab, read side by side; the first is shown.
-            for f in files {
-                app.open(f);
-            }
-            app.active = 0;
+            setup(&mut app);
             Ok(Box::new(app))
         }),
     )

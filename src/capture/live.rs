@@ -117,6 +117,19 @@ impl LiveReport {
     /// A new working file in the system's temporary folder, with the nsys
     /// schema, process `pid` named `process_name`.
     pub fn create(pid: u32, process_name: &str, origin: &str) -> Result<LiveReport, String> {
+        let mut live = LiveReport::blank(pid)?;
+        let conn = live.conn()?;
+        rows::create_schema(conn).map_err(sql)?;
+        rows::metadata(conn, env!("CARGO_PKG_VERSION"), origin).map_err(sql)?;
+        rows::process(conn, global_pid(pid), pid, process_name).map_err(sql)?;
+        // nsys's string table starts with the empty string at id 0.
+        live.string("").map_err(sql)?;
+        Ok(live)
+    }
+
+    /// An empty working file with no tables: a replay copies a report's own
+    /// schema and rows into it ([`super::replay`]).
+    pub fn blank(pid: u32) -> Result<LiveReport, String> {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!(
@@ -128,10 +141,7 @@ impl LiveReport {
         // A working file, copied on save: no journal, no syncing.
         conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
             .map_err(sql)?;
-        rows::create_schema(&conn).map_err(sql)?;
-        rows::metadata(&conn, env!("CARGO_PKG_VERSION"), origin).map_err(sql)?;
-        rows::process(&conn, global_pid(pid), pid, process_name).map_err(sql)?;
-        let mut live = LiveReport {
+        Ok(LiveReport {
             path,
             conn: Some(conn),
             pid,
@@ -147,10 +157,23 @@ impl LiveReport {
             counts: LiveCounts::default(),
             first_timestamp: None,
             last_timestamp: 0,
-        };
-        // nsys's string table starts with the empty string at id 0.
-        live.string("").map_err(sql)?;
-        Ok(live)
+        })
+    }
+
+    /// The working file's connection, for a source that writes rows itself.
+    pub(crate) fn connection(&self) -> Result<&Connection, String> {
+        self.conn()
+    }
+
+    /// Counts rows a source wrote itself.
+    pub(crate) fn add_counts(&mut self, more: LiveCounts) {
+        let c = &mut self.counts;
+        c.kernels += more.kernels;
+        c.copies += more.copies;
+        c.api_calls += more.api_calls;
+        c.nvtx += more.nvtx;
+        c.other += more.other;
+        c.incomplete += more.incomplete;
     }
 
     pub fn path(&self) -> &Path {

@@ -15,4 +15,5 @@ pub mod environment;
 pub mod live;
 pub mod nvtx;
 pub mod records;
+pub mod replay;
 pub mod session;

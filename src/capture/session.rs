@@ -74,7 +74,8 @@ pub struct CaptureOptions {
 
 /// A capture running in the background.
 pub struct CaptureJob {
-    pub benchmark: &'static str,
+    /// What is being captured: the benchmark, or `replay FILE`.
+    pub label: String,
     pub messages: Receiver<CaptureMessage>,
     stop: Arc<AtomicBool>,
 }
@@ -86,6 +87,21 @@ impl CaptureJob {
         params: Params,
         options: CaptureOptions,
     ) -> CaptureJob {
+        CaptureJob::spawn_with(spec.name, move |stop, tx| {
+            capture(spec, &params, &options, &stop, &tx)
+        })
+    }
+
+    /// Runs `source` on a thread of its own; its result ends the job.
+    pub(crate) fn spawn_with(
+        label: &str,
+        source: impl FnOnce(
+            Arc<AtomicBool>,
+            Sender<CaptureMessage>,
+        ) -> Result<CaptureResult, CaptureError>
+        + Send
+        + 'static,
+    ) -> CaptureJob {
         let (tx, rx) = crossbeam_channel::unbounded();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -93,7 +109,7 @@ impl CaptureJob {
         let spawned = std::thread::Builder::new()
             .name("sightline-capture".into())
             .spawn(move || {
-                let result = capture(spec, &params, &options, &flag, &tx);
+                let result = source(flag, tx.clone());
                 let _ = tx.send(CaptureMessage::Finished(result.map(Box::new)));
             });
         if let Err(e) = spawned {
@@ -102,7 +118,7 @@ impl CaptureJob {
             ))));
         }
         CaptureJob {
-            benchmark: spec.name,
+            label: label.to_string(),
             messages: rx,
             stop,
         }
@@ -219,7 +235,7 @@ pub fn capture(
 }
 
 /// Decides when to publish a snapshot and sends it.
-struct Publisher {
+pub(crate) struct Publisher {
     enabled: bool,
     started: Instant,
     last: Instant,
@@ -228,7 +244,7 @@ struct Publisher {
 }
 
 impl Publisher {
-    fn new(started: Instant, enabled: bool) -> Publisher {
+    pub(crate) fn new(started: Instant, enabled: bool) -> Publisher {
         Publisher {
             enabled,
             started,
@@ -238,7 +254,7 @@ impl Publisher {
         }
     }
 
-    fn status(&self, live: &LiveReport, cost: Duration) -> LiveStatus {
+    pub(crate) fn status(&self, live: &LiveReport, cost: Duration) -> LiveStatus {
         let elapsed = self.started.elapsed();
         let counts = live.counts();
         LiveStatus {
@@ -249,7 +265,7 @@ impl Publisher {
         }
     }
 
-    fn maybe_publish(&mut self, live: &LiveReport, to: &Sender<CaptureMessage>) {
+    pub(crate) fn maybe_publish(&mut self, live: &LiveReport, to: &Sender<CaptureMessage>) {
         // Loading a snapshot may take at most half the time: the interval
         // grows with the capture.
         let interval = MIN_SNAPSHOT_INTERVAL.max(self.last_cost * 2);

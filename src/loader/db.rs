@@ -140,11 +140,17 @@ impl Report {
 /// takes no lock, so the report is never modified, even on a read-only disk.
 pub fn open_read_only(path: &Path) -> Result<Connection, LoadError> {
     check_file(path)?;
-    let uri = format!("file:{}?mode=ro&immutable=1", uri_escape(&absolute(path)));
+    let uri = read_only_uri(path);
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     Connection::open_with_flags(uri, flags).map_err(|e| LoadError::from_sqlite(path, &e))
+}
+
+/// The `file:` URI that opens `path` read-only and immutable (also for
+/// `ATTACH`, which takes a URI on a connection opened with URIs enabled).
+pub fn read_only_uri(path: &Path) -> String {
+    format!("file:{}?mode=ro&immutable=1", uri_escape(&absolute(path)))
 }
 
 /// Turns the usual file-level mistakes into clear messages before SQLite sees them.

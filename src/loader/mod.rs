@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use rusqlite::types::ValueRef;
 
-pub use db::open_read_only;
+pub use db::{open_read_only, read_only_uri};
 pub use error::{LoadError, Problem};
 
 use crate::model::{StrId, Strings, Trace};

@@ -109,6 +109,36 @@ impl Timeline {
         }
     }
 
+    /// Takes a newer snapshot of the same report (a capture that grew): rows,
+    /// colours and time limits are rebuilt, the view (times, collapsed and
+    /// hidden rows, scroll) is kept. Event indexes change between snapshots,
+    /// so the selection and highlights go.
+    pub fn adopt(&mut self, trace: &Trace) {
+        let (lo, hi) = trace.info.time_range;
+        self.limits = (lo as f64, hi.max(lo + 1) as f64);
+        self.rows = rows::build(trace);
+        self.name_colors = trace
+            .strings
+            .iter()
+            .map(|(_, s)| colors::for_name(s))
+            .collect();
+        self.selected = None;
+        self.related.clear();
+        self.highlight.clear();
+        self.layout.clear();
+    }
+
+    /// The first and last timestamp of the report, the span Home shows.
+    pub fn limits(&self) -> (f64, f64) {
+        self.limits
+    }
+
+    /// Shows the whole report without adding to the Back history (follow
+    /// mode calls it on every snapshot).
+    pub fn show_all(&mut self) {
+        self.view.set(self.limits.0, self.limits.1);
+    }
+
     /// Keeps options (collapsed, hidden, names) from a saved view, not its times.
     pub fn restore_options(&mut self, saved: &ViewState) {
         self.view.collapsed = saved.collapsed.clone();

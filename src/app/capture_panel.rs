@@ -1,0 +1,268 @@
+//! Live capture in the window: the dialog that starts one (a benchmark and
+//! its parameters), and the bar above a capture's timeline (what was
+//! recorded, events per second, follow mode, Stop, the benchmark's output).
+//!
+//! The capture itself runs in [`crate::capture::session`]; this file only
+//! turns its messages into the document's state and draws it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use eframe::egui::{self, RichText, Ui};
+
+use crate::capture::benchmarks::{self, BenchmarkSpec, Params};
+use crate::capture::environment;
+use crate::capture::live::LiveReport;
+use crate::capture::session::{CaptureJob, CaptureMessage, LiveStatus};
+use crate::model::Trace;
+
+/// A capture shown in a tab: running, or finished and kept for saving.
+pub struct Live {
+    pub job: Option<CaptureJob>,
+    pub status: LiveStatus,
+    /// Keep the newest events in view; off as soon as the user zooms or pans.
+    pub follow: bool,
+    /// What the benchmark printed.
+    pub output: Vec<String>,
+    /// The finished capture's working file, for File ▸ Save as.
+    pub report: Option<Arc<Mutex<LiveReport>>>,
+    /// Why the capture failed or what went wrong in the benchmark.
+    pub problem: Option<String>,
+    pub stopped_early: bool,
+    pub show_output: bool,
+}
+
+/// What a live capture asks of its document this frame.
+pub enum LiveUpdate {
+    Nothing,
+    /// A newer snapshot of the report.
+    Trace(Arc<Trace>),
+}
+
+impl Live {
+    pub fn new(job: CaptureJob) -> Live {
+        Live {
+            job: Some(job),
+            status: LiveStatus::default(),
+            follow: true,
+            output: Vec::new(),
+            report: None,
+            problem: None,
+            stopped_early: false,
+            show_output: false,
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.job.is_some()
+    }
+
+    /// Takes the capture's messages; returns the newest snapshot, if any.
+    pub fn poll(&mut self) -> LiveUpdate {
+        let Some(job) = &self.job else {
+            return LiveUpdate::Nothing;
+        };
+        let mut newest = None;
+        let mut finished = false;
+        while let Ok(message) = job.messages.try_recv() {
+            match message {
+                CaptureMessage::Output(line) => self.output.push(line),
+                CaptureMessage::Snapshot(trace, status) => {
+                    self.status = status;
+                    newest = Some(trace);
+                }
+                CaptureMessage::Finished(Ok(result)) => {
+                    let result = *result;
+                    self.status = result.status;
+                    self.stopped_early = result.stopped_early;
+                    self.problem = result.benchmark_error;
+                    if result.dropped_records > 0 {
+                        self.output.push(format!(
+                            "CUPTI dropped {} records (its buffers were full)",
+                            result.dropped_records
+                        ));
+                    }
+                    self.report = Some(Arc::new(Mutex::new(result.live)));
+                    newest = Some(result.trace);
+                    finished = true;
+                }
+                CaptureMessage::Finished(Err(e)) => {
+                    self.problem = Some(e.to_string());
+                    finished = true;
+                }
+            }
+        }
+        if finished {
+            self.job = None;
+        }
+        newest.map_or(LiveUpdate::Nothing, LiveUpdate::Trace)
+    }
+
+    /// Asks the capture to stop; what it recorded stays.
+    pub fn stop(&self) {
+        if let Some(job) = &self.job {
+            job.stop();
+        }
+    }
+
+    /// The bar above the timeline.
+    pub fn bar(&mut self, ui: &mut Ui, label: &str) {
+        ui.horizontal_wrapped(|ui| {
+            let c = self.status.counts;
+            if self.is_running() {
+                ui.spinner();
+                ui.label(RichText::new(format!("Capturing {label}")).strong());
+            } else if self.problem.is_some() && c.total() == 0 {
+                ui.label(RichText::new(format!("Capture of {label} failed")).strong());
+            } else {
+                let how = if self.stopped_early {
+                    "stopped"
+                } else {
+                    "finished"
+                };
+                ui.label(RichText::new(format!("Capture of {label} {how}")).strong());
+            }
+            ui.separator();
+            ui.label(format!(
+                "{:.1} s · {} events · {:.0} events/s · {} kernels · {} copies · {} API calls · {} NVTX",
+                self.status.elapsed.as_secs_f64(),
+                c.total(),
+                self.status.events_per_second,
+                c.kernels,
+                c.copies,
+                c.api_calls,
+                c.nvtx
+            ));
+            if self.is_running() {
+                ui.separator();
+                ui.checkbox(&mut self.follow, "Follow")
+                    .on_hover_text("keep the newest events in view (zooming or panning turns it off)");
+                if ui.button("Stop").clicked() {
+                    self.stop();
+                }
+            }
+            if !self.output.is_empty() {
+                ui.toggle_value(&mut self.show_output, "Output");
+            }
+        });
+        if let Some(problem) = &self.problem {
+            ui.colored_label(ui.visuals().error_fg_color, problem);
+        }
+        if self.show_output {
+            egui::ScrollArea::vertical()
+                .max_height(160.0)
+                .stick_to_bottom(true)
+                .show(ui, |ui| {
+                    for line in &self.output {
+                        ui.monospace(line);
+                    }
+                });
+        }
+    }
+
+    /// How soon the window should look again.
+    pub fn repaint_after(&self) -> Option<Duration> {
+        self.is_running().then_some(Duration::from_millis(50))
+    }
+}
+
+/// Capture ▸ New capture: pick a benchmark, set its parameters, Start.
+#[derive(Default)]
+pub struct CaptureDialog {
+    pub open: bool,
+    benchmark: usize,
+    /// Parameter values as typed, by parameter of the chosen benchmark.
+    values: Vec<String>,
+    error: Option<String>,
+}
+
+impl CaptureDialog {
+    /// Opens the dialog with the first benchmark's defaults.
+    pub fn show(&mut self) {
+        self.open = true;
+        self.error = None;
+        if self.values.is_empty() {
+            self.choose(0);
+        }
+    }
+
+    fn choose(&mut self, i: usize) {
+        self.benchmark = i;
+        self.values = benchmarks::all()
+            .get(i)
+            .map(|s| s.params.iter().map(|p| p.default.to_string()).collect())
+            .unwrap_or_default();
+    }
+
+    /// Draws the dialog; returns the benchmark to capture when Start is
+    /// pressed with valid parameters.
+    pub fn ui(&mut self, ctx: &egui::Context) -> Option<(&'static BenchmarkSpec, Params)> {
+        if !self.open {
+            return None;
+        }
+        let mut open = true;
+        let mut start = None;
+        egui::Window::new("New capture")
+            .open(&mut open)
+            .resizable(false)
+            .show(ctx, |ui| {
+                let all = benchmarks::all();
+                if !environment::driver_present() {
+                    ui.colored_label(ui.visuals().warn_fg_color, environment::NO_DRIVER);
+                    ui.label("Capture ▸ Replay shows how a recorded run unfolds instead.");
+                }
+                let current = all.get(self.benchmark).map_or("", |s| s.name);
+                let mut chosen = None;
+                egui::ComboBox::from_label("Benchmark")
+                    .selected_text(current)
+                    .show_ui(ui, |ui| {
+                        for (i, spec) in all.iter().enumerate() {
+                            if ui
+                                .selectable_label(i == self.benchmark, spec.name)
+                                .on_hover_text(spec.about)
+                                .clicked()
+                            {
+                                chosen = Some(i);
+                            }
+                        }
+                    });
+                if let Some(i) = chosen {
+                    self.choose(i);
+                }
+                let Some(spec) = all.get(self.benchmark) else {
+                    return;
+                };
+                ui.label(RichText::new(spec.about).weak());
+                egui::Grid::new("capture_params")
+                    .num_columns(2)
+                    .show(ui, |ui| {
+                        for (param, value) in spec.params.iter().zip(self.values.iter_mut()) {
+                            let label = ui.label(param.name).on_hover_text(param.help);
+                            ui.text_edit_singleline(value).labelled_by(label.id);
+                            ui.end_row();
+                        }
+                    });
+                if let Some(e) = &self.error {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                }
+                if ui.button("Start capture").clicked() {
+                    let args: Vec<String> = spec
+                        .params
+                        .iter()
+                        .zip(&self.values)
+                        .flat_map(|(p, v)| [format!("--{}", p.name), v.clone()])
+                        .collect();
+                    match benchmarks::parse_args(spec, &args)
+                        .and_then(|params| benchmarks::validate(spec, &params).map(|()| params))
+                    {
+                        Ok(params) => start = Some((spec, params)),
+                        Err(e) => self.error = Some(e.to_string()),
+                    }
+                }
+            });
+        if start.is_some() || !open {
+            self.open = false;
+        }
+        start
+    }
+}

@@ -1,0 +1,199 @@
+//! Replay: a saved report fed through the live path at its recorded pace (or
+//! faster), as if it were being captured now.
+//!
+//! The report's own tables are copied into a working file ([`LiveReport`]):
+//! tables without a `start` column (strings, devices, enums, metadata) at
+//! once, event tables in time slices, each event when it ends (a capture
+//! learns of work when it completes). Snapshots and the end arrive as the same
+//! [`CaptureMessage`]s a capture sends, so the window's growing timeline,
+//! follow mode and Stop are tested in CI without a GPU, and a class can watch
+//! a recorded run unfold (`sightline replay FILE`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+use rusqlite::Connection;
+
+use super::environment::CaptureError;
+use super::live::{LiveCounts, LiveReport};
+use super::session::{CaptureJob, CaptureMessage, CaptureResult, MIN_SNAPSHOT_INTERVAL, Publisher};
+
+/// An event table of the report and how its rows are counted.
+struct EventTable {
+    name: String,
+    /// SQL for the time an event is known: its end, or its start if it has
+    /// none (marks, unended ranges).
+    known_at: &'static str,
+}
+
+impl CaptureJob {
+    /// Replays the report at `path`, `speed` times faster than it was
+    /// recorded (1.0: its own pace).
+    pub fn replay(path: PathBuf, speed: f64) -> CaptureJob {
+        let name = path.file_name().map_or_else(
+            || "report".to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        CaptureJob::spawn_with(&format!("replay {name}"), move |stop, tx| {
+            replay(&path, speed, &stop, &tx)
+        })
+    }
+}
+
+/// Runs a whole replay on this thread.
+pub fn replay(
+    path: &Path,
+    speed: f64,
+    stop: &Arc<AtomicBool>,
+    messages: &Sender<CaptureMessage>,
+) -> Result<CaptureResult, CaptureError> {
+    let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
+    // Opened by the loader first: a file that is no report gets the loader's
+    // clear message, not an SQL error halfway through.
+    crate::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
+        .map_err(|e| CaptureError::Benchmark(e.to_string()))?;
+    let mut live = LiveReport::blank(std::process::id()).map_err(fail)?;
+    let tables =
+        copy_schema(live.connection().map_err(fail)?, path).map_err(|e| fail(e.to_string()))?;
+    let conn = live.connection().map_err(fail)?;
+    let (first, last) = time_span(conn, &tables).map_err(|e| fail(e.to_string()))?;
+    let speed = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
+    };
+    let started = Instant::now();
+    let mut publisher = Publisher::new(started, true);
+    let mut copied_until = i64::MIN;
+    let mut stopped_early = false;
+    loop {
+        let elapsed_ns = started.elapsed().as_nanos() as f64 * speed;
+        let cutoff = first.saturating_add(elapsed_ns.min(i64::MAX as f64) as i64);
+        let done = cutoff > last;
+        let until = if done { i64::MAX } else { cutoff };
+        let counts = copy_slice(
+            live.connection().map_err(fail)?,
+            &tables,
+            copied_until,
+            until,
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        live.add_counts(counts);
+        copied_until = until;
+        publisher.maybe_publish(&live, messages);
+        if done {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            stopped_early = true;
+            break;
+        }
+        std::thread::sleep(MIN_SNAPSHOT_INTERVAL / 2);
+    }
+    let conn = live.connection().map_err(fail)?;
+    conn.execute_batch("DETACH DATABASE src")
+        .map_err(|e| fail(e.to_string()))?;
+    let trace = Arc::new(live.snapshot().map_err(fail)?);
+    let status = publisher.status(&live, Duration::ZERO);
+    Ok(CaptureResult {
+        trace,
+        live,
+        status,
+        dropped_records: 0,
+        stopped_early,
+        benchmark_error: None,
+    })
+}
+
+/// Creates the report's tables in the working file, copies the tables that
+/// hold no events, and returns the event tables.
+fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTable>> {
+    // Read-only and immutable, like the loader: the report is never touched.
+    let uri = crate::loader::read_only_uri(source);
+    conn.execute("ATTACH DATABASE ?1 AS src", [&uri])?;
+    let mut stmt = conn.prepare(
+        "SELECT name, sql FROM src.sqlite_master WHERE type = 'table' AND sql IS NOT NULL
+         AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
+    )?;
+    let tables: Vec<(String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    drop(stmt);
+    let mut events = Vec::new();
+    conn.execute_batch("BEGIN")?;
+    for (name, sql) in tables {
+        conn.execute_batch(&sql)?;
+        let columns: Vec<String> = conn
+            .prepare(&format!("PRAGMA src.table_info(\"{name}\")"))?
+            .query_map([], |r| r.get::<_, String>(1))?
+            .collect::<Result<_, _>>()?;
+        let has = |c: &str| columns.iter().any(|x| x == c);
+        if has("start") {
+            events.push(EventTable {
+                known_at: if has("end") {
+                    "COALESCE(\"end\", start)"
+                } else {
+                    "start"
+                },
+                name,
+            });
+        } else {
+            conn.execute_batch(&format!(
+                "INSERT INTO main.\"{name}\" SELECT * FROM src.\"{name}\""
+            ))?;
+        }
+    }
+    conn.execute_batch("COMMIT")?;
+    Ok(events)
+}
+
+/// The first and last time any event is known.
+fn time_span(conn: &Connection, tables: &[EventTable]) -> rusqlite::Result<(i64, i64)> {
+    let mut first = i64::MAX;
+    let mut last = i64::MIN;
+    for t in tables {
+        let (lo, hi): (Option<i64>, Option<i64>) = conn.query_row(
+            &format!(
+                "SELECT MIN({0}), MAX({0}) FROM src.\"{1}\"",
+                t.known_at, t.name
+            ),
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        first = first.min(lo.unwrap_or(i64::MAX));
+        last = last.max(hi.unwrap_or(i64::MIN));
+    }
+    Ok(if first <= last { (first, last) } else { (0, 0) })
+}
+
+/// Copies the events known in `[from, until)`, in one transaction.
+fn copy_slice(
+    conn: &Connection,
+    tables: &[EventTable],
+    from: i64,
+    until: i64,
+) -> rusqlite::Result<LiveCounts> {
+    let mut counts = LiveCounts::default();
+    conn.execute_batch("BEGIN")?;
+    for t in tables {
+        let n = conn.execute(
+            &format!(
+                "INSERT INTO main.\"{0}\" SELECT * FROM src.\"{0}\" WHERE {1} >= ?1 AND {1} < ?2",
+                t.name, t.known_at
+            ),
+            [from, until],
+        )? as u64;
+        match t.name.as_str() {
+            "CUPTI_ACTIVITY_KIND_KERNEL" => counts.kernels += n,
+            "CUPTI_ACTIVITY_KIND_MEMCPY" => counts.copies += n,
+            "CUPTI_ACTIVITY_KIND_RUNTIME" => counts.api_calls += n,
+            "NVTX_EVENTS" => counts.nvtx += n,
+            _ => counts.other += n,
+        }
+    }
+    conn.execute_batch("COMMIT")?;
+    Ok(counts)
+}
