@@ -185,6 +185,7 @@ pub(crate) struct Builder<'a> {
     processes_by_pid: HashMap<u32, usize>,
     process_names: HashMap<u32, String>,
     thread_names: HashMap<i64, String>,
+    thread_priorities: HashMap<i64, i32>,
 }
 
 impl<'a> Builder<'a> {
@@ -228,6 +229,7 @@ impl<'a> Builder<'a> {
             processes_by_pid: HashMap::new(),
             process_names: HashMap::new(),
             thread_names: HashMap::new(),
+            thread_priorities: HashMap::new(),
         }
     }
 

@@ -59,6 +59,8 @@ pub struct Thread {
     pub pid: u32,
     pub tid: u32,
     pub name: String,
+    /// The scheduling priority `ThreadNames` records (`T-Pri` in nsys's traces).
+    pub priority: Option<i32>,
     pub process: u32,
     pub cuda_api: Track,
     pub osrt: Track,
