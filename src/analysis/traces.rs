@@ -85,10 +85,13 @@ fn device_text(trace: &Trace, device: u32) -> String {
 pub(crate) fn cuda_gpu_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
     let mut rows: Vec<((Ns, u32), Vec<Cell>)> = Vec::new();
     let mb = |bytes: u64| Cell::Megabytes(bytes as f64);
-    // Bytes per second, printed as MB/s like the other `(MB)` columns.
+    // Bytes per second, printed as MB/s like the other `(MB)` columns. nsys
+    // multiplies the bytes by the *integer* quotient 1e9 / duration (so
+    // 1024 B in 1024 ns is 1024 * 976562 B/s = 999.999 MB/s), and so do we.
     let throughput = |bytes: u64, duration: Ns| {
         if duration > 0 {
-            Cell::Megabytes(bytes as f64 * 1e9 / duration as f64)
+            let per_second = 1_000_000_000 / duration as u128;
+            Cell::Megabytes((bytes as u128 * per_second) as f64)
         } else {
             Cell::Empty
         }
