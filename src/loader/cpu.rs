@@ -345,8 +345,15 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     };
     b.trace.warnings.extend(warnings);
     // The rowid is nsys's range id; it is not a declared column, so it is
-    // appended here rather than asked of `select`.
-    let sql = sql.replacen(" FROM ", ", rowid FROM ", 1);
+    // appended here rather than asked of `select`. A damaged report whose
+    // NVTX_EVENTS has no rowid (a view, a WITHOUT ROWID table) still loads,
+    // with every range id 0.
+    let with_rowid = sql.replacen(" FROM ", ", rowid FROM ", 1);
+    let sql = if b.report.conn.prepare(&with_rowid).is_ok() {
+        with_rowid
+    } else {
+        sql.replacen(" FROM ", ", NULL FROM ", 1)
+    };
 
     struct Row {
         row_id: i64,
