@@ -39,12 +39,13 @@ fn diff(expected: &str, actual: &str) -> Option<String> {
 
 /// The reports nsys wrote for the NVTX/GPU fixtures beyond the default eight
 /// (all but `many_kernels`); nsys has no `:mangled` CSV in the fixtures.
-const EXTRA: [Report; 13] = [
+const EXTRA: [Report; 14] = [
     Report::NvtxPushpopSum,
     Report::NvtxStartendSum,
     Report::NvtxGpuProjSum,
     Report::NvtxGpuProjTrace,
     Report::NvtxKernSum,
+    Report::NvtxPushpopTrace,
     Report::CudaGpuSum,
     Report::CudaGpuKernGbSum,
     Report::CudaGpuTrace,
@@ -118,6 +119,11 @@ fn shared_fixtures_match_nsys() {
         return;
     }
     assert_all_match(&dir, &["many_kernels", "torch_metrics"]);
+    assert_none(check_reports(
+        &dir,
+        "many_kernels",
+        &[Report::NvtxPushpopTrace],
+    ));
     assert_none(check_reports(&dir, "torch_metrics", &EXTRA));
 }
 

@@ -123,6 +123,23 @@ fn range_key(trace: &Trace, nvtx: u32) -> (Ns, std::cmp::Reverse<Ns>, i64) {
     )
 }
 
+/// The nesting of one thread's NVTX ranges `ranges`, given in [`range_key`]
+/// order: per range, the index of its parent (the nearest range still open
+/// that contains it) and its level.
+fn nesting(trace: &Trace, ranges: &[u32]) -> Vec<(Option<usize>, u32)> {
+    let end = |i: usize| trace.nvtx.spans.end[ranges[i] as usize];
+    let mut out = Vec::with_capacity(ranges.len());
+    let mut stack: Vec<usize> = Vec::new();
+    for i in 0..ranges.len() {
+        while stack.last().is_some_and(|&top| end(top) < end(i)) {
+            stack.pop();
+        }
+        out.push((stack.last().copied(), stack.len() as u32));
+        stack.push(i);
+    }
+    out
+}
+
 /// Projects the NVTX ranges that start in `range` (all without one) onto the
 /// GPU, in nsys's order (CPU start time, outer ranges first).
 pub fn project_nvtx(trace: &Trace, range: Option<TimeRange>) -> Vec<ProjectedRange> {
@@ -166,26 +183,15 @@ pub fn project_nvtx(trace: &Trace, range: Option<TimeRange>) -> Vec<ProjectedRan
                 children: 0,
             });
         }
-        // Nesting among this thread's projected ranges: in (start, longer
-        // first) order, the enclosing range is the nearest open one that
-        // still contains this one.
         projected.sort_by_key(|p| range_key(trace, p.nvtx));
+        let ranges: Vec<u32> = projected.iter().map(|p| p.nvtx).collect();
         let offset = out.len();
-        let mut stack: Vec<usize> = Vec::new();
-        for i in 0..projected.len() {
-            let end = trace.nvtx.spans.end[projected[i].nvtx as usize];
-            while let Some(&top) = stack.last() {
-                if trace.nvtx.spans.end[projected[top].nvtx as usize] >= end {
-                    break;
-                }
-                stack.pop();
-            }
-            if let Some(&parent) = stack.last() {
+        for (i, (parent, level)) in nesting(trace, &ranges).into_iter().enumerate() {
+            if let Some(parent) = parent {
                 projected[i].parent = Some(offset + parent);
-                projected[i].level = stack.len() as u32;
+                projected[i].level = level;
                 projected[parent].children += 1;
             }
-            stack.push(i);
         }
         out.extend(projected);
     }
@@ -479,5 +485,114 @@ pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
     Table {
         columns: columns.iter().map(|s| s.to_string()).collect(),
         rows: rows.into_iter().map(|(_, _, row)| row).collect(),
+    }
+}
+
+/// `nvtx_pushpop_trace`: every push/pop range (all domains) with its nesting
+/// among the push/pop ranges of its thread, by start (outer ranges first).
+/// `DurChild` sums the direct children's durations; `NameTree` indents the
+/// name by two dashes per level. A range belongs to `range` when it starts in
+/// it (its nesting is that of the whole trace).
+pub(crate) fn nvtx_pushpop_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
+    struct Row {
+        nvtx: u32,
+        thread: usize,
+        tag: String,
+        parent: Option<usize>,
+        level: u32,
+        children: u32,
+        child_time: i64,
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for (t, thread) in trace.threads.iter().enumerate() {
+        let mut ranges: Vec<(u32, &str)> = Vec::new();
+        for track in &thread.nvtx {
+            for i in track.track.events.clone() {
+                if trace.nvtx.kind.get(i as usize) == Some(&NvtxKind::PushPop) {
+                    ranges.push((i, track.domain.as_str()));
+                }
+            }
+        }
+        ranges.sort_by_key(|r| range_key(trace, r.0));
+        let ids: Vec<u32> = ranges.iter().map(|r| r.0).collect();
+        let offset = rows.len();
+        for ((nvtx, domain), (parent, level)) in ranges.iter().zip(nesting(trace, &ids)) {
+            rows.push(Row {
+                nvtx: *nvtx,
+                thread: t,
+                tag: tag(trace, *nvtx, domain),
+                parent: parent.map(|p| offset + p),
+                level,
+                children: 0,
+                child_time: 0,
+            });
+        }
+        for i in offset..rows.len() {
+            if let Some(p) = rows[i].parent {
+                let duration = trace.nvtx.spans.duration(rows[i].nvtx as usize);
+                rows[p].children += 1;
+                rows[p].child_time = rows[p].child_time.saturating_add(duration);
+            }
+        }
+    }
+    let row_id = |i: usize| trace.nvtx.row_id.get(rows[i].nvtx as usize).copied();
+    let mut order: Vec<usize> = (0..rows.len())
+        .filter(|&i| {
+            let start = trace.nvtx.spans.start[rows[i].nvtx as usize];
+            range.is_none_or(|r| start >= r.start && start < r.end)
+        })
+        .collect();
+    order.sort_by_key(|&i| range_key(trace, rows[i].nvtx));
+    let cells = order
+        .iter()
+        .map(|&i| {
+            let r = &rows[i];
+            let n = r.nvtx as usize;
+            let thread = &trace.threads[r.thread];
+            let duration = trace.nvtx.spans.duration(n);
+            let mut stack = Vec::new();
+            let mut at = Some(i);
+            while let Some(j) = at {
+                stack.push(row_id(j).unwrap_or(0));
+                at = rows[j].parent;
+            }
+            let stack: String = stack.iter().rev().map(|id| format!(":{id}")).collect();
+            vec![
+                Cell::Int(trace.nvtx.spans.start[n]),
+                Cell::Int(trace.nvtx.spans.end[n]),
+                Cell::Int(duration),
+                Cell::Int(r.child_time),
+                Cell::Int(duration.saturating_sub(r.child_time)),
+                text(&r.tag),
+                Cell::Int(thread.pid as i64),
+                Cell::Int(thread.tid as i64),
+                Cell::Int(r.level as i64),
+                Cell::Int(r.children as i64),
+                row_id(i).map_or(Cell::Empty, Cell::Int),
+                r.parent.and_then(row_id).map_or(Cell::Empty, Cell::Int),
+                text(&stack),
+                text(&format!("{}{}", "--".repeat(r.level as usize), r.tag)),
+            ]
+        })
+        .collect();
+    let columns = [
+        "Start (ns)",
+        "End (ns)",
+        "Duration (ns)",
+        "DurChild (ns)",
+        "DurNonChild (ns)",
+        "Name",
+        "PID",
+        "TID",
+        "Lvl",
+        "NumChild",
+        "RangeId",
+        "ParentId",
+        "RangeStack",
+        "NameTree",
+    ];
+    Table {
+        columns: columns.iter().map(|s| s.to_string()).collect(),
+        rows: cells,
     }
 }

@@ -41,6 +41,7 @@ pub enum Report {
     NvtxGpuProjSum,
     NvtxGpuProjTrace,
     NvtxKernSum,
+    NvtxPushpopTrace,
     CudaGpuSum,
     CudaGpuKernGbSum,
     CudaGpuTrace,
@@ -71,7 +72,7 @@ impl Report {
     ];
 
     /// Every report `sightline stats --report` knows.
-    pub const EVERY: [Report; 23] = [
+    pub const EVERY: [Report; 24] = [
         Report::CudaApiSum,
         Report::CudaGpuKernSum,
         Report::CudaGpuMemTimeSum,
@@ -85,6 +86,7 @@ impl Report {
         Report::NvtxGpuProjSum,
         Report::NvtxGpuProjTrace,
         Report::NvtxKernSum,
+        Report::NvtxPushpopTrace,
         Report::CudaGpuSum,
         Report::CudaGpuKernGbSum,
         Report::CudaGpuTrace,
@@ -114,6 +116,7 @@ impl Report {
             Report::NvtxGpuProjSum => "nvtx_gpu_proj_sum",
             Report::NvtxGpuProjTrace => "nvtx_gpu_proj_trace",
             Report::NvtxKernSum => "nvtx_kern_sum",
+            Report::NvtxPushpopTrace => "nvtx_pushpop_trace",
             Report::CudaGpuSum => "cuda_gpu_sum",
             Report::CudaGpuKernGbSum => "cuda_gpu_kern_gb_sum",
             Report::CudaGpuTrace => "cuda_gpu_trace",
@@ -153,6 +156,7 @@ impl Report {
             Report::NvtxGpuProjSum => "NVTX GPU Projection Summary",
             Report::NvtxGpuProjTrace => "NVTX GPU Projection Trace",
             Report::NvtxKernSum => "NVTX Range Kernel Summary",
+            Report::NvtxPushpopTrace => "NVTX Push/Pop Range Trace",
             Report::CudaGpuSum => "CUDA GPU Summary (Kernels/MemOps)",
             Report::CudaGpuKernGbSum => "CUDA GPU Kernel/Grid/Block Summary",
             Report::CudaGpuTrace => "CUDA GPU Trace",
@@ -276,6 +280,7 @@ pub fn compute(trace: &Trace, report: Report, range: Option<TimeRange>) -> Table
         Report::NvtxGpuProjSum => projection::nvtx_gpu_proj_sum(trace, range),
         Report::NvtxGpuProjTrace => projection::nvtx_gpu_proj_trace(trace, range),
         Report::NvtxKernSum => projection::nvtx_kern_sum(trace, range),
+        Report::NvtxPushpopTrace => projection::nvtx_pushpop_trace(trace, range),
         Report::CudaGpuSum => reports::cuda_gpu_sum(trace, range),
         Report::CudaGpuKernGbSum => gpu_reports::cuda_gpu_kern_gb_sum(trace, range),
         Report::CudaGpuTrace => traces::cuda_gpu_trace(trace, range),

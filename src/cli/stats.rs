@@ -19,6 +19,7 @@ usage: sightline stats FILE.sqlite [--report R1,R2,...] [--format table|csv]
              cuda_gpu_mem_size_sum, nvtx_sum, osrt_sum, cuda_api_gpu_sum,
              cuda_kern_exec_sum, nvtx_pushpop_sum, nvtx_startend_sum,
              nvtx_gpu_proj_sum, nvtx_gpu_proj_trace, nvtx_kern_sum,
+             nvtx_pushpop_trace,
              cuda_gpu_sum, cuda_gpu_kern_gb_sum, cuda_gpu_trace,
              cuda_api_trace, cuda_kern_exec_trace, um_sum,
              cuda_gpu_kern_sum:base, cuda_gpu_kern_sum:mangled,
