@@ -388,7 +388,11 @@ fn later(trace: &Trace, a: u32, b: u32) -> bool {
 pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
     let kernels = &trace.kernels.spans;
     let api = &trace.cuda_api.spans;
-    type Key<'a> = (String, &'static str, u32, u32, StrId);
+    // Range names are interned per (name, style) so that the per-kernel
+    // work hashes four integers, not a string; id 0 is "no range".
+    let mut tags: Vec<(String, &'static str)> = vec![(String::new(), "")];
+    let mut tag_ids: HashMap<(String, &'static str), u32> = HashMap::new();
+    type Key = (u32, u32, u32, StrId);
     let mut groups: HashMap<Key, (Vec<i64>, HashSet<u32>)> = HashMap::new();
     let kernels_of = |pid: u32, call: usize| {
         let correlation = trace.cuda_api.correlation.get(call).copied();
@@ -407,21 +411,20 @@ pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
         let base = thread.cuda_api.events.start as usize;
         let mut covered = vec![false; thread.cuda_api.len()];
         for (nvtx, domain) in candidate_ranges(trace, t) {
-            let range_tag = tag(trace, nvtx, domain);
             let style = style_text(trace.nvtx.kind[nvtx as usize]);
+            let tag_id = *tag_ids
+                .entry((tag(trace, nvtx, domain), style))
+                .or_insert_with_key(|key| {
+                    tags.push(key.clone());
+                    tags.len() as u32 - 1
+                });
             for call in calls_inside(trace, t, nvtx) {
                 covered[call - base] = true;
                 if !in_time_range(call) {
                     continue;
                 }
                 for k in kernels_of(thread.pid, call) {
-                    let key = (
-                        range_tag.clone(),
-                        style,
-                        thread.pid,
-                        thread.tid,
-                        kernels.name[k],
-                    );
+                    let key = (tag_id, thread.pid, thread.tid, kernels.name[k]);
                     let entry = groups.entry(key).or_default();
                     entry.0.push(kernels.duration(k));
                     entry.1.insert(nvtx);
@@ -433,7 +436,7 @@ pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
                 continue;
             }
             for k in kernels_of(thread.pid, call) {
-                let key = (String::new(), "", thread.pid, thread.tid, kernels.name[k]);
+                let key = (0, thread.pid, thread.tid, kernels.name[k]);
                 groups.entry(key).or_default().0.push(kernels.duration(k));
             }
         }
@@ -444,10 +447,10 @@ pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
             continue;
         };
         let row = vec![
-            text(&key.0),
-            text(key.1),
+            text(&tags[key.0 as usize].0),
+            text(tags[key.0 as usize].1),
+            Cell::Int(key.1 as i64),
             Cell::Int(key.2 as i64),
-            Cell::Int(key.3 as i64),
             Cell::Int(ranges.len() as i64),
             int(s.count as i128),
             int(s.total),
@@ -456,16 +459,17 @@ pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
             Cell::Int(s.min),
             Cell::Int(s.max),
             Cell::Round1(s.stddev),
-            text(trace.name(key.4)),
+            text(trace.name(key.3)),
         ];
         rows.push((key, s.total, row));
     }
     // Range, style, PID, TID; inside one, total time descending, then name.
     rows.sort_by(|a, b| {
-        (&a.0.0, a.0.1, a.0.2, a.0.3)
-            .cmp(&(&b.0.0, b.0.1, b.0.2, b.0.3))
+        let (ta, tb) = (&tags[a.0.0 as usize], &tags[b.0.0 as usize]);
+        (&ta.0, ta.1, a.0.1, a.0.2)
+            .cmp(&(&tb.0, tb.1, b.0.1, b.0.2))
             .then(b.1.cmp(&a.1))
-            .then_with(|| trace.name(a.0.4).cmp(trace.name(b.0.4)))
+            .then_with(|| trace.name(a.0.3).cmp(trace.name(b.0.3)))
     });
     let columns = [
         "NVTX Range",
