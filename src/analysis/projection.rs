@@ -47,8 +47,9 @@ pub struct ProjectedRange {
     pub gpu_ops: u32,
     /// Nesting level among the projected ranges of the thread (0 = outermost).
     pub level: u32,
-    /// Index into the returned vector of the enclosing projected range.
-    pub parent: Option<usize>,
+    /// The enclosing projected range (index into `Trace::nvtx`). Nesting is
+    /// that of the whole trace, whatever time range was asked for.
+    pub parent: Option<u32>,
     /// Projected ranges directly inside this one.
     pub children: u32,
 }
@@ -143,6 +144,17 @@ fn nesting(trace: &Trace, ranges: &[u32]) -> Vec<(Option<usize>, u32)> {
 /// Projects the NVTX ranges that start in `range` (all without one) onto the
 /// GPU, in nsys's order (CPU start time, outer ranges first).
 pub fn project_nvtx(trace: &Trace, range: Option<TimeRange>) -> Vec<ProjectedRange> {
+    let mut all = project_all(trace);
+    all.retain(|p| starts_in(trace, p.nvtx, range));
+    all
+}
+
+fn starts_in(trace: &Trace, nvtx: u32, range: Option<TimeRange>) -> bool {
+    let start = trace.nvtx.spans.start[nvtx as usize];
+    range.is_none_or(|r| start >= r.start && start < r.end)
+}
+
+fn project_all(trace: &Trace) -> Vec<ProjectedRange> {
     let mut out: Vec<ProjectedRange> = Vec::new();
     for (t, thread) in trace.threads.iter().enumerate() {
         if thread.nvtx.is_empty() || thread.cuda_api.is_empty() {
@@ -155,10 +167,6 @@ pub fn project_nvtx(trace: &Trace, range: Option<TimeRange>) -> Vec<ProjectedRan
             .collect();
         let mut projected: Vec<ProjectedRange> = Vec::new();
         for (nvtx, domain) in candidate_ranges(trace, t) {
-            let start = trace.nvtx.spans.start[nvtx as usize];
-            if range.is_some_and(|r| start < r.start || start >= r.end) {
-                continue;
-            }
             let mut ops = 0u32;
             let mut span: Option<(Ns, Ns)> = None;
             for call in calls_inside(trace, t, nvtx) {
@@ -185,32 +193,18 @@ pub fn project_nvtx(trace: &Trace, range: Option<TimeRange>) -> Vec<ProjectedRan
         }
         projected.sort_by_key(|p| range_key(trace, p.nvtx));
         let ranges: Vec<u32> = projected.iter().map(|p| p.nvtx).collect();
-        let offset = out.len();
         for (i, (parent, level)) in nesting(trace, &ranges).into_iter().enumerate() {
             if let Some(parent) = parent {
-                projected[i].parent = Some(offset + parent);
+                projected[i].parent = Some(projected[parent].nvtx);
                 projected[i].level = level;
                 projected[parent].children += 1;
             }
         }
         out.extend(projected);
     }
-    // Threads interleave in start order; parents keep their place before
-    // their children, so parent indices are remapped after sorting.
-    let mut order: Vec<usize> = (0..out.len()).collect();
-    order.sort_by_key(|&i| range_key(trace, out[i].nvtx));
-    let mut new_index = vec![0; out.len()];
-    for (new, &old) in order.iter().enumerate() {
-        new_index[old] = new;
-    }
-    order
-        .iter()
-        .map(|&old| {
-            let mut p = out[old].clone();
-            p.parent = p.parent.map(|q| new_index[q]);
-            p
-        })
-        .collect()
+    // Threads interleave in start order.
+    out.sort_by_key(|p| range_key(trace, p.nvtx));
+    out
 }
 
 fn style_text(style: NvtxKind) -> &'static str {
@@ -222,7 +216,10 @@ fn style_text(style: NvtxKind) -> &'static str {
 
 /// `nvtx_gpu_proj_trace`: one row per projected range.
 pub(crate) fn nvtx_gpu_proj_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
-    let projected = project_nvtx(trace, range);
+    let projected = project_all(trace);
+    let row_id = |nvtx: u32| trace.nvtx.row_id.get(nvtx as usize).copied();
+    let parent_of: HashMap<u32, Option<u32>> =
+        projected.iter().map(|p| (p.nvtx, p.parent)).collect();
     let columns = [
         "Name",
         "Projected Start (ns)",
@@ -239,17 +236,17 @@ pub(crate) fn nvtx_gpu_proj_trace(trace: &Trace, range: Option<TimeRange>) -> Ta
         "ParentId",
         "RangeStack",
     ];
-    let row_id = |p: &ProjectedRange| trace.nvtx.row_id.get(p.nvtx as usize).copied();
     let rows = projected
         .iter()
+        .filter(|p| starts_in(trace, p.nvtx, range))
         .map(|p| {
             let thread = &trace.threads[p.thread as usize];
             let i = p.nvtx as usize;
             let mut stack = Vec::new();
-            let mut at = Some(p);
+            let mut at = Some(p.nvtx);
             while let Some(q) = at {
                 stack.push(row_id(q).unwrap_or(0));
-                at = q.parent.map(|j| &projected[j]);
+                at = parent_of.get(&q).copied().flatten();
             }
             let stack: String = stack.iter().rev().map(|id| format!(":{id}")).collect();
             vec![
@@ -264,10 +261,8 @@ pub(crate) fn nvtx_gpu_proj_trace(trace: &Trace, range: Option<TimeRange>) -> Ta
                 Cell::Int(p.gpu_ops as i64),
                 Cell::Int(p.level as i64),
                 Cell::Int(p.children as i64),
-                row_id(p).map_or(Cell::Empty, Cell::Int),
-                p.parent
-                    .and_then(|j| row_id(&projected[j]))
-                    .map_or(Cell::Empty, Cell::Int),
+                row_id(p.nvtx).map_or(Cell::Empty, Cell::Int),
+                p.parent.and_then(row_id).map_or(Cell::Empty, Cell::Int),
                 text(&stack),
             ]
         })
