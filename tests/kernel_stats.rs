@@ -66,4 +66,8 @@ fn streams_tiny_kernel_runs_on_one_stream_with_one_config() {
     assert_eq!(k.streams.len(), 1);
     assert_eq!(k.configs.len(), 1);
     assert_eq!(k.configs[0].0.block, [32, 1, 1]);
+    // Every tiny kernel has its launching call; latency is start to start.
+    let latency = k.launch_latency.expect("launch latency");
+    assert_eq!(latency.instances, 20000);
+    assert!(latency.min > 0);
 }

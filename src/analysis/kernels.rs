@@ -78,6 +78,9 @@ pub struct KernelStats {
     pub streams: Vec<StreamIdx>,
     /// Rows of `Trace::kernels` of every instance, in start order per stream.
     pub instances: Vec<u32>,
+    /// Launch latency (launching API call's start → kernel start) over the
+    /// instances whose API call the report has; `None` when none has one.
+    pub launch_latency: Option<DurationStats>,
 }
 
 fn config_of(trace: &Trace, row: usize) -> LaunchConfig {
@@ -133,7 +136,8 @@ fn kernel_stats_where(
     wanted: impl Fn(StrId) -> bool,
 ) -> Vec<KernelStats> {
     let spans = &trace.kernels.spans;
-    let mut by_name: HashMap<StrId, (Vec<u32>, Vec<StreamIdx>)> = HashMap::new();
+    type Instances = (Vec<u32>, Vec<StreamIdx>, Vec<i64>);
+    let mut by_name: HashMap<StrId, Instances> = HashMap::new();
     for (s, stream) in trace.streams.iter().enumerate() {
         for i in events_in(spans, &stream.kernels.events, range) {
             if !wanted(spans.name[i]) {
@@ -141,14 +145,24 @@ fn kernel_stats_where(
             }
             let entry = by_name.entry(spans.name[i]).or_default();
             entry.0.push(i as u32);
+            // Streams are walked in order, so one comparison deduplicates.
             if entry.1.last() != Some(&(s as StreamIdx)) {
                 entry.1.push(s as StreamIdx);
+            }
+            let call = trace
+                .kernels
+                .correlation
+                .get(i)
+                .and_then(|&c| trace.correlation.api_call(stream.pid, c));
+            if let Some(call_start) = call.and_then(|c| trace.cuda_api.spans.start.get(c as usize))
+            {
+                entry.2.push(spans.start[i].saturating_sub(*call_start));
             }
         }
     }
     let mut out: Vec<KernelStats> = by_name
         .into_iter()
-        .filter_map(|(name, (instances, streams))| {
+        .filter_map(|(name, (instances, streams, mut latencies))| {
             let mut durations: Vec<i64> = instances
                 .iter()
                 .map(|&i| spans.duration(i as usize))
@@ -170,6 +184,7 @@ fn kernel_stats_where(
                 configs,
                 streams,
                 instances,
+                launch_latency: DurationStats::of(&mut latencies),
             })
         })
         .collect();
