@@ -105,7 +105,12 @@ impl DeviceLimits {
             max_warps_per_sm: warps,
             max_blocks_per_sm: blocks,
             max_threads_per_block: 1024,
-            registers_per_sm: 64 * K,
+            // GK210 (3.7) doubled the register file; every other one has 64 K.
+            registers_per_sm: if (major, minor) == (3, 7) {
+                128 * K
+            } else {
+                64 * K
+            },
             registers_per_block: 64 * K,
             register_allocation_unit: 256,
             // GP100 (6.0) schedules with two sub-partitions; every other
@@ -405,6 +410,17 @@ mod tests {
         // 80 regs → 2560/warp; 32768/2560 = 12 per partition → 24 warps → 4 blocks.
         assert_eq!(o.block_limit_registers, 4);
         assert!(DeviceLimits::for_compute_capability(2, 0).is_none());
+        // GK210 (3.7): 128 K registers. 64 regs → 2048/warp, 16 per partition
+        // → 64 warps → 8 blocks of 8 warps; its 64 warps make 100%.
+        let gk210 = DeviceLimits::for_compute_capability(3, 7).unwrap();
+        let o = theoretical_occupancy(&gk210, &launch(256, 64, 0, 0)).unwrap();
+        assert_eq!(limits(&o), [8, 16, 8, 16]);
+        assert_eq!(o.theoretical_percent, 100.0);
+        // Ada (8.9): 24 blocks, 48 warps; 64-thread blocks hit the block limit.
+        let ada = DeviceLimits::for_compute_capability(8, 9).unwrap();
+        let o = theoretical_occupancy(&ada, &launch(64, 32, 0, 102400)).unwrap();
+        assert_eq!(o.limiters, vec![Limiter::Warps, Limiter::Blocks]);
+        assert_eq!(o.active_warps, 48);
     }
 
     #[test]
