@@ -67,6 +67,42 @@ fn output_writes_one_csv_per_report() {
 }
 
 #[test]
+fn variants_and_new_reports_are_written_under_nsys_file_names() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prefix = dir.path().join("run");
+    let file = fixtures().join("sync_timing.sqlite");
+    let reports = [
+        "cuda_gpu_kern_sum:base",
+        "cuda_gpu_kern_sum:nvtx-name",
+        "nvtx_gpu_proj_trace",
+        "um_sum",
+    ];
+    let out = stats(&[
+        file.to_str().unwrap(),
+        "--report",
+        &reports.join(","),
+        "--output",
+        prefix.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for report in reports {
+        let stem = report.replace(':', "_");
+        let written =
+            std::fs::read_to_string(dir.path().join(format!("run_{stem}.csv"))).expect("written");
+        assert_eq!(written, reference(&format!("sync_timing_{stem}.csv")));
+    }
+    // Exactly one file per report (um_sum: an empty one, as nsys writes).
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        reports.len()
+    );
+}
+
+#[test]
 fn table_output_and_ranges() {
     let file = fixtures().join("streams.sqlite");
     let out = stats(&[file.to_str().unwrap(), "--report", "cuda_gpu_kern_sum"]);

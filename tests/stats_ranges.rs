@@ -219,3 +219,63 @@ fn the_span_of_one_nvtx_range() {
             .any(|row| row[9].to_string() == ":whole-run")
     );
 }
+
+/// The reports beyond the default eight: a range covering everything equals no
+/// range, an empty trace or range gives no rows, and the trace reports' rows
+/// are partitioned by disjoint ranges (each row in exactly one part).
+#[test]
+fn every_report_respects_ranges() {
+    for fixture in FIXTURES {
+        let trace = load(fixture);
+        let (first, last) = trace.info.time_range;
+        let everything = TimeRange {
+            start: first,
+            end: last + 1,
+        };
+        let middle = first + (last - first) / 2;
+        for report in Report::EVERY {
+            let whole = compute(&trace, report, None);
+            assert_eq!(
+                compute(&trace, report, Some(everything)),
+                whole,
+                "{fixture} {}",
+                report.name()
+            );
+            let nothing = TimeRange {
+                start: last + 1,
+                end: last + 1000,
+            };
+            assert!(compute(&trace, report, Some(nothing)).rows.is_empty());
+            assert!(compute(&Trace::default(), report, None).rows.is_empty());
+        }
+        for report in [
+            Report::CudaGpuTrace,
+            Report::CudaApiTrace,
+            Report::CudaKernExecTrace,
+            Report::NvtxGpuProjTrace,
+            Report::NvtxPushpopTrace,
+        ] {
+            let text_rows = |range| -> Vec<String> {
+                compute(&trace, report, Some(range))
+                    .rows
+                    .iter()
+                    .map(|row| format!("{row:?}"))
+                    .collect()
+            };
+            let mut parts = text_rows(TimeRange {
+                start: first,
+                end: middle,
+            });
+            parts.extend(text_rows(TimeRange {
+                start: middle,
+                end: last + 1,
+            }));
+            let mut whole = text_rows(everything);
+            parts.sort();
+            whole.sort();
+            // Nesting columns (Lvl, ParentId, ...) are the whole trace's in
+            // every part, so the rows are equal as they are.
+            assert_eq!(parts, whole, "{fixture} {}", report.name());
+        }
+    }
+}

@@ -1,9 +1,15 @@
 //! Analysis: what `nsys stats` computes, over the whole trace or any time range.
 
 mod format;
+mod gpu_reports;
 mod group;
+pub mod kernels;
+pub mod occupancy;
+pub mod projection;
 mod reports;
 pub mod stats;
+mod traces;
 
 pub use format::with_separators;
+pub use gpu_reports::{KernelNaming, kernel_names};
 pub use stats::{Cell, Report, Table, TimeRange, compute};

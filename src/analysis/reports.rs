@@ -1,7 +1,7 @@
 //! The eight reports. Each walks the tracks that hold its events, binary-searched
 //! to the time range, groups durations (or bytes) per name, and lays the groups
 //! out in nsys's columns and order. The rules they follow, and how each was
-//! checked against nsys, are in `notes/stats-spec.md` (section numbers below).
+//! checked against nsys, are in `docs/nsys-stats-semantics.md` (section numbers below).
 //!
 //! Ties on the sort key come out in ascending group-key order, as SQLite's stable
 //! sorter gives them. Where nsys's key is a `StringIds` id, `StrId` order is the
@@ -15,13 +15,17 @@ use super::format::round1_value;
 use super::group::{Collector, Summary, UNUSED, collect, one_group_per_key};
 use super::stats::{Cell, Table, TimeRange};
 use crate::model::nsys::strip_version_suffix;
-use crate::model::{GpuOpKind, Span, SpanColumns, StrId, Trace};
+use crate::model::{GpuOpKind, NvtxKind, Span, SpanColumns, StrId, Trace};
 
 /// The OS runtime calls `osrt_sum` counts (others are start/finish markers).
 const OSRT_CALL_CLASS: u8 = crate::model::nsys::event_class::OS_RUNTIME as u8;
 
 /// The rows of `track` that belong to `range` (all of them without a range).
-fn events_in(spans: &SpanColumns, track: &Span, range: Option<TimeRange>) -> Range<usize> {
+pub(crate) fn events_in(
+    spans: &SpanColumns,
+    track: &Span,
+    range: Option<TimeRange>,
+) -> Range<usize> {
     let span = match range {
         Some(r) => spans.starting_in(track, r.start, r.end),
         None => track.clone(),
@@ -29,20 +33,20 @@ fn events_in(spans: &SpanColumns, track: &Span, range: Option<TimeRange>) -> Ran
     span.start as usize..span.end as usize
 }
 
-fn duration(spans: &SpanColumns, i: usize) -> i64 {
+pub(crate) fn duration(spans: &SpanColumns, i: usize) -> i64 {
     spans.end[i].saturating_sub(spans.start[i])
 }
 
-fn int(value: i128) -> Cell {
+pub(crate) fn int(value: i128) -> Cell {
     Cell::Int(value.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
 }
 
-fn text(value: &str) -> Cell {
+pub(crate) fn text(value: &str) -> Cell {
     Cell::Text(value.to_string())
 }
 
 /// `round(total * 100.0 / grand, 1)`; SQL gives NULL when dividing by zero.
-fn percent(total: i128, grand: i128) -> Cell {
+pub(crate) fn percent(total: i128, grand: i128) -> Cell {
     if grand == 0 {
         Cell::Empty
     } else {
@@ -51,7 +55,7 @@ fn percent(total: i128, grand: i128) -> Cell {
 }
 
 /// The eight duration columns most reports start with.
-fn duration_columns(count: &str, names: &[&str]) -> Vec<String> {
+pub(crate) fn duration_columns(count: &str, names: &[&str]) -> Vec<String> {
     let mut columns: Vec<String> = [
         "Time (%)",
         "Total Time (ns)",
@@ -69,7 +73,7 @@ fn duration_columns(count: &str, names: &[&str]) -> Vec<String> {
     columns
 }
 
-fn duration_cells(s: &Summary, grand: i128) -> Vec<Cell> {
+pub(crate) fn duration_cells(s: &Summary, grand: i128) -> Vec<Cell> {
     vec![
         percent(s.total, grand),
         int(s.total),
@@ -83,7 +87,10 @@ fn duration_cells(s: &Summary, grand: i128) -> Vec<Cell> {
 }
 
 /// Groups by raw key, one group per used key: `(key, summary)` in key order.
-fn summarize_by_key(raw_keys: usize, walk: impl Fn(&mut Collector)) -> Vec<(u32, Summary)> {
+pub(crate) fn summarize_by_key(
+    raw_keys: usize,
+    walk: impl Fn(&mut Collector),
+) -> Vec<(u32, Summary)> {
     let mut keys = Vec::new();
     let mut grouped = collect(raw_keys, walk, |counts| {
         let (merge, used) = one_group_per_key(counts);
@@ -97,7 +104,7 @@ fn summarize_by_key(raw_keys: usize, walk: impl Fn(&mut Collector)) -> Vec<(u32,
 
 /// The usual report shape: duration columns, then `names`, groups ordered by
 /// Total descending. `groups` come in tie order (the sort is stable).
-fn duration_table<K>(
+pub(crate) fn duration_table<K>(
     mut groups: Vec<(K, Summary)>,
     count: &str,
     names: &[&str],
@@ -241,7 +248,7 @@ pub(crate) fn cuda_gpu_mem_size_sum(trace: &Trace, range: Option<TimeRange>) -> 
 /// §5. NVTX push/pop and start/end ranges (not marks) by `domain:message` and
 /// style. Each domain is grouped on its own (raw key = message id × style), then
 /// groups whose tag text is equal merge, as nsys groups by the text.
-pub(crate) fn nvtx_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+fn nvtx_groups(trace: &Trace, range: Option<TimeRange>) -> Vec<((String, u8), Summary)> {
     let spans = &trace.nvtx.spans;
     let kinds = &trace.nvtx.kind;
     let mut domains: Vec<&str> = Vec::new();
@@ -292,10 +299,31 @@ pub(crate) fn nvtx_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
         .collect();
     // Ties on Total: tag, then style ("PushPop" < "StartEnd"), byte order.
     groups.sort_by(|a, b| a.0.cmp(&b.0));
-    duration_table(groups, "Instances", &["Style", "Range"], |(tag, style)| {
-        let style = if *style == 0 { "PushPop" } else { "StartEnd" };
-        vec![text(style), text(tag)]
-    })
+    groups
+}
+
+pub(crate) fn nvtx_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    duration_table(
+        nvtx_groups(trace, range),
+        "Instances",
+        &["Style", "Range"],
+        |(tag, style)| {
+            let style = if *style == 0 { "PushPop" } else { "StartEnd" };
+            vec![text(style), text(tag)]
+        },
+    )
+}
+
+/// `nvtx_pushpop_sum` / `nvtx_startend_sum`: `nvtx_sum` restricted to one
+/// style, without the Style column (Time (%) is relative to that style).
+pub(crate) fn nvtx_style_sum(trace: &Trace, range: Option<TimeRange>, style: NvtxKind) -> Table {
+    let wanted = if style == NvtxKind::PushPop { 0 } else { 1 };
+    let groups: Vec<(String, Summary)> = nvtx_groups(trace, range)
+        .into_iter()
+        .filter(|((_, s), _)| *s == wanted)
+        .map(|((tag, _), summary)| (tag, summary))
+        .collect();
+    duration_table(groups, "Instances", &["Range"], |tag| vec![text(tag)])
 }
 
 /// §6. OS runtime calls of class 27 by name id; names unstripped.
@@ -321,6 +349,16 @@ pub(crate) fn osrt_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
 /// name ids, `[2n, 3n)` memory operation name ids; the category of a merged
 /// group is that of its first raw key, so an API name wins, as in nsys's order.
 pub(crate) fn cuda_api_gpu_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    api_gpu_sum(trace, range, true)
+}
+
+/// `cuda_gpu_sum`: `cuda_api_gpu_sum` without the API calls (kernels and
+/// memory operations; Time (%) relative to their total).
+pub(crate) fn cuda_gpu_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    api_gpu_sum(trace, range, false)
+}
+
+fn api_gpu_sum(trace: &Trace, range: Option<TimeRange>, with_api: bool) -> Table {
     const CATEGORIES: [&str; 3] = ["CUDA_API", "CUDA_KERNEL", "MEMORY_OPER"];
     let n = trace.strings.len() as u32;
     let api = &trace.cuda_api.spans;
@@ -331,7 +369,7 @@ pub(crate) fn cuda_api_gpu_sum(trace: &Trace, range: Option<TimeRange>) -> Table
     let mut grouped = collect(
         n as usize * 3,
         |c| {
-            for thread in &trace.threads {
+            for thread in trace.threads.iter().filter(|_| with_api) {
                 for i in events_in(api, &thread.cuda_api.events, range) {
                     c.push(api.name[i].0, duration(api, i));
                 }

@@ -1,7 +1,7 @@
 //! The `nsys stats` summary reports, computed from the trace model.
 //!
-//! Eight reports, whose CSV output equals nsys 2025.3's byte for byte (the rules
-//! are in `notes/stats-spec.md`), over the whole trace or any time range.
+//! nsys's reports (and one of ours), whose CSV output equals nsys 2025.3's byte for byte (the rules
+//! are in `docs/nsys-stats-semantics.md`), over the whole trace or any time range.
 //!
 //! # Time ranges
 //! A range is half-open, `[start, end)`, in session nanoseconds, and an event
@@ -14,8 +14,9 @@
 //!   a pair counts when the **API call** starts in the range (the kernel may run
 //!   after the range ends).
 
-use super::{format, reports};
-use crate::model::{Ns, Trace};
+use super::gpu_reports::KernelNaming;
+use super::{format, gpu_reports, kernels, projection, reports, traces};
+use crate::model::{Ns, NvtxKind, Trace};
 
 /// A half-open time span `[start, end)` in session nanoseconds. An event belongs
 /// to a range when its start lies inside it.
@@ -35,9 +36,30 @@ pub enum Report {
     OsrtSum,
     CudaApiGpuSum,
     CudaKernExecSum,
+    NvtxPushpopSum,
+    NvtxStartendSum,
+    NvtxGpuProjSum,
+    NvtxGpuProjTrace,
+    NvtxKernSum,
+    NvtxPushpopTrace,
+    CudaGpuSum,
+    CudaGpuKernGbSum,
+    CudaGpuTrace,
+    CudaApiTrace,
+    CudaKernExecTrace,
+    UmSum,
+    /// `cuda_gpu_kern_sum:base`: kernels by short name.
+    CudaGpuKernSumBase,
+    /// `cuda_gpu_kern_sum:mangled`: kernels by mangled name.
+    CudaGpuKernSumMangled,
+    /// `cuda_gpu_kern_sum:nvtx-name`: kernels by `innermost NVTX range/name`.
+    CudaGpuKernSumNvtxName,
+    /// Ours: kernels per launch configuration, with theoretical occupancy.
+    KernelLaunchSum,
 }
 
 impl Report {
+    /// The reports `nsys stats` computes by default, and the range panel shows.
     pub const ALL: [Report; 8] = [
         Report::CudaApiSum,
         Report::CudaGpuKernSum,
@@ -49,7 +71,36 @@ impl Report {
         Report::CudaKernExecSum,
     ];
 
-    /// The nsys report name, e.g. `cuda_gpu_kern_sum`.
+    /// Every report `sightline stats --report` knows.
+    pub const EVERY: [Report; 24] = [
+        Report::CudaApiSum,
+        Report::CudaGpuKernSum,
+        Report::CudaGpuMemTimeSum,
+        Report::CudaGpuMemSizeSum,
+        Report::NvtxSum,
+        Report::OsrtSum,
+        Report::CudaApiGpuSum,
+        Report::CudaKernExecSum,
+        Report::NvtxPushpopSum,
+        Report::NvtxStartendSum,
+        Report::NvtxGpuProjSum,
+        Report::NvtxGpuProjTrace,
+        Report::NvtxKernSum,
+        Report::NvtxPushpopTrace,
+        Report::CudaGpuSum,
+        Report::CudaGpuKernGbSum,
+        Report::CudaGpuTrace,
+        Report::CudaApiTrace,
+        Report::CudaKernExecTrace,
+        Report::UmSum,
+        Report::CudaGpuKernSumBase,
+        Report::CudaGpuKernSumMangled,
+        Report::CudaGpuKernSumNvtxName,
+        Report::KernelLaunchSum,
+    ];
+
+    /// The report name as `--report` takes it, nsys's spelling: e.g.
+    /// `cuda_gpu_kern_sum`, or `cuda_gpu_kern_sum:base` for a variant.
     pub fn name(self) -> &'static str {
         match self {
             Report::CudaApiSum => "cuda_api_sum",
@@ -60,11 +111,33 @@ impl Report {
             Report::OsrtSum => "osrt_sum",
             Report::CudaApiGpuSum => "cuda_api_gpu_sum",
             Report::CudaKernExecSum => "cuda_kern_exec_sum",
+            Report::NvtxPushpopSum => "nvtx_pushpop_sum",
+            Report::NvtxStartendSum => "nvtx_startend_sum",
+            Report::NvtxGpuProjSum => "nvtx_gpu_proj_sum",
+            Report::NvtxGpuProjTrace => "nvtx_gpu_proj_trace",
+            Report::NvtxKernSum => "nvtx_kern_sum",
+            Report::NvtxPushpopTrace => "nvtx_pushpop_trace",
+            Report::CudaGpuSum => "cuda_gpu_sum",
+            Report::CudaGpuKernGbSum => "cuda_gpu_kern_gb_sum",
+            Report::CudaGpuTrace => "cuda_gpu_trace",
+            Report::CudaApiTrace => "cuda_api_trace",
+            Report::CudaKernExecTrace => "cuda_kern_exec_trace",
+            Report::UmSum => "um_sum",
+            Report::CudaGpuKernSumBase => "cuda_gpu_kern_sum:base",
+            Report::CudaGpuKernSumMangled => "cuda_gpu_kern_sum:mangled",
+            Report::CudaGpuKernSumNvtxName => "cuda_gpu_kern_sum:nvtx-name",
+            Report::KernelLaunchSum => "kernel_launch_sum",
         }
     }
 
+    /// The name in output file names: nsys writes `PREFIX_cuda_gpu_kern_sum_base.csv`
+    /// for `cuda_gpu_kern_sum:base` (each `:` becomes `_`).
+    pub fn file_stem(self) -> String {
+        self.name().replace(':', "_")
+    }
+
     pub fn from_name(name: &str) -> Option<Report> {
-        Report::ALL.into_iter().find(|r| r.name() == name)
+        Report::EVERY.into_iter().find(|r| r.name() == name)
     }
 
     /// A title for people, e.g. "CUDA GPU Kernel Summary".
@@ -78,6 +151,22 @@ impl Report {
             Report::OsrtSum => "OS Runtime Summary",
             Report::CudaApiGpuSum => "CUDA Summary (API/Kernels/MemOps)",
             Report::CudaKernExecSum => "CUDA Kernel Launch & Exec Time Summary",
+            Report::NvtxPushpopSum => "NVTX Push/Pop Range Summary",
+            Report::NvtxStartendSum => "NVTX Start/End Range Summary",
+            Report::NvtxGpuProjSum => "NVTX GPU Projection Summary",
+            Report::NvtxGpuProjTrace => "NVTX GPU Projection Trace",
+            Report::NvtxKernSum => "NVTX Range Kernel Summary",
+            Report::NvtxPushpopTrace => "NVTX Push/Pop Range Trace",
+            Report::CudaGpuSum => "CUDA GPU Summary (Kernels/MemOps)",
+            Report::CudaGpuKernGbSum => "CUDA GPU Kernel/Grid/Block Summary",
+            Report::CudaGpuTrace => "CUDA GPU Trace",
+            Report::CudaApiTrace => "CUDA API Trace",
+            Report::CudaKernExecTrace => "CUDA Kernel Launch & Exec Time Trace",
+            Report::UmSum => "Unified Memory Analysis Summary",
+            Report::CudaGpuKernSumBase => "CUDA GPU Kernel Summary (base names)",
+            Report::CudaGpuKernSumMangled => "CUDA GPU Kernel Summary (mangled names)",
+            Report::CudaGpuKernSumNvtxName => "CUDA GPU Kernel Summary (NVTX range/name)",
+            Report::KernelLaunchSum => "Kernel Launch Configuration Summary",
         }
     }
 }
@@ -186,5 +275,29 @@ pub fn compute(trace: &Trace, report: Report, range: Option<TimeRange>) -> Table
         Report::OsrtSum => reports::osrt_sum(trace, range),
         Report::CudaApiGpuSum => reports::cuda_api_gpu_sum(trace, range),
         Report::CudaKernExecSum => reports::cuda_kern_exec_sum(trace, range),
+        Report::NvtxPushpopSum => reports::nvtx_style_sum(trace, range, NvtxKind::PushPop),
+        Report::NvtxStartendSum => reports::nvtx_style_sum(trace, range, NvtxKind::StartEnd),
+        Report::NvtxGpuProjSum => projection::nvtx_gpu_proj_sum(trace, range),
+        Report::NvtxGpuProjTrace => projection::nvtx_gpu_proj_trace(trace, range),
+        Report::NvtxKernSum => projection::nvtx_kern_sum(trace, range),
+        Report::NvtxPushpopTrace => projection::nvtx_pushpop_trace(trace, range),
+        Report::CudaGpuSum => reports::cuda_gpu_sum(trace, range),
+        Report::CudaGpuKernGbSum => gpu_reports::cuda_gpu_kern_gb_sum(trace, range),
+        Report::CudaGpuTrace => traces::cuda_gpu_trace(trace, range),
+        Report::CudaApiTrace => traces::cuda_api_trace(trace, range),
+        Report::CudaKernExecTrace => traces::cuda_kern_exec_trace(trace, range),
+        // Sightline does not load unified-memory events; nsys writes an empty
+        // file for a report without them, and so do we.
+        Report::UmSum => Table::default(),
+        Report::CudaGpuKernSumBase => {
+            gpu_reports::cuda_gpu_kern_sum_named(trace, range, KernelNaming::Base)
+        }
+        Report::CudaGpuKernSumMangled => {
+            gpu_reports::cuda_gpu_kern_sum_named(trace, range, KernelNaming::Mangled)
+        }
+        Report::CudaGpuKernSumNvtxName => {
+            gpu_reports::cuda_gpu_kern_sum_named(trace, range, KernelNaming::NvtxName)
+        }
+        Report::KernelLaunchSum => kernels::kernel_launch_sum(trace, range),
     }
 }

@@ -14,12 +14,19 @@ const USAGE: &str = "\
 usage: sightline stats FILE.sqlite [--report R1,R2,...] [--format table|csv]
                        [--output PREFIX] [--range START_NS:END_NS]
 
-  --report   reports to compute, comma separated (default: all):
+  --report   reports to compute, comma separated (default: the first eight):
              cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
              cuda_gpu_mem_size_sum, nvtx_sum, osrt_sum, cuda_api_gpu_sum,
-             cuda_kern_exec_sum
+             cuda_kern_exec_sum, nvtx_pushpop_sum, nvtx_startend_sum,
+             nvtx_gpu_proj_sum, nvtx_gpu_proj_trace, nvtx_kern_sum,
+             nvtx_pushpop_trace,
+             cuda_gpu_sum, cuda_gpu_kern_gb_sum, cuda_gpu_trace,
+             cuda_api_trace, cuda_kern_exec_trace, um_sum,
+             cuda_gpu_kern_sum:base, cuda_gpu_kern_sum:mangled,
+             cuda_gpu_kern_sum:nvtx-name, kernel_launch_sum
   --format   table (default on the console) or csv (default in files)
-  --output   write each report to PREFIX_REPORT.csv (.txt for tables)
+  --output   write each report to PREFIX_REPORT.csv (.txt for tables), with
+             ':' in REPORT written '_' (PREFIX_cuda_gpu_kern_sum_base.csv)
   --range    only events that start in [START_NS, END_NS), session nanoseconds";
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -41,7 +48,7 @@ fn parse_reports(list: &str) -> Result<Vec<Report>, String> {
     let mut reports = Vec::new();
     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let report = Report::from_name(name).ok_or_else(|| {
-            let known: Vec<&str> = Report::ALL.iter().map(|r| r.name()).collect();
+            let known: Vec<&str> = Report::EVERY.iter().map(|r| r.name()).collect();
             format!("unknown report '{name}' (known: {})", known.join(", "))
         })?;
         if !reports.contains(&report) {
@@ -142,7 +149,7 @@ pub fn main(args: &[String]) -> ExitCode {
                 Format::Csv => "csv",
                 Format::Table => "txt",
             };
-            let path = PathBuf::from(format!("{prefix}_{}.{extension}", report.name()));
+            let path = PathBuf::from(format!("{prefix}_{}.{extension}", report.file_stem()));
             if let Err(e) = write_atomically(&path, &text) {
                 eprintln!("sightline: cannot write {}: {e}", path.display());
                 return ExitCode::FAILURE;
@@ -196,6 +203,9 @@ mod tests {
         assert_eq!(o.reports.len(), 8);
         assert_eq!(o.format, Format::Csv);
         assert_eq!(o.range, Some(TimeRange { start: 5, end: 9 }));
+        let o = parse_options(&args(&["f", "--report", "cuda_gpu_kern_sum:base"])).unwrap();
+        assert_eq!(o.reports, vec![Report::CudaGpuKernSumBase]);
+        assert_eq!(o.reports[0].file_stem(), "cuda_gpu_kern_sum_base");
     }
 
     #[test]

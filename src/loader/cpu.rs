@@ -51,7 +51,7 @@ pub(super) fn read_names(b: &mut Builder) -> rusqlite::Result<()> {
     }
     if let Some(sql) = b.report.select(
         "ThreadNames",
-        &[Req("nameId"), Req("globalTid")],
+        &[Req("nameId"), Req("globalTid"), Opt("priority", "NULL")],
         "",
         &mut warnings,
     ) {
@@ -61,6 +61,9 @@ pub(super) fn read_names(b: &mut Builder) -> rusqlite::Result<()> {
         while let Some(row) = rows.next()? {
             let name = b.trace.strings.get(b.string(int(row, 0))).to_string();
             b.thread_names.insert(int(row, 1), name);
+            if let Some(priority) = opt_int(row, 2) {
+                b.thread_priorities.insert(int(row, 1), priority as i32);
+            }
         }
     }
     for w in warnings {
@@ -102,6 +105,7 @@ impl Builder<'_> {
             pid,
             tid,
             name,
+            priority: self.thread_priorities.get(&global_tid).copied(),
             process: process as u32,
             cuda_api: Track::default(),
             osrt: Track::default(),
@@ -340,8 +344,19 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
         return Ok(());
     };
     b.trace.warnings.extend(warnings);
+    // The rowid is nsys's range id; it is not a declared column, so it is
+    // appended here rather than asked of `select`. A damaged report whose
+    // NVTX_EVENTS has no rowid (a view, a WITHOUT ROWID table) still loads,
+    // with every range id 0.
+    let with_rowid = sql.replacen(" FROM ", ", rowid FROM ", 1);
+    let sql = if b.report.conn.prepare(&with_rowid).is_ok() {
+        with_rowid
+    } else {
+        sql.replacen(" FROM ", ", NULL FROM ", 1)
+    };
 
     struct Row {
+        row_id: i64,
         start: Ns,
         end: Option<Ns>,
         kind: NvtxKind,
@@ -431,6 +446,7 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
                 }
             };
             rows_out.push(Row {
+                row_id: int(row, 17),
                 start,
                 end,
                 kind,
@@ -479,6 +495,11 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     nvtx.spans.start = g.take(starts);
     nvtx.spans.end = g.take(ends);
     nvtx.unended = g.take(unended);
+    nvtx.row_id = g
+        .order
+        .iter()
+        .map(|&r| rows_out[r as usize].row_id)
+        .collect();
     nvtx.spans.name = g.order.iter().map(|&r| rows_out[r as usize].text).collect();
     nvtx.kind = g.order.iter().map(|&r| rows_out[r as usize].kind).collect();
     nvtx.color = g

@@ -10,8 +10,8 @@ use super::group::Grouping;
 use super::parallel::{RowSink, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
-    CorrelationIndex, CudaEventRecord, Gpu, GpuOp, GpuOpKind, LaunchConfig, MetricSeries, Ns,
-    SpanColumns, StrId, Stream, Track,
+    CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOp, GpuOpKind, LaunchConfig,
+    MetricSeries, Ns, SpanColumns, StrId, Stream, Track,
 };
 
 /// (pid, device, context, stream) → stream number.
@@ -185,6 +185,14 @@ fn read_devices(b: &mut Builder) -> rusqlite::Result<()> {
             Opt("clockRate", "0"),
             Opt("l2CacheSize", "0"),
             Opt("busLocation", "NULL"),
+            Opt("threadsPerWarp", "0"),
+            Opt("maxWarpsPerSm", "0"),
+            Opt("maxBlocksPerSm", "0"),
+            Opt("maxThreadsPerBlock", "0"),
+            Opt("maxRegistersPerSm", "0"),
+            Opt("maxRegistersPerBlock", "0"),
+            Opt("maxShmemPerSm", "0"),
+            Opt("maxShmemPerBlockOptin", "0"),
         ],
         "ORDER BY id",
         &mut warnings,
@@ -209,11 +217,26 @@ fn read_devices(b: &mut Builder) -> rusqlite::Result<()> {
             clock_rate_khz: (int(row, 7) / 1000) as u64,
             l2_cache_bytes: int(row, 8) as u64,
             bus_location: text(row, 9).unwrap_or_default(),
+            limits: GpuLimits {
+                warp_size: limit(row, 10),
+                max_warps_per_sm: limit(row, 11),
+                max_blocks_per_sm: limit(row, 12),
+                max_threads_per_block: limit(row, 13),
+                registers_per_sm: limit(row, 14),
+                registers_per_block: limit(row, 15),
+                shared_memory_per_sm: limit(row, 16),
+                shared_memory_per_block_optin: limit(row, 17),
+            },
             streams: Vec::new(),
             metrics: Vec::new(),
         });
     }
     Ok(())
+}
+
+/// A device limit: a damaged or negative value reads as unknown (0).
+fn limit(row: &impl super::cells::Cells, i: usize) -> u32 {
+    u32::try_from(int(row, i)).unwrap_or(0)
 }
 
 /// Labels of an nsys enum table (`id → label`), empty when the table is absent.

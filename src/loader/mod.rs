@@ -90,6 +90,19 @@ pub fn load_timed(
             wal.display()
         ));
     }
+    // Unified-memory events are not loaded: say so, since `um_sum` then
+    // prints nothing where nsys would print a summary.
+    for table in [
+        "CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER",
+        "CUDA_UM_CPU_PAGE_FAULT_EVENTS",
+        "CUDA_UM_GPU_PAGE_FAULT_EVENTS",
+    ] {
+        if builder.report.has_table(table) {
+            builder.warn(format!(
+                "{table}: unified-memory events are not loaded (um_sum stays empty)"
+            ));
+        }
+    }
     let mut times = PhaseTimes::default();
     let phases: [(&'static str, Phase); 4] = [
         ("strings and threads", cpu::read_names),
@@ -185,6 +198,7 @@ pub(crate) struct Builder<'a> {
     processes_by_pid: HashMap<u32, usize>,
     process_names: HashMap<u32, String>,
     thread_names: HashMap<i64, String>,
+    thread_priorities: HashMap<i64, i32>,
 }
 
 impl<'a> Builder<'a> {
@@ -228,6 +242,7 @@ impl<'a> Builder<'a> {
             processes_by_pid: HashMap::new(),
             process_names: HashMap::new(),
             thread_names: HashMap::new(),
+            thread_priorities: HashMap::new(),
         }
     }
 

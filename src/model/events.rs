@@ -109,6 +109,9 @@ pub struct NvtxRanges {
     /// Ranges nsys recorded without an end: their end is the last NVTX timestamp
     /// of the report, as `nsys stats` counts them.
     pub unended: Vec<bool>,
+    /// The `NVTX_EVENTS` rowid: nsys's range id (`RangeId` in its NVTX
+    /// projection reports), and the order nsys breaks ties in.
+    pub row_id: Vec<i64>,
     /// Sparse columns: most ranges have neither.
     pub payload: HashMap<u32, Payload>,
     /// Start/end ranges that ended on another thread: index of that thread.

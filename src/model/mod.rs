@@ -59,6 +59,8 @@ pub struct Thread {
     pub pid: u32,
     pub tid: u32,
     pub name: String,
+    /// The scheduling priority `ThreadNames` records (`T-Pri` in nsys's traces).
+    pub priority: Option<i32>,
     pub process: u32,
     pub cuda_api: Track,
     pub osrt: Track,
@@ -84,8 +86,26 @@ pub struct Gpu {
     pub clock_rate_khz: u64,
     pub l2_cache_bytes: u64,
     pub bus_location: String,
+    /// Per-SM and per-block limits from `TARGET_INFO_GPU`, for theoretical
+    /// occupancy; 0 where the report does not say (older nsys).
+    pub limits: GpuLimits,
     pub streams: Vec<StreamIdx>,
     pub metrics: Vec<u32>,
+}
+
+/// A device's occupancy-relevant limits as `TARGET_INFO_GPU` records them
+/// (0 = not recorded).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuLimits {
+    pub warp_size: u32,
+    pub max_warps_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    pub max_threads_per_block: u32,
+    pub registers_per_sm: u32,
+    pub registers_per_block: u32,
+    pub shared_memory_per_sm: u32,
+    /// The most shared memory one block may opt in to.
+    pub shared_memory_per_block_optin: u32,
 }
 
 /// One CUDA stream of one context of one device, and the GPU work run on it.

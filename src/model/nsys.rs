@@ -25,6 +25,21 @@ pub mod event_class {
     pub const GRAPH_NODE: i64 = 77;
 }
 
+/// The label of an `ENUM_CUDA_MEM_KIND` value (memory kinds of copies and
+/// sets), as nsys's export schema has named them since 2021.
+pub fn mem_kind_label(kind: u8) -> &'static str {
+    match kind {
+        0 => "Pageable",
+        1 => "Pinned",
+        2 => "Device",
+        3 => "Array",
+        4 => "Managed",
+        5 => "Device Static",
+        6 => "Managed Static",
+        _ => "Unknown",
+    }
+}
+
 /// A CUDA API name as `nsys stats` and the nsys GUI show it: a `_vNNNN`
 /// version suffix (`cudaLaunchKernel_v7000`) goes when `_v` is exactly the 6th
 /// and 5th characters from the end, as nsys's SQL decides (so
