@@ -694,11 +694,14 @@ impl<'t> ReportWriter<'t> {
         let m = &self.trace.memcpys;
         let mut stmt = conn.prepare(
             "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId,
-                correlationId, globalPid, bytes, copyKind, srcKind, dstKind)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                correlationId, globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId,
+                dstDeviceId, greenContextId)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         )?;
         // 255 is the model's "the report did not say".
         let mem_kind = |k: u8| (k != 255).then_some(k);
+        // -1 is the model's NULL device; a model built without the column has none.
+        let device = |v: &[i32], i: usize| v.get(i).copied().filter(|&d| d >= 0);
         for (dt, dc) in self.shifts() {
             for s in &self.trace.streams {
                 let gpid = self.global_pid(s.pid);
@@ -716,6 +719,9 @@ impl<'t> ReportWriter<'t> {
                         m.copy_kind[i],
                         mem_kind(m.src_kind[i]),
                         mem_kind(m.dst_kind[i]),
+                        device(&m.src_device, i),
+                        device(&m.dst_device, i),
+                        green(&m.green_context, i),
                     ])?;
                     tick.row()?;
                 }
@@ -728,8 +734,8 @@ impl<'t> ReportWriter<'t> {
         let m = &self.trace.memsets;
         let mut stmt = conn.prepare(
             "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId,
-                correlationId, globalPid, value, bytes, memKind)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                correlationId, globalPid, value, bytes, memKind, greenContextId)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?;
         for (dt, dc) in self.shifts() {
             for s in &self.trace.streams {
@@ -748,6 +754,7 @@ impl<'t> ReportWriter<'t> {
                         m.value[i],
                         m.bytes[i] as i64,
                         (kind != 255).then_some(kind),
+                        green(&m.green_context, i),
                     ])?;
                     tick.row()?;
                 }
@@ -943,4 +950,10 @@ impl Drop for TempFile {
             let _ = std::fs::remove_file(&self.path);
         }
     }
+}
+
+/// A green context id as the schema stores it: NULL for none (0) or when the
+/// model has no such column.
+fn green(v: &[u32], i: usize) -> Option<u32> {
+    v.get(i).copied().filter(|&g| g != 0)
 }
