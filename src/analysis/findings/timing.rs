@@ -1,0 +1,382 @@
+//! Timing mistakes around NVTX ranges: a range that ends before the GPU work
+//! it launched, a sync in a range that also waits for earlier work, and a
+//! first iteration that carries one-time work.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicBool;
+
+use super::context::{ApiClass, Context};
+use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
+use crate::model::{EventId, EventKind, GpuOp, Ns};
+
+const ENDS_BEFORE_FIX: &str = "A kernel launch returns before the kernel runs, so a host timer (or \
+an NVTX range) around it measures only the launch. Synchronize before stopping the timer \
+(cudaStreamSynchronize / cudaDeviceSynchronize after the work), or time the GPU work itself \
+with CUDA events: cudaEventRecord before and after, cudaEventSynchronize on the stop event, \
+then cudaEventElapsedTime.";
+
+const WAITS_ON_EARLIER_FIX: &str = "The sync at the end of the range also waited for GPU work \
+queued before the range began, so the measured time includes it. Synchronize at the start of \
+the range, before its first launch (or exclude the first iteration), so that only the range's \
+own work is timed.";
+
+const WARM_UP_FIX: &str = "The first iteration pays one-time costs (lazy module loading, \
+context creation, first allocations). Run a warm-up iteration before timing and exclude it \
+from the statistics.";
+
+/// Visits ranges deepest first, so a finding on a nested range can keep its
+/// parents from repeating it.
+fn deepest_first(ctx: &Context) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..ctx.ranges.len()).collect();
+    order.sort_by_key(|&r| (std::cmp::Reverse(ctx.ranges[r].depth), ctx.ranges[r].start));
+    order
+}
+
+/// The GPU work launched from inside range `r`, with the API call of each op.
+fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
+    let range = &ctx.ranges[r];
+    let mut work = Vec::new();
+    for api in ctx.api_calls(range.thread, range.start, range.end) {
+        work.extend(ctx.work_of(range.thread, api).map(|op| (api, op)));
+    }
+    work
+}
+
+pub(super) fn ends_before_gpu_work(
+    ctx: &Context,
+    t: &Thresholds,
+    out: &mut Vec<Finding>,
+    cancel: &AtomicBool,
+) -> Result<(), Cancelled> {
+    // The op that ends last, for each range already reported: a parent whose
+    // overhang is the same op says nothing new.
+    let mut reported: HashSet<GpuOp> = HashSet::new();
+    for (n, r) in deepest_first(ctx).into_iter().enumerate() {
+        if n % 4096 == 0 {
+            check(cancel)?;
+        }
+        let range = &ctx.ranges[r];
+        let work = range_work(ctx, r);
+        let Some(&(_, last)) = work.iter().max_by_key(|(_, op)| ctx.op_span(*op).1) else {
+            continue;
+        };
+        let gpu_end = ctx.op_span(last).1;
+        let overhang = gpu_end - range.end;
+        if overhang < t.overhang_min_ns {
+            continue;
+        }
+        let (mut total, mut after) = (0i64, 0i64);
+        for &(_, op) in &work {
+            let (s, e) = ctx.op_span(op);
+            total += (e - s).max(0);
+            after += (e - s.max(range.end)).max(0);
+        }
+        if total <= 0 || (after as f64) < t.overhang_min_share * total as f64 {
+            continue;
+        }
+        if !reported.insert(last) {
+            continue;
+        }
+        let mut events = vec![ctx.range_event(r)];
+        let mut apis: Vec<usize> = work.iter().map(|&(api, _)| api).collect();
+        apis.dedup();
+        events.extend(apis.iter().map(|&a| EventId::new(EventKind::Api, a as u32)));
+        events.extend(work.iter().map(|&(_, op)| EventId::from(op)));
+        let path = ctx.path(r);
+        out.push(Finding {
+            kind: FindingKind::RangeEndsBeforeGpuWork,
+            severity: Severity::Warning,
+            start: range.start,
+            end: range.end,
+            message: format!(
+                "'{path}' ({}) ends {} before the GPU work it launched finishes ({} op{}, {} of GPU \
+                 time, {:.0}% of it after the range) and nothing in it waits: it measured the \
+                 launch, not the work",
+                human_ns(range.end - range.start),
+                human_ns(overhang),
+                work.len(),
+                if work.len() == 1 { "" } else { "s" },
+                human_ns(total),
+                after as f64 * 100.0 / total as f64,
+            ),
+            range: Some(path),
+            events,
+            fix: ENDS_BEFORE_FIX,
+        });
+    }
+    Ok(())
+}
+
+/// For "which earlier work was still pending": GPU ops sorted by the start of
+/// the API call that launched them, with the running maximum of their ends.
+struct Pending {
+    launch: Vec<Ns>,
+    /// (latest end so far, that op).
+    max_end: Vec<(Ns, GpuOp)>,
+}
+
+impl Pending {
+    fn new(mut ops: Vec<(Ns, Ns, GpuOp)>) -> Pending {
+        ops.sort_unstable_by_key(|o| o.0);
+        let mut best: Option<(Ns, GpuOp)> = None;
+        let mut max_end = Vec::with_capacity(ops.len());
+        for &(_, end, op) in &ops {
+            if best.is_none_or(|b| end > b.0) {
+                best = Some((end, op));
+            }
+            if let Some(b) = best {
+                max_end.push(b);
+            }
+        }
+        Pending {
+            launch: ops.iter().map(|o| o.0).collect(),
+            max_end,
+        }
+    }
+
+    /// The latest-ending op launched before `time`.
+    fn before(&self, time: Ns) -> Option<(Ns, GpuOp)> {
+        let n = self.launch.partition_point(|&l| l < time);
+        n.checked_sub(1).map(|i| self.max_end[i])
+    }
+}
+
+pub(super) fn waits_on_earlier_work(
+    ctx: &Context,
+    t: &Thresholds,
+    out: &mut Vec<Finding>,
+    cancel: &AtomicBool,
+) -> Result<(), Cancelled> {
+    let trace = ctx.trace;
+    if ctx.ranges.is_empty() {
+        return Ok(());
+    }
+    // Launch time of every GPU op: its API call's start (the op's own start
+    // when no call is known), per process and per stream.
+    let mut by_pid: HashMap<u32, Vec<(Ns, Ns, GpuOp)>> = HashMap::new();
+    let mut by_stream: Vec<Vec<(Ns, Ns, GpuOp)>> = vec![Vec::new(); trace.streams.len()];
+    for (s, stream) in trace.streams.iter().enumerate() {
+        check(cancel)?;
+        for (kind, track) in [
+            (crate::model::GpuOpKind::Kernel, &stream.kernels),
+            (crate::model::GpuOpKind::Memcpy, &stream.memcpys),
+            (crate::model::GpuOpKind::Memset, &stream.memsets),
+        ] {
+            let (spans, correlation) = match kind {
+                crate::model::GpuOpKind::Kernel => {
+                    (&trace.kernels.spans, &trace.kernels.correlation)
+                }
+                crate::model::GpuOpKind::Memcpy => {
+                    (&trace.memcpys.spans, &trace.memcpys.correlation)
+                }
+                _ => (&trace.memsets.spans, &trace.memsets.correlation),
+            };
+            for i in track.events.clone() {
+                let row = i as usize;
+                let launch = correlation
+                    .get(row)
+                    .and_then(|&c| trace.correlation.api_call(stream.pid, c))
+                    .map_or(spans.start[row], |api| {
+                        trace.cuda_api.spans.start[api as usize]
+                    });
+                let entry = (launch, spans.end[row], GpuOp { kind, index: i });
+                by_pid.entry(stream.pid).or_default().push(entry);
+                by_stream[s].push(entry);
+            }
+        }
+    }
+    let by_pid: HashMap<u32, Pending> = by_pid
+        .into_iter()
+        .map(|(p, v)| (p, Pending::new(v)))
+        .collect();
+    let by_stream: Vec<Pending> = by_stream.into_iter().map(Pending::new).collect();
+    let mut reported: HashSet<usize> = HashSet::new();
+    for (n, r) in deepest_first(ctx).into_iter().enumerate() {
+        if n % 4096 == 0 {
+            check(cancel)?;
+        }
+        let range = &ctx.ranges[r];
+        let pid = trace.threads[range.thread as usize].pid;
+        let calls = ctx.api_calls(range.thread, range.start, range.end);
+        let Some(first_launch) = calls
+            .clone()
+            .find(|&api| ctx.work_of(range.thread, api).next().is_some())
+        else {
+            continue;
+        };
+        let launched_at = ctx.api_span(first_launch).0;
+        // The sync (after the range's first launch) that waited longest for earlier work.
+        let mut worst: Option<(Ns, usize, GpuOp)> = None;
+        for api in calls.filter(|&a| a > first_launch) {
+            let class = ctx.class(api);
+            let pending = match class {
+                ApiClass::DeviceSync => by_pid.get(&pid),
+                ApiClass::StreamSync => ctx
+                    .syncs_of(range.thread, api)
+                    .next()
+                    .and_then(|op| trace.stream_of(op))
+                    .and_then(|s| by_stream.get(s as usize)),
+                ApiClass::BlockingCopy => ctx
+                    .work_of(range.thread, api)
+                    .next()
+                    .and_then(|op| trace.stream_of(op))
+                    .and_then(|s| by_stream.get(s as usize)),
+                _ => None,
+            };
+            let Some((earlier_end, earlier_op)) = pending.and_then(|p| p.before(range.start))
+            else {
+                continue;
+            };
+            let (s_start, s_end) = ctx.api_span(api);
+            let waited = earlier_end.min(s_end) - s_start.max(launched_at);
+            if waited >= t.earlier_wait_min_ns && worst.is_none_or(|w| waited > w.0) {
+                worst = Some((waited, api, earlier_op));
+            }
+        }
+        let Some((waited, api, earlier_op)) = worst else {
+            continue;
+        };
+        if !reported.insert(api) {
+            continue;
+        }
+        let path = ctx.path(r);
+        let (s_start, s_end) = ctx.api_span(api);
+        out.push(Finding {
+            kind: FindingKind::RangeWaitsOnEarlierWork,
+            severity: Severity::Warning,
+            start: range.start,
+            end: range.end,
+            message: format!(
+                "in '{path}', {} waited {} of which {} for GPU work launched before the range \
+                 began: the range's time includes earlier queued work",
+                ctx.api_name(api),
+                human_ns(s_end - s_start),
+                human_ns(waited),
+            ),
+            range: Some(path),
+            events: vec![
+                ctx.range_event(r),
+                EventId::new(EventKind::Api, api as u32),
+                EventId::from(earlier_op),
+            ],
+            fix: WAITS_ON_EARLIER_FIX,
+        });
+    }
+    Ok(())
+}
+
+fn median(values: &mut [Ns]) -> f64 {
+    values.sort_unstable();
+    let n = values.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => values[n / 2] as f64,
+        _ => (values[n / 2 - 1] as f64 + values[n / 2] as f64) / 2.0,
+    }
+}
+
+/// A range's duration less the syncs before its first launch: draining work
+/// queued before the range is not warm-up.
+fn adjusted_duration(ctx: &Context, r: usize) -> Ns {
+    let range = &ctx.ranges[r];
+    let mut leading = 0;
+    for api in ctx.api_calls(range.thread, range.start, range.end) {
+        if ctx.work_of(range.thread, api).next().is_some() {
+            break;
+        }
+        if ctx.class(api).is_sync() {
+            let (s, e) = ctx.api_span(api);
+            leading += e.min(range.end) - s;
+        }
+    }
+    range.end - range.start - leading
+}
+
+pub(super) fn warm_up_included(
+    ctx: &Context,
+    t: &Thresholds,
+    out: &mut Vec<Finding>,
+    cancel: &AtomicBool,
+) -> Result<(), Cancelled> {
+    // Instances of the same range: same track (thread and domain), same path.
+    let mut groups: HashMap<(u32, String), Vec<usize>> = HashMap::new();
+    for (r, range) in ctx.ranges.iter().enumerate() {
+        if r % 4096 == 0 {
+            check(cancel)?;
+        }
+        groups
+            .entry((range.track, ctx.path(r)))
+            .or_default()
+            .push(r);
+    }
+    let mut groups: Vec<((u32, String), Vec<usize>)> = groups.into_iter().collect();
+    groups.sort_by_key(|(_, members)| members.first().map(|&r| ctx.ranges[r].start));
+    for ((_, path), mut members) in groups {
+        if members.len() < t.warmup_min_instances.max(2) {
+            continue;
+        }
+        members.sort_by_key(|&r| ctx.ranges[r].start);
+        let first = members[0];
+        let first_time = adjusted_duration(ctx, first);
+        let mut others: Vec<Ns> = members[1..]
+            .iter()
+            .map(|&r| adjusted_duration(ctx, r))
+            .collect();
+        let typical = median(&mut others);
+        if (first_time as f64) <= t.warmup_ratio * typical
+            || (first_time as f64 - typical) < t.warmup_min_excess_ns as f64
+        {
+            continue;
+        }
+        // One-time work: API names the first instance calls and the second does not.
+        let range = &ctx.ranges[first];
+        let second = &ctx.ranges[members[1]];
+        let later: HashSet<&str> = ctx
+            .api_calls(second.thread, second.start, second.end)
+            .map(|a| ctx.api_name(a))
+            .collect();
+        let mut one_time: Vec<(Ns, usize)> = ctx
+            .api_calls(range.thread, range.start, range.end)
+            .filter(|&a| !later.contains(ctx.api_name(a)) && !ctx.class(a).is_sync())
+            .map(|a| {
+                let (s, e) = ctx.api_span(a);
+                (e - s, a)
+            })
+            .collect();
+        one_time.sort_by_key(|&(d, a)| (std::cmp::Reverse(d), a));
+        one_time.truncate(3);
+        let causes: Vec<String> = one_time
+            .iter()
+            .map(|&(d, a)| format!("{} {}", ctx.api_name(a), human_ns(d)))
+            .collect();
+        let mut events = vec![ctx.range_event(first)];
+        events.extend(
+            one_time
+                .iter()
+                .map(|&(_, a)| EventId::new(EventKind::Api, a as u32)),
+        );
+        out.push(Finding {
+            kind: FindingKind::WarmUpIncluded,
+            severity: Severity::Warning,
+            start: range.start,
+            end: range.end,
+            message: format!(
+                "the first of {} '{path}' ranges takes {} against a median of {} for the others \
+                 ({:.1}×){}",
+                members.len(),
+                human_ns(first_time),
+                human_ns(typical as Ns),
+                first_time as f64 / typical.max(1.0),
+                if causes.is_empty() {
+                    String::new()
+                } else {
+                    format!("; one-time work in it: {}", causes.join(", "))
+                }
+            ),
+            range: Some(path),
+            events,
+            fix: WARM_UP_FIX,
+        });
+    }
+    Ok(())
+}
