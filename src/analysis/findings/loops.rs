@@ -41,12 +41,43 @@ pub(super) fn sync_in_loop(
             .map(|i| i as usize)
             .filter(|&a| ctx.class(a).is_sync())
             .collect();
+        // GPU time launched by the thread after each sync's predecessor, up to
+        // and including the sync (a blocking copy's own copy counts).
+        let work_before = |i: usize| -> Ns {
+            let from = if i == 0 {
+                Ns::MIN
+            } else {
+                ctx.api_span(syncs[i - 1]).1
+            };
+            let to = ctx.api_span(syncs[i]).1;
+            let mut busy = 0;
+            for api in ctx.api_calls(th, from, to) {
+                for op in ctx.work_of(th, api) {
+                    let (s, e) = ctx.op_span(op);
+                    busy += (e - s).max(0);
+                }
+            }
+            busy
+        };
+        // A blocking copy's own GPU time.
+        let own_work = |i: usize| -> Ns {
+            ctx.work_of(th, syncs[i])
+                .map(|op| {
+                    let (s, e) = ctx.op_span(op);
+                    (e - s).max(0)
+                })
+                .sum()
+        };
         let mut runs: Vec<&[usize]> = Vec::new();
         let mut begin = 0;
         for i in 1..=syncs.len() {
+            // A long gap or substantial work between two syncs ends the loop:
+            // syncs around substantial work are not the mistake.
             let split = i == syncs.len()
                 || ctx.api_span(syncs[i]).0 - ctx.api_span(syncs[i - 1]).1
-                    > t.sync_loop_max_interval_ns;
+                    > t.sync_loop_max_interval_ns
+                || work_before(i) > t.sync_loop_max_work_ns
+                || own_work(i - 1) > t.sync_loop_max_work_ns;
             if split {
                 runs.push(&syncs[begin..i]);
                 begin = i;
@@ -117,8 +148,15 @@ pub(super) fn alloc_in_loop(
         let mut run: Vec<usize> = Vec::new();
         let mut frees: Vec<usize> = Vec::new();
         let mut launched = false;
-        let flush = |run: &mut Vec<usize>, frees: &mut Vec<usize>, out: &mut Vec<Finding>| {
-            if run.len() >= t.alloc_loop_min_count.max(2) {
+        // Allocations freed before the next one: a temporary buffer per
+        // iteration. (A caching allocator's growth allocates without freeing.)
+        let mut cycles = 0usize;
+        let mut freed_since_alloc = false;
+        let flush = |run: &mut Vec<usize>,
+                     frees: &mut Vec<usize>,
+                     cycles: &mut usize,
+                     out: &mut Vec<Finding>| {
+            if *cycles >= t.alloc_loop_min_count.max(2) {
                 let first = ctx.api_span(run[0]).0;
                 let last = ctx.api_span(run[run.len() - 1]).1;
                 let spent: Ns = run
@@ -144,10 +182,12 @@ pub(super) fn alloc_in_loop(
                     range: ctx.enclosing_path(th, first, last),
                     events,
                     message: format!(
-                        "{} allocations ({}) and {} frees on thread {} with GPU work between \
-                         each two, {} in them: an allocation per iteration",
+                        "{} allocations ({}), {} of them freed before the next, and {} frees on \
+                         thread {} with GPU work between each two, {} in them: an allocation \
+                         per iteration",
                         run.len(),
                         names.join(", "),
+                        *cycles,
                         frees.len(),
                         thread.tid,
                         human_ns(spent)
@@ -157,6 +197,7 @@ pub(super) fn alloc_in_loop(
             }
             run.clear();
             frees.clear();
+            *cycles = 0;
         };
         for api in thread.cuda_api.events.clone().map(|i| i as usize) {
             match ctx.class(api) {
@@ -167,12 +208,19 @@ pub(super) fn alloc_in_loop(
                                 > t.alloc_loop_max_interval_ns
                     });
                     if close {
-                        flush(&mut run, &mut frees, out);
+                        flush(&mut run, &mut frees, &mut cycles, out);
                     }
                     run.push(api);
                     launched = false;
+                    freed_since_alloc = false;
                 }
-                ApiClass::Free if !run.is_empty() => frees.push(api),
+                ApiClass::Free if !run.is_empty() => {
+                    if !freed_since_alloc {
+                        cycles += 1;
+                        freed_since_alloc = true;
+                    }
+                    frees.push(api);
+                }
                 _ => {
                     if !launched && ctx.work_of(th, api).next().is_some() {
                         launched = true;
@@ -180,7 +228,7 @@ pub(super) fn alloc_in_loop(
                 }
             }
         }
-        flush(&mut run, &mut frees, out);
+        flush(&mut run, &mut frees, &mut cycles, out);
     }
     Ok(())
 }

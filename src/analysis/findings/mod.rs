@@ -135,16 +135,20 @@ pub struct Thresholds {
     /// ... whose first instance lasts more than this many times the median of
     /// the others ...
     pub warmup_ratio: f64,
-    /// ... and at least this much longer.
+    /// ... and at least this much longer (one-time costs below that are noise
+    /// next to launch jitter).
     pub warmup_min_excess_ns: Ns,
     /// `sync-in-loop`: at least this many syncs in a row on one thread ...
     pub sync_loop_min_syncs: usize,
     /// ... each within this long of the previous one ...
     pub sync_loop_max_interval_ns: Ns,
+    /// ... with at most this much GPU time launched between two of them (more
+    /// is substantial work, which a sync may well wait for) ...
+    pub sync_loop_max_work_ns: Ns,
     /// ... while the GPU is busy less than this share of the run.
     pub sync_loop_max_busy_share: f64,
-    /// `alloc-in-loop`: at least this many allocations on one thread with GPU
-    /// work launched between each two ...
+    /// `alloc-in-loop`: at least this many allocations freed before the next
+    /// one, on one thread, with GPU work launched between each two ...
     pub alloc_loop_min_count: usize,
     /// ... each within this long of the previous one.
     pub alloc_loop_max_interval_ns: Ns,
@@ -170,9 +174,10 @@ impl Default for Thresholds {
             earlier_wait_min_ns: 1_000,
             warmup_min_instances: 3,
             warmup_ratio: 2.0,
-            warmup_min_excess_ns: 10_000,
+            warmup_min_excess_ns: 20_000,
             sync_loop_min_syncs: 10,
             sync_loop_max_interval_ns: 1_000_000,
+            sync_loop_max_work_ns: 100_000,
             sync_loop_max_busy_share: 0.5,
             alloc_loop_min_count: 3,
             alloc_loop_max_interval_ns: 1_000_000_000,
