@@ -99,8 +99,7 @@ enum Json {
 fn parse_json(text: &str) -> Json {
     let chars: Vec<char> = text.chars().collect();
     let mut at = 0;
-    let value = parse_value(&chars, &mut at);
-    value
+    parse_value(&chars, &mut at)
 }
 
 fn skip_ws(c: &[char], at: &mut usize) {

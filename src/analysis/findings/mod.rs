@@ -244,7 +244,7 @@ pub fn analyze(
     if let Some(r) = range {
         found.retain(|f| f.start >= r.start && f.start < r.end);
     }
-    found.sort_by(|a, b| (a.start, a.kind, a.end).cmp(&(b.start, b.kind, b.end)));
+    found.sort_by_key(|a| (a.start, a.kind, a.end));
     Ok(found)
 }
 
