@@ -20,8 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::stats::{Cell, Table, TimeRange};
 use crate::model::{EventId, Ns, Trace};
-
-pub use context::Context;
+use context::Context;
 
 /// What a finding is about. The names ([`FindingKind::name`]) are stable: tests,
 /// JSON output and the viewer use them.

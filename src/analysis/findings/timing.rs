@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::context::{ApiClass, Context};
 use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
-use crate::model::{EventId, EventKind, GpuOp, Ns};
+use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
 
 const ENDS_BEFORE_FIX: &str = "A kernel launch returns before the kernel runs, so a host timer (or \
 an NVTX range) around it measures only the launch. Synchronize before stopping the timer \
@@ -107,38 +107,55 @@ pub(super) fn ends_before_gpu_work(
     Ok(())
 }
 
-/// For "which earlier work was still pending": GPU ops sorted by the start of
-/// the API call that launched them, with the running maximum of their ends.
-struct Pending {
-    launch: Vec<Ns>,
-    /// (latest end so far, that op).
-    max_end: Vec<(Ns, GpuOp)>,
-}
-
-impl Pending {
-    fn new(mut ops: Vec<(Ns, Ns, GpuOp)>) -> Pending {
-        ops.sort_unstable_by_key(|o| o.0);
-        let mut best: Option<(Ns, GpuOp)> = None;
-        let mut max_end = Vec::with_capacity(ops.len());
-        for &(_, end, op) in &ops {
-            if best.is_none_or(|b| end > b.0) {
-                best = Some((end, op));
-            }
-            if let Some(b) = best {
-                max_end.push(b);
+/// The latest-ending GPU op of `stream` launched before `time`.
+///
+/// A stream runs its work in the order it was launched, so on each of its
+/// tracks (kernels, copies, sets: each sorted by start) the ops launched
+/// before `time` are a prefix, found by binary search on their API calls'
+/// starts, and the last ones of that prefix end last. No index to build.
+fn pending_on_stream(ctx: &Context, stream: usize, time: Ns) -> Option<(Ns, GpuOp)> {
+    let trace = ctx.trace;
+    let s = trace.streams.get(stream)?;
+    let mut best: Option<(Ns, GpuOp)> = None;
+    for (kind, track) in [
+        (GpuOpKind::Kernel, &s.kernels),
+        (GpuOpKind::Memcpy, &s.memcpys),
+        (GpuOpKind::Memset, &s.memsets),
+    ] {
+        let (spans, correlation) = match kind {
+            GpuOpKind::Kernel => (&trace.kernels.spans, &trace.kernels.correlation),
+            GpuOpKind::Memcpy => (&trace.memcpys.spans, &trace.memcpys.correlation),
+            _ => (&trace.memsets.spans, &trace.memsets.correlation),
+        };
+        let launch = |row: u32| -> Ns {
+            let row = row as usize;
+            correlation
+                .get(row)
+                .and_then(|&c| trace.correlation.api_call(s.pid, c))
+                .map_or(spans.start[row], |api| {
+                    trace.cuda_api.spans.start[api as usize]
+                })
+        };
+        let (lo, hi) = (track.events.start, track.events.end);
+        // partition_point over the row numbers lo..hi.
+        let (mut a, mut b) = (lo, hi);
+        while a < b {
+            let mid = a + (b - a) / 2;
+            if launch(mid) < time {
+                a = mid + 1;
+            } else {
+                b = mid;
             }
         }
-        Pending {
-            launch: ops.iter().map(|o| o.0).collect(),
-            max_end,
+        // A few before the boundary, in case two launches raced.
+        for row in a.saturating_sub(4).max(lo)..a {
+            let end = spans.end[row as usize];
+            if best.is_none_or(|(e, _)| end > e) {
+                best = Some((end, GpuOp { kind, index: row }));
+            }
         }
     }
-
-    /// The latest-ending op launched before `time`.
-    fn before(&self, time: Ns) -> Option<(Ns, GpuOp)> {
-        let n = self.launch.partition_point(|&l| l < time);
-        n.checked_sub(1).map(|i| self.max_end[i])
-    }
+    best
 }
 
 pub(super) fn waits_on_earlier_work(
@@ -148,48 +165,11 @@ pub(super) fn waits_on_earlier_work(
     cancel: &AtomicBool,
 ) -> Result<(), Cancelled> {
     let trace = ctx.trace;
-    if ctx.ranges.is_empty() {
-        return Ok(());
-    }
-    // Launch time of every GPU op: its API call's start (the op's own start
-    // when no call is known), per process and per stream.
-    let mut by_pid: HashMap<u32, Vec<(Ns, Ns, GpuOp)>> = HashMap::new();
-    let mut by_stream: Vec<Vec<(Ns, Ns, GpuOp)>> = vec![Vec::new(); trace.streams.len()];
-    for (s, stream) in trace.streams.iter().enumerate() {
-        check(cancel)?;
-        for (kind, track) in [
-            (crate::model::GpuOpKind::Kernel, &stream.kernels),
-            (crate::model::GpuOpKind::Memcpy, &stream.memcpys),
-            (crate::model::GpuOpKind::Memset, &stream.memsets),
-        ] {
-            let (spans, correlation) = match kind {
-                crate::model::GpuOpKind::Kernel => {
-                    (&trace.kernels.spans, &trace.kernels.correlation)
-                }
-                crate::model::GpuOpKind::Memcpy => {
-                    (&trace.memcpys.spans, &trace.memcpys.correlation)
-                }
-                _ => (&trace.memsets.spans, &trace.memsets.correlation),
-            };
-            for i in track.events.clone() {
-                let row = i as usize;
-                let launch = correlation
-                    .get(row)
-                    .and_then(|&c| trace.correlation.api_call(stream.pid, c))
-                    .map_or(spans.start[row], |api| {
-                        trace.cuda_api.spans.start[api as usize]
-                    });
-                let entry = (launch, spans.end[row], GpuOp { kind, index: i });
-                by_pid.entry(stream.pid).or_default().push(entry);
-                by_stream[s].push(entry);
-            }
-        }
-    }
-    let by_pid: HashMap<u32, Pending> = by_pid
-        .into_iter()
-        .map(|(p, v)| (p, Pending::new(v)))
-        .collect();
-    let by_stream: Vec<Pending> = by_stream.into_iter().map(Pending::new).collect();
+    let streams_of_pid = |pid: u32| -> Vec<usize> {
+        (0..trace.streams.len())
+            .filter(|&s| trace.streams[s].pid == pid)
+            .collect()
+    };
     let mut reported: HashSet<usize> = HashSet::new();
     for (n, r) in deepest_first(ctx).into_iter().enumerate() {
         if n % 4096 == 0 {
@@ -209,21 +189,26 @@ pub(super) fn waits_on_earlier_work(
         let mut worst: Option<(Ns, usize, GpuOp)> = None;
         for api in calls.filter(|&a| a > first_launch) {
             let class = ctx.class(api);
-            let pending = match class {
-                ApiClass::DeviceSync => by_pid.get(&pid),
+            let streams: Vec<usize> = match class {
+                ApiClass::DeviceSync => streams_of_pid(pid),
                 ApiClass::StreamSync => ctx
                     .syncs_of(range.thread, api)
                     .next()
                     .and_then(|op| trace.stream_of(op))
-                    .and_then(|s| by_stream.get(s as usize)),
+                    .map(|s| vec![s as usize])
+                    .unwrap_or_default(),
                 ApiClass::BlockingCopy => ctx
                     .work_of(range.thread, api)
                     .next()
                     .and_then(|op| trace.stream_of(op))
-                    .and_then(|s| by_stream.get(s as usize)),
-                _ => None,
+                    .map(|s| vec![s as usize])
+                    .unwrap_or_default(),
+                _ => Vec::new(),
             };
-            let Some((earlier_end, earlier_op)) = pending.and_then(|p| p.before(range.start))
+            let Some((earlier_end, earlier_op)) = streams
+                .iter()
+                .filter_map(|&s| pending_on_stream(ctx, s, range.start))
+                .max_by_key(|p| p.0)
             else {
                 continue;
             };
