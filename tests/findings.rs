@@ -517,3 +517,71 @@ fn rule_kinds_follow_the_rules() {
         }
     }
 }
+
+/// A range nsys recorded without an end gets a made-up end: no timing verdict.
+#[test]
+fn unended_ranges_are_not_judged() {
+    let mut target = 0;
+    let trace = edited("sync_timing", |conn, trace| {
+        let all = ranges(trace);
+        target = instances(&all, "timed-iteration", Some("no-sync"))[0].start;
+        conn.execute(
+            "UPDATE NVTX_EVENTS SET end = NULL WHERE start = ?1 AND text = 'timed-iteration'",
+            [target],
+        )
+        .expect("update");
+    });
+    let found = findings(&trace);
+    let hits = kinds(&found, FindingKind::RangeEndsBeforeGpuWork);
+    assert!(!hits.iter().any(|f| f.start == target), "{hits:?}");
+    assert_eq!(hits.len(), 19);
+}
+
+/// gpu_gaps on a report it was never checked against: shift the second half
+/// of sync_timing's GPU work one second later; the rule reports exactly that
+/// gap, numbered, from the last end before it to the first start after it.
+#[test]
+fn gpu_gaps_finds_an_inserted_gap() {
+    use sightline::analysis::rules::{Rule, RuleOptions, run};
+    let mut expected = (0i64, 0i64);
+    let trace = edited("sync_timing", |conn, trace| {
+        let k = &trace.kernels.spans;
+        let mut starts: Vec<i64> = k.start.clone();
+        starts.sort_unstable();
+        let cut = starts[starts.len() / 2];
+        conn.execute_batch(&format!(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = start + 1000000000, end = end + 1000000000 WHERE start >= {cut};
+             UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = start + 1000000000, end = end + 1000000000 WHERE start >= {cut};"
+        ))
+        .expect("update");
+        let m = &trace.memcpys.spans;
+        let ops: Vec<(i64, i64)> = (0..k.len())
+            .map(|i| (k.start[i], k.end[i]))
+            .chain((0..m.len()).map(|i| (m.start[i], m.end[i])))
+            .collect();
+        let before = ops.iter().filter(|o| o.0 < cut).map(|o| o.1).max().unwrap();
+        let after = ops
+            .iter()
+            .filter(|o| o.0 >= cut)
+            .map(|o| o.0)
+            .min()
+            .unwrap()
+            + 1_000_000_000;
+        expected = (after - before, before);
+    });
+    let table = run(&trace, Rule::GpuGaps, &RuleOptions::default());
+    assert_eq!(
+        table.to_csv(),
+        format!(
+            "Row#,Duration (ns),Start (ns),PID,Device ID,Context ID\n1,{},{},553,0,1\n",
+            expected.0, expected.1
+        )
+    );
+    let found = findings(&trace);
+    let gaps = kinds(&found, FindingKind::GpuIdleGap);
+    assert_eq!(gaps.len(), 1);
+    assert_eq!(
+        (gaps[0].start, gaps[0].end),
+        (expected.1, expected.1 + expected.0)
+    );
+}

@@ -84,6 +84,9 @@ pub struct Range {
     /// The enclosing range on the same track, index into [`Context::ranges`].
     pub parent: Option<usize>,
     pub depth: u32,
+    /// nsys recorded no end: the loader ends it at the last NVTX timestamp, a
+    /// made-up end that timing detectors must not judge.
+    pub unended: bool,
 }
 
 pub struct Context<'a> {
@@ -137,6 +140,7 @@ impl<'a> Context<'a> {
                         name: spans.name[row],
                         parent,
                         depth,
+                        unended: trace.nvtx.unended.get(row).copied().unwrap_or(false),
                     });
                     open.push(ranges.len() - 1);
                     thread_ranges[t].push(ranges.len() - 1);

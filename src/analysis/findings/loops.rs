@@ -239,7 +239,9 @@ pub(super) fn launch_bound(
     out: &mut Vec<Finding>,
     cancel: &AtomicBool,
 ) -> Result<(), Cancelled> {
-    let mut order: Vec<usize> = (0..ctx.ranges.len()).collect();
+    let mut order: Vec<usize> = (0..ctx.ranges.len())
+        .filter(|&r| !ctx.ranges[r].unended)
+        .collect();
     order.sort_by_key(|&r| (std::cmp::Reverse(ctx.ranges[r].depth), ctx.ranges[r].start));
     // Ranges with a reported descendant: the finding is already where it is sharpest.
     let mut covered: HashSet<usize> = HashSet::new();

@@ -26,8 +26,11 @@ from the statistics.";
 
 /// Visits ranges deepest first, so a finding on a nested range can keep its
 /// parents from repeating it.
+/// Unended ranges are left out: their end is made up.
 fn deepest_first(ctx: &Context) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..ctx.ranges.len()).collect();
+    let mut order: Vec<usize> = (0..ctx.ranges.len())
+        .filter(|&r| !ctx.ranges[r].unended)
+        .collect();
     order.sort_by_key(|&r| (std::cmp::Reverse(ctx.ranges[r].depth), ctx.ranges[r].start));
     order
 }
@@ -288,6 +291,9 @@ pub(super) fn warm_up_included(
     for (r, range) in ctx.ranges.iter().enumerate() {
         if r % 4096 == 0 {
             check(cancel)?;
+        }
+        if range.unended {
+            continue;
         }
         groups
             .entry((range.track, ctx.path(r)))
