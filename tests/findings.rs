@@ -585,3 +585,33 @@ fn gpu_gaps_finds_an_inserted_gap() {
         (expected.1, expected.1 + expected.0)
     );
 }
+
+/// A report the synthetic writer builds from three time-shifted copies of
+/// sync_timing: every per-range finding appears once per copy, in each
+/// copy's own ranges.
+#[test]
+fn synthetic_copies_triple_the_range_findings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("x3.sqlite");
+    let original = load(&fixture("sync_timing"));
+    sightline::synth::write_report(&original, 3, &out, &mut |_| {}, &AtomicBool::new(false))
+        .expect("synthetic report");
+    let (one, three) = (findings(&original), findings(&load(&out)));
+    for kind in [
+        FindingKind::RangeEndsBeforeGpuWork,
+        FindingKind::RangeWaitsOnEarlierWork,
+        FindingKind::WarmUpIncluded,
+        FindingKind::LaunchBound,
+        FindingKind::SyncInLoop,
+        FindingKind::AllocInLoop,
+        FindingKind::ApiError,
+    ] {
+        assert_eq!(
+            kinds(&three, kind).len(),
+            3 * kinds(&one, kind).len(),
+            "{}",
+            kind.name()
+        );
+    }
+    assert_eq!(kinds(&three, FindingKind::RangeEndsBeforeGpuWork).len(), 60);
+}
