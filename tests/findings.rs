@@ -615,3 +615,27 @@ fn synthetic_copies_triple_the_range_findings() {
     }
     assert_eq!(kinds(&three, FindingKind::RangeEndsBeforeGpuWork).len(), 60);
 }
+
+/// Damaged timestamps (the loader keeps any i64) must not panic any detector
+/// or rule: a kernel spanning almost all of i64, an API call at the far end.
+#[test]
+fn extreme_timestamps_do_not_panic() {
+    use sightline::analysis::rules::{Rule, RuleOptions, run};
+    let trace = edited("sync_timing", |conn, _| {
+        conn.execute_batch(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -9000000000000000000, end = 9000000000000000000
+               WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);
+             UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 9000000000000000000, end = 9100000000000000000
+               WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);
+             UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = -9100000000000000000
+               WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME);
+             UPDATE NVTX_EVENTS SET end = 9200000000000000000
+               WHERE rowid = (SELECT min(rowid) FROM NVTX_EVENTS);",
+        )
+        .expect("update");
+    });
+    let _ = findings(&trace);
+    for rule in Rule::ALL {
+        let _ = run(&trace, rule, &RuleOptions::default()).to_csv();
+    }
+}

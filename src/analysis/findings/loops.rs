@@ -54,7 +54,7 @@ pub(super) fn sync_in_loop(
             for api in ctx.api_calls(th, from, to) {
                 for op in ctx.work_of(th, api) {
                     let (s, e) = ctx.op_span(op);
-                    busy += (e - s).max(0);
+                    busy = Ns::saturating_add(busy, e.saturating_sub(s).max(0));
                 }
             }
             busy
@@ -64,7 +64,7 @@ pub(super) fn sync_in_loop(
             ctx.work_of(th, syncs[i])
                 .map(|op| {
                     let (s, e) = ctx.op_span(op);
-                    (e - s).max(0)
+                    e.saturating_sub(s).max(0)
                 })
                 .sum()
         };
@@ -74,7 +74,7 @@ pub(super) fn sync_in_loop(
             // A long gap or substantial work between two syncs ends the loop:
             // syncs around substantial work are not the mistake.
             let split = i == syncs.len()
-                || ctx.api_span(syncs[i]).0 - ctx.api_span(syncs[i - 1]).1
+                || ctx.api_span(syncs[i]).0.saturating_sub(ctx.api_span(syncs[i - 1]).1)
                     > t.sync_loop_max_interval_ns
                 || work_before(i) > t.sync_loop_max_work_ns
                 || own_work(i - 1) > t.sync_loop_max_work_ns;
@@ -88,7 +88,7 @@ pub(super) fn sync_in_loop(
                 continue;
             }
             let (from, to) = (ctx.api_span(run[0]).0, ctx.api_span(run[run.len() - 1]).1);
-            let span = to - from;
+            let span = to.saturating_sub(from);
             if span <= 0 {
                 continue;
             }
@@ -96,7 +96,7 @@ pub(super) fn sync_in_loop(
             for api in ctx.api_calls(th, from, to) {
                 for op in ctx.work_of(th, api) {
                     let (s, e) = ctx.op_span(op);
-                    busy += (e.min(to) - s.max(from)).max(0);
+                    busy = Ns::saturating_add(busy, e.min(to).saturating_sub(s.max(from)).max(0));
                 }
             }
             let share = busy as f64 / span as f64;
@@ -105,7 +105,7 @@ pub(super) fn sync_in_loop(
             }
             let waiting: Ns = run
                 .iter()
-                .map(|&a| ctx.api_span(a).1 - ctx.api_span(a).0)
+                .map(|&a| ctx.api_span(a).1.saturating_sub(ctx.api_span(a).0))
                 .sum();
             out.push(Finding {
                 kind: FindingKind::SyncInLoop,
@@ -162,7 +162,7 @@ pub(super) fn alloc_in_loop(
                 let spent: Ns = run
                     .iter()
                     .chain(frees.iter())
-                    .map(|&a| ctx.api_span(a).1 - ctx.api_span(a).0)
+                    .map(|&a| ctx.api_span(a).1.saturating_sub(ctx.api_span(a).0))
                     .sum();
                 let mut names: Vec<&str> = run.iter().map(|&a| ctx.api_name(a)).collect();
                 names.sort_unstable();
@@ -204,7 +204,7 @@ pub(super) fn alloc_in_loop(
                 ApiClass::Alloc => {
                     let close = run.last().is_some_and(|&prev| {
                         !launched
-                            || ctx.api_span(api).0 - ctx.api_span(prev).1
+                            || ctx.api_span(api).0.saturating_sub(ctx.api_span(prev).1)
                                 > t.alloc_loop_max_interval_ns
                     });
                     if close {
@@ -265,7 +265,7 @@ pub(super) fn launch_bound(
         if kernels.len() < t.launch_bound_min_kernels.max(2) {
             continue;
         }
-        let mut durations: Vec<Ns> = kernels.iter().map(|k| k.1 - k.0).collect();
+        let mut durations: Vec<Ns> = kernels.iter().map(|k| k.1.saturating_sub(k.0)).collect();
         durations.sort_unstable();
         let median = durations[durations.len() / 2];
         if median >= t.launch_bound_max_kernel_ns {
@@ -273,13 +273,13 @@ pub(super) fn launch_bound(
         }
         kernels.sort_unstable();
         let (first, last) = (kernels[0].0, kernels.iter().map(|k| k.1).max().unwrap_or(0));
-        let span = last - first;
+        let span = last.saturating_sub(first);
         // Busy time: the union of kernel intervals (concurrent kernels count once).
         let (mut busy, mut reach) = (0i64, Ns::MIN);
         for &(s, e, _) in &kernels {
             let s = s.max(reach);
             if e > s {
-                busy += e - s;
+                busy = Ns::saturating_add(busy, e.saturating_sub(s));
             }
             reach = reach.max(e);
         }

@@ -65,8 +65,8 @@ pub(super) fn rule_findings(
                     ctx.api_name(m.api),
                     trace.memcpys.bytes[m.op] as f64 / 1e6,
                     trace.name(spans.name[m.op]),
-                    human_ns(end - start),
-                    human_ns(api_end - api_start)
+                    human_ns(end.saturating_sub(start)),
+                    human_ns(api_end.saturating_sub(api_start))
                 ),
                 fix,
             });
@@ -92,8 +92,8 @@ pub(super) fn rule_findings(
                 "{} of {:.3} MB took {} on the GPU, {} in the call",
                 ctx.api_name(m.api),
                 trace.memsets.bytes[m.op] as f64 / 1e6,
-                human_ns(end - start),
-                human_ns(api_end - api_start)
+                human_ns(end.saturating_sub(start)),
+                human_ns(api_end.saturating_sub(api_start))
             ),
             fix: SYNC_MEMSET_FIX,
         });
@@ -106,7 +106,7 @@ pub(super) fn rule_findings(
             kind: FindingKind::GpuIdleGap,
             severity: Severity::Info,
             start,
-            end: start + duration,
+            end: start.saturating_add(duration),
             range: None,
             events: Vec::new(),
             message: format!(
@@ -122,7 +122,7 @@ pub(super) fn rule_findings(
             kind: FindingKind::LowGpuUtilization,
             severity: Severity::Info,
             start: u.start,
-            end: u.start + u.duration,
+            end: u.start.saturating_add(u.duration),
             range: None,
             events: Vec::new(),
             message: format!(

@@ -64,15 +64,15 @@ pub(super) fn ends_before_gpu_work(
             continue;
         };
         let gpu_end = ctx.op_span(last).1;
-        let overhang = gpu_end - range.end;
+        let overhang = gpu_end.saturating_sub(range.end);
         if overhang < t.overhang_min_ns {
             continue;
         }
         let (mut total, mut after) = (0i64, 0i64);
         for &(_, op) in &work {
             let (s, e) = ctx.op_span(op);
-            total += (e - s).max(0);
-            after += (e - s.max(range.end)).max(0);
+            total = total.saturating_add(e.saturating_sub(s).max(0));
+            after = after.saturating_add(e.saturating_sub(s.max(range.end)).max(0));
         }
         if total <= 0 || (after as f64) < t.overhang_min_share * total as f64 {
             continue;
@@ -95,7 +95,7 @@ pub(super) fn ends_before_gpu_work(
                 "'{path}' ({}) ends {} before the GPU work it launched finishes ({} op{}, {} of GPU \
                  time, {:.0}% of it after the range) and nothing in it waits: it measured the \
                  launch, not the work",
-                human_ns(range.end - range.start),
+                human_ns(range.end.saturating_sub(range.start)),
                 human_ns(overhang),
                 work.len(),
                 if work.len() == 1 { "" } else { "s" },
@@ -216,7 +216,7 @@ pub(super) fn waits_on_earlier_work(
                 continue;
             };
             let (s_start, s_end) = ctx.api_span(api);
-            let waited = earlier_end.min(s_end) - s_start.max(launched_at);
+            let waited = earlier_end.min(s_end).saturating_sub(s_start.max(launched_at));
             if waited >= t.earlier_wait_min_ns && worst.is_none_or(|w| waited > w.0) {
                 worst = Some((waited, api, earlier_op));
             }
@@ -238,7 +238,7 @@ pub(super) fn waits_on_earlier_work(
                 "in '{path}', {} waited {} of which {} for GPU work launched before the range \
                  began: the range's time includes earlier queued work",
                 ctx.api_name(api),
-                human_ns(s_end - s_start),
+                human_ns(s_end.saturating_sub(s_start)),
                 human_ns(waited),
             ),
             range: Some(path),
@@ -274,10 +274,10 @@ fn adjusted_duration(ctx: &Context, r: usize) -> Ns {
         }
         if ctx.class(api).is_sync() {
             let (s, e) = ctx.api_span(api);
-            leading += e.min(range.end) - s;
+            leading = Ns::saturating_add(leading, e.min(range.end).saturating_sub(s));
         }
     }
-    range.end - range.start - leading
+    range.end.saturating_sub(range.start).saturating_sub(leading)
 }
 
 pub(super) fn warm_up_included(
@@ -331,7 +331,7 @@ pub(super) fn warm_up_included(
             .filter(|&a| !later.contains(ctx.api_name(a)) && !ctx.class(a).is_sync())
             .map(|a| {
                 let (s, e) = ctx.api_span(a);
-                (e - s, a)
+                (e.saturating_sub(s), a)
             })
             .collect();
         one_time.sort_by_key(|&(d, a)| (std::cmp::Reverse(d), a));

@@ -33,19 +33,21 @@ pub(crate) fn low_use(trace: &Trace, window: Window, chunks: u32, threshold: f64
         let last = ops.iter().map(|o| o.end).max().unwrap_or(0);
         // nsys's row for the device: the context of one of its operations.
         let context = ops.first().map_or(0, |o| o.context);
-        let span = last.saturating_sub(first);
+        // i128: a damaged report may hold timestamps anywhere in i64.
+        let (first, last) = (i128::from(first), i128::from(last));
+        let span = last - first;
         if span <= 0 {
             continue;
         }
-        let n = i64::from(chunks.max(1));
+        let n = i128::from(chunks.max(1));
         let chunk = (span + n - 1) / n;
-        let bounds = |c: i64| {
+        let bounds = |c: i128| {
             let lo = first + c * chunk;
             (lo, (lo + chunk).min(last))
         };
-        let mut busy = vec![0i64; n as usize];
+        let mut busy = vec![0i128; n as usize];
         for op in &ops {
-            let (s, e) = (op.start.max(first), op.end.min(last));
+            let (s, e) = (i128::from(op.start).max(first), i128::from(op.end).min(last));
             if e <= s {
                 continue;
             }
@@ -56,13 +58,13 @@ pub(crate) fn low_use(trace: &Trace, window: Window, chunks: u32, threshold: f64
             }
         }
         // Runs of consecutive low chunks: (Σ len·pct, Σ len, start, end).
-        let mut run: Option<(f64, i64, Ns, Ns)> = None;
-        let mut flush = |run: &mut Option<(f64, i64, Ns, Ns)>| {
+        let mut run: Option<(f64, i128, i128, i128)> = None;
+        let mut flush = |run: &mut Option<(f64, i128, i128, i128)>| {
             if let Some((weighted, length, start, end)) = run.take() {
                 found.push(LowUse {
                     in_use: weighted / length as f64,
-                    duration: end - start,
-                    start,
+                    duration: Ns::try_from(end - start).unwrap_or(Ns::MAX),
+                    start: Ns::try_from(start).unwrap_or(Ns::MAX),
                     pid,
                     device,
                     context,
