@@ -1,7 +1,8 @@
 //! Timing of the findings engine and the rules on a ≥10-million-event report
 //! (many_kernels × 17, written by the synthetic writer). Ignored by default
 //! and needs `../shared/fixtures`; run with
-//! `cargo test --release --test findings_perf -- --ignored --nocapture`.
+//! `cargo test --release --test findings_perf -- --ignored --nocapture`
+//! (`SCALE=N` for another number of copies).
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -23,7 +24,17 @@ fn findings_on_ten_million_events() {
     let small = sightline::loader::load(&source, &mut |_| {}, &cancel).expect("load");
     let dir = tempfile::tempdir().expect("temp dir");
     let big = dir.path().join("many_kernels_x17.sqlite");
-    sightline::synth::write_report(&small, 17, &big, &mut |_| {}, &cancel).expect("write");
+    sightline::synth::write_report(
+        &small,
+        std::env::var("SCALE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(17),
+        &big,
+        &mut |_| {},
+        &cancel,
+    )
+    .expect("write");
     let trace = sightline::loader::load(&big, &mut |_| {}, &cancel).expect("load");
     println!("{} events", trace.event_count());
     let t = Instant::now();

@@ -74,7 +74,10 @@ pub(super) fn sync_in_loop(
             // A long gap or substantial work between two syncs ends the loop:
             // syncs around substantial work are not the mistake.
             let split = i == syncs.len()
-                || ctx.api_span(syncs[i]).0.saturating_sub(ctx.api_span(syncs[i - 1]).1)
+                || ctx
+                    .api_span(syncs[i])
+                    .0
+                    .saturating_sub(ctx.api_span(syncs[i - 1]).1)
                     > t.sync_loop_max_interval_ns
                 || work_before(i) > t.sync_loop_max_work_ns
                 || own_work(i - 1) > t.sync_loop_max_work_ns;

@@ -216,7 +216,9 @@ pub(super) fn waits_on_earlier_work(
                 continue;
             };
             let (s_start, s_end) = ctx.api_span(api);
-            let waited = earlier_end.min(s_end).saturating_sub(s_start.max(launched_at));
+            let waited = earlier_end
+                .min(s_end)
+                .saturating_sub(s_start.max(launched_at));
             if waited >= t.earlier_wait_min_ns && worst.is_none_or(|w| waited > w.0) {
                 worst = Some((waited, api, earlier_op));
             }
@@ -277,7 +279,10 @@ fn adjusted_duration(ctx: &Context, r: usize) -> Ns {
             leading = Ns::saturating_add(leading, e.min(range.end).saturating_sub(s));
         }
     }
-    range.end.saturating_sub(range.start).saturating_sub(leading)
+    range
+        .end
+        .saturating_sub(range.start)
+        .saturating_sub(leading)
 }
 
 pub(super) fn warm_up_included(

@@ -47,7 +47,10 @@ pub(crate) fn low_use(trace: &Trace, window: Window, chunks: u32, threshold: f64
         };
         let mut busy = vec![0i128; n as usize];
         for op in &ops {
-            let (s, e) = (i128::from(op.start).max(first), i128::from(op.end).min(last));
+            let (s, e) = (
+                i128::from(op.start).max(first),
+                i128::from(op.end).min(last),
+            );
             if e <= s {
                 continue;
             }
