@@ -639,3 +639,30 @@ fn extreme_timestamps_do_not_panic() {
         let _ = run(&trace, rule, &RuleOptions::default()).to_csv();
     }
 }
+
+/// The facts behind the sync_timing verdicts: in sync-after-only the warm-up
+/// queue had drained before the first timed sync began (so that variant
+/// measured correctly in this run); in sync-before-only the kernel ends after
+/// the range.
+#[test]
+fn range_timing_explains_the_verdicts() {
+    use sightline::analysis::findings::range_timing;
+    let trace = load(&fixture("sync_timing"));
+    let spans = &trace.nvtx.spans;
+    let row_of = |r: &Range| {
+        (0..spans.len())
+            .find(|&i| spans.start[i] == r.start && trace.name(spans.name[i]) == r.name)
+            .expect("the range's row") as u32
+    };
+    let all = ranges(&trace);
+    let after_only = &instances(&all, "timed-iteration", Some("sync-after-only"))[0];
+    let t = range_timing(&trace, row_of(after_only)).expect("a range");
+    let (sync_start, _) = t.sync_after_launch.expect("the sync after the launch");
+    let drained = t.earlier_work_end.expect("earlier work");
+    assert!(drained < sync_start, "{t:?}");
+    assert!(t.gpu_work.expect("its kernel").1 < t.end);
+    let before_only = &instances(&all, "timed-iteration", Some("sync-before-only"))[0];
+    let t = range_timing(&trace, row_of(before_only)).expect("a range");
+    assert!(t.sync_after_launch.is_none());
+    assert!(t.gpu_work.expect("its kernel").1 > t.end, "{t:?}");
+}

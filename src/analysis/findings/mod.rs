@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::stats::{Cell, Table, TimeRange};
 use crate::model::{EventId, Ns, Trace};
 use context::Context;
+pub use timing::RangeTiming;
 
 /// What a finding is about. The names ([`FindingKind::name`]) are stable: tests,
 /// JSON output and the viewer use them.
@@ -245,6 +246,13 @@ pub fn analyze(
     }
     found.sort_by_key(|a| (a.start, a.kind, a.end));
     Ok(found)
+}
+
+/// The timing facts of the NVTX range in row `nvtx_row` of `Trace::nvtx`, to
+/// explain a verdict, or the lack of one (see [`RangeTiming`]).
+pub fn range_timing(trace: &Trace, nvtx_row: u32) -> Option<RangeTiming> {
+    let ctx = Context::new(trace, &AtomicBool::new(false)).ok()?;
+    timing::range_timing(&ctx, nvtx_row)
 }
 
 /// A duration for people: `812 ns`, `5.1 µs`, `1.23 ms`, `2.50 s`.

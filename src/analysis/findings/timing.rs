@@ -376,3 +376,55 @@ pub(super) fn warm_up_included(
     }
     Ok(())
 }
+
+/// The timing facts of one NVTX range, for explaining a verdict (including
+/// "no finding": e.g. that the earlier work had drained before the range's
+/// sync began, so a sync after the launch happened to measure correctly).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RangeTiming {
+    pub start: Ns,
+    pub end: Ns,
+    /// First start and last end of the GPU work launched from inside the range.
+    pub gpu_work: Option<(Ns, Ns)>,
+    /// The first sync (device, stream or event sync, blocking copy) that
+    /// starts after the range's first launch: its start and end.
+    pub sync_after_launch: Option<(Ns, Ns)>,
+    /// When the latest-ending GPU work of the process launched before the
+    /// range began ended: before `sync_after_launch`'s start means it had
+    /// drained, after it means the sync waited for it too.
+    pub earlier_work_end: Option<Ns>,
+}
+
+/// [`RangeTiming`] for the NVTX range in row `nvtx_row` of `Trace::nvtx`;
+/// `None` for a mark, an unended range or a row that does not exist.
+pub(super) fn range_timing(ctx: &Context, nvtx_row: u32) -> Option<RangeTiming> {
+    let r = ctx.ranges.iter().position(|r| r.index == nvtx_row)?;
+    let range = &ctx.ranges[r];
+    if range.unended {
+        return None;
+    }
+    let work = range_work(ctx, r);
+    let gpu_work = work.iter().fold(None, |acc: Option<(Ns, Ns)>, &(_, op)| {
+        let (s, e) = ctx.op_span(op);
+        Some(acc.map_or((s, e), |(a, b)| (a.min(s), b.max(e))))
+    });
+    let sync_after_launch = work.first().and_then(|&(first_launch, _)| {
+        ctx.api_calls(range.thread, range.start, range.end)
+            .filter(|&a| a > first_launch && ctx.class(a).is_sync())
+            .map(|a| ctx.api_span(a))
+            .next()
+    });
+    let pid = ctx.trace.threads[range.thread as usize].pid;
+    let earlier_work_end = (0..ctx.trace.streams.len())
+        .filter(|&s| ctx.trace.streams[s].pid == pid)
+        .filter_map(|s| pending_on_stream(ctx, s, range.start))
+        .map(|(end, _)| end)
+        .max();
+    Some(RangeTiming {
+        start: range.start,
+        end: range.end,
+        gpu_work,
+        sync_after_launch,
+        earlier_work_end,
+    })
+}
