@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use super::context::Context;
 use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
 use crate::analysis::rules::memcpy::{self, Which};
-use crate::analysis::rules::{Window, gpu_gaps, gpu_time_util, memset_sync};
+use crate::analysis::rules::{Window, cuda_memset_sync, gpu_gaps, gpu_time_util};
 use crate::model::{EventId, EventKind, Ns};
 
 const PAGEABLE_FIX: &str = "An async copy to or from pageable host memory is staged through a \
@@ -73,7 +73,7 @@ pub(super) fn rule_findings(
         }
         check(cancel)?;
     }
-    for m in memset_sync::matches(trace, Window::ALL) {
+    for m in cuda_memset_sync::matches(trace, Window::ALL) {
         let spans = &trace.memsets.spans;
         let (start, end) = (spans.start[m.op], spans.end[m.op]);
         let thread = api_threads.get(m.api).copied().unwrap_or(0);

@@ -1,25 +1,34 @@
-//! `cuda_memcpy_async` (async copy APIs on pageable memory: the copy is
-//! staged and the call returns only when done) and `cuda_memcpy_sync`
-//! (synchronous copy APIs, which block the CPU).
+//! What `cuda_memcpy_async` and `cuda_memcpy_sync` share: joining copies to
+//! their API calls, and their table. Each rule's own filter is in its file.
 
 use std::collections::HashMap;
 
-use super::{Window, columns, like, mem_kind_label};
+use super::{Window, columns, cuda_memcpy_async, cuda_memcpy_sync, mem_kind_label};
 use crate::analysis::stats::{Cell, Table};
 use crate::model::Trace;
 
+/// Which of the two rules.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Which {
     AsyncPageable,
     Sync,
 }
 
-/// `copyKind` Host-to-Device.
-const HOST_TO_DEVICE: u8 = 1;
-/// Small host-to-device copies are staged and return at once: not reported.
-const SMALL_H2D_BYTES: u64 = 64_000;
-/// `ENUM_CUDA_MEM_KIND` Pageable.
-const PAGEABLE: u8 = 0;
+impl Which {
+    fn api(self, name: &str) -> bool {
+        match self {
+            Which::AsyncPageable => cuda_memcpy_async::api_matches(name),
+            Which::Sync => cuda_memcpy_sync::api_matches(name),
+        }
+    }
+
+    fn copy(self, trace: &Trace, row: usize) -> bool {
+        match self {
+            Which::AsyncPageable => cuda_memcpy_async::copy_matches(&trace.memcpys, row),
+            Which::Sync => cuda_memcpy_sync::copy_matches(&trace.memcpys, row),
+        }
+    }
+}
 
 /// API calls by correlation id whose name passes `keep`. nsys joins the copy to
 /// its API call on the correlation id alone, not the process, so this does too.
@@ -55,10 +64,7 @@ pub(crate) struct Match {
 
 /// The copies `which` reports, longest first (then earliest).
 pub(crate) fn matches(trace: &Trace, window: Window, which: Which) -> Vec<Match> {
-    let apis = api_by_correlation(trace, |name| match which {
-        Which::AsyncPageable => like(name, "cudaMemcpy%Async%"),
-        Which::Sync => like(name, "cudaMemcpy%") && !like(name, "%Async%"),
-    });
+    let apis = api_by_correlation(trace, |name| which.api(name));
     let m = &trace.memcpys;
     let mut found: Vec<Match> = Vec::new();
     for (s, stream) in trace.streams.iter().enumerate() {
@@ -67,18 +73,7 @@ pub(crate) fn matches(trace: &Trace, window: Window, which: Which) -> Vec<Match>
             if !window.overlaps(m.spans.start[i], m.spans.end[i]) {
                 continue;
             }
-            let (src, dst) = (m.src_kind[i], m.dst_kind[i]);
-            let keep = match which {
-                Which::AsyncPageable => src == PAGEABLE || dst == PAGEABLE,
-                Which::Sync => {
-                    let small_h2d =
-                        m.bytes[i] <= SMALL_H2D_BYTES && m.copy_kind[i] == HOST_TO_DEVICE;
-                    let src_device = m.src_device.get(i).copied().unwrap_or(-1);
-                    let dst_device = m.dst_device.get(i).copied().unwrap_or(-1);
-                    let same_device = src_device >= 0 && src_device == dst_device;
-                    !small_h2d && !same_device
-                }
-            };
+            let keep = which.copy(trace, i);
             if !keep {
                 continue;
             }
@@ -97,7 +92,7 @@ pub(crate) fn matches(trace: &Trace, window: Window, which: Which) -> Vec<Match>
     found
 }
 
-pub(super) fn run(trace: &Trace, window: Window, which: Which) -> Table {
+pub(super) fn table(trace: &Trace, window: Window, which: Which) -> Table {
     let m = &trace.memcpys;
     let label = |k: u8| mem_kind_label(k).map_or(Cell::Empty, |l| Cell::Text(l.into()));
     let rows = matches(trace, window, which)

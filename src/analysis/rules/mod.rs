@@ -8,11 +8,14 @@
 //! window, SQL `LIKE` matching and the memory-kind labels.
 
 pub mod cuda_api_sync;
+mod cuda_memcpy_async;
+mod cuda_memcpy_sync;
+pub mod cuda_memset_sync;
+mod dx12_mem_ops;
 pub mod gpu_gaps;
 mod gpu_ops;
 pub mod gpu_time_util;
 pub mod memcpy;
-pub mod memset_sync;
 
 use super::stats::{Table, TimeRange};
 use crate::model::{Ns, NvtxKind, Trace};
@@ -195,12 +198,10 @@ pub fn run(trace: &Trace, rule: Rule, options: &RuleOptions) -> Table {
     };
     let mut table = match rule {
         Rule::CudaApiSync => cuda_api_sync::run(trace, window),
-        Rule::CudaMemcpyAsync => memcpy::run(trace, window, memcpy::Which::AsyncPageable),
-        Rule::CudaMemcpySync => memcpy::run(trace, window, memcpy::Which::Sync),
-        Rule::CudaMemsetSync => memset_sync::run(trace, window),
-        // Sightline reads CUDA reports only; a report without DX12 data gives
-        // nsys's empty output too.
-        Rule::Dx12MemOps => Table::default(),
+        Rule::CudaMemcpyAsync => cuda_memcpy_async::run(trace, window),
+        Rule::CudaMemcpySync => cuda_memcpy_sync::run(trace, window),
+        Rule::CudaMemsetSync => cuda_memset_sync::run(trace, window),
+        Rule::Dx12MemOps => dx12_mem_ops::run(trace, window),
         Rule::GpuGaps => gpu_gaps::run(trace, window, options.gap_ms),
         Rule::GpuTimeUtil => gpu_time_util::run(trace, window, options.chunks, options.threshold),
     };
