@@ -666,3 +666,37 @@ fn range_timing_explains_the_verdicts() {
     assert!(t.sync_after_launch.is_none());
     assert!(t.gpu_work.expect("its kernel").1 > t.end, "{t:?}");
 }
+
+/// Positive controls for two rule kinds no fixture triggers: a synchronous
+/// memset of pinned memory, an async copy from pageable memory.
+#[test]
+fn sync_memset_and_pageable_memcpy_controls() {
+    let real = findings(&load(&fixture("streams")));
+    assert!(kinds(&real, FindingKind::SyncMemset).is_empty());
+    assert!(kinds(&real, FindingKind::PageableMemcpy).is_empty());
+    let trace = edited("streams", |conn, _| {
+        conn.execute_batch(
+            "UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET memKind = 1;
+             UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET srcKind = 0 WHERE copyKind = 1;",
+        )
+        .expect("update");
+    });
+    let found = findings(&trace);
+    let sets = kinds(&found, FindingKind::SyncMemset);
+    assert_eq!(sets.len(), 1, "{sets:?}");
+    assert!(
+        sets[0].message.starts_with("cudaMemset "),
+        "{}",
+        sets[0].message
+    );
+    assert!(sets[0].events.iter().any(|e| e.kind == EventKind::Memset));
+    let copies = kinds(&found, FindingKind::PageableMemcpy);
+    assert_eq!(copies.len(), 24);
+    // Each is inside its worker's iteration range.
+    assert!(
+        copies
+            .iter()
+            .all(|f| f.range.as_deref() == Some("iteration")),
+        "{copies:?}"
+    );
+}
