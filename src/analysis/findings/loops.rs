@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::context::{ApiClass, Context};
 use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
-use crate::model::{EventId, EventKind, GpuOpKind, Ns};
+use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
 
 /// Events listed per finding at most: enough to highlight, not a copy of the trace.
 const MAX_EVENTS: usize = 1000;
@@ -236,89 +236,81 @@ pub(super) fn alloc_in_loop(
     Ok(())
 }
 
+/// `launch-bound` for range `r` and the work launched in it; ranges are
+/// visited deepest first, and a reported range marks its ancestors `covered`
+/// (the finding is already where it is sharpest).
 pub(super) fn launch_bound(
     ctx: &Context,
     t: &Thresholds,
+    r: usize,
+    work: &[(usize, GpuOp)],
+    covered: &mut HashSet<usize>,
     out: &mut Vec<Finding>,
-    cancel: &AtomicBool,
-) -> Result<(), Cancelled> {
-    let mut order: Vec<usize> = (0..ctx.ranges.len())
-        .filter(|&r| !ctx.ranges[r].unended)
-        .collect();
-    order.sort_by_key(|&r| (std::cmp::Reverse(ctx.ranges[r].depth), ctx.ranges[r].start));
-    // Ranges with a reported descendant: the finding is already where it is sharpest.
-    let mut covered: HashSet<usize> = HashSet::new();
-    for (n, r) in order.into_iter().enumerate() {
-        if n % 4096 == 0 {
-            check(cancel)?;
-        }
-        if covered.contains(&r) {
-            continue;
-        }
-        let range = &ctx.ranges[r];
-        let mut kernels: Vec<(Ns, Ns, u32)> = Vec::new();
-        for api in ctx.api_calls(range.thread, range.start, range.end) {
-            for op in ctx.work_of(range.thread, api) {
-                if op.kind == GpuOpKind::Kernel {
-                    let (s, e) = ctx.op_span(op);
-                    kernels.push((s, e, op.index));
-                }
-            }
-        }
-        if kernels.len() < t.launch_bound_min_kernels.max(2) {
-            continue;
-        }
-        let mut durations: Vec<Ns> = kernels.iter().map(|k| k.1.saturating_sub(k.0)).collect();
-        durations.sort_unstable();
-        let median = durations[durations.len() / 2];
-        if median >= t.launch_bound_max_kernel_ns {
-            continue;
-        }
-        kernels.sort_unstable();
-        let (first, last) = (kernels[0].0, kernels.iter().map(|k| k.1).max().unwrap_or(0));
-        let span = last.saturating_sub(first);
-        // Busy time: the union of kernel intervals (concurrent kernels count once).
-        let (mut busy, mut reach) = (0i64, Ns::MIN);
-        for &(s, e, _) in &kernels {
-            let s = s.max(reach);
-            if e > s {
-                busy = Ns::saturating_add(busy, e.saturating_sub(s));
-            }
-            reach = reach.max(e);
-        }
-        if span <= 0 || busy as f64 >= t.launch_bound_max_busy_share * span as f64 {
-            continue;
-        }
-        let mut at = range.parent;
-        while let Some(p) = at {
-            covered.insert(p);
-            at = ctx.ranges[p].parent;
-        }
-        let path = ctx.path(r);
-        let mut events = vec![ctx.range_event(r)];
-        events.extend(
-            kernels
-                .iter()
-                .take(MAX_EVENTS)
-                .map(|k| EventId::new(EventKind::Kernel, k.2)),
-        );
-        out.push(Finding {
-            kind: FindingKind::LaunchBound,
-            severity: Severity::Warning,
-            start: range.start,
-            end: range.end,
-            message: format!(
-                "'{path}' launches {} kernels of {} median; the GPU is busy {:.0}% of the {} \
-                 they span, waiting on launches the rest",
-                kernels.len(),
-                human_ns(median),
-                busy as f64 * 100.0 / span as f64,
-                human_ns(span)
-            ),
-            range: Some(path),
-            events,
-            fix: LAUNCH_BOUND_FIX,
-        });
+) {
+    if covered.contains(&r) {
+        return;
     }
-    Ok(())
+    let range = &ctx.ranges[r];
+    let mut kernels: Vec<(Ns, Ns, u32)> = work
+        .iter()
+        .filter(|(_, op)| op.kind == GpuOpKind::Kernel)
+        .map(|&(_, op)| {
+            let (s, e) = ctx.op_span(op);
+            (s, e, op.index)
+        })
+        .collect();
+    if kernels.len() < t.launch_bound_min_kernels.max(2) {
+        return;
+    }
+    let mut durations: Vec<Ns> = kernels.iter().map(|k| k.1.saturating_sub(k.0)).collect();
+    durations.sort_unstable();
+    let median = durations[durations.len() / 2];
+    if median >= t.launch_bound_max_kernel_ns {
+        return;
+    }
+    kernels.sort_unstable();
+    let (first, last) = (kernels[0].0, kernels.iter().map(|k| k.1).max().unwrap_or(0));
+    let span = last.saturating_sub(first);
+    // Busy time: the union of kernel intervals (concurrent kernels count once).
+    let (mut busy, mut reach) = (0i64, Ns::MIN);
+    for &(s, e, _) in &kernels {
+        let s = s.max(reach);
+        if e > s {
+            busy = Ns::saturating_add(busy, e.saturating_sub(s));
+        }
+        reach = reach.max(e);
+    }
+    if span <= 0 || busy as f64 >= t.launch_bound_max_busy_share * span as f64 {
+        return;
+    }
+    let mut at = range.parent;
+    while let Some(p) = at {
+        covered.insert(p);
+        at = ctx.ranges[p].parent;
+    }
+    let path = ctx.path(r);
+    let mut events = vec![ctx.range_event(r)];
+    events.extend(
+        kernels
+            .iter()
+            .take(MAX_EVENTS)
+            .map(|k| EventId::new(EventKind::Kernel, k.2)),
+    );
+    out.push(Finding {
+        kind: FindingKind::LaunchBound,
+        severity: Severity::Warning,
+        start: range.start,
+        end: range.end,
+        message: format!(
+            "'{path}' launches {} kernels of {} median; the GPU is busy {:.0}% of the {} \
+             they span, waiting on launches the rest",
+            kernels.len(),
+            human_ns(median),
+            busy as f64 * 100.0 / span as f64,
+            human_ns(span)
+        ),
+        range: Some(path),
+        events,
+        fix: LAUNCH_BOUND_FIX,
+    });
 }

@@ -233,12 +233,11 @@ pub fn analyze(
     check(cancel)?;
     let ctx = Context::new(trace, cancel)?;
     let mut found = Vec::new();
-    timing::ends_before_gpu_work(&ctx, thresholds, &mut found, cancel)?;
+    timing::range_work_pass(&ctx, thresholds, &mut found, cancel)?;
     timing::waits_on_earlier_work(&ctx, thresholds, &mut found, cancel)?;
     timing::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
     loops::sync_in_loop(&ctx, thresholds, &mut found, cancel)?;
     loops::alloc_in_loop(&ctx, thresholds, &mut found, cancel)?;
-    loops::launch_bound(&ctx, thresholds, &mut found, cancel)?;
     api_errors::api_errors(&ctx, &mut found, cancel)?;
     nsys_rules::rule_findings(&ctx, thresholds, &mut found, cancel)?;
     if let Some(r) = range {

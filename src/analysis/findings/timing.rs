@@ -45,7 +45,9 @@ fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
     work
 }
 
-pub(super) fn ends_before_gpu_work(
+/// One pass over the ranges, deepest first, for the two detectors that judge
+/// each range's GPU work: collected once, judged twice.
+pub(super) fn range_work_pass(
     ctx: &Context,
     t: &Thresholds,
     out: &mut Vec<Finding>,
@@ -54,60 +56,78 @@ pub(super) fn ends_before_gpu_work(
     // The op that ends last, for each range already reported: a parent whose
     // overhang is the same op says nothing new.
     let mut reported: HashSet<GpuOp> = HashSet::new();
+    // Ranges with a launch-bound descendant.
+    let mut covered: HashSet<usize> = HashSet::new();
     for (n, r) in deepest_first(ctx).into_iter().enumerate() {
         if n % 4096 == 0 {
             check(cancel)?;
         }
-        let range = &ctx.ranges[r];
         let work = range_work(ctx, r);
-        let Some(&(_, last)) = work.iter().max_by_key(|(_, op)| ctx.op_span(*op).1) else {
-            continue;
-        };
-        let gpu_end = ctx.op_span(last).1;
-        let overhang = gpu_end.saturating_sub(range.end);
-        if overhang < t.overhang_min_ns {
+        if work.is_empty() {
             continue;
         }
-        let (mut total, mut after) = (0i64, 0i64);
-        for &(_, op) in &work {
-            let (s, e) = ctx.op_span(op);
-            total = total.saturating_add(e.saturating_sub(s).max(0));
-            after = after.saturating_add(e.saturating_sub(s.max(range.end)).max(0));
-        }
-        if total <= 0 || (after as f64) < t.overhang_min_share * total as f64 {
-            continue;
-        }
-        if !reported.insert(last) {
-            continue;
-        }
-        let mut events = vec![ctx.range_event(r)];
-        let mut apis: Vec<usize> = work.iter().map(|&(api, _)| api).collect();
-        apis.dedup();
-        events.extend(apis.iter().map(|&a| EventId::new(EventKind::Api, a as u32)));
-        events.extend(work.iter().map(|&(_, op)| EventId::from(op)));
-        let path = ctx.path(r);
-        out.push(Finding {
-            kind: FindingKind::RangeEndsBeforeGpuWork,
-            severity: Severity::Warning,
-            start: range.start,
-            end: range.end,
-            message: format!(
-                "'{path}' ({}) ends {} before the GPU work it launched finishes ({} op{}, {} of GPU \
-                 time, {:.0}% of it after the range) and nothing in it waits: it measured the \
-                 launch, not the work",
-                human_ns(range.end.saturating_sub(range.start)),
-                human_ns(overhang),
-                work.len(),
-                if work.len() == 1 { "" } else { "s" },
-                human_ns(total),
-                after as f64 * 100.0 / total as f64,
-            ),
-            range: Some(path),
-            events,
-            fix: ENDS_BEFORE_FIX,
-        });
+        ends_before_gpu_work(ctx, t, r, &work, &mut reported, out);
+        super::loops::launch_bound(ctx, t, r, &work, &mut covered, out);
     }
     Ok(())
+}
+
+/// `range-ends-before-gpu-work` for range `r` and the work launched in it.
+fn ends_before_gpu_work(
+    ctx: &Context,
+    t: &Thresholds,
+    r: usize,
+    work: &[(usize, GpuOp)],
+    reported: &mut HashSet<GpuOp>,
+    out: &mut Vec<Finding>,
+) {
+    let range = &ctx.ranges[r];
+    let Some(&(_, last)) = work.iter().max_by_key(|(_, op)| ctx.op_span(*op).1) else {
+        return;
+    };
+    let gpu_end = ctx.op_span(last).1;
+    let overhang = gpu_end.saturating_sub(range.end);
+    if overhang < t.overhang_min_ns {
+        return;
+    }
+    let (mut total, mut after) = (0i64, 0i64);
+    for &(_, op) in work {
+        let (s, e) = ctx.op_span(op);
+        total = total.saturating_add(e.saturating_sub(s).max(0));
+        after = after.saturating_add(e.saturating_sub(s.max(range.end)).max(0));
+    }
+    if total <= 0 || (after as f64) < t.overhang_min_share * total as f64 {
+        return;
+    }
+    if !reported.insert(last) {
+        return;
+    }
+    let mut events = vec![ctx.range_event(r)];
+    let mut apis: Vec<usize> = work.iter().map(|&(api, _)| api).collect();
+    apis.dedup();
+    events.extend(apis.iter().map(|&a| EventId::new(EventKind::Api, a as u32)));
+    events.extend(work.iter().map(|&(_, op)| EventId::from(op)));
+    let path = ctx.path(r);
+    out.push(Finding {
+        kind: FindingKind::RangeEndsBeforeGpuWork,
+        severity: Severity::Warning,
+        start: range.start,
+        end: range.end,
+        message: format!(
+            "'{path}' ({}) ends {} before the GPU work it launched finishes ({} op{}, {} of GPU \
+             time, {:.0}% of it after the range) and nothing in it waits: it measured the \
+             launch, not the work",
+            human_ns(range.end.saturating_sub(range.start)),
+            human_ns(overhang),
+            work.len(),
+            if work.len() == 1 { "" } else { "s" },
+            human_ns(total),
+            after as f64 * 100.0 / total as f64,
+        ),
+        range: Some(path),
+        events,
+        fix: ENDS_BEFORE_FIX,
+    });
 }
 
 /// The latest-ending GPU op of `stream` launched before `time`.
