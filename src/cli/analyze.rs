@@ -27,7 +27,7 @@ usage: sightline analyze FILE.sqlite [--rule RULE[:opt=value...][,RULE...]]
              every rule takes rows=N, start=NS, end=NS, nvtx=RANGE[@DOMAIN]
   --format   rules: csv (default in files) or table (default on the console);
              findings: table (default) or json (one object per line)
-  --output   rules: write PREFIX_RULE.csv per rule
+  --output   rules: write PREFIX_RULE.csv per rule (.txt with --format table)
   --range    findings: only those that start in [START_NS, END_NS)
 
 Without --rule, prints Sightline's findings: sync and timing mistakes, each with
@@ -156,12 +156,12 @@ fn run_rules(
     for (i, spec) in options.rules.iter().enumerate() {
         let table = rules::run(trace, spec.rule, &spec.options);
         if let Some(prefix) = &options.output {
-            // nsys names the file after the rule, whatever its format.
-            let path = PathBuf::from(format!("{prefix}_{}.csv", spec.rule.name()));
-            let text = match options.format {
-                Format::Table => table.to_text(),
-                _ => table.to_csv(),
+            // As nsys names it (`PREFIX_RULE.csv`); `.txt` for a table, as `stats` does.
+            let (text, extension) = match options.format {
+                Format::Table => (table.to_text(), "txt"),
+                _ => (table.to_csv(), "csv"),
             };
+            let path = PathBuf::from(format!("{prefix}_{}.{extension}", spec.rule.name()));
             if let Err(e) = write_atomically(&path, &text) {
                 eprintln!("sightline: cannot write {}: {e}", path.display());
                 return Err(e);
