@@ -1,5 +1,6 @@
 //! Analysis: what `nsys stats` computes, over the whole trace or any time range.
 
+pub mod findings;
 mod format;
 mod gpu_reports;
 mod group;
@@ -7,6 +8,7 @@ pub mod kernels;
 pub mod occupancy;
 pub mod projection;
 mod reports;
+pub mod rules;
 pub mod stats;
 mod traces;
 

@@ -347,6 +347,9 @@ impl LiveReport {
                     copy_kind: m.copy_kind,
                     src_kind: Some(nsys_memory_kind(m.src_kind as u16)),
                     dst_kind: Some(nsys_memory_kind(m.dst_kind as u16)),
+                    src_device: None,
+                    dst_device: None,
+                    green_context: None,
                 },
             )?;
         }
@@ -367,6 +370,7 @@ impl LiveReport {
                     value: m.value,
                     bytes: m.bytes,
                     mem_kind: Some(nsys_memory_kind(m.memory_kind)),
+                    green_context: None,
                 },
             )?;
         }

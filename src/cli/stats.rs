@@ -110,7 +110,7 @@ fn render(table: &Table, format: Format) -> String {
 }
 
 /// Writes beside `path` first and renames, so a failed save leaves no half file.
-fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+pub(super) fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
     let mut temp_name = path.as_os_str().to_owned();
     temp_name.push(format!(".tmp{}", std::process::id()));
     let temp = PathBuf::from(temp_name);

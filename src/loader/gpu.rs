@@ -519,6 +519,11 @@ fn read_ops<E: Default>(
     }))
 }
 
+/// A device id column; -1 marks one the report left NULL.
+fn device_id(row: &rusqlite::Row, i: usize) -> i32 {
+    opt_int(row, i).map_or(-1, |d| d.clamp(0, i32::MAX as i64) as i32)
+}
+
 /// A memory kind column; 255 marks one the report did not give.
 fn mem_kind(row: &rusqlite::Row, i: usize) -> u8 {
     opt_int(row, i).map_or(255, |k| k.clamp(0, 254) as u8)
@@ -531,6 +536,9 @@ struct MemcpyColumns {
     src_kind: Vec<u8>,
     dst_kind: Vec<u8>,
     kind_known: Vec<bool>,
+    src_device: Vec<i32>,
+    dst_device: Vec<i32>,
+    green_context: Vec<u32>,
 }
 
 fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
@@ -546,6 +554,9 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
             Req("copyKind"),
             Opt("srcKind", "NULL"),
             Opt("dstKind", "NULL"),
+            Opt("srcDeviceId", "NULL"),
+            Opt("dstDeviceId", "NULL"),
+            Opt("greenContextId", "0"),
         ],
         "memory copies",
         |b, row, own: &mut MemcpyColumns| {
@@ -554,6 +565,10 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
             own.copy_kind.push(copy.clamp(0, 255) as u8);
             own.src_kind.push(mem_kind(row, c + 2));
             own.dst_kind.push(mem_kind(row, c + 3));
+            own.src_device.push(device_id(row, c + 4));
+            own.dst_device.push(device_id(row, c + 5));
+            own.green_context
+                .push(int(row, c + 6).clamp(0, u32::MAX as i64) as u32);
             // Without the enum table at all, the built-in labels stand in.
             own.kind_known.push(if labels.is_empty() {
                 (0..=13).contains(&copy)
@@ -585,6 +600,9 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     m.src_kind = g.take(own.src_kind);
     m.dst_kind = g.take(own.dst_kind);
     m.kind_known = g.take(own.kind_known);
+    m.src_device = g.take(own.src_device);
+    m.dst_device = g.take(own.dst_device);
+    m.green_context = g.take(own.green_context);
     m.spans = spans;
     m.correlation = correlation;
     Ok(())
@@ -595,6 +613,7 @@ struct MemsetColumns {
     bytes: Vec<u64>,
     value: Vec<u32>,
     mem_kind: Vec<u8>,
+    green_context: Vec<u32>,
 }
 
 fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
@@ -604,12 +623,19 @@ fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         b,
         streams,
         "CUPTI_ACTIVITY_KIND_MEMSET",
-        &[Req("bytes"), Opt("value", "0"), Opt("memKind", "NULL")],
+        &[
+            Req("bytes"),
+            Opt("value", "0"),
+            Opt("memKind", "NULL"),
+            Opt("greenContextId", "0"),
+        ],
         "memory sets",
         |_, row, own: &mut MemsetColumns| {
             own.bytes.push(int(row, c).max(0) as u64);
             own.value.push(int(row, c + 1) as u32);
             own.mem_kind.push(mem_kind(row, c + 2));
+            own.green_context
+                .push(int(row, c + 3).clamp(0, u32::MAX as i64) as u32);
             name
         },
     )?;
@@ -627,6 +653,7 @@ fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     m.bytes = g.take(own.bytes);
     m.value = g.take(own.value);
     m.mem_kind = g.take(own.mem_kind);
+    m.green_context = g.take(own.green_context);
     m.spans = spans;
     m.correlation = correlation;
     Ok(())

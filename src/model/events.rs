@@ -166,6 +166,12 @@ pub struct Memcpys {
     /// Whether the report's `ENUM_CUDA_MEMCPY_OPER` names the copy kind
     /// (`nsys stats` leaves the other copies out of its summaries).
     pub kind_known: Vec<bool>,
+    /// `srcDeviceId` / `dstDeviceId`, -1 where the report leaves them NULL
+    /// (`nsys analyze cuda_memcpy_sync` skips copies within one device).
+    pub src_device: Vec<i32>,
+    pub dst_device: Vec<i32>,
+    /// `greenContextId`, 0 when none (the rules print 0 and NULL as an empty cell).
+    pub green_context: Vec<u32>,
 }
 
 /// Memory sets (`CUPTI_ACTIVITY_KIND_MEMSET`), by stream.
@@ -176,6 +182,8 @@ pub struct Memsets {
     pub bytes: Vec<u64>,
     pub value: Vec<u32>,
     pub mem_kind: Vec<u8>,
+    /// `greenContextId`, 0 when none.
+    pub green_context: Vec<u32>,
 }
 
 /// Synchronization records (`CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`), by stream.

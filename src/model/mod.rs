@@ -5,11 +5,13 @@
 
 mod correlation;
 pub mod events;
+mod ids;
 pub mod nsys;
 mod strings;
 
 pub use correlation::{CorrelationIndex, GpuOp, GpuOpKind};
 pub use events::*;
+pub use ids::{EventId, EventKind};
 pub use strings::{StrId, Strings};
 
 /// Index into [`Trace::threads`].

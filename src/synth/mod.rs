@@ -635,6 +635,8 @@ impl<'t> ReportWriter<'t> {
         let m = &self.trace.memcpys;
         // 255 is the model's "the report did not say".
         let mem_kind = |k: u8| (k != 255).then_some(k);
+        // -1 is the model's NULL device; a model built without the column has none.
+        let device = |v: &[i32], i: usize| v.get(i).copied().filter(|&d| d >= 0);
         for shift in self.shifts() {
             for s in &self.trace.streams {
                 for i in s.memcpys.events.clone() {
@@ -647,6 +649,9 @@ impl<'t> ReportWriter<'t> {
                             copy_kind: m.copy_kind[i],
                             src_kind: mem_kind(m.src_kind[i]),
                             dst_kind: mem_kind(m.dst_kind[i]),
+                            src_device: device(&m.src_device, i),
+                            dst_device: device(&m.dst_device, i),
+                            green_context: green(&m.green_context, i),
                         },
                     )?;
                     tick.row()?;
@@ -670,6 +675,7 @@ impl<'t> ReportWriter<'t> {
                             value: m.value[i],
                             bytes: m.bytes[i],
                             mem_kind: (kind != 255).then_some(kind),
+                            green_context: green(&m.green_context, i),
                         },
                     )?;
                     tick.row()?;
@@ -854,4 +860,10 @@ impl Drop for TempFile {
             let _ = std::fs::remove_file(&self.path);
         }
     }
+}
+
+/// A green context id as the schema stores it: NULL for none (0) or when the
+/// model has no such column.
+fn green(v: &[u32], i: usize) -> Option<u32> {
+    v.get(i).copied().filter(|&g| g != 0)
 }

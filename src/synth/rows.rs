@@ -363,14 +363,20 @@ pub struct MemcpyRow {
     pub copy_kind: u8,
     pub src_kind: Option<u8>,
     pub dst_kind: Option<u8>,
+    /// Peer copies: the devices on each side (NULL otherwise).
+    pub src_device: Option<i32>,
+    pub dst_device: Option<i32>,
+    /// The green context the copy ran in (NULL when none).
+    pub green_context: Option<u32>,
 }
 
 pub fn memcpy(conn: &Connection, r: &MemcpyRow) -> rusqlite::Result<()> {
     let o = &r.op;
     conn.prepare_cached(
         "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId,
-            correlationId, globalPid, bytes, copyKind, srcKind, dstKind)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            correlationId, globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId,
+            dstDeviceId, greenContextId)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         o.start,
@@ -384,6 +390,9 @@ pub fn memcpy(conn: &Connection, r: &MemcpyRow) -> rusqlite::Result<()> {
         r.copy_kind,
         r.src_kind,
         r.dst_kind,
+        r.src_device,
+        r.dst_device,
+        r.green_context,
     ])?;
     Ok(())
 }
@@ -395,14 +404,15 @@ pub struct MemsetRow {
     pub value: u32,
     pub bytes: u64,
     pub mem_kind: Option<u8>,
+    pub green_context: Option<u32>,
 }
 
 pub fn memset(conn: &Connection, r: &MemsetRow) -> rusqlite::Result<()> {
     let o = &r.op;
     conn.prepare_cached(
         "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId,
-            correlationId, globalPid, value, bytes, memKind)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            correlationId, globalPid, value, bytes, memKind, greenContextId)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         o.start,
@@ -415,6 +425,7 @@ pub fn memset(conn: &Connection, r: &MemsetRow) -> rusqlite::Result<()> {
         r.value,
         r.bytes as i64,
         r.mem_kind,
+        r.green_context,
     ])?;
     Ok(())
 }

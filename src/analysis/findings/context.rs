@@ -1,0 +1,267 @@
+//! What every detector needs, computed once per run: the NVTX ranges with
+//! their parents and paths, what each API name does (launch, sync, alloc), and
+//! the GPU work each API call caused.
+
+use std::sync::atomic::AtomicBool;
+
+use super::{Cancelled, check};
+use crate::analysis::rules::like;
+use crate::model::nsys::strip_version_suffix;
+use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns, NvtxKind, StrId, Trace};
+
+/// What an API call does, as far as the detectors care.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ApiClass {
+    Other,
+    /// Waits for all work of the context (`cudaDeviceSynchronize`, `cuCtxSynchronize`).
+    DeviceSync,
+    /// Waits for one stream.
+    StreamSync,
+    /// Waits for one event.
+    EventSync,
+    /// A copy that returns when done (`cudaMemcpy`, not `...Async`).
+    BlockingCopy,
+    /// Device or pinned host allocation (not the stream-ordered `cudaMallocAsync`).
+    Alloc,
+    Free,
+}
+
+impl ApiClass {
+    fn of(name: &str) -> ApiClass {
+        let n = strip_version_suffix(name);
+        let any = |patterns: &[&str]| patterns.iter().any(|p| like(n, p));
+        if any(&["cudaDeviceSynchronize", "cuCtxSynchronize"]) {
+            ApiClass::DeviceSync
+        } else if any(&["cudaStreamSynchronize", "cuStreamSynchronize"]) {
+            ApiClass::StreamSync
+        } else if any(&["cudaEventSynchronize", "cuEventSynchronize"]) {
+            ApiClass::EventSync
+        } else if (like(n, "cudaMemcpy%") || like(n, "cuMemcpy%")) && !like(n, "%async%") {
+            ApiClass::BlockingCopy
+        } else if like(n, "%async%") {
+            ApiClass::Other
+        } else if any(&[
+            "cudaMalloc",
+            "cudaMallocHost",
+            "cudaMallocManaged",
+            "cudaMallocPitch",
+            "cudaMalloc3D",
+            "cudaHostAlloc",
+            "cuMemAlloc%",
+            "cuMemHostAlloc%",
+        ]) {
+            ApiClass::Alloc
+        } else if any(&["cudaFree", "cudaFreeHost", "cuMemFree%", "cuMemFreeHost"]) {
+            ApiClass::Free
+        } else {
+            ApiClass::Other
+        }
+    }
+
+    /// Whether the calling thread waits for GPU work in it.
+    pub fn is_sync(self) -> bool {
+        matches!(
+            self,
+            ApiClass::DeviceSync
+                | ApiClass::StreamSync
+                | ApiClass::EventSync
+                | ApiClass::BlockingCopy
+        )
+    }
+}
+
+/// One NVTX push/pop or start/end range.
+#[derive(Clone, Debug)]
+pub struct Range {
+    /// Row in `Trace::nvtx`.
+    pub index: u32,
+    pub thread: u32,
+    /// Which of the thread's NVTX tracks (one per domain).
+    pub track: u32,
+    pub start: Ns,
+    pub end: Ns,
+    pub name: StrId,
+    /// The enclosing range on the same track, index into [`Context::ranges`].
+    pub parent: Option<usize>,
+    pub depth: u32,
+    /// nsys recorded no end: the loader ends it at the last NVTX timestamp, a
+    /// made-up end that timing detectors must not judge.
+    pub unended: bool,
+}
+
+pub struct Context<'a> {
+    pub trace: &'a Trace,
+    pub ranges: Vec<Range>,
+    /// Per thread: indexes into `ranges`, by start.
+    pub thread_ranges: Vec<Vec<usize>>,
+    /// `ApiClass` by `StrId`.
+    classes: Vec<ApiClass>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(trace: &'a Trace, cancel: &AtomicBool) -> Result<Context<'a>, Cancelled> {
+        let classes = trace
+            .strings
+            .iter()
+            .map(|(_, name)| ApiClass::of(name))
+            .collect();
+        let spans = &trace.nvtx.spans;
+        let mut ranges: Vec<Range> = Vec::new();
+        let mut thread_ranges = vec![Vec::new(); trace.threads.len()];
+        let mut track_no = 0u32;
+        for (t, thread) in trace.threads.iter().enumerate() {
+            check(cancel)?;
+            for nvtx in &thread.nvtx {
+                track_no += 1;
+                // Rows of a track are sorted by start: a stack of open ranges
+                // gives each its parent.
+                let mut open: Vec<usize> = Vec::new();
+                for i in nvtx.track.events.clone() {
+                    let row = i as usize;
+                    if trace.nvtx.kind.get(row) == Some(&NvtxKind::Mark) {
+                        continue;
+                    }
+                    let (start, end) = (spans.start[row], spans.end[row]);
+                    while let Some(&top) = open.last() {
+                        let r: &Range = &ranges[top];
+                        if r.start <= start && end <= r.end && start < r.end {
+                            break;
+                        }
+                        open.pop();
+                    }
+                    let parent = open.last().copied();
+                    let depth = parent.map_or(0, |p| ranges[p].depth + 1);
+                    ranges.push(Range {
+                        index: i,
+                        thread: t as u32,
+                        track: track_no,
+                        start,
+                        end,
+                        name: spans.name[row],
+                        parent,
+                        depth,
+                        unended: trace.nvtx.unended.get(row).copied().unwrap_or(false),
+                    });
+                    open.push(ranges.len() - 1);
+                    thread_ranges[t].push(ranges.len() - 1);
+                }
+            }
+            thread_ranges[t].sort_by_key(|&r| (ranges[r].start, ranges[r].depth));
+        }
+        Ok(Context {
+            trace,
+            ranges,
+            thread_ranges,
+            classes,
+        })
+    }
+
+    pub fn class(&self, api: usize) -> ApiClass {
+        let name = self.trace.cuda_api.spans.name[api];
+        self.classes
+            .get(name.0 as usize)
+            .copied()
+            .unwrap_or(ApiClass::Other)
+    }
+
+    /// The API calls of `thread` that start in `[from, to)`.
+    pub fn api_calls(&self, thread: u32, from: Ns, to: Ns) -> std::ops::Range<usize> {
+        let track = &self.trace.threads[thread as usize].cuda_api.events;
+        let span = self.trace.cuda_api.spans.starting_in(track, from, to);
+        span.start as usize..span.end as usize
+    }
+
+    /// The GPU operations (kernels, copies, sets; not sync records) an API call
+    /// of `thread` caused.
+    pub fn work_of(&self, thread: u32, api: usize) -> impl Iterator<Item = GpuOp> + '_ {
+        let pid = self.trace.threads[thread as usize].pid;
+        let correlation = self.trace.cuda_api.correlation.get(api).copied();
+        correlation
+            .into_iter()
+            .flat_map(move |c| self.trace.correlation.gpu_ops(pid, c))
+            .filter(|op| op.kind != GpuOpKind::Sync)
+    }
+
+    /// The sync records (`CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`) of an API call.
+    pub fn syncs_of(&self, thread: u32, api: usize) -> impl Iterator<Item = GpuOp> + '_ {
+        let pid = self.trace.threads[thread as usize].pid;
+        let correlation = self.trace.cuda_api.correlation.get(api).copied();
+        correlation
+            .into_iter()
+            .flat_map(move |c| self.trace.correlation.gpu_ops(pid, c))
+            .filter(|op| op.kind == GpuOpKind::Sync)
+    }
+
+    pub fn op_span(&self, op: GpuOp) -> (Ns, Ns) {
+        let spans = self.trace.gpu_spans(op.kind);
+        let i = op.index as usize;
+        (spans.start[i], spans.end[i])
+    }
+
+    pub fn api_span(&self, api: usize) -> (Ns, Ns) {
+        let spans = &self.trace.cuda_api.spans;
+        (spans.start[api], spans.end[api])
+    }
+
+    pub fn api_name(&self, api: usize) -> &str {
+        strip_version_suffix(self.trace.name(self.trace.cuda_api.spans.name[api]))
+    }
+
+    /// `outer/inner/range`.
+    pub fn path(&self, range: usize) -> String {
+        let mut names = Vec::new();
+        let mut at = Some(range);
+        while let Some(r) = at {
+            names.push(self.trace.name(self.ranges[r].name));
+            at = self.ranges[r].parent;
+        }
+        names.reverse();
+        names.join("/")
+    }
+
+    pub fn range_event(&self, range: usize) -> EventId {
+        EventId::new(EventKind::Nvtx, self.ranges[range].index)
+    }
+
+    /// The innermost range of `thread` that contains all of `[from, to]`.
+    pub fn enclosing(&self, thread: u32, from: Ns, to: Ns) -> Option<usize> {
+        let list = self.thread_ranges.get(thread as usize)?;
+        let after = list.partition_point(|&r| self.ranges[r].start <= from);
+        let contains = |r: usize| self.ranges[r].start <= from && to <= self.ranges[r].end;
+        // The latest-starting candidates first; a few back covers other domains.
+        let mut best: Option<usize> = None;
+        for &r in list[..after].iter().rev().take(64) {
+            let mut at = Some(r);
+            while let Some(c) = at {
+                if contains(c) {
+                    break;
+                }
+                at = self.ranges[c].parent;
+            }
+            if let Some(c) = at
+                && best.is_none_or(|b| self.ranges[c].depth > self.ranges[b].depth)
+            {
+                best = Some(c);
+            }
+        }
+        best
+    }
+
+    /// The path of the innermost range containing `[from, to]`, if any.
+    pub fn enclosing_path(&self, thread: u32, from: Ns, to: Ns) -> Option<String> {
+        self.enclosing(thread, from, to).map(|r| self.path(r))
+    }
+
+    /// The thread of every API call (threads list their calls as spans).
+    pub fn api_threads(&self) -> Vec<u32> {
+        let mut of = vec![0u32; self.trace.cuda_api.spans.len()];
+        for (t, thread) in self.trace.threads.iter().enumerate() {
+            for i in thread.cuda_api.events.clone() {
+                if let Some(slot) = of.get_mut(i as usize) {
+                    *slot = t as u32;
+                }
+            }
+        }
+        of
+    }
+}

@@ -1,0 +1,316 @@
+//! Patterns across iterations: syncs with little work between them, an
+//! allocation per iteration, and ranges whose kernels are too short to keep
+//! the GPU busy.
+
+use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
+
+use super::context::{ApiClass, Context};
+use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
+use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
+
+/// Events listed per finding at most: enough to highlight, not a copy of the trace.
+const MAX_EVENTS: usize = 1000;
+
+const SYNC_LOOP_FIX: &str = "Each synchronization stalls the CPU until the GPU drains, then the \
+GPU idles while the CPU launches again. Batch more work between syncs, sync only where the \
+host needs the result, or use events/stream dependencies (cudaStreamWaitEvent) instead of \
+host-side waits.";
+
+const ALLOC_LOOP_FIX: &str = "cudaMalloc/cudaFree (and pinned host allocation) are slow and \
+may synchronize the device. Allocate once outside the loop and reuse the buffer, or use the \
+stream-ordered allocator (cudaMallocAsync/cudaFreeAsync) or a caching allocator.";
+
+const LAUNCH_BOUND_FIX: &str = "The kernels are shorter than the time it takes to launch them, \
+so the GPU waits for the CPU. Fuse small kernels, give each more work, or capture the \
+sequence in a CUDA graph and launch it once.";
+
+pub(super) fn sync_in_loop(
+    ctx: &Context,
+    t: &Thresholds,
+    out: &mut Vec<Finding>,
+    cancel: &AtomicBool,
+) -> Result<(), Cancelled> {
+    for (th, thread) in ctx.trace.threads.iter().enumerate() {
+        check(cancel)?;
+        let th = th as u32;
+        let syncs: Vec<usize> = thread
+            .cuda_api
+            .events
+            .clone()
+            .map(|i| i as usize)
+            .filter(|&a| ctx.class(a).is_sync())
+            .collect();
+        // GPU time launched by the thread after each sync's predecessor, up to
+        // and including the sync (a blocking copy's own copy counts).
+        let work_before = |i: usize| -> Ns {
+            let from = if i == 0 {
+                Ns::MIN
+            } else {
+                ctx.api_span(syncs[i - 1]).1
+            };
+            let to = ctx.api_span(syncs[i]).1;
+            let mut busy = 0;
+            for api in ctx.api_calls(th, from, to) {
+                for op in ctx.work_of(th, api) {
+                    let (s, e) = ctx.op_span(op);
+                    busy = Ns::saturating_add(busy, e.saturating_sub(s).max(0));
+                }
+            }
+            busy
+        };
+        // A blocking copy's own GPU time.
+        let own_work = |i: usize| -> Ns {
+            ctx.work_of(th, syncs[i])
+                .map(|op| {
+                    let (s, e) = ctx.op_span(op);
+                    e.saturating_sub(s).max(0)
+                })
+                .sum()
+        };
+        let mut runs: Vec<&[usize]> = Vec::new();
+        let mut begin = 0;
+        for i in 1..=syncs.len() {
+            // A long gap or substantial work between two syncs ends the loop:
+            // syncs around substantial work are not the mistake.
+            let split = i == syncs.len()
+                || ctx
+                    .api_span(syncs[i])
+                    .0
+                    .saturating_sub(ctx.api_span(syncs[i - 1]).1)
+                    > t.sync_loop_max_interval_ns
+                || work_before(i) > t.sync_loop_max_work_ns
+                || own_work(i - 1) > t.sync_loop_max_work_ns;
+            if split {
+                runs.push(&syncs[begin..i]);
+                begin = i;
+            }
+        }
+        for run in runs {
+            if run.len() < t.sync_loop_min_syncs.max(2) {
+                continue;
+            }
+            let (from, to) = (ctx.api_span(run[0]).0, ctx.api_span(run[run.len() - 1]).1);
+            let span = to.saturating_sub(from);
+            if span <= 0 {
+                continue;
+            }
+            let mut busy = 0;
+            for api in ctx.api_calls(th, from, to) {
+                for op in ctx.work_of(th, api) {
+                    let (s, e) = ctx.op_span(op);
+                    busy = Ns::saturating_add(busy, e.min(to).saturating_sub(s.max(from)).max(0));
+                }
+            }
+            let share = busy as f64 / span as f64;
+            if share >= t.sync_loop_max_busy_share {
+                continue;
+            }
+            let waiting: Ns = run
+                .iter()
+                .map(|&a| ctx.api_span(a).1.saturating_sub(ctx.api_span(a).0))
+                .sum();
+            out.push(Finding {
+                kind: FindingKind::SyncInLoop,
+                severity: Severity::Warning,
+                start: from,
+                end: to,
+                range: ctx.enclosing_path(th, from, to),
+                events: run
+                    .iter()
+                    .take(MAX_EVENTS)
+                    .map(|&a| EventId::new(EventKind::Api, a as u32))
+                    .collect(),
+                message: format!(
+                    "{} synchronizations in {} on thread {} ({} waiting in them), with the GPU \
+                     busy only {:.0}% of that time",
+                    run.len(),
+                    human_ns(span),
+                    thread.tid,
+                    human_ns(waiting),
+                    share * 100.0
+                ),
+                fix: SYNC_LOOP_FIX,
+            });
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn alloc_in_loop(
+    ctx: &Context,
+    t: &Thresholds,
+    out: &mut Vec<Finding>,
+    cancel: &AtomicBool,
+) -> Result<(), Cancelled> {
+    for (th, thread) in ctx.trace.threads.iter().enumerate() {
+        check(cancel)?;
+        let th = th as u32;
+        // Runs of allocations with GPU work launched between each two: the
+        // shape of a loop body, not of a burst of setup allocations.
+        let mut run: Vec<usize> = Vec::new();
+        let mut frees: Vec<usize> = Vec::new();
+        let mut launched = false;
+        // Allocations freed before the next one: a temporary buffer per
+        // iteration. (A caching allocator's growth allocates without freeing.)
+        let mut cycles = 0usize;
+        let mut freed_since_alloc = false;
+        let flush = |run: &mut Vec<usize>,
+                     frees: &mut Vec<usize>,
+                     cycles: &mut usize,
+                     out: &mut Vec<Finding>| {
+            if *cycles >= t.alloc_loop_min_count.max(2) {
+                let first = ctx.api_span(run[0]).0;
+                let last = ctx.api_span(run[run.len() - 1]).1;
+                let spent: Ns = run
+                    .iter()
+                    .chain(frees.iter())
+                    .map(|&a| ctx.api_span(a).1.saturating_sub(ctx.api_span(a).0))
+                    .sum();
+                let mut names: Vec<&str> = run.iter().map(|&a| ctx.api_name(a)).collect();
+                names.sort_unstable();
+                names.dedup();
+                let mut events: Vec<EventId> = run
+                    .iter()
+                    .chain(frees.iter())
+                    .map(|&a| EventId::new(EventKind::Api, a as u32))
+                    .collect();
+                events.sort();
+                events.truncate(MAX_EVENTS);
+                out.push(Finding {
+                    kind: FindingKind::AllocInLoop,
+                    severity: Severity::Warning,
+                    start: first,
+                    end: last,
+                    range: ctx.enclosing_path(th, first, last),
+                    events,
+                    message: format!(
+                        "{} allocations ({}), {} of them freed before the next, and {} frees on \
+                         thread {} with GPU work between each two, {} in them: an allocation \
+                         per iteration",
+                        run.len(),
+                        names.join(", "),
+                        *cycles,
+                        frees.len(),
+                        thread.tid,
+                        human_ns(spent)
+                    ),
+                    fix: ALLOC_LOOP_FIX,
+                });
+            }
+            run.clear();
+            frees.clear();
+            *cycles = 0;
+        };
+        for api in thread.cuda_api.events.clone().map(|i| i as usize) {
+            match ctx.class(api) {
+                ApiClass::Alloc => {
+                    let close = run.last().is_some_and(|&prev| {
+                        !launched
+                            || ctx.api_span(api).0.saturating_sub(ctx.api_span(prev).1)
+                                > t.alloc_loop_max_interval_ns
+                    });
+                    if close {
+                        flush(&mut run, &mut frees, &mut cycles, out);
+                    }
+                    run.push(api);
+                    launched = false;
+                    freed_since_alloc = false;
+                }
+                ApiClass::Free if !run.is_empty() => {
+                    if !freed_since_alloc {
+                        cycles += 1;
+                        freed_since_alloc = true;
+                    }
+                    frees.push(api);
+                }
+                _ => {
+                    if !launched && ctx.work_of(th, api).next().is_some() {
+                        launched = true;
+                    }
+                }
+            }
+        }
+        flush(&mut run, &mut frees, &mut cycles, out);
+    }
+    Ok(())
+}
+
+/// `launch-bound` for range `r` and the work launched in it; ranges are
+/// visited deepest first, and a reported range marks its ancestors `covered`
+/// (the finding is already where it is sharpest).
+pub(super) fn launch_bound(
+    ctx: &Context,
+    t: &Thresholds,
+    r: usize,
+    work: &[(usize, GpuOp)],
+    covered: &mut HashSet<usize>,
+    out: &mut Vec<Finding>,
+) {
+    if covered.contains(&r) {
+        return;
+    }
+    let range = &ctx.ranges[r];
+    let mut kernels: Vec<(Ns, Ns, u32)> = work
+        .iter()
+        .filter(|(_, op)| op.kind == GpuOpKind::Kernel)
+        .map(|&(_, op)| {
+            let (s, e) = ctx.op_span(op);
+            (s, e, op.index)
+        })
+        .collect();
+    if kernels.len() < t.launch_bound_min_kernels.max(2) {
+        return;
+    }
+    let mut durations: Vec<Ns> = kernels.iter().map(|k| k.1.saturating_sub(k.0)).collect();
+    durations.sort_unstable();
+    let median = durations[durations.len() / 2];
+    if median >= t.launch_bound_max_kernel_ns {
+        return;
+    }
+    kernels.sort_unstable();
+    let (first, last) = (kernels[0].0, kernels.iter().map(|k| k.1).max().unwrap_or(0));
+    let span = last.saturating_sub(first);
+    // Busy time: the union of kernel intervals (concurrent kernels count once).
+    let (mut busy, mut reach) = (0i64, Ns::MIN);
+    for &(s, e, _) in &kernels {
+        let s = s.max(reach);
+        if e > s {
+            busy = Ns::saturating_add(busy, e.saturating_sub(s));
+        }
+        reach = reach.max(e);
+    }
+    if span <= 0 || busy as f64 >= t.launch_bound_max_busy_share * span as f64 {
+        return;
+    }
+    let mut at = range.parent;
+    while let Some(p) = at {
+        covered.insert(p);
+        at = ctx.ranges[p].parent;
+    }
+    let path = ctx.path(r);
+    let mut events = vec![ctx.range_event(r)];
+    events.extend(
+        kernels
+            .iter()
+            .take(MAX_EVENTS)
+            .map(|k| EventId::new(EventKind::Kernel, k.2)),
+    );
+    out.push(Finding {
+        kind: FindingKind::LaunchBound,
+        severity: Severity::Warning,
+        start: range.start,
+        end: range.end,
+        message: format!(
+            "'{path}' launches {} kernels of {} median; the GPU is busy {:.0}% of the {} \
+             they span, waiting on launches the rest",
+            kernels.len(),
+            human_ns(median),
+            busy as f64 * 100.0 / span as f64,
+            human_ns(span)
+        ),
+        range: Some(path),
+        events,
+        fix: LAUNCH_BOUND_FIX,
+    });
+}

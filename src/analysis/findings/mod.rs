@@ -1,0 +1,385 @@
+//! Findings: synchronization and timing mistakes (and nsys's rule findings),
+//! each with the span it concerns, the NVTX range it is in, the events that
+//! prove it, a message with the numbers and a short fix.
+//!
+//! No UI here: [`analyze`] runs on a loaded trace, off any UI thread, and can
+//! be cancelled. Thresholds are the named fields of [`Thresholds`].
+//!
+//! # Time ranges
+//! Detectors always look at the whole trace, so a range never cuts a pattern
+//! in two; a finding belongs to a range when its start lies in `[start, end)`,
+//! the rule `sightline stats --range` uses for events.
+
+mod api_errors;
+mod context;
+mod loops;
+mod nsys_rules;
+mod timing;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::stats::{Cell, Table, TimeRange};
+use crate::model::{EventId, Ns, Trace};
+use context::Context;
+pub use timing::RangeTiming;
+
+/// What a finding is about. The names ([`FindingKind::name`]) are stable: tests,
+/// JSON output and the viewer use them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FindingKind {
+    RangeEndsBeforeGpuWork,
+    RangeWaitsOnEarlierWork,
+    SyncInLoop,
+    AllocInLoop,
+    WarmUpIncluded,
+    ApiError,
+    LaunchBound,
+    PageableMemcpy,
+    SyncMemcpy,
+    SyncMemset,
+    GpuIdleGap,
+    LowGpuUtilization,
+}
+
+impl FindingKind {
+    pub const ALL: [FindingKind; 12] = [
+        FindingKind::RangeEndsBeforeGpuWork,
+        FindingKind::RangeWaitsOnEarlierWork,
+        FindingKind::SyncInLoop,
+        FindingKind::AllocInLoop,
+        FindingKind::WarmUpIncluded,
+        FindingKind::ApiError,
+        FindingKind::LaunchBound,
+        FindingKind::PageableMemcpy,
+        FindingKind::SyncMemcpy,
+        FindingKind::SyncMemset,
+        FindingKind::GpuIdleGap,
+        FindingKind::LowGpuUtilization,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::RangeEndsBeforeGpuWork => "range-ends-before-gpu-work",
+            FindingKind::RangeWaitsOnEarlierWork => "range-waits-on-earlier-work",
+            FindingKind::SyncInLoop => "sync-in-loop",
+            FindingKind::AllocInLoop => "alloc-in-loop",
+            FindingKind::WarmUpIncluded => "warm-up-included",
+            FindingKind::ApiError => "api-error",
+            FindingKind::LaunchBound => "launch-bound",
+            FindingKind::PageableMemcpy => "pageable-memcpy",
+            FindingKind::SyncMemcpy => "sync-memcpy",
+            FindingKind::SyncMemset => "sync-memset",
+            FindingKind::GpuIdleGap => "gpu-idle-gap",
+            FindingKind::LowGpuUtilization => "low-gpu-utilization",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<FindingKind> {
+        FindingKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One diagnosed problem.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub severity: Severity,
+    /// The span it concerns, in report nanoseconds (for a finding about an NVTX
+    /// range: that range's own start and end).
+    pub start: Ns,
+    pub end: Ns,
+    /// The NVTX range it is about or falls in, as a path (`outer/inner`).
+    pub range: Option<String>,
+    /// The events that prove it, to highlight.
+    pub events: Vec<EventId>,
+    /// One line, with the numbers.
+    pub message: String,
+    /// Why it matters and how to fix it.
+    pub fix: &'static str,
+}
+
+/// Every threshold a detector uses, with nsys's defaults for nsys's rules.
+/// Override any field: `Thresholds { gap_ms: 100.0, ..Thresholds::default() }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Thresholds {
+    /// `range-ends-before-gpu-work`: the GPU work must outlast the range by at
+    /// least this many ns (timer noise is below a microsecond) ...
+    pub overhang_min_ns: Ns,
+    /// ... and at least this share of the range's GPU time must lie after the
+    /// range's end, so that the range measured the launch, not the work (a
+    /// warm-up range whose last kernel spills over a little is not a mistake).
+    pub overhang_min_share: f64,
+    /// `range-waits-on-earlier-work`: the sync must wait at least this long for
+    /// work launched before the range began.
+    pub earlier_wait_min_ns: Ns,
+    /// `warm-up-included`: a range name repeated at least this often (same
+    /// thread, same parent) ...
+    pub warmup_min_instances: usize,
+    /// ... whose first instance lasts more than this many times the median of
+    /// the others ...
+    pub warmup_ratio: f64,
+    /// ... and at least this much longer (one-time costs below that are noise
+    /// next to launch jitter).
+    pub warmup_min_excess_ns: Ns,
+    /// `sync-in-loop`: at least this many syncs in a row on one thread ...
+    pub sync_loop_min_syncs: usize,
+    /// ... each within this long of the previous one ...
+    pub sync_loop_max_interval_ns: Ns,
+    /// ... with at most this much GPU time launched between two of them (more
+    /// is substantial work, which a sync may well wait for) ...
+    pub sync_loop_max_work_ns: Ns,
+    /// ... while the GPU is busy less than this share of the run.
+    pub sync_loop_max_busy_share: f64,
+    /// `alloc-in-loop`: at least this many allocations freed before the next
+    /// one, on one thread, with GPU work launched between each two ...
+    pub alloc_loop_min_count: usize,
+    /// ... each within this long of the previous one.
+    pub alloc_loop_max_interval_ns: Ns,
+    /// `launch-bound`: a range that launches at least this many kernels ...
+    pub launch_bound_min_kernels: usize,
+    /// ... whose median kernel is shorter than this ...
+    pub launch_bound_max_kernel_ns: Ns,
+    /// ... and that keeps the GPU busy less than this share of the time from
+    /// its first kernel's start to its last kernel's end.
+    pub launch_bound_max_busy_share: f64,
+    /// `gpu-idle-gap`: nsys `gpu_gaps`' `gap=` (ms).
+    pub gap_ms: f64,
+    /// `low-gpu-utilization`: nsys `gpu_time_util`'s `chunks=` and `threshold=` (%).
+    pub util_chunks: u32,
+    pub util_threshold: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            overhang_min_ns: 1_000,
+            overhang_min_share: 0.5,
+            earlier_wait_min_ns: 1_000,
+            warmup_min_instances: 3,
+            warmup_ratio: 2.0,
+            warmup_min_excess_ns: 20_000,
+            sync_loop_min_syncs: 10,
+            sync_loop_max_interval_ns: 1_000_000,
+            sync_loop_max_work_ns: 100_000,
+            sync_loop_max_busy_share: 0.5,
+            alloc_loop_min_count: 3,
+            alloc_loop_max_interval_ns: 1_000_000_000,
+            launch_bound_min_kernels: 20,
+            launch_bound_max_kernel_ns: 20_000,
+            launch_bound_max_busy_share: 0.5,
+            gap_ms: 500.0,
+            util_chunks: 30,
+            util_threshold: 50.0,
+        }
+    }
+}
+
+/// [`analyze`] was cancelled.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Cancelled;
+
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("analysis cancelled")
+    }
+}
+
+impl std::error::Error for Cancelled {}
+
+pub(crate) fn check(cancel: &AtomicBool) -> Result<(), Cancelled> {
+    if cancel.load(Ordering::Relaxed) {
+        Err(Cancelled)
+    } else {
+        Ok(())
+    }
+}
+
+/// Runs every detector over `trace` and returns the findings that start in
+/// `range` (all without one), sorted by start, then kind.
+///
+/// ```
+/// use std::sync::atomic::AtomicBool;
+/// use sightline::analysis::findings::{FindingKind, Thresholds, analyze};
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sync_timing.sqlite");
+/// let trace = sightline::loader::load(path.as_ref(), &mut |_| {}, &AtomicBool::new(false))?;
+/// let found = analyze(&trace, None, &Thresholds::default(), &AtomicBool::new(false)).unwrap();
+/// assert!(found.iter().any(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork));
+/// # Ok::<(), sightline::loader::LoadError>(())
+/// ```
+pub fn analyze(
+    trace: &Trace,
+    range: Option<TimeRange>,
+    thresholds: &Thresholds,
+    cancel: &AtomicBool,
+) -> Result<Vec<Finding>, Cancelled> {
+    check(cancel)?;
+    let ctx = Context::new(trace, cancel)?;
+    let mut found = Vec::new();
+    timing::range_work_pass(&ctx, thresholds, &mut found, cancel)?;
+    timing::waits_on_earlier_work(&ctx, thresholds, &mut found, cancel)?;
+    timing::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
+    loops::sync_in_loop(&ctx, thresholds, &mut found, cancel)?;
+    loops::alloc_in_loop(&ctx, thresholds, &mut found, cancel)?;
+    api_errors::api_errors(&ctx, &mut found, cancel)?;
+    nsys_rules::rule_findings(&ctx, thresholds, &mut found, cancel)?;
+    if let Some(r) = range {
+        found.retain(|f| f.start >= r.start && f.start < r.end);
+    }
+    found.sort_by_key(|a| (a.start, a.kind, a.end));
+    Ok(found)
+}
+
+/// The timing facts of the NVTX range in row `nvtx_row` of `Trace::nvtx`, to
+/// explain a verdict, or the lack of one (see [`RangeTiming`]).
+pub fn range_timing(trace: &Trace, nvtx_row: u32) -> Option<RangeTiming> {
+    let ctx = Context::new(trace, &AtomicBool::new(false)).ok()?;
+    timing::range_timing(&ctx, nvtx_row)
+}
+
+/// A duration for people: `812 ns`, `5.1 µs`, `1.23 ms`, `2.50 s`.
+pub fn human_ns(ns: Ns) -> String {
+    let a = ns.unsigned_abs() as f64;
+    let sign = if ns < 0 { "-" } else { "" };
+    if a < 1e3 {
+        format!("{ns} ns")
+    } else if a < 1e6 {
+        format!("{sign}{:.1} µs", a / 1e3)
+    } else if a < 1e9 {
+        format!("{sign}{:.2} ms", a / 1e6)
+    } else {
+        format!("{sign}{:.2} s", a / 1e9)
+    }
+}
+
+/// The findings as a table: kind, severity, start, end, range, message.
+pub fn to_table(findings: &[Finding]) -> Table {
+    Table {
+        columns: [
+            "Kind",
+            "Severity",
+            "Start (ns)",
+            "End (ns)",
+            "Range",
+            "Message",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows: findings
+            .iter()
+            .map(|f| {
+                vec![
+                    Cell::Text(f.kind.name().to_string()),
+                    Cell::Text(f.severity.name().to_string()),
+                    Cell::Int(f.start),
+                    Cell::Int(f.end),
+                    f.range.clone().map_or(Cell::Empty, Cell::Text),
+                    Cell::Text(f.message.clone()),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// A JSON string literal (RFC 8259 escaping).
+fn json_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// One finding as one line of JSON: kind, severity, start, end, range (or
+/// null), message, fix, events (`[{"kind":"kernel","index":3}, ...]`).
+pub fn to_json(f: &Finding) -> String {
+    let mut out = String::from("{\"kind\":");
+    json_string(&mut out, f.kind.name());
+    out.push_str(",\"severity\":");
+    json_string(&mut out, f.severity.name());
+    out.push_str(&format!(
+        ",\"start\":{},\"end\":{},\"range\":",
+        f.start, f.end
+    ));
+    match &f.range {
+        Some(r) => json_string(&mut out, r),
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"message\":");
+    json_string(&mut out, &f.message);
+    out.push_str(",\"fix\":");
+    json_string(&mut out, f.fix);
+    out.push_str(",\"events\":[");
+    for (i, e) in f.events.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&format!(
+            "{{\"kind\":\"{}\",\"index\":{}}}",
+            e.kind.name(),
+            e.index
+        ));
+    }
+    out.push_str("]}");
+    out
+}
+
+/// [`to_json`] for each finding, one per line.
+pub fn to_json_lines(findings: &[Finding]) -> String {
+    findings.iter().map(|f| to_json(f) + "\n").collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_escapes_and_names() {
+        let f = Finding {
+            kind: FindingKind::ApiError,
+            severity: Severity::Error,
+            start: 1,
+            end: 2,
+            range: Some("a\"b\\c\n".into()),
+            events: vec![EventId::new(crate::model::EventKind::Api, 7)],
+            message: "x\u{1}".into(),
+            fix: "f",
+        };
+        assert_eq!(
+            to_json(&f),
+            r#"{"kind":"api-error","severity":"error","start":1,"end":2,"range":"a\"b\\c\n","message":"x\u0001","fix":"f","events":[{"kind":"api","index":7}]}"#
+        );
+        for k in FindingKind::ALL {
+            assert_eq!(FindingKind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(human_ns(812), "812 ns");
+        assert_eq!(human_ns(5_100), "5.1 µs");
+        assert_eq!(human_ns(1_234_000), "1.23 ms");
+    }
+}

@@ -1,0 +1,450 @@
+//! Timing mistakes around NVTX ranges: a range that ends before the GPU work
+//! it launched, a sync in a range that also waits for earlier work, and a
+//! first iteration that carries one-time work.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicBool;
+
+use super::context::{ApiClass, Context};
+use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
+use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
+
+const ENDS_BEFORE_FIX: &str = "A kernel launch returns before the kernel runs, so a host timer (or \
+an NVTX range) around it measures only the launch. Synchronize before stopping the timer \
+(cudaStreamSynchronize / cudaDeviceSynchronize after the work), or time the GPU work itself \
+with CUDA events: cudaEventRecord before and after, cudaEventSynchronize on the stop event, \
+then cudaEventElapsedTime.";
+
+const WAITS_ON_EARLIER_FIX: &str = "The sync at the end of the range also waited for GPU work \
+queued before the range began, so the measured time includes it. Synchronize at the start of \
+the range, before its first launch (or exclude the first iteration), so that only the range's \
+own work is timed.";
+
+const WARM_UP_FIX: &str = "The first iteration pays one-time costs (lazy module loading, \
+context creation, first allocations). Run a warm-up iteration before timing and exclude it \
+from the statistics.";
+
+/// Visits ranges deepest first, so a finding on a nested range can keep its
+/// parents from repeating it.
+/// Unended ranges are left out: their end is made up.
+fn deepest_first(ctx: &Context) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..ctx.ranges.len())
+        .filter(|&r| !ctx.ranges[r].unended)
+        .collect();
+    order.sort_by_key(|&r| (std::cmp::Reverse(ctx.ranges[r].depth), ctx.ranges[r].start));
+    order
+}
+
+/// The GPU work launched from inside range `r`, with the API call of each op.
+fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
+    let range = &ctx.ranges[r];
+    let mut work = Vec::new();
+    for api in ctx.api_calls(range.thread, range.start, range.end) {
+        work.extend(ctx.work_of(range.thread, api).map(|op| (api, op)));
+    }
+    work
+}
+
+/// One pass over the ranges, deepest first, for the two detectors that judge
+/// each range's GPU work: collected once, judged twice.
+pub(super) fn range_work_pass(
+    ctx: &Context,
+    t: &Thresholds,
+    out: &mut Vec<Finding>,
+    cancel: &AtomicBool,
+) -> Result<(), Cancelled> {
+    // The op that ends last, for each range already reported: a parent whose
+    // overhang is the same op says nothing new.
+    let mut reported: HashSet<GpuOp> = HashSet::new();
+    // Ranges with a launch-bound descendant.
+    let mut covered: HashSet<usize> = HashSet::new();
+    for (n, r) in deepest_first(ctx).into_iter().enumerate() {
+        if n % 4096 == 0 {
+            check(cancel)?;
+        }
+        let work = range_work(ctx, r);
+        if work.is_empty() {
+            continue;
+        }
+        ends_before_gpu_work(ctx, t, r, &work, &mut reported, out);
+        super::loops::launch_bound(ctx, t, r, &work, &mut covered, out);
+    }
+    Ok(())
+}
+
+/// `range-ends-before-gpu-work` for range `r` and the work launched in it.
+fn ends_before_gpu_work(
+    ctx: &Context,
+    t: &Thresholds,
+    r: usize,
+    work: &[(usize, GpuOp)],
+    reported: &mut HashSet<GpuOp>,
+    out: &mut Vec<Finding>,
+) {
+    let range = &ctx.ranges[r];
+    let Some(&(_, last)) = work.iter().max_by_key(|(_, op)| ctx.op_span(*op).1) else {
+        return;
+    };
+    let gpu_end = ctx.op_span(last).1;
+    let overhang = gpu_end.saturating_sub(range.end);
+    if overhang < t.overhang_min_ns {
+        return;
+    }
+    let (mut total, mut after) = (0i64, 0i64);
+    for &(_, op) in work {
+        let (s, e) = ctx.op_span(op);
+        total = total.saturating_add(e.saturating_sub(s).max(0));
+        after = after.saturating_add(e.saturating_sub(s.max(range.end)).max(0));
+    }
+    if total <= 0 || (after as f64) < t.overhang_min_share * total as f64 {
+        return;
+    }
+    if !reported.insert(last) {
+        return;
+    }
+    let mut events = vec![ctx.range_event(r)];
+    let mut apis: Vec<usize> = work.iter().map(|&(api, _)| api).collect();
+    apis.dedup();
+    events.extend(apis.iter().map(|&a| EventId::new(EventKind::Api, a as u32)));
+    events.extend(work.iter().map(|&(_, op)| EventId::from(op)));
+    let path = ctx.path(r);
+    out.push(Finding {
+        kind: FindingKind::RangeEndsBeforeGpuWork,
+        severity: Severity::Warning,
+        start: range.start,
+        end: range.end,
+        message: format!(
+            "'{path}' ({}) ends {} before the GPU work it launched finishes ({} op{}, {} of GPU \
+             time, {:.0}% of it after the range) and nothing in it waits: it measured the \
+             launch, not the work",
+            human_ns(range.end.saturating_sub(range.start)),
+            human_ns(overhang),
+            work.len(),
+            if work.len() == 1 { "" } else { "s" },
+            human_ns(total),
+            after as f64 * 100.0 / total as f64,
+        ),
+        range: Some(path),
+        events,
+        fix: ENDS_BEFORE_FIX,
+    });
+}
+
+/// The latest-ending GPU op of `stream` launched before `time`.
+///
+/// A stream runs its work in the order it was launched, so on each of its
+/// tracks (kernels, copies, sets: each sorted by start) the ops launched
+/// before `time` are a prefix, found by binary search on their API calls'
+/// starts, and the last ones of that prefix end last. No index to build.
+fn pending_on_stream(ctx: &Context, stream: usize, time: Ns) -> Option<(Ns, GpuOp)> {
+    let trace = ctx.trace;
+    let s = trace.streams.get(stream)?;
+    let mut best: Option<(Ns, GpuOp)> = None;
+    for (kind, track) in [
+        (GpuOpKind::Kernel, &s.kernels),
+        (GpuOpKind::Memcpy, &s.memcpys),
+        (GpuOpKind::Memset, &s.memsets),
+    ] {
+        let (spans, correlation) = match kind {
+            GpuOpKind::Kernel => (&trace.kernels.spans, &trace.kernels.correlation),
+            GpuOpKind::Memcpy => (&trace.memcpys.spans, &trace.memcpys.correlation),
+            _ => (&trace.memsets.spans, &trace.memsets.correlation),
+        };
+        let launch = |row: u32| -> Ns {
+            let row = row as usize;
+            correlation
+                .get(row)
+                .and_then(|&c| trace.correlation.api_call(s.pid, c))
+                .map_or(spans.start[row], |api| {
+                    trace.cuda_api.spans.start[api as usize]
+                })
+        };
+        let (lo, hi) = (track.events.start, track.events.end);
+        // partition_point over the row numbers lo..hi.
+        let (mut a, mut b) = (lo, hi);
+        while a < b {
+            let mid = a + (b - a) / 2;
+            if launch(mid) < time {
+                a = mid + 1;
+            } else {
+                b = mid;
+            }
+        }
+        // A few before the boundary, in case two launches raced.
+        for row in a.saturating_sub(4).max(lo)..a {
+            let end = spans.end[row as usize];
+            if best.is_none_or(|(e, _)| end > e) {
+                best = Some((end, GpuOp { kind, index: row }));
+            }
+        }
+    }
+    best
+}
+
+pub(super) fn waits_on_earlier_work(
+    ctx: &Context,
+    t: &Thresholds,
+    out: &mut Vec<Finding>,
+    cancel: &AtomicBool,
+) -> Result<(), Cancelled> {
+    let trace = ctx.trace;
+    let streams_of_pid = |pid: u32| -> Vec<usize> {
+        (0..trace.streams.len())
+            .filter(|&s| trace.streams[s].pid == pid)
+            .collect()
+    };
+    let mut reported: HashSet<usize> = HashSet::new();
+    for (n, r) in deepest_first(ctx).into_iter().enumerate() {
+        if n % 4096 == 0 {
+            check(cancel)?;
+        }
+        let range = &ctx.ranges[r];
+        let pid = trace.threads[range.thread as usize].pid;
+        let calls = ctx.api_calls(range.thread, range.start, range.end);
+        let Some(first_launch) = calls
+            .clone()
+            .find(|&api| ctx.work_of(range.thread, api).next().is_some())
+        else {
+            continue;
+        };
+        let launched_at = ctx.api_span(first_launch).0;
+        // The sync (after the range's first launch) that waited longest for earlier work.
+        let mut worst: Option<(Ns, usize, GpuOp)> = None;
+        for api in calls.filter(|&a| a > first_launch) {
+            let class = ctx.class(api);
+            let streams: Vec<usize> = match class {
+                ApiClass::DeviceSync => streams_of_pid(pid),
+                ApiClass::StreamSync => ctx
+                    .syncs_of(range.thread, api)
+                    .next()
+                    .and_then(|op| trace.stream_of(op))
+                    .map(|s| vec![s as usize])
+                    .unwrap_or_default(),
+                ApiClass::BlockingCopy => ctx
+                    .work_of(range.thread, api)
+                    .next()
+                    .and_then(|op| trace.stream_of(op))
+                    .map(|s| vec![s as usize])
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            let Some((earlier_end, earlier_op)) = streams
+                .iter()
+                .filter_map(|&s| pending_on_stream(ctx, s, range.start))
+                .max_by_key(|p| p.0)
+            else {
+                continue;
+            };
+            let (s_start, s_end) = ctx.api_span(api);
+            let waited = earlier_end
+                .min(s_end)
+                .saturating_sub(s_start.max(launched_at));
+            if waited >= t.earlier_wait_min_ns && worst.is_none_or(|w| waited > w.0) {
+                worst = Some((waited, api, earlier_op));
+            }
+        }
+        let Some((waited, api, earlier_op)) = worst else {
+            continue;
+        };
+        if !reported.insert(api) {
+            continue;
+        }
+        let path = ctx.path(r);
+        let (s_start, s_end) = ctx.api_span(api);
+        out.push(Finding {
+            kind: FindingKind::RangeWaitsOnEarlierWork,
+            severity: Severity::Warning,
+            start: range.start,
+            end: range.end,
+            message: format!(
+                "in '{path}', {} waited {} of which {} for GPU work launched before the range \
+                 began: the range's time includes earlier queued work",
+                ctx.api_name(api),
+                human_ns(s_end.saturating_sub(s_start)),
+                human_ns(waited),
+            ),
+            range: Some(path),
+            events: vec![
+                ctx.range_event(r),
+                EventId::new(EventKind::Api, api as u32),
+                EventId::from(earlier_op),
+            ],
+            fix: WAITS_ON_EARLIER_FIX,
+        });
+    }
+    Ok(())
+}
+
+fn median(values: &mut [Ns]) -> f64 {
+    values.sort_unstable();
+    let n = values.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => values[n / 2] as f64,
+        _ => (values[n / 2 - 1] as f64 + values[n / 2] as f64) / 2.0,
+    }
+}
+
+/// A range's duration less the syncs before its first launch: draining work
+/// queued before the range is not warm-up.
+fn adjusted_duration(ctx: &Context, r: usize) -> Ns {
+    let range = &ctx.ranges[r];
+    let mut leading = 0;
+    for api in ctx.api_calls(range.thread, range.start, range.end) {
+        if ctx.work_of(range.thread, api).next().is_some() {
+            break;
+        }
+        if ctx.class(api).is_sync() {
+            let (s, e) = ctx.api_span(api);
+            leading = Ns::saturating_add(leading, e.min(range.end).saturating_sub(s));
+        }
+    }
+    range
+        .end
+        .saturating_sub(range.start)
+        .saturating_sub(leading)
+}
+
+pub(super) fn warm_up_included(
+    ctx: &Context,
+    t: &Thresholds,
+    out: &mut Vec<Finding>,
+    cancel: &AtomicBool,
+) -> Result<(), Cancelled> {
+    // Instances of the same range: same track (thread and domain), same path.
+    let mut groups: HashMap<(u32, String), Vec<usize>> = HashMap::new();
+    for (r, range) in ctx.ranges.iter().enumerate() {
+        if r % 4096 == 0 {
+            check(cancel)?;
+        }
+        if range.unended {
+            continue;
+        }
+        groups
+            .entry((range.track, ctx.path(r)))
+            .or_default()
+            .push(r);
+    }
+    let mut groups: Vec<((u32, String), Vec<usize>)> = groups.into_iter().collect();
+    groups.sort_by_key(|(_, members)| members.first().map(|&r| ctx.ranges[r].start));
+    for ((_, path), mut members) in groups {
+        if members.len() < t.warmup_min_instances.max(2) {
+            continue;
+        }
+        members.sort_by_key(|&r| ctx.ranges[r].start);
+        let first = members[0];
+        let first_time = adjusted_duration(ctx, first);
+        let mut others: Vec<Ns> = members[1..]
+            .iter()
+            .map(|&r| adjusted_duration(ctx, r))
+            .collect();
+        let typical = median(&mut others);
+        if (first_time as f64) <= t.warmup_ratio * typical
+            || (first_time as f64 - typical) < t.warmup_min_excess_ns as f64
+        {
+            continue;
+        }
+        // One-time work: API names the first instance calls and the second does not.
+        let range = &ctx.ranges[first];
+        let second = &ctx.ranges[members[1]];
+        let later: HashSet<&str> = ctx
+            .api_calls(second.thread, second.start, second.end)
+            .map(|a| ctx.api_name(a))
+            .collect();
+        let mut one_time: Vec<(Ns, usize)> = ctx
+            .api_calls(range.thread, range.start, range.end)
+            .filter(|&a| !later.contains(ctx.api_name(a)) && !ctx.class(a).is_sync())
+            .map(|a| {
+                let (s, e) = ctx.api_span(a);
+                (e.saturating_sub(s), a)
+            })
+            .collect();
+        one_time.sort_by_key(|&(d, a)| (std::cmp::Reverse(d), a));
+        one_time.truncate(3);
+        let causes: Vec<String> = one_time
+            .iter()
+            .map(|&(d, a)| format!("{} {}", ctx.api_name(a), human_ns(d)))
+            .collect();
+        let mut events = vec![ctx.range_event(first)];
+        events.extend(
+            one_time
+                .iter()
+                .map(|&(_, a)| EventId::new(EventKind::Api, a as u32)),
+        );
+        out.push(Finding {
+            kind: FindingKind::WarmUpIncluded,
+            severity: Severity::Warning,
+            start: range.start,
+            end: range.end,
+            message: format!(
+                "the first of {} '{path}' ranges takes {} against a median of {} for the others \
+                 ({:.1}×){}",
+                members.len(),
+                human_ns(first_time),
+                human_ns(typical as Ns),
+                first_time as f64 / typical.max(1.0),
+                if causes.is_empty() {
+                    String::new()
+                } else {
+                    format!("; one-time work in it: {}", causes.join(", "))
+                }
+            ),
+            range: Some(path),
+            events,
+            fix: WARM_UP_FIX,
+        });
+    }
+    Ok(())
+}
+
+/// The timing facts of one NVTX range, for explaining a verdict (including
+/// "no finding": e.g. that the earlier work had drained before the range's
+/// sync began, so a sync after the launch happened to measure correctly).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RangeTiming {
+    pub start: Ns,
+    pub end: Ns,
+    /// First start and last end of the GPU work launched from inside the range.
+    pub gpu_work: Option<(Ns, Ns)>,
+    /// The first sync (device, stream or event sync, blocking copy) that
+    /// starts after the range's first launch: its start and end.
+    pub sync_after_launch: Option<(Ns, Ns)>,
+    /// When the latest-ending GPU work of the process launched before the
+    /// range began ended: before `sync_after_launch`'s start means it had
+    /// drained, after it means the sync waited for it too.
+    pub earlier_work_end: Option<Ns>,
+}
+
+/// [`RangeTiming`] for the NVTX range in row `nvtx_row` of `Trace::nvtx`;
+/// `None` for a mark, an unended range or a row that does not exist.
+pub(super) fn range_timing(ctx: &Context, nvtx_row: u32) -> Option<RangeTiming> {
+    let r = ctx.ranges.iter().position(|r| r.index == nvtx_row)?;
+    let range = &ctx.ranges[r];
+    if range.unended {
+        return None;
+    }
+    let work = range_work(ctx, r);
+    let gpu_work = work.iter().fold(None, |acc: Option<(Ns, Ns)>, &(_, op)| {
+        let (s, e) = ctx.op_span(op);
+        Some(acc.map_or((s, e), |(a, b)| (a.min(s), b.max(e))))
+    });
+    let sync_after_launch = work.first().and_then(|&(first_launch, _)| {
+        ctx.api_calls(range.thread, range.start, range.end)
+            .filter(|&a| a > first_launch && ctx.class(a).is_sync())
+            .map(|a| ctx.api_span(a))
+            .next()
+    });
+    let pid = ctx.trace.threads[range.thread as usize].pid;
+    let earlier_work_end = (0..ctx.trace.streams.len())
+        .filter(|&s| ctx.trace.streams[s].pid == pid)
+        .filter_map(|s| pending_on_stream(ctx, s, range.start))
+        .map(|(end, _)| end)
+        .max();
+    Some(RangeTiming {
+        start: range.start,
+        end: range.end,
+        gpu_work,
+        sync_after_launch,
+        earlier_work_end,
+    })
+}

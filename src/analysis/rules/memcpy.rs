@@ -1,0 +1,138 @@
+//! What `cuda_memcpy_async` and `cuda_memcpy_sync` share: joining copies to
+//! their API calls, and their table. Each rule's own filter is in its file.
+
+use std::collections::HashMap;
+
+use super::{Window, columns, cuda_memcpy_async, cuda_memcpy_sync, mem_kind_label};
+use crate::analysis::stats::{Cell, Table};
+use crate::model::Trace;
+
+/// Which of the two rules.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Which {
+    AsyncPageable,
+    Sync,
+}
+
+impl Which {
+    fn api(self, name: &str) -> bool {
+        match self {
+            Which::AsyncPageable => cuda_memcpy_async::api_matches(name),
+            Which::Sync => cuda_memcpy_sync::api_matches(name),
+        }
+    }
+
+    fn copy(self, trace: &Trace, row: usize) -> bool {
+        match self {
+            Which::AsyncPageable => cuda_memcpy_async::copy_matches(&trace.memcpys, row),
+            Which::Sync => cuda_memcpy_sync::copy_matches(&trace.memcpys, row),
+        }
+    }
+}
+
+/// API calls by correlation id whose name passes `keep`. nsys joins the copy to
+/// its API call on the correlation id alone, not the process, so this does too.
+pub(super) fn api_by_correlation(
+    trace: &Trace,
+    keep: impl Fn(&str) -> bool,
+) -> HashMap<u32, Vec<usize>> {
+    let spans = &trace.cuda_api.spans;
+    let mut wanted: Vec<Option<bool>> = vec![None; trace.strings.len()];
+    let mut map: HashMap<u32, Vec<usize>> = HashMap::new();
+    for i in 0..spans.len() {
+        let id = spans.name[i];
+        let keep_it = match wanted.get_mut(id.0 as usize) {
+            Some(Some(known)) => *known,
+            Some(slot) => *slot.insert(keep(trace.name(id))),
+            None => keep(trace.name(id)),
+        };
+        if keep_it && let Some(&c) = trace.cuda_api.correlation.get(i) {
+            map.entry(c).or_default().push(i);
+        }
+    }
+    map
+}
+
+/// One reported copy (or set): its row in the GPU table, the API call that
+/// made it, and its stream (indexes into the trace's tables).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Match {
+    pub op: usize,
+    pub api: usize,
+    pub stream: usize,
+}
+
+/// The copies `which` reports, longest first (then earliest).
+pub(crate) fn matches(trace: &Trace, window: Window, which: Which) -> Vec<Match> {
+    let apis = api_by_correlation(trace, |name| which.api(name));
+    let m = &trace.memcpys;
+    let mut found: Vec<Match> = Vec::new();
+    for (s, stream) in trace.streams.iter().enumerate() {
+        for i in stream.memcpys.events.clone() {
+            let i = i as usize;
+            if !window.overlaps(m.spans.start[i], m.spans.end[i]) {
+                continue;
+            }
+            let keep = which.copy(trace, i);
+            if !keep {
+                continue;
+            }
+            if let Some(calls) = apis.get(&m.correlation[i]) {
+                found.extend(calls.iter().map(|&api| Match {
+                    op: i,
+                    api,
+                    stream: s,
+                }));
+            }
+        }
+    }
+    let key = |x: &Match| (m.spans.duration(x.op), m.spans.start[x.op]);
+    // Duration DESC; equal durations by start (no fixture has a tie).
+    found.sort_by(|a, b| key(b).0.cmp(&key(a).0).then(key(a).1.cmp(&key(b).1)));
+    found
+}
+
+pub(super) fn table(trace: &Trace, window: Window, which: Which) -> Table {
+    let m = &trace.memcpys;
+    let label = |k: u8| mem_kind_label(k).map_or(Cell::Empty, |l| Cell::Text(l.into()));
+    let rows = matches(trace, window, which)
+        .into_iter()
+        .map(|Match { op: i, api, stream }| {
+            let stream = &trace.streams[stream];
+            let green = m.green_context.get(i).copied().unwrap_or(0);
+            vec![
+                Cell::Int(m.spans.duration(i)),
+                Cell::Int(m.spans.start[i]),
+                label(m.src_kind[i]),
+                label(m.dst_kind[i]),
+                Cell::Megabytes(m.bytes[i] as f64),
+                Cell::Int(stream.pid.into()),
+                Cell::Int(stream.device_id.into()),
+                Cell::Int(stream.context_id.into()),
+                if green == 0 {
+                    Cell::Empty
+                } else {
+                    Cell::Int(green.into())
+                },
+                Cell::Int(stream.stream_id.into()),
+                Cell::Text(trace.name(trace.cuda_api.spans.name[api]).to_string()),
+            ]
+        })
+        .collect();
+    Table {
+        columns: columns(&[
+            "Duration (ns)",
+            "Start (ns)",
+            "Src Kind",
+            "Dst Kind",
+            "Bytes (MB)",
+            "PID",
+            "Device ID",
+            "Context ID",
+            "Green Context ID",
+            "Stream ID",
+            "API Name",
+        ]),
+        rows,
+    }
+}

@@ -1,0 +1,189 @@
+//! `sightline analyze` as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn analyze(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .arg("analyze")
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn reference(name: &str) -> String {
+    std::fs::read_to_string(fixtures().join("stats").join(name)).expect("reference CSV")
+}
+
+#[test]
+fn rule_csv_to_stdout_is_the_nsys_csv() {
+    let file = fixtures().join("sync_timing.sqlite");
+    let out = analyze(&[
+        file.to_str().unwrap(),
+        "--rule",
+        "cuda_api_sync",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        reference("sync_timing_cuda_api_sync.csv")
+    );
+}
+
+#[test]
+fn output_writes_one_file_per_rule_empty_ones_too() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prefix = dir.path().join("run");
+    let file = fixtures().join("streams.sqlite");
+    let rules = [
+        "cuda_api_sync",
+        "cuda_memcpy_async",
+        "cuda_memcpy_sync",
+        "cuda_memset_sync",
+        "dx12_mem_ops",
+        "gpu_gaps",
+        "gpu_time_util",
+    ];
+    let out = analyze(&[
+        file.to_str().unwrap(),
+        "--rule",
+        &rules.join(","),
+        "--output",
+        prefix.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for rule in rules {
+        let written =
+            std::fs::read_to_string(dir.path().join(format!("run_{rule}.csv"))).expect("written");
+        assert_eq!(written, reference(&format!("streams_{rule}.csv")), "{rule}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), rules.len());
+}
+
+#[test]
+fn rule_options_change_the_output() {
+    let file = fixtures().join("sync_timing.sqlite");
+    let file = file.to_str().unwrap();
+    let lines = |args: &[&str]| -> Vec<String> {
+        let out = analyze(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    // rows= limits (header + 3 rows).
+    assert_eq!(
+        lines(&[file, "--rule", "cuda_api_sync:rows=3", "--format", "csv"]).len(),
+        4
+    );
+    // A tiny gap= finds gaps the default 500 ms does not; longest first, numbered.
+    let gaps = lines(&[file, "--rule", "gpu_gaps:gap=0.01", "--format", "csv"]);
+    assert!(gaps.len() > 1, "{gaps:?}");
+    assert_eq!(
+        gaps[0],
+        "Row#,Duration (ns),Start (ns),PID,Device ID,Context ID"
+    );
+    assert!(gaps[1].starts_with("1,"));
+    // nvtx= restricts to the range: the cuda-events range has no device syncs.
+    assert!(
+        lines(&[
+            file,
+            "--rule",
+            "cuda_api_sync:nvtx=cuda-events",
+            "--format",
+            "csv"
+        ])
+        .is_empty()
+    );
+    let in_no_sync = lines(&[
+        file,
+        "--rule",
+        "cuda_api_sync:nvtx=sync-before-only",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(in_no_sync.len(), 11, "{in_no_sync:?}");
+    // threshold=100 flags more of the trace than 50.
+    let low = lines(&[file, "--rule", "gpu_time_util", "--format", "csv"]);
+    let high = lines(&[
+        file,
+        "--rule",
+        "gpu_time_util:threshold=100:chunks=10",
+        "--format",
+        "csv",
+    ]);
+    assert!(!high.is_empty() && !low.is_empty());
+}
+
+#[test]
+fn findings_as_table_and_json() {
+    let file = fixtures().join("sync_timing.sqlite");
+    let out = analyze(&[file.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("range-ends-before-gpu-work") && text.contains("no-sync/timed-iteration")
+    );
+    let out = analyze(&[file.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 20);
+    for line in lines {
+        assert!(
+            line.starts_with("{\"kind\":\"") && line.ends_with("]}"),
+            "{line}"
+        );
+        for key in [
+            "\"severity\":",
+            "\"start\":",
+            "\"end\":",
+            "\"range\":",
+            "\"message\":",
+        ] {
+            assert!(line.contains(key), "{line}");
+        }
+    }
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let file = fixtures().join("streams.sqlite");
+    let file = file.to_str().unwrap();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(&junk, b"not a database").unwrap();
+    for args in [
+        &[file, "--rule", "no_such_rule"][..],
+        &[file, "--rule", "gpu_gaps:gap=x"],
+        &[file, "--rule", "cuda_api_sync:gap=3"],
+        &[file, "--bogus", "1"],
+        &["/no/such/file.sqlite"],
+        &[junk.to_str().unwrap()],
+        &[junk.to_str().unwrap(), "--rule", "gpu_gaps"],
+        &[],
+    ] {
+        let out = analyze(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty());
+    }
+}

@@ -1,0 +1,56 @@
+//! Timing of the findings engine and the rules on a ≥10-million-event report
+//! (many_kernels × 17, written by the synthetic writer). Ignored by default
+//! and needs `../shared/fixtures`; run with
+//! `cargo test --release --test findings_perf -- --ignored --nocapture`
+//! (`SCALE=N` for another number of copies).
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use sightline::analysis::findings::{Thresholds, analyze};
+use sightline::analysis::rules::{Rule, RuleOptions, run};
+
+#[test]
+#[ignore]
+fn findings_on_ten_million_events() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/nsys-2025.3/many_kernels.sqlite");
+    if !source.is_file() {
+        eprintln!("skipped: {} is not there", source.display());
+        return;
+    }
+    let cancel = AtomicBool::new(false);
+    let small = sightline::loader::load(&source, &mut |_| {}, &cancel).expect("load");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let big = dir.path().join("many_kernels_x17.sqlite");
+    sightline::synth::write_report(
+        &small,
+        std::env::var("SCALE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(17),
+        &big,
+        &mut |_| {},
+        &cancel,
+    )
+    .expect("write");
+    let trace = sightline::loader::load(&big, &mut |_| {}, &cancel).expect("load");
+    println!("{} events", trace.event_count());
+    let t = Instant::now();
+    let found = analyze(&trace, None, &Thresholds::default(), &cancel).expect("not cancelled");
+    println!(
+        "findings: {} in {:.3} s",
+        found.len(),
+        t.elapsed().as_secs_f64()
+    );
+    for rule in Rule::ALL {
+        let t = Instant::now();
+        let rows = run(&trace, rule, &RuleOptions::default()).rows.len();
+        println!(
+            "{}: {rows} rows in {:.3} s",
+            rule.name(),
+            t.elapsed().as_secs_f64()
+        );
+    }
+}
