@@ -136,8 +136,46 @@ impl ActivityCapture {
                     .result()
                     .map_err(|e| cupti_error(&format!("enabling {kind:?}"), e))?;
             }
+            Self::skip_untraced_calls();
         }
         Ok(())
+    }
+
+    /// Asks CUPTI not to record the API calls nsys does not trace: they
+    /// would be dropped on conversion anyway, and cudarc makes two of them
+    /// per launch, so not recording them at all halves the records of a
+    /// launch loop and the cost per launch (BENCHMARKS.md).
+    ///
+    /// # Safety
+    /// CUPTI must be loaded.
+    unsafe fn skip_untraced_calls() {
+        use cupti::CUpti_CallbackDomain as D;
+        // Callback ids are small dense integers; 4096 covers every CUDA 13 API.
+        for domain in [
+            D::CUPTI_CB_DOMAIN_DRIVER_API,
+            D::CUPTI_CB_DOMAIN_RUNTIME_API,
+        ] {
+            for cbid in 1..4096u32 {
+                let mut name: *const std::ffi::c_char = std::ptr::null();
+                // SAFETY: CUPTI writes a pointer to a static string it owns.
+                let status = unsafe { cupti::cuptiGetCallbackName(domain, cbid, &mut name) };
+                if status != cupti::CUptiResult::CUPTI_SUCCESS || name.is_null() {
+                    continue;
+                }
+                // SAFETY: a static NUL-terminated string (see above).
+                let text = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+                if records::untraced_by_nsys(&text) {
+                    // SAFETY: plain calls taking the id CUPTI just named.
+                    let _ = unsafe {
+                        if domain == D::CUPTI_CB_DOMAIN_DRIVER_API {
+                            cupti::cuptiActivityEnableDriverApi(cbid, 0)
+                        } else {
+                            cupti::cuptiActivityEnableRuntimeApi(cbid, 0)
+                        }
+                    };
+                }
+            }
+        }
     }
 
     fn disable() {

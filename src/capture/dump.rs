@@ -6,7 +6,9 @@
 //! Format (little-endian): the magic `SLREC001`, then entries, each a tag byte:
 //! `R` u32 length + record bytes; `P` u64 pointer + u32 length + UTF-8 (the
 //! string a record pointed at); `A` u8 domain (0 runtime, 1 driver) + u32 cbid
-//! + u32 length + UTF-8 (an API call's name).
+//! + u32 length + UTF-8 (an API call's name); `S` u64 (the id of an NVTX range
+//! opened with start/end rather than push/pop, which CUPTI's records do not
+//! tell; written at the end of a capture).
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -72,6 +74,15 @@ impl DumpWriter {
         self.out.write_all(data)
     }
 
+    /// Records which NVTX range ids were start/end ranges.
+    pub fn write_started_ranges(&mut self, ids: &[u64]) -> std::io::Result<()> {
+        for id in ids {
+            self.out.write_all(b"S")?;
+            self.out.write_all(&id.to_le_bytes())?;
+        }
+        Ok(())
+    }
+
     pub fn finish(mut self) -> std::io::Result<()> {
         self.out.flush()
     }
@@ -104,8 +115,16 @@ impl StringSource for DumpStrings {
     }
 }
 
-/// Decodes every record of a dump, in the order they were delivered.
-pub fn read_dump(path: &Path) -> Result<Vec<Record>, String> {
+/// What a dump holds: the records in the order they were delivered, and the
+/// ids of the NVTX ranges that were start/end ranges.
+#[derive(Debug, Default, PartialEq)]
+pub struct Dump {
+    pub records: Vec<Record>,
+    pub started_ranges: Vec<u64>,
+}
+
+/// Decodes every record of a dump.
+pub fn read_dump(path: &Path) -> Result<Dump, String> {
     let mut data = Vec::new();
     std::fs::File::open(path)
         .and_then(|mut f| f.read_to_end(&mut data))
@@ -114,16 +133,18 @@ pub fn read_dump(path: &Path) -> Result<Vec<Record>, String> {
 }
 
 /// [`read_dump`] on bytes.
-pub fn decode_dump(data: &[u8]) -> Result<Vec<Record>, String> {
+pub fn decode_dump(data: &[u8]) -> Result<Dump, String> {
     let body = data
         .strip_prefix(MAGIC.as_slice())
         .ok_or("not a Sightline record dump (no SLREC001 header)")?;
     let mut cursor = Cursor { data: body, at: 0 };
     let mut strings = DumpStrings::default();
     let mut raw_records: Vec<&[u8]> = Vec::new();
+    let mut started_ranges = Vec::new();
     while let Some(tag) = cursor.take(1) {
         match tag[0] {
             b'R' => raw_records.push(cursor.sized()?),
+            b'S' => started_ranges.push(cursor.u64()?),
             b'P' => {
                 let pointer = cursor.u64()?;
                 let text = String::from_utf8_lossy(cursor.sized()?).into_owned();
@@ -143,10 +164,33 @@ pub fn decode_dump(data: &[u8]) -> Result<Vec<Record>, String> {
             }
         }
     }
-    Ok(raw_records
+    let records = raw_records
         .into_iter()
         .filter_map(|bytes| records::decode(bytes, &mut strings))
-        .collect())
+        .collect();
+    Ok(Dump {
+        records,
+        started_ranges,
+    })
+}
+
+impl Dump {
+    /// The report these records make, as a capture would have saved it
+    /// (without the device facts, which a dump does not keep).
+    pub fn to_report(&self, pid: u32) -> Result<super::live::LiveReport, String> {
+        let mut live = super::live::LiveReport::create(
+            pid,
+            "sightline",
+            &format!(
+                "sightline {}: converted from a CUPTI record dump",
+                env!("CARGO_PKG_VERSION")
+            ),
+        )?;
+        live.mark_started_ranges(&self.started_ranges);
+        live.append(&self.records)?;
+        live.close_open_ranges()?;
+        Ok(live)
+    }
 }
 
 struct Cursor<'a> {
@@ -188,7 +232,7 @@ mod tests {
         assert!(decode_dump(b"").is_err());
         assert!(decode_dump(b"SLREC001R\xff\xff\xff\xff").is_err());
         assert!(decode_dump(b"SLREC001Z").is_err());
-        assert_eq!(decode_dump(b"SLREC001"), Ok(Vec::new()));
+        assert_eq!(decode_dump(b"SLREC001"), Ok(Dump::default()));
     }
 
     #[test]
@@ -209,9 +253,9 @@ mod tests {
         })
         .expect("write");
         w.finish().expect("finish");
-        let records = read_dump(&path).expect("read");
-        let [Record::Api(api)] = records.as_slice() else {
-            panic!("{records:?}");
+        let dump = read_dump(&path).expect("read");
+        let [Record::Api(api)] = dump.records.as_slice() else {
+            panic!("{dump:?}");
         };
         assert_eq!(api.name, "cudaLaunchKernel_v7000");
     }

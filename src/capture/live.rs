@@ -27,37 +27,6 @@ use crate::model::nsys::event_class::CUDA_RUNTIME;
 use crate::model::nsys::event_type::{NVTX_MARK, NVTX_PUSHPOP, NVTX_STARTEND};
 use crate::synth::rows::{self, GpuOpKey, GpuRow};
 
-/// CUDA API calls that nsys (2025.3, `--trace=cuda`) does not trace, while
-/// CUPTI reports them: found by capturing each benchmark and profiling the
-/// same benchmark with nsys on the H100 (BENCHMARKS.md). cudarc asks for the
-/// current context before every call; keeping those would count twice the
-/// calls nsys counts. Dropping them keeps `cuda_api_sum` of a capture equal to
-/// nsys's.
-const UNTRACED_API_CALLS: &[&str] = &[
-    "cuCtxGetCurrent",
-    "cuCtxGetDevice",
-    "cuCtxGetLimit",
-    "cuDeviceGet",
-    "cuDeviceGetAttribute",
-    "cuDeviceGetCount",
-    "cuDeviceGetName",
-    "cuDeviceGetUuid",
-    "cuDevicePrimaryCtxRelease_v2",
-    "cuDevicePrimaryCtxRetain",
-    "cuDeviceTotalMem_v2",
-    "cuDriverGetVersion",
-    "cuEventElapsedTime_v2",
-    "cuGetProcAddress",
-    "cuModuleGetFunction",
-    "cudaDeviceGetAttribute",
-    "cudaFuncGetAttributes",
-    "cudaFuncSetAttribute",
-    "cudaGetDevice",
-    "cudaGetLastError",
-    "cudaGetSymbolAddress",
-    "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
-];
-
 /// An NVTX range whose end has not been seen yet.
 struct OpenRange {
     start: u64,
@@ -104,6 +73,9 @@ pub struct LiveReport {
     /// closes the innermost range of its thread is taken for a pop.
     thread_stacks: HashMap<u32, Vec<u32>>,
     marker_data: HashMap<u32, MarkerDataRecord>,
+    /// Start/end range ids known from elsewhere than this process's NVTX
+    /// wrapper (a record dump).
+    started_ranges: std::collections::HashSet<u64>,
     counts: LiveCounts,
     first_timestamp: Option<u64>,
     last_timestamp: u64,
@@ -154,6 +126,7 @@ impl LiveReport {
             open_ranges: HashMap::new(),
             thread_stacks: HashMap::new(),
             marker_data: HashMap::new(),
+            started_ranges: Default::default(),
             counts: LiveCounts::default(),
             first_timestamp: None,
             last_timestamp: 0,
@@ -206,6 +179,11 @@ impl LiveReport {
         }
         self.strings.insert(value.to_string(), id);
         Ok(id)
+    }
+
+    /// Tells which NVTX range ids were start/end ranges (from a record dump).
+    pub fn mark_started_ranges(&mut self, ids: &[u64]) {
+        self.started_ranges.extend(ids.iter().copied());
     }
 
     /// Names a thread of the captured process (written when it first shows).
@@ -408,7 +386,7 @@ impl LiveReport {
     }
 
     fn api(&mut self, a: &ApiRecord) -> rusqlite::Result<()> {
-        if UNTRACED_API_CALLS.contains(&a.name.as_str()) {
+        if super::records::untraced_by_nsys(&a.name) {
             return Ok(());
         }
         let global_tid = self.global_tid(a.thread_id)?;
@@ -475,7 +453,8 @@ impl LiveReport {
             let stack = self.thread_stacks.entry(start_tid).or_default();
             let innermost = stack.last() == Some(&m.id) && start_tid == m.thread_id;
             stack.retain(|&id| id != m.id);
-            let started = crate::capture::nvtx::was_started_range(m.id as u64);
+            let started = self.started_ranges.contains(&(m.id as u64))
+                || crate::capture::nvtx::was_started_range(m.id as u64);
             let event_type = if innermost && !started {
                 NVTX_PUSHPOP
             } else {

@@ -159,6 +159,14 @@ pub fn start_range(name: &str, color: u32, payload: Option<Payload>) -> StartedR
 static STARTED_IDS: std::sync::Mutex<std::collections::BTreeSet<u64>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
+/// The ids of every start/end range this process opened (for record dumps).
+pub fn started_range_ids() -> Vec<u64> {
+    STARTED_IDS
+        .lock()
+        .map(|ids| ids.iter().copied().collect())
+        .unwrap_or_default()
+}
+
 /// Was range `id` opened with [`start_range`] (start/end) in this process?
 pub fn was_started_range(id: u64) -> bool {
     STARTED_IDS.lock().is_ok_and(|ids| ids.contains(&id))

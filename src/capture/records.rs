@@ -165,6 +165,45 @@ pub enum Record {
     MarkerData(MarkerDataRecord),
 }
 
+/// CUDA API calls that nsys (2025.3, `--trace=cuda`) does not trace, while
+/// CUPTI reports them: found by capturing each benchmark and profiling the
+/// same benchmark with nsys on the H100 (BENCHMARKS.md). cudarc asks for the
+/// current context before every call; keeping those would count twice the
+/// calls nsys counts. Dropping them keeps `cuda_api_sum` of a capture equal to
+/// nsys's.
+const UNTRACED_API_CALLS: &[&str] = &[
+    "cuCtxGetCurrent",
+    "cuCtxGetDevice",
+    "cuCtxGetLimit",
+    "cuDeviceGet",
+    "cuDeviceGetAttribute",
+    "cuDeviceGetCount",
+    "cuDeviceGetName",
+    "cuDeviceGetUuid",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuDevicePrimaryCtxRetain",
+    "cuDeviceTotalMem_v2",
+    "cuDriverGetVersion",
+    "cuEventElapsedTime_v2",
+    "cuGetProcAddress",
+    "cuModuleGetFunction",
+    "cudaDeviceGetAttribute",
+    "cudaFuncGetAttributes",
+    "cudaFuncSetAttribute",
+    "cudaGetDevice",
+    "cudaGetLastError",
+    "cudaGetSymbolAddress",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+];
+
+/// Is `name` a call nsys does not trace? Names are compared as `nsys stats`
+/// shows them: runtime calls without their `_vNNNN` suffix, driver calls
+/// with a `_v2` one.
+pub fn untraced_by_nsys(name: &str) -> bool {
+    let shown = crate::model::nsys::strip_version_suffix(name);
+    UNTRACED_API_CALLS.contains(&shown)
+}
+
 /// Reads the C string a record points at. Live: the pointer is dereferenced
 /// (CUPTI owns the memory, so it is copied at once); from a dump: looked up.
 pub trait StringSource {

@@ -212,8 +212,9 @@ pub fn capture(
     while let Ok(batch) = batches.try_recv() {
         append(&mut live, batch)?;
     }
-    if let Some(dump) = dump {
-        dump.finish()
+    if let Some(mut dump) = dump {
+        dump.write_started_ranges(&super::nvtx::started_range_ids())
+            .and_then(|()| dump.finish())
             .map_err(|e| CaptureError::Save(format!("record dump: {e}")))?;
     }
     live.close_open_ranges().map_err(CaptureError::Save)?;

@@ -1,0 +1,255 @@
+//! Live capture without a GPU: real CUPTI records recorded on an H100
+//! (tests/fixtures/capture/*.rec, made by `sightline capture B --dump-records`)
+//! converted into a report and compared with what nsys reported for the same
+//! benchmark on the same machine; replay of saved reports through the live
+//! path; and the clear refusal of `capture` on a machine without a driver.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use sightline::capture::dump::read_dump;
+use sightline::capture::replay;
+use sightline::capture::session::{CaptureJob, CaptureMessage};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// `column key` → the row's other named columns, from a CSV `nsys stats` or
+/// `sightline stats` wrote.
+fn csv_rows(path: &Path, key: &str, values: &[&str]) -> BTreeMap<String, Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut lines = text.lines();
+    let Some(header) = lines.next() else {
+        return BTreeMap::new();
+    };
+    let header = split_csv(header);
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let key_at = col(key).unwrap_or_else(|| panic!("{}: no {key} column", path.display()));
+    let value_at: Vec<usize> = values
+        .iter()
+        .map(|v| col(v).unwrap_or_else(|| panic!("{}: no {v} column", path.display())))
+        .collect();
+    lines
+        .map(split_csv)
+        .map(|cells| {
+            (
+                cells[key_at].clone(),
+                value_at.iter().map(|&i| cells[i].clone()).collect(),
+            )
+        })
+        .collect()
+}
+
+fn split_csv(line: &str) -> Vec<String> {
+    let mut cells = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => cells.push(String::new()),
+            _ => cells.last_mut().expect("a cell").push(c),
+        }
+    }
+    cells
+}
+
+/// Our `sightline stats` CSVs of a report, written into `dir`.
+fn our_stats(report: &Path, dir: &Path) -> PathBuf {
+    let prefix = dir.join("ours");
+    let status = Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args(["stats", "--format", "csv", "--output"])
+        .arg(&prefix)
+        .arg(report)
+        .arg("--report")
+        .arg("cuda_gpu_kern_sum,nvtx_sum,cuda_api_sum,cuda_gpu_mem_time_sum")
+        .output()
+        .expect("run sightline stats");
+    assert!(status.status.success(), "{status:?}");
+    prefix
+}
+
+/// The H100 records of benchmark `bench`, converted as a capture converts
+/// them, give the kernels, copies, NVTX ranges and API calls nsys found when
+/// it profiled `sightline run bench` on the same machine.
+fn records_match_nsys(bench: &str) {
+    let dump = read_dump(&fixture(&format!("capture/{bench}.rec"))).expect("read dump");
+    assert!(!dump.records.is_empty());
+    let live = dump.to_report(4242).expect("convert");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let saved = dir.path().join("capture.sqlite");
+    live.save(&saved).expect("save");
+    let ours = our_stats(&saved, dir.path());
+    let theirs = |report: &str| fixture(&format!("capture/nsys_{bench}_{report}.csv"));
+    let mine = |report: &str| PathBuf::from(format!("{}_{report}.csv", ours.display()));
+
+    // Kernels: the same names (as nsys spells them) and instance counts;
+    // averages within 1% (two runs of the same program, not the same run).
+    let a = csv_rows(
+        &mine("cuda_gpu_kern_sum"),
+        "Name",
+        &["Instances", "Avg (ns)"],
+    );
+    let b = csv_rows(
+        &theirs("cuda_gpu_kern_sum"),
+        "Name",
+        &["Instances", "Avg (ns)"],
+    );
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (name, ours) in &a {
+        let nsys = &b[name];
+        assert_eq!(ours[0], nsys[0], "{name} instances");
+        let (x, y): (f64, f64) = (ours[1].parse().expect("avg"), nsys[1].parse().expect("avg"));
+        assert!((x / y - 1.0).abs() < 0.01, "{name}: avg {x} vs nsys {y}");
+    }
+    // NVTX ranges: names, push/pop or start/end, instances.
+    let a = csv_rows(&mine("nvtx_sum"), "Range", &["Style", "Instances"]);
+    let b = csv_rows(&theirs("nvtx_sum"), "Range", &["Style", "Instances"]);
+    assert_eq!(a, b, "nvtx_sum");
+    // Copies by kind.
+    let a = csv_rows(&mine("cuda_gpu_mem_time_sum"), "Operation", &["Count"]);
+    let b = csv_rows(&theirs("cuda_gpu_mem_time_sum"), "Operation", &["Count"]);
+    assert_eq!(a, b, "cuda_gpu_mem_time_sum");
+    // API calls: the same calls, except cuInit, which the process also calls
+    // before nsys's injection starts tracing it (one call more here).
+    let mut a = csv_rows(&mine("cuda_api_sum"), "Name", &["Num Calls"]);
+    let mut b = csv_rows(&theirs("cuda_api_sum"), "Name", &["Num Calls"]);
+    a.remove("cuInit");
+    b.remove("cuInit");
+    assert_eq!(a, b, "cuda_api_sum");
+}
+
+#[test]
+fn h100_records_of_sync_timing_match_nsys() {
+    records_match_nsys("sync-timing");
+}
+
+#[test]
+fn h100_records_of_streams_match_nsys() {
+    records_match_nsys("streams");
+}
+
+/// Collects a job's messages until it finishes.
+fn run_to_end(job: &CaptureJob, timeout: Duration) -> (Vec<u64>, Option<CaptureMessage>) {
+    let deadline = Instant::now() + timeout;
+    let mut sizes = Vec::new();
+    while Instant::now() < deadline {
+        match job.messages.recv_timeout(Duration::from_millis(100)) {
+            Ok(CaptureMessage::Snapshot(trace, _)) => sizes.push(trace.event_count() as u64),
+            Ok(m @ CaptureMessage::Finished(_)) => return (sizes, Some(m)),
+            Ok(CaptureMessage::Output(_)) => {}
+            Err(_) => {}
+        }
+    }
+    (sizes, None)
+}
+
+#[test]
+fn replay_grows_and_ends_with_the_whole_report() {
+    let path = fixture("sync_timing.sqlite");
+    let full = sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("load");
+    let span = (full.info.time_range.1 - full.info.time_range.0) as f64;
+    // About 1.5 s of wall time, whatever the report's own span.
+    let job = CaptureJob::replay(path, span / 1.5e9);
+    let (sizes, end) = run_to_end(&job, Duration::from_secs(60));
+    assert!(sizes.len() >= 2, "snapshots while it ran: {sizes:?}");
+    assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "grows: {sizes:?}");
+    assert!(
+        sizes[0] < full.event_count() as u64,
+        "first snapshot is partial"
+    );
+    let Some(CaptureMessage::Finished(Ok(result))) = end else {
+        panic!("no clean end");
+    };
+    let t = &result.trace;
+    assert!(!result.stopped_early);
+    assert_eq!(t.kernels.spans.len(), full.kernels.spans.len());
+    assert_eq!(t.memcpys.spans.len(), full.memcpys.spans.len());
+    assert_eq!(t.cuda_api.spans.len(), full.cuda_api.spans.len());
+    assert_eq!(t.nvtx.spans.len(), full.nvtx.spans.len());
+    assert_eq!(t.info.time_range, full.info.time_range);
+}
+
+#[test]
+fn stop_ends_a_replay_early_with_what_it_had() {
+    let path = fixture("sync_timing.sqlite");
+    let full = sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("load");
+    let span = (full.info.time_range.1 - full.info.time_range.0) as f64;
+    // A pace that would take about 30 s: Stop comes long before the end.
+    let job = CaptureJob::replay(path, span / 30e9);
+    std::thread::sleep(Duration::from_millis(600));
+    job.stop();
+    let (_, end) = run_to_end(&job, Duration::from_secs(20));
+    let Some(CaptureMessage::Finished(Ok(result))) = end else {
+        panic!("no clean end after Stop");
+    };
+    assert!(result.stopped_early);
+    assert!(result.trace.event_count() < full.event_count());
+}
+
+#[test]
+fn replay_of_a_file_that_is_no_report_is_a_clear_error() {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, _rx) = crossbeam_channel::unbounded();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let err = replay::replay(&path, 1.0, &stop, &tx)
+        .err()
+        .expect("an error");
+    assert!(err.to_string().contains("not an SQLite file"), "{err}");
+    stop.store(true, Ordering::Relaxed);
+}
+
+#[test]
+fn capture_without_a_driver_says_so_and_writes_nothing() {
+    if sightline::capture::environment::driver_present() {
+        eprintln!("skipped: this machine has an NVIDIA driver");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("c.sqlite");
+    let run = Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args(["capture", "sync-timing", "--output"])
+        .arg(&out)
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(
+        stderr.trim(),
+        format!("sightline: {}", sightline::capture::environment::NO_DRIVER)
+    );
+    assert!(!out.exists());
+    assert!(!stderr.contains("panicked"));
+}
+
+#[test]
+fn saved_captures_name_sightline_and_the_schema() {
+    let conn = sightline::loader::open_read_only(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sync_timing_capture.sqlite"),
+    )
+    .expect("open");
+    let value = |name: &str| -> String {
+        conn.query_row(
+            "SELECT value FROM META_DATA_EXPORT WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .expect(name)
+    };
+    assert_eq!(value("EXPORT_PRODUCT_NAME"), "Sightline");
+    assert_eq!(value("EXPORT_SCHEMA_VERSION"), "3.20.3");
+    let trace = sightline::loader::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sync_timing_capture.sqlite"),
+        &mut |_| {},
+        &AtomicBool::new(false),
+    )
+    .expect("the bundled capture loads");
+    assert_eq!(trace.gpus[0].name, "NVIDIA H100 80GB HBM3");
+    assert!(trace.kernels.spans.len() >= 90);
+}
