@@ -20,7 +20,10 @@ fn fixture(name: &str) -> PathBuf {
 fn harness() -> Harness<'static, SightlineApp> {
     Harness::builder()
         .with_size(vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), SightlineApp::default())
+        .build_ui_state(
+            |ui, app: &mut SightlineApp| app.ui(ui),
+            SightlineApp::default(),
+        )
 }
 
 fn events(h: &Harness<'_, SightlineApp>) -> usize {
@@ -51,7 +54,10 @@ fn report_span() -> (f64, sightline::model::Trace) {
         &AtomicBool::new(false),
     )
     .expect("load");
-    ((full.info.time_range.1 - full.info.time_range.0) as f64, full)
+    (
+        (full.info.time_range.1 - full.info.time_range.0) as f64,
+        full,
+    )
 }
 
 #[test]
@@ -63,7 +69,7 @@ fn a_capture_tab_grows_follows_the_newest_events_and_stops_on_request() {
     h.state_mut()
         .start_replay(fixture("sync_timing.sqlite"), span / 20e9);
     h.step();
-    assert!(h.get_by_label_contains("Capturing").rect().width() > 0.0);
+    assert!(h.get_by_label_contains(": recording").rect().width() > 0.0);
     assert!(step_until(&mut h, Duration::from_secs(20), |h| events(h) > 0));
     let first = events(&h);
     assert!(step_until(&mut h, Duration::from_secs(20), |h| events(h) > first));
@@ -72,7 +78,10 @@ fn a_capture_tab_grows_follows_the_newest_events_and_stops_on_request() {
     let (lo, hi) = doc.timeline.limits();
     let view = &doc.timeline.view;
     assert!(view.start <= lo && view.end >= hi, "{lo}..{hi} in view");
-    assert!(view.end - hi < 1e3 + view.span() * 1e-6, "newest at the right edge");
+    assert!(
+        view.end - hi < 1e3 + view.span() * 1e-6,
+        "newest at the right edge"
+    );
     assert!(doc.live.as_ref().is_some_and(|l| l.follow));
     // Zooming ends follow mode, and later snapshots keep the user's view.
     let canvas = h.get_by_label_contains("Timeline,").rect();
@@ -81,10 +90,18 @@ fn a_capture_tab_grows_follows_the_newest_events_and_stops_on_request() {
     h.step();
     let live = h.state().doc().and_then(|d| d.live.as_ref()).expect("live");
     assert!(!live.follow, "zooming turns follow mode off");
-    let zoomed = h.state().doc().map(|d| d.timeline.view.span()).unwrap_or(0.0);
+    let zoomed = h
+        .state()
+        .doc()
+        .map(|d| d.timeline.view.span())
+        .unwrap_or(0.0);
     let now = events(&h);
     assert!(step_until(&mut h, Duration::from_secs(20), |h| events(h) > now));
-    let kept = h.state().doc().map(|d| d.timeline.view.span()).unwrap_or(0.0);
+    let kept = h
+        .state()
+        .doc()
+        .map(|d| d.timeline.view.span())
+        .unwrap_or(0.0);
     assert_eq!(zoomed, kept, "a new snapshot keeps the zoom");
     // Stop: the capture ends cleanly with what it had.
     h.get_by_label("Stop").click();
@@ -95,7 +112,7 @@ fn a_capture_tab_grows_follows_the_newest_events_and_stops_on_request() {
             .is_some_and(|l| !l.is_running())
     }));
     h.step();
-    assert!(h.get_by_label_contains("stopped").rect().width() > 0.0);
+    assert!(h.get_by_label_contains(": stopped").rect().width() > 0.0);
     assert!(events(&h) < full.event_count());
 }
 

@@ -109,19 +109,17 @@ impl Live {
     pub fn bar(&mut self, ui: &mut Ui, label: &str) {
         ui.horizontal_wrapped(|ui| {
             let c = self.status.counts;
-            if self.is_running() {
+            let state = if self.is_running() {
                 ui.spinner();
-                ui.label(RichText::new(format!("Capturing {label}")).strong());
+                "recording"
             } else if self.problem.is_some() && c.total() == 0 {
-                ui.label(RichText::new(format!("Capture of {label} failed")).strong());
+                "failed"
+            } else if self.stopped_early {
+                "stopped"
             } else {
-                let how = if self.stopped_early {
-                    "stopped"
-                } else {
-                    "finished"
-                };
-                ui.label(RichText::new(format!("Capture of {label} {how}")).strong());
-            }
+                "finished"
+            };
+            ui.label(RichText::new(format!("{label}: {state}")).strong());
             ui.separator();
             ui.label(format!(
                 "{:.1} s · {} events · {:.0} events/s · {} kernels · {} copies · {} API calls · {} NVTX",

@@ -71,7 +71,7 @@ impl Document {
             strings: crate::model::Strings::new(),
             ..Trace::default()
         };
-        let mut doc = Document::new(empty, PathBuf::from(format!("capture {}", job.label)));
+        let mut doc = Document::new(empty, PathBuf::from(&job.label));
         doc.live = Some(Live::new(job));
         doc
     }

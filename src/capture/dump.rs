@@ -187,9 +187,31 @@ impl Dump {
             ),
         )?;
         live.mark_started_ranges(&self.started_ranges);
+        // The session started just before its first record.
+        let first = self
+            .records
+            .iter()
+            .filter_map(record_time)
+            .filter(|&t| t > 0)
+            .min()
+            .unwrap_or(0);
+        live.set_origin(first);
         live.append(&self.records)?;
         live.close_open_ranges()?;
         Ok(live)
+    }
+}
+
+/// When a record happened (its start), if it says.
+fn record_time(record: &Record) -> Option<u64> {
+    match record {
+        Record::Kernel(k) => Some(k.place.start),
+        Record::Memcpy(m) => Some(m.place.start),
+        Record::Memset(m) => Some(m.place.start),
+        Record::Sync(s) => Some(s.start),
+        Record::Api(a) => Some(a.start),
+        Record::Marker(m) => Some(m.timestamp),
+        Record::MarkerData(_) => None,
     }
 }
 

@@ -79,6 +79,10 @@ pub struct LiveReport {
     counts: LiveCounts,
     first_timestamp: Option<u64>,
     last_timestamp: u64,
+    /// CUPTI timestamp (CLOCK_REALTIME ns) of the session's start: reports
+    /// store times from there, as nsys does, so the ruler reads 0.25 s rather
+    /// than 1,795,440,416.25 s.
+    origin: u64,
 }
 
 fn sql(e: rusqlite::Error) -> String {
@@ -130,6 +134,7 @@ impl LiveReport {
             counts: LiveCounts::default(),
             first_timestamp: None,
             last_timestamp: 0,
+            origin: 0,
         })
     }
 
@@ -179,6 +184,16 @@ impl LiveReport {
         }
         self.strings.insert(value.to_string(), id);
         Ok(id)
+    }
+
+    /// Times are written relative to `origin` (a CUPTI timestamp): call
+    /// before the first record.
+    pub fn set_origin(&mut self, origin: u64) {
+        self.origin = origin;
+    }
+
+    fn session_time(&self, t: u64) -> i64 {
+        (t as i128 - self.origin as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
 
     /// Tells which NVTX range ids were start/end ranges (from a record dump).
@@ -245,8 +260,8 @@ impl LiveReport {
         self.saw(p.start);
         self.saw(p.end);
         Ok(GpuOpKey {
-            start: p.start as i64,
-            end: p.end as i64,
+            start: self.session_time(p.start),
+            end: self.session_time(p.end),
             device_id: p.device_id,
             context_id: p.context_id,
             stream_id: p.stream_id,
@@ -397,8 +412,8 @@ impl LiveReport {
             rows::api(
                 conn,
                 &rows::ApiRow {
-                    start: a.start as i64,
-                    end: a.end as i64,
+                    start: self.session_time(a.start),
+                    end: self.session_time(a.end),
                     event_class: CUDA_RUNTIME,
                     global_tid,
                     correlation: a.correlation as i64,
@@ -420,7 +435,7 @@ impl LiveReport {
         }
         let id = self.domains.len() as i64 + 1;
         if let Some(conn) = self.conn.as_ref() {
-            rows::nvtx_domain(conn, at as i64, global_tid, id, name)?;
+            rows::nvtx_domain(conn, self.session_time(at), global_tid, id, name)?;
         }
         self.domains.insert(name.to_string(), id);
         Ok(id)
@@ -497,8 +512,8 @@ impl LiveReport {
             rows::nvtx(
                 conn,
                 &rows::NvtxRow {
-                    start: open.start as i64,
-                    end: end.map(|e| e as i64),
+                    start: self.session_time(open.start),
+                    end: end.map(|e| self.session_time(e)),
                     event_type,
                     category: data.map_or(0, |d| d.category),
                     color: data.map_or(0, |d| d.color),

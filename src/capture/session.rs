@@ -87,7 +87,7 @@ impl CaptureJob {
         params: Params,
         options: CaptureOptions,
     ) -> CaptureJob {
-        CaptureJob::spawn_with(spec.name, move |stop, tx| {
+        CaptureJob::spawn_with(&format!("capture {}", spec.name), move |stop, tx| {
             capture(spec, &params, &options, &stop, &tx)
         })
     }
@@ -163,6 +163,11 @@ pub fn capture(
         ),
         None => None,
     };
+    // CUPTI stamps records with CLOCK_REALTIME nanoseconds (capture-notes.md).
+    let origin = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    live.set_origin(origin);
     let (batch_tx, batches) = crossbeam_channel::unbounded::<Batch>();
     let activity = ActivityCapture::start(batch_tx, dump.is_some())?;
     let started = Instant::now();
