@@ -46,6 +46,10 @@ fn main() -> ExitCode {
             cli::usage_error(&format!("unknown option {other}"), USAGE)
         }
         _ => {
+            if let Some(message) = sightline::app::missing_display() {
+                eprintln!("sightline: {message}");
+                return ExitCode::from(cli::EXIT_BAD_INPUT);
+            }
             // The window can capture: NVTX must be pointed at CUPTI before
             // any thread starts.
             sightline::capture::environment::prepare_nvtx_injection();
@@ -87,6 +91,10 @@ fn replay(args: &[String]) -> ExitCode {
     };
     if let Err(e) = sightline::loader::open_read_only(&file) {
         eprintln!("sightline: {e}");
+        return ExitCode::from(cli::EXIT_BAD_INPUT);
+    }
+    if let Some(message) = sightline::app::missing_display() {
+        eprintln!("sightline: {message}");
         return ExitCode::from(cli::EXIT_BAD_INPUT);
     }
     match sightline::app::run_replay(file, speed) {
