@@ -1,5 +1,5 @@
-//! `sightline [FILE...]` opens the viewer; `sightline stats|analyze|synth|bench|run|capture|replay ...` run
-//! the command-line tools.
+//! `sightline [FILE...]` opens the viewer; `sightline stats|analyze|diff|synth|bench|run|capture|replay ...`
+//! run the command-line tools.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +11,7 @@ usage:
   sightline [FILE.sqlite ...]        open reports in the viewer (none: the bundled example)
   sightline stats FILE [--report R1,R2,...] [--format table|csv] [--output PREFIX] [--range START_NS:END_NS]
   sightline analyze FILE [--rule RULE[:opt=value...][,RULE...]] [--format table|csv|json] [--output PREFIX] [--range START_NS:END_NS]
+  sightline diff A.sqlite B.sqlite [--report kernels,api,nvtx,memcpy] [--format table|csv] [--output PREFIX] [--fail-above PCT]
   sightline synth --from FILE --scale N --output OUT.sqlite
   sightline bench FILE [--json]
   sightline run BENCH [--PARAM VALUE ...]   run a GPU benchmark (no capture); run --list lists them
@@ -23,6 +24,7 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("stats") => cli::stats::main(&args[1..]),
         Some("analyze") => cli::analyze::main(&args[1..]),
+        Some("diff") => cli::diff::main(&args[1..]),
         Some("synth") => cli::synth::main(&args[1..]),
         Some("bench") => cli::bench::main(&args[1..]),
         Some("run") => cli::run::main(&args[1..]),
@@ -44,6 +46,10 @@ fn main() -> ExitCode {
             cli::usage_error(&format!("unknown option {other}"), USAGE)
         }
         _ => {
+            if let Some(message) = sightline::app::missing_display() {
+                eprintln!("sightline: {message}");
+                return ExitCode::from(cli::EXIT_BAD_INPUT);
+            }
             // The window can capture: NVTX must be pointed at CUPTI before
             // any thread starts.
             sightline::capture::environment::prepare_nvtx_injection();
@@ -85,6 +91,10 @@ fn replay(args: &[String]) -> ExitCode {
     };
     if let Err(e) = sightline::loader::open_read_only(&file) {
         eprintln!("sightline: {e}");
+        return ExitCode::from(cli::EXIT_BAD_INPUT);
+    }
+    if let Some(message) = sightline::app::missing_display() {
+        eprintln!("sightline: {message}");
         return ExitCode::from(cli::EXIT_BAD_INPUT);
     }
     match sightline::app::run_replay(file, speed) {

@@ -1,5 +1,7 @@
-//! Analysis: what `nsys stats` computes, over the whole trace or any time range.
+//! Analysis: what `nsys stats` computes, over the whole trace or any time range, and
+//! diffs of two reports built from those summaries (`compare`).
 
+pub mod compare;
 pub mod findings;
 mod format;
 mod gpu_reports;

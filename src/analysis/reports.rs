@@ -128,21 +128,44 @@ pub(crate) fn duration_table<K>(
 /// §1. Every CUDA runtime/driver API call, grouped by name id (stripped after
 /// grouping); ties by name id.
 pub(crate) fn cuda_api_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    duration_table(
+        cuda_api_groups(trace, range),
+        "Num Calls",
+        &["Name"],
+        |&key| vec![text(cuda_api_name(trace, key))],
+    )
+}
+
+/// `cuda_api_sum`'s groups (name id, summary) in name id order; `compare` reads
+/// them too, so a diff's numbers are the report's own.
+pub(crate) fn cuda_api_groups(trace: &Trace, range: Option<TimeRange>) -> Vec<(u32, Summary)> {
     let spans = &trace.cuda_api.spans;
-    let groups = summarize_by_key(trace.strings.len(), |c| {
+    summarize_by_key(trace.strings.len(), |c| {
         for thread in &trace.threads {
             for i in events_in(spans, &thread.cuda_api.events, range) {
                 c.push(spans.name[i].0, duration(spans, i));
             }
         }
-    });
-    duration_table(groups, "Num Calls", &["Name"], |&key| {
-        vec![text(strip_version_suffix(trace.name(StrId(key))))]
     })
+}
+
+/// The Name cell of a `cuda_api_sum` group: the name id's text, version suffix stripped.
+pub(crate) fn cuda_api_name(trace: &Trace, key: u32) -> &str {
+    strip_version_suffix(trace.name(StrId(key)))
 }
 
 /// §2. Kernels by (demangled) name; ordered by Total desc, Instances asc, Name asc.
 pub(crate) fn cuda_gpu_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    duration_table(
+        cuda_gpu_kern_groups(trace, range),
+        "Instances",
+        &["Name"],
+        |&key| vec![text(trace.name(StrId(key)))],
+    )
+}
+
+/// `cuda_gpu_kern_sum`'s groups (name id, summary) in the report's row order.
+pub(crate) fn cuda_gpu_kern_groups(trace: &Trace, range: Option<TimeRange>) -> Vec<(u32, Summary)> {
     let spans = &trace.kernels.spans;
     let mut groups = summarize_by_key(trace.strings.len(), |c| {
         for stream in &trace.streams {
@@ -156,9 +179,7 @@ pub(crate) fn cuda_gpu_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Tabl
             .then(a.1.count.cmp(&b.1.count))
             .then_with(|| trace.name(StrId(a.0)).cmp(trace.name(StrId(b.0))))
     });
-    duration_table(groups, "Instances", &["Name"], |&key| {
-        vec![text(trace.name(StrId(key)))]
-    })
+    groups
 }
 
 /// Memory copies and sets by operation label, with `value` per operation.
@@ -191,15 +212,25 @@ fn memops_by_name(
 
 /// §3. Memory operations by time.
 pub(crate) fn cuda_gpu_mem_time_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
-    let groups = memops_by_name(
+    duration_table(
+        cuda_gpu_mem_time_groups(trace, range),
+        "Count",
+        &["Operation"],
+        |&key| vec![text(trace.name(StrId(key)))],
+    )
+}
+
+/// `cuda_gpu_mem_time_sum`'s groups (operation name id, duration summary).
+pub(crate) fn cuda_gpu_mem_time_groups(
+    trace: &Trace,
+    range: Option<TimeRange>,
+) -> Vec<(u32, Summary)> {
+    memops_by_name(
         trace,
         range,
         |i| duration(&trace.memcpys.spans, i),
         |i| duration(&trace.memsets.spans, i),
-    );
-    duration_table(groups, "Count", &["Operation"], |&key| {
-        vec![text(trace.name(StrId(key)))]
-    })
+    )
 }
 
 fn bytes_value(bytes: Option<&u64>) -> i64 {
@@ -248,7 +279,7 @@ pub(crate) fn cuda_gpu_mem_size_sum(trace: &Trace, range: Option<TimeRange>) -> 
 /// §5. NVTX push/pop and start/end ranges (not marks) by `domain:message` and
 /// style. Each domain is grouped on its own (raw key = message id × style), then
 /// groups whose tag text is equal merge, as nsys groups by the text.
-fn nvtx_groups(trace: &Trace, range: Option<TimeRange>) -> Vec<((String, u8), Summary)> {
+pub(crate) fn nvtx_groups(trace: &Trace, range: Option<TimeRange>) -> Vec<((String, u8), Summary)> {
     let spans = &trace.nvtx.spans;
     let kinds = &trace.nvtx.kind;
     let mut domains: Vec<&str> = Vec::new();

@@ -922,6 +922,24 @@ impl eframe::App for SightlineApp {
     }
 }
 
+/// Why the window cannot open, said plainly: without it winit fails deep inside
+/// eframe with a raw error naming a cargo registry path.
+pub const NO_DISPLAY: &str = "no display found (DISPLAY/WAYLAND_DISPLAY unset): the viewer needs \
+a desktop; `sightline stats FILE` works without one";
+
+/// `Some(NO_DISPLAY)` when the window surely cannot open: on Linux, neither an X11
+/// nor a Wayland display is named (an empty value names none). Other platforms
+/// always have a desktop session to try, so they are left to eframe.
+pub fn missing_display() -> Option<&'static str> {
+    if cfg!(target_os = "linux") {
+        let named = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
+        if !named("DISPLAY") && !named("WAYLAND_DISPLAY") {
+            return Some(NO_DISPLAY);
+        }
+    }
+    None
+}
+
 /// Opens the window on `files` (or the bundled report when empty).
 pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
     launch(move |app| {

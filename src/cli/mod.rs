@@ -1,10 +1,11 @@
-//! Command-line front ends: `stats`, `analyze`, `synth`, `bench`, `run`, `capture`. Each parses its own
+//! Command-line front ends: `stats`, `analyze`, `diff`, `synth`, `bench`, `run`, `capture`. Each parses its own
 //! arguments and returns the process exit code: 0 ok, 1 failure, 2 bad input
 //! or usage (as `nsys stats` and ripgrep do).
 
 pub mod analyze;
 pub mod bench;
 pub mod capture;
+pub mod diff;
 pub mod run;
 pub mod stats;
 pub mod synth;
