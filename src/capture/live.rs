@@ -162,6 +162,11 @@ impl LiveReport {
         self.counts
     }
 
+    /// The newest timestamp recorded (CUPTI clock), 0 before any.
+    pub fn last_timestamp(&self) -> u64 {
+        self.last_timestamp
+    }
+
     /// Nanoseconds between the first and the last timestamp recorded.
     pub fn span_ns(&self) -> u64 {
         self.first_timestamp

@@ -48,6 +48,10 @@ pub struct LiveStatus {
     pub events_per_second: f64,
     /// How long the last snapshot took to load.
     pub snapshot_cost: Duration,
+    /// How old the newest event of the snapshot was when it was published:
+    /// the delay from an event happening to its being on screen (CUPTI's
+    /// flush, the conversion and the snapshot together).
+    pub newest_event_age: Duration,
 }
 
 /// A finished capture: its report, and the working file it can be saved from.
@@ -263,11 +267,17 @@ impl Publisher {
     pub(crate) fn status(&self, live: &LiveReport, cost: Duration) -> LiveStatus {
         let elapsed = self.started.elapsed();
         let counts = live.counts();
+        // Record times are CLOCK_REALTIME nanoseconds, as is SystemTime.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let newest = live.last_timestamp();
         LiveStatus {
             counts,
             elapsed,
             events_per_second: counts.total() as f64 / elapsed.as_secs_f64().max(1e-9),
             snapshot_cost: cost,
+            newest_event_age: Duration::from_nanos(now.saturating_sub(newest)),
         }
     }
 

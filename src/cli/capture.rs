@@ -20,7 +20,8 @@ const USAGE: &str =
 
 Runs a benchmark on GPU 0 while recording it with CUPTI (kernels, copies, memsets, CUDA API,
 synchronization, NVTX), then saves the recording as an Nsight Systems SQLite report.
---dump-records also keeps the raw CUPTI records (test material).";
+--dump-records also keeps the raw CUPTI records (test material). --live publishes snapshots as
+the window does and prints how old the newest event of each was (the on-screen delay).";
 
 pub fn main(args: &[String]) -> ExitCode {
     match args.first().map(String::as_str) {
@@ -34,6 +35,7 @@ pub fn main(args: &[String]) -> ExitCode {
             };
             let mut output = None;
             let mut dump_records = None;
+            let mut live = false;
             let mut bench_args = Vec::new();
             let mut rest = args[1..].iter();
             while let Some(arg) = rest.next() {
@@ -52,6 +54,7 @@ pub fn main(args: &[String]) -> ExitCode {
                             output = Some(PathBuf::from(value));
                         }
                     }
+                    "--live" => live = true,
                     "-h" | "--help" => return print_or_fail(&describe(spec)),
                     _ => bench_args.push(arg.clone()),
                 }
@@ -63,7 +66,7 @@ pub fn main(args: &[String]) -> ExitCode {
                 Ok(params) => params,
                 Err(e) => return fail(&e.to_string()),
             };
-            run_capture(spec, params, output, dump_records)
+            run_capture(spec, params, output, dump_records, live)
         }
     }
 }
@@ -73,20 +76,39 @@ fn run_capture(
     params: benchmarks::Params,
     output: PathBuf,
     dump_records: Option<PathBuf>,
+    live: bool,
 ) -> ExitCode {
     let t0 = Instant::now();
     let (tx, rx) = crossbeam_channel::unbounded();
     let options = CaptureOptions {
         dump_records,
-        live_snapshots: false,
+        live_snapshots: live,
     };
     let stop = Arc::new(AtomicBool::new(false));
     // The benchmark's lines are printed as they come, from this thread.
     let printer = std::thread::spawn(move || {
+        let mut ages = Vec::new();
+        let mut costs = Vec::new();
         for message in rx {
-            if let CaptureMessage::Output(line) = message {
-                println!("{line}");
+            match message {
+                CaptureMessage::Output(line) => println!("{line}"),
+                CaptureMessage::Snapshot(_, status) => {
+                    ages.push(status.newest_event_age.as_secs_f64() * 1e3);
+                    costs.push(status.snapshot_cost.as_secs_f64() * 1e3);
+                }
+                CaptureMessage::Finished(_) => {}
             }
+        }
+        if !ages.is_empty() {
+            eprintln!(
+                "live: {} snapshots; newest event on screen after median {:.1} ms (max {:.1} ms); \
+                 snapshot load median {:.1} ms (max {:.1} ms)",
+                ages.len(),
+                median(&mut ages),
+                ages.iter().copied().fold(0.0, f64::max),
+                median(&mut costs),
+                costs.iter().copied().fold(0.0, f64::max),
+            );
         }
     });
     let result = session::capture(spec, &params, &options, &stop, &tx);
@@ -128,4 +150,9 @@ fn run_capture(
         Some(e) => fail(&format!("the benchmark failed (recording saved): {e}")),
         None => ExitCode::SUCCESS,
     }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
 }
