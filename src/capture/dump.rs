@@ -4,11 +4,12 @@
 //! dumps recorded on an H100, kept under `tests/fixtures/`).
 //!
 //! Format (little-endian): the magic `SLREC001`, then entries, each a tag byte:
-//! `R` u32 length + record bytes; `P` u64 pointer + u32 length + UTF-8 (the
-//! string a record pointed at); `A` u8 domain (0 runtime, 1 driver) + u32 cbid
-//! + u32 length + UTF-8 (an API call's name); `S` u64 (the id of an NVTX range
-//! opened with start/end rather than push/pop, which CUPTI's records do not
-//! tell; written at the end of a capture).
+//! - `R`: u32 length, then the record's bytes;
+//! - `P`: u64 pointer, u32 length, UTF-8: the string a record pointed at;
+//! - `A`: u8 domain (0 runtime, 1 driver), u32 callback id, u32 length, UTF-8:
+//!   an API call's name;
+//! - `S`: u64, the id of an NVTX range opened with start/end rather than
+//!   push/pop, which CUPTI's records do not tell (written at the end).
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
