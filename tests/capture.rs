@@ -253,3 +253,66 @@ fn saved_captures_name_sightline_and_the_schema() {
     assert_eq!(trace.gpus[0].name, "NVIDIA H100 80GB HBM3");
     assert!(trace.kernels.spans.len() >= 90);
 }
+
+/// The whole capture path on a real GPU (runs only where a driver is; says
+/// so elsewhere): every kernel the benchmark says it launched is in the
+/// report, with the API calls that launched them, and the save loads back.
+#[test]
+fn capture_on_the_gpu_records_every_launch() {
+    use sightline::capture::benchmarks;
+    use sightline::capture::session::{self, CaptureOptions};
+    if !sightline::capture::environment::driver_present() {
+        eprintln!("skipped: no GPU (no NVIDIA driver on this machine)");
+        return;
+    }
+    let spec = benchmarks::find("sync-timing").expect("benchmark");
+    let args: Vec<String> = ["--iterations", "4", "--warmup", "2"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let params = benchmarks::parse_args(spec, &args).expect("params");
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let stop = Arc::new(AtomicBool::new(false));
+    let options = CaptureOptions {
+        dump_records: None,
+        live_snapshots: true,
+    };
+    let result = session::capture(spec, &params, &options, &stop, &tx).expect("capture");
+    drop(tx);
+    let output: Vec<String> = rx
+        .try_iter()
+        .filter_map(|m| match m {
+            CaptureMessage::Output(line) => Some(line),
+            _ => None,
+        })
+        .collect();
+    // The benchmark's own count: "check: y = N after M launches: ok".
+    let launches: usize = output
+        .iter()
+        .find_map(|l| l.split(" after ").nth(1)?.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no launch count in {output:?}"));
+    let t = &result.trace;
+    assert_eq!(t.kernels.spans.len(), launches);
+    assert!(result.benchmark_error.is_none());
+    assert_eq!(result.dropped_records, 0);
+    // Every kernel pairs with the API call that launched it.
+    for i in 0..t.kernels.spans.len() {
+        let op = sightline::model::GpuOp {
+            kind: sightline::model::GpuOpKind::Kernel,
+            index: i as u32,
+        };
+        let pid = t
+            .stream_of(op)
+            .map(|s| t.streams[s as usize].pid)
+            .expect("stream");
+        let launch = t.correlation.api_call(pid, t.kernels.correlation[i]);
+        assert!(launch.is_some(), "kernel {i} has no launch call");
+    }
+    assert_eq!(t.gpus.len(), 1);
+    assert!(t.gpus[0].sm_count > 0);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("gpu.sqlite");
+    result.live.save(&out).expect("save");
+    let back = sightline::loader::load(&out, &mut |_| {}, &AtomicBool::new(false)).expect("load");
+    assert_eq!(back.event_count(), t.event_count());
+}
