@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::run::{describe, fail, list_text, print_or_fail};
+use super::run::{benchmark_of, describe, fail, print_or_fail};
 use super::usage_error;
 use crate::capture::benchmarks;
 use crate::capture::session::{self, CaptureMessage, CaptureOptions};
@@ -24,20 +24,14 @@ synchronization, NVTX), then saves the recording as an Nsight Systems SQLite rep
 the window does and prints how old the newest event of each was (the on-screen delay).";
 
 pub fn main(args: &[String]) -> ExitCode {
-    match args.first().map(String::as_str) {
-        None => usage_error("capture needs a benchmark name", USAGE),
-        Some("--list" | "-l") => print_or_fail(&list_text()),
-        Some("-h" | "--help") => print_or_fail(&format!("{USAGE}\n\n{}", list_text())),
-        Some(name) => {
-            let spec = match benchmarks::find(name) {
-                Ok(spec) => spec,
-                Err(e) => return fail(&e.to_string()),
-            };
+    match benchmark_of("capture", args, USAGE) {
+        Err(code) => code,
+        Ok((spec, rest)) => {
             let mut output = None;
             let mut dump_records = None;
             let mut live = false;
             let mut bench_args = Vec::new();
-            let mut rest = args[1..].iter();
+            let mut rest = rest.iter();
             while let Some(arg) = rest.next() {
                 let (key, inline) = match arg.split_once('=') {
                     Some((k, v)) => (k, Some(v.to_string())),

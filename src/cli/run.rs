@@ -15,17 +15,32 @@ const USAGE: &str = "usage: sightline run BENCH [--PARAM VALUE ...]
 Runs a benchmark on GPU 0 and prints its results (no capture: run it under nsys to profile
 it). `sightline run --list` shows every benchmark and its parameters.";
 
-pub fn main(args: &[String]) -> ExitCode {
+/// The part of `run` and `capture` that picks the benchmark: `--list`,
+/// `--help`, a missing or unknown name end the command with their exit code;
+/// otherwise the benchmark and the arguments after its name.
+pub(crate) fn benchmark_of<'a>(
+    command: &str,
+    args: &'a [String],
+    usage: &str,
+) -> Result<(&'static BenchmarkSpec, &'a [String]), ExitCode> {
     match args.first().map(String::as_str) {
-        None => usage_error("run needs a benchmark name", USAGE),
-        Some("--list" | "-l") => print_or_fail(&list_text()),
-        Some("-h" | "--help") => print_or_fail(&format!("{USAGE}\n\n{}", list_text())),
-        Some(name) => {
-            let spec = match benchmarks::find(name) {
-                Ok(spec) => spec,
-                Err(e) => return fail(&e.to_string()),
-            };
-            let rest = &args[1..];
+        None => Err(usage_error(
+            &format!("{command} needs a benchmark name"),
+            usage,
+        )),
+        Some("--list" | "-l") => Err(print_or_fail(&list_text())),
+        Some("-h" | "--help") => Err(print_or_fail(&format!("{usage}\n\n{}", list_text()))),
+        Some(name) => match benchmarks::find(name) {
+            Ok(spec) => Ok((spec, &args[1..])),
+            Err(e) => Err(fail(&e.to_string())),
+        },
+    }
+}
+
+pub fn main(args: &[String]) -> ExitCode {
+    match benchmark_of("run", args, USAGE) {
+        Err(code) => code,
+        Ok((spec, rest)) => {
             if rest.iter().any(|a| a == "-h" || a == "--help") {
                 return print_or_fail(&describe(spec));
             }
