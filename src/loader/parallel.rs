@@ -106,6 +106,9 @@ pub(super) fn read_table<S: RowSink>(
     let cancel = b.cancel;
     let on_progress = &mut b.on_progress;
     let (base, total, phase) = (b.rows_done, b.rows_total, b.phase);
+    // Each worker says when it ends (its guard sends on drop, whatever the
+    // outcome), so a small table is not held up by the progress interval.
+    let (ended_tx, ended) = crossbeam_channel::unbounded::<()>();
     let results: Vec<rusqlite::Result<S>> = std::thread::scope(|scope| {
         let handles: Vec<_> = pieces
             .iter()
@@ -116,6 +119,7 @@ pub(super) fn read_table<S: RowSink>(
                      expected_rows,
                  }| {
                     let (path, done) = (&path, &done);
+                    let ended = EndSignal(ended_tx.clone());
                     // Open-ended first and last pieces: no row is left out, whatever
                     // the rowids are.
                     let (piece_sql, params): (String, Vec<i64>) = match (from, to) {
@@ -128,6 +132,7 @@ pub(super) fn read_table<S: RowSink>(
                         ),
                     };
                     scope.spawn(move || -> rusqlite::Result<S> {
+                        let _ended = ended;
                         let conn = open_read_only(path).map_err(|e| {
                             rusqlite::Error::SqliteFailure(
                                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
@@ -155,13 +160,19 @@ pub(super) fn read_table<S: RowSink>(
             )
             .collect();
         // The calling thread reports progress while the workers read.
-        while handles.iter().any(|h| !h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(25));
-            let rows = base + done.load(Ordering::Relaxed);
-            on_progress(Progress {
-                phase,
-                fraction: (rows as f64 / total as f64).min(1.0) as f32,
-            });
+        let mut running = handles.len();
+        while running > 0 {
+            match ended.recv_timeout(Duration::from_millis(25)) {
+                Ok(()) => running -= 1,
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    let rows = base + done.load(Ordering::Relaxed);
+                    on_progress(Progress {
+                        phase,
+                        fraction: (rows as f64 / total as f64).min(1.0) as f32,
+                    });
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            }
         }
         handles
             .into_iter()
@@ -185,4 +196,14 @@ pub(super) fn read_table<S: RowSink>(
     }
     b.tick(done.load(Ordering::Relaxed))?;
     Ok(whole)
+}
+
+/// Tells the loading thread that a reader thread ended, when dropped (so also
+/// when the reader fails or unwinds).
+struct EndSignal(crossbeam_channel::Sender<()>);
+
+impl Drop for EndSignal {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
 }
