@@ -22,6 +22,20 @@ pub fn for_name(name: &str) -> Color32 {
     hsv(hue, sat, val)
 }
 
+/// The color of an NVTX range that has none of its own: its name's, turned
+/// around the hue circle by its nesting level, so that a range and the ones
+/// nested in it never look alike (two names can hash to near hues; a level
+/// apart they are at least 0.3 turn apart whatever the names).
+pub fn for_nvtx(name: &str, level: u8) -> Color32 {
+    let h = hash(name);
+    // 0.37 turn a level: levels 1, 2, 3 apart differ by 0.37, 0.26, 0.11 turn
+    // plus the names' own difference; adjacent levels are what must differ.
+    let hue = ((h % 360) as f32 / 360.0 + level as f32 * 0.37).fract();
+    let sat = 0.45 + ((h >> 9) % 20) as f32 / 100.0;
+    let val = 0.55 + ((h >> 17) % 15) as f32 / 100.0;
+    hsv(hue, sat, val)
+}
+
 /// Nsight's convention, kept so users read directions at a glance.
 pub fn for_copy_kind(kind: u8) -> Color32 {
     match kind {

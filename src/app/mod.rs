@@ -129,6 +129,17 @@ impl Document {
         }
     }
 
+    /// Selects a search match and shows it with its context: the match fills
+    /// a third of the width at most and starts a third of the way in (a
+    /// launch call alone filling the screen tells nothing).
+    pub fn reveal_event(&mut self, ev: EventRef) {
+        self.timeline.select(&self.trace, Some(ev));
+        let (s, e) = (ev.start(&self.trace) as f64, ev.end(&self.trace) as f64);
+        let span = ((e - s) * 3.0).max(20_000.0);
+        self.timeline
+            .zoom_to_span(s - span / 3.0, s - span / 3.0 + span);
+    }
+
     /// Selects an event and brings it into view.
     pub fn show_event(&mut self, ev: EventRef) {
         self.timeline.select(&self.trace, Some(ev));
@@ -603,6 +614,23 @@ impl SightlineApp {
                 });
         }
         egui::CentralPanel::default().show(ui, |ui| {
+            // Hidden rows are remembered across sessions: say so, or a user
+            // meets a timeline with rows missing and no idea why.
+            let hidden = doc.timeline.view.hidden.len();
+            if hidden > 0 {
+                ui.horizontal(|ui| {
+                    ui.label(
+                        RichText::new(format!(
+                            "{hidden} row{} hidden",
+                            if hidden == 1 { "" } else { "s" }
+                        ))
+                        .color(Color32::from_rgb(230, 180, 80)),
+                    );
+                    if ui.small_button("Show").clicked() {
+                        doc.timeline.view.hidden.clear();
+                    }
+                });
+            }
             doc.timeline.highlight = std::mem::take(&mut doc.search.mask);
             let before = (doc.timeline.view.start, doc.timeline.view.end);
             let out = doc.timeline.ui(ui, &doc.trace);
@@ -780,10 +808,18 @@ impl SightlineApp {
             let search = ui
                 .add(
                     egui::TextEdit::singleline(&mut doc.search.query)
-                        .hint_text("Search events (Enter)")
+                        .hint_text("Search events (Ctrl+F or /)")
                         .desired_width(220.0),
                 )
                 .labelled_by(search_label.id);
+            // Ctrl+F, or / when no text field has the keyboard, goes to the box.
+            let typing = ui.ctx().egui_wants_keyboard_input();
+            if ui.input_mut(|i| {
+                i.consume_key(egui::Modifiers::COMMAND, Key::F)
+                    || (!typing && i.consume_key(egui::Modifiers::NONE, Key::Slash))
+            }) {
+                search.request_focus();
+            }
             let enter = search.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
             ui.checkbox(&mut doc.search.regex, "regex");
             let mut step = None;
@@ -791,8 +827,9 @@ impl SightlineApp {
                 if doc.search.is_stale() || doc.search.matches.is_empty() {
                     doc.search.run(&doc.trace);
                 }
+                // Enter leaves the keys to the timeline (W/A/S/D right after
+                // a search must zoom and pan, not type); Ctrl+F comes back.
                 step = Some(true);
-                search.request_focus();
             }
             if ui.button("<").on_hover_text("previous match").clicked() {
                 step = Some(false);
@@ -806,7 +843,7 @@ impl SightlineApp {
             if let Some(fwd) = step
                 && let Some(ev) = doc.search.step(fwd)
             {
-                doc.show_event(ev);
+                doc.reveal_event(ev);
             }
             if let Some(e) = &doc.search.error {
                 ui.colored_label(Color32::LIGHT_RED, e);

@@ -176,6 +176,12 @@ impl Timeline {
         self.view.set(start - pad, end + pad);
     }
 
+    /// Shows exactly `[start, end)` (Backspace comes back).
+    pub fn zoom_to_span(&mut self, start: f64, end: f64) {
+        self.remember();
+        self.view.set(start, end);
+    }
+
     pub fn fit_all(&mut self) {
         self.remember();
         self.view.set(self.limits.0, self.limits.1);

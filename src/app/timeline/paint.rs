@@ -52,7 +52,10 @@ pub fn event_color(trace: &Trace, ev: EventRef, name_colors: &[Color32]) -> Colo
             .color
             .get(i)
             .and_then(|&c| colors::from_argb(c))
-            .unwrap_or_else(by_name),
+            .unwrap_or_else(|| {
+                let name = trace.name(trace.nvtx.spans.name[i]);
+                colors::for_nvtx(name, level(trace, Table::Nvtx, i))
+            }),
         _ => by_name(),
     }
 }
