@@ -6,6 +6,7 @@ pub mod colors;
 pub mod details;
 pub mod events;
 pub mod format;
+pub mod kernel_panel;
 pub mod range_stats;
 pub mod search;
 pub mod timeline;
@@ -25,6 +26,7 @@ use crate::loader::{LoadJob, LoadMessage, Progress};
 use crate::model::Trace;
 use capture_panel::{CaptureDialog, Live, LiveUpdate};
 use events::{EventRef, Table};
+use kernel_panel::KernelPanel;
 use range_stats::RangeStats;
 use search::Search;
 use timeline::Timeline;
@@ -48,6 +50,8 @@ pub struct Document {
     pub timeline: Timeline,
     pub stats: RangeStats,
     pub search: Search,
+    /// Everything about one kernel name (a window, shown while open).
+    pub kernel: KernelPanel,
     /// Set when the report is a live capture (running or finished).
     pub live: Option<Live>,
 }
@@ -61,6 +65,7 @@ impl Document {
             timeline,
             stats: RangeStats::default(),
             search: Search::default(),
+            kernel: KernelPanel::default(),
             live: None,
         }
     }
@@ -85,6 +90,7 @@ impl Document {
         self.stats.clear();
         self.timeline.range = None;
         self.search = Search::default();
+        self.kernel.close();
     }
 
     /// Takes a live capture's messages; true when the trace changed.
@@ -126,6 +132,19 @@ impl Document {
         }
         if let Some(ev) = self.search.step(true) {
             self.show_event(ev);
+        }
+    }
+
+    /// Opens the kernel panel for kernel `name` over the selected range (the
+    /// whole report without one).
+    pub fn open_kernel(&mut self, name: crate::model::StrId) {
+        self.kernel.open(&self.trace, name, self.stats.range);
+    }
+
+    /// Does what a panel asked for.
+    pub fn apply(&mut self, command: kernel_panel::Command) {
+        match command {
+            kernel_panel::Command::ShowEvent(ev) => self.show_event(ev),
         }
     }
 
@@ -599,10 +618,16 @@ impl SightlineApp {
                 .show(ui, |ui| {
                     if let Some(row) = doc.stats.ui(ui) {
                         doc.step_instances(&row.name);
+                        if row.kernel
+                            && let Some(id) = doc.trace.strings.find(&row.name)
+                        {
+                            doc.open_kernel(id);
+                        }
                     }
                 });
         }
-        egui::CentralPanel::default().show(ui, |ui| {
+        let selected_before = doc.timeline.selected;
+        let central = egui::CentralPanel::default().show(ui, |ui| {
             doc.timeline.highlight = std::mem::take(&mut doc.search.mask);
             let before = (doc.timeline.view.start, doc.timeline.view.end);
             let out = doc.timeline.ui(ui, &doc.trace);
@@ -622,6 +647,21 @@ impl SightlineApp {
                 doc.stats.clear();
             }
         });
+        // A kernel clicked on the timeline opens its panel.
+        if let Some(ev) = doc.timeline.selected
+            && doc.timeline.selected != selected_before
+            && ev.table == Table::Kernel
+            && let Some(&name) = doc.trace.kernels.spans.name.get(ev.index as usize)
+        {
+            doc.open_kernel(name);
+        }
+        let range = doc.stats.range;
+        // The panel floats over the timeline only: the details and the range
+        // tables stay clickable beside it.
+        let area = central.response.rect;
+        if let Some(command) = doc.kernel.ui(ui.ctx(), &doc.trace, range, area) {
+            doc.apply(command);
+        }
     }
 
     /// One tab per report: click to show it, "x" to close it.
