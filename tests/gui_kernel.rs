@@ -205,3 +205,71 @@ fn kernel_names_in_the_exec_summary_open_the_panel() {
     let shown = doc.kernel.name.map(|n| doc.trace.name(n).to_string());
     assert_eq!(shown.as_deref(), Some(name.as_str()));
 }
+
+#[test]
+fn projection_rows_mark_the_no_sync_ranges_as_overhanging() {
+    let trace = load("sync_timing.sqlite");
+    // What the analysis says, range by range: GPU work past the range's end.
+    let expected: Vec<(u32, bool)> = project_nvtx(&trace, None)
+        .iter()
+        .map(|p| (p.nvtx, p.gpu_end > trace.nvtx.spans.end[p.nvtx as usize]))
+        .collect();
+    let no_sync = trace
+        .nvtx
+        .spans
+        .name
+        .iter()
+        .position(|&n| trace.name(n) == "no-sync")
+        .expect("a no-sync range") as u32;
+    let mut h = harness(trace);
+    assert!(h.query_all_by_label_contains(" on GPU").next().is_none());
+    assert!(
+        h.state()
+            .doc()
+            .expect("doc")
+            .timeline
+            .projected_drawn
+            .is_empty()
+    );
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("NVTX ranges on GPU (projection rows)")
+        .click();
+    h.run_steps(3);
+    assert!(
+        h.query_all_by_label_contains(" on GPU").next().is_some(),
+        "projection rows are shown"
+    );
+    let doc = h.state().doc().expect("doc");
+    let mut drawn = doc.timeline.projected_drawn.clone();
+    drawn.sort_unstable();
+    let mut expected = expected;
+    expected.sort_unstable();
+    assert_eq!(
+        drawn, expected,
+        "every projected range drawn, overhang as analysed"
+    );
+    assert!(
+        drawn.contains(&(no_sync, true)),
+        "the no-sync range is drawn overhanging"
+    );
+    assert!(drawn.iter().any(|d| !d.1), "synchronised ranges are not");
+
+    // The details of the no-sync range say by how much.
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .show_event(EventRef::new(Table::Nvtx, no_sync));
+    h.run_steps(3);
+    // Labels carry their text as the AccessKit value, which `_label_contains` reads.
+    assert!(
+        h.query_all_by_label_contains("GPU work of this range ends")
+            .next()
+            .is_some()
+            && h.query_all_by_label_contains("µs after it")
+                .next()
+                .is_some(),
+        "the details say the GPU work ends after the range"
+    );
+    assert!(h.query_by_label("GPU work of this range").is_some());
+}

@@ -7,6 +7,7 @@ pub mod details;
 pub mod events;
 pub mod format;
 pub mod kernel_panel;
+pub mod nvtx_gpu;
 pub mod range_stats;
 pub mod search;
 pub mod timeline;
@@ -52,6 +53,8 @@ pub struct Document {
     pub search: Search,
     /// Everything about one kernel name (a window, shown while open).
     pub kernel: KernelPanel,
+    /// The GPU work of the selected NVTX range (details panel).
+    pub nvtx_gpu: nvtx_gpu::NvtxGpu,
     /// Set when the report is a live capture (running or finished).
     pub live: Option<Live>,
 }
@@ -66,6 +69,7 @@ impl Document {
             stats: RangeStats::default(),
             search: Search::default(),
             kernel: KernelPanel::default(),
+            nvtx_gpu: nvtx_gpu::NvtxGpu::default(),
             live: None,
         }
     }
@@ -91,6 +95,7 @@ impl Document {
         self.timeline.range = None;
         self.search = Search::default();
         self.kernel.close();
+        self.nvtx_gpu = nvtx_gpu::NvtxGpu::default();
     }
 
     /// Takes a live capture's messages; true when the trace changed.
@@ -608,6 +613,9 @@ impl SightlineApp {
                             let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
                             doc.select_range(s, e.max(s + 1));
                         }
+                        if sel.table == Table::Nvtx {
+                            doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
+                        }
                     });
                 });
         }
@@ -798,6 +806,10 @@ impl SightlineApp {
                     doc.timeline.back();
                 }
                 ui.checkbox(&mut doc.timeline.view.show_names, "Names inside events");
+                ui.checkbox(
+                    &mut doc.timeline.view.show_projection,
+                    "NVTX ranges on GPU (projection rows)",
+                );
                 if ui.button("Expand all rows").clicked() {
                     doc.timeline.view.collapsed.clear();
                 }

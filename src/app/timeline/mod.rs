@@ -2,6 +2,7 @@
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
 pub mod paint;
+pub mod projection;
 pub mod rows;
 pub mod view;
 
@@ -55,6 +56,11 @@ pub struct Timeline {
     limits: (f64, f64),
     /// Boxes and busy marks painted in the last frame.
     pub painted: usize,
+    /// Every NVTX range's GPU span, computed the first time projection rows
+    /// are shown.
+    pub projection: Option<projection::Projection>,
+    /// Projected ranges drawn in the last frame (NVTX index, overhangs?).
+    pub projected_drawn: Vec<(u32, bool)>,
 }
 
 /// An arrow from one event box to another: edge to edge (not centre to
@@ -106,6 +112,8 @@ impl Timeline {
             canvas: Rect::NOTHING,
             limits: (lo, hi),
             painted: 0,
+            projection: None,
+            projected_drawn: Vec::new(),
         }
     }
 
@@ -126,6 +134,7 @@ impl Timeline {
         self.related.clear();
         self.highlight.clear();
         self.layout.clear();
+        self.projection = None;
     }
 
     /// The first and last timestamp of the report, the span Home shows.
@@ -233,7 +242,9 @@ impl Timeline {
         let mut out = Vec::new();
         for (i, row) in self.rows.iter().enumerate() {
             let parent_open = row.parent.is_none_or(|p| shown[p] && open[p]);
-            shown[i] = parent_open && !self.view.hidden.contains(&row.key);
+            let wanted =
+                self.view.show_projection || !matches!(row.kind, RowKind::Projection { .. });
+            shown[i] = parent_open && wanted && !self.view.hidden.contains(&row.key);
             open[i] = !self.view.collapsed.contains(&row.key);
             if shown[i] {
                 out.push(i);
@@ -255,6 +266,10 @@ impl Timeline {
         let (r, rect) = self.row_at(pos)?;
         match &self.rows[r].kind {
             RowKind::Lane { table, track, .. } => paint::hit(trace, *table, track, rect, &map, pos),
+            RowKind::Projection { track } => self
+                .projection
+                .as_ref()
+                .and_then(|p| p.hit(trace, track, rect, &map, pos)),
             _ => None,
         }
     }
@@ -282,6 +297,10 @@ impl Timeline {
             pos2(full.left() + LABEL_W, full.bottom()),
         );
         self.canvas = canvas;
+        if self.view.show_projection && self.projection.is_none() {
+            self.projection = Some(projection::Projection::compute(trace));
+        }
+        self.projected_drawn.clear();
         ui.allocate_rect(full, Sense::hover());
         let id = ui.scope_id().with("timeline");
         let ruler_resp = ui.interact(ruler_rect, id.with("ruler"), Sense::click_and_drag());
@@ -373,6 +392,20 @@ impl Timeline {
                         &map,
                         &style,
                     );
+                }
+                RowKind::Projection { track } => {
+                    self.layout.push((r, row_rect));
+                    if let Some(p) = &self.projection {
+                        let drawn = p.paint(
+                            &lane_painter,
+                            trace,
+                            track,
+                            row_rect,
+                            &map,
+                            &self.name_colors,
+                        );
+                        self.projected_drawn.extend(drawn);
+                    }
                 }
                 RowKind::Metric(m) => {
                     self.layout.push((r, row_rect));
