@@ -153,6 +153,37 @@ fn clicking_a_scatter_point_selects_that_instance_on_the_timeline() {
 }
 
 #[test]
+fn clicking_a_histogram_bar_steps_through_its_instances() {
+    let trace = load("sync_timing.sqlite");
+    let (row, _, _) = busiest_kernel(&trace);
+    let mut h = harness(trace);
+    click_event(&mut h, EventRef::new(Table::Kernel, row));
+    h.run_steps(3);
+    // The bar with the most instances, so the second click steps on.
+    let (pos, bin, rows) = {
+        let doc = h.state().doc().expect("doc");
+        let view = doc.kernel.view.clone().expect("computed");
+        let (pos, bin) = doc
+            .kernel
+            .histogram_bars
+            .iter()
+            .copied()
+            .max_by_key(|(_, b)| view.histogram.counts[*b])
+            .expect("bars drawn");
+        let rows = sightline::app::kernel_panel::KernelPanel::bin_instances(&view, bin);
+        assert_eq!(rows.len() as u64, view.histogram.counts[bin]);
+        (pos, bin, rows)
+    };
+    assert!(rows.len() > 1, "bin {bin} holds several instances");
+    click(&mut h, pos);
+    let first = h.state().doc().and_then(|d| d.timeline.selected);
+    assert_eq!(first, Some(EventRef::new(Table::Kernel, rows[0])));
+    click(&mut h, pos);
+    let second = h.state().doc().and_then(|d| d.timeline.selected);
+    assert_eq!(second, Some(EventRef::new(Table::Kernel, rows[1])));
+}
+
+#[test]
 fn the_panel_command_path_selects_an_instance() {
     let trace = load("sync_timing.sqlite");
     let (row, _, _) = busiest_kernel(&trace);

@@ -66,23 +66,40 @@ impl Histogram {
         // One bin of width 1 when every value is equal.
         let width = if b > a { (b - a) / BINS as f64 } else { 1.0 };
         let n = if b > a { BINS } else { 1 };
-        let edges: Vec<f64> = (0..=n).map(|i| a + width * i as f64).collect();
-        let mut counts = vec![0u64; n];
-        for &v in values {
-            let x = if log {
-                (v.max(1) as f64).log10()
-            } else {
-                v as f64
-            };
-            let i = (((x - a) / width) as usize).min(n - 1);
-            counts[i] += 1;
-        }
-        let edges = if log {
-            edges.into_iter().map(|e| 10f64.powf(e)).collect()
-        } else {
-            edges
+        let edges: Vec<f64> = (0..=n)
+            .map(|i| a + width * i as f64)
+            .map(|e| if log { 10f64.powf(e) } else { e })
+            .collect();
+        let mut h = Histogram {
+            log,
+            edges,
+            counts: vec![0; n],
         };
-        Histogram { log, edges, counts }
+        // One binning rule (`bin_of`) for the counts and for a clicked bar's
+        // instances, so they always agree.
+        for &v in values {
+            if let Some(i) = h.bin_of(v as f64) {
+                h.counts[i] += 1;
+            }
+        }
+        h
+    }
+
+    /// The bin a value (ns) falls in, as [`Histogram::of`] counts it.
+    fn bin_of(&self, ns: f64) -> Option<usize> {
+        let n = self.counts.len();
+        let (a, b) = (*self.edges.first()?, *self.edges.last()?);
+        let (a, b, x) = if self.log {
+            (a.log10(), b.log10(), ns.max(1.0).log10())
+        } else {
+            (a, b, ns)
+        };
+        let width = if n > 0 && b > a {
+            (b - a) / n as f64
+        } else {
+            1.0
+        };
+        Some((((x - a) / width).max(0.0) as usize).min(n.checked_sub(1)?))
     }
 
     /// Chart x of a value in nanoseconds (log10 for log bins, µs otherwise).
@@ -284,6 +301,11 @@ pub struct KernelPanel {
     pub scatter_points: Vec<(Pos2, u32)>,
     /// The part of the scatter visible in the last frame.
     pub scatter_rect: Option<egui::Rect>,
+    /// Screen centres of the duration histogram's non-empty bars in the last
+    /// frame, with their bin (for tests).
+    pub histogram_bars: Vec<(Pos2, usize)>,
+    /// The histogram bin clicked and how many of its instances were shown.
+    pub bin: Option<(usize, usize)>,
 }
 
 impl KernelPanel {
@@ -306,6 +328,8 @@ impl KernelPanel {
         self.view = None;
         self.scatter = Decimated::default();
         self.scatter_points.clear();
+        self.histogram_bars.clear();
+        self.bin = None;
         self.generation += 1;
         if trace.kernels.spans.len() < INLINE_KERNELS {
             self.pending = None;
@@ -371,6 +395,28 @@ impl KernelPanel {
                 std::thread::sleep(Duration::from_millis(2));
             }
         }
+    }
+
+    /// The kernel rows of the instances in duration-histogram bin `bin`, by start.
+    pub fn bin_instances(view: &KernelView, bin: usize) -> Vec<u32> {
+        let h = &view.histogram;
+        view.points
+            .iter()
+            .filter(|p| h.bin_of(p.1 as f64) == Some(bin))
+            .map(|p| p.2)
+            .collect()
+    }
+
+    /// A bar was clicked: the first of its instances, or the next one when
+    /// the same bar is clicked again.
+    fn step_bin(&mut self, view: &KernelView, bin: usize) -> Option<Command> {
+        let rows = Self::bin_instances(view, bin);
+        let next = match self.bin {
+            Some((b, n)) if b == bin => (n + 1) % rows.len().max(1),
+            _ => 0,
+        };
+        self.bin = Some((bin, next));
+        rows.get(next).map(|&r| Self::show_instance(r))
     }
 
     /// The command that selects instance `row` (a kernel row) on the timeline.
@@ -463,9 +509,13 @@ impl KernelPanel {
         } else {
             "Duration histogram"
         });
-        histogram_plot(ui, "kernel_hist", &view.histogram, Some(d));
+        ui.weak("click a bar to show its instances one after another");
+        let chosen = self.bin.map(|b| b.0);
+        let (bars, clicked) = histogram_plot(ui, "kernel_hist", &view.histogram, Some(d), chosen);
+        self.histogram_bars = bars;
+        let mut command = clicked.and_then(|bin| self.step_bin(view, bin));
         ui.strong("Duration of each instance over time (click a point to show it)");
-        let command = self.scatter_plot(ui, trace, view);
+        command = self.scatter_plot(ui, trace, view).or(command);
         if let Some(h) = &view.latency
             && let Some(l) = &view.stats.launch_latency
         {
@@ -475,7 +525,7 @@ impl KernelPanel {
                 format::duration(l.p90),
                 format::duration(l.max)
             ));
-            histogram_plot(ui, "kernel_latency", h, Some(l));
+            histogram_plot(ui, "kernel_latency", h, Some(l), None);
         }
         command
     }
@@ -661,7 +711,15 @@ fn configs(ui: &mut Ui, view: &KernelView) {
 }
 
 /// A histogram with the median, p90 and p99 of `marks` drawn as lines.
-fn histogram_plot(ui: &mut Ui, id: &str, h: &Histogram, marks: Option<&DurationStats>) {
+/// Draws the histogram; returns the screen centre of each non-empty bar (for
+/// tests) and the bar clicked, if any.
+fn histogram_plot(
+    ui: &mut Ui,
+    id: &str,
+    h: &Histogram,
+    marks: Option<&DurationStats>,
+    chosen: Option<usize>,
+) -> (Vec<(Pos2, usize)>, Option<usize>) {
     let bars: Vec<Bar> = h
         .counts
         .iter()
@@ -669,8 +727,14 @@ fn histogram_plot(ui: &mut Ui, id: &str, h: &Histogram, marks: Option<&DurationS
         .filter_map(|(i, &n)| {
             let (a, b) = (h.edges.get(i)?, h.edges.get(i + 1)?);
             let (xa, xb) = (h.x(*a), h.x(*b));
+            let fill = if chosen == Some(i) {
+                Color32::from_rgb(255, 200, 0)
+            } else {
+                Color32::from_rgb(110, 160, 220)
+            };
             Some(
                 Bar::new((xa + xb) / 2.0, n as f64)
+                    .fill(fill)
                     .width((xb - xa).abs().max(1e-9))
                     .name(format!(
                         "{} – {}",
@@ -700,9 +764,16 @@ fn histogram_plot(ui: &mut Ui, id: &str, h: &Histogram, marks: Option<&DurationS
             }
         })
         .show(ui, |plot_ui| {
-            plot_ui.bar_chart(
-                BarChart::new("instances", bars).color(Color32::from_rgb(110, 160, 220)),
-            );
+            let centres: Vec<(Pos2, usize)> = bars
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.value > 0.0)
+                .map(|(i, b)| {
+                    let at = egui_plot::PlotPoint::new(b.argument, b.value / 2.0);
+                    (plot_ui.transform().position_from_point(&at), i)
+                })
+                .collect();
+            plot_ui.bar_chart(BarChart::new("instances", bars));
             if let Some(d) = marks {
                 for (label, v, color) in [
                     ("p50", d.median, Color32::from_rgb(120, 220, 120)),
@@ -712,7 +783,21 @@ fn histogram_plot(ui: &mut Ui, id: &str, h: &Histogram, marks: Option<&DurationS
                     plot_ui.vline(VLine::new(label, h.x(v)).color(color).width(1.5));
                 }
             }
-        });
+            // The bar under a click: by x alone, so a short bar is easy to hit.
+            let clicked = plot_ui
+                .response()
+                .clicked()
+                .then(|| plot_ui.pointer_coordinate())
+                .flatten()
+                .and_then(|p| {
+                    (0..h.counts.len()).find(|&i| {
+                        let (a, b) = (h.x(h.edges[i]), h.x(h.edges[i + 1]));
+                        a <= p.x && p.x <= b && h.counts[i] > 0
+                    })
+                });
+            (centres, clicked)
+        })
+        .inner
 }
 
 #[cfg(test)]
