@@ -451,8 +451,8 @@ impl KernelPanel {
             .id(egui::Id::unique("kernel_panel"))
             .open(&mut open)
             .constrain_to(area)
-            .default_size([640.0, (area.height() - 20.0).clamp(200.0, 760.0)])
-            .default_pos(area.right_top() + egui::vec2(-660.0, 10.0))
+            .default_size([720.0, (area.height() - 20.0).clamp(200.0, 940.0)])
+            .default_pos(area.right_top() + egui::vec2(-740.0, 10.0))
             .resizable(true)
             .vscroll(true)
             .show(ctx, |ui| {

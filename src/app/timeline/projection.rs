@@ -113,10 +113,12 @@ impl Projection {
                 // tick was not waited for.
                 let end = trace.nvtx.spans.end[p.nvtx as usize];
                 let x = map.x(end);
-                if x >= rect.left() && x <= rect.right() {
+                // Only where the overhang is wide enough to see: on tiny
+                // boxes a tick per range would hide the colour.
+                if x >= rect.left() && x <= rect.right() && boxed.right() - x >= 3.0 {
                     painter.line_segment(
                         [pos2(x, boxed.top() - 1.0), pos2(x, boxed.bottom() + 1.0)],
-                        Stroke::new(2.0, Color32::WHITE),
+                        Stroke::new(1.5, Color32::WHITE),
                     );
                 }
             }
