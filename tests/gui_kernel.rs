@@ -95,6 +95,12 @@ fn clicking_a_kernel_opens_its_panel_with_kernel_stats_numbers() {
     assert_eq!(doc.trace.name(view.stats.name), name);
     assert_eq!(view.stats.durations.instances, instances);
     assert_eq!(view.points.len() as u64, instances);
+    // Each launch is attributed to one innermost NVTX range (or none).
+    assert_eq!(view.nvtx.iter().map(|n| n.1).sum::<u64>(), instances);
+    assert!(
+        view.nvtx.iter().any(|n| n.0 == "timed-iteration"),
+        "sync_timing launches its kernels inside timed-iteration ranges"
+    );
     // What the window shows, read through AccessKit.
     assert!(
         h.query_by_label(&format!("Kernel: {name}")).is_some(),
@@ -108,6 +114,7 @@ fn clicking_a_kernel_opens_its_panel_with_kernel_stats_numbers() {
         "the panel shows {instances} instances"
     );
     assert!(h.query_by_label("P99").is_some());
+    assert!(h.query_by_label("NVTX ranges").is_some());
     assert!(
         h.query_all_by_label_contains("Launch configurations (")
             .next()

@@ -19,6 +19,7 @@ use super::events::{EventRef, Table};
 use super::format;
 use crate::analysis::kernels::{DurationStats, KernelStats, kernel_stats_for, occupancy_of};
 use crate::analysis::occupancy::Occupancy;
+use crate::analysis::projection::innermost_ranges;
 use crate::analysis::stats::TimeRange;
 use crate::model::{LaunchConfig, Ns, StrId, StreamIdx, Trace};
 
@@ -136,6 +137,9 @@ pub struct KernelView {
     /// Launch latency (API call start to kernel start) of the instances whose
     /// call the report has.
     pub latency: Option<Histogram>,
+    /// The innermost NVTX range each instance was launched in, by name, with
+    /// instance counts, most first ("" for launches outside any range).
+    pub nvtx: Vec<(String, u64)>,
     pub took: Duration,
 }
 
@@ -165,6 +169,10 @@ impl KernelView {
             let (a, b, s) = owners[i];
             (a <= row && row < b).then_some(s)
         };
+        // The same attribution as `cuda_gpu_kern_sum:nvtx-name`.
+        let innermost = innermost_ranges(trace);
+        let mut under: std::collections::HashMap<StrId, u64> = std::collections::HashMap::new();
+        let mut outside = 0u64;
         let mut points: Vec<(Ns, Ns, u32)> = Vec::with_capacity(stats.instances.len());
         let mut latencies = Vec::new();
         let mut config_stream: Vec<(LaunchConfig, StreamIdx)> = Vec::new();
@@ -182,10 +190,17 @@ impl KernelView {
                 .kernels
                 .correlation
                 .get(i)
-                .and_then(|&c| trace.correlation.api_call(pid, c))
-                .and_then(|c| trace.cuda_api.spans.start.get(c as usize));
-            if let Some(&call_start) = call {
+                .and_then(|&c| trace.correlation.api_call(pid, c));
+            if let Some(&call_start) = call.and_then(|c| trace.cuda_api.spans.start.get(c as usize))
+            {
                 latencies.push(start.saturating_sub(call_start));
+            }
+            match call
+                .and_then(|c| innermost.get(c as usize))
+                .and_then(|&r| trace.nvtx.spans.name.get(r as usize))
+            {
+                Some(&range) => *under.entry(range).or_default() += 1,
+                None => outside += 1,
             }
             let config = trace
                 .kernels
@@ -217,7 +232,16 @@ impl KernelView {
                 }
             })
             .collect();
+        let mut nvtx: Vec<(String, u64)> = under
+            .into_iter()
+            .map(|(n, c)| (trace.name(n).to_string(), c))
+            .collect();
+        if outside > 0 {
+            nvtx.push((String::new(), outside));
+        }
+        nvtx.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         Some(KernelView {
+            nvtx,
             histogram: Histogram::of(&durations),
             latency: (!latencies.is_empty()).then(|| Histogram::of(&latencies)),
             stats,
@@ -641,6 +665,22 @@ fn summary(ui: &mut Ui, trace: &Trace, view: &KernelView) {
                 .map(|st| format!("{} (device {})", st.stream_id, st.device_id))
                 .collect();
             row("Streams", streams.join(", "));
+            // Innermost NVTX range of each launch; the first few names.
+            let ranges: Vec<String> = view
+                .nvtx
+                .iter()
+                .take(6)
+                .map(|(n, c)| {
+                    let n = if n.is_empty() {
+                        "(no range)"
+                    } else {
+                        n.as_str()
+                    };
+                    format!("{} ×{c}", format::clip(n, 60))
+                })
+                .collect();
+            let more = if view.nvtx.len() > 6 { ", …" } else { "" };
+            row("NVTX ranges", format!("{}{more}", ranges.join(", ")));
             row(
                 "Computed in",
                 format!("{:.1} ms", view.took.as_secs_f64() * 1e3),
