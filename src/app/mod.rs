@@ -634,6 +634,9 @@ impl SightlineApp {
                     }
                 });
         }
+        if doc.timeline.prepare_projection(&doc.trace) {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
         let selected_before = doc.timeline.selected;
         let central = egui::CentralPanel::default().show(ui, |ui| {
             doc.timeline.highlight = std::mem::take(&mut doc.search.mask);

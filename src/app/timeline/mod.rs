@@ -61,6 +61,8 @@ pub struct Timeline {
     pub projection: Option<projection::Projection>,
     /// Projected ranges drawn in the last frame (NVTX index, overhangs?).
     pub projected_drawn: Vec<(u32, bool)>,
+    /// A projection being computed on a worker (big reports).
+    projection_job: Option<crossbeam_channel::Receiver<projection::Projection>>,
 }
 
 /// An arrow from one event box to another: edge to edge (not centre to
@@ -114,6 +116,7 @@ impl Timeline {
             painted: 0,
             projection: None,
             projected_drawn: Vec::new(),
+            projection_job: None,
         }
     }
 
@@ -135,6 +138,53 @@ impl Timeline {
         self.highlight.clear();
         self.layout.clear();
         self.projection = None;
+        self.projection_job = None;
+    }
+
+    /// Makes sure the projection rows have their data when they are shown:
+    /// small reports are projected here, big ones on a worker (the rows stay
+    /// empty until it is done). True while a worker runs.
+    pub fn prepare_projection(&mut self, trace: &std::sync::Arc<Trace>) -> bool {
+        /// Below this many CUDA API calls projecting takes a few ms at most.
+        const INLINE_CALLS: usize = 200_000;
+        if !self.view.show_projection || self.projection.is_some() {
+            return false;
+        }
+        if let Some(rx) = &self.projection_job {
+            match rx.try_recv() {
+                Ok(p) => {
+                    self.projection = Some(p);
+                    self.projection_job = None;
+                    return false;
+                }
+                Err(crossbeam_channel::TryRecvError::Empty) => return true,
+                Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                    // The worker died: project here rather than never.
+                    self.projection_job = None;
+                }
+            }
+        }
+        if trace.cuda_api.spans.len() < INLINE_CALLS {
+            self.projection = Some(projection::Projection::compute(trace));
+            return false;
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let shared = trace.clone();
+        let spawned = std::thread::Builder::new()
+            .name("sightline-projection".into())
+            .spawn(move || {
+                let _ = tx.send(projection::Projection::compute(&shared));
+            });
+        match spawned {
+            Ok(_) => {
+                self.projection_job = Some(rx);
+                true
+            }
+            Err(_) => {
+                self.projection = Some(projection::Projection::compute(trace));
+                false
+            }
+        }
     }
 
     /// The first and last timestamp of the report, the span Home shows.
@@ -297,9 +347,6 @@ impl Timeline {
             pos2(full.left() + LABEL_W, full.bottom()),
         );
         self.canvas = canvas;
-        if self.view.show_projection && self.projection.is_none() {
-            self.projection = Some(projection::Projection::compute(trace));
-        }
         self.projected_drawn.clear();
         ui.allocate_rect(full, Sense::hover());
         let id = ui.scope_id().with("timeline");
