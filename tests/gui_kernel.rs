@@ -115,6 +115,18 @@ fn clicking_a_kernel_opens_its_panel_with_kernel_stats_numbers() {
     );
     assert!(h.query_by_label("P99").is_some());
     assert!(h.query_by_label("NVTX ranges").is_some());
+    // The "what if" curve passes through the launched configuration's occupancy.
+    let config = view.configs.first().expect("a launch configuration");
+    let limits = config.limits.expect("the report's GPU is known");
+    let launched = config.occupancy.as_ref().expect("occupancy");
+    let block: u32 = config.config.block.iter().product();
+    let curve = sightline::app::kernel_panel::occupancy_curve(&limits, &config.config);
+    let at = curve
+        .iter()
+        .find(|p| p[0] == block as f64)
+        .expect("the curve covers the launched block size");
+    assert_eq!(at[1], launched.theoretical_percent);
+    assert!(h.query_by_label("What if the block had").is_some());
     assert!(
         h.query_all_by_label_contains("Launch configurations (")
             .next()

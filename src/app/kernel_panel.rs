@@ -18,7 +18,7 @@ use egui_plot::{Bar, BarChart, Plot, PlotPoints, Points, VLine};
 use super::events::{EventRef, Table};
 use super::format;
 use crate::analysis::kernels::{DurationStats, KernelStats, kernel_stats_for, occupancy_of};
-use crate::analysis::occupancy::Occupancy;
+use crate::analysis::occupancy::{DeviceLimits, LaunchShape, Occupancy, theoretical_occupancy};
 use crate::analysis::projection::innermost_ranges;
 use crate::analysis::stats::TimeRange;
 use crate::model::{LaunchConfig, Ns, StrId, StreamIdx, Trace};
@@ -124,6 +124,8 @@ pub struct ConfigRow {
     pub config: LaunchConfig,
     pub instances: u64,
     pub occupancy: Option<Occupancy>,
+    /// The limits of the GPU that ran it, for the "what if" curve.
+    pub limits: Option<DeviceLimits>,
 }
 
 /// The computed summary of one kernel name over one range.
@@ -229,6 +231,7 @@ impl KernelView {
                     config: *config,
                     instances: *instances,
                     occupancy: stream.and_then(|s| occupancy_of(trace, s, config)),
+                    limits: stream.and_then(|s| device_limits(trace, s)),
                 }
             })
             .collect();
@@ -250,6 +253,27 @@ impl KernelView {
             took: t0.elapsed(),
         })
     }
+}
+
+/// The occupancy limits of the GPU that ran stream `stream`.
+fn device_limits(trace: &Trace, stream: StreamIdx) -> Option<DeviceLimits> {
+    let device = trace.streams.get(stream as usize)?.device_id;
+    let gpu = trace.gpus.iter().find(|g| g.device_id == device)?;
+    DeviceLimits::for_gpu(gpu)
+}
+
+/// Theoretical occupancy (percent) of `config` at every block size from one
+/// warp to the device's maximum, a warp apart: the calculator's curve.
+pub fn occupancy_curve(limits: &DeviceLimits, config: &LaunchConfig) -> Vec<[f64; 2]> {
+    let warp = limits.warp_size.max(1);
+    let mut shape = LaunchShape::from(config);
+    (1..=limits.max_threads_per_block / warp)
+        .filter_map(|w| {
+            shape.threads_per_block = w * warp;
+            let o = theoretical_occupancy(limits, &shape).ok()?;
+            Some([(w * warp) as f64, o.theoretical_percent])
+        })
+        .collect()
 }
 
 /// What the scatter drew in its last frame: decimated points, cached until
@@ -330,6 +354,8 @@ pub struct KernelPanel {
     pub histogram_bars: Vec<(Pos2, usize)>,
     /// The histogram bin clicked and how many of its instances were shown.
     pub bin: Option<(usize, usize)>,
+    /// The "what if" block size (threads), 0 until the user moves it.
+    what_if_block: u32,
 }
 
 impl KernelPanel {
@@ -354,6 +380,7 @@ impl KernelPanel {
         self.scatter_points.clear();
         self.histogram_bars.clear();
         self.bin = None;
+        self.what_if_block = 0;
         self.generation += 1;
         if trace.kernels.spans.len() < INLINE_KERNELS {
             self.pending = None;
@@ -514,6 +541,7 @@ impl KernelPanel {
                 summary(ui, trace, &view);
                 ui.separator();
                 configs(ui, &view);
+                self.what_if(ui, &view);
                 ui.separator();
                 command = self.charts(ui, trace, &view);
             });
@@ -524,6 +552,59 @@ impl KernelPanel {
             self.close();
         }
         command
+    }
+
+    /// The calculator's "what if": occupancy of the most used configuration
+    /// at another block size, and the whole curve.
+    fn what_if(&mut self, ui: &mut Ui, view: &KernelView) {
+        let Some(row) = view.configs.first() else {
+            return;
+        };
+        let Some(limits) = row.limits else {
+            return;
+        };
+        let block = LaunchShape::from(&row.config).threads_per_block;
+        if self.what_if_block == 0 {
+            self.what_if_block = block;
+        }
+        let warp = limits.warp_size.max(1);
+        let curve = occupancy_curve(&limits, &row.config);
+        ui.horizontal(|ui| {
+            ui.label("What if the block had");
+            ui.add(
+                egui::Slider::new(&mut self.what_if_block, warp..=limits.max_threads_per_block)
+                    .step_by(warp as f64)
+                    .suffix(" threads"),
+            );
+            let mut shape = LaunchShape::from(&row.config);
+            shape.threads_per_block = self.what_if_block;
+            match theoretical_occupancy(&limits, &shape) {
+                Ok(o) => ui.monospace(format!(
+                    "{:.1} % ({})",
+                    o.theoretical_percent,
+                    o.limiter_text()
+                )),
+                Err(e) => ui.weak(e.to_string()),
+            };
+        });
+        let at = self.what_if_block as f64;
+        Plot::new("kernel_what_if")
+            .height(110.0)
+            .x_axis_label("threads per block (most used configuration)")
+            .y_axis_label("occupancy %")
+            .include_y(0.0)
+            .include_y(100.0)
+            .allow_scroll(false)
+            .show(ui, |plot_ui| {
+                plot_ui.line(
+                    egui_plot::Line::new("occupancy", PlotPoints::new(curve))
+                        .color(Color32::from_rgb(118, 185, 0)),
+                );
+                plot_ui.vline(
+                    VLine::new("launched", block as f64).color(Color32::from_rgb(90, 170, 255)),
+                );
+                plot_ui.vline(VLine::new("what if", at).color(Color32::from_rgb(255, 200, 0)));
+            });
     }
 
     fn charts(&mut self, ui: &mut Ui, trace: &Trace, view: &KernelView) -> Option<Command> {
@@ -708,6 +789,7 @@ fn configs(ui: &mut Ui, view: &KernelView) {
                         "static smem",
                         "dynamic smem",
                         "smem config",
+                        "local/thread",
                         "instances",
                         "occupancy",
                         "limiter",
@@ -724,6 +806,7 @@ fn configs(ui: &mut Ui, view: &KernelView) {
                         ui.monospace(format::bytes(k.static_shared_memory as u64));
                         ui.monospace(format::bytes(k.dynamic_shared_memory as u64));
                         ui.monospace(format::bytes(k.shared_memory_executed as u64));
+                        ui.monospace(format::bytes(k.local_memory_per_thread as u64));
                         ui.monospace(format::grouped(c.instances as i64));
                         match &c.occupancy {
                             Some(o) => {
