@@ -27,7 +27,7 @@ use std::collections::{HashMap, HashSet};
 use super::group::Summary;
 use super::reports::{events_in, int, text};
 use super::stats::{Cell, Table, TimeRange};
-use crate::model::{GpuOpKind, Ns, NvtxKind, StrId, ThreadIdx, Trace};
+use crate::model::{GpuOp, GpuOpKind, Ns, NvtxKind, StrId, ThreadIdx, Trace};
 
 const NONE: u32 = u32::MAX;
 
@@ -137,6 +137,37 @@ fn nesting(trace: &Trace, ranges: &[u32]) -> Vec<(Option<usize>, u32)> {
         }
         out.push((stack.last().copied(), stack.len() as u32));
         stack.push(i);
+    }
+    out
+}
+
+/// The GPU operations (kernels, copies, sets; not syncs) that NVTX range
+/// `nvtx` owns by the projection rules: the work of every CUDA API call of
+/// its thread that lies wholly inside it. Empty for a range ended on another
+/// thread (nsys does not project those) or an unknown index.
+pub fn gpu_work(trace: &Trace, nvtx: u32) -> Vec<GpuOp> {
+    if nvtx as usize >= trace.nvtx.spans.len() || trace.nvtx.end_thread.contains_key(&nvtx) {
+        return Vec::new();
+    }
+    let Some(t) = trace
+        .threads
+        .iter()
+        .position(|th| th.nvtx.iter().any(|n| n.track.events.contains(&nvtx)))
+    else {
+        return Vec::new();
+    };
+    let pid = trace.threads[t].pid;
+    let mut out = Vec::new();
+    for call in calls_inside(trace, t, nvtx) {
+        let Some(&correlation) = trace.cuda_api.correlation.get(call) else {
+            continue;
+        };
+        out.extend(
+            trace
+                .correlation
+                .gpu_ops(pid, correlation)
+                .filter(|op| op.kind != GpuOpKind::Sync),
+        );
     }
     out
 }

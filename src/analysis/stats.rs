@@ -99,6 +99,18 @@ impl Report {
         Report::KernelLaunchSum,
     ];
 
+    /// The column of this report's tables that holds kernel names as
+    /// `cuda_gpu_kern_sum` names them (the demangled name), for views that
+    /// link a row to its kernel. A role known from the report, not read from
+    /// the header text: the headers differ ("Name", "Kernel Name").
+    pub fn kernel_name_column(self, table: &Table) -> Option<usize> {
+        match self {
+            // Both reports end with the kernel's name.
+            Report::CudaGpuKernSum | Report::CudaKernExecSum => table.columns.len().checked_sub(1),
+            _ => None,
+        }
+    }
+
     /// The report name as `--report` takes it, nsys's spelling: e.g.
     /// `cuda_gpu_kern_sum`, or `cuda_gpu_kern_sum:base` for a variant.
     pub fn name(self) -> &'static str {

@@ -6,6 +6,8 @@ pub mod colors;
 pub mod details;
 pub mod events;
 pub mod format;
+pub mod kernel_panel;
+pub mod nvtx_gpu;
 pub mod range_stats;
 pub mod search;
 pub mod timeline;
@@ -25,6 +27,7 @@ use crate::loader::{LoadJob, LoadMessage, Progress};
 use crate::model::Trace;
 use capture_panel::{CaptureDialog, Live, LiveUpdate};
 use events::{EventRef, Table};
+use kernel_panel::KernelPanel;
 use range_stats::RangeStats;
 use search::Search;
 use timeline::Timeline;
@@ -48,6 +51,10 @@ pub struct Document {
     pub timeline: Timeline,
     pub stats: RangeStats,
     pub search: Search,
+    /// Everything about one kernel name (a window, shown while open).
+    pub kernel: KernelPanel,
+    /// The GPU work of the selected NVTX range (details panel).
+    pub nvtx_gpu: nvtx_gpu::NvtxGpu,
     /// Set when the report is a live capture (running or finished).
     pub live: Option<Live>,
 }
@@ -61,6 +68,8 @@ impl Document {
             timeline,
             stats: RangeStats::default(),
             search: Search::default(),
+            kernel: KernelPanel::default(),
+            nvtx_gpu: nvtx_gpu::NvtxGpu::default(),
             live: None,
         }
     }
@@ -85,6 +94,8 @@ impl Document {
         self.stats.clear();
         self.timeline.range = None;
         self.search = Search::default();
+        self.kernel.close();
+        self.nvtx_gpu = nvtx_gpu::NvtxGpu::default();
     }
 
     /// Takes a live capture's messages; true when the trace changed.
@@ -138,6 +149,19 @@ impl Document {
         let span = ((e - s) * 3.0).max(20_000.0);
         self.timeline
             .zoom_to_span(s - span / 3.0, s - span / 3.0 + span);
+    }
+
+    /// Opens the kernel panel for kernel `name` over the selected range (the
+    /// whole report without one).
+    pub fn open_kernel(&mut self, name: crate::model::StrId) {
+        self.kernel.open(&self.trace, name, self.stats.range);
+    }
+
+    /// Does what a panel asked for.
+    pub fn apply(&mut self, command: kernel_panel::Command) {
+        match command {
+            kernel_panel::Command::ShowEvent(ev) => self.show_event(ev),
+        }
     }
 
     /// Selects an event and brings it into view.
@@ -600,6 +624,9 @@ impl SightlineApp {
                             let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
                             doc.select_range(s, e.max(s + 1));
                         }
+                        if sel.table == Table::Nvtx {
+                            doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
+                        }
                     });
                 });
         }
@@ -610,10 +637,19 @@ impl SightlineApp {
                 .show(ui, |ui| {
                     if let Some(row) = doc.stats.ui(ui) {
                         doc.step_instances(&row.name);
+                        if row.kernel
+                            && let Some(id) = doc.trace.strings.find(&row.name)
+                        {
+                            doc.open_kernel(id);
+                        }
                     }
                 });
         }
-        egui::CentralPanel::default().show(ui, |ui| {
+        if doc.timeline.prepare_projection(&doc.trace) {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
+        let selected_before = doc.timeline.selected;
+        let central = egui::CentralPanel::default().show(ui, |ui| {
             // Hidden rows are remembered across sessions: say so, or a user
             // meets a timeline with rows missing and no idea why.
             let hidden = doc.timeline.view.hidden.len();
@@ -650,6 +686,21 @@ impl SightlineApp {
                 doc.stats.clear();
             }
         });
+        // A kernel clicked on the timeline opens its panel.
+        if let Some(ev) = doc.timeline.selected
+            && doc.timeline.selected != selected_before
+            && ev.table == Table::Kernel
+            && let Some(&name) = doc.trace.kernels.spans.name.get(ev.index as usize)
+        {
+            doc.open_kernel(name);
+        }
+        let range = doc.stats.range;
+        // The panel floats over the timeline only: the details and the range
+        // tables stay clickable beside it.
+        let area = central.response.rect;
+        if let Some(command) = doc.kernel.ui(ui.ctx(), &doc.trace, range, area) {
+            doc.apply(command);
+        }
     }
 
     /// One tab per report: click to show it, "x" to close it.
@@ -786,6 +837,10 @@ impl SightlineApp {
                     doc.timeline.back();
                 }
                 ui.checkbox(&mut doc.timeline.view.show_names, "Names inside events");
+                ui.checkbox(
+                    &mut doc.timeline.view.show_projection,
+                    "NVTX ranges on GPU (projection rows)",
+                );
                 if ui.button("Expand all rows").clicked() {
                     doc.timeline.view.collapsed.clear();
                 }

@@ -37,6 +37,9 @@ enum Msg {
 pub struct RowClick {
     pub report: Report,
     pub name: String,
+    /// The cell clicked is the report's kernel-name column: `name` is a
+    /// kernel, and the kernel panel can open for it.
+    pub kernel: bool,
 }
 
 #[derive(Default)]
@@ -229,10 +232,12 @@ impl RangeStats {
                 if desc { ord.reverse() } else { ord }
             });
         }
+        let kernel_col = report.kernel_name_column(table);
         let name_cols: Vec<bool> = table
             .columns
             .iter()
-            .map(|c| NAME_COLUMNS.contains(&c.as_str()))
+            .enumerate()
+            .map(|(i, c)| kernel_col == Some(i) || NAME_COLUMNS.contains(&c.as_str()))
             .collect();
         // Numbers are right-aligned, as in `nsys stats` tables, so digits line up.
         let numeric: Vec<bool> = (0..table.columns.len())
@@ -295,6 +300,7 @@ impl RangeStats {
                                     clicked = Some(RowClick {
                                         report,
                                         name: text,
+                                        kernel: kernel_col == Some(c),
                                     });
                                 }
                             } else if cell.as_f64().is_some() {

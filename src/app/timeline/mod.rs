@@ -2,6 +2,7 @@
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
 pub mod paint;
+pub mod projection;
 pub mod rows;
 pub mod view;
 
@@ -55,6 +56,13 @@ pub struct Timeline {
     limits: (f64, f64),
     /// Boxes and busy marks painted in the last frame.
     pub painted: usize,
+    /// Every NVTX range's GPU span, computed the first time projection rows
+    /// are shown.
+    pub projection: Option<projection::Projection>,
+    /// Projected ranges drawn in the last frame (NVTX index, overhangs?).
+    pub projected_drawn: Vec<(u32, bool)>,
+    /// A projection being computed on a worker (big reports).
+    projection_job: Option<crossbeam_channel::Receiver<projection::Projection>>,
 }
 
 /// An arrow from one event box to another: edge to edge (not centre to
@@ -106,6 +114,9 @@ impl Timeline {
             canvas: Rect::NOTHING,
             limits: (lo, hi),
             painted: 0,
+            projection: None,
+            projected_drawn: Vec::new(),
+            projection_job: None,
         }
     }
 
@@ -126,6 +137,54 @@ impl Timeline {
         self.related.clear();
         self.highlight.clear();
         self.layout.clear();
+        self.projection = None;
+        self.projection_job = None;
+    }
+
+    /// Makes sure the projection rows have their data when they are shown:
+    /// small reports are projected here, big ones on a worker (the rows stay
+    /// empty until it is done). True while a worker runs.
+    pub fn prepare_projection(&mut self, trace: &std::sync::Arc<Trace>) -> bool {
+        /// Below this many CUDA API calls projecting takes a few ms at most.
+        const INLINE_CALLS: usize = 200_000;
+        if !self.view.show_projection || self.projection.is_some() {
+            return false;
+        }
+        if let Some(rx) = &self.projection_job {
+            match rx.try_recv() {
+                Ok(p) => {
+                    self.projection = Some(p);
+                    self.projection_job = None;
+                    return false;
+                }
+                Err(crossbeam_channel::TryRecvError::Empty) => return true,
+                Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                    // The worker died: project here rather than never.
+                    self.projection_job = None;
+                }
+            }
+        }
+        if trace.cuda_api.spans.len() < INLINE_CALLS {
+            self.projection = Some(projection::Projection::compute(trace));
+            return false;
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let shared = trace.clone();
+        let spawned = std::thread::Builder::new()
+            .name("sightline-projection".into())
+            .spawn(move || {
+                let _ = tx.send(projection::Projection::compute(&shared));
+            });
+        match spawned {
+            Ok(_) => {
+                self.projection_job = Some(rx);
+                true
+            }
+            Err(_) => {
+                self.projection = Some(projection::Projection::compute(trace));
+                false
+            }
+        }
     }
 
     /// The first and last timestamp of the report, the span Home shows.
@@ -239,7 +298,9 @@ impl Timeline {
         let mut out = Vec::new();
         for (i, row) in self.rows.iter().enumerate() {
             let parent_open = row.parent.is_none_or(|p| shown[p] && open[p]);
-            shown[i] = parent_open && !self.view.hidden.contains(&row.key);
+            let wanted =
+                self.view.show_projection || !matches!(row.kind, RowKind::Projection { .. });
+            shown[i] = parent_open && wanted && !self.view.hidden.contains(&row.key);
             open[i] = !self.view.collapsed.contains(&row.key);
             if shown[i] {
                 out.push(i);
@@ -261,6 +322,10 @@ impl Timeline {
         let (r, rect) = self.row_at(pos)?;
         match &self.rows[r].kind {
             RowKind::Lane { table, track, .. } => paint::hit(trace, *table, track, rect, &map, pos),
+            RowKind::Projection { track } => self
+                .projection
+                .as_ref()
+                .and_then(|p| p.hit(trace, track, rect, &map, pos)),
             _ => None,
         }
     }
@@ -288,6 +353,7 @@ impl Timeline {
             pos2(full.left() + LABEL_W, full.bottom()),
         );
         self.canvas = canvas;
+        self.projected_drawn.clear();
         ui.allocate_rect(full, Sense::hover());
         let id = ui.scope_id().with("timeline");
         let ruler_resp = ui.interact(ruler_rect, id.with("ruler"), Sense::click_and_drag());
@@ -379,6 +445,20 @@ impl Timeline {
                         &map,
                         &style,
                     );
+                }
+                RowKind::Projection { track } => {
+                    self.layout.push((r, row_rect));
+                    if let Some(p) = &self.projection {
+                        let drawn = p.paint(
+                            &lane_painter,
+                            trace,
+                            track,
+                            row_rect,
+                            &map,
+                            &self.name_colors,
+                        );
+                        self.projected_drawn.extend(drawn);
+                    }
                 }
                 RowKind::Metric(m) => {
                     self.layout.push((r, row_rect));

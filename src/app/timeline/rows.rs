@@ -27,6 +27,9 @@ pub enum RowKind {
     },
     /// A sampled GPU metric, index into `Trace::metrics`.
     Metric(MetricRow),
+    /// The NVTX ranges of `track` drawn over the span of the GPU work they
+    /// launched (shown when the view asks for projections).
+    Projection { track: Track },
 }
 
 /// How a metric chart maps values: `[lo, hi]` (raw values) fills the row;
@@ -97,6 +100,7 @@ impl Row {
             RowKind::Header { .. } => HEADER_H,
             RowKind::Lane { track, .. } => track.depth.max(1) as f32 * LANE_H + 2.0,
             RowKind::Metric { .. } => METRIC_H,
+            RowKind::Projection { track } => track.depth.max(1) as f32 * LANE_H + 2.0,
         }
     }
 
@@ -160,7 +164,7 @@ fn finish(rows: Vec<Row>) -> Vec<Row> {
         }
         let n = match &rows[i].kind {
             RowKind::Lane { track, .. } => track.len() as u64,
-            RowKind::Metric(_) => 0,
+            RowKind::Metric(_) | RowKind::Projection { .. } => 0,
             RowKind::Header { events } => *events,
         };
         if let Some(p) = rows[i].parent
@@ -258,11 +262,23 @@ pub fn build(trace: &Trace) -> Vec<Row> {
                     trace,
                     &mut rows,
                     th_row,
-                    label,
+                    label.clone(),
                     &format!("nvtx{k}"),
                     Table::Nvtx,
                     &n.track,
                 );
+                // Only ranges on a thread that calls CUDA can own GPU work.
+                if !n.track.is_empty() && !th.cuda_api.is_empty() {
+                    rows.push(Row {
+                        label: format!("{label} on GPU"),
+                        key: format!("{}/nvtx{k}/gpu", rows[th_row].key),
+                        indent: rows[th_row].indent + 1,
+                        parent: Some(th_row),
+                        kind: RowKind::Projection {
+                            track: n.track.clone(),
+                        },
+                    });
+                }
             }
         }
     }

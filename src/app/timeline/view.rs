@@ -20,6 +20,8 @@ pub struct ViewState {
     pub collapsed: BTreeSet<String>,
     pub hidden: BTreeSet<String>,
     pub show_names: bool,
+    /// Rows under each NVTX row with its ranges projected onto the GPU.
+    pub show_projection: bool,
 }
 
 impl Default for ViewState {
@@ -31,6 +33,7 @@ impl Default for ViewState {
             collapsed: BTreeSet::new(),
             hidden: BTreeSet::new(),
             show_names: true,
+            show_projection: false,
         }
     }
 }
