@@ -373,11 +373,14 @@ impl Timeline {
         let painter = ui.painter_at(full);
         painter.rect_filled(full, 0.0, visuals.extreme_bg_color);
         let map = Mapping::new(canvas, &self.view);
+        // With a range selected, the ruler counts from its start.
+        let origin = self.range.map_or(0.0, |(a, _)| a as f64);
         let ticks = paint::ruler(
             &painter.with_clip_rect(ruler_rect),
             ruler_rect,
             &map,
             visuals.text_color(),
+            origin,
         );
         for x in ticks {
             painter.with_clip_rect(canvas).line_segment(

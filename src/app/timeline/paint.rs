@@ -366,30 +366,58 @@ pub fn metric_at(series: &MetricSeries, t: f64) -> Option<(Ns, f32)> {
 /// `--range` use them): 1-2-5 steps spaced so that labels never overlap,
 /// labelled with the unit and decimals the step needs. Returns the tick x
 /// positions.
-pub fn ruler(painter: &Painter, rect: Rect, map: &Mapping, text: Color32) -> Vec<f32> {
+/// The ruler's ticks: (time, label). Labels count from `origin` — 0 for
+/// session time, a selected range's start for times relative to it (shown
+/// with a sign, as Nsight Systems and Perfetto do).
+pub fn ruler_ticks(map: &Mapping, origin: f64) -> Vec<(f64, String)> {
     let ns_per_px = 1.0 / map.px_per_ns;
     let (from, to) = map.visible();
-    let font = FontId::proportional(11.0);
+    let relative = origin != 0.0;
+    let label = |v: f64, step: f64| {
+        let text = format::tick(v - origin, step);
+        if relative && v > origin {
+            format!("+{text}")
+        } else {
+            text
+        }
+    };
     // Smallest 1-2-5 step whose widest label fits in its spacing.
     let mut step = 10f64.powf((ns_per_px * 60.0).max(1.0).log10().floor());
     let mut k = 0;
     loop {
-        let label = format::tick(to.abs().max(from.abs()), step);
-        let need = label.chars().count() as f64 * 6.3 + 18.0;
+        let widest = label(
+            if relative {
+                to.max(from)
+            } else {
+                to.abs().max(from.abs())
+            },
+            step,
+        );
+        let need = widest.chars().count() as f64 * 6.3 + 18.0;
         if step * map.px_per_ns >= need.max(70.0) || k > 40 {
             break;
         }
         step *= if k % 3 == 1 { 2.5 } else { 2.0 };
         k += 1;
     }
-    let n0 = (from / step).floor();
-    let mut xs = Vec::new();
+    let n0 = ((from - origin) / step).floor();
+    let mut ticks = Vec::new();
     for n in 0.. {
-        // Multiples of the step, not a running sum: no drift in the labels.
-        let v = (n0 + n as f64) * step;
+        // Multiples of the step from the origin, not a running sum: no drift.
+        let v = origin + (n0 + n as f64) * step;
         if v > to {
             break;
         }
+        ticks.push((v, label(v, step)));
+    }
+    ticks
+}
+
+/// Paints the ruler; returns the x of each tick (for the grid lines).
+pub fn ruler(painter: &Painter, rect: Rect, map: &Mapping, text: Color32, origin: f64) -> Vec<f32> {
+    let font = FontId::proportional(11.0);
+    let mut xs = Vec::new();
+    for (v, label) in ruler_ticks(map, origin) {
         let x = map.xf(v);
         if x >= rect.left() - 1.0 {
             painter.line_segment(
@@ -399,7 +427,7 @@ pub fn ruler(painter: &Painter, rect: Rect, map: &Mapping, text: Color32) -> Vec
             painter.text(
                 pos2(x + 3.0, rect.top() + 2.0),
                 Align2::LEFT_TOP,
-                format::tick(v, step),
+                label,
                 font.clone(),
                 text,
             );
@@ -412,6 +440,40 @@ pub fn ruler(painter: &Painter, rect: Rect, map: &Mapping, text: Color32) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ruler_counts_from_the_range_start_when_one_is_selected() {
+        let view = crate::app::timeline::view::ViewState {
+            start: 1_000_000.0,
+            end: 2_000_000.0,
+            ..Default::default()
+        };
+        let canvas = Rect::from_min_max(pos2(0.0, 0.0), pos2(1000.0, 20.0));
+        let map = Mapping::new(canvas, &view);
+        let absolute = ruler_ticks(&map, 0.0);
+        assert!(absolute.iter().all(|(_, l)| !l.starts_with('+')));
+        let origin = 1_234_567.0;
+        let relative = ruler_ticks(&map, origin);
+        assert!(
+            relative
+                .iter()
+                .any(|(v, l)| *v == origin && !l.starts_with('+'))
+        );
+        assert!(
+            relative
+                .iter()
+                .filter(|(v, _)| *v > origin)
+                .all(|(_, l)| l.starts_with('+'))
+        );
+        let step = relative[1].0 - relative[0].0;
+        for (v, _) in &relative {
+            let k = (v - origin) / step;
+            assert!(
+                (k - k.round()).abs() < 1e-9,
+                "ticks are whole steps from the origin"
+            );
+        }
+    }
 
     #[test]
     fn sparse_search_matches_a_plain_binary_search() {
