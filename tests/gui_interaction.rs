@@ -180,3 +180,31 @@ fn hidden_rows_are_announced_and_can_be_shown() {
     );
     assert!(h.query_by_label("1 row hidden").is_none());
 }
+
+#[test]
+fn a_collapsed_row_still_shows_where_its_events_are() {
+    let mut h = harness(load("sync_timing.sqlite"));
+    let tops: Vec<String> = h
+        .state()
+        .doc()
+        .expect("doc")
+        .timeline
+        .rows
+        .iter()
+        .filter(|r| r.parent.is_none())
+        .map(|r| r.key.clone())
+        .collect();
+    assert!(tops.len() >= 2, "a process and a GPU");
+    let doc = h.state_mut().doc_mut().expect("doc");
+    doc.timeline.view.collapsed.extend(tops);
+    h.run_steps(2);
+    let painted = h.state().doc().expect("doc").timeline.painted;
+    assert!(painted > 0, "collapsed groups summarise their activity");
+    // Nothing is painted where nothing happens: zoomed into a gap before the
+    // first event, the summary is empty.
+    let doc = h.state_mut().doc_mut().expect("doc");
+    let (lo, _) = doc.timeline.limits();
+    doc.timeline.view.set(lo - 2e6, lo - 1e6);
+    h.run_steps(2);
+    assert_eq!(h.state().doc().expect("doc").timeline.painted, 0);
+}

@@ -309,6 +309,22 @@ impl Timeline {
         out
     }
 
+    /// The lanes below header row `r`, at any depth.
+    fn descendant_lanes(&self, r: usize) -> Vec<usize> {
+        let under = |mut i: usize| {
+            while let Some(p) = self.rows[i].parent {
+                if p == r {
+                    return true;
+                }
+                i = p;
+            }
+            false
+        };
+        (r + 1..self.rows.len())
+            .filter(|&i| matches!(self.rows[i].kind, RowKind::Lane { .. }) && under(i))
+            .collect()
+    }
+
     /// The row under `pos` in the last frame's layout, with its rect.
     fn row_at(&self, pos: Pos2) -> Option<(usize, Rect)> {
         self.layout
@@ -431,6 +447,24 @@ impl Timeline {
                         0.0,
                         visuals.faint_bg_color.gamma_multiply(0.6),
                     );
+                    // Collapsing hides detail, not activity: the header shows
+                    // where its rows have events.
+                    if self.view.collapsed.contains(&row.key) {
+                        let strip = row_rect.shrink2(vec2(0.0, 3.0));
+                        for child in self.descendant_lanes(r) {
+                            if let RowKind::Lane { table, track, .. } = &self.rows[child].kind {
+                                painted += paint::activity(
+                                    &lane_painter,
+                                    trace,
+                                    *table,
+                                    track,
+                                    strip,
+                                    &map,
+                                    visuals.text_color().gamma_multiply(0.45),
+                                );
+                            }
+                        }
+                    }
                 }
                 RowKind::Lane {
                     table,

@@ -366,6 +366,61 @@ pub fn metric_at(series: &MetricSeries, t: f64) -> Option<(Ns, f32)> {
 /// `--range` use them): 1-2-5 steps spaced so that labels never overlap,
 /// labelled with the unit and decimals the step needs. Returns the tick x
 /// positions.
+/// A summary of a lane's activity in `rect` (a collapsed group's header): a
+/// mark in every pixel column where one of its events runs. One binary search
+/// per column, whatever the number of events. Returns the marks drawn.
+pub fn activity(
+    painter: &Painter,
+    trace: &Trace,
+    table: Table,
+    track: &Track,
+    rect: Rect,
+    map: &Mapping,
+    color: Color32,
+) -> usize {
+    let spans = table.spans(trace);
+    let events = track.events.start as usize..track.events.end as usize;
+    let (Some(starts), Some(ends)) = (spans.start.get(events.clone()), spans.end.get(events))
+    else {
+        return 0;
+    };
+    let (left, right) = (rect.left().max(map.left), rect.right());
+    let mut marks = 0;
+    let mut run: Option<f32> = None;
+    let mut x = left.floor();
+    while x < right {
+        let (a, b) = (map.t(x), map.t(x + 1.0));
+        // The last event starting before the column's end: busy if it
+        // reaches into the column (nested ranges end inside their parents,
+        // so a column inside a long outer range may read idle: a summary).
+        let i = starts.partition_point(|&s| (s as f64) < b);
+        let busy = i > 0 && (ends[i - 1] as f64) > a;
+        match (busy, run) {
+            (true, None) => run = Some(x),
+            (false, Some(x0)) => {
+                painter.rect_filled(
+                    Rect::from_min_max(pos2(x0, rect.top()), pos2(x, rect.bottom())),
+                    0.0,
+                    color,
+                );
+                marks += 1;
+                run = None;
+            }
+            _ => {}
+        }
+        x += 1.0;
+    }
+    if let Some(x0) = run {
+        painter.rect_filled(
+            Rect::from_min_max(pos2(x0, rect.top()), pos2(right, rect.bottom())),
+            0.0,
+            color,
+        );
+        marks += 1;
+    }
+    marks
+}
+
 /// The ruler's ticks: (time, label). Labels count from `origin` — 0 for
 /// session time, a selected range's start for times relative to it (shown
 /// with a sign, as Nsight Systems and Perfetto do).
