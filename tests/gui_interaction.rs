@@ -208,3 +208,35 @@ fn a_collapsed_row_still_shows_where_its_events_are() {
     h.run_steps(2);
     assert_eq!(h.state().doc().expect("doc").timeline.painted, 0);
 }
+
+#[test]
+fn panels_opening_keep_the_selected_event_in_view() {
+    let trace = load("sync_timing.sqlite");
+    let app = SightlineApp::with_trace(trace);
+    let mut h = Harness::builder()
+        .with_size(vec2(1100.0, 470.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(3);
+    // A kernel: the GPU rows are the lowest of the timeline.
+    let ev = EventRef {
+        table: Table::Kernel,
+        index: 0,
+    };
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        doc.show_event(ev);
+        let (lo, hi) = doc.timeline.limits();
+        // The range statistics open below the timeline.
+        doc.select_range(lo as i64, hi as i64);
+    }
+    h.run_steps(8);
+    let doc = h.state().doc().expect("doc");
+    let canvas = doc.timeline.canvas;
+    let Some((_, lane)) = doc.timeline.lane_of(ev) else {
+        panic!("the selected kernel's row is not drawn (canvas {canvas:?})");
+    };
+    assert!(
+        lane.top() >= canvas.top() && lane.bottom() <= canvas.bottom(),
+        "{lane:?} within {canvas:?}"
+    );
+}

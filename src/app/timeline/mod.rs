@@ -21,6 +21,9 @@ const LABEL_W: f32 = 240.0;
 const RULER_H: f32 = 24.0;
 /// Wheel and key steps closer together than this are one undo entry.
 const BURST_GAP_S: f64 = 0.6;
+/// For how many frames after a selection or a change of the canvas the
+/// selected row is scrolled back into view (panels open a frame later).
+const KEEP_SELECTION_FRAMES: u8 = 3;
 
 /// What happened this frame that the app must react to.
 #[derive(Default)]
@@ -54,6 +57,8 @@ pub struct Timeline {
     pub layout: Vec<(usize, Rect)>,
     pub canvas: Rect,
     limits: (f64, f64),
+    /// Frames left in which the selected row is scrolled back into view.
+    keep_selection_frames: u8,
     /// Boxes and busy marks painted in the last frame.
     pub painted: usize,
     /// Every NVTX range's GPU span, computed the first time projection rows
@@ -114,6 +119,7 @@ impl Timeline {
             canvas: Rect::NOTHING,
             limits: (lo, hi),
             painted: 0,
+            keep_selection_frames: 0,
             projection: None,
             projected_drawn: Vec::new(),
             projection_job: None,
@@ -254,6 +260,8 @@ impl Timeline {
 
     pub fn select(&mut self, trace: &Trace, ev: Option<EventRef>) {
         self.selected = ev;
+        // The details panel opens with a selection: keep it on screen.
+        self.keep_selection_frames = KEEP_SELECTION_FRAMES;
         self.related = ev.map(|e| e.related(trace)).unwrap_or_default();
     }
 
@@ -368,6 +376,11 @@ impl Timeline {
             pos2(full.left(), full.top() + RULER_H),
             pos2(full.left() + LABEL_W, full.bottom()),
         );
+        // Panels opening or closing (details, range statistics) change the
+        // canvas: the selected row must not end up under them.
+        if canvas != self.canvas {
+            self.keep_selection_frames = KEEP_SELECTION_FRAMES;
+        }
         self.canvas = canvas;
         self.projected_drawn.clear();
         ui.allocate_rect(full, Sense::hover());
@@ -426,11 +439,18 @@ impl Timeline {
         let mut painted = 0;
         let mut toggles = Vec::new();
         let mut hide = None;
+        let mut selected_row = None;
         for &r in &order {
             let row = &self.rows[r];
             let h = row.height();
             let row_rect = Rect::from_min_size(pos2(canvas.left(), y), vec2(canvas.width(), h));
             y += h;
+            if let (Some(sel), RowKind::Lane { table, track, .. }) = (self.selected, &row.kind)
+                && *table == sel.table
+                && track.events.contains(&sel.index)
+            {
+                selected_row = Some(row_rect);
+            }
             if row_rect.bottom() < canvas.top() || row_rect.top() > canvas.bottom() {
                 continue;
             }
@@ -572,6 +592,19 @@ impl Timeline {
         }
         if let Some(k) = hide {
             self.view.hidden.insert(k);
+        }
+        if self.keep_selection_frames > 0 {
+            self.keep_selection_frames -= 1;
+            if let Some(rect) = selected_row {
+                let margin = 8.0;
+                if rect.bottom() > canvas.bottom() - margin {
+                    self.view.scroll_y += rect.bottom() - canvas.bottom() + margin;
+                    ui.ctx().request_repaint();
+                } else if rect.top() < canvas.top() + margin {
+                    self.view.scroll_y -= canvas.top() + margin - rect.top();
+                    ui.ctx().request_repaint();
+                }
+            }
         }
 
         // The selected range, shaded over rows and ruler.
