@@ -771,3 +771,33 @@ fn recent_files_and_view_options_survive_a_restart() {
     // No storage (first start, or persistence off): an empty app.
     assert!(SightlineApp::restore(None).recent.is_empty());
 }
+
+#[test]
+fn hidden_and_collapsed_rows_are_kept_per_report() {
+    let (a, b) = (fixture("streams.sqlite"), fixture("sync_timing.sqlite"));
+    let mut app = SightlineApp::default();
+    app.open(a.clone());
+    app.wait_for_load();
+    let doc = app.doc_mut().expect("doc");
+    let key = doc.timeline.rows[1].key.clone();
+    doc.timeline.view.hidden.insert(key.clone());
+    doc.timeline
+        .view
+        .collapsed
+        .insert(doc.timeline.rows[0].key.clone());
+    let mut storage = MemStorage::default();
+    eframe::App::save(&mut app, &mut storage);
+
+    // Another report opens with none of them.
+    let mut again = SightlineApp::restore(Some(&storage));
+    again.open(b);
+    again.wait_for_load();
+    let view = &again.doc().expect("doc").timeline.view;
+    assert!(view.hidden.is_empty() && view.collapsed.is_empty());
+    // The same report gets its own back.
+    again.open(a);
+    again.wait_for_load();
+    let view = &again.doc().expect("doc").timeline.view;
+    assert!(view.hidden.contains(&key));
+    assert_eq!(view.collapsed.len(), 1);
+}

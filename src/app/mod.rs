@@ -41,7 +41,19 @@ const MAX_RECENT: usize = 10;
 #[serde(default)]
 struct Saved {
     recent: Vec<PathBuf>,
+    /// View options that apply to every report (names inside events).
     view: Option<ViewState>,
+    /// Collapsed and hidden rows, by report (canonical path): row keys are
+    /// thread and stream ids, which mean other rows in another report.
+    rows: std::collections::BTreeMap<PathBuf, RowState>,
+}
+
+/// The rows a user collapsed or hid in one report.
+#[derive(Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct RowState {
+    collapsed: std::collections::BTreeSet<String>,
+    hidden: std::collections::BTreeSet<String>,
 }
 
 /// One open report and everything the user did with it.
@@ -224,6 +236,7 @@ pub struct SightlineApp {
     dialog: Option<Receiver<Option<PathBuf>>>,
     open_path: String,
     saved_view: Option<ViewState>,
+    saved_rows: std::collections::BTreeMap<PathBuf, RowState>,
     pub capture_dialog: CaptureDialog,
     /// A save in progress: where, and its result when done.
     saving: Option<Receiver<Result<PathBuf, String>>>,
@@ -271,6 +284,7 @@ impl SightlineApp {
         SightlineApp {
             recent: saved.recent,
             saved_view: saved.view,
+            saved_rows: saved.rows,
             ..Default::default()
         }
     }
@@ -484,9 +498,15 @@ impl SightlineApp {
             match result {
                 Ok(trace) => {
                     self.remember_recent(&path);
+                    let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
                     let mut doc = Document::new(trace, path);
                     if let Some(v) = &self.saved_view {
-                        doc.timeline.restore_options(v);
+                        doc.timeline.view.show_names = v.show_names;
+                    }
+                    // Collapsed and hidden rows come back for this report only.
+                    if let Some(rows) = self.saved_rows.get(&canonical) {
+                        doc.timeline.view.collapsed = rows.collapsed.clone();
+                        doc.timeline.view.hidden = rows.hidden.clone();
                     }
                     self.tabs[i] = Tab::Ready(Box::new(doc));
                     i += 1;
@@ -1003,12 +1023,25 @@ impl eframe::App for SightlineApp {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        let mut rows = self.saved_rows.clone();
+        for doc in self.docs().filter(|d| d.live.is_none()) {
+            let path = std::fs::canonicalize(&doc.path).unwrap_or_else(|_| doc.path.clone());
+            let view = &doc.timeline.view;
+            rows.insert(
+                path,
+                RowState {
+                    collapsed: view.collapsed.clone(),
+                    hidden: view.hidden.clone(),
+                },
+            );
+        }
         let saved = Saved {
             recent: self.recent.clone(),
             view: self
                 .doc()
                 .map(|d| d.timeline.view.clone())
                 .or_else(|| self.saved_view.clone()),
+            rows,
         };
         eframe::set_value(storage, STORAGE_KEY, &saved);
     }

@@ -204,13 +204,6 @@ impl Timeline {
         self.view.set(self.limits.0, self.limits.1);
     }
 
-    /// Keeps options (collapsed, hidden, names) from a saved view, not its times.
-    pub fn restore_options(&mut self, saved: &ViewState) {
-        self.view.collapsed = saved.collapsed.clone();
-        self.view.hidden = saved.hidden.clone();
-        self.view.show_names = saved.show_names;
-    }
-
     fn remember(&mut self) {
         let now = (self.view.start, self.view.end);
         if self.history.last() != Some(&now) {
