@@ -1,6 +1,7 @@
 //! The timeline: row labels on the left, a ruler on top, lanes of events.
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
+pub mod overlay;
 pub mod paint;
 pub mod rows;
 pub mod view;
@@ -13,6 +14,7 @@ use crate::app::colors;
 use crate::app::events::EventRef;
 use crate::app::format;
 use crate::model::{Ns, Trace};
+pub use overlay::{Anchor, Overlay};
 use rows::{LANE_H, Row, RowKind};
 use view::{Mapping, ViewState};
 
@@ -55,6 +57,10 @@ pub struct Timeline {
     limits: (f64, f64),
     /// Boxes and busy marks painted in the last frame.
     pub painted: usize,
+    /// Marks other views put over the events (see [`overlay`]).
+    pub overlays: Vec<Overlay>,
+    /// Overlay marks painted in the last frame.
+    pub overlays_painted: usize,
 }
 
 /// An arrow from one event box to another: edge to edge (not centre to
@@ -106,6 +112,8 @@ impl Timeline {
             canvas: Rect::NOTHING,
             limits: (lo, hi),
             painted: 0,
+            overlays: Vec::new(),
+            overlays_painted: 0,
         }
     }
 
@@ -126,6 +134,8 @@ impl Timeline {
         self.related.clear();
         self.highlight.clear();
         self.layout.clear();
+        // Marks name events by index too; their views set them again.
+        self.overlays.clear();
     }
 
     /// The first and last timestamp of the report, the span Home shows.
@@ -465,6 +475,15 @@ impl Timeline {
                     visuals.strong_text_color(),
                 );
             }
+        }
+
+        // Over the events, under the arrows and tooltips.
+        self.overlays_painted = overlay::paint(self, &painter, trace, ruler_rect, canvas, &map);
+        if matches!(self.drag, Drag::None)
+            && let Some(pos) = ruler_resp.hover_pos()
+        {
+            let labels = overlay::ruler_labels(self, ruler_rect, &map, pos);
+            overlay::ruler_tooltip(&ruler_resp, &labels);
         }
 
         // API call ⇄ GPU work: arrows from the call to what it launched.
