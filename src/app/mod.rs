@@ -5,6 +5,7 @@ pub mod capture_panel;
 pub mod colors;
 pub mod details;
 pub mod events;
+pub mod findings_panel;
 pub mod format;
 pub mod range_stats;
 pub mod search;
@@ -25,6 +26,7 @@ use crate::loader::{LoadJob, LoadMessage, Progress};
 use crate::model::Trace;
 use capture_panel::{CaptureDialog, Live, LiveUpdate};
 use events::{EventRef, Table};
+use findings_panel::FindingsPanel;
 use range_stats::RangeStats;
 use search::Search;
 use timeline::Timeline;
@@ -48,6 +50,7 @@ pub struct Document {
     pub timeline: Timeline,
     pub stats: RangeStats,
     pub search: Search,
+    pub findings: FindingsPanel,
     /// Set when the report is a live capture (running or finished).
     pub live: Option<Live>,
 }
@@ -55,9 +58,11 @@ pub struct Document {
 impl Document {
     fn new(trace: Trace, path: PathBuf) -> Self {
         let timeline = Timeline::new(&trace);
+        let trace = Arc::new(trace);
         Document {
             path,
-            trace: Arc::new(trace),
+            findings: FindingsPanel::start(&trace),
+            trace,
             timeline,
             stats: RangeStats::default(),
             search: Search::default(),
@@ -85,6 +90,7 @@ impl Document {
         self.stats.clear();
         self.timeline.range = None;
         self.search = Search::default();
+        self.findings.request(&self.trace);
     }
 
     /// Takes a live capture's messages; true when the trace changed.
@@ -592,6 +598,7 @@ impl SightlineApp {
                     });
                 });
         }
+        doc.findings_frame(ui);
         if doc.stats.range.is_some() {
             egui::Panel::bottom("range_stats")
                 .default_size(280.0)
@@ -816,6 +823,7 @@ impl SightlineApp {
                 ui.label(format!("{cur}/{}{more} matches", doc.search.matches.len()));
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                doc.findings.badge(ui);
                 let warnings = &doc.trace.warnings;
                 if !warnings.is_empty() {
                     let label = format!(

@@ -1,0 +1,254 @@
+//! The Findings panel and its timeline marks, driven headlessly (egui_kittest
+//! + AccessKit) and checked against the engine's own output.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use eframe::egui::vec2;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use rusqlite::Connection;
+use sightline::analysis::findings::{Finding, FindingKind, Thresholds, analyze};
+use sightline::app::SightlineApp;
+use sightline::app::events::EventRef;
+use sightline::app::findings_panel::OVERLAY_SOURCE;
+use sightline::app::timeline::Anchor;
+use sightline::model::Trace;
+
+const ENDS_BEFORE: &str = "Finding range-ends-before-gpu-work:";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn load(path: &Path) -> Trace {
+    sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+}
+
+fn findings(trace: &Trace) -> Vec<Finding> {
+    analyze(trace, None, &Thresholds::default(), &AtomicBool::new(false)).expect("not cancelled")
+}
+
+/// The app on `trace`, with the findings job finished and a few frames drawn.
+fn harness(trace: Trace) -> Harness<'static, SightlineApp> {
+    let app = SightlineApp::with_trace(trace);
+    let mut h = Harness::builder()
+        .with_size(vec2(1400.0, 2400.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(2);
+    h.state_mut()
+        .doc_mut()
+        .expect("a report is open")
+        .wait_for_findings();
+    h.run_steps(3);
+    h
+}
+
+fn badge_text(n: usize) -> String {
+    format!("{n} finding{}", if n == 1 { "" } else { "s" })
+}
+
+fn open_panel(h: &mut Harness<'_, SightlineApp>, n: usize) {
+    h.get_by_label(&badge_text(n)).click();
+    h.run_steps(3);
+    assert!(
+        h.state().doc().is_some_and(|d| d.findings.open),
+        "the badge opens the panel"
+    );
+}
+
+/// Without any click: the badge counts the engine's findings, and every
+/// `range-ends-before-gpu-work` (the `no-sync` and `sync-before-only` timed
+/// iterations) has a ruler mark on its span and a bar under its range that
+/// reaches past the range's end.
+#[test]
+fn sync_timing_shows_badge_and_marks_without_a_click() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let expected = findings(&trace);
+    let ends: Vec<&Finding> = expected
+        .iter()
+        .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+        .collect();
+    assert!(!ends.is_empty());
+    for f in &ends {
+        let path = f.range.as_deref().unwrap_or("");
+        assert!(
+            path.starts_with("no-sync/") || path.starts_with("sync-before-only/"),
+            "{path}"
+        );
+    }
+    let h = harness(trace);
+    assert!(
+        h.query_by_label(&badge_text(expected.len())).is_some(),
+        "badge '{}'",
+        badge_text(expected.len())
+    );
+    let doc = h.state().doc().expect("doc");
+    assert!(!doc.findings.open, "the panel waits for a click");
+    let marks: Vec<_> = doc.timeline.overlays_of(OVERLAY_SOURCE).collect();
+    for f in &expected {
+        assert!(
+            marks
+                .iter()
+                .any(|m| m.anchor == Anchor::Ruler && (m.start, m.end) == (f.start, f.end)),
+            "ruler mark for {} at {}",
+            f.kind.name(),
+            f.start
+        );
+    }
+    for f in &ends {
+        let range = EventRef::from(f.events[0]);
+        assert!(
+            marks
+                .iter()
+                .any(|m| m.anchor == Anchor::Under(range) && m.start >= f.end && m.end > f.end),
+            "overhang bar under the range at {}",
+            f.start
+        );
+    }
+    assert!(
+        doc.timeline.overlays_painted >= expected.len().min(1),
+        "marks are painted: {}",
+        doc.timeline.overlays_painted
+    );
+}
+
+/// The panel lists exactly the engine's `range-ends-before-gpu-work`
+/// findings, one entry each.
+#[test]
+fn panel_lists_every_range_ends_before_gpu_work_finding() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let expected = findings(&trace);
+    let ends: Vec<&Finding> = expected
+        .iter()
+        .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+        .collect();
+    let mut h = harness(trace);
+    open_panel(&mut h, expected.len());
+    let listed: Vec<String> = h
+        .query_all_by_label_contains(ENDS_BEFORE)
+        .filter_map(|n| n.accesskit_node().label())
+        .collect();
+    assert_eq!(listed.len(), ends.len(), "{listed:#?}");
+    for f in &ends {
+        let label = format!("{ENDS_BEFORE} {}", f.message);
+        assert!(listed.contains(&label), "listed: {label}");
+    }
+    assert!(
+        h.query_all_by_label_contains("range-ends-before-gpu-work (")
+            .next()
+            .is_some(),
+        "a group header for the kind"
+    );
+    assert!(
+        h.query_all_by_label_contains("Why / how to fix:")
+            .next()
+            .is_some(),
+        "the fix text is shown"
+    );
+}
+
+/// Clicking an entry zooms to its span (and no further out than needed) and
+/// selects its first event.
+#[test]
+fn clicking_a_finding_zooms_to_it_and_selects_its_event() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let expected = findings(&trace);
+    let mut h = harness(trace);
+    let (lo, hi) = h.state().doc().expect("doc").timeline.limits();
+    open_panel(&mut h, expected.len());
+    // The third one, so that a click landing on the first entry would fail.
+    let target = expected
+        .iter()
+        .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+        .nth(2)
+        .expect("three findings");
+    h.get_by_label(&format!("{ENDS_BEFORE} {}", target.message))
+        .click();
+    h.run_steps(3);
+    let doc = h.state().doc().expect("doc");
+    let view = &doc.timeline.view;
+    assert!(
+        view.start <= target.start as f64 && view.end >= target.end as f64,
+        "view {}..{} contains {}..{}",
+        view.start,
+        view.end,
+        target.start,
+        target.end
+    );
+    assert!(
+        view.span() < (hi - lo) / 100.0,
+        "zoomed in: {} of {}",
+        view.span(),
+        hi - lo
+    );
+    assert_eq!(
+        doc.timeline.selected,
+        Some(EventRef::from(target.events[0])),
+        "its first event is selected"
+    );
+    let outlined: Vec<EventRef> = doc
+        .timeline
+        .overlays_of(OVERLAY_SOURCE)
+        .filter_map(|m| match m.anchor {
+            Anchor::Outline(ev) => Some(ev),
+            _ => None,
+        })
+        .collect();
+    let others: Vec<EventRef> = target.events[1..]
+        .iter()
+        .map(|&e| EventRef::from(e))
+        .collect();
+    assert_eq!(outlined, others, "the other events are outlined");
+}
+
+/// A copy of torch_work with one kernel and no copies, sets or syncs: the
+/// engine finds nothing, and the panel lists nothing and marks nothing.
+#[test]
+fn a_report_without_mistakes_lists_no_findings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("clean.sqlite");
+    std::fs::copy(fixture("torch_work.sqlite"), &path).expect("copy");
+    {
+        let conn = Connection::open(&path).expect("open copy");
+        conn.execute_batch(
+            "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY;
+             DELETE FROM CUPTI_ACTIVITY_KIND_MEMSET;
+             DELETE FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+             DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL
+               WHERE rowid <> (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);",
+        )
+        .expect("edit");
+    }
+    let trace = load(&path);
+    assert_eq!(trace.kernels.spans.len(), 1, "GPU work is left");
+    assert_eq!(findings(&trace), Vec::new(), "the engine finds nothing");
+    let mut h = harness(trace);
+    open_panel(&mut h, 0);
+    assert_eq!(
+        h.query_all_by_label_contains("Finding ").count(),
+        0,
+        "no entries"
+    );
+    assert!(
+        h.query_all_by_label_contains("No timing or sync mistakes")
+            .next()
+            .is_some()
+    );
+    let doc = h.state().doc().expect("doc");
+    assert_eq!(doc.timeline.overlays_of(OVERLAY_SOURCE).count(), 0);
+}
+
+/// Closing the report's tab stops its findings job.
+#[test]
+fn closing_the_tab_cancels_the_job() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let mut app = SightlineApp::with_trace(trace);
+    let cancel = app.doc().expect("doc").findings.cancel_flag();
+    assert!(!cancel.load(std::sync::atomic::Ordering::Relaxed));
+    app.close_tab(0);
+    assert!(cancel.load(std::sync::atomic::Ordering::Relaxed));
+}
