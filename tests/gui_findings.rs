@@ -252,3 +252,55 @@ fn closing_the_tab_cancels_the_job() {
     app.close_tab(0);
     assert!(cancel.load(std::sync::atomic::Ordering::Relaxed));
 }
+
+/// The first `timed-iteration` NVTX row inside the range named `parent`.
+fn first_timed_iteration(trace: &Trace, parent: &str) -> EventRef {
+    let spans = &trace.nvtx.spans;
+    let named = |name: &str| {
+        (0..spans.len())
+            .filter(|&i| trace.name(spans.name[i]) == name)
+            .collect::<Vec<_>>()
+    };
+    let outer = named(parent)[0];
+    let inner = named("timed-iteration")
+        .into_iter()
+        .find(|&i| spans.start[i] >= spans.start[outer] && spans.end[i] <= spans.end[outer])
+        .expect("a timed iteration in it");
+    EventRef::new(sightline::app::events::Table::Nvtx, inner as u32)
+}
+
+/// With the panel open, a selected range says why it has a finding or not:
+/// `sync-after-only` has none because the warm-up work had drained before
+/// its sync began; `no-sync` measured the launch.
+#[test]
+fn a_selected_range_explains_its_verdict() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let n = findings(&trace).len();
+    let after_only = first_timed_iteration(&trace, "sync-after-only");
+    let no_sync = first_timed_iteration(&trace, "no-sync");
+    let mut h = harness(trace);
+    open_panel(&mut h, n);
+    let select = |h: &mut Harness<'_, SightlineApp>, ev: EventRef| {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        doc.timeline.select(&doc.trace.clone(), Some(ev));
+        h.run_steps(3);
+    };
+    select(&mut h, after_only);
+    assert!(
+        h.query_all_by_label_contains("had finished")
+            .next()
+            .is_some(),
+        "sync-after-only: the earlier work had drained"
+    );
+    assert!(h.query_by_label("No finding for this range.").is_some());
+    select(&mut h, no_sync);
+    assert!(
+        h.query_all_by_label_contains("measured the launch, not the work")
+            .next()
+            .is_some()
+    );
+    assert!(
+        h.query_by_label("Findings: range-ends-before-gpu-work.")
+            .is_some()
+    );
+}

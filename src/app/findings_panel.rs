@@ -16,7 +16,10 @@ use super::Document;
 use super::events::{EventRef, Table};
 use super::format;
 use super::timeline::{Anchor, Overlay, Timeline};
-use crate::analysis::findings::{Cancelled, Finding, FindingKind, Severity, Thresholds, analyze};
+use crate::analysis::findings::{
+    Cancelled, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, human_ns,
+    range_timing,
+};
 use crate::model::{EventKind, Ns, Trace};
 
 /// The overlay source name of this panel's marks.
@@ -59,6 +62,9 @@ pub struct FindingsPanel {
     /// A newer trace that arrived while a job ran: analysed when it ends, so
     /// a growing capture runs one job at a time, not one per snapshot.
     queued: Option<Arc<Trace>>,
+    /// The selected NVTX range and its timing facts, computed once per
+    /// selection: why it has a finding, or why not.
+    explained: Option<(EventRef, Option<RangeTiming>)>,
 }
 
 impl Drop for FindingsPanel {
@@ -80,6 +86,7 @@ impl FindingsPanel {
             cancel: Arc::new(AtomicBool::new(false)),
             generation: 0,
             queued: None,
+            explained: None,
         };
         panel.spawn(trace.clone());
         panel
@@ -89,6 +96,7 @@ impl FindingsPanel {
     /// indexes were the old trace's) and the engine runs again.
     pub fn request(&mut self, trace: &Arc<Trace>) {
         self.findings.clear();
+        self.explained = None;
         self.active = None;
         self.took = None;
         if self.pending.is_some() {
@@ -280,6 +288,16 @@ impl FindingsPanel {
                 ui.weak(format!("in {:.0} ms", t.as_secs_f64() * 1e3));
             }
         });
+        if let Some((ev, Some(t))) = &self.explained {
+            let ev = *ev;
+            let t = t.clone();
+            egui::Frame::group(ui.style()).show(ui, |ui| {
+                ui.strong("Selected range");
+                for line in explain(&t, self.findings_of(ev)) {
+                    ui.add(egui::Label::new(line).wrap());
+                }
+            });
+        }
         if self.is_pending() {
             ui.label("Looking for timing and sync mistakes…");
             return None;
@@ -330,6 +348,24 @@ impl FindingsPanel {
         cmd
     }
 
+    /// The kinds of the findings whose first event is `ev`.
+    fn findings_of(&self, ev: EventRef) -> Vec<FindingKind> {
+        self.findings
+            .iter()
+            .filter(|f| f.events.first().map(|&e| EventRef::from(e)) == Some(ev))
+            .map(|f| f.kind)
+            .collect()
+    }
+
+    /// Keeps the explanation of the selected NVTX range current.
+    fn explain_selection(&mut self, trace: &Trace, selected: Option<EventRef>) {
+        let sel = selected.filter(|e| e.table == Table::Nvtx);
+        if self.explained.as_ref().map(|(e, _)| *e) == sel {
+            return;
+        }
+        self.explained = sel.map(|e| (e, range_timing(trace, e.index)));
+    }
+
     /// One finding: when, where, the message; true when clicked.
     fn entry(&self, ui: &mut Ui, i: usize, group_fix: &str) -> bool {
         let f = &self.findings[i];
@@ -352,6 +388,49 @@ impl FindingsPanel {
         r.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &label));
         r.clicked()
     }
+}
+
+/// Sentences saying what a range's timing facts mean: whether it measured its
+/// GPU work, and whether its sync waited for work queued before it.
+fn explain(t: &RangeTiming, kinds: Vec<FindingKind>) -> Vec<String> {
+    let mut lines = vec![format!(
+        "Lasts {}.",
+        human_ns(t.end.saturating_sub(t.start))
+    )];
+    match t.gpu_work {
+        None => lines.push("It launches no GPU work that the report links to it.".into()),
+        Some((_, ge)) if ge > t.end => lines.push(format!(
+            "Its GPU work ends {} after the range: the range measured the launch, not the work.",
+            human_ns(ge - t.end)
+        )),
+        Some((_, ge)) => lines.push(format!(
+            "Its GPU work ends {} before the range does: the range covers its own work.",
+            human_ns(t.end - ge)
+        )),
+    }
+    match (t.sync_after_launch, t.earlier_work_end) {
+        (Some((ss, _)), Some(w)) if w <= ss => lines.push(format!(
+            "Work queued before the range had finished {} before its sync began, so the sync \
+             waited only for the range's own work. Had it still been running, the measured time \
+             would include it (range-waits-on-earlier-work): sync before the first launch.",
+            human_ns(ss - w)
+        )),
+        (Some((ss, _)), Some(w)) => lines.push(format!(
+            "Its sync also waited {} for work queued before the range began.",
+            human_ns(w - ss)
+        )),
+        (Some(_), None) => lines.push(
+            "Its sync waited only for the range's own work: nothing earlier was queued.".into(),
+        ),
+        (None, _) => {}
+    }
+    if kinds.is_empty() {
+        lines.push("No finding for this range.".into());
+    } else {
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        lines.push(format!("Findings: {}.", names.join(", ")));
+    }
+    lines
 }
 
 /// A bar under the range for its GPU work: the part inside the range muted,
@@ -438,6 +517,10 @@ impl Document {
         if !self.findings.open {
             return;
         }
+        // Only while the panel shows it: the facts take a pass over the
+        // report's ranges.
+        self.findings
+            .explain_selection(&self.trace, self.timeline.selected);
         let mut cmd = None;
         egui::Panel::left("findings")
             .default_size(380.0)
