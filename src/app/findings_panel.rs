@@ -197,7 +197,11 @@ impl FindingsPanel {
     /// outlined.
     pub fn marks(&self, trace: &Trace) -> Vec<Overlay> {
         let mut marks = Vec::with_capacity(self.findings.len() * 2);
-        for f in &self.findings {
+        // Marks share the ruler's band and later ones cover earlier ones: long,
+        // mild ones first, so a short warning inside a long info span shows.
+        let mut order: Vec<&Finding> = self.findings.iter().collect();
+        order.sort_by_key(|f| (f.severity, std::cmp::Reverse(f.end.saturating_sub(f.start))));
+        for f in order {
             marks.push(Overlay {
                 start: f.start,
                 end: f.end,
