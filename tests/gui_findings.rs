@@ -80,7 +80,15 @@ fn sync_timing_shows_badge_and_marks_without_a_click() {
             "{path}"
         );
     }
-    let h = harness(trace);
+    // Opened as a user opens it: read in the background, then analysed.
+    let mut app = SightlineApp::default();
+    app.open(fixture("sync_timing.sqlite"));
+    app.wait_for_load();
+    app.doc_mut().expect("opened").wait_for_findings();
+    let mut h = Harness::builder()
+        .with_size(vec2(1400.0, 2400.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(3);
     assert!(
         h.query_by_label(&badge_text(expected.len())).is_some(),
         "badge '{}'",
@@ -109,11 +117,26 @@ fn sync_timing_shows_badge_and_marks_without_a_click() {
             f.start
         );
     }
+    // The view went to where the timing mistakes are, and painted them.
+    let (lo, hi) = doc.timeline.limits();
+    let view = &doc.timeline.view;
+    for f in &ends {
+        assert!(
+            view.start <= f.start as f64 && view.end >= f.end as f64,
+            "{}..{} in view {}..{}",
+            f.start,
+            f.end,
+            view.start,
+            view.end
+        );
+    }
+    assert!(view.span() < (hi - lo) / 100.0, "focused: {}", view.span());
     assert!(
-        doc.timeline.overlays_painted >= expected.len().min(1),
-        "marks are painted: {}",
+        doc.timeline.overlays_painted >= ends.len(),
+        "a bar under each range is painted: {}",
         doc.timeline.overlays_painted
     );
+    assert_eq!(doc.timeline.history_len(), 1, "Backspace shows it all");
 }
 
 /// The panel lists exactly the engine's `range-ends-before-gpu-work`

@@ -52,6 +52,11 @@ pub struct FindingsPanel {
     pub open: bool,
     /// The finding last clicked.
     pub active: Option<usize>,
+    /// When the findings arrive and nobody has moved the view yet, zoom to
+    /// where the mistakes are ([`FindingsPanel::focus`]): the whole-report
+    /// view of a short CUDA run is a sliver at its end. Set for reports the
+    /// user opens; views built for tests and benchmarks stay put.
+    pub focus_on_arrival: bool,
     /// How long the engine took.
     pub took: Option<Duration>,
     pending: Option<Receiver<Done>>,
@@ -81,6 +86,7 @@ impl FindingsPanel {
             findings: Vec::new(),
             open: false,
             active: None,
+            focus_on_arrival: false,
             took: None,
             pending: None,
             cancel: Arc::new(AtomicBool::new(false)),
@@ -179,6 +185,40 @@ impl FindingsPanel {
         self.took = Some(done.took);
         self.active = None;
         timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
+        let untouched = timeline.history_len() == 0 && {
+            let (lo, hi) = timeline.limits();
+            (timeline.view.start, timeline.view.end) == (lo, hi)
+        };
+        if self.focus_on_arrival
+            && untouched
+            && let Some((s, e)) = self.focus()
+        {
+            // Through the history, so Backspace shows the whole report again.
+            timeline.zoom_to(s as f64, e as f64);
+        }
+    }
+
+    /// Where the mistakes are: the span of the timing findings (a range that
+    /// ends before its work, waits on earlier work, or carries the warm-up),
+    /// else of every warning and error; `None` when there are only notes.
+    pub fn focus(&self) -> Option<(Ns, Ns)> {
+        let span = |keep: &dyn Fn(&Finding) -> bool| {
+            self.findings
+                .iter()
+                .filter(|f| keep(f))
+                .fold(None, |acc: Option<(Ns, Ns)>, f| {
+                    Some(acc.map_or((f.start, f.end), |(a, b)| (a.min(f.start), b.max(f.end))))
+                })
+        };
+        span(&|f| {
+            matches!(
+                f.kind,
+                FindingKind::RangeEndsBeforeGpuWork
+                    | FindingKind::RangeWaitsOnEarlierWork
+                    | FindingKind::WarmUpIncluded
+            )
+        })
+        .or_else(|| span(&|f| f.severity >= Severity::Warning))
     }
 
     fn start_queued(&mut self) -> bool {

@@ -456,6 +456,7 @@ impl SightlineApp {
                 Ok(trace) => {
                     self.remember_recent(&path);
                     let mut doc = Document::new(trace, path);
+                    doc.findings.focus_on_arrival = true;
                     if let Some(v) = &self.saved_view {
                         doc.timeline.restore_options(v);
                     }
