@@ -419,7 +419,9 @@ impl FindingsPanel {
             f.range.as_deref().unwrap_or("no range"),
             if f.fix != group_fix { " · *" } else { "" }
         );
-        let text = RichText::new(format!("{when}\n{}", f.message));
+        // A size smaller than the body: twenty findings of a kind should fit
+        // in a few screens, not a dozen.
+        let text = RichText::new(format!("{when}\n{}", f.message)).size(12.5);
         let r = ui
             .add(
                 egui::Button::selectable(self.active == Some(i), text)
@@ -536,7 +538,8 @@ fn span_of(trace: &Trace, ev: EventRef) -> Option<(Ns, Ns)> {
 const WARNING: Color32 = Color32::from_rgb(255, 150, 30);
 const ERROR: Color32 = Color32::from_rgb(240, 70, 60);
 const INFO: Color32 = Color32::from_rgb(110, 160, 235);
-const GPU_IN_RANGE: Color32 = Color32::from_rgb(150, 150, 150);
+// Dark: it underlines the range box; only the overhang past it should glow.
+const GPU_IN_RANGE: Color32 = Color32::from_rgb(40, 40, 48);
 const OUTLINE: Color32 = Color32::from_rgb(255, 110, 210);
 
 fn severity_color(s: Severity) -> Color32 {
@@ -567,7 +570,7 @@ impl Document {
             .explain_selection(&self.trace, self.timeline.selected);
         let mut cmd = None;
         egui::Panel::left("findings")
-            .default_size(380.0)
+            .default_size(440.0)
             .min_size(280.0)
             .resizable(true)
             .show(ui, |ui| cmd = self.findings.ui(ui));

@@ -14,7 +14,7 @@ use crate::model::{Ns, Trace};
 /// Height of the band ruler marks take at the bottom of the ruler.
 const RULER_BAND_H: f32 = 5.0;
 /// Height of a bar drawn under an event.
-const UNDER_H: f32 = 4.0;
+const UNDER_H: f32 = 5.0;
 /// At most this many labels in one ruler tooltip: a dense spot would
 /// otherwise list thousands.
 const MAX_TIP_LABELS: usize = 6;
@@ -113,8 +113,15 @@ pub(super) fn paint(
                         covered[px as usize] = true;
                     }
                 }
+                // A mark spanning most of the view would hide the short ones
+                // drawn over it in the same colour: it gets a thin line.
+                let h = if x1 - x0 > ruler.width() * 0.5 {
+                    2.0
+                } else {
+                    RULER_BAND_H
+                };
                 let band = Rect::from_min_max(
-                    pos2(x0, ruler.bottom() - RULER_BAND_H),
+                    pos2(x0, ruler.bottom() - h),
                     pos2(x1.max(x0 + 2.0), ruler.bottom()),
                 );
                 ruler_painter.rect_filled(band, 0.0, m.color);
