@@ -27,9 +27,10 @@ pub const OVERLAY_SOURCE: &str = "findings";
 /// A finding with more events than this outlines only the first ones: tens
 /// of thousands of outlines would cost more than they show.
 const MAX_OUTLINES: usize = 2_000;
-/// Entries listed per kind; the rest are counted. Every one of them is still
-/// marked on the timeline.
-const MAX_LISTED: usize = 1_000;
+/// Entries listed per kind; the rest are counted (a 10M-event report has
+/// ~1,700 findings, and wrapped entries are laid out every frame). Every one
+/// of them is still marked on the timeline.
+const MAX_LISTED: usize = 200;
 
 /// What a click in the panel asks of the document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
