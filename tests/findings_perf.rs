@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use sightline::analysis::findings::{Thresholds, analyze};
+use sightline::analysis::findings::{Thresholds, analyze, range_gpu_spans};
 use sightline::analysis::rules::{Rule, RuleOptions, run};
 
 #[test]
@@ -51,6 +51,14 @@ fn findings_on_ten_million_events() {
     println!(
         "findings: {} in {:.3} s",
         found.len(),
+        t.elapsed().as_secs_f64()
+    );
+    // The viewer's findings job also computes every range's GPU-work span.
+    let t = Instant::now();
+    let spans = range_gpu_spans(&trace, &cancel).expect("not cancelled");
+    println!(
+        "range GPU spans: {} in {:.3} s",
+        spans.len(),
         t.elapsed().as_secs_f64()
     );
     for rule in Rule::ALL {

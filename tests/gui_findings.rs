@@ -262,7 +262,14 @@ fn a_report_without_mistakes_lists_no_findings() {
             .is_some()
     );
     let doc = h.state().doc().expect("doc");
-    assert_eq!(doc.timeline.overlays_of(OVERLAY_SOURCE).count(), 0);
+    // No finding marks; a range's GPU-work bar may be there (it is no mistake).
+    assert_eq!(
+        doc.timeline
+            .overlays_of(OVERLAY_SOURCE)
+            .filter(|m| !matches!(m.anchor, Anchor::Under(_)))
+            .count(),
+        0
+    );
 }
 
 /// Closing the report's tab stops its findings job.
@@ -326,4 +333,36 @@ fn a_selected_range_explains_its_verdict() {
         h.query_by_label("Findings: range-ends-before-gpu-work.")
             .is_some()
     );
+}
+
+/// Every range that launched GPU work has a bar for it under it, flagged or
+/// not: under `sync-before-and-after`'s timed iterations the bar ends inside
+/// the range (the range covers its work).
+#[test]
+fn correct_ranges_show_their_gpu_work_inside() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let spans = trace.nvtx.spans.clone();
+    let parent = (0..spans.len())
+        .find(|&i| trace.name(spans.name[i]) == "sync-before-and-after")
+        .expect("the variant range");
+    let timed: Vec<usize> = (0..spans.len())
+        .filter(|&i| trace.name(spans.name[i]) == "timed-iteration")
+        .filter(|&i| spans.start[i] >= spans.start[parent] && spans.end[i] <= spans.end[parent])
+        .collect();
+    assert!(!timed.is_empty());
+    let h = harness(trace);
+    let doc = h.state().doc().expect("doc");
+    for i in timed {
+        let ev = EventRef::new(sightline::app::events::Table::Nvtx, i as u32);
+        let bars: Vec<_> = doc
+            .timeline
+            .overlays_of(OVERLAY_SOURCE)
+            .filter(|m| m.anchor == Anchor::Under(ev))
+            .collect();
+        assert_eq!(bars.len(), 1, "one bar under range {i}");
+        assert!(
+            bars[0].start >= spans.start[i] && bars[0].end <= spans.end[i],
+            "inside range {i}"
+        );
+    }
 }

@@ -18,7 +18,7 @@ use super::format;
 use super::timeline::{Anchor, Overlay, Timeline};
 use crate::analysis::findings::{
     Cancelled, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, human_ns,
-    range_timing,
+    range_gpu_spans, range_timing,
 };
 use crate::model::{EventKind, Ns, Trace};
 
@@ -27,6 +27,9 @@ pub const OVERLAY_SOURCE: &str = "findings";
 /// A finding with more events than this outlines only the first ones: tens
 /// of thousands of outlines would cost more than they show.
 const MAX_OUTLINES: usize = 2_000;
+/// GPU-work bars under ranges beyond this many are left out: each is looked
+/// at every frame.
+const MAX_WORK_BARS: usize = 100_000;
 /// Entries listed per kind; the rest are counted (a 10M-event report has
 /// ~1,700 findings, and wrapped entries are laid out every frame). Every one
 /// of them is still marked on the timeline.
@@ -42,6 +45,7 @@ pub enum Command {
 struct Done {
     generation: u64,
     result: Result<Vec<Finding>, Cancelled>,
+    range_work: Vec<(u32, Ns, Ns)>,
     took: Duration,
 }
 
@@ -60,6 +64,9 @@ pub struct FindingsPanel {
     pub focus_on_arrival: bool,
     /// How long the engine took.
     pub took: Option<Duration>,
+    /// Per NVTX range that launched GPU work: its row and that work's span
+    /// (drawn under every range, flagged or not).
+    pub range_work: Vec<(u32, Ns, Ns)>,
     pending: Option<Receiver<Done>>,
     /// Set to stop the running job: when the report closes or a newer trace
     /// replaces it.
@@ -89,6 +96,7 @@ impl FindingsPanel {
             active: None,
             focus_on_arrival: false,
             took: None,
+            range_work: Vec::new(),
             pending: None,
             cancel: Arc::new(AtomicBool::new(false)),
             generation: 0,
@@ -103,6 +111,7 @@ impl FindingsPanel {
     /// indexes were the old trace's) and the engine runs again.
     pub fn request(&mut self, trace: &Arc<Trace>) {
         self.findings.clear();
+        self.range_work.clear();
         self.explained = None;
         self.active = None;
         self.took = None;
@@ -124,10 +133,13 @@ impl FindingsPanel {
             .spawn(move || {
                 let t0 = Instant::now();
                 let result = analyze(&trace, None, &Thresholds::default(), &cancel);
+                let took = t0.elapsed();
+                let range_work = range_gpu_spans(&trace, &cancel).unwrap_or_default();
                 let _ = tx.send(Done {
                     generation,
                     result,
-                    took: t0.elapsed(),
+                    range_work,
+                    took,
                 });
             });
         // Without a thread there are no findings to show; the viewer works on.
@@ -183,6 +195,7 @@ impl FindingsPanel {
             return;
         }
         self.findings = done.result.unwrap_or_default();
+        self.range_work = done.range_work;
         self.took = Some(done.took);
         self.active = None;
         timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
@@ -237,7 +250,29 @@ impl FindingsPanel {
     /// the range's end in the warning colour); the clicked finding's events
     /// outlined.
     pub fn marks(&self, trace: &Trace) -> Vec<Overlay> {
-        let mut marks = Vec::with_capacity(self.findings.len() * 2);
+        let mut marks = Vec::with_capacity(self.findings.len() * 2 + self.range_work.len());
+        // Every range's GPU work, under it; the flagged ones get the
+        // two-colour bar below instead.
+        let flagged: std::collections::HashSet<u32> = self
+            .findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+            .filter_map(|f| f.events.first())
+            .filter(|e| e.kind == EventKind::Nvtx)
+            .map(|e| e.index)
+            .collect();
+        for &(row, s, e) in self.range_work.iter().take(MAX_WORK_BARS) {
+            if !flagged.contains(&row) {
+                marks.push(Overlay {
+                    start: s,
+                    end: e,
+                    anchor: Anchor::Under(EventRef::new(Table::Nvtx, row)),
+                    color: GPU_IN_RANGE,
+                    label: String::new(),
+                    source: OVERLAY_SOURCE,
+                });
+            }
+        }
         // Marks share the ruler's band and later ones cover earlier ones: long,
         // mild ones first, so a short warning inside a long info span shows.
         let mut order: Vec<&Finding> = self.findings.iter().collect();
@@ -539,8 +574,9 @@ fn span_of(trace: &Trace, ev: EventRef) -> Option<(Ns, Ns)> {
 const WARNING: Color32 = Color32::from_rgb(255, 150, 30);
 const ERROR: Color32 = Color32::from_rgb(240, 70, 60);
 const INFO: Color32 = Color32::from_rgb(110, 160, 235);
-// Dark: it underlines the range box; only the overhang past it should glow.
-const GPU_IN_RANGE: Color32 = Color32::from_rgb(40, 40, 48);
+// Light and neutral: GPU work is not a mistake; only an overhang past a
+// range's end (orange) is.
+const GPU_IN_RANGE: Color32 = Color32::from_rgb(215, 215, 220);
 const OUTLINE: Color32 = Color32::from_rgb(255, 110, 210);
 
 fn severity_color(s: Severity) -> Color32 {
