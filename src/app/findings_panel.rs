@@ -576,7 +576,7 @@ const ERROR: Color32 = Color32::from_rgb(240, 70, 60);
 const INFO: Color32 = Color32::from_rgb(110, 160, 235);
 // Light and neutral: GPU work is not a mistake; only an overhang past a
 // range's end (orange) is.
-const GPU_IN_RANGE: Color32 = Color32::from_rgb(215, 215, 220);
+const GPU_IN_RANGE: Color32 = Color32::from_rgba_premultiplied(150, 150, 154, 170);
 const OUTLINE: Color32 = Color32::from_rgb(255, 110, 210);
 
 fn severity_color(s: Severity) -> Color32 {

@@ -14,7 +14,7 @@ use crate::model::{Ns, Trace};
 /// Height of the band ruler marks take at the bottom of the ruler.
 const RULER_BAND_H: f32 = 5.0;
 /// Height of a bar drawn under an event.
-const UNDER_H: f32 = 5.0;
+const UNDER_H: f32 = 4.0;
 /// At most this many labels in one ruler tooltip: a dense spot would
 /// otherwise list thousands.
 const MAX_TIP_LABELS: usize = 6;
