@@ -366,3 +366,88 @@ fn correct_ranges_show_their_gpu_work_inside() {
         );
     }
 }
+
+/// A copy of sync_timing where the last warm-up kernel of `sync-after-only`
+/// runs into its first timed sync (as tests/findings.rs builds it): the
+/// sync's wait for that earlier work is hatched on the thread, linked to the
+/// kernel it waited for.
+#[test]
+fn a_wait_on_earlier_work_is_hatched_and_linked() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("waits.sqlite");
+    std::fs::copy(fixture("sync_timing.sqlite"), &path).expect("copy");
+    let original = load(&path);
+    let (api, kernels, nvtx) = (&original.cuda_api, &original.kernels, &original.nvtx.spans);
+    let named = |name: &str| {
+        (0..nvtx.len())
+            .filter(|&i| original.name(nvtx.name[i]) == name)
+            .collect::<Vec<_>>()
+    };
+    let parent = named("sync-after-only")[0];
+    let inside = |i: usize| nvtx.start[i] >= nvtx.start[parent] && nvtx.end[i] <= nvtx.end[parent];
+    let warmup = named("warmup")
+        .into_iter()
+        .find(|&i| inside(i))
+        .expect("warm-up");
+    let first = named("timed-iteration")
+        .into_iter()
+        .find(|&i| inside(i))
+        .expect("timed");
+    let sync = (0..api.spans.len())
+        .filter(|&i| api.spans.start[i] > nvtx.start[first] && api.spans.start[i] < nvtx.end[first])
+        .find(|&i| {
+            original
+                .name(api.spans.name[i])
+                .starts_with("cudaDeviceSynchronize")
+        })
+        .expect("the timed sync");
+    let last_warmup = (0..api.spans.len())
+        .filter(|&a| {
+            api.spans.start[a] >= nvtx.start[warmup] && api.spans.start[a] < nvtx.end[warmup]
+        })
+        .flat_map(|a| {
+            (0..kernels.spans.len()).filter(move |&k| kernels.correlation[k] == api.correlation[a])
+        })
+        .max_by_key(|&k| kernels.spans.end[k])
+        .expect("a warm-up kernel");
+    Connection::open(&path)
+        .expect("open copy")
+        .execute(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = ?1 WHERE correlationId = ?2",
+            (api.spans.end[sync] - 500, kernels.correlation[last_warmup]),
+        )
+        .expect("edit");
+    let trace = load(&path);
+    let waits: Vec<Finding> = findings(&trace)
+        .into_iter()
+        .filter(|f| f.kind == FindingKind::RangeWaitsOnEarlierWork)
+        .collect();
+    assert_eq!(waits.len(), 1);
+    let mut h = harness(trace);
+    // Zoom to the finding, so the hatch is on screen.
+    let n = h.state().doc().expect("doc").findings.findings.len();
+    open_panel(&mut h, n);
+    h.get_by_label(&format!(
+        "Finding range-waits-on-earlier-work: {}",
+        waits[0].message
+    ))
+    .click();
+    h.run_steps(3);
+    let doc = h.state().doc().expect("doc");
+    let sync_ev = EventRef::new(sightline::app::events::Table::Api, sync as u32);
+    let kernel_ev = EventRef::new(sightline::app::events::Table::Kernel, last_warmup as u32);
+    let hatch = doc
+        .timeline
+        .overlays_of(OVERLAY_SOURCE)
+        .find(|m| {
+            m.anchor
+                == Anchor::Hatch {
+                    on: sync_ev,
+                    link: Some(kernel_ev),
+                }
+        })
+        .expect("a hatched wait on the sync, linked to the warm-up kernel");
+    assert_eq!(hatch.start, doc.trace.cuda_api.spans.start[sync]);
+    assert_eq!(hatch.end, doc.trace.kernels.spans.end[last_warmup]);
+    assert!(doc.timeline.overlays_painted > 0);
+}

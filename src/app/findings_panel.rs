@@ -289,6 +289,9 @@ impl FindingsPanel {
             if f.kind == FindingKind::RangeEndsBeforeGpuWork {
                 marks.extend(gpu_work_bars(trace, f));
             }
+            if f.kind == FindingKind::RangeWaitsOnEarlierWork {
+                marks.extend(wait_hatch(trace, f));
+            }
         }
         if let Some(f) = self.active.and_then(|i| self.findings.get(i)) {
             // The first event is selected; the others are outlined.
@@ -562,6 +565,37 @@ fn gpu_work_bars(trace: &Trace, f: &Finding) -> Vec<Overlay> {
         source: OVERLAY_SOURCE,
     });
     bars
+}
+
+/// For a sync that also waited for earlier work: its time waiting for that
+/// work hatched on the thread that waited, linked to the work it waited for.
+fn wait_hatch(trace: &Trace, f: &Finding) -> Option<Overlay> {
+    let sync = f
+        .events
+        .iter()
+        .map(|&e| EventRef::from(e))
+        .find(|e| e.table == Table::Api)?;
+    let earlier = f
+        .events
+        .iter()
+        .map(|&e| EventRef::from(e))
+        .find(|e| matches!(e.table, Table::Kernel | Table::Memcpy | Table::Memset));
+    let (ss, se) = span_of(trace, sync)?;
+    // The engine's finding is about the wait up to the earlier work's end.
+    let until = earlier
+        .and_then(|e| span_of(trace, e))
+        .map_or(se, |(_, e)| e.clamp(ss, se));
+    Some(Overlay {
+        start: ss,
+        end: until.max(ss.saturating_add(1)),
+        anchor: Anchor::Hatch {
+            on: sync,
+            link: earlier,
+        },
+        color: WARNING,
+        label: format!("waiting {} for earlier work", format::duration(until - ss)),
+        source: OVERLAY_SOURCE,
+    })
 }
 
 /// An event's span, or `None` for an index the trace does not hold.

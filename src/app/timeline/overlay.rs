@@ -30,6 +30,12 @@ pub enum Anchor {
     Under(EventRef),
     /// An outline around this event's box (the mark's span is the event's).
     Outline(EventRef),
+    /// Hatching over this event's box across the mark's span (time spent
+    /// waiting), with a dashed line to `link`'s box (what it waited for).
+    Hatch {
+        on: EventRef,
+        link: Option<EventRef>,
+    },
 }
 
 /// One mark.
@@ -146,6 +152,32 @@ pub(super) fn paint(
                 lane_painter.rect_filled(bar, 0.0, m.color);
                 drawn += 1;
             }
+            Anchor::Hatch { on, link } => {
+                let Some(slot) = tl.slot(trace, on, map) else {
+                    continue;
+                };
+                let area = Rect::from_min_max(
+                    pos2(x0.max(slot.left()), slot.top()),
+                    pos2(x1.min(slot.right()).max(x0 + 2.0), slot.bottom()),
+                );
+                hatch(
+                    &lane_painter.with_clip_rect(area.intersect(canvas)),
+                    area,
+                    m.color,
+                );
+                lane_painter.rect_stroke(area, 0.0, Stroke::new(1.0, m.color), StrokeKind::Inside);
+                if let Some(target) = link.and_then(|l| tl.slot(trace, l, map)) {
+                    let from = pos2(area.right(), area.center().y);
+                    let to = pos2(target.right().min(from.x), target.center().y);
+                    lane_painter.extend(egui::Shape::dashed_line(
+                        &[from, to],
+                        Stroke::new(1.5, m.color),
+                        5.0,
+                        3.0,
+                    ));
+                }
+                drawn += 1;
+            }
             Anchor::Outline(ev) => {
                 let Some(slot) = tl.slot(trace, ev, map) else {
                     continue;
@@ -161,6 +193,21 @@ pub(super) fn paint(
         }
     }
     drawn
+}
+
+/// Diagonal stripes over `area` (the painter clips them to it).
+fn hatch(painter: &egui::Painter, area: Rect, color: Color32) {
+    const STEP: f32 = 5.0;
+    let h = area.height();
+    let mut x = area.left() - h;
+    // Bounded by the area's width in points, whatever the zoom.
+    while x < area.right() {
+        painter.line_segment(
+            [pos2(x, area.bottom()), pos2(x + h, area.top())],
+            Stroke::new(1.5, color),
+        );
+        x += STEP;
+    }
 }
 
 /// The labels of the ruler marks under `pos` (in the ruler), for a tooltip.
