@@ -2,13 +2,14 @@
 //! (many_kernels × 17, written by the synthetic writer). Ignored by default
 //! and needs `../shared/fixtures`; run with
 //! `cargo test --release --test findings_perf -- --ignored --nocapture`
-//! (`SCALE=N` for another number of copies).
+//! (`SCALE=N` for another number of copies, `BIG_REPORT=PATH` for a report
+//! already written).
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use sightline::analysis::findings::{Thresholds, analyze};
+use sightline::analysis::findings::{Thresholds, analyze, range_gpu_spans};
 use sightline::analysis::rules::{Rule, RuleOptions, run};
 
 #[test]
@@ -21,20 +22,28 @@ fn findings_on_ten_million_events() {
         return;
     }
     let cancel = AtomicBool::new(false);
-    let small = sightline::loader::load(&source, &mut |_| {}, &cancel).expect("load");
     let dir = tempfile::tempdir().expect("temp dir");
-    let big = dir.path().join("many_kernels_x17.sqlite");
-    sightline::synth::write_report(
-        &small,
-        std::env::var("SCALE")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(17),
-        &big,
-        &mut |_| {},
-        &cancel,
-    )
-    .expect("write");
+    // BIG_REPORT=PATH times a report already written (`sightline synth`),
+    // saving the minutes the writer takes.
+    let big = match std::env::var_os("BIG_REPORT") {
+        Some(p) => p.into(),
+        None => {
+            let small = sightline::loader::load(&source, &mut |_| {}, &cancel).expect("load");
+            let big = dir.path().join("many_kernels_x17.sqlite");
+            sightline::synth::write_report(
+                &small,
+                std::env::var("SCALE")
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(17),
+                &big,
+                &mut |_| {},
+                &cancel,
+            )
+            .expect("write");
+            big
+        }
+    };
     let trace = sightline::loader::load(&big, &mut |_| {}, &cancel).expect("load");
     println!("{} events", trace.event_count());
     let t = Instant::now();
@@ -42,6 +51,14 @@ fn findings_on_ten_million_events() {
     println!(
         "findings: {} in {:.3} s",
         found.len(),
+        t.elapsed().as_secs_f64()
+    );
+    // The viewer's findings job also computes every range's GPU-work span.
+    let t = Instant::now();
+    let spans = range_gpu_spans(&trace, &cancel).expect("not cancelled");
+    println!(
+        "range GPU spans: {} in {:.3} s",
+        spans.len(),
         t.elapsed().as_secs_f64()
     );
     for rule in Rule::ALL {

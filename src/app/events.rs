@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::format;
-use crate::model::{GpuOp, GpuOpKind, Ns, Payload, SpanColumns, Trace};
+use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns, Payload, SpanColumns, Trace};
 
 /// Which columnar table an event lives in.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -64,6 +64,51 @@ impl Table {
             Table::Sync => Some(GpuOpKind::Sync),
             _ => None,
         }
+    }
+}
+
+// The app's `Table`/`EventRef` predate the model's `EventKind`/`EventId` and
+// are serialized in saved state; they stay, and convert one to one, so views
+// can highlight the events that analysis names.
+impl From<EventKind> for Table {
+    fn from(kind: EventKind) -> Self {
+        match kind {
+            EventKind::Api => Table::Api,
+            EventKind::Osrt => Table::Osrt,
+            EventKind::Nvtx => Table::Nvtx,
+            EventKind::Kernel => Table::Kernel,
+            EventKind::Memcpy => Table::Memcpy,
+            EventKind::Memset => Table::Memset,
+            EventKind::Sync => Table::Sync,
+            EventKind::Graph => Table::Graph,
+        }
+    }
+}
+
+impl From<Table> for EventKind {
+    fn from(table: Table) -> Self {
+        match table {
+            Table::Api => EventKind::Api,
+            Table::Osrt => EventKind::Osrt,
+            Table::Nvtx => EventKind::Nvtx,
+            Table::Kernel => EventKind::Kernel,
+            Table::Memcpy => EventKind::Memcpy,
+            Table::Memset => EventKind::Memset,
+            Table::Sync => EventKind::Sync,
+            Table::Graph => EventKind::Graph,
+        }
+    }
+}
+
+impl From<EventId> for EventRef {
+    fn from(id: EventId) -> Self {
+        EventRef::new(id.kind.into(), id.index)
+    }
+}
+
+impl From<EventRef> for EventId {
+    fn from(ev: EventRef) -> Self {
+        EventId::new(ev.table.into(), ev.index)
     }
 }
 

@@ -5,6 +5,7 @@ pub mod capture_panel;
 pub mod colors;
 pub mod details;
 pub mod events;
+pub mod findings_panel;
 pub mod format;
 pub mod kernel_panel;
 pub mod nvtx_gpu;
@@ -27,6 +28,7 @@ use crate::loader::{LoadJob, LoadMessage, Progress};
 use crate::model::Trace;
 use capture_panel::{CaptureDialog, Live, LiveUpdate};
 use events::{EventRef, Table};
+use findings_panel::FindingsPanel;
 use kernel_panel::KernelPanel;
 use range_stats::RangeStats;
 use search::Search;
@@ -67,6 +69,7 @@ pub struct Document {
     pub kernel: KernelPanel,
     /// The GPU work of the selected NVTX range (details panel).
     pub nvtx_gpu: nvtx_gpu::NvtxGpu,
+    pub findings: FindingsPanel,
     /// Set when the report is a live capture (running or finished).
     pub live: Option<Live>,
 }
@@ -74,9 +77,11 @@ pub struct Document {
 impl Document {
     fn new(trace: Trace, path: PathBuf) -> Self {
         let timeline = Timeline::new(&trace);
+        let trace = Arc::new(trace);
         Document {
             path,
-            trace: Arc::new(trace),
+            findings: FindingsPanel::start(&trace),
+            trace,
             timeline,
             stats: RangeStats::default(),
             search: Search::default(),
@@ -108,6 +113,7 @@ impl Document {
         self.search = Search::default();
         self.kernel.close();
         self.nvtx_gpu = nvtx_gpu::NvtxGpu::default();
+        self.findings.request(&self.trace);
     }
 
     /// Takes a live capture's messages; true when the trace changed.
@@ -500,6 +506,7 @@ impl SightlineApp {
                     self.remember_recent(&path);
                     let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
                     let mut doc = Document::new(trace, path);
+                    doc.findings.focus_on_arrival = true;
                     if let Some(v) = &self.saved_view {
                         doc.timeline.view.show_names = v.show_names;
                     }
@@ -650,6 +657,7 @@ impl SightlineApp {
                     });
                 });
         }
+        doc.findings_frame(ui);
         if doc.stats.range.is_some() {
             egui::Panel::bottom("range_stats")
                 .default_size(280.0)
@@ -928,6 +936,7 @@ impl SightlineApp {
                 ui.label(format!("{cur}/{}{more} matches", doc.search.matches.len()));
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                doc.findings.badge(ui);
                 let warnings = &doc.trace.warnings;
                 if !warnings.is_empty() {
                     let label = format!(

@@ -254,6 +254,18 @@ pub fn range_timing(trace: &Trace, nvtx_row: u32) -> Option<RangeTiming> {
     timing::range_timing(&ctx, nvtx_row)
 }
 
+/// The span of the GPU work each NVTX range launched, for every ended range
+/// that launched any: `(row in Trace::nvtx, first start, last end)`, in range
+/// order. A view draws it under each range, so a range that stops before its
+/// work shows it, finding or not.
+pub fn range_gpu_spans(
+    trace: &Trace,
+    cancel: &AtomicBool,
+) -> Result<Vec<(u32, Ns, Ns)>, Cancelled> {
+    let ctx = Context::new(trace, cancel)?;
+    timing::range_gpu_spans(&ctx, cancel)
+}
+
 /// A duration for people: `812 ns`, `5.1 µs`, `1.23 ms`, `2.50 s`.
 pub fn human_ns(ns: Ns) -> String {
     let a = ns.unsigned_abs() as f64;

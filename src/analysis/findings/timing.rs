@@ -448,3 +448,28 @@ pub(super) fn range_timing(ctx: &Context, nvtx_row: u32) -> Option<RangeTiming> 
         earlier_work_end,
     })
 }
+
+/// For every ended NVTX range that launched GPU work: its row in `Trace::nvtx`
+/// and the first start and last end of that work.
+pub(super) fn range_gpu_spans(
+    ctx: &Context,
+    cancel: &AtomicBool,
+) -> Result<Vec<(u32, Ns, Ns)>, Cancelled> {
+    let mut out = Vec::new();
+    for (r, range) in ctx.ranges.iter().enumerate() {
+        if r % 4096 == 0 {
+            check(cancel)?;
+        }
+        if range.unended {
+            continue;
+        }
+        let span = range_work(ctx, r)
+            .into_iter()
+            .map(|(_, op)| ctx.op_span(op))
+            .reduce(|(a, b), (s, e)| (a.min(s), b.max(e)));
+        if let Some((s, e)) = span {
+            out.push((range.index, s, e));
+        }
+    }
+    Ok(out)
+}

@@ -1,6 +1,7 @@
 //! The timeline: row labels on the left, a ruler on top, lanes of events.
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
+pub mod overlay;
 pub mod paint;
 pub mod projection;
 pub mod rows;
@@ -14,6 +15,7 @@ use crate::app::colors;
 use crate::app::events::EventRef;
 use crate::app::format;
 use crate::model::{Ns, Trace};
+pub use overlay::{Anchor, Overlay};
 use rows::{LANE_H, Row, RowKind};
 use view::{Mapping, ViewState};
 
@@ -68,6 +70,10 @@ pub struct Timeline {
     pub projected_drawn: Vec<(u32, bool)>,
     /// A projection being computed on a worker (big reports).
     projection_job: Option<crossbeam_channel::Receiver<projection::Projection>>,
+    /// Marks other views put over the events (see [`overlay`]).
+    pub overlays: Vec<Overlay>,
+    /// Overlay marks painted in the last frame.
+    pub overlays_painted: usize,
 }
 
 /// An arrow from one event box to another: edge to edge (not centre to
@@ -123,6 +129,8 @@ impl Timeline {
             projection: None,
             projected_drawn: Vec::new(),
             projection_job: None,
+            overlays: Vec::new(),
+            overlays_painted: 0,
         }
     }
 
@@ -145,6 +153,8 @@ impl Timeline {
         self.layout.clear();
         self.projection = None;
         self.projection_job = None;
+        // Marks name events by index too; their views set them again.
+        self.overlays.clear();
     }
 
     /// Makes sure the projection rows have their data when they are shown:
@@ -614,6 +624,15 @@ impl Timeline {
                     visuals.strong_text_color(),
                 );
             }
+        }
+
+        // Over the events, under the arrows and tooltips.
+        self.overlays_painted = overlay::paint(self, &painter, trace, ruler_rect, canvas, &map);
+        if matches!(self.drag, Drag::None)
+            && let Some(pos) = ruler_resp.hover_pos()
+        {
+            let labels = overlay::ruler_labels(self, ruler_rect, &map, pos);
+            overlay::ruler_tooltip(&ruler_resp, &labels);
         }
 
         // API call ⇄ GPU work: arrows from the call to what it launched.

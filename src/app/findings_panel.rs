@@ -1,0 +1,657 @@
+//! The Findings panel: the timing and sync mistakes the engine finds in a
+//! report, grouped by kind, each with its message and fix; a click zooms the
+//! timeline to it and highlights the events that prove it. The engine runs on
+//! a worker thread as soon as a report opens (a 10M-event report must not
+//! stall a frame), and its findings are also drawn on the timeline as
+//! overlay marks, so the mistakes show before anyone reads the panel.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+use eframe::egui::{self, Color32, RichText, Ui};
+
+use super::Document;
+use super::events::{EventRef, Table};
+use super::format;
+use super::timeline::{Anchor, Overlay, Timeline};
+use crate::analysis::findings::{
+    Cancelled, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, human_ns,
+    range_gpu_spans, range_timing,
+};
+use crate::model::{EventKind, Ns, Trace};
+
+/// The overlay source name of this panel's marks.
+pub const OVERLAY_SOURCE: &str = "findings";
+/// A finding with more events than this outlines only the first ones: tens
+/// of thousands of outlines would cost more than they show.
+const MAX_OUTLINES: usize = 2_000;
+/// GPU-work bars under ranges beyond this many are left out: each is looked
+/// at every frame.
+const MAX_WORK_BARS: usize = 100_000;
+/// Entries listed per kind; the rest are counted (a 10M-event report has
+/// ~1,700 findings, and wrapped entries are laid out every frame). Every one
+/// of them is still marked on the timeline.
+const MAX_LISTED: usize = 200;
+
+/// What a click in the panel asks of the document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Show finding `i` (index into [`FindingsPanel::findings`]).
+    Show(usize),
+}
+
+struct Done {
+    generation: u64,
+    result: Result<Vec<Finding>, Cancelled>,
+    range_work: Vec<(u32, Ns, Ns)>,
+    took: Duration,
+}
+
+/// One report's findings and the job computing them.
+pub struct FindingsPanel {
+    /// The findings of the report's current trace, sorted by start.
+    pub findings: Vec<Finding>,
+    /// Whether the side panel is shown (the badge toggles it).
+    pub open: bool,
+    /// The finding last clicked.
+    pub active: Option<usize>,
+    /// When the findings arrive and nobody has moved the view yet, zoom to
+    /// where the mistakes are ([`FindingsPanel::focus`]): the whole-report
+    /// view of a short CUDA run is a sliver at its end. Set for reports the
+    /// user opens; views built for tests and benchmarks stay put.
+    pub focus_on_arrival: bool,
+    /// How long the engine took.
+    pub took: Option<Duration>,
+    /// Per NVTX range that launched GPU work: its row and that work's span
+    /// (drawn under every range, flagged or not).
+    pub range_work: Vec<(u32, Ns, Ns)>,
+    pending: Option<Receiver<Done>>,
+    /// Set to stop the running job: when the report closes or a newer trace
+    /// replaces it.
+    cancel: Arc<AtomicBool>,
+    generation: u64,
+    /// A newer trace that arrived while a job ran: analysed when it ends, so
+    /// a growing capture runs one job at a time, not one per snapshot.
+    queued: Option<Arc<Trace>>,
+    /// The selected NVTX range and its timing facts, computed once per
+    /// selection: why it has a finding, or why not.
+    explained: Option<(EventRef, Option<RangeTiming>)>,
+}
+
+impl Drop for FindingsPanel {
+    fn drop(&mut self) {
+        // Closing the tab ends the work; the thread notices at its next check.
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl FindingsPanel {
+    /// Starts the engine on `trace`.
+    pub fn start(trace: &Arc<Trace>) -> Self {
+        let mut panel = FindingsPanel {
+            findings: Vec::new(),
+            open: false,
+            active: None,
+            focus_on_arrival: false,
+            took: None,
+            range_work: Vec::new(),
+            pending: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            generation: 0,
+            queued: None,
+            explained: None,
+        };
+        panel.spawn(trace.clone());
+        panel
+    }
+
+    /// The trace changed (a capture grew): its findings go (their event
+    /// indexes were the old trace's) and the engine runs again.
+    pub fn request(&mut self, trace: &Arc<Trace>) {
+        self.findings.clear();
+        self.range_work.clear();
+        self.explained = None;
+        self.active = None;
+        self.took = None;
+        if self.pending.is_some() {
+            self.queued = Some(trace.clone());
+        } else {
+            self.spawn(trace.clone());
+        }
+    }
+
+    fn spawn(&mut self, trace: Arc<Trace>) {
+        self.cancel.store(true, Ordering::Relaxed);
+        self.cancel = Arc::new(AtomicBool::new(false));
+        self.generation += 1;
+        let (generation, cancel) = (self.generation, self.cancel.clone());
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let spawned = std::thread::Builder::new()
+            .name("sightline-findings".into())
+            .spawn(move || {
+                let t0 = Instant::now();
+                let result = analyze(&trace, None, &Thresholds::default(), &cancel);
+                let took = t0.elapsed();
+                let range_work = range_gpu_spans(&trace, &cancel).unwrap_or_default();
+                let _ = tx.send(Done {
+                    generation,
+                    result,
+                    range_work,
+                    took,
+                });
+            });
+        // Without a thread there are no findings to show; the viewer works on.
+        self.pending = spawned.ok().map(|_| rx);
+    }
+
+    /// The running job's cancel flag (tests check that closing sets it).
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some() || self.queued.is_some()
+    }
+
+    /// Takes the finished job's findings and puts their marks on the
+    /// timeline; true when something changed.
+    pub fn poll(&mut self, trace: &Trace, timeline: &mut Timeline) -> bool {
+        let Some(rx) = &self.pending else {
+            return false;
+        };
+        match rx.try_recv() {
+            Ok(done) => {
+                self.accept(done, trace, timeline);
+                true
+            }
+            Err(crossbeam_channel::TryRecvError::Empty) => false,
+            Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                self.pending = None;
+                self.start_queued();
+                true
+            }
+        }
+    }
+
+    /// Blocks until the findings of the current trace are in (tests).
+    pub fn wait(&mut self, trace: &Trace, timeline: &mut Timeline) {
+        while let Some(rx) = &self.pending {
+            match rx.recv() {
+                Ok(done) => self.accept(done, trace, timeline),
+                Err(_) => {
+                    self.pending = None;
+                    self.start_queued();
+                }
+            }
+        }
+    }
+
+    fn accept(&mut self, done: Done, trace: &Trace, timeline: &mut Timeline) {
+        self.pending = None;
+        if self.start_queued() || done.generation != self.generation {
+            // Findings of an older trace: their indexes name other events.
+            return;
+        }
+        self.findings = done.result.unwrap_or_default();
+        self.range_work = done.range_work;
+        self.took = Some(done.took);
+        self.active = None;
+        timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
+        let untouched = timeline.history_len() == 0 && {
+            let (lo, hi) = timeline.limits();
+            (timeline.view.start, timeline.view.end) == (lo, hi)
+        };
+        if self.focus_on_arrival
+            && untouched
+            && let Some((s, e)) = self.focus()
+        {
+            // Through the history, so Backspace shows the whole report again.
+            timeline.zoom_to(s as f64, e as f64);
+        }
+    }
+
+    /// Where the mistakes are: the span of the timing findings (a range that
+    /// ends before its work, waits on earlier work, or carries the warm-up),
+    /// else of every warning and error; `None` when there are only notes.
+    pub fn focus(&self) -> Option<(Ns, Ns)> {
+        let span = |keep: &dyn Fn(&Finding) -> bool| {
+            self.findings
+                .iter()
+                .filter(|f| keep(f))
+                .fold(None, |acc: Option<(Ns, Ns)>, f| {
+                    Some(acc.map_or((f.start, f.end), |(a, b)| (a.min(f.start), b.max(f.end))))
+                })
+        };
+        span(&|f| {
+            matches!(
+                f.kind,
+                FindingKind::RangeEndsBeforeGpuWork
+                    | FindingKind::RangeWaitsOnEarlierWork
+                    | FindingKind::WarmUpIncluded
+            )
+        })
+        .or_else(|| span(&|f| f.severity >= Severity::Warning))
+    }
+
+    fn start_queued(&mut self) -> bool {
+        match self.queued.take() {
+            Some(t) => {
+                self.spawn(t);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The marks for the timeline: every finding in the ruler; under each
+    /// range that ended before its GPU work, that work's span (the part past
+    /// the range's end in the warning colour); the clicked finding's events
+    /// outlined.
+    pub fn marks(&self, trace: &Trace) -> Vec<Overlay> {
+        let mut marks = Vec::with_capacity(self.findings.len() * 2 + self.range_work.len());
+        // Every range's GPU work, under it; the flagged ones get the
+        // two-colour bar below instead.
+        let flagged: std::collections::HashSet<u32> = self
+            .findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+            .filter_map(|f| f.events.first())
+            .filter(|e| e.kind == EventKind::Nvtx)
+            .map(|e| e.index)
+            .collect();
+        for &(row, s, e) in self.range_work.iter().take(MAX_WORK_BARS) {
+            if !flagged.contains(&row) {
+                marks.push(Overlay {
+                    start: s,
+                    end: e,
+                    anchor: Anchor::Under(EventRef::new(Table::Nvtx, row)),
+                    color: GPU_IN_RANGE,
+                    label: String::new(),
+                    source: OVERLAY_SOURCE,
+                });
+            }
+        }
+        // Marks share the ruler's band and later ones cover earlier ones: long,
+        // mild ones first, so a short warning inside a long info span shows.
+        let mut order: Vec<&Finding> = self.findings.iter().collect();
+        order.sort_by_key(|f| (f.severity, std::cmp::Reverse(f.end.saturating_sub(f.start))));
+        for f in order {
+            marks.push(Overlay {
+                start: f.start,
+                end: f.end,
+                anchor: Anchor::Ruler,
+                color: severity_color(f.severity),
+                label: format!("{}: {}", f.kind.name(), f.message),
+                source: OVERLAY_SOURCE,
+            });
+            if f.kind == FindingKind::RangeEndsBeforeGpuWork {
+                marks.extend(gpu_work_bars(trace, f));
+            }
+            if f.kind == FindingKind::RangeWaitsOnEarlierWork {
+                marks.extend(wait_hatch(trace, f));
+            }
+        }
+        if let Some(f) = self.active.and_then(|i| self.findings.get(i)) {
+            // The first event is selected; the others are outlined.
+            for &id in f.events.iter().skip(1).take(MAX_OUTLINES) {
+                let ev = EventRef::from(id);
+                if let Some((s, e)) = span_of(trace, ev) {
+                    marks.push(Overlay {
+                        start: s,
+                        end: e,
+                        anchor: Anchor::Outline(ev),
+                        color: OUTLINE,
+                        label: String::new(),
+                        source: OVERLAY_SOURCE,
+                    });
+                }
+            }
+        }
+        marks
+    }
+
+    /// Carries out a click: selects the finding's first event, outlines the
+    /// others, and zooms to the finding with the events that prove it.
+    pub fn apply(&mut self, cmd: Command, trace: &Trace, timeline: &mut Timeline) {
+        let Command::Show(i) = cmd;
+        let Some(f) = self.findings.get(i) else {
+            return;
+        };
+        let (mut lo, mut hi) = (f.start, f.end);
+        let mut first = None;
+        for &id in f.events.iter().take(MAX_OUTLINES) {
+            let ev = EventRef::from(id);
+            let Some((s, e)) = span_of(trace, ev) else {
+                continue;
+            };
+            first.get_or_insert(ev);
+            // The proof may reach past the finding's own span (GPU work that
+            // outlasts its range): the view shows both.
+            (lo, hi) = (lo.min(s), hi.max(e));
+        }
+        timeline.select(trace, first);
+        timeline.zoom_to(lo as f64, hi.max(lo.saturating_add(1)) as f64);
+        self.active = Some(i);
+        timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
+    }
+
+    /// The toolbar badge: "3 findings" (a spinner while the engine runs);
+    /// a click shows or hides the panel.
+    pub fn badge(&mut self, ui: &mut Ui) {
+        if self.is_pending() {
+            ui.spinner();
+            ui.weak("finding mistakes…");
+            return;
+        }
+        let n = self.findings.len();
+        let text = format!("{n} finding{}", if n == 1 { "" } else { "s" });
+        let worst = self.findings.iter().map(|f| f.severity).max();
+        let rt = match worst {
+            Some(s) => RichText::new(&text).color(severity_color(s)).strong(),
+            None => RichText::new(&text).weak(),
+        };
+        let r = ui
+            .selectable_label(self.open, rt)
+            .on_hover_text("timing and sync mistakes in this report (click to list them)");
+        if r.clicked() {
+            self.open = !self.open;
+        }
+    }
+
+    /// The panel's contents; returns what a click asked for.
+    pub fn ui(&mut self, ui: &mut Ui) -> Option<Command> {
+        let mut cmd = None;
+        ui.horizontal(|ui| {
+            ui.heading("Findings");
+            if self.is_pending() {
+                ui.spinner();
+            } else if let Some(t) = self.took {
+                ui.weak(format!("in {:.0} ms", t.as_secs_f64() * 1e3));
+            }
+        });
+        if let Some((ev, Some(t))) = &self.explained {
+            let ev = *ev;
+            let t = t.clone();
+            egui::Frame::group(ui.style()).show(ui, |ui| {
+                ui.strong("Selected range");
+                for line in explain(&t, self.findings_of(ev)) {
+                    ui.add(egui::Label::new(line).wrap());
+                }
+            });
+        }
+        if self.is_pending() {
+            ui.label("Looking for timing and sync mistakes…");
+            return None;
+        }
+        if self.findings.is_empty() {
+            ui.label("No timing or sync mistakes found in this report.");
+            return None;
+        }
+        ui.weak("Click one to zoom to it and outline the events that prove it.");
+        ui.separator();
+        egui::ScrollArea::vertical()
+            .auto_shrink(false)
+            .show(ui, |ui| {
+                for kind in FindingKind::ALL {
+                    let of_kind: Vec<usize> = (0..self.findings.len())
+                        .filter(|&i| self.findings[i].kind == kind)
+                        .collect();
+                    let Some(&first) = of_kind.first() else {
+                        continue;
+                    };
+                    let fix = self.findings[first].fix;
+                    egui::CollapsingHeader::new(
+                        RichText::new(format!("{} ({})", kind.name(), of_kind.len())).strong(),
+                    )
+                    .id_salt(kind.name())
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        ui.add(
+                            egui::Label::new(
+                                RichText::new(format!("Why / how to fix: {fix}")).italics(),
+                            )
+                            .wrap(),
+                        );
+                        for &i in of_kind.iter().take(MAX_LISTED) {
+                            if self.entry(ui, i, fix) {
+                                cmd = Some(Command::Show(i));
+                            }
+                        }
+                        if of_kind.len() > MAX_LISTED {
+                            ui.weak(format!(
+                                "…and {} more (all marked on the timeline)",
+                                of_kind.len() - MAX_LISTED
+                            ));
+                        }
+                    });
+                }
+            });
+        cmd
+    }
+
+    /// The kinds of the findings whose first event is `ev`.
+    fn findings_of(&self, ev: EventRef) -> Vec<FindingKind> {
+        self.findings
+            .iter()
+            .filter(|f| f.events.first().map(|&e| EventRef::from(e)) == Some(ev))
+            .map(|f| f.kind)
+            .collect()
+    }
+
+    /// Keeps the explanation of the selected NVTX range current.
+    fn explain_selection(&mut self, trace: &Trace, selected: Option<EventRef>) {
+        let sel = selected.filter(|e| e.table == Table::Nvtx);
+        if self.explained.as_ref().map(|(e, _)| *e) == sel {
+            return;
+        }
+        self.explained = sel.map(|e| (e, range_timing(trace, e.index)));
+    }
+
+    /// One finding: when, where, the message; true when clicked.
+    fn entry(&self, ui: &mut Ui, i: usize, group_fix: &str) -> bool {
+        let f = &self.findings[i];
+        let when = format!(
+            "{} · {}{}",
+            format::duration(f.start),
+            f.range.as_deref().unwrap_or("no range"),
+            if f.fix != group_fix { " · *" } else { "" }
+        );
+        // A size smaller than the body: twenty findings of a kind should fit
+        // in a few screens, not a dozen.
+        let text = RichText::new(format!("{when}\n{}", f.message)).size(12.5);
+        let r = ui
+            .add(
+                egui::Button::selectable(self.active == Some(i), text)
+                    .wrap()
+                    .min_size(egui::vec2(ui.available_width(), 0.0)),
+            )
+            .on_hover_text(f.fix);
+        // Tests (and screen readers) find an entry by its kind and message.
+        let label = format!("Finding {}: {}", f.kind.name(), f.message);
+        r.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &label));
+        r.clicked()
+    }
+}
+
+/// Sentences saying what a range's timing facts mean: whether it measured its
+/// GPU work, and whether its sync waited for work queued before it.
+fn explain(t: &RangeTiming, kinds: Vec<FindingKind>) -> Vec<String> {
+    let mut lines = vec![format!(
+        "Lasts {}.",
+        human_ns(t.end.saturating_sub(t.start))
+    )];
+    match t.gpu_work {
+        None => lines.push("It launches no GPU work that the report links to it.".into()),
+        Some((_, ge)) if ge > t.end => lines.push(format!(
+            "Its GPU work ends {} after the range: the range measured the launch, not the work.",
+            human_ns(ge - t.end)
+        )),
+        Some((_, ge)) => lines.push(format!(
+            "Its GPU work ends {} before the range does: the range covers its own work.",
+            human_ns(t.end - ge)
+        )),
+    }
+    match (t.sync_after_launch, t.earlier_work_end) {
+        (Some((ss, _)), Some(w)) if w <= ss => lines.push(format!(
+            "Work queued before the range had finished {} before its sync began, so the sync \
+             waited only for the range's own work. Had it still been running, the measured time \
+             would include it (range-waits-on-earlier-work): sync before the first launch.",
+            human_ns(ss - w)
+        )),
+        (Some((ss, _)), Some(w)) => lines.push(format!(
+            "Its sync also waited {} for work queued before the range began.",
+            human_ns(w - ss)
+        )),
+        (Some(_), None) => lines.push(
+            "Its sync waited only for the range's own work: nothing earlier was queued.".into(),
+        ),
+        (None, _) => {}
+    }
+    if kinds.is_empty() {
+        lines.push("No finding for this range.".into());
+    } else {
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        lines.push(format!("Findings: {}.", names.join(", ")));
+    }
+    lines
+}
+
+/// A bar under the range for its GPU work: the part inside the range muted,
+/// the part after its end in the warning colour, so the overhang is what
+/// catches the eye.
+fn gpu_work_bars(trace: &Trace, f: &Finding) -> Vec<Overlay> {
+    let Some(range) = f
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::Nvtx)
+        .map(|&e| EventRef::from(e))
+    else {
+        return Vec::new();
+    };
+    let gpu = f
+        .events
+        .iter()
+        .map(|&e| EventRef::from(e))
+        .filter(|e| matches!(e.table, Table::Kernel | Table::Memcpy | Table::Memset))
+        .filter_map(|e| span_of(trace, e))
+        .fold(None, |acc: Option<(Ns, Ns)>, (s, e)| {
+            Some(acc.map_or((s, e), |(a, b)| (a.min(s), b.max(e))))
+        });
+    let Some((gs, ge)) = gpu else {
+        return Vec::new();
+    };
+    let mut bars = Vec::with_capacity(2);
+    if gs < f.end {
+        bars.push(Overlay {
+            start: gs,
+            end: ge.min(f.end),
+            anchor: Anchor::Under(range),
+            color: GPU_IN_RANGE,
+            label: String::new(),
+            source: OVERLAY_SOURCE,
+        });
+    }
+    bars.push(Overlay {
+        start: gs.max(f.end),
+        end: ge,
+        anchor: Anchor::Under(range),
+        color: WARNING,
+        label: format!(
+            "GPU work runs {} past the range's end",
+            format::duration(ge.saturating_sub(f.end))
+        ),
+        source: OVERLAY_SOURCE,
+    });
+    bars
+}
+
+/// For a sync that also waited for earlier work: its time waiting for that
+/// work hatched on the thread that waited, linked to the work it waited for.
+fn wait_hatch(trace: &Trace, f: &Finding) -> Option<Overlay> {
+    let sync = f
+        .events
+        .iter()
+        .map(|&e| EventRef::from(e))
+        .find(|e| e.table == Table::Api)?;
+    let earlier = f
+        .events
+        .iter()
+        .map(|&e| EventRef::from(e))
+        .find(|e| matches!(e.table, Table::Kernel | Table::Memcpy | Table::Memset));
+    let (ss, se) = span_of(trace, sync)?;
+    // The engine's finding is about the wait up to the earlier work's end.
+    let until = earlier
+        .and_then(|e| span_of(trace, e))
+        .map_or(se, |(_, e)| e.clamp(ss, se));
+    Some(Overlay {
+        start: ss,
+        end: until.max(ss.saturating_add(1)),
+        anchor: Anchor::Hatch {
+            on: sync,
+            link: earlier,
+        },
+        color: WARNING,
+        label: format!("waiting {} for earlier work", format::duration(until - ss)),
+        source: OVERLAY_SOURCE,
+    })
+}
+
+/// An event's span, or `None` for an index the trace does not hold.
+fn span_of(trace: &Trace, ev: EventRef) -> Option<(Ns, Ns)> {
+    let spans = ev.table.spans(trace);
+    let i = ev.index as usize;
+    Some((*spans.start.get(i)?, *spans.end.get(i)?))
+}
+
+const WARNING: Color32 = Color32::from_rgb(255, 150, 30);
+const ERROR: Color32 = Color32::from_rgb(240, 70, 60);
+const INFO: Color32 = Color32::from_rgb(110, 160, 235);
+// Light and neutral: GPU work is not a mistake; only an overhang past a
+// range's end (orange) is.
+const GPU_IN_RANGE: Color32 = Color32::from_rgba_premultiplied(150, 150, 154, 170);
+const OUTLINE: Color32 = Color32::from_rgb(255, 110, 210);
+
+fn severity_color(s: Severity) -> Color32 {
+    match s {
+        Severity::Error => ERROR,
+        Severity::Warning => WARNING,
+        Severity::Info => INFO,
+    }
+}
+
+impl Document {
+    /// Takes the engine's findings when they are in and shows the panel (if
+    /// open); applies what a click in it asked. Called once per frame, before
+    /// the central panel.
+    pub fn findings_frame(&mut self, ui: &mut Ui) {
+        if self.findings.poll(&self.trace, &mut self.timeline) {
+            ui.ctx().request_repaint();
+        }
+        if self.findings.is_pending() {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
+        if !self.findings.open {
+            return;
+        }
+        // Only while the panel shows it: the facts take a pass over the
+        // report's ranges.
+        self.findings
+            .explain_selection(&self.trace, self.timeline.selected);
+        let mut cmd = None;
+        egui::Panel::left("findings")
+            .default_size(440.0)
+            .min_size(280.0)
+            .resizable(true)
+            .show(ui, |ui| cmd = self.findings.ui(ui));
+        if let Some(c) = cmd {
+            self.findings.apply(c, &self.trace, &mut self.timeline);
+        }
+    }
+
+    /// Blocks until this report's findings are in, and marks them (tests).
+    pub fn wait_for_findings(&mut self) {
+        self.findings.wait(&self.trace, &mut self.timeline);
+    }
+}

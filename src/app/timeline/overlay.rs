@@ -1,0 +1,248 @@
+//! Overlay marks: spans that other views ask the timeline to draw on top of
+//! the events. Findings use them today; search hits, compare diffs and lesson
+//! highlights can use the same list, so each view says *what* to mark and the
+//! timeline alone decides *how* (and culls it to what is on screen).
+
+use eframe::egui::{self, Color32, Pos2, Rect, Stroke, StrokeKind, pos2, vec2};
+
+use super::Timeline;
+use super::rows::LANE_H;
+use super::view::Mapping;
+use crate::app::events::{EventRef, Table};
+use crate::model::{Ns, Trace};
+
+/// Height of the band ruler marks take at the bottom of the ruler.
+const RULER_BAND_H: f32 = 5.0;
+/// Height of a bar drawn under an event.
+const UNDER_H: f32 = 4.0;
+/// At most this many labels in one ruler tooltip: a dense spot would
+/// otherwise list thousands.
+const MAX_TIP_LABELS: usize = 6;
+
+/// Where a mark is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anchor {
+    /// A band at the bottom of the ruler across the span, with a triangle at
+    /// its start: visible whichever rows are collapsed or scrolled away.
+    Ruler,
+    /// A bar along the bottom of this event's box (its lane, its NVTX level)
+    /// across the mark's span, which may reach past the event itself.
+    Under(EventRef),
+    /// An outline around this event's box (the mark's span is the event's).
+    Outline(EventRef),
+    /// Hatching over this event's box across the mark's span (time spent
+    /// waiting), with a dashed line to `link`'s box (what it waited for).
+    Hatch {
+        on: EventRef,
+        link: Option<EventRef>,
+    },
+}
+
+/// One mark.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Overlay {
+    pub start: Ns,
+    pub end: Ns,
+    pub anchor: Anchor,
+    pub color: Color32,
+    /// Shown when the pointer rests on a ruler mark; may be empty.
+    pub label: String,
+    /// The view that asked for it: each view replaces only its own marks.
+    pub source: &'static str,
+}
+
+impl Timeline {
+    /// Replaces the marks of `source` (other views' marks stay).
+    pub fn set_overlays(&mut self, source: &'static str, marks: Vec<Overlay>) {
+        self.overlays.retain(|m| m.source != source);
+        self.overlays.extend(marks);
+    }
+
+    /// The marks of `source`.
+    pub fn overlays_of(&self, source: &'static str) -> impl Iterator<Item = &Overlay> {
+        self.overlays.iter().filter(move |m| m.source == source)
+    }
+
+    /// The box of `ev` as the last frame laid it out, or `None` when its lane
+    /// is not on screen (collapsed, hidden, scrolled away) or it does not exist.
+    fn slot(&self, trace: &Trace, ev: EventRef, map: &Mapping) -> Option<Rect> {
+        let spans = ev.table.spans(trace);
+        let i = ev.index as usize;
+        let (&s, &e) = (spans.start.get(i)?, spans.end.get(i)?);
+        let (_, lane) = self.lane_of(ev)?;
+        let level = if ev.table == Table::Nvtx {
+            trace.nvtx.depth.get(i).copied().unwrap_or(0)
+        } else {
+            0
+        } as f32;
+        let y0 = lane.top() + 1.0 + level * LANE_H;
+        let x0 = map.x(s);
+        Some(Rect::from_min_max(
+            pos2(x0, y0),
+            pos2(map.x(e).max(x0 + 1.0), y0 + LANE_H - 2.0),
+        ))
+    }
+}
+
+/// Paints every mark that is on screen; returns how many it drew.
+pub(super) fn paint(
+    tl: &Timeline,
+    painter: &egui::Painter,
+    trace: &Trace,
+    ruler: Rect,
+    canvas: Rect,
+    map: &Mapping,
+) -> usize {
+    let (from, to) = map.visible();
+    let ruler_painter = painter.with_clip_rect(ruler);
+    let lane_painter = painter.with_clip_rect(canvas);
+    // Ruler marks narrower than a pixel share it: on a report with thousands
+    // of findings, one rect per covered pixel column, not one per mark.
+    let width = ruler.width().max(0.0) as usize + 1;
+    let mut covered = vec![false; width];
+    let mut drawn = 0;
+    for m in &tl.overlays {
+        if (m.end as f64) < from || (m.start as f64) > to {
+            continue;
+        }
+        let x0 = map.x(m.start).max(ruler.left() - 8.0);
+        let x1 = map.x(m.end).min(ruler.right() + 8.0);
+        match m.anchor {
+            Anchor::Ruler => {
+                let narrow = x1 - x0 < 1.0;
+                if narrow {
+                    let px = (x0 - ruler.left()).floor();
+                    if px >= 0.0 && (px as usize) < width {
+                        if covered[px as usize] {
+                            continue;
+                        }
+                        covered[px as usize] = true;
+                    }
+                }
+                // A mark spanning most of the view would hide the short ones
+                // drawn over it in the same colour: it gets a thin line.
+                let h = if x1 - x0 > ruler.width() * 0.5 {
+                    2.0
+                } else {
+                    RULER_BAND_H
+                };
+                let band = Rect::from_min_max(
+                    pos2(x0, ruler.bottom() - h),
+                    pos2(x1.max(x0 + 2.0), ruler.bottom()),
+                );
+                ruler_painter.rect_filled(band, 0.0, m.color);
+                // The triangle points down at the span's start, so a short
+                // span still reads as "here".
+                let tip = pos2(x0, ruler.bottom() - RULER_BAND_H);
+                ruler_painter.add(egui::Shape::convex_polygon(
+                    vec![tip, tip + vec2(-4.0, -6.0), tip + vec2(4.0, -6.0)],
+                    m.color,
+                    Stroke::NONE,
+                ));
+                drawn += 1;
+            }
+            Anchor::Under(ev) => {
+                let Some(slot) = tl.slot(trace, ev, map) else {
+                    continue;
+                };
+                let bar = Rect::from_min_max(
+                    pos2(x0, slot.bottom() - UNDER_H),
+                    pos2(x1.max(x0 + 2.0), slot.bottom()),
+                );
+                lane_painter.rect_filled(bar, 0.0, m.color);
+                drawn += 1;
+            }
+            Anchor::Hatch { on, link } => {
+                let Some(slot) = tl.slot(trace, on, map) else {
+                    continue;
+                };
+                let area = Rect::from_min_max(
+                    pos2(x0.max(slot.left()), slot.top()),
+                    pos2(x1.min(slot.right()).max(x0 + 2.0), slot.bottom()),
+                );
+                hatch(
+                    &lane_painter.with_clip_rect(area.intersect(canvas)),
+                    area,
+                    m.color,
+                );
+                lane_painter.rect_stroke(area, 0.0, Stroke::new(1.0, m.color), StrokeKind::Inside);
+                if let Some(target) = link.and_then(|l| tl.slot(trace, l, map)) {
+                    let from = pos2(area.right(), area.center().y);
+                    let to = pos2(target.right().min(from.x), target.center().y);
+                    lane_painter.extend(egui::Shape::dashed_line(
+                        &[from, to],
+                        Stroke::new(1.5, m.color),
+                        5.0,
+                        3.0,
+                    ));
+                }
+                drawn += 1;
+            }
+            Anchor::Outline(ev) => {
+                let Some(slot) = tl.slot(trace, ev, map) else {
+                    continue;
+                };
+                lane_painter.rect_stroke(
+                    slot.expand(1.0),
+                    1.0,
+                    Stroke::new(2.0, m.color),
+                    StrokeKind::Outside,
+                );
+                drawn += 1;
+            }
+        }
+    }
+    drawn
+}
+
+/// Diagonal stripes over `area` (the painter clips them to it).
+fn hatch(painter: &egui::Painter, area: Rect, color: Color32) {
+    const STEP: f32 = 5.0;
+    let h = area.height();
+    let mut x = area.left() - h;
+    // Bounded by the area's width in points, whatever the zoom.
+    while x < area.right() {
+        painter.line_segment(
+            [pos2(x, area.bottom()), pos2(x + h, area.top())],
+            Stroke::new(1.5, color),
+        );
+        x += STEP;
+    }
+}
+
+/// The labels of the ruler marks under `pos` (in the ruler), for a tooltip.
+pub(super) fn ruler_labels<'a>(
+    tl: &'a Timeline,
+    ruler: Rect,
+    map: &Mapping,
+    pos: Pos2,
+) -> Vec<&'a str> {
+    if pos.y < ruler.bottom() - RULER_BAND_H - 7.0 {
+        return Vec::new();
+    }
+    // A few pixels of slack: a mark one pixel wide must still be hoverable.
+    let (t0, t1) = (map.t(pos.x - 3.0), map.t(pos.x + 3.0));
+    tl.overlays
+        .iter()
+        .filter(|m| m.anchor == Anchor::Ruler && !m.label.is_empty())
+        .filter(|m| (m.start as f64) <= t1 && (m.end as f64) >= t0)
+        .map(|m| m.label.as_str())
+        .take(MAX_TIP_LABELS + 1)
+        .collect()
+}
+
+/// Shows [`ruler_labels`] as a tooltip.
+pub(super) fn ruler_tooltip(resp: &egui::Response, labels: &[&str]) {
+    if labels.is_empty() {
+        return;
+    }
+    resp.clone().on_hover_ui_at_pointer(|ui| {
+        ui.set_max_width(480.0);
+        for l in labels.iter().take(MAX_TIP_LABELS) {
+            ui.add(egui::Label::new(*l).wrap());
+        }
+        if labels.len() > MAX_TIP_LABELS {
+            ui.weak("…and more here");
+        }
+    });
+}

@@ -1,0 +1,453 @@
+//! The Findings panel and its timeline marks, driven headlessly (egui_kittest
+//! + AccessKit) and checked against the engine's own output.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use eframe::egui::vec2;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use rusqlite::Connection;
+use sightline::analysis::findings::{Finding, FindingKind, Thresholds, analyze};
+use sightline::app::SightlineApp;
+use sightline::app::events::EventRef;
+use sightline::app::findings_panel::OVERLAY_SOURCE;
+use sightline::app::timeline::Anchor;
+use sightline::model::Trace;
+
+const ENDS_BEFORE: &str = "Finding range-ends-before-gpu-work:";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn load(path: &Path) -> Trace {
+    sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+}
+
+fn findings(trace: &Trace) -> Vec<Finding> {
+    analyze(trace, None, &Thresholds::default(), &AtomicBool::new(false)).expect("not cancelled")
+}
+
+/// The app on `trace`, with the findings job finished and a few frames drawn.
+fn harness(trace: Trace) -> Harness<'static, SightlineApp> {
+    let app = SightlineApp::with_trace(trace);
+    let mut h = Harness::builder()
+        .with_size(vec2(1400.0, 2400.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(2);
+    h.state_mut()
+        .doc_mut()
+        .expect("a report is open")
+        .wait_for_findings();
+    h.run_steps(3);
+    h
+}
+
+fn badge_text(n: usize) -> String {
+    format!("{n} finding{}", if n == 1 { "" } else { "s" })
+}
+
+fn open_panel(h: &mut Harness<'_, SightlineApp>, n: usize) {
+    h.get_by_label(&badge_text(n)).click();
+    h.run_steps(3);
+    assert!(
+        h.state().doc().is_some_and(|d| d.findings.open),
+        "the badge opens the panel"
+    );
+}
+
+/// Without any click: the badge counts the engine's findings, and every
+/// `range-ends-before-gpu-work` (the `no-sync` and `sync-before-only` timed
+/// iterations) has a ruler mark on its span and a bar under its range that
+/// reaches past the range's end.
+#[test]
+fn sync_timing_shows_badge_and_marks_without_a_click() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let expected = findings(&trace);
+    let ends: Vec<&Finding> = expected
+        .iter()
+        .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+        .collect();
+    assert!(!ends.is_empty());
+    for f in &ends {
+        let path = f.range.as_deref().unwrap_or("");
+        assert!(
+            path.starts_with("no-sync/") || path.starts_with("sync-before-only/"),
+            "{path}"
+        );
+    }
+    // Opened as a user opens it: read in the background, then analysed.
+    let mut app = SightlineApp::default();
+    app.open(fixture("sync_timing.sqlite"));
+    app.wait_for_load();
+    app.doc_mut().expect("opened").wait_for_findings();
+    let mut h = Harness::builder()
+        .with_size(vec2(1400.0, 2400.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(3);
+    assert!(
+        h.query_by_label(&badge_text(expected.len())).is_some(),
+        "badge '{}'",
+        badge_text(expected.len())
+    );
+    let doc = h.state().doc().expect("doc");
+    assert!(!doc.findings.open, "the panel waits for a click");
+    let marks: Vec<_> = doc.timeline.overlays_of(OVERLAY_SOURCE).collect();
+    for f in &expected {
+        assert!(
+            marks
+                .iter()
+                .any(|m| m.anchor == Anchor::Ruler && (m.start, m.end) == (f.start, f.end)),
+            "ruler mark for {} at {}",
+            f.kind.name(),
+            f.start
+        );
+    }
+    for f in &ends {
+        let range = EventRef::from(f.events[0]);
+        assert!(
+            marks
+                .iter()
+                .any(|m| m.anchor == Anchor::Under(range) && m.start >= f.end && m.end > f.end),
+            "overhang bar under the range at {}",
+            f.start
+        );
+    }
+    // The view went to where the timing mistakes are, and painted them.
+    let (lo, hi) = doc.timeline.limits();
+    let view = &doc.timeline.view;
+    for f in &ends {
+        assert!(
+            view.start <= f.start as f64 && view.end >= f.end as f64,
+            "{}..{} in view {}..{}",
+            f.start,
+            f.end,
+            view.start,
+            view.end
+        );
+    }
+    assert!(view.span() < (hi - lo) / 100.0, "focused: {}", view.span());
+    assert!(
+        doc.timeline.overlays_painted >= ends.len(),
+        "a bar under each range is painted: {}",
+        doc.timeline.overlays_painted
+    );
+    assert_eq!(doc.timeline.history_len(), 1, "Backspace shows it all");
+}
+
+/// The panel lists exactly the engine's `range-ends-before-gpu-work`
+/// findings, one entry each.
+#[test]
+fn panel_lists_every_range_ends_before_gpu_work_finding() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let expected = findings(&trace);
+    let ends: Vec<&Finding> = expected
+        .iter()
+        .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+        .collect();
+    let mut h = harness(trace);
+    open_panel(&mut h, expected.len());
+    let listed: Vec<String> = h
+        .query_all_by_label_contains(ENDS_BEFORE)
+        .filter_map(|n| n.accesskit_node().label())
+        .collect();
+    assert_eq!(listed.len(), ends.len(), "{listed:#?}");
+    for f in &ends {
+        let label = format!("{ENDS_BEFORE} {}", f.message);
+        assert!(listed.contains(&label), "listed: {label}");
+    }
+    assert!(
+        h.query_all_by_label_contains("range-ends-before-gpu-work (")
+            .next()
+            .is_some(),
+        "a group header for the kind"
+    );
+    assert!(
+        h.query_all_by_label_contains("Why / how to fix:")
+            .next()
+            .is_some(),
+        "the fix text is shown"
+    );
+}
+
+/// Clicking an entry zooms to its span (and no further out than needed) and
+/// selects its first event.
+#[test]
+fn clicking_a_finding_zooms_to_it_and_selects_its_event() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let expected = findings(&trace);
+    let mut h = harness(trace);
+    let (lo, hi) = h.state().doc().expect("doc").timeline.limits();
+    open_panel(&mut h, expected.len());
+    // The third one, so that a click landing on the first entry would fail.
+    let target = expected
+        .iter()
+        .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+        .nth(2)
+        .expect("three findings");
+    h.get_by_label(&format!("{ENDS_BEFORE} {}", target.message))
+        .click();
+    h.run_steps(3);
+    let doc = h.state().doc().expect("doc");
+    let view = &doc.timeline.view;
+    assert!(
+        view.start <= target.start as f64 && view.end >= target.end as f64,
+        "view {}..{} contains {}..{}",
+        view.start,
+        view.end,
+        target.start,
+        target.end
+    );
+    assert!(
+        view.span() < (hi - lo) / 100.0,
+        "zoomed in: {} of {}",
+        view.span(),
+        hi - lo
+    );
+    assert_eq!(
+        doc.timeline.selected,
+        Some(EventRef::from(target.events[0])),
+        "its first event is selected"
+    );
+    let outlined: Vec<EventRef> = doc
+        .timeline
+        .overlays_of(OVERLAY_SOURCE)
+        .filter_map(|m| match m.anchor {
+            Anchor::Outline(ev) => Some(ev),
+            _ => None,
+        })
+        .collect();
+    let others: Vec<EventRef> = target.events[1..]
+        .iter()
+        .map(|&e| EventRef::from(e))
+        .collect();
+    assert_eq!(outlined, others, "the other events are outlined");
+}
+
+/// A copy of torch_work with one kernel and no copies, sets or syncs: the
+/// engine finds nothing, and the panel lists nothing and marks nothing.
+#[test]
+fn a_report_without_mistakes_lists_no_findings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("clean.sqlite");
+    std::fs::copy(fixture("torch_work.sqlite"), &path).expect("copy");
+    {
+        let conn = Connection::open(&path).expect("open copy");
+        conn.execute_batch(
+            "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY;
+             DELETE FROM CUPTI_ACTIVITY_KIND_MEMSET;
+             DELETE FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+             DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL
+               WHERE rowid <> (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);",
+        )
+        .expect("edit");
+    }
+    let trace = load(&path);
+    assert_eq!(trace.kernels.spans.len(), 1, "GPU work is left");
+    assert_eq!(findings(&trace), Vec::new(), "the engine finds nothing");
+    let mut h = harness(trace);
+    open_panel(&mut h, 0);
+    assert_eq!(
+        h.query_all_by_label_contains("Finding ").count(),
+        0,
+        "no entries"
+    );
+    assert!(
+        h.query_all_by_label_contains("No timing or sync mistakes")
+            .next()
+            .is_some()
+    );
+    let doc = h.state().doc().expect("doc");
+    // No finding marks; a range's GPU-work bar may be there (it is no mistake).
+    assert_eq!(
+        doc.timeline
+            .overlays_of(OVERLAY_SOURCE)
+            .filter(|m| !matches!(m.anchor, Anchor::Under(_)))
+            .count(),
+        0
+    );
+}
+
+/// Closing the report's tab stops its findings job.
+#[test]
+fn closing_the_tab_cancels_the_job() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let mut app = SightlineApp::with_trace(trace);
+    let cancel = app.doc().expect("doc").findings.cancel_flag();
+    assert!(!cancel.load(std::sync::atomic::Ordering::Relaxed));
+    app.close_tab(0);
+    assert!(cancel.load(std::sync::atomic::Ordering::Relaxed));
+}
+
+/// The first `timed-iteration` NVTX row inside the range named `parent`.
+fn first_timed_iteration(trace: &Trace, parent: &str) -> EventRef {
+    let spans = &trace.nvtx.spans;
+    let named = |name: &str| {
+        (0..spans.len())
+            .filter(|&i| trace.name(spans.name[i]) == name)
+            .collect::<Vec<_>>()
+    };
+    let outer = named(parent)[0];
+    let inner = named("timed-iteration")
+        .into_iter()
+        .find(|&i| spans.start[i] >= spans.start[outer] && spans.end[i] <= spans.end[outer])
+        .expect("a timed iteration in it");
+    EventRef::new(sightline::app::events::Table::Nvtx, inner as u32)
+}
+
+/// With the panel open, a selected range says why it has a finding or not:
+/// `sync-after-only` has none because the warm-up work had drained before
+/// its sync began; `no-sync` measured the launch.
+#[test]
+fn a_selected_range_explains_its_verdict() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let n = findings(&trace).len();
+    let after_only = first_timed_iteration(&trace, "sync-after-only");
+    let no_sync = first_timed_iteration(&trace, "no-sync");
+    let mut h = harness(trace);
+    open_panel(&mut h, n);
+    let select = |h: &mut Harness<'_, SightlineApp>, ev: EventRef| {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        doc.timeline.select(&doc.trace.clone(), Some(ev));
+        h.run_steps(3);
+    };
+    select(&mut h, after_only);
+    assert!(
+        h.query_all_by_label_contains("had finished")
+            .next()
+            .is_some(),
+        "sync-after-only: the earlier work had drained"
+    );
+    assert!(h.query_by_label("No finding for this range.").is_some());
+    select(&mut h, no_sync);
+    assert!(
+        h.query_all_by_label_contains("measured the launch, not the work")
+            .next()
+            .is_some()
+    );
+    assert!(
+        h.query_by_label("Findings: range-ends-before-gpu-work.")
+            .is_some()
+    );
+}
+
+/// Every range that launched GPU work has a bar for it under it, flagged or
+/// not: under `sync-before-and-after`'s timed iterations the bar ends inside
+/// the range (the range covers its work).
+#[test]
+fn correct_ranges_show_their_gpu_work_inside() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let spans = trace.nvtx.spans.clone();
+    let parent = (0..spans.len())
+        .find(|&i| trace.name(spans.name[i]) == "sync-before-and-after")
+        .expect("the variant range");
+    let timed: Vec<usize> = (0..spans.len())
+        .filter(|&i| trace.name(spans.name[i]) == "timed-iteration")
+        .filter(|&i| spans.start[i] >= spans.start[parent] && spans.end[i] <= spans.end[parent])
+        .collect();
+    assert!(!timed.is_empty());
+    let h = harness(trace);
+    let doc = h.state().doc().expect("doc");
+    for i in timed {
+        let ev = EventRef::new(sightline::app::events::Table::Nvtx, i as u32);
+        let bars: Vec<_> = doc
+            .timeline
+            .overlays_of(OVERLAY_SOURCE)
+            .filter(|m| m.anchor == Anchor::Under(ev))
+            .collect();
+        assert_eq!(bars.len(), 1, "one bar under range {i}");
+        assert!(
+            bars[0].start >= spans.start[i] && bars[0].end <= spans.end[i],
+            "inside range {i}"
+        );
+    }
+}
+
+/// A copy of sync_timing where the last warm-up kernel of `sync-after-only`
+/// runs into its first timed sync (as tests/findings.rs builds it): the
+/// sync's wait for that earlier work is hatched on the thread, linked to the
+/// kernel it waited for.
+#[test]
+fn a_wait_on_earlier_work_is_hatched_and_linked() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("waits.sqlite");
+    std::fs::copy(fixture("sync_timing.sqlite"), &path).expect("copy");
+    let original = load(&path);
+    let (api, kernels, nvtx) = (&original.cuda_api, &original.kernels, &original.nvtx.spans);
+    let named = |name: &str| {
+        (0..nvtx.len())
+            .filter(|&i| original.name(nvtx.name[i]) == name)
+            .collect::<Vec<_>>()
+    };
+    let parent = named("sync-after-only")[0];
+    let inside = |i: usize| nvtx.start[i] >= nvtx.start[parent] && nvtx.end[i] <= nvtx.end[parent];
+    let warmup = named("warmup")
+        .into_iter()
+        .find(|&i| inside(i))
+        .expect("warm-up");
+    let first = named("timed-iteration")
+        .into_iter()
+        .find(|&i| inside(i))
+        .expect("timed");
+    let sync = (0..api.spans.len())
+        .filter(|&i| api.spans.start[i] > nvtx.start[first] && api.spans.start[i] < nvtx.end[first])
+        .find(|&i| {
+            original
+                .name(api.spans.name[i])
+                .starts_with("cudaDeviceSynchronize")
+        })
+        .expect("the timed sync");
+    let last_warmup = (0..api.spans.len())
+        .filter(|&a| {
+            api.spans.start[a] >= nvtx.start[warmup] && api.spans.start[a] < nvtx.end[warmup]
+        })
+        .flat_map(|a| {
+            (0..kernels.spans.len()).filter(move |&k| kernels.correlation[k] == api.correlation[a])
+        })
+        .max_by_key(|&k| kernels.spans.end[k])
+        .expect("a warm-up kernel");
+    Connection::open(&path)
+        .expect("open copy")
+        .execute(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = ?1 WHERE correlationId = ?2",
+            (api.spans.end[sync] - 500, kernels.correlation[last_warmup]),
+        )
+        .expect("edit");
+    let trace = load(&path);
+    let waits: Vec<Finding> = findings(&trace)
+        .into_iter()
+        .filter(|f| f.kind == FindingKind::RangeWaitsOnEarlierWork)
+        .collect();
+    assert_eq!(waits.len(), 1);
+    let mut h = harness(trace);
+    // Zoom to the finding, so the hatch is on screen.
+    let n = h.state().doc().expect("doc").findings.findings.len();
+    open_panel(&mut h, n);
+    h.get_by_label(&format!(
+        "Finding range-waits-on-earlier-work: {}",
+        waits[0].message
+    ))
+    .click();
+    h.run_steps(3);
+    let doc = h.state().doc().expect("doc");
+    let sync_ev = EventRef::new(sightline::app::events::Table::Api, sync as u32);
+    let kernel_ev = EventRef::new(sightline::app::events::Table::Kernel, last_warmup as u32);
+    let hatch = doc
+        .timeline
+        .overlays_of(OVERLAY_SOURCE)
+        .find(|m| {
+            m.anchor
+                == Anchor::Hatch {
+                    on: sync_ev,
+                    link: Some(kernel_ev),
+                }
+        })
+        .expect("a hatched wait on the sync, linked to the warm-up kernel");
+    assert_eq!(hatch.start, doc.trace.cuda_api.spans.start[sync]);
+    assert_eq!(hatch.end, doc.trace.kernels.spans.end[last_warmup]);
+    assert!(doc.timeline.overlays_painted > 0);
+}
