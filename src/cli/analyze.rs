@@ -49,25 +49,10 @@ struct Options {
     range: Option<TimeRange>,
 }
 
-fn parse_range(text: &str) -> Result<TimeRange, String> {
-    let bad = || format!("bad --range '{text}': expected START_NS:END_NS with START < END");
-    let (start, end) = text.split_once(':').ok_or_else(bad)?;
-    let start: i64 = start.trim().parse().map_err(|_| bad())?;
-    let end: i64 = end.trim().parse().map_err(|_| bad())?;
-    if start >= end {
-        return Err(bad());
-    }
-    Ok(TimeRange { start, end })
-}
-
 fn parse_options(args: &[String]) -> Result<Options, String> {
     let args = Args::parse(args, &[])?;
     args.check_known(&["rule", "format", "output", "range"])?;
-    let file = match args.positional.as_slice() {
-        [file] => PathBuf::from(file),
-        [] => return Err("no report file given".to_string()),
-        [_, extra, ..] => return Err(format!("unexpected argument '{extra}'")),
-    };
+    let file = args.one_file()?;
     let mut rules: Vec<RuleSpec> = Vec::new();
     for (_, value) in args.options.iter().filter(|(n, _)| n == "rule") {
         let list = value.as_deref().unwrap_or_default();
@@ -96,7 +81,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
     if rules.is_empty() && output.is_some() {
         return Err("--output writes rule CSVs: give --rule".to_string());
     }
-    let range = args.value("range").map(parse_range).transpose()?;
+    let range = args.range()?;
     if range.is_some() && !rules.is_empty() {
         return Err("--range is for findings; rules take start=/end= options".to_string());
     }

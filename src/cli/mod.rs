@@ -42,6 +42,20 @@ pub struct Args {
 }
 
 impl Args {
+    /// The one report file a command reads (its only positional argument).
+    pub fn one_file(&self) -> Result<std::path::PathBuf, String> {
+        match self.positional.as_slice() {
+            [file] => Ok(std::path::PathBuf::from(file)),
+            [] => Err("no report file given".to_string()),
+            [_, extra, ..] => Err(format!("unexpected argument '{extra}'")),
+        }
+    }
+
+    /// `--range START_NS:END_NS`, if given.
+    pub fn range(&self) -> Result<Option<crate::analysis::stats::TimeRange>, String> {
+        self.value("range").map(parse_range).transpose()
+    }
+
     /// Parses `args`; `flags` are the options that take no value.
     pub fn parse(args: &[String], flags: &[&str]) -> Result<Args, String> {
         let mut out = Args::default();
@@ -89,4 +103,16 @@ impl Args {
             None => Ok(()),
         }
     }
+}
+
+/// `START_NS:END_NS` with START < END: the `--range` of `stats` and `analyze`.
+fn parse_range(text: &str) -> Result<crate::analysis::stats::TimeRange, String> {
+    let bad = || format!("bad --range '{text}': expected START_NS:END_NS with START < END");
+    let (start, end) = text.split_once(':').ok_or_else(bad)?;
+    let start: i64 = start.trim().parse().map_err(|_| bad())?;
+    let end: i64 = end.trim().parse().map_err(|_| bad())?;
+    if start >= end {
+        return Err(bad());
+    }
+    Ok(crate::analysis::stats::TimeRange { start, end })
 }

@@ -61,25 +61,10 @@ fn parse_reports(list: &str) -> Result<Vec<Report>, String> {
     Ok(reports)
 }
 
-fn parse_range(text: &str) -> Result<TimeRange, String> {
-    let bad = || format!("bad --range '{text}': expected START_NS:END_NS with START < END");
-    let (start, end) = text.split_once(':').ok_or_else(bad)?;
-    let start: i64 = start.trim().parse().map_err(|_| bad())?;
-    let end: i64 = end.trim().parse().map_err(|_| bad())?;
-    if start >= end {
-        return Err(bad());
-    }
-    Ok(TimeRange { start, end })
-}
-
 fn parse_options(args: &[String]) -> Result<Options, String> {
     let args = Args::parse(args, &[])?;
     args.check_known(&["report", "format", "output", "range"])?;
-    let file = match args.positional.as_slice() {
-        [file] => PathBuf::from(file),
-        [] => return Err("no report file given".to_string()),
-        [_, extra, ..] => return Err(format!("unexpected argument '{extra}'")),
-    };
+    let file = args.one_file()?;
     let reports = match args.value("report") {
         Some(list) => parse_reports(list)?,
         None => Report::ALL.to_vec(),
@@ -92,7 +77,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         None if output.is_some() => Format::Csv,
         None => Format::Table,
     };
-    let range = args.value("range").map(parse_range).transpose()?;
+    let range = args.range()?;
     Ok(Options {
         file,
         reports,
