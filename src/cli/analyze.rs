@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use super::stats::write_atomically;
+use super::output::{Named, emit_table};
 use super::{Args, load_or_report, usage_error};
 use crate::analysis::TimeRange;
 use crate::analysis::findings::{self, Thresholds};
@@ -140,39 +140,15 @@ fn run_rules(
 ) -> std::io::Result<()> {
     for (i, spec) in options.rules.iter().enumerate() {
         let table = rules::run(trace, spec.rule, &spec.options);
-        if let Some(prefix) = &options.output {
-            // As nsys names it (`PREFIX_RULE.csv`); `.txt` for a table, as `stats` does.
-            let (text, extension) = match options.format {
-                Format::Table => (table.to_text(), "txt"),
-                _ => (table.to_csv(), "csv"),
-            };
-            let path = PathBuf::from(format!("{prefix}_{}.{extension}", spec.rule.name()));
-            if let Err(e) = write_atomically(&path, &text) {
-                eprintln!("sightline: cannot write {}: {e}", path.display());
-                return Err(e);
-            }
-            continue;
-        }
-        match options.format {
-            Format::Table => {
-                let body = if table.rows.is_empty() {
-                    "(no findings)\n".to_string()
-                } else {
-                    table.to_text()
-                };
-                write!(
-                    out,
-                    "\n ** {} ({}):\n\n{body}",
-                    spec.rule.title(),
-                    spec.rule.name()
-                )?;
-            }
-            _ => {
-                let text = table.to_csv();
-                let separator = if i > 0 && !text.is_empty() { "\n" } else { "" };
-                write!(out, "{separator}{text}")?;
-            }
-        }
+        // Files as nsys names them (`PREFIX_RULE.csv`); `.txt` for a table, as `stats` does.
+        let named = Named {
+            file_stem: spec.rule.name(),
+            name: spec.rule.name(),
+            title: spec.rule.title(),
+            if_empty: "(no findings)",
+        };
+        let csv = options.format != Format::Table;
+        emit_table(&table, &named, csv, options.output.as_deref(), i == 0, out)?;
     }
     Ok(())
 }

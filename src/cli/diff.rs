@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::stats::write_atomically;
+use super::output::{Named, emit_table};
 use super::{Args, load_or_report, usage_error};
 use crate::analysis::compare::{self, Diff, DiffReport};
 
@@ -107,41 +107,24 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
 
 /// Writes one diff to its file or stdout; `Err` when output failed.
 fn emit(diff: &Diff, options: &Options, first: bool, stdout: &mut impl Write) -> Result<(), ()> {
-    let table = diff.to_table();
-    let text = match options.format {
-        Format::Csv => table.to_csv(),
-        Format::Table => table.to_text(),
+    let file_stem = format!("diff_{}", diff.report.name());
+    let title = diff.report.title();
+    let named = Named {
+        file_stem: &file_stem,
+        name: diff.report.name(),
+        title: &title,
+        if_empty: "(no data)",
     };
-    if let Some(prefix) = &options.output {
-        let extension = match options.format {
-            Format::Csv => "csv",
-            Format::Table => "txt",
-        };
-        let path = PathBuf::from(format!("{prefix}_diff_{}.{extension}", diff.report.name()));
-        return write_atomically(&path, &text).map_err(|e| {
-            eprintln!("sightline: cannot write {}: {e}", path.display());
-        });
-    }
+    let csv = options.format == Format::Csv;
     // A closed pipe (e.g. `| head`) is not worth a panic or an error message.
-    match options.format {
-        Format::Csv => {
-            let separator = if !first && !text.is_empty() { "\n" } else { "" };
-            write!(stdout, "{separator}{text}")
-        }
-        Format::Table => {
-            let body = if table.rows.is_empty() {
-                "(no data)\n".to_string()
-            } else {
-                text
-            };
-            write!(
-                stdout,
-                "\n ** {} ({}):\n\n{body}",
-                diff.report.title(),
-                diff.report.name()
-            )
-        }
-    }
+    emit_table(
+        &diff.to_table(),
+        &named,
+        csv,
+        options.output.as_deref(),
+        first,
+        stdout,
+    )
     .map_err(|_| ())
 }
 

@@ -6,6 +6,7 @@ pub mod analyze;
 pub mod bench;
 pub mod capture;
 pub mod diff;
+mod output;
 pub mod run;
 pub mod stats;
 pub mod synth;

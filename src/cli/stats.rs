@@ -4,11 +4,12 @@
 //! files; `--format` overrides either.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::output::{Named, emit_table};
 use super::{Args, load_or_report, usage_error};
-use crate::analysis::{Report, Table, TimeRange, compute};
+use crate::analysis::{Report, TimeRange, compute};
 
 const USAGE: &str = "\
 usage: sightline stats FILE.sqlite [--report R1,R2,...] [--format table|csv]
@@ -87,31 +88,6 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
     })
 }
 
-fn render(table: &Table, format: Format) -> String {
-    match format {
-        Format::Csv => table.to_csv(),
-        Format::Table => table.to_text(),
-    }
-}
-
-/// Writes beside `path` first and renames, so a failed save leaves no half file.
-pub(super) fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
-    let mut temp_name = path.as_os_str().to_owned();
-    temp_name.push(format!(".tmp{}", std::process::id()));
-    let temp = PathBuf::from(temp_name);
-    let written = std::fs::File::create(&temp).and_then(|mut file| {
-        file.write_all(contents.as_bytes())?;
-        file.sync_all()
-    });
-    match written.and_then(|()| std::fs::rename(&temp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&temp);
-            Err(e)
-        }
-    }
-}
-
 pub fn main(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{USAGE}");
@@ -128,40 +104,25 @@ pub fn main(args: &[String]) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     for (i, &report) in options.reports.iter().enumerate() {
         let table = compute(&trace, report, options.range);
-        let text = render(&table, options.format);
-        if let Some(prefix) = &options.output {
-            let extension = match options.format {
-                Format::Csv => "csv",
-                Format::Table => "txt",
-            };
-            let path = PathBuf::from(format!("{prefix}_{}.{extension}", report.file_stem()));
-            if let Err(e) = write_atomically(&path, &text) {
-                eprintln!("sightline: cannot write {}: {e}", path.display());
-                return ExitCode::FAILURE;
-            }
-            continue;
-        }
-        let printed = match options.format {
-            Format::Csv => {
-                let separator = if i > 0 && !text.is_empty() { "\n" } else { "" };
-                write!(stdout, "{separator}{text}")
-            }
-            Format::Table => {
-                let body = if table.rows.is_empty() {
-                    "(no data)\n".to_string()
-                } else {
-                    text
-                };
-                write!(
-                    stdout,
-                    "\n ** {} ({}):\n\n{body}",
-                    report.title(),
-                    report.name()
-                )
-            }
+        let file_stem = report.file_stem();
+        let named = Named {
+            file_stem: &file_stem,
+            name: report.name(),
+            title: report.title(),
+            if_empty: "(no data)",
         };
+        let csv = options.format == Format::Csv;
         // A closed pipe (e.g. `| head`) is not worth a panic or an error message.
-        if printed.is_err() {
+        if emit_table(
+            &table,
+            &named,
+            csv,
+            options.output.as_deref(),
+            i == 0,
+            &mut stdout,
+        )
+        .is_err()
+        {
             return ExitCode::FAILURE;
         }
     }
