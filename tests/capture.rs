@@ -4,6 +4,9 @@
 //! benchmark on the same machine; replay of saved reports through the live
 //! path; and the clear refusal of `capture` on a machine without a driver.
 
+mod common;
+use common::fixture;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,12 +17,6 @@ use std::time::{Duration, Instant};
 use sightline::capture::dump::read_dump;
 use sightline::capture::replay;
 use sightline::capture::session::{CaptureJob, CaptureMessage};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
 
 /// `column key` → the row's other named columns, from a CSV `nsys stats` or
 /// `sightline stats` wrote.

@@ -1,6 +1,9 @@
 //! Drives the real window UI headlessly (egui_kittest + AccessKit): no display,
 //! no GPU. Rows are found by their labels, input is real egui events.
 
+mod common;
+use common::load;
+
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -13,13 +16,6 @@ use sightline::analysis::stats::{Cell, Report, TimeRange, compute};
 use sightline::app::SightlineApp;
 use sightline::app::events::{EventRef, Table};
 use sightline::model::Trace;
-
-fn load(name: &str) -> Trace {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("fixture loads")
-}
 
 fn harness(trace: Trace) -> Harness<'static, SightlineApp> {
     let app = SightlineApp::with_trace(trace);

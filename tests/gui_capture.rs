@@ -2,7 +2,9 @@
 //! of a real report feeds the same path a CUPTI capture does, so the growing
 //! tab, follow mode, Stop and Save as are tested without a GPU.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::fixture;
+
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -10,12 +12,6 @@ use eframe::egui::{self, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::app::SightlineApp;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
 
 fn harness() -> Harness<'static, SightlineApp> {
     Harness::builder()

@@ -1,7 +1,10 @@
 //! The Findings panel and its timeline marks, driven headlessly (egui_kittest
 //! + AccessKit) and checked against the engine's own output.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::fixture;
+
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use eframe::egui::vec2;
@@ -16,12 +19,6 @@ use sightline::app::timeline::Anchor;
 use sightline::model::Trace;
 
 const ENDS_BEFORE: &str = "Finding range-ends-before-gpu-work:";
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
 
 fn load(path: &Path) -> Trace {
     sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false))

@@ -1,8 +1,8 @@
 //! Interaction defects a new user met in the first minutes (issue 11), each
 //! driven through the real UI (egui_kittest).
 
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
+mod common;
+use common::load;
 
 use eframe::egui::{self, vec2};
 use egui_kittest::Harness;
@@ -11,13 +11,6 @@ use sightline::app::SightlineApp;
 use sightline::app::events::{EventRef, Table};
 use sightline::app::timeline::paint::event_color;
 use sightline::model::Trace;
-
-fn load(name: &str) -> Trace {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("fixture loads")
-}
 
 fn harness(trace: Trace) -> Harness<'static, SightlineApp> {
     let app = SightlineApp::with_trace(trace);

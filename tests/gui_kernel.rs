@@ -1,8 +1,8 @@
 //! The kernel panel and the NVTX → GPU projection rows, driven headlessly
 //! through the real window UI (egui_kittest + AccessKit), as `gui.rs` does.
 
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
+mod common;
+use common::load;
 
 use eframe::egui::{self, Event, Modifiers, PointerButton, Pos2, vec2};
 use egui_kittest::Harness;
@@ -13,13 +13,6 @@ use sightline::app::SightlineApp;
 use sightline::app::events::{EventRef, Table};
 use sightline::app::format::grouped;
 use sightline::model::Trace;
-
-fn load(name: &str) -> Trace {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("fixture loads")
-}
 
 /// A tall window, so the kernel panel's charts are on screen.
 fn harness(trace: Trace) -> Harness<'static, SightlineApp> {

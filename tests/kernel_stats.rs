@@ -1,20 +1,11 @@
 //! The per-kernel statistics the kernel panel shows, against the reports that
 //! state the same numbers.
 
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
+mod common;
+use common::load;
 
 use sightline::analysis::kernels::{kernel_stats, kernel_stats_for, nearest_rank};
 use sightline::analysis::{Report, compute};
-use sightline::model::Trace;
-
-fn load(name: &str) -> Trace {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false))
-        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
-}
 
 #[test]
 fn kernel_stats_agree_with_cuda_gpu_kern_sum() {

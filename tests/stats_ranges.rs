@@ -1,19 +1,13 @@
 //! Time-range semantics: an event belongs to `[start, end)` when it starts in it.
 
+mod common;
+use common::load;
+
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use sightline::analysis::{Cell, Report, Table, TimeRange, compute};
 use sightline::model::{NvtxKind, Trace};
-
-fn load(name: &str) -> Trace {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false))
-        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
-}
 
 const FIXTURES: [&str; 3] = ["sync_timing.sqlite", "streams.sqlite", "torch_work.sqlite"];
 const KEY_COLUMNS: [&str; 10] = [

@@ -1,0 +1,69 @@
+//! How `stats`, `analyze --rule` and `diff` put out a table: to a file per
+//! table (`PREFIX_NAME.csv`, or `.txt` for the text layout), written aside and
+//! renamed, or to stdout — CSV tables one after another separated by a blank
+//! line, text tables under nsys's ` ** Title (name):` heading.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::analysis::Table;
+
+/// What a table is called: in its file name, its heading, and when it is empty.
+pub(crate) struct Named<'a> {
+    pub file_stem: &'a str,
+    pub name: &'a str,
+    pub title: &'a str,
+    /// Printed under the heading instead of an empty table (`(no data)`).
+    pub if_empty: &'a str,
+}
+
+/// Writes `table` as CSV (`csv`) or text, to `PREFIX_STEM.ext` when `prefix`
+/// is given, else to `out`; `first` is whether it is the first table on
+/// `out`. A failed file write is reported on stderr; a failed stdout write
+/// (a closed pipe) is only returned.
+pub(crate) fn emit_table(
+    table: &Table,
+    named: &Named,
+    csv: bool,
+    prefix: Option<&str>,
+    first: bool,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    let text = if csv { table.to_csv() } else { table.to_text() };
+    if let Some(prefix) = prefix {
+        let extension = if csv { "csv" } else { "txt" };
+        let path = PathBuf::from(format!("{prefix}_{}.{extension}", named.file_stem));
+        return write_atomically(&path, &text).inspect_err(|e| {
+            eprintln!("sightline: cannot write {}: {e}", path.display());
+        });
+    }
+    if csv {
+        let separator = if !first && !text.is_empty() { "\n" } else { "" };
+        write!(out, "{separator}{text}")
+    } else {
+        let body = if table.rows.is_empty() {
+            format!("{}\n", named.if_empty)
+        } else {
+            text
+        };
+        write!(out, "\n ** {} ({}):\n\n{body}", named.title, named.name)
+    }
+}
+
+/// Writes beside `path` first and renames, so a failed save leaves no half file.
+pub(crate) fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let mut temp_name = path.as_os_str().to_owned();
+    temp_name.push(format!(".tmp{}", std::process::id()));
+    let temp = PathBuf::from(temp_name);
+    let written = std::fs::File::create(&temp).and_then(|mut file| {
+        file.write_all(contents.as_bytes())?;
+        file.sync_all()
+    });
+    match written.and_then(|()| std::fs::rename(&temp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            Err(e)
+        }
+    }
+}
