@@ -12,12 +12,15 @@ fn load(path: &Path) -> Trace {
 }
 
 fn check_fixture(dir: &Path, fixture: &str) -> Vec<String> {
-    let trace = load(&dir.join(format!("{fixture}.sqlite")));
+    check_fixture_at(dir, &dir.join("stats"), fixture)
+}
+
+/// As `check_fixture`, with the report in `report_dir` and the CSVs in `stats_dir`.
+fn check_fixture_at(report_dir: &Path, stats_dir: &Path, fixture: &str) -> Vec<String> {
+    let trace = load(&report_dir.join(format!("{fixture}.sqlite")));
     let mut failures = Vec::new();
     for rule in Rule::ALL {
-        let csv_path: PathBuf = dir
-            .join("stats")
-            .join(format!("{fixture}_{}.csv", rule.name()));
+        let csv_path: PathBuf = stats_dir.join(format!("{fixture}_{}.csv", rule.name()));
         let expected = std::fs::read_to_string(&csv_path)
             .unwrap_or_else(|e| panic!("reading {}: {e}", csv_path.display()));
         let actual = run(&trace, rule, &RuleOptions::default()).to_csv();
@@ -68,4 +71,16 @@ fn shared_fixtures_match_nsys_analyze() {
             "torch_metrics",
         ],
     );
+}
+
+/// The benchmark reports bundled for the lessons, recorded by nsys 2025.3 on an H100.
+#[test]
+fn bundled_benchmark_reports_match_nsys_analyze() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (assets, stats) = (root.join("assets"), root.join("tests/fixtures/bench_stats"));
+    let failures: Vec<String> = ["bandwidth", "gemm", "launch_overhead"]
+        .iter()
+        .flat_map(|f| check_fixture_at(&assets, &stats, f))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

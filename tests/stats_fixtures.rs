@@ -59,12 +59,20 @@ const EXTRA: [Report; 14] = [
 /// Checks `reports` of `fixture` (a `NAME.sqlite` beside `stats/NAME_REPORT.csv`,
 /// REPORT as nsys names the file).
 fn check_reports(dir: &Path, fixture: &str, reports: &[Report]) -> Vec<String> {
-    let trace = load(&dir.join(format!("{fixture}.sqlite")));
+    check_reports_at(dir, &dir.join("stats"), fixture, reports)
+}
+
+/// As `check_reports`, with the report in `report_dir` and the CSVs in `stats_dir`.
+fn check_reports_at(
+    report_dir: &Path,
+    stats_dir: &Path,
+    fixture: &str,
+    reports: &[Report],
+) -> Vec<String> {
+    let trace = load(&report_dir.join(format!("{fixture}.sqlite")));
     let mut failures = Vec::new();
     for &report in reports {
-        let csv_path: PathBuf = dir
-            .join("stats")
-            .join(format!("{fixture}_{}.csv", report.file_stem()));
+        let csv_path: PathBuf = stats_dir.join(format!("{fixture}_{}.csv", report.file_stem()));
         let expected = std::fs::read_to_string(&csv_path)
             .unwrap_or_else(|e| panic!("reading {}: {e}", csv_path.display()));
         let actual = compute(&trace, report, None).to_csv();
@@ -133,6 +141,22 @@ fn bundled_fixtures_match_nsys_extra_reports() {
     let failures = ["sync_timing", "streams", "torch_work"]
         .iter()
         .flat_map(|f| check_reports(&dir, f, &EXTRA))
+        .collect();
+    assert_none(failures);
+}
+
+/// The benchmark reports bundled for the lessons (Sightline's own benchmarks
+/// recorded by nsys 2025.3 on an H100): the default reports and the NVTX
+/// projections nsys printed for them.
+#[test]
+fn bundled_benchmark_reports_match_nsys() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (assets, stats) = (root.join("assets"), root.join("tests/fixtures/bench_stats"));
+    let mut reports = Report::ALL.to_vec();
+    reports.extend([Report::NvtxGpuProjSum, Report::NvtxKernSum]);
+    let failures = ["bandwidth", "gemm", "launch_overhead"]
+        .iter()
+        .flat_map(|f| check_reports_at(&assets, &stats, f, &reports))
         .collect();
     assert_none(failures);
 }
