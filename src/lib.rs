@@ -5,9 +5,11 @@
 //! holds the command-line front ends; [`synth`] writes reports in the nsys schema.
 
 pub mod analysis;
+pub mod annotations;
 pub mod app;
 pub mod capture;
 pub mod cli;
+pub mod files;
 pub mod loader;
 pub mod model;
 pub mod synth;

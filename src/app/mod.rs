@@ -1,10 +1,12 @@
 //! The desktop viewer (eframe): opening reports, menus, and the panels around
 //! the timeline. The UI reads the model and the analysis, never the file.
 
+pub mod annotations_panel;
 pub mod capture_panel;
 pub mod colors;
 pub mod details;
 pub mod events;
+pub mod export_image;
 pub mod findings_panel;
 pub mod format;
 pub mod kernel_panel;
@@ -70,6 +72,8 @@ pub struct Document {
     /// The GPU work of the selected NVTX range (details panel).
     pub nvtx_gpu: nvtx_gpu::NvtxGpu,
     pub findings: FindingsPanel,
+    /// The user's notes, kept beside the report.
+    pub notes: annotations_panel::AnnotationsPanel,
     /// Set when the report is a live capture (running or finished).
     pub live: Option<Live>,
 }
@@ -77,9 +81,11 @@ pub struct Document {
 impl Document {
     fn new(trace: Trace, path: PathBuf) -> Self {
         let timeline = Timeline::new(&trace);
+        let notes = annotations_panel::AnnotationsPanel::load(&path, &trace);
         let trace = Arc::new(trace);
         Document {
             path,
+            notes,
             findings: FindingsPanel::start(&trace),
             trace,
             timeline,
@@ -98,6 +104,9 @@ impl Document {
             ..Trace::default()
         };
         let mut doc = Document::new(empty, PathBuf::from(&job.label));
+        // No report file yet to keep notes beside (the label may even name
+        // the replayed report, whose notes are not this tab's).
+        doc.notes = Default::default();
         doc.live = Some(Live::new(job));
         doc
     }
@@ -249,6 +258,8 @@ pub struct SightlineApp {
     save_path: String,
     /// The last save that worked, shown in the status bar.
     saved_to: Option<PathBuf>,
+    /// File ▸ Export image / Copy image.
+    image_export: export_image::ImageExport,
 }
 
 /// The report opened when none is given: next to the executable or in the
@@ -582,6 +593,13 @@ impl SightlineApp {
     pub fn ui(&mut self, ui: &mut Ui) {
         let busy = self.poll_loading() | self.poll_captures() | self.poll_saving();
         self.poll_dialog();
+        let timeline_area = self.doc().map(|d| d.timeline.area);
+        match self.image_export.poll(ui.ctx(), timeline_area) {
+            Some(export_image::Outcome::Saved(p)) => self.saved_to = Some(p),
+            Some(export_image::Outcome::Failed(e)) => self.error = Some(e),
+            Some(copied) => self.image_export.notice = Some(copied.to_string()),
+            None => {}
+        }
         if let Some((spec, params)) = self.capture_dialog.ui(ui.ctx()) {
             self.start_capture(spec, params);
         }
@@ -615,6 +633,7 @@ impl SightlineApp {
             || self.error.is_some()
             || self.saving.is_some()
             || self.saved_to.is_some()
+            || self.image_export.notice.is_some()
         {
             egui::Panel::top("status").show(ui, |ui| self.status_bar(ui));
         }
@@ -658,6 +677,7 @@ impl SightlineApp {
                 });
         }
         doc.findings_frame(ui);
+        doc.notes_frame(ui);
         if doc.stats.range.is_some() {
             egui::Panel::bottom("range_stats")
                 .default_size(280.0)
@@ -698,6 +718,7 @@ impl SightlineApp {
             doc.timeline.highlight = std::mem::take(&mut doc.search.mask);
             let before = (doc.timeline.view.start, doc.timeline.view.end);
             let out = doc.timeline.ui(ui, &doc.trace);
+            doc.notes_menu(&out);
             // Follow mode ends as soon as the user zooms or pans.
             if let Some(live) = doc.live.as_mut()
                 && live.is_running()
@@ -816,6 +837,8 @@ impl SightlineApp {
                             ui.close();
                         }
                     });
+                    let report = self.doc().map(|d| d.path.clone());
+                    self.image_export.menu(ui, report.as_deref());
                     ui.separator();
                     if ui.button("Quit (Ctrl+Q)").clicked() {
                         ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
@@ -937,6 +960,7 @@ impl SightlineApp {
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 doc.findings.badge(ui);
+                doc.notes.badge(ui);
                 let warnings = &doc.trace.warnings;
                 if !warnings.is_empty() {
                     let label = format!(
@@ -1013,6 +1037,7 @@ impl SightlineApp {
         if dismiss_saved {
             self.saved_to = None;
         }
+        self.image_export.status(ui);
         let mut dismiss = false;
         if let Some(e) = &self.error {
             ui.horizontal(|ui| {

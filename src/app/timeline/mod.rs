@@ -32,6 +32,9 @@ const KEEP_SELECTION_FRAMES: u8 = 3;
 pub struct Output {
     /// A time range was selected (ruler drag or shift-drag).
     pub range_selected: Option<(Ns, Ns)>,
+    /// The rows' response, for views that add to its context menu (see
+    /// [`Timeline::context_at`] for where it was opened).
+    pub canvas: Option<egui::Response>,
 }
 
 enum Drag {
@@ -58,6 +61,12 @@ pub struct Timeline {
     /// Lane rects of the last frame, by row index, for hit tests and tests.
     pub layout: Vec<(usize, Rect)>,
     pub canvas: Rect,
+    /// The whole widget (labels, ruler and rows) in the last frame: what an
+    /// image of the timeline shows.
+    pub area: Rect,
+    /// Where the rows were last right-clicked: the time under the pointer
+    /// and the event there, if any (the context menu acts on them).
+    pub context_at: Option<(Ns, Option<EventRef>)>,
     limits: (f64, f64),
     /// Frames left in which the selected row is scrolled back into view.
     keep_selection_frames: u8,
@@ -123,6 +132,8 @@ impl Timeline {
             drag: Drag::None,
             layout: Vec::new(),
             canvas: Rect::NOTHING,
+            area: Rect::NOTHING,
+            context_at: None,
             limits: (lo, hi),
             painted: 0,
             keep_selection_frames: 0,
@@ -231,6 +242,11 @@ impl Timeline {
             self.remember();
         }
         self.last_step = now;
+    }
+
+    /// The time at screen x `x` in the last frame's layout.
+    pub fn time_at(&self, x: f32) -> f64 {
+        Mapping::new(self.canvas, &self.view).t(x)
     }
 
     /// How many entries Backspace can go back through.
@@ -385,6 +401,7 @@ impl Timeline {
             self.keep_selection_frames = KEEP_SELECTION_FRAMES;
         }
         self.canvas = canvas;
+        self.area = full;
         self.projected_drawn.clear();
         ui.allocate_rect(full, Sense::hover());
         let id = ui.scope_id().with("timeline");
@@ -400,6 +417,7 @@ impl Timeline {
         });
 
         self.handle_input(ui, trace, &resp, &ruler_resp, &mut out);
+        out.canvas = Some(resp.clone());
 
         let visuals = ui.visuals().clone();
         let painter = ui.painter_at(full);
@@ -780,6 +798,11 @@ impl Timeline {
         } else if resp.clicked() {
             let ev = pointer.and_then(|p| self.hit(trace, p));
             self.select(trace, ev);
+        }
+        if resp.secondary_clicked()
+            && let Some(p) = pointer
+        {
+            self.context_at = Some((map.t(p.x) as Ns, self.hit(trace, p)));
         }
 
         // Keys (Perfetto's W/S/A/D), unless a text field has focus.

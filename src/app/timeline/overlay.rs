@@ -18,6 +18,8 @@ const UNDER_H: f32 = 4.0;
 /// At most this many labels in one ruler tooltip: a dense spot would
 /// otherwise list thousands.
 const MAX_TIP_LABELS: usize = 6;
+/// Characters of a flag's label shown in its tag (the tooltip has it all).
+const FLAG_TAG_CHARS: usize = 40;
 
 /// Where a mark is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +38,10 @@ pub enum Anchor {
         on: EventRef,
         link: Option<EventRef>,
     },
+    /// A flag on the ruler at the mark's start, a thin line from it down
+    /// through the rows, and the label's first line as a tag at the top of
+    /// the rows (a note: it must read without hovering).
+    Flag,
 }
 
 /// One mark.
@@ -178,6 +184,17 @@ pub(super) fn paint(
                 }
                 drawn += 1;
             }
+            Anchor::Flag => {
+                flag(
+                    &ruler_painter,
+                    &lane_painter,
+                    ruler,
+                    canvas,
+                    map.x(m.start),
+                    m,
+                );
+                drawn += 1;
+            }
             Anchor::Outline(ev) => {
                 let Some(slot) = tl.slot(trace, ev, map) else {
                     continue;
@@ -193,6 +210,65 @@ pub(super) fn paint(
         }
     }
     drawn
+}
+
+/// A flag: pole and pennant in the ruler, a line down the rows, a tag with
+/// the label's first line at the top of the rows.
+fn flag(
+    ruler_painter: &egui::Painter,
+    lane_painter: &egui::Painter,
+    ruler: Rect,
+    canvas: Rect,
+    x: f32,
+    m: &Overlay,
+) {
+    let x = x.round() + 0.5;
+    lane_painter.line_segment(
+        [pos2(x, canvas.top()), pos2(x, canvas.bottom())],
+        Stroke::new(1.0, m.color.gamma_multiply(0.85)),
+    );
+    ruler_painter.line_segment(
+        [pos2(x, ruler.top() + 1.0), pos2(x, ruler.bottom())],
+        Stroke::new(1.5, m.color),
+    );
+    ruler_painter.add(egui::Shape::convex_polygon(
+        vec![
+            pos2(x, ruler.top() + 1.0),
+            pos2(x + 10.0, ruler.top() + 5.0),
+            pos2(x, ruler.top() + 9.0),
+        ],
+        m.color,
+        Stroke::NONE,
+    ));
+    let first_line = m.label.lines().next().unwrap_or("").trim();
+    if first_line.is_empty() {
+        return;
+    }
+    let text = if first_line.chars().nth(FLAG_TAG_CHARS).is_some() {
+        let mut t: String = first_line.chars().take(FLAG_TAG_CHARS - 1).collect();
+        t.push('…');
+        t
+    } else {
+        first_line.to_string()
+    };
+    let galley =
+        lane_painter.layout_no_wrap(text, egui::FontId::proportional(11.5), readable_on(m.color));
+    let tag = Rect::from_min_size(
+        pos2(x + 1.0, canvas.top() + 2.0),
+        galley.size() + vec2(8.0, 4.0),
+    );
+    lane_painter.rect_filled(tag, 2.0, m.color.gamma_multiply(0.92));
+    lane_painter.galley(tag.min + vec2(4.0, 2.0), galley, Color32::WHITE);
+}
+
+/// Black or white, whichever reads better on `bg`.
+fn readable_on(bg: Color32) -> Color32 {
+    let luma = 0.299 * bg.r() as f32 + 0.587 * bg.g() as f32 + 0.114 * bg.b() as f32;
+    if luma > 150.0 {
+        Color32::BLACK
+    } else {
+        Color32::WHITE
+    }
 }
 
 /// Diagonal stripes over `area` (the painter clips them to it).
@@ -217,14 +293,18 @@ pub(super) fn ruler_labels<'a>(
     map: &Mapping,
     pos: Pos2,
 ) -> Vec<&'a str> {
-    if pos.y < ruler.bottom() - RULER_BAND_H - 7.0 {
-        return Vec::new();
-    }
+    // Bands sit at the bottom of the ruler; a flag's pole spans all of it.
+    let in_band = pos.y >= ruler.bottom() - RULER_BAND_H - 7.0;
     // A few pixels of slack: a mark one pixel wide must still be hoverable.
     let (t0, t1) = (map.t(pos.x - 3.0), map.t(pos.x + 3.0));
     tl.overlays
         .iter()
-        .filter(|m| m.anchor == Anchor::Ruler && !m.label.is_empty())
+        .filter(|m| match m.anchor {
+            Anchor::Ruler => in_band,
+            Anchor::Flag => true,
+            _ => false,
+        })
+        .filter(|m| !m.label.is_empty())
         .filter(|m| (m.start as f64) <= t1 && (m.end as f64) >= t0)
         .map(|m| m.label.as_str())
         .take(MAX_TIP_LABELS + 1)
