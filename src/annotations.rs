@@ -241,7 +241,9 @@ pub fn key_of(trace: &Trace, ev: EventId) -> Option<EventKey> {
 /// report) resolve to the first.
 pub fn resolve(trace: &Trace, keys: &[&EventKey]) -> Vec<Option<EventId>> {
     let mut found = vec![None; keys.len()];
-    let mut by_kind: HashMap<EventKind, HashMap<(Ns, Ns, StrId), Vec<usize>>> = HashMap::new();
+    // Per kind: (start, end, name) → the keys (by position) naming it.
+    type Wanted = HashMap<(Ns, Ns, StrId), Vec<usize>>;
+    let mut by_kind: HashMap<EventKind, Wanted> = HashMap::new();
     for (k, key) in keys.iter().enumerate() {
         // A name the report does not hold at all cannot match.
         if let Some(name) = trace.strings.find(&key.name) {

@@ -191,7 +191,7 @@ fn a_broken_sidecar_is_shown_and_the_report_still_opens() {
     std::fs::write(sidecar_path(&report), "not json at all").expect("write");
     let h = open(&report);
     let doc = h.state().doc().expect("the report opened");
-    assert!(doc.trace.kernels.spans.len() > 0);
+    assert!(!doc.trace.kernels.spans.is_empty());
     assert!(doc.notes.open, "the panel opens to say so");
     let shown = h
         .query_all_by(|n| n.value().is_some_and(|v| v.contains("is not valid")))
