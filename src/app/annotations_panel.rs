@@ -363,10 +363,10 @@ impl AnnotationsPanel {
                         label
                     });
                     match (&e.note.pin, e.event) {
-                        (Pin::Event(key), Some(ev)) => {
+                        (Pin::Event(key), Some(_)) => {
                             ui.weak(format!(
                                 "on {} {}",
-                                ev.table.label(),
+                                key.kind.name(),
                                 format::clip(format::display_name(&key.name), 80)
                             ));
                         }

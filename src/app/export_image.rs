@@ -121,10 +121,9 @@ impl ImageExport {
                     .text_edit_singleline(&mut self.path)
                     .labelled_by(label.id)
                     .on_hover_text("the timeline as shown, as a PNG (Enter saves)");
-                if r.lost_focus()
-                    && ui.input(|i| i.key_pressed(egui::Key::Enter))
-                    && !self.path.trim().is_empty()
-                {
+                let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                let button = ui.button("Export");
+                if (enter || button.clicked()) && !self.path.trim().is_empty() {
                     self.request(Target::File(PathBuf::from(self.path.trim())));
                     ui.close();
                 }

@@ -107,6 +107,8 @@ pub(super) fn paint(
     let width = ruler.width().max(0.0) as usize + 1;
     let mut covered = vec![false; width];
     let mut drawn = 0;
+    // Flags whose tags are drawn once all lines are (tags go on top).
+    let mut flags: Vec<(f32, &Overlay)> = Vec::new();
     for m in &tl.overlays {
         if (m.end as f64) < from || (m.start as f64) > to {
             continue;
@@ -185,14 +187,9 @@ pub(super) fn paint(
                 drawn += 1;
             }
             Anchor::Flag => {
-                flag(
-                    &ruler_painter,
-                    &lane_painter,
-                    ruler,
-                    canvas,
-                    map.x(m.start),
-                    m,
-                );
+                let x = map.x(m.start).round() + 0.5;
+                flag(&ruler_painter, &lane_painter, ruler, canvas, x, m);
+                flags.push((x, m));
                 drawn += 1;
             }
             Anchor::Outline(ev) => {
@@ -209,11 +206,12 @@ pub(super) fn paint(
             }
         }
     }
+    flag_tags(&lane_painter, canvas, &mut flags);
     drawn
 }
 
-/// A flag: pole and pennant in the ruler, a line down the rows, a tag with
-/// the label's first line at the top of the rows.
+/// A flag's pole and pennant in the ruler and its line down the rows (its
+/// tag is drawn by [`flag_tags`]).
 fn flag(
     ruler_painter: &egui::Painter,
     lane_painter: &egui::Painter,
@@ -222,7 +220,6 @@ fn flag(
     x: f32,
     m: &Overlay,
 ) {
-    let x = x.round() + 0.5;
     lane_painter.line_segment(
         [pos2(x, canvas.top()), pos2(x, canvas.bottom())],
         Stroke::new(1.0, m.color.gamma_multiply(0.85)),
@@ -240,25 +237,44 @@ fn flag(
         m.color,
         Stroke::NONE,
     ));
-    let first_line = m.label.lines().next().unwrap_or("").trim();
-    if first_line.is_empty() {
-        return;
+}
+
+/// The tags of the flags at the top of the rows, each in the first of a few
+/// stacked lanes where it does not cover the one before (notes close in time
+/// would otherwise hide each other's text).
+fn flag_tags(painter: &egui::Painter, canvas: Rect, flags: &mut [(f32, &Overlay)]) {
+    const LANES: usize = 3;
+    const LANE_STEP: f32 = 18.0;
+    flags.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut lane_right = [f32::NEG_INFINITY; LANES];
+    for &(x, m) in flags.iter() {
+        let first_line = m.label.lines().next().unwrap_or("").trim();
+        if first_line.is_empty() {
+            continue;
+        }
+        let text = if first_line.chars().nth(FLAG_TAG_CHARS).is_some() {
+            let mut t: String = first_line.chars().take(FLAG_TAG_CHARS - 1).collect();
+            t.push('…');
+            t
+        } else {
+            first_line.to_string()
+        };
+        let galley =
+            painter.layout_no_wrap(text, egui::FontId::proportional(11.5), readable_on(m.color));
+        // The first free lane, else the one that frees up first.
+        let lane = (0..LANES).find(|&l| lane_right[l] < x).unwrap_or_else(|| {
+            (0..LANES)
+                .min_by(|&a, &b| lane_right[a].total_cmp(&lane_right[b]))
+                .unwrap_or(0)
+        });
+        let tag = Rect::from_min_size(
+            pos2(x + 1.0, canvas.top() + 2.0 + lane as f32 * LANE_STEP),
+            galley.size() + vec2(8.0, 4.0),
+        );
+        lane_right[lane] = tag.right() + 2.0;
+        painter.rect_filled(tag, 2.0, m.color.gamma_multiply(0.92));
+        painter.galley(tag.min + vec2(4.0, 2.0), galley, Color32::WHITE);
     }
-    let text = if first_line.chars().nth(FLAG_TAG_CHARS).is_some() {
-        let mut t: String = first_line.chars().take(FLAG_TAG_CHARS - 1).collect();
-        t.push('…');
-        t
-    } else {
-        first_line.to_string()
-    };
-    let galley =
-        lane_painter.layout_no_wrap(text, egui::FontId::proportional(11.5), readable_on(m.color));
-    let tag = Rect::from_min_size(
-        pos2(x + 1.0, canvas.top() + 2.0),
-        galley.size() + vec2(8.0, 4.0),
-    );
-    lane_painter.rect_filled(tag, 2.0, m.color.gamma_multiply(0.92));
-    lane_painter.galley(tag.min + vec2(4.0, 2.0), galley, Color32::WHITE);
 }
 
 /// Black or white, whichever reads better on `bg`.
