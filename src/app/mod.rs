@@ -7,8 +7,10 @@ pub mod details;
 pub mod events;
 pub mod findings_panel;
 pub mod format;
+pub mod help;
 pub mod kernel_panel;
 pub mod nvtx_gpu;
+pub mod prefs;
 pub mod range_stats;
 pub mod search;
 pub mod timeline;
@@ -29,7 +31,9 @@ use crate::model::Trace;
 use capture_panel::{CaptureDialog, Live, LiveUpdate};
 use events::{EventRef, Table};
 use findings_panel::FindingsPanel;
+use help::Help;
 use kernel_panel::KernelPanel;
+use prefs::Prefs;
 use range_stats::RangeStats;
 use search::Search;
 use timeline::Timeline;
@@ -48,6 +52,8 @@ struct Saved {
     /// Collapsed and hidden rows, by report (canonical path): row keys are
     /// thread and stream ids, which mean other rows in another report.
     rows: std::collections::BTreeMap<PathBuf, RowState>,
+    /// Theme, UI zoom, presentation mode, details panel.
+    prefs: Prefs,
 }
 
 /// The rows a user collapsed or hid in one report.
@@ -72,6 +78,10 @@ pub struct Document {
     pub findings: FindingsPanel,
     /// Set when the report is a live capture (running or finished).
     pub live: Option<Live>,
+    /// A kernel clicked on the timeline, and when its panel opens: after the
+    /// double-click delay, so the panel never appears under a double-click's
+    /// second click.
+    kernel_pending: Option<(crate::model::StrId, f64)>,
 }
 
 impl Document {
@@ -88,6 +98,7 @@ impl Document {
             kernel: KernelPanel::default(),
             nvtx_gpu: nvtx_gpu::NvtxGpu::default(),
             live: None,
+            kernel_pending: None,
         }
     }
 
@@ -249,6 +260,11 @@ pub struct SightlineApp {
     save_path: String,
     /// The last save that worked, shown in the status bar.
     saved_to: Option<PathBuf>,
+    /// Theme, UI zoom, presentation mode, details panel (kept across restarts).
+    pub prefs: Prefs,
+    /// The theme and zoom are given to egui on the first frame (no context before).
+    prefs_applied: bool,
+    help: Help,
 }
 
 /// The report opened when none is given: next to the executable or in the
@@ -291,6 +307,7 @@ impl SightlineApp {
             recent: saved.recent,
             saved_view: saved.view,
             saved_rows: saved.rows,
+            prefs: saved.prefs,
             ..Default::default()
         }
     }
@@ -607,9 +624,21 @@ impl SightlineApp {
         if ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, Key::Q)) {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
         }
-        egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
-        if !self.tabs.is_empty() {
-            egui::Panel::top("tabs").show(ui, |ui| self.tab_bar(ui));
+        if !self.prefs_applied {
+            self.prefs.apply(ui.ctx());
+            self.prefs_applied = true;
+        }
+        self.prefs.keys(ui.ctx());
+        self.prefs.remember_zoom(ui.ctx());
+        self.help.ui(ui.ctx());
+        let presenting = self.prefs.presentation;
+        if presenting {
+            egui::Panel::top("presentation").show(ui, |ui| self.presentation_bar(ui));
+        } else {
+            egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
+            if !self.tabs.is_empty() {
+                egui::Panel::top("tabs").show(ui, |ui| self.tab_bar(ui));
+            }
         }
         if self.is_loading()
             || self.error.is_some()
@@ -625,6 +654,7 @@ impl SightlineApp {
             let label = doc.path.display().to_string();
             egui::Panel::top("capture").show(ui, |ui| live.bar(ui, &label));
         }
+        let details_panel = self.prefs.details_panel;
         let Some(doc) = self.doc_mut() else {
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.centered_and_justified(|ui| {
@@ -637,24 +667,42 @@ impl SightlineApp {
             });
             return;
         };
-        if let Some(sel) = doc.timeline.selected {
+        // The panel keeps its place with or without a selection: opening it
+        // on a click would move the timeline under the pointer, and a
+        // double-click's second click would land in the panel.
+        if details_panel {
+            // At most 30% of the window: the events keep the most of a small
+            // one (or of a projector's at a large UI zoom).
             egui::Panel::right("details")
-                .default_size(420.0)
-                .min_size(360.0)
+                .default_size(380.0)
+                .min_size(200.0)
+                .max_size((ui.available_width() * 0.3).max(200.0))
                 .resizable(true)
                 .show(ui, |ui| {
-                    egui::ScrollArea::vertical().show(ui, |ui| {
-                        if let Some(ev) = details::ui(ui, &doc.trace, sel, &doc.timeline.related) {
-                            doc.show_event(ev);
-                        }
-                        if sel.table == Table::Nvtx && ui.button("Aggregate this range").clicked() {
-                            let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
-                            doc.select_range(s, e.max(s + 1));
-                        }
-                        if sel.table == Table::Nvtx {
-                            doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
-                        }
-                    });
+                    // Both ways: a long name scrolls instead of widening the
+                    // panel, which would move the timeline under the pointer.
+                    egui::ScrollArea::both()
+                        .auto_shrink([false, false])
+                        .show(ui, |ui| {
+                            let Some(sel) = doc.timeline.selected else {
+                                details::overview(ui, &doc.trace);
+                                return;
+                            };
+                            if let Some(ev) =
+                                details::ui(ui, &doc.trace, sel, &doc.timeline.related)
+                            {
+                                doc.show_event(ev);
+                            }
+                            if sel.table == Table::Nvtx
+                                && ui.button("Aggregate this range").clicked()
+                            {
+                                let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
+                                doc.select_range(s, e.max(s + 1));
+                            }
+                            if sel.table == Table::Nvtx {
+                                doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
+                            }
+                        });
                 });
         }
         doc.findings_frame(ui);
@@ -681,7 +729,7 @@ impl SightlineApp {
             // Hidden rows are remembered across sessions: say so, or a user
             // meets a timeline with rows missing and no idea why.
             let hidden = doc.timeline.view.hidden.len();
-            if hidden > 0 {
+            if hidden > 0 && !presenting {
                 ui.horizontal(|ui| {
                     ui.label(
                         RichText::new(format!(
@@ -714,13 +762,25 @@ impl SightlineApp {
                 doc.stats.clear();
             }
         });
-        // A kernel clicked on the timeline opens its panel.
+        // A kernel clicked on the timeline opens its panel once a double-click
+        // can no longer follow (the panel floats over the timeline).
+        let now = ui.input(|i| i.time);
+        let delay = ui.ctx().options(|o| o.input_options.max_double_click_delay);
         if let Some(ev) = doc.timeline.selected
             && doc.timeline.selected != selected_before
             && ev.table == Table::Kernel
             && let Some(&name) = doc.trace.kernels.spans.name.get(ev.index as usize)
         {
-            doc.open_kernel(name);
+            doc.kernel_pending = Some((name, now + delay));
+        }
+        if let Some((name, at)) = doc.kernel_pending {
+            if now >= at {
+                doc.kernel_pending = None;
+                doc.open_kernel(name);
+            } else {
+                ui.ctx()
+                    .request_repaint_after(Duration::from_secs_f64(at - now));
+            }
         }
         let range = doc.stats.range;
         // The panel floats over the timeline only: the details and the range
@@ -738,19 +798,39 @@ impl SightlineApp {
         ui.horizontal_wrapped(|ui| {
             for (i, tab) in self.tabs.iter().enumerate() {
                 let title = tab.title();
-                let r = ui
-                    .selectable_label(i == self.active, &title)
-                    .on_hover_text(tab.path().display().to_string());
-                if r.clicked() {
-                    show = Some(i);
+                // Title and close button are one group, so a wrap never
+                // leaves a close button alone at the start of a line; a group
+                // is laid out where the cursor is, so the wrap is decided here.
+                let title_width = egui::WidgetText::from(title.as_str())
+                    .into_galley(
+                        ui,
+                        Some(egui::TextWrapMode::Extend),
+                        f32::INFINITY,
+                        egui::TextStyle::Button,
+                    )
+                    .size()
+                    .x;
+                let group_width = title_width + 48.0;
+                // (available_width() is the whole row's in a wrapping layout.)
+                let room = ui.max_rect().right() - ui.cursor().left();
+                if i > 0 && group_width > room {
+                    ui.end_row();
                 }
-                let x = ui.small_button("x").on_hover_text("close");
-                let name = format!("Close {title}");
-                x.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &name));
-                if x.clicked() {
-                    close = Some(i);
-                }
-                ui.separator();
+                ui.horizontal(|ui| {
+                    let r = ui
+                        .selectable_label(i == self.active, &title)
+                        .on_hover_text(tab.path().display().to_string());
+                    if r.clicked() {
+                        show = Some(i);
+                    }
+                    let x = ui.small_button("x").on_hover_text("close");
+                    let name = format!("Close {title}");
+                    x.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &name));
+                    if x.clicked() {
+                        close = Some(i);
+                    }
+                    ui.separator();
+                });
             }
         });
         if let Some(i) = show {
@@ -856,8 +936,19 @@ impl SightlineApp {
                     ui.close();
                 }
             });
-            let Some(doc) = self.doc_mut() else { return };
+            // Direct field access: the View menu edits the report shown and
+            // the window settings at once.
+            let mut doc = match self.tabs.get_mut(self.active) {
+                Some(Tab::Ready(d)) => Some(&mut **d),
+                _ => None,
+            };
+            let prefs = &mut self.prefs;
             ui.menu_button("View", |ui| {
+                prefs.menu(ui);
+                let Some(doc) = doc.as_deref_mut() else {
+                    return;
+                };
+                ui.separator();
                 if ui.button("Fit all (Home)").clicked() {
                     doc.timeline.fit_all();
                 }
@@ -886,13 +977,23 @@ impl SightlineApp {
                     doc.timeline.range = None;
                 }
             });
+            let help = &mut self.help;
+            ui.menu_button("Help", |ui| {
+                if ui.button("Keys and mouse (F1)").clicked() {
+                    help.open = true;
+                    ui.close();
+                }
+            });
+            let Some(doc) = doc else { return };
             ui.separator();
             let search_label = ui.label("Search");
+            // The box gives way first when the window is narrow.
+            let box_width = (ui.available_width() * 0.3).clamp(90.0, 220.0);
             let search = ui
                 .add(
                     egui::TextEdit::singleline(&mut doc.search.query)
                         .hint_text("Search events (Ctrl+F or /)")
-                        .desired_width(220.0),
+                        .desired_width(box_width),
                 )
                 .labelled_by(search_label.id);
             // Ctrl+F, or / when no text field has the keyboard, goes to the box.
@@ -935,6 +1036,12 @@ impl SightlineApp {
                 let more = if doc.search.truncated { "+" } else { "" };
                 ui.label(format!("{cur}/{}{more} matches", doc.search.matches.len()));
             }
+            // Laid out from the right edge: with too little room it would run
+            // over the search arrows, so below that width it is left out
+            // (the badge is in the Findings panel; counts in the details).
+            if ui.available_width() < 150.0 {
+                return;
+            }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 doc.findings.badge(ui);
                 let warnings = &doc.trace.warnings;
@@ -962,16 +1069,31 @@ impl SightlineApp {
                     .response
                     .on_hover_text("what the loader skipped or guessed");
                 }
-                ui.weak(format!(
-                    "{} · {} events",
-                    doc.path.file_name().map_or_else(
-                        || doc.path.display().to_string(),
-                        |n| n.to_string_lossy().into_owned()
-                    ),
-                    format::grouped(doc.trace.event_count() as i64)
-                ));
             });
         });
+    }
+
+    /// Presentation mode's only chrome: the report's name, the findings badge
+    /// and the way out.
+    fn presentation_bar(&mut self, ui: &mut Ui) {
+        let title = self
+            .tabs
+            .get(self.active)
+            .map(Tab::title)
+            .unwrap_or_default();
+        let mut exit = false;
+        ui.horizontal(|ui| {
+            ui.strong(title);
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                exit = ui.button("Exit presentation (F5)").clicked();
+                if let Some(Tab::Ready(doc)) = self.tabs.get_mut(self.active) {
+                    doc.findings.badge(ui);
+                }
+            });
+        });
+        if exit {
+            self.prefs.set_presentation(ui.ctx(), false);
+        }
     }
 
     fn status_bar(&mut self, ui: &mut Ui) {
@@ -1051,6 +1173,7 @@ impl eframe::App for SightlineApp {
                 .map(|d| d.timeline.view.clone())
                 .or_else(|| self.saved_view.clone()),
             rows,
+            prefs: self.prefs.clone(),
         };
         eframe::set_value(storage, STORAGE_KEY, &saved);
     }
