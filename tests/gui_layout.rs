@@ -325,3 +325,37 @@ fn the_theme_and_presentation_survive_a_restart() {
     );
     assert_eq!(h.ctx.zoom_factor(), PRESENTATION_ZOOM);
 }
+
+/// A bad regex says so in one line of the menu bar (not over the tabs), and
+/// the message goes when the query is edited away.
+#[test]
+fn a_bad_regex_error_stays_in_the_bar_and_goes_with_the_query() {
+    let mut h = harness(
+        SightlineApp::with_trace(load("sync_timing.sqlite")),
+        1000.0,
+        700.0,
+    );
+    h.get_by_label("regex").click();
+    h.run_steps(2);
+    h.get_by_label("Search").click();
+    h.run_steps(2);
+    h.get_by_label("Search").type_text("(unclosed");
+    h.run_steps(1);
+    h.key_press(egui::Key::Enter);
+    h.run_steps(3);
+    assert!(h.state().doc().expect("doc").search.error.is_some());
+    let shown = rect_of(&h, "bad regex");
+    let next = rect_of(&h, ">");
+    assert!(
+        shown.bottom() <= next.bottom() + 2.0 && shown.top() >= next.top() - 2.0,
+        "one line, in the bar: {shown:?} beside {next:?}"
+    );
+    h.get_by_label("Search").click();
+    h.run_steps(2);
+    for _ in 0.."(unclosed".len() {
+        h.key_press(egui::Key::Backspace);
+    }
+    h.run_steps(2);
+    assert!(h.state().doc().expect("doc").search.error.is_none());
+    assert!(h.query_by_label("bad regex").is_none());
+}

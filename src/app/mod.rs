@@ -1005,6 +1005,11 @@ impl SightlineApp {
                 search.request_focus();
             }
             let enter = search.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+            // An error is about the query that was run: editing it (or
+            // clearing the box) takes the error away.
+            if search.changed() {
+                doc.search.error = None;
+            }
             ui.checkbox(&mut doc.search.regex, "regex");
             let mut step = None;
             if enter {
@@ -1030,7 +1035,16 @@ impl SightlineApp {
                 doc.reveal_event(ev);
             }
             if let Some(e) = &doc.search.error {
-                ui.colored_label(Color32::LIGHT_RED, e);
+                // One short line in the bar (a regex error spans lines and
+                // would spill into the tabs); the whole message on hover.
+                let first = e.lines().next().unwrap_or_default();
+                let short = if first.starts_with("bad regex") {
+                    "bad regex"
+                } else {
+                    first
+                };
+                ui.colored_label(Color32::LIGHT_RED, format::clip(short, 40))
+                    .on_hover_text(e);
             } else if !doc.search.matches.is_empty() && !doc.search.is_stale() {
                 let cur = doc.search.current.map_or(0, |c| c + 1);
                 let more = if doc.search.truncated { "+" } else { "" };
