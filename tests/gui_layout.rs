@@ -359,3 +359,74 @@ fn a_bad_regex_error_stays_in_the_bar_and_goes_with_the_query() {
     assert!(h.state().doc().expect("doc").search.error.is_none());
     assert!(h.query_by_label("bad regex").is_none());
 }
+
+/// The reports open when the window closed come back when it starts with no
+/// file, the one shown shown again.
+#[test]
+fn open_tabs_come_back_after_a_restart() {
+    let (a, b) = (fixture("streams.sqlite"), fixture("sync_timing.sqlite"));
+    let mut app = SightlineApp::default();
+    for p in [&a, &b] {
+        app.open(p.clone());
+        app.wait_for_load();
+    }
+    app.switch_to(0);
+    let mut storage = MemStorage::default();
+    eframe::App::save(&mut app, &mut storage);
+
+    let mut again = SightlineApp::restore(Some(&storage));
+    assert_eq!(again.tab_count(), 0, "nothing opens by itself");
+    assert!(again.reopen_last_session());
+    again.wait_for_load();
+    let names: Vec<String> = again
+        .docs()
+        .map(|d| {
+            d.path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(names, ["streams.sqlite", "sync_timing.sqlite"]);
+    assert_eq!(again.active_tab(), 0);
+    // Asked again: the session was used up.
+    assert!(!again.reopen_last_session());
+}
+
+/// With no desktop portal the native dialog answers at once with nothing:
+/// the in-app browser opens, lists reports, and a click opens one.
+#[test]
+fn without_a_file_dialog_the_in_app_browser_opens_a_report() {
+    let mut app = SightlineApp::default();
+    app.no_file_chosen(std::time::Duration::from_millis(5));
+    assert!(app.browser.open, "the browser took over");
+    app.browser.show_at(&fixture("sync_timing.sqlite"));
+    let mut h = harness(app, 1200.0, 800.0);
+    assert!(
+        h.query_by_label("README.md").is_none(),
+        "only reports are listed"
+    );
+    h.get_by_label("sync_timing.sqlite").click();
+    h.run_steps(2);
+    h.state_mut().wait_for_load();
+    h.run_steps(2);
+    assert!(!h.state().browser.open);
+    let doc = h.state().doc().expect("the report opened");
+    assert!(doc.path.ends_with("sync_timing.sqlite"));
+    // A cancelled dialog (after a while) leaves the window alone.
+    let mut app = SightlineApp::default();
+    app.no_file_chosen(std::time::Duration::from_secs(5));
+    assert!(!app.browser.open && app.error.is_none());
+}
+
+#[test]
+fn the_browser_says_why_a_folder_cannot_be_listed() {
+    let mut app = SightlineApp::default();
+    app.browser.show_at(std::path::Path::new("/no/such/folder"));
+    let h = harness(app, 1000.0, 700.0);
+    assert!(
+        h.query_by_label_contains("cannot list /no/such/folder")
+            .is_some()
+    );
+}

@@ -5,6 +5,7 @@ pub mod capture_panel;
 pub mod colors;
 pub mod details;
 pub mod events;
+pub mod file_browser;
 pub mod findings_panel;
 pub mod format;
 pub mod help;
@@ -54,6 +55,9 @@ struct Saved {
     rows: std::collections::BTreeMap<PathBuf, RowState>,
     /// Theme, UI zoom, presentation mode, details panel.
     prefs: Prefs,
+    /// The reports open at the end of the last session, and the one shown.
+    tabs: Vec<PathBuf>,
+    shown: Option<PathBuf>,
 }
 
 /// The rows a user collapsed or hid in one report.
@@ -250,7 +254,10 @@ pub struct SightlineApp {
     /// The last problem, shown in the window until dismissed.
     pub error: Option<String>,
     pub recent: Vec<PathBuf>,
-    dialog: Option<Receiver<Option<PathBuf>>>,
+    /// The native file dialog's answer, and when it was asked for.
+    dialog: Option<(Receiver<Option<PathBuf>>, std::time::Instant)>,
+    /// File ▸ Browse…, and the fallback when there is no native dialog.
+    pub browser: file_browser::FileBrowser,
     open_path: String,
     saved_view: Option<ViewState>,
     saved_rows: std::collections::BTreeMap<PathBuf, RowState>,
@@ -264,6 +271,8 @@ pub struct SightlineApp {
     pub prefs: Prefs,
     /// The theme and zoom are given to egui on the first frame (no context before).
     prefs_applied: bool,
+    /// The last session's tabs, reopened when the window starts with no file.
+    last_session: (Vec<PathBuf>, Option<PathBuf>),
     help: Help,
 }
 
@@ -308,8 +317,24 @@ impl SightlineApp {
             saved_view: saved.view,
             saved_rows: saved.rows,
             prefs: saved.prefs,
+            last_session: (saved.tabs, saved.shown),
             ..Default::default()
         }
+    }
+
+    /// Reopens the reports of the last session that still exist, showing the
+    /// one that was shown; false when there are none.
+    pub fn reopen_last_session(&mut self) -> bool {
+        let (paths, shown) = std::mem::take(&mut self.last_session);
+        let mut any = false;
+        for p in paths.into_iter().filter(|p| p.is_file()) {
+            self.open(p);
+            any = true;
+        }
+        if let Some(i) = shown.and_then(|s| self.tabs.iter().position(|t| t.path() == s)) {
+            self.active = i;
+        }
+        any
     }
 
     /// The report shown (None while its tab is still loading, or none is open).
@@ -567,31 +592,39 @@ impl SightlineApp {
                 let _ = tx.send(picked.unwrap_or(None));
             });
         match spawned {
-            Ok(_) => self.dialog = Some(rx),
+            Ok(_) => self.dialog = Some((rx, std::time::Instant::now())),
             Err(e) => self.error = Some(format!("cannot open a file dialog: {e}")),
         }
     }
 
     fn poll_dialog(&mut self) {
-        let Some(rx) = &self.dialog else { return };
-        match rx.try_recv() {
-            Ok(Some(path)) => {
-                self.dialog = None;
-                self.open(path);
-            }
-            Ok(None) => {
-                self.dialog = None;
-                self.error = Some(
-                    "No file was chosen. If no dialog appeared, this system has no file-dialog portal: \
-                     type a path in File > Open path, drop the file on the window, or pass it on the command line."
-                        .into(),
-                );
-            }
-            Err(crossbeam_channel::TryRecvError::Empty) => {}
-            Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                self.dialog = None;
-                self.error = Some("the file dialog failed (no desktop portal?)".into());
-            }
+        let Some((rx, asked)) = &self.dialog else {
+            return;
+        };
+        let answer = match rx.try_recv() {
+            Ok(answer) => answer,
+            Err(crossbeam_channel::TryRecvError::Empty) => return,
+            Err(crossbeam_channel::TryRecvError::Disconnected) => None,
+        };
+        let waited = asked.elapsed();
+        self.dialog = None;
+        match answer {
+            Some(path) => self.open(path),
+            None => self.no_file_chosen(waited),
+        }
+    }
+
+    /// The native dialog gave no file. Back at once, there was no dialog (no
+    /// desktop portal): the in-app browser takes over. After a while, the
+    /// user cancelled it, which needs no message.
+    pub fn no_file_chosen(&mut self, waited: Duration) {
+        if waited < Duration::from_millis(800) {
+            let here = self
+                .doc()
+                .map(|d| d.path.clone())
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_else(|| PathBuf::from("."));
+            self.browser.show_at(&here);
         }
     }
 
@@ -599,6 +632,9 @@ impl SightlineApp {
     pub fn ui(&mut self, ui: &mut Ui) {
         let busy = self.poll_loading() | self.poll_captures() | self.poll_saving();
         self.poll_dialog();
+        if let Some(path) = self.browser.ui(ui.ctx()) {
+            self.open(path);
+        }
         if let Some((spec, params)) = self.capture_dialog.ui(ui.ctx()) {
             self.start_capture(spec, params);
         }
@@ -852,6 +888,21 @@ impl SightlineApp {
                 .ui(ui, |ui| {
                     if ui.button("Open…").clicked() {
                         self.open_dialog();
+                        ui.close();
+                    }
+                    if ui
+                        .button("Browse…")
+                        .on_hover_text(
+                            "Sightline's own file browser (when the desktop has no file dialog)",
+                        )
+                        .clicked()
+                    {
+                        let here = self
+                            .doc()
+                            .map(|d| d.path.clone())
+                            .or_else(|| std::env::current_dir().ok())
+                            .unwrap_or_else(|| PathBuf::from("."));
+                        self.browser.show_at(&here);
                         ui.close();
                     }
                     ui.horizontal(|ui| {
@@ -1188,6 +1239,17 @@ impl eframe::App for SightlineApp {
                 .or_else(|| self.saved_view.clone()),
             rows,
             prefs: self.prefs.clone(),
+            // Reports on disk only: a capture that was never saved has no
+            // file to reopen.
+            tabs: self
+                .tabs
+                .iter()
+                .filter(|t| !matches!(t, Tab::Ready(d) if d.live.is_some()))
+                .map(|t| std::fs::canonicalize(t.path()).unwrap_or_else(|_| t.path().to_path_buf()))
+                .collect(),
+            shown: self.tabs.get(self.active).map(|t| {
+                std::fs::canonicalize(t.path()).unwrap_or_else(|_| t.path().to_path_buf())
+            }),
         };
         eframe::set_value(storage, STORAGE_KEY, &saved);
     }
@@ -1214,6 +1276,10 @@ pub fn missing_display() -> Option<&'static str> {
 /// Opens the window on `files` (or the bundled report when empty).
 pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
     launch(move |app| {
+        // No file given: the last session's tabs, else the bundled example.
+        if files.is_empty() && app.reopen_last_session() {
+            return;
+        }
         let files = if files.is_empty() {
             bundled_report().into_iter().collect()
         } else {
