@@ -216,6 +216,8 @@ impl Slot {
 struct Section {
     diff: Diff,
     table: Table,
+    /// The table's cells as shown (see [`shown`]), made once.
+    cells: Vec<Vec<String>>,
 }
 
 /// The short tab names of the table's sections (each followed by its row
@@ -251,7 +253,10 @@ pub struct CompareView {
     pub selected: Option<SideEvent>,
     /// The rows of the section drawn in the last frame, cell texts as shown.
     pub drawn_rows: Vec<Vec<String>>,
+    /// A report that could not be read, or the diff worker not starting.
     pub error: Option<String>,
+    /// The last alignment asked for could not be made.
+    align_error: Option<String>,
 }
 
 impl Drop for CompareView {
@@ -280,6 +285,7 @@ impl CompareView {
             selected: None,
             drawn_rows: Vec::new(),
             error: None,
+            align_error: None,
         };
         view.poll();
         view
@@ -375,7 +381,12 @@ impl CompareView {
                     }
                     Ok(Computed::Section(diff)) => {
                         let table = diff.to_table();
-                        self.sections.push(Section { diff, table });
+                        let cells = table
+                            .rows
+                            .iter()
+                            .map(|row| row.iter().map(shown).collect())
+                            .collect();
+                        self.sections.push(Section { diff, table, cells });
                         changed = true;
                     }
                     Err(crossbeam_channel::TryRecvError::Empty) => break,
@@ -571,7 +582,7 @@ impl CompareView {
             return;
         }
         egui::Panel::bottom("compare_diff")
-            .default_size(300.0)
+            .default_size(260.0)
             .min_size(120.0)
             .resizable(true)
             .show(ui, |ui| self.table_ui(ui));
@@ -700,14 +711,12 @@ impl CompareView {
                     "computing the diff…"
                 });
             }
-            if let Some(e) = &self.error {
+            for e in self.error.iter().chain(&self.align_error) {
                 ui.colored_label(Color32::from_rgb(255, 110, 90), e);
             }
         });
-        if let Some(a) = align
-            && let Err(e) = self.align_on(a)
-        {
-            self.error = Some(e);
+        if let Some(a) = align {
+            self.align_error = self.align_on(a).err();
         }
         if fit {
             self.fit();
@@ -896,7 +905,9 @@ impl CompareView {
         egui::ScrollArea::both().auto_shrink(false).show(ui, |ui| {
             egui::Grid::new(("compare_table", report.name()))
                 .striped(true)
-                .num_columns(COLUMNS.len())
+                // One empty column more: a right-aligned last column would
+                // otherwise stretch to the panel's far edge.
+                .num_columns(COLUMNS.len() + 1)
                 .min_col_width(60.0)
                 .show(ui, |ui| {
                     for (c, name) in COLUMNS.iter().enumerate() {
@@ -922,10 +933,11 @@ impl CompareView {
                             new_sort = Some((c, desc));
                         }
                     }
+                    ui.label("");
                     ui.end_row();
                     for &r in &order {
                         let row = &section.diff.rows[r];
-                        let cells: Vec<String> = table.rows[r].iter().map(shown).collect();
+                        let cells = &section.cells[r];
                         let is_active = active
                             .as_ref()
                             .is_some_and(|(ar, k)| *ar == report && *k == row.key);
@@ -956,8 +968,9 @@ impl CompareView {
                             }
                             ui.with_layout(right, |ui| ui.label(rt));
                         }
+                        ui.label("");
                         ui.end_row();
-                        drawn.push(cells);
+                        drawn.push(cells.clone());
                     }
                 });
         });
