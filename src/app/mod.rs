@@ -3,6 +3,7 @@
 
 pub mod capture_panel;
 pub mod colors;
+pub mod compare_view;
 pub mod details;
 pub mod events;
 pub mod file_browser;
@@ -30,6 +31,8 @@ use crate::capture::session::{CaptureJob, CaptureOptions};
 use crate::loader::{LoadJob, LoadMessage, Progress};
 use crate::model::Trace;
 use capture_panel::{CaptureDialog, Live, LiveUpdate};
+use compare_view::CompareView;
+pub use compare_view::run_compare;
 use events::{EventRef, Table};
 use findings_panel::FindingsPanel;
 use help::Help;
@@ -210,10 +213,11 @@ struct Loading {
     progress: Progress,
 }
 
-/// One tab: a report being read, or an open one.
+/// One tab: a report being read, an open one, or two compared.
 enum Tab {
     Loading(Loading),
     Ready(Box<Document>),
+    Compare(Box<CompareView>),
 }
 
 impl Tab {
@@ -221,6 +225,7 @@ impl Tab {
         match self {
             Tab::Loading(l) => &l.job.path,
             Tab::Ready(d) => &d.path,
+            Tab::Compare(c) => c.path(),
         }
     }
 
@@ -233,6 +238,7 @@ impl Tab {
         match self {
             Tab::Loading(l) => format!("{name} ({:.0}%)", l.progress.fraction * 100.0),
             Tab::Ready(_) => name,
+            Tab::Compare(c) => c.title(),
         }
     }
 }
@@ -341,14 +347,14 @@ impl SightlineApp {
     pub fn doc(&self) -> Option<&Document> {
         match self.tabs.get(self.active)? {
             Tab::Ready(d) => Some(d),
-            Tab::Loading(_) => None,
+            Tab::Loading(_) | Tab::Compare(_) => None,
         }
     }
 
     pub fn doc_mut(&mut self) -> Option<&mut Document> {
         match self.tabs.get_mut(self.active)? {
             Tab::Ready(d) => Some(d),
-            Tab::Loading(_) => None,
+            Tab::Loading(_) | Tab::Compare(_) => None,
         }
     }
 
@@ -356,7 +362,7 @@ impl SightlineApp {
     pub fn docs(&self) -> impl Iterator<Item = &Document> {
         self.tabs.iter().filter_map(|t| match t {
             Tab::Ready(d) => Some(&**d),
-            Tab::Loading(_) => None,
+            Tab::Loading(_) | Tab::Compare(_) => None,
         })
     }
 
@@ -398,7 +404,11 @@ impl SightlineApp {
     /// already open (or opening) is just shown.
     pub fn open(&mut self, path: PathBuf) {
         self.error = None;
-        if let Some(i) = self.tabs.iter().position(|t| same_file(t.path(), &path)) {
+        if let Some(i) = self
+            .tabs
+            .iter()
+            .position(|t| !matches!(t, Tab::Compare(_)) && same_file(t.path(), &path))
+        {
             self.active = i;
             return;
         }
@@ -683,6 +693,10 @@ impl SightlineApp {
         {
             egui::Panel::top("status").show(ui, |ui| self.status_bar(ui));
         }
+        if let Some(view) = self.compare_view_mut() {
+            view.ui(ui);
+            return;
+        }
         let loading_shown = matches!(self.tabs.get(self.active), Some(Tab::Loading(_)));
         if let Some(doc) = self.doc_mut()
             && let Some(live) = doc.live.as_mut()
@@ -931,6 +945,7 @@ impl SightlineApp {
                         self.open(p);
                         ui.close();
                     }
+                    self.compare_menu(ui);
                     ui.separator();
                     ui.horizontal(|ui| {
                         let label = ui.label("Save as:");

@@ -83,6 +83,10 @@ pub struct Timeline {
     pub overlays: Vec<Overlay>,
     /// Overlay marks painted in the last frame.
     pub overlays_painted: usize,
+    /// Where the ruler counts from when no range is selected (session ns;
+    /// 0 for `None`): a compare view counts both reports from their
+    /// alignment point, so equal labels mean equal positions.
+    pub ruler_origin: Option<f64>,
 }
 
 /// An arrow from one event box to another: edge to edge (not centre to
@@ -140,6 +144,7 @@ impl Timeline {
             projection_job: None,
             overlays: Vec::new(),
             overlays_painted: 0,
+            ruler_origin: None,
         }
     }
 
@@ -416,7 +421,9 @@ impl Timeline {
         painter.rect_filled(full, 0.0, visuals.extreme_bg_color);
         let map = Mapping::new(canvas, &self.view);
         // With a range selected, the ruler counts from its start.
-        let origin = self.range.map_or(0.0, |(a, _)| a as f64);
+        let origin = self
+            .range
+            .map_or(self.ruler_origin.unwrap_or(0.0), |(a, _)| a as f64);
         let ticks = paint::ruler(
             &painter.with_clip_rect(ruler_rect),
             ruler_rect,
