@@ -1259,7 +1259,11 @@ impl eframe::App for SightlineApp {
             tabs: self
                 .tabs
                 .iter()
-                .filter(|t| !matches!(t, Tab::Ready(d) if d.live.is_some()))
+                .filter(|t| match t {
+                    Tab::Ready(d) => d.live.is_none(),
+                    Tab::Loading(_) => true,
+                    Tab::Compare(_) => false,
+                })
                 .map(|t| std::fs::canonicalize(t.path()).unwrap_or_else(|_| t.path().to_path_buf()))
                 .collect(),
             shown: self.tabs.get(self.active).map(|t| {
