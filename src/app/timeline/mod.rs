@@ -19,7 +19,16 @@ pub use overlay::{Anchor, Overlay};
 use rows::{LANE_H, Row, RowKind};
 use view::{Mapping, ViewState};
 
-const LABEL_W: f32 = 240.0;
+/// The widest the row-label column gets; it takes a fifth of the timeline's
+/// width at most, so a small window (or a projector at a large UI zoom) keeps
+/// most of its width for the events; long labels are truncated, whole on hover.
+const LABEL_W_MAX: f32 = 240.0;
+const LABEL_W_MIN: f32 = 72.0;
+
+/// The label column's width for a timeline `width` points wide.
+pub fn label_width(width: f32) -> f32 {
+    (width * 0.2).clamp(LABEL_W_MIN, LABEL_W_MAX)
+}
 const RULER_H: f32 = 24.0;
 /// Wheel and key steps closer together than this are one undo entry.
 const BURST_GAP_S: f64 = 0.6;
@@ -83,6 +92,10 @@ pub struct Timeline {
     pub overlays: Vec<Overlay>,
     /// Overlay marks painted in the last frame.
     pub overlays_painted: usize,
+    /// Where the ruler counts from when no range is selected (session ns;
+    /// 0 for `None`): a compare view counts both reports from their
+    /// alignment point, so equal labels mean equal positions.
+    pub ruler_origin: Option<f64>,
 }
 
 /// An arrow from one event box to another: edge to edge (not centre to
@@ -142,6 +155,7 @@ impl Timeline {
             projection_job: None,
             overlays: Vec::new(),
             overlays_painted: 0,
+            ruler_origin: None,
         }
     }
 
@@ -385,15 +399,16 @@ impl Timeline {
     pub fn ui(&mut self, ui: &mut Ui, trace: &Trace) -> Output {
         let mut out = Output::default();
         let full = ui.available_rect_before_wrap();
+        let label_w = label_width(full.width());
         let ruler_rect = Rect::from_min_max(
-            pos2(full.left() + LABEL_W, full.top()),
+            pos2(full.left() + label_w, full.top()),
             pos2(full.right(), full.top() + RULER_H),
         );
         let canvas =
-            Rect::from_min_max(pos2(full.left() + LABEL_W, full.top() + RULER_H), full.max);
+            Rect::from_min_max(pos2(full.left() + label_w, full.top() + RULER_H), full.max);
         let labels = Rect::from_min_max(
             pos2(full.left(), full.top() + RULER_H),
-            pos2(full.left() + LABEL_W, full.bottom()),
+            pos2(full.left() + label_w, full.bottom()),
         );
         // Panels opening or closing (details, range statistics) change the
         // canvas: the selected row must not end up under them.
@@ -424,7 +439,9 @@ impl Timeline {
         painter.rect_filled(full, 0.0, visuals.extreme_bg_color);
         let map = Mapping::new(canvas, &self.view);
         // With a range selected, the ruler counts from its start.
-        let origin = self.range.map_or(0.0, |(a, _)| a as f64);
+        let origin = self
+            .range
+            .map_or(self.ruler_origin.unwrap_or(0.0), |(a, _)| a as f64);
         let ticks = paint::ruler(
             &painter.with_clip_rect(ruler_rect),
             ruler_rect,
@@ -476,7 +493,7 @@ impl Timeline {
                 continue;
             }
             let label_rect =
-                Rect::from_min_size(pos2(labels.left(), row_rect.top()), vec2(LABEL_W, h));
+                Rect::from_min_size(pos2(labels.left(), row_rect.top()), vec2(label_w, h));
             painter.with_clip_rect(canvas).line_segment(
                 [row_rect.left_bottom(), row_rect.right_bottom()],
                 Stroke::new(1.0, visuals.faint_bg_color),
@@ -824,6 +841,8 @@ impl Timeline {
             .map(|k| i.key_pressed(k))
         });
         let [w, s, a, d, f, home, zero, esc, back] = keys;
+        // Ctrl+0 is the UI zoom's reset, not "fit all".
+        let zero = zero && !ui.input(|i| i.modifiers.command);
         if w || s || a || d {
             self.remember_step(now);
         }
