@@ -8,6 +8,7 @@ pub mod events;
 pub mod findings_panel;
 pub mod format;
 pub mod kernel_panel;
+pub mod lesson_panel;
 pub mod nvtx_gpu;
 pub mod range_stats;
 pub mod search;
@@ -249,6 +250,8 @@ pub struct SightlineApp {
     save_path: String,
     /// The last save that worked, shown in the status bar.
     saved_to: Option<PathBuf>,
+    /// The Lessons menu and the lesson being followed.
+    pub lessons: lesson_panel::Lessons,
 }
 
 /// The report opened when none is given: next to the executable or in the
@@ -625,6 +628,7 @@ impl SightlineApp {
             let label = doc.path.display().to_string();
             egui::Panel::top("capture").show(ui, |ui| live.bar(ui, &label));
         }
+        lesson_panel::frame(self, ui);
         let Some(doc) = self.doc_mut() else {
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.centered_and_justified(|ui| {
@@ -856,6 +860,7 @@ impl SightlineApp {
                     ui.close();
                 }
             });
+            self.lessons.menu(ui);
             let Some(doc) = self.doc_mut() else { return };
             ui.menu_button("View", |ui| {
                 if ui.button("Fit all (Home)").clicked() {
