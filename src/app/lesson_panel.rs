@@ -237,7 +237,7 @@ pub fn frame(app: &mut SightlineApp, ui: &mut Ui) {
     let loading = app.is_loading();
     let mut action = None;
     egui::Panel::left("lesson")
-        .default_size(360.0)
+        .default_size(330.0)
         .min_size(260.0)
         .resizable(true)
         .show(ui, |ui| action = panel(&app.lessons, loading, ui));
@@ -304,15 +304,15 @@ fn panel(lessons: &Lessons, loading: bool, ui: &mut Ui) -> Option<Action> {
             ui.add_space(4.0);
             ui.horizontal(|ui| {
                 if ui
-                    .add_enabled(run.step > 0, egui::Button::new("◀ Back"))
-                    .on_hover_text("previous step (← or PageUp)")
+                    .add_enabled(run.step > 0, egui::Button::new("< Back"))
+                    .on_hover_text("previous step (Left arrow or PageUp)")
                     .clicked()
                 {
                     action = Some(Action::Go(run.step - 1));
                 }
                 if ui
-                    .add_enabled(run.step + 1 < steps, egui::Button::new("Next ▶"))
-                    .on_hover_text("next step (→ or PageDown)")
+                    .add_enabled(run.step + 1 < steps, egui::Button::new("Next >"))
+                    .on_hover_text("next step (Right arrow or PageDown)")
                     .clicked()
                 {
                     action = Some(Action::Go(run.step + 1));
@@ -323,7 +323,7 @@ fn panel(lessons: &Lessons, loading: bool, ui: &mut Ui) -> Option<Action> {
                     }
                 });
             });
-            ui.weak("← → or PageUp/PageDown move through the steps");
+            ui.weak("Left/Right arrow or PageUp/PageDown: steps");
         });
     egui::ScrollArea::vertical()
         .auto_shrink(false)

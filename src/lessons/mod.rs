@@ -87,11 +87,12 @@ pub struct Step {
     pub show: Vec<RowPattern>,
 }
 
-/// A place on the timeline: the whole report, or where a target is.
+/// A place on the timeline: the whole report, or the span from the first
+/// start to the last end of one or more targets.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Place {
     All,
-    Target(Target),
+    Targets(Vec<Target>),
 }
 
 /// An event named robustly: by kind and name, the n-th of them in time order,
@@ -209,10 +210,10 @@ struct RawTarget {
     with_gpu_work: bool,
 }
 
-/// `"all"` or a target table.
+/// `"all"`, a target table, or an array of them.
 enum RawPlace {
     All,
-    Target(Box<RawTarget>),
+    Targets(Vec<RawTarget>),
 }
 
 impl<'de> Deserialize<'de> for RawPlace {
@@ -221,7 +222,7 @@ impl<'de> Deserialize<'de> for RawPlace {
         impl<'de> Visitor<'de> for PlaceVisitor {
             type Value = RawPlace;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("\"all\" or a target such as { nvtx = \"name\" }")
+                f.write_str("\"all\", a target such as { nvtx = \"name\" }, or an array of targets")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<RawPlace, E> {
                 if s == "all" {
@@ -232,7 +233,14 @@ impl<'de> Deserialize<'de> for RawPlace {
             }
             fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<RawPlace, M::Error> {
                 RawTarget::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(|t| RawPlace::Target(Box::new(t)))
+                    .map(|t| RawPlace::Targets(vec![t]))
+            }
+            fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<RawPlace, S::Error> {
+                let mut targets = Vec::new();
+                while let Some(t) = seq.next_element::<RawTarget>()? {
+                    targets.push(t);
+                }
+                Ok(RawPlace::Targets(targets))
             }
         }
         d.deserialize_any(PlaceVisitor)
@@ -387,8 +395,14 @@ fn check_step(
     let place = |p: &Spanned<RawPlace>| -> Result<Place, LessonError> {
         match p.get_ref() {
             RawPlace::All => Ok(Place::All),
-            RawPlace::Target(t) => check_target(t.as_ref(), lines.line(p.span().start))
-                .map(Place::Target)
+            RawPlace::Targets(ts) if ts.is_empty() => {
+                Err(at(p.span(), "an empty list of targets".into()))
+            }
+            RawPlace::Targets(ts) => ts
+                .iter()
+                .map(|t| check_target(t, lines.line(p.span().start)))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Place::Targets)
                 .map_err(|m| at(p.span(), m)),
         }
     };

@@ -77,7 +77,14 @@ pub fn resolve(
     let place = |p: &Place| -> Result<(Ns, Ns), LessonError> {
         match p {
             Place::All => Ok(whole(trace)),
-            Place::Target(t) => span(t, trace).map_err(|m| error(t.line, m)),
+            Place::Targets(ts) => {
+                let mut union: Option<(Ns, Ns)> = None;
+                for t in ts {
+                    let (s, e) = span(t, trace).map_err(|m| error(t.line, m))?;
+                    union = Some(union.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
+                }
+                union.ok_or_else(|| error(step.line, "an empty list of targets".into()))
+            }
         }
     };
     let select = match &step.select {
@@ -496,6 +503,19 @@ pub fn row_layout(step: &Step, rows: &[RowName]) -> Result<(Vec<usize>, Vec<usiz
                     hidden.remove(&d);
                 }
             }
+        }
+    }
+    // A group whose rows are all hidden would stay as an empty header
+    // (threads with only OS runtime calls, once "OS runtime" is hidden).
+    for r in (0..rows.len()).rev() {
+        if !rows[r].header {
+            continue;
+        }
+        let children: Vec<usize> = (r + 1..rows.len())
+            .filter(|&c| rows[c].parent == Some(r))
+            .collect();
+        if !children.is_empty() && children.iter().all(|c| hidden.contains(c)) {
+            hidden.insert(r);
         }
     }
     Ok((collapsed.into_iter().collect(), hidden.into_iter().collect()))
