@@ -89,11 +89,24 @@ fn assert_step_shown(h: &Harness<'_, SightlineApp>, lesson: &Lesson, i: usize) {
     let selected = doc.timeline.selected.map(EventId::from);
     assert_eq!(selected, expected.select, "{at}: the selection");
     if let Some(ev) = expected.select {
-        assert!(inside(span(&doc.trace, ev)), "{at}: the selection is in view");
+        assert!(
+            inside(span(&doc.trace, ev)),
+            "{at}: the selection is in view"
+        );
     }
-    assert_eq!(doc.timeline.range, expected.range, "{at}: the selected span");
-    assert_eq!(doc.kernel.is_open(), step.kernel_panel, "{at}: kernel panel");
-    assert_eq!(doc.findings.open, step.findings_panel, "{at}: findings panel");
+    assert_eq!(
+        doc.timeline.range, expected.range,
+        "{at}: the selected span"
+    );
+    assert_eq!(
+        doc.kernel.is_open(),
+        step.kernel_panel,
+        "{at}: kernel panel"
+    );
+    assert_eq!(
+        doc.findings.open, step.findings_panel,
+        "{at}: findings panel"
+    );
     assert_eq!(
         doc.search.query,
         step.search.as_ref().map_or("", |s| s.query.as_str()),
@@ -102,7 +115,10 @@ fn assert_step_shown(h: &Harness<'_, SightlineApp>, lesson: &Lesson, i: usize) {
     // Hidden rows are the file's: "OS runtime" lanes hidden.
     for &r in &expected.hidden {
         let key = &doc.timeline.rows[r].key;
-        assert!(doc.timeline.view.hidden.contains(key), "{at}: row {key} hidden");
+        assert!(
+            doc.timeline.view.hidden.contains(key),
+            "{at}: row {key} hidden"
+        );
     }
     // Its title and the start of its text are on screen.
     h.get_by_label(&step.title);

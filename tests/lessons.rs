@@ -62,8 +62,8 @@ fn every_bundled_lesson_reads_and_every_step_resolves_in_its_report() {
                 .entry(step.report.clone())
                 .or_insert_with(|| load_report(&step.report));
             let names = row_names(&rows::build(trace));
-            let shown = lessons::resolve(&lesson, i, trace, &names)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let shown =
+                lessons::resolve(&lesson, i, trace, &names).unwrap_or_else(|e| panic!("{e}"));
             let where_ = format!("{}, step {} (line {})", lesson.title, i + 1, step.line);
             assert!(step.text.len() > 40, "{where_}: a real explanation");
             // A selected event is on screen: inside the span the step shows.
@@ -144,7 +144,8 @@ fn unknown_keys_and_reports_name_their_lines() {
     assert_eq!(e.line, Some(5), "{e}");
     assert!(e.message.contains("zom"), "{e}");
 
-    let e = parse_err("title = \"t\"\nreport = \"no_such_report.sqlite\"\n[[step]]\ntext = \"x\"\n");
+    let e =
+        parse_err("title = \"t\"\nreport = \"no_such_report.sqlite\"\n[[step]]\ntext = \"x\"\n");
     assert_eq!(e.line, Some(2), "{e}");
     assert!(e.message.contains("no_such_report.sqlite"), "{e}");
 
@@ -276,5 +277,8 @@ zoom = { nvtx = "timed-iteration", within = "no-sync", occurrence = 3, with_gpu_
         .zip(&trace.nvtx.spans.end)
         .filter(|&(&s, &e)| s == lo && e < ke)
         .count();
-    assert_eq!(third, 1, "the range starts the view and ends before its kernel");
+    assert_eq!(
+        third, 1,
+        "the range starts the view and ends before its kernel"
+    );
 }

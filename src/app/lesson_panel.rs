@@ -132,13 +132,13 @@ impl Lessons {
                 for (i, entry) in catalog.iter().enumerate() {
                     match entry {
                         Ok(lesson) => {
-                            let r = ui
-                                .button(&lesson.title)
-                                .on_hover_text(if lesson.about.is_empty() {
+                            let r = ui.button(&lesson.title).on_hover_text(
+                                if lesson.about.is_empty() {
                                     lesson.path.display().to_string()
                                 } else {
                                     lesson.about.clone()
-                                });
+                                },
+                            );
                             if r.clicked() {
                                 chosen = Some(i);
                             }
@@ -345,8 +345,7 @@ fn panel(lessons: &Lessons, loading: bool, ui: &mut Ui) -> Option<Action> {
             if let Some(e) = &run.error {
                 ui.add(
                     egui::Label::new(
-                        RichText::new(format!("This step cannot be shown: {e}"))
-                            .color(ERROR_COLOR),
+                        RichText::new(format!("This step cannot be shown: {e}")).color(ERROR_COLOR),
                     )
                     .wrap(),
                 );
@@ -396,7 +395,9 @@ fn apply_pending(app: &mut SightlineApp) {
             message: format!(
                 "step {number}: cannot open {}: {}",
                 report.display(),
-                app.error.clone().unwrap_or_else(|| "its tab was closed".into())
+                app.error
+                    .clone()
+                    .unwrap_or_else(|| "its tab was closed".into())
             ),
         });
         let loading = app
@@ -557,9 +558,15 @@ mod tests {
     #[test]
     fn counts_come_off_row_labels() {
         assert_eq!(without_count("Kernels (1,234)"), "Kernels");
-        assert_eq!(without_count("GPU 0 · Stream 7 · 30 events"), "GPU 0 · Stream 7");
+        assert_eq!(
+            without_count("GPU 0 · Stream 7 · 30 events"),
+            "GPU 0 · Stream 7"
+        );
         assert_eq!(without_count("GPU metrics · 3 series"), "GPU metrics");
-        assert_eq!(without_count("python3 [123] · 1,000 events"), "python3 [123]");
+        assert_eq!(
+            without_count("python3 [123] · 1,000 events"),
+            "python3 [123]"
+        );
         assert_eq!(without_count("NVTX on GPU"), "NVTX on GPU");
         assert_eq!(without_count("main (pid 12)"), "main (pid 12)");
     }

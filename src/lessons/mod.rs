@@ -449,7 +449,13 @@ fn check_step(
             "kernel" => {
                 let selects_kernel = matches!(
                     &select,
-                    Some(Target { what: What::Named { kind: EventKind::Kernel, .. }, .. })
+                    Some(Target {
+                        what: What::Named {
+                            kind: EventKind::Kernel,
+                            ..
+                        },
+                        ..
+                    })
                 );
                 if !selects_kernel {
                     return Err(at(

@@ -65,10 +65,10 @@ pub fn resolve(
             ),
         });
     };
-    let report = step
-        .report
-        .file_name()
-        .map_or_else(|| step.report.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let report = step.report.file_name().map_or_else(
+        || step.report.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let error = |line: usize, message: String| LessonError {
         path: lesson.path.clone(),
         line: Some(line),
@@ -442,7 +442,10 @@ fn search_matches(trace: &Trace, search: &Search) -> bool {
 /// The rows collapsed and hidden: from all expanded and shown, collapse,
 /// expand (a row and its groups), hide, show (a row, its groups and what is
 /// under it). A name matching no row is an error with its line.
-pub fn row_layout(step: &Step, rows: &[RowName]) -> Result<(Vec<usize>, Vec<usize>), (usize, String)> {
+pub fn row_layout(
+    step: &Step,
+    rows: &[RowName],
+) -> Result<(Vec<usize>, Vec<usize>), (usize, String)> {
     let matched = |p: &RowPattern| -> Result<Vec<usize>, (usize, String)> {
         let hits: Vec<usize> = (0..rows.len())
             .filter(|&r| pattern_matches(rows, r, &p.pattern))
@@ -518,7 +521,10 @@ pub fn row_layout(step: &Step, rows: &[RowName]) -> Result<(Vec<usize>, Vec<usiz
             hidden.insert(r);
         }
     }
-    Ok((collapsed.into_iter().collect(), hidden.into_iter().collect()))
+    Ok((
+        collapsed.into_iter().collect(),
+        hidden.into_iter().collect(),
+    ))
 }
 
 /// Row `r` matches `pattern`: its last segment names the row, the ones before
