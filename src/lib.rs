@@ -2,7 +2,8 @@
 //!
 //! Data flows one way: [`loader`] reads a report into the [`model`], [`analysis`]
 //! computes summaries from the model, and the views ([`app`]) draw both. [`cli`]
-//! holds the command-line front ends; [`synth`] writes reports in the nsys schema.
+//! holds the command-line front ends; [`synth`] writes reports in the nsys schema;
+//! [`lessons`] reads the guided lessons the viewer walks a class through.
 
 pub mod analysis;
 pub mod annotations;
@@ -10,6 +11,7 @@ pub mod app;
 pub mod capture;
 pub mod cli;
 pub mod files;
+pub mod lessons;
 pub mod loader;
 pub mod model;
 pub mod synth;

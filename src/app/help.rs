@@ -31,6 +31,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "UI zoom larger / smaller / 100%",
     ),
     ("F5", "presentation mode on / off"),
+    (
+        "← / →, PageUp / PageDown",
+        "previous / next step of the open lesson",
+    ),
     ("F1", "this help"),
     ("Ctrl+Q", "quit"),
 ];

@@ -13,6 +13,7 @@ pub mod findings_panel;
 pub mod format;
 pub mod help;
 pub mod kernel_panel;
+pub mod lesson_panel;
 pub mod nvtx_gpu;
 pub mod prefs;
 pub mod range_stats;
@@ -291,6 +292,8 @@ pub struct SightlineApp {
     /// The last session's tabs, reopened when the window starts with no file.
     last_session: (Vec<PathBuf>, Option<PathBuf>),
     help: Help,
+    /// The Lessons menu and the lesson being followed.
+    pub lessons: lesson_panel::Lessons,
 }
 
 /// The report opened when none is given: next to the executable or in the
@@ -723,6 +726,7 @@ impl SightlineApp {
             let label = doc.path.display().to_string();
             egui::Panel::top("capture").show(ui, |ui| live.bar(ui, &label));
         }
+        lesson_panel::frame(self, ui);
         let details_panel = self.prefs.details_panel;
         let Some(doc) = self.doc_mut() else {
             egui::CentralPanel::default().show(ui, |ui| {
@@ -1025,6 +1029,7 @@ impl SightlineApp {
                     ui.close();
                 }
             });
+            self.lessons.menu(ui);
             // Direct field access: the View menu edits the report shown and
             // the window settings at once.
             let mut doc = match self.tabs.get_mut(self.active) {
