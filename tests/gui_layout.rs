@@ -430,3 +430,100 @@ fn the_browser_says_why_a_folder_cannot_be_listed() {
             .is_some()
     );
 }
+
+/// A report opens on its GPU and NVTX work, not on the whole session around it
+/// (start-up and tear-down); G comes back to it; Home shows everything.
+#[test]
+fn a_report_opens_on_its_activity_and_g_returns_to_it() {
+    for name in ["sync_timing.sqlite", "streams.sqlite", "torch_work.sqlite"] {
+        let trace = load(name);
+        let gpu_and_nvtx = [
+            &trace.kernels.spans,
+            &trace.memcpys.spans,
+            &trace.memsets.spans,
+            &trace.nvtx.spans,
+        ];
+        let first = gpu_and_nvtx
+            .iter()
+            .filter_map(|t| t.start.iter().min())
+            .min();
+        let last = gpu_and_nvtx.iter().filter_map(|t| t.end.iter().max()).max();
+        let (first, last) = (*first.expect("work") as f64, *last.expect("work") as f64);
+        let mut app = SightlineApp::with_trace(trace);
+        // The findings' own first view is not what is tested here.
+        app.doc_mut().expect("doc").findings.focus_on_arrival = false;
+        let mut h = harness(app, 1400.0, 900.0);
+        let view = |h: &Harness<'_, SightlineApp>| {
+            let v = &h.state().doc().expect("doc").timeline.view;
+            (v.start, v.end)
+        };
+        let (s, e) = view(&h);
+        assert!(s <= first && last <= e, "{name}: the work is in view");
+        assert!(e - s <= (last - first) * 1.1, "{name}: and fills it");
+        h.key_press(egui::Key::Home);
+        h.run_steps(2);
+        let (lo, hi) = h.state().doc().expect("doc").timeline.limits();
+        assert_eq!(view(&h), (lo, hi), "{name}: Home shows the session");
+        h.key_press(egui::Key::G);
+        h.run_steps(2);
+        assert_eq!(view(&h), (s, e), "{name}: G comes back to the work");
+    }
+}
+
+#[test]
+fn go_to_time_centers_the_view_there() {
+    let mut h = harness(
+        SightlineApp::with_trace(load("sync_timing.sqlite")),
+        1400.0,
+        900.0,
+    );
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    let span = h.state().doc().expect("doc").timeline.view.span();
+    h.get_by_label("Go to time:").click();
+    h.run_steps(1);
+    h.get_by_label("Go to time:").type_text("524.8 ms");
+    h.run_steps(1);
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    let v = &h.state().doc().expect("doc").timeline.view;
+    assert!(
+        ((v.start + v.end) / 2.0 - 524.8e6).abs() < 1.0,
+        "{} {}",
+        v.start,
+        v.end
+    );
+    assert!((v.span() - span).abs() < 1.0, "the zoom is kept");
+    // Nonsense is said, not guessed at.
+    h.get_by_label("Go to time:").click();
+    h.run_steps(1);
+    h.get_by_label("Go to time:").type_text("x");
+    h.run_steps(1);
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    assert!(h.query_by_label_contains("is not a time").is_some());
+}
+
+#[test]
+fn times_are_read_with_their_units() {
+    use sightline::app::format::parse_time;
+    assert_eq!(parse_time("524.8 ms"), Ok(524.8e6));
+    assert_eq!(parse_time("3s"), Ok(3e9));
+    assert_eq!(parse_time("12 us"), Ok(12e3));
+    assert_eq!(parse_time("12 µs"), Ok(12e3));
+    assert_eq!(parse_time("524,800,000"), Ok(524.8e6));
+    assert_eq!(parse_time("1_000 ns"), Ok(1000.0));
+    assert!(parse_time("ms").is_err() && parse_time("").is_err() && parse_time("inf").is_err());
+}
+
+#[test]
+fn question_mark_opens_the_help_unless_typing() {
+    let mut h = harness(
+        SightlineApp::with_trace(load("sync_timing.sqlite")),
+        1400.0,
+        900.0,
+    );
+    h.key_press(egui::Key::Questionmark);
+    h.run_steps(2);
+    assert!(h.query_by_label("Keys and mouse").is_some());
+}

@@ -17,6 +17,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Click", "select an event (its details on the right)"),
     ("Double-click, F", "zoom to the event (F: or to the range)"),
     ("Home, 0", "fit the whole report"),
+    ("G", "zoom to the GPU and NVTX activity"),
     ("Backspace", "undo the last zoom"),
     ("Esc", "clear the selection and the range"),
     ("N", "a note on the selected event, else at the pointer"),
@@ -35,7 +36,7 @@ pub const KEYS: &[(&str, &str)] = &[
         "← / →, PageUp / PageDown",
         "previous / next step of the open lesson",
     ),
-    ("F1", "this help"),
+    ("F1, ?", "this help"),
     ("Ctrl+Q", "quit"),
 ];
 
@@ -48,7 +49,11 @@ pub struct Help {
 impl Help {
     /// F1 toggles the window; draws it when open.
     pub fn ui(&mut self, ctx: &egui::Context) {
-        if ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, Key::F1)) {
+        let typing = ctx.egui_wants_keyboard_input();
+        if ctx.input_mut(|i| {
+            i.consume_key(egui::Modifiers::NONE, Key::F1)
+                || (!typing && i.key_pressed(Key::Questionmark))
+        }) {
             self.open = !self.open;
         }
         egui::Window::new("Keys and mouse")

@@ -274,6 +274,9 @@ pub struct SightlineApp {
     dialog: Option<(Receiver<Option<PathBuf>>, std::time::Instant)>,
     /// File ▸ Browse…, and the fallback when there is no native dialog.
     pub browser: file_browser::FileBrowser,
+    /// View ▸ Go to time: what was typed, and why it was not a time.
+    goto_text: String,
+    goto_error: Option<String>,
     open_path: String,
     saved_view: Option<ViewState>,
     saved_rows: std::collections::BTreeMap<PathBuf, RowState>,
@@ -1039,40 +1042,80 @@ impl SightlineApp {
                 _ => None,
             };
             let prefs = &mut self.prefs;
-            ui.menu_button("View", |ui| {
-                prefs.menu(ui);
-                let Some(doc) = doc.as_deref_mut() else {
-                    return;
-                };
-                ui.separator();
-                if ui.button("Fit all (Home)").clicked() {
-                    doc.timeline.fit_all();
-                }
-                if ui.button("Back (Backspace)").clicked() {
-                    doc.timeline.back();
-                }
-                ui.checkbox(&mut doc.timeline.view.show_names, "Names inside events");
-                ui.checkbox(
-                    &mut doc.timeline.view.show_projection,
-                    "NVTX ranges on GPU (projection rows)",
-                );
-                if ui.button("Expand all rows").clicked() {
-                    doc.timeline.view.collapsed.clear();
-                }
-                if ui
-                    .button(format!(
-                        "Show hidden rows ({})",
-                        doc.timeline.view.hidden.len()
-                    ))
-                    .clicked()
-                {
-                    doc.timeline.view.hidden.clear();
-                }
-                if ui.button("Clear range").clicked() {
-                    doc.stats.clear();
-                    doc.timeline.range = None;
-                }
-            });
+            let (goto_text, goto_error) = (&mut self.goto_text, &mut self.goto_error);
+            // The go-to box needs clicks inside the menu (as File's path boxes).
+            let view_menu = egui::containers::menu::MenuConfig::new()
+                .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
+            egui::containers::menu::MenuButton::new("View")
+                .config(view_menu)
+                .ui(ui, |ui| {
+                    prefs.menu(ui);
+                    let Some(doc) = doc.as_deref_mut() else {
+                        return;
+                    };
+                    ui.separator();
+                    if ui.button("Fit all (Home)").clicked() {
+                        doc.timeline.fit_all();
+                        ui.close();
+                    }
+                    if ui.button("Zoom to GPU and NVTX activity (G)").clicked() {
+                        doc.timeline.fit_activity(&doc.trace);
+                        ui.close();
+                    }
+                    ui.horizontal(|ui| {
+                        let label = ui.label("Go to time:");
+                        let r = ui
+                            .add(
+                                egui::TextEdit::singleline(goto_text)
+                                    .hint_text("524.8 ms")
+                                    .desired_width(120.0),
+                            )
+                            .labelled_by(label.id)
+                            .on_hover_text(
+                                "session time, as on the ruler; Enter centers the view there",
+                            );
+                        if r.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter)) {
+                            match format::parse_time(goto_text) {
+                                Ok(t) => {
+                                    *goto_error = None;
+                                    doc.timeline.go_to(t);
+                                }
+                                Err(e) => *goto_error = Some(e),
+                            }
+                        }
+                    });
+                    if let Some(e) = goto_error {
+                        ui.colored_label(Color32::LIGHT_RED, e.as_str());
+                    }
+                    if ui.button("Back (Backspace)").clicked() {
+                        doc.timeline.back();
+                        ui.close();
+                    }
+                    ui.checkbox(&mut doc.timeline.view.show_names, "Names inside events");
+                    ui.checkbox(
+                        &mut doc.timeline.view.show_projection,
+                        "NVTX ranges on GPU (projection rows)",
+                    );
+                    if ui.button("Expand all rows").clicked() {
+                        doc.timeline.view.collapsed.clear();
+                        ui.close();
+                    }
+                    if ui
+                        .button(format!(
+                            "Show hidden rows ({})",
+                            doc.timeline.view.hidden.len()
+                        ))
+                        .clicked()
+                    {
+                        doc.timeline.view.hidden.clear();
+                        ui.close();
+                    }
+                    if ui.button("Clear range").clicked() {
+                        doc.stats.clear();
+                        doc.timeline.range = None;
+                        ui.close();
+                    }
+                });
             let help = &mut self.help;
             ui.menu_button("Help", |ui| {
                 if ui.button("Keys and mouse (F1)").clicked() {

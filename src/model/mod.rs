@@ -175,6 +175,27 @@ impl Trace {
         self.strings.get(id)
     }
 
+    /// From the first start to the last end of the GPU work (kernels, copies,
+    /// sets) and the NVTX ranges: where a report's interest lies. A session
+    /// is often mostly start-up and tear-down around a few milliseconds of
+    /// work. None when the report has neither.
+    pub fn activity_span(&self) -> Option<(Ns, Ns)> {
+        let tables = [
+            &self.kernels.spans,
+            &self.memcpys.spans,
+            &self.memsets.spans,
+            &self.nvtx.spans,
+        ];
+        let mut span: Option<(Ns, Ns)> = None;
+        for t in tables {
+            let (Some(&lo), Some(&hi)) = (t.start.iter().min(), t.end.iter().max()) else {
+                continue;
+            };
+            span = Some(span.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+        span.filter(|(a, b)| b > a)
+    }
+
     /// Events of every kind, the count the load benchmarks divide by.
     pub fn event_count(&self) -> usize {
         self.cuda_api.spans.len()

@@ -25,6 +25,13 @@ use view::{Mapping, ViewState};
 const LABEL_W_MAX: f32 = 240.0;
 const LABEL_W_MIN: f32 = 72.0;
 
+/// The span of the report's GPU and NVTX work with a margin of 2% each side.
+fn activity_view(trace: &Trace) -> Option<(f64, f64)> {
+    let (a, b) = trace.activity_span()?;
+    let pad = (b - a) as f64 * 0.02;
+    Some((a as f64 - pad, b as f64 + pad))
+}
+
 /// The label column's width for a timeline `width` points wide.
 pub fn label_width(width: f32) -> f32 {
     (width * 0.2).clamp(LABEL_W_MIN, LABEL_W_MAX)
@@ -131,7 +138,9 @@ impl Timeline {
             .map(|(_, s)| colors::for_name(s))
             .collect();
         let mut view = ViewState::default();
-        view.set(lo, hi);
+        // Opens on the GPU and NVTX work, not the whole session around it.
+        let (start, end) = activity_view(trace).unwrap_or((lo, hi));
+        view.set(start, end);
         Timeline {
             rows: rows::build(trace),
             view,
@@ -278,6 +287,20 @@ impl Timeline {
     pub fn zoom_to_span(&mut self, start: f64, end: f64) {
         self.remember();
         self.view.set(start, end);
+    }
+
+    /// Zooms to the GPU and NVTX work (the whole report when there is none).
+    pub fn fit_activity(&mut self, trace: &Trace) {
+        self.remember();
+        let (start, end) = activity_view(trace).unwrap_or(self.limits);
+        self.view.set(start, end);
+    }
+
+    /// Centers the view on session time `t`, keeping the zoom.
+    pub fn go_to(&mut self, t: f64) {
+        self.remember();
+        let half = self.view.span() / 2.0;
+        self.view.set(t - half, t + half);
     }
 
     pub fn fit_all(&mut self) {
@@ -837,10 +860,11 @@ impl Timeline {
                 Key::Num0,
                 Key::Escape,
                 Key::Backspace,
+                Key::G,
             ]
             .map(|k| i.key_pressed(k))
         });
-        let [w, s, a, d, f, home, zero, esc, back] = keys;
+        let [w, s, a, d, f, home, zero, esc, back, g] = keys;
         // Ctrl+0 is the UI zoom's reset, not "fit all".
         let zero = zero && !ui.input(|i| i.modifiers.command);
         if w || s || a || d {
@@ -867,6 +891,9 @@ impl Timeline {
         }
         if home || zero {
             self.fit_all();
+        }
+        if g {
+            self.fit_activity(trace);
         }
         if esc {
             self.select(trace, None);
