@@ -1,6 +1,7 @@
 //! The eight reports. Each walks the tracks that hold its events, binary-searched
-//! to the time range, groups durations (or bytes) per name, and lays the groups
-//! out in nsys's columns and order. The rules they follow, and how each was
+//! to the time range and counted by the range's rule ([`counted_events`]),
+//! groups durations (or bytes) per name, and lays the groups out in nsys's
+//! columns and order. The rules they follow, and how each was
 //! checked against nsys, are in `docs/nsys-stats-semantics.md` (section numbers below).
 //!
 //! Ties on the sort key come out in ascending group-key order, as SQLite's stable
@@ -13,9 +14,9 @@ use std::ops::Range;
 
 use super::format::round1_value;
 use super::group::{Collector, Summary, UNUSED, collect, one_group_per_key};
-use super::stats::{Cell, Table, TimeRange};
+use super::stats::{Cell, RangeRule, Scope, Table, TimeRange};
 use crate::model::nsys::strip_version_suffix;
-use crate::model::{GpuOpKind, NvtxKind, Span, SpanColumns, StrId, Trace};
+use crate::model::{GpuOpKind, NvtxKind, Span, SpanColumns, StrId, Trace, Track};
 
 /// The OS runtime calls `osrt_sum` counts (others are start/finish markers).
 const OSRT_CALL_CLASS: u8 = crate::model::nsys::event_class::OS_RUNTIME as u8;
@@ -33,8 +34,32 @@ pub(crate) fn events_in(
     span.start as usize..span.end as usize
 }
 
-pub(crate) fn duration(spans: &SpanColumns, i: usize) -> i64 {
-    spans.end[i].saturating_sub(spans.start[i])
+/// The rows of `track` that `scope` counts, each with the duration it counts
+/// with: every row and its whole duration without a range; with one, as
+/// [`RangeRule::counted`] says. Rows come in track order (by start).
+pub(crate) fn counted_events<'a>(
+    spans: &'a SpanColumns,
+    track: &Track,
+    scope: Scope,
+) -> impl Iterator<Item = (usize, i64)> + 'a {
+    let candidates = match scope.range {
+        None => track.events.clone(),
+        Some(r) => match scope.rule {
+            RangeRule::StartsInside => spans.starting_in(&track.events, r.start, r.end),
+            // Rows that start before the range by up to the track's longest
+            // event may still reach into it; `counted` decides.
+            RangeRule::Overlapping => {
+                spans.window(&track.events, r.start, r.end, track.max_duration)
+            }
+        },
+    };
+    (candidates.start as usize..candidates.end as usize).filter_map(move |i| {
+        let (start, end) = (spans.start[i], spans.end[i]);
+        match scope.range {
+            None => Some((i, end.saturating_sub(start))),
+            Some(r) => scope.rule.counted(r, start, end).map(|d| (i, d)),
+        }
+    })
 }
 
 pub(crate) fn int(value: i128) -> Cell {
@@ -127,9 +152,9 @@ pub(crate) fn duration_table<K>(
 
 /// §1. Every CUDA runtime/driver API call, grouped by name id (stripped after
 /// grouping); ties by name id.
-pub(crate) fn cuda_api_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+pub(crate) fn cuda_api_sum(trace: &Trace, scope: Scope) -> Table {
     duration_table(
-        cuda_api_groups(trace, range),
+        cuda_api_groups(trace, scope),
         "Num Calls",
         &["Name"],
         |&key| vec![text(cuda_api_name(trace, key))],
@@ -138,12 +163,13 @@ pub(crate) fn cuda_api_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
 
 /// `cuda_api_sum`'s groups (name id, summary) in name id order; `compare` reads
 /// them too, so a diff's numbers are the report's own.
-pub(crate) fn cuda_api_groups(trace: &Trace, range: Option<TimeRange>) -> Vec<(u32, Summary)> {
+pub(crate) fn cuda_api_groups(trace: &Trace, scope: impl Into<Scope>) -> Vec<(u32, Summary)> {
+    let scope = scope.into();
     let spans = &trace.cuda_api.spans;
     summarize_by_key(trace.strings.len(), |c| {
         for thread in &trace.threads {
-            for i in events_in(spans, &thread.cuda_api.events, range) {
-                c.push(spans.name[i].0, duration(spans, i));
+            for (i, d) in counted_events(spans, &thread.cuda_api, scope) {
+                c.push(spans.name[i].0, d);
             }
         }
     })
@@ -155,9 +181,9 @@ pub(crate) fn cuda_api_name(trace: &Trace, key: u32) -> &str {
 }
 
 /// §2. Kernels by (demangled) name; ordered by Total desc, Instances asc, Name asc.
-pub(crate) fn cuda_gpu_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+pub(crate) fn cuda_gpu_kern_sum(trace: &Trace, scope: Scope) -> Table {
     duration_table(
-        cuda_gpu_kern_groups(trace, range),
+        cuda_gpu_kern_groups(trace, scope),
         "Instances",
         &["Name"],
         |&key| vec![text(trace.name(StrId(key)))],
@@ -165,12 +191,13 @@ pub(crate) fn cuda_gpu_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Tabl
 }
 
 /// `cuda_gpu_kern_sum`'s groups (name id, summary) in the report's row order.
-pub(crate) fn cuda_gpu_kern_groups(trace: &Trace, range: Option<TimeRange>) -> Vec<(u32, Summary)> {
+pub(crate) fn cuda_gpu_kern_groups(trace: &Trace, scope: impl Into<Scope>) -> Vec<(u32, Summary)> {
+    let scope = scope.into();
     let spans = &trace.kernels.spans;
     let mut groups = summarize_by_key(trace.strings.len(), |c| {
         for stream in &trace.streams {
-            for i in events_in(spans, &stream.kernels.events, range) {
-                c.push(spans.name[i].0, duration(spans, i));
+            for (i, d) in counted_events(spans, &stream.kernels, scope) {
+                c.push(spans.name[i].0, d);
             }
         }
     });
@@ -182,26 +209,26 @@ pub(crate) fn cuda_gpu_kern_groups(trace: &Trace, range: Option<TimeRange>) -> V
     groups
 }
 
-/// Memory copies and sets by operation label, with `value` per operation.
-/// Copies of a kind the report's enum does not name are left out, as nsys's
-/// join with `ENUM_CUDA_MEMCPY_OPER` leaves them out.
+/// Memory copies and sets by operation label, with `value(row, counted
+/// duration)` per operation. Copies of a kind the report's enum does not name
+/// are left out, as nsys's join with `ENUM_CUDA_MEMCPY_OPER` leaves them out.
 fn memops_by_name(
     trace: &Trace,
-    range: Option<TimeRange>,
-    memcpy_value: impl Fn(usize) -> i64,
-    memset_value: impl Fn(usize) -> i64,
+    scope: Scope,
+    memcpy_value: impl Fn(usize, i64) -> i64,
+    memset_value: impl Fn(usize, i64) -> i64,
 ) -> Vec<(u32, Summary)> {
     let copies = &trace.memcpys.spans;
     let sets = &trace.memsets.spans;
     let mut groups = summarize_by_key(trace.strings.len(), |c| {
         for stream in &trace.streams {
-            for i in events_in(copies, &stream.memcpys.events, range) {
+            for (i, d) in counted_events(copies, &stream.memcpys, scope) {
                 if trace.memcpys.kind_known[i] {
-                    c.push(copies.name[i].0, memcpy_value(i));
+                    c.push(copies.name[i].0, memcpy_value(i, d));
                 }
             }
-            for i in events_in(sets, &stream.memsets.events, range) {
-                c.push(sets.name[i].0, memset_value(i));
+            for (i, d) in counted_events(sets, &stream.memsets, scope) {
+                c.push(sets.name[i].0, memset_value(i, d));
             }
         }
     });
@@ -211,9 +238,9 @@ fn memops_by_name(
 }
 
 /// §3. Memory operations by time.
-pub(crate) fn cuda_gpu_mem_time_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+pub(crate) fn cuda_gpu_mem_time_sum(trace: &Trace, scope: Scope) -> Table {
     duration_table(
-        cuda_gpu_mem_time_groups(trace, range),
+        cuda_gpu_mem_time_groups(trace, scope),
         "Count",
         &["Operation"],
         |&key| vec![text(trace.name(StrId(key)))],
@@ -223,14 +250,9 @@ pub(crate) fn cuda_gpu_mem_time_sum(trace: &Trace, range: Option<TimeRange>) -> 
 /// `cuda_gpu_mem_time_sum`'s groups (operation name id, duration summary).
 pub(crate) fn cuda_gpu_mem_time_groups(
     trace: &Trace,
-    range: Option<TimeRange>,
+    scope: impl Into<Scope>,
 ) -> Vec<(u32, Summary)> {
-    memops_by_name(
-        trace,
-        range,
-        |i| duration(&trace.memcpys.spans, i),
-        |i| duration(&trace.memsets.spans, i),
-    )
+    memops_by_name(trace, scope.into(), |_, d| d, |_, d| d)
 }
 
 fn bytes_value(bytes: Option<&u64>) -> i64 {
@@ -238,12 +260,15 @@ fn bytes_value(bytes: Option<&u64>) -> i64 {
 }
 
 /// §4. Memory operations by size: byte statistics in decimal megabytes.
-pub(crate) fn cuda_gpu_mem_size_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+/// Under [`RangeRule::Overlapping`] an operation cut by the range still
+/// counts all its bytes: how many of them moved inside the range is not
+/// recorded, and a share by time would be a guess.
+pub(crate) fn cuda_gpu_mem_size_sum(trace: &Trace, scope: Scope) -> Table {
     let mut groups = memops_by_name(
         trace,
-        range,
-        |i| bytes_value(trace.memcpys.bytes.get(i)),
-        |i| bytes_value(trace.memsets.bytes.get(i)),
+        scope,
+        |i, _| bytes_value(trace.memcpys.bytes.get(i)),
+        |i, _| bytes_value(trace.memsets.bytes.get(i)),
     );
     groups.sort_by_key(|g| Reverse(g.1.total));
     let columns = [
@@ -279,7 +304,8 @@ pub(crate) fn cuda_gpu_mem_size_sum(trace: &Trace, range: Option<TimeRange>) -> 
 /// §5. NVTX push/pop and start/end ranges (not marks) by `domain:message` and
 /// style. Each domain is grouped on its own (raw key = message id × style), then
 /// groups whose tag text is equal merge, as nsys groups by the text.
-pub(crate) fn nvtx_groups(trace: &Trace, range: Option<TimeRange>) -> Vec<((String, u8), Summary)> {
+pub(crate) fn nvtx_groups(trace: &Trace, scope: impl Into<Scope>) -> Vec<((String, u8), Summary)> {
+    let scope = scope.into();
     let spans = &trace.nvtx.spans;
     let kinds = &trace.nvtx.kind;
     let mut domains: Vec<&str> = Vec::new();
@@ -299,13 +325,13 @@ pub(crate) fn nvtx_groups(trace: &Trace, range: Option<TimeRange>) -> Vec<((Stri
             |c| {
                 for thread in &trace.threads {
                     for track in thread.nvtx.iter().filter(|t| t.domain == domain) {
-                        for i in events_in(spans, &track.track.events, range) {
+                        for (i, d) in counted_events(spans, &track.track, scope) {
                             let style = match kinds.get(i) {
                                 Some(crate::model::NvtxKind::PushPop) => 0,
                                 Some(crate::model::NvtxKind::StartEnd) => 1,
                                 _ => continue,
                             };
-                            c.push(spans.name[i].0 * 2 + style, duration(spans, i));
+                            c.push(spans.name[i].0 * 2 + style, d);
                         }
                     }
                 }
@@ -333,9 +359,9 @@ pub(crate) fn nvtx_groups(trace: &Trace, range: Option<TimeRange>) -> Vec<((Stri
     groups
 }
 
-pub(crate) fn nvtx_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+pub(crate) fn nvtx_sum(trace: &Trace, scope: Scope) -> Table {
     duration_table(
-        nvtx_groups(trace, range),
+        nvtx_groups(trace, scope),
         "Instances",
         &["Style", "Range"],
         |(tag, style)| {
@@ -347,9 +373,9 @@ pub(crate) fn nvtx_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
 
 /// `nvtx_pushpop_sum` / `nvtx_startend_sum`: `nvtx_sum` restricted to one
 /// style, without the Style column (Time (%) is relative to that style).
-pub(crate) fn nvtx_style_sum(trace: &Trace, range: Option<TimeRange>, style: NvtxKind) -> Table {
+pub(crate) fn nvtx_style_sum(trace: &Trace, scope: Scope, style: NvtxKind) -> Table {
     let wanted = if style == NvtxKind::PushPop { 0 } else { 1 };
-    let groups: Vec<(String, Summary)> = nvtx_groups(trace, range)
+    let groups: Vec<(String, Summary)> = nvtx_groups(trace, scope)
         .into_iter()
         .filter(|((_, s), _)| *s == wanted)
         .map(|((tag, _), summary)| (tag, summary))
@@ -358,14 +384,14 @@ pub(crate) fn nvtx_style_sum(trace: &Trace, range: Option<TimeRange>, style: Nvt
 }
 
 /// §6. OS runtime calls of class 27 by name id; names unstripped.
-pub(crate) fn osrt_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+pub(crate) fn osrt_sum(trace: &Trace, scope: Scope) -> Table {
     let spans = &trace.osrt.spans;
     let classes = &trace.osrt.event_class;
     let groups = summarize_by_key(trace.strings.len(), |c| {
         for thread in &trace.threads {
-            for i in events_in(spans, &thread.osrt.events, range) {
+            for (i, d) in counted_events(spans, &thread.osrt, scope) {
                 if classes.get(i) == Some(&OSRT_CALL_CLASS) {
-                    c.push(spans.name[i].0, duration(spans, i));
+                    c.push(spans.name[i].0, d);
                 }
             }
         }
@@ -379,17 +405,17 @@ pub(crate) fn osrt_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
 /// names stripped first). Raw keys: `[0, n)` API name ids, `[n, 2n)` kernel
 /// name ids, `[2n, 3n)` memory operation name ids; the category of a merged
 /// group is that of its first raw key, so an API name wins, as in nsys's order.
-pub(crate) fn cuda_api_gpu_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
-    api_gpu_sum(trace, range, true)
+pub(crate) fn cuda_api_gpu_sum(trace: &Trace, scope: Scope) -> Table {
+    api_gpu_sum(trace, scope, true)
 }
 
 /// `cuda_gpu_sum`: `cuda_api_gpu_sum` without the API calls (kernels and
 /// memory operations; Time (%) relative to their total).
-pub(crate) fn cuda_gpu_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
-    api_gpu_sum(trace, range, false)
+pub(crate) fn cuda_gpu_sum(trace: &Trace, scope: Scope) -> Table {
+    api_gpu_sum(trace, scope, false)
 }
 
-fn api_gpu_sum(trace: &Trace, range: Option<TimeRange>, with_api: bool) -> Table {
+fn api_gpu_sum(trace: &Trace, scope: Scope, with_api: bool) -> Table {
     const CATEGORIES: [&str; 3] = ["CUDA_API", "CUDA_KERNEL", "MEMORY_OPER"];
     let n = trace.strings.len() as u32;
     let api = &trace.cuda_api.spans;
@@ -401,21 +427,21 @@ fn api_gpu_sum(trace: &Trace, range: Option<TimeRange>, with_api: bool) -> Table
         n as usize * 3,
         |c| {
             for thread in trace.threads.iter().filter(|_| with_api) {
-                for i in events_in(api, &thread.cuda_api.events, range) {
-                    c.push(api.name[i].0, duration(api, i));
+                for (i, d) in counted_events(api, &thread.cuda_api, scope) {
+                    c.push(api.name[i].0, d);
                 }
             }
             for stream in &trace.streams {
-                for i in events_in(kernels, &stream.kernels.events, range) {
-                    c.push(n + kernels.name[i].0, duration(kernels, i));
+                for (i, d) in counted_events(kernels, &stream.kernels, scope) {
+                    c.push(n + kernels.name[i].0, d);
                 }
-                for i in events_in(copies, &stream.memcpys.events, range) {
+                for (i, d) in counted_events(copies, &stream.memcpys, scope) {
                     if trace.memcpys.kind_known[i] {
-                        c.push(2 * n + copies.name[i].0, duration(copies, i));
+                        c.push(2 * n + copies.name[i].0, d);
                     }
                 }
-                for i in events_in(sets, &stream.memsets.events, range) {
-                    c.push(2 * n + sets.name[i].0, duration(sets, i));
+                for (i, d) in counted_events(sets, &stream.memsets, scope) {
+                    c.push(2 * n + sets.name[i].0, d);
                 }
             }
         },
@@ -464,8 +490,11 @@ type LaunchKey = (u32, u32, u32, StrId, StrId);
 
 /// §8. Kernels paired with their launching API call (same process, same
 /// correlation id), grouped by (PID, TID, device, stripped API name, kernel
-/// name). A pair belongs to a range when its API call starts in it.
-pub(crate) fn cuda_kern_exec_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+/// name). A pair belongs to a range when its API call does: starts in it
+/// ([`RangeRule::StartsInside`]) or overlaps it ([`RangeRule::Overlapping`]).
+/// The times are never clipped: they are latencies between a call and its
+/// kernel, and a clipped one would describe no launch.
+pub(crate) fn cuda_kern_exec_sum(trace: &Trace, scope: Scope) -> Table {
     let api = &trace.cuda_api.spans;
     let kernels = &trace.kernels.spans;
     // Which device ran kernel row i: the stream whose kernel track holds i.
@@ -488,7 +517,7 @@ pub(crate) fn cuda_kern_exec_sum(trace: &Trace, range: Option<TimeRange>) -> Tab
     let mut raw_keys: Vec<LaunchKey> = Vec::new();
     let mut launches: Vec<Launch> = Vec::new();
     for thread in &trace.threads {
-        for call in events_in(api, &thread.cuda_api.events, range) {
+        for (call, _) in counted_events(api, &thread.cuda_api, scope) {
             let Some(&correlation) = trace.cuda_api.correlation.get(call) else {
                 continue;
             };
