@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::group::Summary;
 use super::projection;
-use super::reports::{counted_events, duration_table, text};
+use super::reports::{duration_table, for_each_counted, text};
 use super::stats::{Scope, Table};
 use crate::model::{StrId, Trace};
 
@@ -77,9 +77,9 @@ pub(crate) fn cuda_gpu_kern_sum_named(trace: &Trace, scope: Scope, naming: Kerne
     let spans = &trace.kernels.spans;
     let mut by_name: HashMap<&str, Vec<i64>> = HashMap::new();
     for stream in &trace.streams {
-        for (i, d) in counted_events(spans, &stream.kernels, scope) {
+        for_each_counted!(spans, &stream.kernels, scope, |i, d| {
             by_name.entry(names[i].as_ref()).or_default().push(d);
-        }
+        });
     }
     let mut groups: Vec<(&str, Summary)> = by_name
         .into_iter()
@@ -106,7 +106,7 @@ pub(crate) fn cuda_gpu_kern_gb_sum(trace: &Trace, scope: Scope) -> Table {
     type Key = (StrId, [u32; 3], [u32; 3]);
     let mut by_key: HashMap<Key, Vec<i64>> = HashMap::new();
     for stream in &trace.streams {
-        for (i, d) in counted_events(&k.spans, &stream.kernels, scope) {
+        for_each_counted!(&k.spans, &stream.kernels, scope, |i, d| {
             let config = k
                 .config
                 .get(i)
@@ -117,7 +117,7 @@ pub(crate) fn cuda_gpu_kern_gb_sum(trace: &Trace, scope: Scope) -> Table {
                 .entry((k.spans.name[i], config.grid, config.block))
                 .or_default()
                 .push(d);
-        }
+        });
     }
     let mut groups: Vec<(Key, Summary)> = by_key
         .into_iter()

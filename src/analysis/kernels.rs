@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use super::group::Summary;
 use super::occupancy::{DeviceLimits, LaunchShape, Occupancy, theoretical_occupancy};
-use super::reports::{counted_events, events_in, int, text};
+use super::reports::{events_in, for_each_counted, int, text};
 use super::stats::{Cell, Scope, Table, TimeRange};
 use crate::model::{LaunchConfig, StrId, StreamIdx, Trace};
 
@@ -234,27 +234,26 @@ fn launch_rows(trace: &Trace, scope: Scope, only_kernel: Option<StrId>) -> Table
     // Per key: durations, and a stream that ran it (for the device).
     let mut groups: HashMap<Key, (Vec<i64>, StreamIdx)> = HashMap::new();
     for (s, stream) in trace.streams.iter().enumerate() {
-        for (i, d) in counted_events(spans, &stream.kernels, scope) {
-            if only_kernel.is_some_and(|name| spans.name[i] != name) {
-                continue;
+        for_each_counted!(spans, &stream.kernels, scope, |i, d| {
+            if only_kernel.is_none_or(|name| spans.name[i] == name) {
+                let c = config_of(trace, i);
+                let key = (
+                    spans.name[i],
+                    c.grid,
+                    c.block,
+                    c.registers_per_thread,
+                    c.static_shared_memory,
+                    c.dynamic_shared_memory,
+                    c.shared_memory_executed,
+                    stream.device_id,
+                );
+                groups
+                    .entry(key)
+                    .or_insert_with(|| (Vec::new(), s as StreamIdx))
+                    .0
+                    .push(d);
             }
-            let c = config_of(trace, i);
-            let key = (
-                spans.name[i],
-                c.grid,
-                c.block,
-                c.registers_per_thread,
-                c.static_shared_memory,
-                c.dynamic_shared_memory,
-                c.shared_memory_executed,
-                stream.device_id,
-            );
-            groups
-                .entry(key)
-                .or_insert_with(|| (Vec::new(), s as StreamIdx))
-                .0
-                .push(d);
-        }
+        });
     }
     let mut rows: Vec<(Key, i128, Vec<Cell>)> = Vec::new();
     for (key, (mut durations, stream)) in groups {

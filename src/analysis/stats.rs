@@ -7,8 +7,8 @@
 //! A range is half-open, `[start, end)`, in session nanoseconds. Which events
 //! of it a summary counts, and for how long, is a [`RangeRule`]:
 //!
-//! * [`RangeRule::StartsInside`] (the default, and the only rule of
-//!   `sightline stats --range`): an event belongs to the range when its
+//! * [`RangeRule::StartsInside`] (the default, and the rule of
+//!   `sightline stats --range` without `--overlapping`): an event belongs to the range when its
 //!   **start** lies inside it, with its whole duration; how long it lasts does
 //!   not matter. So N disjoint ranges that cover the trace partition every
 //!   report's counts and totals. For the two reports that combine events:
@@ -22,15 +22,24 @@
 //!   that a 10 ms range falls inside counts once, for 10 ms. The clipped
 //!   totals of N disjoint ranges that cover the trace add up to the whole
 //!   report's totals exactly; the counts do not (an event cut by a boundary
-//!   counts in both parts).
+//!   counts in both parts). Not clipped: the bytes of
+//!   `cuda_gpu_mem_size_sum` (a copy cut by the range counts all its bytes)
+//!   and the launch times of `cuda_kern_exec_sum` (a launch counts when its
+//!   API call overlaps the range, with its whole latencies). The traces and
+//!   the NVTX projections take only `StartsInside` ([`Report::takes_rule`]).
 //!
-//! nsys itself: `nsys stats` 2025.3 computes its reports over the whole
-//! report file; its `--help-reports` list (`shared/fixtures/nsys-2025.3/
-//! nsys-help/help-reports.txt`) offers no time window for them. The time
-//! options of the `nsys analyze` rules (`start=`, `end=`, `nvtx=`) keep the
-//! rows that **overlap** the window, unclipped (docs/nsys-stats-semantics.md
-//! §9). So `StartsInside` is Sightline's rule (chosen so that split traces add
-//! up), `Overlapping` is the rules' overlap test plus clipping of durations.
+//! What nsys does, as far as this repository can tell (no nsys runs here):
+//! nsys 2025.3's own list of reports and their options
+//! (`shared/fixtures/nsys-2025.3/nsys-help/help-reports.txt`) has options
+//! that name kernels (`:base`, `:mangled`, `:nvtx-name`) or limit rows
+//! (`um_sum:rows=`), none that restrict a report to a time span; every
+//! fixture CSV is over a whole report. Its `nsys analyze` rules do take a
+//! window (`start=`, `end=`, `nvtx=`), and their SQL keeps the rows that
+//! **overlap** it, unclipped (`docs/nsys-stats-semantics.md` §9). So
+//! `StartsInside` is Sightline's own rule, chosen so that the parts of a
+//! split trace add up; `Overlapping` is the rules' overlap test with the
+//! durations clipped, so that a summary of a span says how the span's time
+//! was spent.
 
 use super::gpu_reports::KernelNaming;
 use super::{format, gpu_reports, kernels, projection, reports, traces};
