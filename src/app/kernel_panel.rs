@@ -386,6 +386,8 @@ impl KernelPanel {
         self.histogram_bars.clear();
         self.bin = None;
         self.what_if_block = 0;
+        self.config_export.forget();
+        self.instance_export.forget();
         self.generation += 1;
         if trace.kernels.spans.len() < INLINE_KERNELS {
             self.pending = None;

@@ -82,6 +82,7 @@ impl RangeStats {
         self.sort = None;
         self.active = None;
         self.took = None;
+        self.export.forget();
         let (tx, rx) = crossbeam_channel::unbounded();
         self.pending = Some(rx);
         let spawned = std::thread::Builder::new()
@@ -252,6 +253,7 @@ impl RangeStats {
                 {
                     self.tab = i;
                     self.sort = None;
+                    self.export.forget();
                 }
             }
         });
@@ -269,6 +271,9 @@ impl RangeStats {
                 ui.spinner();
                 ui.label("computing…");
             });
+            // Keep the panel's height while the tables are recomputed (a new
+            // rule, a new range), so it does not shrink and jump back.
+            ui.allocate_space(ui.available_size());
             return None;
         };
         let rows = table.rows.len();
@@ -281,6 +286,7 @@ impl RangeStats {
                 RangeRule::StartsInside => "No events of this kind start in the range.",
                 RangeRule::Overlapping => "No events of this kind overlap the range.",
             });
+            ui.allocate_space(ui.available_size());
             return None;
         }
         let mut order: Vec<usize> = (0..table.rows.len()).collect();

@@ -45,6 +45,14 @@ impl TableExport {
         self.pending.is_some()
     }
 
+    /// Forgets the last outcome and closes the path box: the table shown
+    /// changed, and "saved 7 rows" must not seem to be about the new one. A
+    /// copy or save under way still finishes.
+    pub fn forget(&mut self) {
+        self.status = None;
+        self.path = None;
+    }
+
     /// Draws the buttons (and the path box while a save is being set up).
     /// `file_stem` names the default file (`STEM.csv` in the working
     /// folder); `rows` is the table's row count, 0 disables both buttons;
