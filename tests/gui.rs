@@ -2,7 +2,7 @@
 //! no GPU. Rows are found by their labels, input is real egui events.
 
 mod common;
-use common::load;
+use common::{MemStorage, load};
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -726,23 +726,6 @@ fn several_reports_load_side_by_side() {
     assert_eq!(names, ["sync_timing.sqlite", "streams.sqlite"]);
     assert!(h.query_by_label("sync_timing.sqlite").is_some());
     assert!(h.query_by_label("Close streams.sqlite").is_some());
-}
-
-/// eframe's storage, in memory.
-#[derive(Default)]
-struct MemStorage(std::collections::HashMap<String, String>);
-
-impl eframe::Storage for MemStorage {
-    fn get_string(&self, key: &str) -> Option<String> {
-        self.0.get(key).cloned()
-    }
-    fn set_string(&mut self, key: &str, value: String) {
-        self.0.insert(key.into(), value);
-    }
-    fn remove_string(&mut self, key: &str) {
-        self.0.remove(key);
-    }
-    fn flush(&mut self) {}
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use super::group::Summary;
 use super::reports::{self, int};
 use super::stats::{Cell, Report, Table, TimeRange};
-use crate::model::{StrId, Trace};
+use crate::model::{EventId, EventKind, StrId, Trace};
 
 /// The summaries a diff can compare.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -329,6 +329,239 @@ fn keyed_groups(
             (key, summary)
         })
         .collect()
+}
+
+/// The events one row of a diff counts in one report, and the names they carry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Instances {
+    /// By `StrId`: the names of the row's events (views outline events by name).
+    pub names: Vec<bool>,
+    /// The events, by start time (ties by kind, then index). As many as the
+    /// row's instances on that side: a view stepping through them steps
+    /// through exactly what the numbers count.
+    pub events: Vec<EventId>,
+}
+
+/// The events of `trace` that the row keyed `key` of `report` counts, over the
+/// events starting in `range` (the whole trace for `None`), as
+/// [`diff_ranges`] counted them for that side. Empty when `trace` has no such row.
+///
+/// One pass over the report's events, without the summaries: cheap enough for
+/// a click on a 10M-event report.
+pub fn instances(
+    trace: &Trace,
+    report: DiffReport,
+    key: &DiffKey,
+    range: Option<TimeRange>,
+) -> Instances {
+    let mut names = vec![false; trace.strings.len()];
+    let mut events: Vec<(i64, EventId)> = Vec::new();
+    match report {
+        DiffReport::Nvtx => {
+            let Some(style) = key.style else {
+                return Instances::default();
+            };
+            // nvtx_sum merges every domain's groups with the same tag text:
+            // one row per (tag, style), so there is never a second occurrence.
+            if key.occurrence > 0 {
+                return Instances::default();
+            }
+            let spans = &trace.nvtx.spans;
+            for thread in &trace.threads {
+                for track in &thread.nvtx {
+                    // The row's tag is `domain:message`: this domain's part of
+                    // it is the message, which names are interned once.
+                    let Some(message) = key
+                        .name
+                        .strip_prefix(track.domain.as_str())
+                        .and_then(|rest| rest.strip_prefix(':'))
+                    else {
+                        continue;
+                    };
+                    let Some(id) = trace.strings.find(message) else {
+                        continue;
+                    };
+                    for i in reports::events_in(spans, &track.track.events, range) {
+                        let kind_style = match trace.nvtx.kind.get(i) {
+                            Some(crate::model::NvtxKind::PushPop) => NvtxStyle::PushPop,
+                            Some(crate::model::NvtxKind::StartEnd) => NvtxStyle::StartEnd,
+                            _ => continue,
+                        };
+                        if spans.name[i] == id && kind_style == style {
+                            names[id.0 as usize] = true;
+                            events.push((spans.start[i], EventId::new(EventKind::Nvtx, i as u32)));
+                        }
+                    }
+                }
+            }
+        }
+        DiffReport::Kernels | DiffReport::Api | DiffReport::Memcpy => {
+            // The name ids whose Name cell is the key's name: one for kernels
+            // and memory operations (names are interned), maybe several API
+            // names that differ only in their version suffix.
+            let candidate = |id: u32| {
+                let text = trace.name(StrId(id));
+                let cell = if report == DiffReport::Api {
+                    reports::cuda_api_name(trace, id)
+                } else {
+                    text
+                };
+                id != 0 && cell == key.name
+            };
+            let wanted: Vec<bool> = (0..trace.strings.len() as u32).map(candidate).collect();
+            let is_wanted = |id: StrId| wanted.get(id.0 as usize).copied().unwrap_or(false);
+            let mut by_id: std::collections::BTreeMap<u32, Vec<(i64, EventId)>> =
+                std::collections::BTreeMap::new();
+            let mut take = |spans: &crate::model::SpanColumns,
+                            span: &crate::model::Span,
+                            kind: EventKind,
+                            counted: &dyn Fn(usize) -> bool| {
+                for i in reports::events_in(spans, span, range) {
+                    if is_wanted(spans.name[i]) && counted(i) {
+                        by_id
+                            .entry(spans.name[i].0)
+                            .or_default()
+                            .push((spans.start[i], EventId::new(kind, i as u32)));
+                    }
+                }
+            };
+            match report {
+                DiffReport::Api => {
+                    for thread in &trace.threads {
+                        take(
+                            &trace.cuda_api.spans,
+                            &thread.cuda_api.events,
+                            EventKind::Api,
+                            &|_| true,
+                        );
+                    }
+                }
+                DiffReport::Kernels => {
+                    for stream in &trace.streams {
+                        take(
+                            &trace.kernels.spans,
+                            &stream.kernels.events,
+                            EventKind::Kernel,
+                            &|_| true,
+                        );
+                    }
+                }
+                _ => {
+                    let known = &trace.memcpys.kind_known;
+                    for stream in &trace.streams {
+                        // Copies of a kind the report's enum does not name are
+                        // not in cuda_gpu_mem_time_sum, so not in the row.
+                        take(
+                            &trace.memcpys.spans,
+                            &stream.memcpys.events,
+                            EventKind::Memcpy,
+                            &|i| known.get(i).copied().unwrap_or(false),
+                        );
+                        take(
+                            &trace.memsets.spans,
+                            &stream.memsets.events,
+                            EventKind::Memset,
+                            &|_| true,
+                        );
+                    }
+                }
+            }
+            // Groups come in name id order (the summaries' key order), and the
+            // key's occurrence counts repeated names in that order.
+            if let Some((id, found)) = by_id.into_iter().nth(key.occurrence as usize) {
+                names[id as usize] = true;
+                events = found;
+            }
+        }
+    }
+    events.sort_unstable();
+    Instances {
+        names,
+        events: events.into_iter().map(|(_, e)| e).collect(),
+    }
+}
+
+/// An NVTX range name two reports can be lined up on, and how many ranges of
+/// that name each has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NvtxAnchor {
+    /// The range's message, whatever its domain: a program recorded by nsys
+    /// marks its phases in the default domain, the same phases captured by
+    /// Sightline are in the `sightline` domain, and they are still one phase.
+    pub name: String,
+    pub count_a: u64,
+    pub count_b: u64,
+}
+
+/// How many push/pop and start/end ranges (not marks) each message names.
+fn nvtx_range_counts(trace: &Trace) -> Vec<u64> {
+    let mut counts = vec![0u64; trace.strings.len()];
+    let spans = &trace.nvtx.spans;
+    for thread in &trace.threads {
+        for track in &thread.nvtx {
+            for i in reports::events_in(spans, &track.track.events, None) {
+                if is_range(trace, i)
+                    && let Some(c) = counts.get_mut(spans.name[i].0 as usize)
+                {
+                    *c += 1;
+                }
+            }
+        }
+    }
+    counts
+}
+
+fn is_range(trace: &Trace, i: usize) -> bool {
+    matches!(
+        trace.nvtx.kind.get(i),
+        Some(crate::model::NvtxKind::PushPop | crate::model::NvtxKind::StartEnd)
+    )
+}
+
+/// The NVTX range names both reports have, by name.
+pub fn common_nvtx_names(a: &Trace, b: &Trace) -> Vec<NvtxAnchor> {
+    let (counts_a, counts_b) = (nvtx_range_counts(a), nvtx_range_counts(b));
+    let mut common: Vec<NvtxAnchor> = counts_a
+        .iter()
+        .enumerate()
+        .filter(|&(id, &n)| id != 0 && n > 0)
+        .filter_map(|(id, &count_a)| {
+            let name = a.name(StrId(id as u32));
+            let count_b = b
+                .strings
+                .find(name)
+                .and_then(|other| counts_b.get(other.0 as usize).copied())
+                .unwrap_or(0);
+            (count_b > 0).then(|| NvtxAnchor {
+                name: name.to_string(),
+                count_a,
+                count_b,
+            })
+        })
+        .collect();
+    common.sort_by(|x, y| x.name.cmp(&y.name));
+    common
+}
+
+/// The push/pop and start/end ranges whose message is `name`, in any domain,
+/// by start (ties by index).
+pub fn nvtx_ranges_named(trace: &Trace, name: &str) -> Vec<EventId> {
+    let Some(id) = trace.strings.find(name) else {
+        return Vec::new();
+    };
+    let spans = &trace.nvtx.spans;
+    let mut found: Vec<(i64, EventId)> = Vec::new();
+    for thread in &trace.threads {
+        for track in &thread.nvtx {
+            for i in reports::events_in(spans, &track.track.events, None) {
+                if spans.name[i] == id && is_range(trace, i) {
+                    found.push((spans.start[i], EventId::new(EventKind::Nvtx, i as u32)));
+                }
+            }
+        }
+    }
+    found.sort_unstable();
+    found.into_iter().map(|(_, e)| e).collect()
 }
 
 #[cfg(test)]

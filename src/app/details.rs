@@ -73,3 +73,47 @@ pub fn ui(
     }
     jump
 }
+
+/// What the details panel shows with nothing selected: what is in the report,
+/// and how to get at an event. The panel keeps its place either way, so a
+/// click never moves what is under the pointer (a double-click's second
+/// click lands where the first did).
+pub fn overview(ui: &mut Ui, trace: &Trace) {
+    use super::format::{duration, grouped};
+    ui.heading("Report");
+    ui.weak("Click an event for its details; double-click or F zooms to it.");
+    ui.add_space(6.0);
+    let (start, end) = trace.info.time_range;
+    let counts = [
+        ("Kernels", trace.kernels.spans.len()),
+        ("Memory copies", trace.memcpys.spans.len()),
+        ("Memory sets", trace.memsets.spans.len()),
+        ("CUDA API calls", trace.cuda_api.spans.len()),
+        ("NVTX ranges", trace.nvtx.spans.len()),
+        ("OS runtime calls", trace.osrt.spans.len()),
+    ];
+    egui::Grid::new("overview")
+        .num_columns(2)
+        .striped(true)
+        .min_col_width(120.0)
+        .show(ui, |ui| {
+            ui.strong("Duration");
+            ui.label(duration(end.saturating_sub(start)));
+            ui.end_row();
+            if let Some(v) = &trace.info.nsys_version {
+                ui.strong("Recorded by");
+                ui.label(format!("nsys {v}"));
+                ui.end_row();
+            }
+            for gpu in &trace.gpus {
+                ui.strong(format!("GPU {}", gpu.device_id));
+                ui.add(egui::Label::new(&gpu.name).wrap());
+                ui.end_row();
+            }
+            for (what, n) in counts.into_iter().filter(|&(_, n)| n > 0) {
+                ui.strong(what);
+                ui.label(grouped(n as i64));
+                ui.end_row();
+            }
+        });
+}

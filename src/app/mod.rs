@@ -1,14 +1,21 @@
 //! The desktop viewer (eframe): opening reports, menus, and the panels around
 //! the timeline. The UI reads the model and the analysis, never the file.
 
+pub mod annotations_panel;
 pub mod capture_panel;
 pub mod colors;
+pub mod compare_view;
 pub mod details;
 pub mod events;
+pub mod export_image;
+pub mod file_browser;
 pub mod findings_panel;
 pub mod format;
+pub mod help;
 pub mod kernel_panel;
+pub mod lesson_panel;
 pub mod nvtx_gpu;
+pub mod prefs;
 pub mod range_stats;
 pub mod search;
 pub mod table_export;
@@ -28,9 +35,13 @@ use crate::capture::session::{CaptureJob, CaptureOptions};
 use crate::loader::{LoadJob, LoadMessage, Progress};
 use crate::model::Trace;
 use capture_panel::{CaptureDialog, Live, LiveUpdate};
+use compare_view::CompareView;
+pub use compare_view::run_compare;
 use events::{EventRef, Table};
 use findings_panel::FindingsPanel;
+use help::Help;
 use kernel_panel::KernelPanel;
+use prefs::Prefs;
 use range_stats::RangeStats;
 use search::Search;
 use timeline::Timeline;
@@ -49,6 +60,11 @@ struct Saved {
     /// Collapsed and hidden rows, by report (canonical path): row keys are
     /// thread and stream ids, which mean other rows in another report.
     rows: std::collections::BTreeMap<PathBuf, RowState>,
+    /// Theme, UI zoom, presentation mode, details panel.
+    prefs: Prefs,
+    /// The reports open at the end of the last session, and the one shown.
+    tabs: Vec<PathBuf>,
+    shown: Option<PathBuf>,
 }
 
 /// The rows a user collapsed or hid in one report.
@@ -71,16 +87,24 @@ pub struct Document {
     /// The GPU work of the selected NVTX range (details panel).
     pub nvtx_gpu: nvtx_gpu::NvtxGpu,
     pub findings: FindingsPanel,
+    /// The user's notes, kept beside the report.
+    pub notes: annotations_panel::AnnotationsPanel,
     /// Set when the report is a live capture (running or finished).
     pub live: Option<Live>,
+    /// A kernel clicked on the timeline, and when its panel opens: after the
+    /// double-click delay, so the panel never appears under a double-click's
+    /// second click.
+    kernel_pending: Option<(crate::model::StrId, f64)>,
 }
 
 impl Document {
     fn new(trace: Trace, path: PathBuf) -> Self {
         let timeline = Timeline::new(&trace);
+        let notes = annotations_panel::AnnotationsPanel::load(&path, &trace);
         let trace = Arc::new(trace);
         Document {
             path,
+            notes,
             findings: FindingsPanel::start(&trace),
             trace,
             timeline,
@@ -89,6 +113,7 @@ impl Document {
             kernel: KernelPanel::default(),
             nvtx_gpu: nvtx_gpu::NvtxGpu::default(),
             live: None,
+            kernel_pending: None,
         }
     }
 
@@ -99,6 +124,9 @@ impl Document {
             ..Trace::default()
         };
         let mut doc = Document::new(empty, PathBuf::from(&job.label));
+        // No report file yet to keep notes beside (the label may even name
+        // the replayed report, whose notes are not this tab's).
+        doc.notes = Default::default();
         doc.live = Some(Live::new(job));
         doc
     }
@@ -198,10 +226,11 @@ struct Loading {
     progress: Progress,
 }
 
-/// One tab: a report being read, or an open one.
+/// One tab: a report being read, an open one, or two compared.
 enum Tab {
     Loading(Loading),
     Ready(Box<Document>),
+    Compare(Box<CompareView>),
 }
 
 impl Tab {
@@ -209,6 +238,7 @@ impl Tab {
         match self {
             Tab::Loading(l) => &l.job.path,
             Tab::Ready(d) => &d.path,
+            Tab::Compare(c) => c.path(),
         }
     }
 
@@ -221,6 +251,7 @@ impl Tab {
         match self {
             Tab::Loading(l) => format!("{name} ({:.0}%)", l.progress.fraction * 100.0),
             Tab::Ready(_) => name,
+            Tab::Compare(c) => c.title(),
         }
     }
 }
@@ -242,7 +273,10 @@ pub struct SightlineApp {
     /// The last problem, shown in the window until dismissed.
     pub error: Option<String>,
     pub recent: Vec<PathBuf>,
-    dialog: Option<Receiver<Option<PathBuf>>>,
+    /// The native file dialog's answer, and when it was asked for.
+    dialog: Option<(Receiver<Option<PathBuf>>, std::time::Instant)>,
+    /// File ▸ Browse…, and the fallback when there is no native dialog.
+    pub browser: file_browser::FileBrowser,
     open_path: String,
     saved_view: Option<ViewState>,
     saved_rows: std::collections::BTreeMap<PathBuf, RowState>,
@@ -252,6 +286,17 @@ pub struct SightlineApp {
     save_path: String,
     /// The last save that worked, shown in the status bar.
     saved_to: Option<PathBuf>,
+    /// File ▸ Export image / Copy image.
+    image_export: export_image::ImageExport,
+    /// Theme, UI zoom, presentation mode, details panel (kept across restarts).
+    pub prefs: Prefs,
+    /// The theme and zoom are given to egui on the first frame (no context before).
+    prefs_applied: bool,
+    /// The last session's tabs, reopened when the window starts with no file.
+    last_session: (Vec<PathBuf>, Option<PathBuf>),
+    help: Help,
+    /// The Lessons menu and the lesson being followed.
+    pub lessons: lesson_panel::Lessons,
 }
 
 /// The report opened when none is given: next to the executable or in the
@@ -294,22 +339,39 @@ impl SightlineApp {
             recent: saved.recent,
             saved_view: saved.view,
             saved_rows: saved.rows,
+            prefs: saved.prefs,
+            last_session: (saved.tabs, saved.shown),
             ..Default::default()
         }
+    }
+
+    /// Reopens the reports of the last session that still exist, showing the
+    /// one that was shown; false when there are none.
+    pub fn reopen_last_session(&mut self) -> bool {
+        let (paths, shown) = std::mem::take(&mut self.last_session);
+        let mut any = false;
+        for p in paths.into_iter().filter(|p| p.is_file()) {
+            self.open(p);
+            any = true;
+        }
+        if let Some(i) = shown.and_then(|s| self.tabs.iter().position(|t| t.path() == s)) {
+            self.active = i;
+        }
+        any
     }
 
     /// The report shown (None while its tab is still loading, or none is open).
     pub fn doc(&self) -> Option<&Document> {
         match self.tabs.get(self.active)? {
             Tab::Ready(d) => Some(d),
-            Tab::Loading(_) => None,
+            Tab::Loading(_) | Tab::Compare(_) => None,
         }
     }
 
     pub fn doc_mut(&mut self) -> Option<&mut Document> {
         match self.tabs.get_mut(self.active)? {
             Tab::Ready(d) => Some(d),
-            Tab::Loading(_) => None,
+            Tab::Loading(_) | Tab::Compare(_) => None,
         }
     }
 
@@ -317,7 +379,7 @@ impl SightlineApp {
     pub fn docs(&self) -> impl Iterator<Item = &Document> {
         self.tabs.iter().filter_map(|t| match t {
             Tab::Ready(d) => Some(&**d),
-            Tab::Loading(_) => None,
+            Tab::Loading(_) | Tab::Compare(_) => None,
         })
     }
 
@@ -359,7 +421,11 @@ impl SightlineApp {
     /// already open (or opening) is just shown.
     pub fn open(&mut self, path: PathBuf) {
         self.error = None;
-        if let Some(i) = self.tabs.iter().position(|t| same_file(t.path(), &path)) {
+        if let Some(i) = self
+            .tabs
+            .iter()
+            .position(|t| !matches!(t, Tab::Compare(_)) && same_file(t.path(), &path))
+        {
             self.active = i;
             return;
         }
@@ -553,31 +619,39 @@ impl SightlineApp {
                 let _ = tx.send(picked.unwrap_or(None));
             });
         match spawned {
-            Ok(_) => self.dialog = Some(rx),
+            Ok(_) => self.dialog = Some((rx, std::time::Instant::now())),
             Err(e) => self.error = Some(format!("cannot open a file dialog: {e}")),
         }
     }
 
     fn poll_dialog(&mut self) {
-        let Some(rx) = &self.dialog else { return };
-        match rx.try_recv() {
-            Ok(Some(path)) => {
-                self.dialog = None;
-                self.open(path);
-            }
-            Ok(None) => {
-                self.dialog = None;
-                self.error = Some(
-                    "No file was chosen. If no dialog appeared, this system has no file-dialog portal: \
-                     type a path in File > Open path, drop the file on the window, or pass it on the command line."
-                        .into(),
-                );
-            }
-            Err(crossbeam_channel::TryRecvError::Empty) => {}
-            Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                self.dialog = None;
-                self.error = Some("the file dialog failed (no desktop portal?)".into());
-            }
+        let Some((rx, asked)) = &self.dialog else {
+            return;
+        };
+        let answer = match rx.try_recv() {
+            Ok(answer) => answer,
+            Err(crossbeam_channel::TryRecvError::Empty) => return,
+            Err(crossbeam_channel::TryRecvError::Disconnected) => None,
+        };
+        let waited = asked.elapsed();
+        self.dialog = None;
+        match answer {
+            Some(path) => self.open(path),
+            None => self.no_file_chosen(waited),
+        }
+    }
+
+    /// The native dialog gave no file. Back at once, there was no dialog (no
+    /// desktop portal): the in-app browser takes over. After a while, the
+    /// user cancelled it, which needs no message.
+    pub fn no_file_chosen(&mut self, waited: Duration) {
+        if waited < Duration::from_millis(800) {
+            let here = self
+                .doc()
+                .map(|d| d.path.clone())
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_else(|| PathBuf::from("."));
+            self.browser.show_at(&here);
         }
     }
 
@@ -585,6 +659,16 @@ impl SightlineApp {
     pub fn ui(&mut self, ui: &mut Ui) {
         let busy = self.poll_loading() | self.poll_captures() | self.poll_saving();
         self.poll_dialog();
+        let timeline_area = self.doc().map(|d| d.timeline.area);
+        match self.image_export.poll(ui.ctx(), timeline_area) {
+            Some(export_image::Outcome::Saved(p)) => self.saved_to = Some(p),
+            Some(export_image::Outcome::Failed(e)) => self.error = Some(e),
+            Some(copied) => self.image_export.notice = Some(copied.to_string()),
+            None => {}
+        }
+        if let Some(path) = self.browser.ui(ui.ctx()) {
+            self.open(path);
+        }
         if let Some((spec, params)) = self.capture_dialog.ui(ui.ctx()) {
             self.start_capture(spec, params);
         }
@@ -610,16 +694,33 @@ impl SightlineApp {
         if ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, Key::Q)) {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
         }
-        egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
-        if !self.tabs.is_empty() {
-            egui::Panel::top("tabs").show(ui, |ui| self.tab_bar(ui));
+        if !self.prefs_applied {
+            self.prefs.apply(ui.ctx());
+            self.prefs_applied = true;
+        }
+        self.prefs.keys(ui.ctx());
+        self.prefs.remember_zoom(ui.ctx());
+        self.help.ui(ui.ctx());
+        let presenting = self.prefs.presentation;
+        if presenting {
+            egui::Panel::top("presentation").show(ui, |ui| self.presentation_bar(ui));
+        } else {
+            egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
+            if !self.tabs.is_empty() {
+                egui::Panel::top("tabs").show(ui, |ui| self.tab_bar(ui));
+            }
         }
         if self.is_loading()
             || self.error.is_some()
             || self.saving.is_some()
             || self.saved_to.is_some()
+            || self.image_export.notice.is_some()
         {
             egui::Panel::top("status").show(ui, |ui| self.status_bar(ui));
+        }
+        if let Some(view) = self.compare_view_mut() {
+            view.ui(ui);
+            return;
         }
         let loading_shown = matches!(self.tabs.get(self.active), Some(Tab::Loading(_)));
         if let Some(doc) = self.doc_mut()
@@ -628,6 +729,8 @@ impl SightlineApp {
             let label = doc.path.display().to_string();
             egui::Panel::top("capture").show(ui, |ui| live.bar(ui, &label));
         }
+        lesson_panel::frame(self, ui);
+        let details_panel = self.prefs.details_panel;
         let Some(doc) = self.doc_mut() else {
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.centered_and_justified(|ui| {
@@ -640,27 +743,46 @@ impl SightlineApp {
             });
             return;
         };
-        if let Some(sel) = doc.timeline.selected {
+        // The panel keeps its place with or without a selection: opening it
+        // on a click would move the timeline under the pointer, and a
+        // double-click's second click would land in the panel.
+        if details_panel {
+            // At most 30% of the window: the events keep the most of a small
+            // one (or of a projector's at a large UI zoom).
             egui::Panel::right("details")
-                .default_size(420.0)
-                .min_size(360.0)
+                .default_size(380.0)
+                .min_size(200.0)
+                .max_size((ui.available_width() * 0.3).max(200.0))
                 .resizable(true)
                 .show(ui, |ui| {
-                    egui::ScrollArea::vertical().show(ui, |ui| {
-                        if let Some(ev) = details::ui(ui, &doc.trace, sel, &doc.timeline.related) {
-                            doc.show_event(ev);
-                        }
-                        if sel.table == Table::Nvtx && ui.button("Aggregate this range").clicked() {
-                            let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
-                            doc.select_range(s, e.max(s + 1));
-                        }
-                        if sel.table == Table::Nvtx {
-                            doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
-                        }
-                    });
+                    // Both ways: a long name scrolls instead of widening the
+                    // panel, which would move the timeline under the pointer.
+                    egui::ScrollArea::both()
+                        .auto_shrink([false, false])
+                        .show(ui, |ui| {
+                            let Some(sel) = doc.timeline.selected else {
+                                details::overview(ui, &doc.trace);
+                                return;
+                            };
+                            if let Some(ev) =
+                                details::ui(ui, &doc.trace, sel, &doc.timeline.related)
+                            {
+                                doc.show_event(ev);
+                            }
+                            if sel.table == Table::Nvtx
+                                && ui.button("Aggregate this range").clicked()
+                            {
+                                let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
+                                doc.select_range(s, e.max(s + 1));
+                            }
+                            if sel.table == Table::Nvtx {
+                                doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
+                            }
+                        });
                 });
         }
         doc.findings_frame(ui);
+        doc.notes_frame(ui);
         if doc.stats.range.is_some() {
             egui::Panel::bottom("range_stats")
                 .default_size(280.0)
@@ -684,7 +806,7 @@ impl SightlineApp {
             // Hidden rows are remembered across sessions: say so, or a user
             // meets a timeline with rows missing and no idea why.
             let hidden = doc.timeline.view.hidden.len();
-            if hidden > 0 {
+            if hidden > 0 && !presenting {
                 ui.horizontal(|ui| {
                     ui.label(
                         RichText::new(format!(
@@ -701,6 +823,7 @@ impl SightlineApp {
             doc.timeline.highlight = std::mem::take(&mut doc.search.mask);
             let before = (doc.timeline.view.start, doc.timeline.view.end);
             let out = doc.timeline.ui(ui, &doc.trace);
+            doc.notes_menu(&out);
             // Follow mode ends as soon as the user zooms or pans.
             if let Some(live) = doc.live.as_mut()
                 && live.is_running()
@@ -717,13 +840,25 @@ impl SightlineApp {
                 doc.stats.clear();
             }
         });
-        // A kernel clicked on the timeline opens its panel.
+        // A kernel clicked on the timeline opens its panel once a double-click
+        // can no longer follow (the panel floats over the timeline).
+        let now = ui.input(|i| i.time);
+        let delay = ui.ctx().options(|o| o.input_options.max_double_click_delay);
         if let Some(ev) = doc.timeline.selected
             && doc.timeline.selected != selected_before
             && ev.table == Table::Kernel
             && let Some(&name) = doc.trace.kernels.spans.name.get(ev.index as usize)
         {
-            doc.open_kernel(name);
+            doc.kernel_pending = Some((name, now + delay));
+        }
+        if let Some((name, at)) = doc.kernel_pending {
+            if now >= at {
+                doc.kernel_pending = None;
+                doc.open_kernel(name);
+            } else {
+                ui.ctx()
+                    .request_repaint_after(Duration::from_secs_f64(at - now));
+            }
         }
         let range = doc.stats.range;
         // The panel floats over the timeline only: the details and the range
@@ -741,19 +876,39 @@ impl SightlineApp {
         ui.horizontal_wrapped(|ui| {
             for (i, tab) in self.tabs.iter().enumerate() {
                 let title = tab.title();
-                let r = ui
-                    .selectable_label(i == self.active, &title)
-                    .on_hover_text(tab.path().display().to_string());
-                if r.clicked() {
-                    show = Some(i);
+                // Title and close button are one group, so a wrap never
+                // leaves a close button alone at the start of a line; a group
+                // is laid out where the cursor is, so the wrap is decided here.
+                let title_width = egui::WidgetText::from(title.as_str())
+                    .into_galley(
+                        ui,
+                        Some(egui::TextWrapMode::Extend),
+                        f32::INFINITY,
+                        egui::TextStyle::Button,
+                    )
+                    .size()
+                    .x;
+                let group_width = title_width + 48.0;
+                // (available_width() is the whole row's in a wrapping layout.)
+                let room = ui.max_rect().right() - ui.cursor().left();
+                if i > 0 && group_width > room {
+                    ui.end_row();
                 }
-                let x = ui.small_button("x").on_hover_text("close");
-                let name = format!("Close {title}");
-                x.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &name));
-                if x.clicked() {
-                    close = Some(i);
-                }
-                ui.separator();
+                ui.horizontal(|ui| {
+                    let r = ui
+                        .selectable_label(i == self.active, &title)
+                        .on_hover_text(tab.path().display().to_string());
+                    if r.clicked() {
+                        show = Some(i);
+                    }
+                    let x = ui.small_button("x").on_hover_text("close");
+                    let name = format!("Close {title}");
+                    x.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &name));
+                    if x.clicked() {
+                        close = Some(i);
+                    }
+                    ui.separator();
+                });
             }
         });
         if let Some(i) = show {
@@ -775,6 +930,21 @@ impl SightlineApp {
                 .ui(ui, |ui| {
                     if ui.button("Open…").clicked() {
                         self.open_dialog();
+                        ui.close();
+                    }
+                    if ui
+                        .button("Browse…")
+                        .on_hover_text(
+                            "Sightline's own file browser (when the desktop has no file dialog)",
+                        )
+                        .clicked()
+                    {
+                        let here = self
+                            .doc()
+                            .map(|d| d.path.clone())
+                            .or_else(|| std::env::current_dir().ok())
+                            .unwrap_or_else(|| PathBuf::from("."));
+                        self.browser.show_at(&here);
                         ui.close();
                     }
                     ui.horizontal(|ui| {
@@ -803,6 +973,7 @@ impl SightlineApp {
                         self.open(p);
                         ui.close();
                     }
+                    self.compare_menu(ui);
                     ui.separator();
                     ui.horizontal(|ui| {
                         let label = ui.label("Save as:");
@@ -819,6 +990,8 @@ impl SightlineApp {
                             ui.close();
                         }
                     });
+                    let report = self.doc().map(|d| d.path.clone());
+                    self.image_export.menu(ui, report.as_deref());
                     ui.separator();
                     if ui.button("Quit (Ctrl+Q)").clicked() {
                         ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
@@ -859,8 +1032,20 @@ impl SightlineApp {
                     ui.close();
                 }
             });
-            let Some(doc) = self.doc_mut() else { return };
+            self.lessons.menu(ui);
+            // Direct field access: the View menu edits the report shown and
+            // the window settings at once.
+            let mut doc = match self.tabs.get_mut(self.active) {
+                Some(Tab::Ready(d)) => Some(&mut **d),
+                _ => None,
+            };
+            let prefs = &mut self.prefs;
             ui.menu_button("View", |ui| {
+                prefs.menu(ui);
+                let Some(doc) = doc.as_deref_mut() else {
+                    return;
+                };
+                ui.separator();
                 if ui.button("Fit all (Home)").clicked() {
                     doc.timeline.fit_all();
                 }
@@ -889,13 +1074,23 @@ impl SightlineApp {
                     doc.timeline.range = None;
                 }
             });
+            let help = &mut self.help;
+            ui.menu_button("Help", |ui| {
+                if ui.button("Keys and mouse (F1)").clicked() {
+                    help.open = true;
+                    ui.close();
+                }
+            });
+            let Some(doc) = doc else { return };
             ui.separator();
             let search_label = ui.label("Search");
+            // The box gives way first when the window is narrow.
+            let box_width = (ui.available_width() * 0.3).clamp(90.0, 220.0);
             let search = ui
                 .add(
                     egui::TextEdit::singleline(&mut doc.search.query)
                         .hint_text("Search events (Ctrl+F or /)")
-                        .desired_width(220.0),
+                        .desired_width(box_width),
                 )
                 .labelled_by(search_label.id);
             // Ctrl+F, or / when no text field has the keyboard, goes to the box.
@@ -907,6 +1102,11 @@ impl SightlineApp {
                 search.request_focus();
             }
             let enter = search.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+            // An error is about the query that was run: editing it (or
+            // clearing the box) takes the error away.
+            if search.changed() {
+                doc.search.error = None;
+            }
             ui.checkbox(&mut doc.search.regex, "regex");
             let mut step = None;
             if enter {
@@ -932,14 +1132,30 @@ impl SightlineApp {
                 doc.reveal_event(ev);
             }
             if let Some(e) = &doc.search.error {
-                ui.colored_label(Color32::LIGHT_RED, e);
+                // One short line in the bar (a regex error spans lines and
+                // would spill into the tabs); the whole message on hover.
+                let first = e.lines().next().unwrap_or_default();
+                let short = if first.starts_with("bad regex") {
+                    "bad regex"
+                } else {
+                    first
+                };
+                ui.colored_label(Color32::LIGHT_RED, format::clip(short, 40))
+                    .on_hover_text(e);
             } else if !doc.search.matches.is_empty() && !doc.search.is_stale() {
                 let cur = doc.search.current.map_or(0, |c| c + 1);
                 let more = if doc.search.truncated { "+" } else { "" };
                 ui.label(format!("{cur}/{}{more} matches", doc.search.matches.len()));
             }
+            // Laid out from the right edge: with too little room it would run
+            // over the search arrows, so below that width it is left out
+            // (the badge is in the Findings panel; counts in the details).
+            if ui.available_width() < 150.0 {
+                return;
+            }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 doc.findings.badge(ui);
+                doc.notes.badge(ui);
                 let warnings = &doc.trace.warnings;
                 if !warnings.is_empty() {
                     let label = format!(
@@ -965,16 +1181,31 @@ impl SightlineApp {
                     .response
                     .on_hover_text("what the loader skipped or guessed");
                 }
-                ui.weak(format!(
-                    "{} · {} events",
-                    doc.path.file_name().map_or_else(
-                        || doc.path.display().to_string(),
-                        |n| n.to_string_lossy().into_owned()
-                    ),
-                    format::grouped(doc.trace.event_count() as i64)
-                ));
             });
         });
+    }
+
+    /// Presentation mode's only chrome: the report's name, the findings badge
+    /// and the way out.
+    fn presentation_bar(&mut self, ui: &mut Ui) {
+        let title = self
+            .tabs
+            .get(self.active)
+            .map(Tab::title)
+            .unwrap_or_default();
+        let mut exit = false;
+        ui.horizontal(|ui| {
+            ui.strong(title);
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                exit = ui.button("Exit presentation (F5)").clicked();
+                if let Some(Tab::Ready(doc)) = self.tabs.get_mut(self.active) {
+                    doc.findings.badge(ui);
+                }
+            });
+        });
+        if exit {
+            self.prefs.set_presentation(ui.ctx(), false);
+        }
     }
 
     fn status_bar(&mut self, ui: &mut Ui) {
@@ -1016,6 +1247,7 @@ impl SightlineApp {
         if dismiss_saved {
             self.saved_to = None;
         }
+        self.image_export.status(ui);
         let mut dismiss = false;
         if let Some(e) = &self.error {
             ui.horizontal(|ui| {
@@ -1054,6 +1286,22 @@ impl eframe::App for SightlineApp {
                 .map(|d| d.timeline.view.clone())
                 .or_else(|| self.saved_view.clone()),
             rows,
+            prefs: self.prefs.clone(),
+            // Reports on disk only: a capture that was never saved has no
+            // file to reopen.
+            tabs: self
+                .tabs
+                .iter()
+                .filter(|t| match t {
+                    Tab::Ready(d) => d.live.is_none(),
+                    Tab::Loading(_) => true,
+                    Tab::Compare(_) => false,
+                })
+                .map(|t| std::fs::canonicalize(t.path()).unwrap_or_else(|_| t.path().to_path_buf()))
+                .collect(),
+            shown: self.tabs.get(self.active).map(|t| {
+                std::fs::canonicalize(t.path()).unwrap_or_else(|_| t.path().to_path_buf())
+            }),
         };
         eframe::set_value(storage, STORAGE_KEY, &saved);
     }
@@ -1080,6 +1328,10 @@ pub fn missing_display() -> Option<&'static str> {
 /// Opens the window on `files` (or the bundled report when empty).
 pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
     launch(move |app| {
+        // No file given: the last session's tabs, else the bundled example.
+        if files.is_empty() && app.reopen_last_session() {
+            return;
+        }
         let files = if files.is_empty() {
             bundled_report().into_iter().collect()
         } else {

@@ -152,11 +152,12 @@ impl TableExport {
             let rows = table.rows.len();
             let outcome = match request {
                 Request::Copy => Outcome::Copy(table.to_tsv(), rows),
-                Request::Save(path) => match crate::files::write_atomically(&path, &table.to_csv())
-                {
-                    Ok(()) => Outcome::Saved(path, rows),
-                    Err(e) => Outcome::Failed(format!("cannot write {}: {e}", path.display())),
-                },
+                Request::Save(path) => {
+                    match crate::files::write_aside(&path, table.to_csv().as_bytes()) {
+                        Ok(()) => Outcome::Saved(path, rows),
+                        Err(e) => Outcome::Failed(format!("cannot write {}: {e}", path.display())),
+                    }
+                }
             };
             let _ = tx.send(outcome);
         };

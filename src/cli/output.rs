@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::analysis::Table;
-use crate::files::write_atomically;
+use crate::files::write_aside;
 
 /// What a table is called: in its file name, its heading, and when it is empty.
 pub(crate) struct Named<'a> {
@@ -34,7 +34,7 @@ pub(crate) fn emit_table(
     if let Some(prefix) = prefix {
         let extension = if csv { "csv" } else { "txt" };
         let path = PathBuf::from(format!("{prefix}_{}.{extension}", named.file_stem));
-        return write_atomically(&path, &text).inspect_err(|e| {
+        return write_aside(&path, text.as_bytes()).inspect_err(|e| {
             eprintln!("sightline: cannot write {}: {e}", path.display());
         });
     }

@@ -20,3 +20,20 @@ pub fn load(name: &str) -> Trace {
     sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false))
         .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
 }
+
+/// eframe's storage, in memory (what survives a restart, for tests).
+#[derive(Default)]
+pub struct MemStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.into(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}

@@ -19,7 +19,16 @@ pub use overlay::{Anchor, Overlay};
 use rows::{LANE_H, Row, RowKind};
 use view::{Mapping, ViewState};
 
-const LABEL_W: f32 = 240.0;
+/// The widest the row-label column gets; it takes a fifth of the timeline's
+/// width at most, so a small window (or a projector at a large UI zoom) keeps
+/// most of its width for the events; long labels are truncated, whole on hover.
+const LABEL_W_MAX: f32 = 240.0;
+const LABEL_W_MIN: f32 = 72.0;
+
+/// The label column's width for a timeline `width` points wide.
+pub fn label_width(width: f32) -> f32 {
+    (width * 0.2).clamp(LABEL_W_MIN, LABEL_W_MAX)
+}
 const RULER_H: f32 = 24.0;
 /// Wheel and key steps closer together than this are one undo entry.
 const BURST_GAP_S: f64 = 0.6;
@@ -32,6 +41,9 @@ const KEEP_SELECTION_FRAMES: u8 = 3;
 pub struct Output {
     /// A time range was selected (ruler drag or shift-drag).
     pub range_selected: Option<(Ns, Ns)>,
+    /// The rows' response, for views that add to its context menu (see
+    /// [`Timeline::context_at`] for where it was opened).
+    pub canvas: Option<egui::Response>,
 }
 
 enum Drag {
@@ -58,6 +70,12 @@ pub struct Timeline {
     /// Lane rects of the last frame, by row index, for hit tests and tests.
     pub layout: Vec<(usize, Rect)>,
     pub canvas: Rect,
+    /// The whole widget (labels, ruler and rows) in the last frame: what an
+    /// image of the timeline shows.
+    pub area: Rect,
+    /// Where the rows were last right-clicked: the time under the pointer
+    /// and the event there, if any (the context menu acts on them).
+    pub context_at: Option<(Ns, Option<EventRef>)>,
     limits: (f64, f64),
     /// Frames left in which the selected row is scrolled back into view.
     keep_selection_frames: u8,
@@ -74,6 +92,10 @@ pub struct Timeline {
     pub overlays: Vec<Overlay>,
     /// Overlay marks painted in the last frame.
     pub overlays_painted: usize,
+    /// Where the ruler counts from when no range is selected (session ns;
+    /// 0 for `None`): a compare view counts both reports from their
+    /// alignment point, so equal labels mean equal positions.
+    pub ruler_origin: Option<f64>,
 }
 
 /// An arrow from one event box to another: edge to edge (not centre to
@@ -123,6 +145,8 @@ impl Timeline {
             drag: Drag::None,
             layout: Vec::new(),
             canvas: Rect::NOTHING,
+            area: Rect::NOTHING,
+            context_at: None,
             limits: (lo, hi),
             painted: 0,
             keep_selection_frames: 0,
@@ -131,6 +155,7 @@ impl Timeline {
             projection_job: None,
             overlays: Vec::new(),
             overlays_painted: 0,
+            ruler_origin: None,
         }
     }
 
@@ -231,6 +256,11 @@ impl Timeline {
             self.remember();
         }
         self.last_step = now;
+    }
+
+    /// The time at screen x `x` in the last frame's layout.
+    pub fn time_at(&self, x: f32) -> f64 {
+        Mapping::new(self.canvas, &self.view).t(x)
     }
 
     /// How many entries Backspace can go back through.
@@ -369,15 +399,16 @@ impl Timeline {
     pub fn ui(&mut self, ui: &mut Ui, trace: &Trace) -> Output {
         let mut out = Output::default();
         let full = ui.available_rect_before_wrap();
+        let label_w = label_width(full.width());
         let ruler_rect = Rect::from_min_max(
-            pos2(full.left() + LABEL_W, full.top()),
+            pos2(full.left() + label_w, full.top()),
             pos2(full.right(), full.top() + RULER_H),
         );
         let canvas =
-            Rect::from_min_max(pos2(full.left() + LABEL_W, full.top() + RULER_H), full.max);
+            Rect::from_min_max(pos2(full.left() + label_w, full.top() + RULER_H), full.max);
         let labels = Rect::from_min_max(
             pos2(full.left(), full.top() + RULER_H),
-            pos2(full.left() + LABEL_W, full.bottom()),
+            pos2(full.left() + label_w, full.bottom()),
         );
         // Panels opening or closing (details, range statistics) change the
         // canvas: the selected row must not end up under them.
@@ -385,6 +416,7 @@ impl Timeline {
             self.keep_selection_frames = KEEP_SELECTION_FRAMES;
         }
         self.canvas = canvas;
+        self.area = full;
         self.projected_drawn.clear();
         ui.allocate_rect(full, Sense::hover());
         let id = ui.scope_id().with("timeline");
@@ -400,13 +432,16 @@ impl Timeline {
         });
 
         self.handle_input(ui, trace, &resp, &ruler_resp, &mut out);
+        out.canvas = Some(resp.clone());
 
         let visuals = ui.visuals().clone();
         let painter = ui.painter_at(full);
         painter.rect_filled(full, 0.0, visuals.extreme_bg_color);
         let map = Mapping::new(canvas, &self.view);
         // With a range selected, the ruler counts from its start.
-        let origin = self.range.map_or(0.0, |(a, _)| a as f64);
+        let origin = self
+            .range
+            .map_or(self.ruler_origin.unwrap_or(0.0), |(a, _)| a as f64);
         let ticks = paint::ruler(
             &painter.with_clip_rect(ruler_rect),
             ruler_rect,
@@ -458,7 +493,7 @@ impl Timeline {
                 continue;
             }
             let label_rect =
-                Rect::from_min_size(pos2(labels.left(), row_rect.top()), vec2(LABEL_W, h));
+                Rect::from_min_size(pos2(labels.left(), row_rect.top()), vec2(label_w, h));
             painter.with_clip_rect(canvas).line_segment(
                 [row_rect.left_bottom(), row_rect.right_bottom()],
                 Stroke::new(1.0, visuals.faint_bg_color),
@@ -781,6 +816,11 @@ impl Timeline {
             let ev = pointer.and_then(|p| self.hit(trace, p));
             self.select(trace, ev);
         }
+        if resp.secondary_clicked()
+            && let Some(p) = pointer
+        {
+            self.context_at = Some((map.t(p.x) as Ns, self.hit(trace, p)));
+        }
 
         // Keys (Perfetto's W/S/A/D), unless a text field has focus.
         if ui.ctx().egui_wants_keyboard_input() {
@@ -801,6 +841,8 @@ impl Timeline {
             .map(|k| i.key_pressed(k))
         });
         let [w, s, a, d, f, home, zero, esc, back] = keys;
+        // Ctrl+0 is the UI zoom's reset, not "fit all".
+        let zero = zero && !ui.input(|i| i.modifiers.command);
         if w || s || a || d {
             self.remember_step(now);
         }

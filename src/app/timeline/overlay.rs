@@ -18,6 +18,8 @@ const UNDER_H: f32 = 4.0;
 /// At most this many labels in one ruler tooltip: a dense spot would
 /// otherwise list thousands.
 const MAX_TIP_LABELS: usize = 6;
+/// Characters of a flag's label shown in its tag (the tooltip has it all).
+const FLAG_TAG_CHARS: usize = 40;
 
 /// Where a mark is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +38,10 @@ pub enum Anchor {
         on: EventRef,
         link: Option<EventRef>,
     },
+    /// A flag on the ruler at the mark's start, a thin line from it down
+    /// through the rows, and the label's first line as a tag at the top of
+    /// the rows (a note: it must read without hovering).
+    Flag,
 }
 
 /// One mark.
@@ -101,6 +107,8 @@ pub(super) fn paint(
     let width = ruler.width().max(0.0) as usize + 1;
     let mut covered = vec![false; width];
     let mut drawn = 0;
+    // Flags whose tags are drawn once all lines are (tags go on top).
+    let mut flags: Vec<(f32, &Overlay)> = Vec::new();
     for m in &tl.overlays {
         if (m.end as f64) < from || (m.start as f64) > to {
             continue;
@@ -178,6 +186,12 @@ pub(super) fn paint(
                 }
                 drawn += 1;
             }
+            Anchor::Flag => {
+                let x = map.x(m.start).round() + 0.5;
+                flag(&ruler_painter, &lane_painter, ruler, canvas, x, m);
+                flags.push((x, m));
+                drawn += 1;
+            }
             Anchor::Outline(ev) => {
                 let Some(slot) = tl.slot(trace, ev, map) else {
                     continue;
@@ -192,7 +206,85 @@ pub(super) fn paint(
             }
         }
     }
+    flag_tags(&lane_painter, canvas, &mut flags);
     drawn
+}
+
+/// A flag's pole and pennant in the ruler and its line down the rows (its
+/// tag is drawn by [`flag_tags`]).
+fn flag(
+    ruler_painter: &egui::Painter,
+    lane_painter: &egui::Painter,
+    ruler: Rect,
+    canvas: Rect,
+    x: f32,
+    m: &Overlay,
+) {
+    lane_painter.line_segment(
+        [pos2(x, canvas.top()), pos2(x, canvas.bottom())],
+        Stroke::new(1.0, m.color.gamma_multiply(0.85)),
+    );
+    ruler_painter.line_segment(
+        [pos2(x, ruler.top() + 1.0), pos2(x, ruler.bottom())],
+        Stroke::new(1.5, m.color),
+    );
+    ruler_painter.add(egui::Shape::convex_polygon(
+        vec![
+            pos2(x, ruler.top() + 1.0),
+            pos2(x + 10.0, ruler.top() + 5.0),
+            pos2(x, ruler.top() + 9.0),
+        ],
+        m.color,
+        Stroke::NONE,
+    ));
+}
+
+/// The tags of the flags at the top of the rows, each in the first of a few
+/// stacked lanes where it does not cover the one before (notes close in time
+/// would otherwise hide each other's text).
+fn flag_tags(painter: &egui::Painter, canvas: Rect, flags: &mut [(f32, &Overlay)]) {
+    const LANES: usize = 3;
+    const LANE_STEP: f32 = 18.0;
+    flags.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut lane_right = [f32::NEG_INFINITY; LANES];
+    for &(x, m) in flags.iter() {
+        let first_line = m.label.lines().next().unwrap_or("").trim();
+        if first_line.is_empty() {
+            continue;
+        }
+        let text = if first_line.chars().nth(FLAG_TAG_CHARS).is_some() {
+            let mut t: String = first_line.chars().take(FLAG_TAG_CHARS - 1).collect();
+            t.push('…');
+            t
+        } else {
+            first_line.to_string()
+        };
+        let galley =
+            painter.layout_no_wrap(text, egui::FontId::proportional(11.5), readable_on(m.color));
+        // The first free lane, else the one that frees up first.
+        let lane = (0..LANES).find(|&l| lane_right[l] < x).unwrap_or_else(|| {
+            (0..LANES)
+                .min_by(|&a, &b| lane_right[a].total_cmp(&lane_right[b]))
+                .unwrap_or(0)
+        });
+        let tag = Rect::from_min_size(
+            pos2(x + 1.0, canvas.top() + 2.0 + lane as f32 * LANE_STEP),
+            galley.size() + vec2(8.0, 4.0),
+        );
+        lane_right[lane] = tag.right() + 2.0;
+        painter.rect_filled(tag, 2.0, m.color.gamma_multiply(0.92));
+        painter.galley(tag.min + vec2(4.0, 2.0), galley, Color32::WHITE);
+    }
+}
+
+/// Black or white, whichever reads better on `bg`.
+fn readable_on(bg: Color32) -> Color32 {
+    let luma = 0.299 * bg.r() as f32 + 0.587 * bg.g() as f32 + 0.114 * bg.b() as f32;
+    if luma > 150.0 {
+        Color32::BLACK
+    } else {
+        Color32::WHITE
+    }
 }
 
 /// Diagonal stripes over `area` (the painter clips them to it).
@@ -217,14 +309,18 @@ pub(super) fn ruler_labels<'a>(
     map: &Mapping,
     pos: Pos2,
 ) -> Vec<&'a str> {
-    if pos.y < ruler.bottom() - RULER_BAND_H - 7.0 {
-        return Vec::new();
-    }
+    // Bands sit at the bottom of the ruler; a flag's pole spans all of it.
+    let in_band = pos.y >= ruler.bottom() - RULER_BAND_H - 7.0;
     // A few pixels of slack: a mark one pixel wide must still be hoverable.
     let (t0, t1) = (map.t(pos.x - 3.0), map.t(pos.x + 3.0));
     tl.overlays
         .iter()
-        .filter(|m| m.anchor == Anchor::Ruler && !m.label.is_empty())
+        .filter(|m| match m.anchor {
+            Anchor::Ruler => in_band,
+            Anchor::Flag => true,
+            _ => false,
+        })
+        .filter(|m| !m.label.is_empty())
         .filter(|m| (m.start as f64) <= t1 && (m.end as f64) >= t0)
         .map(|m| m.label.as_str())
         .take(MAX_TIP_LABELS + 1)

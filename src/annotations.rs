@@ -1,0 +1,385 @@
+//! Notes a person pins to a report — to a moment, or to one event — kept in a
+//! sidecar file beside the report (`REPORT.sqlite.notes.json`), never inside
+//! it: reports stay exactly as nsys wrote them.
+//!
+//! An event is named in the file by what identifies it in any load of the
+//! same report — its kind, start, end and name — not by its row index, which
+//! depends on how the loader ordered the rows. A note whose event is not
+//! found again (the report was re-exported, or replaced) keeps its text and
+//! its time and says that its event is gone.
+//!
+//! No egui here: the viewer draws notes, this module only knows what they are
+//! and how they are stored.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{EventId, EventKind, Ns, SpanColumns, StrId, Trace};
+
+/// Appended to the report's file name to name its sidecar.
+pub const SIDECAR_SUFFIX: &str = ".notes.json";
+/// The format written; a file of a newer format is refused, not misread.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One note.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Note {
+    pub text: String,
+    /// sRGB; `"#rrggbb"` in the file.
+    #[serde(with = "hex_color")]
+    pub color: [u8; 3],
+    /// What the note is pinned to.
+    #[serde(flatten)]
+    pub pin: Pin,
+}
+
+/// What a note is pinned to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pin {
+    /// A moment on the session clock (the report's ns).
+    Time(Ns),
+    /// One event.
+    Event(EventKey),
+}
+
+/// What identifies an event across loads of the same report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventKey {
+    /// `kernel`, `api`, `nvtx`, ... ([`EventKind::name`]).
+    #[serde(with = "kind_name")]
+    pub kind: EventKind,
+    pub start: Ns,
+    pub end: Ns,
+    pub name: String,
+}
+
+impl Note {
+    /// Where the note sits on the timeline: its moment, or its event's start.
+    pub fn time(&self) -> Ns {
+        match &self.pin {
+            Pin::Time(t) => *t,
+            Pin::Event(key) => key.start,
+        }
+    }
+}
+
+/// The sidecar file as written.
+#[derive(Serialize, Deserialize)]
+struct Sidecar {
+    /// The format version (and a name that says what the file is).
+    sightline_notes: u32,
+    /// The report's file name, for a person reading the file; not checked
+    /// (a report copied with its sidecar under a new name keeps its notes).
+    #[serde(default)]
+    report: String,
+    #[serde(default)]
+    notes: Vec<Note>,
+}
+
+/// Why notes could not be read or written.
+#[derive(Debug)]
+pub enum NotesError {
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    Malformed {
+        path: PathBuf,
+        message: String,
+    },
+    Newer {
+        path: PathBuf,
+        version: u32,
+    },
+    Write {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+impl fmt::Display for NotesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotesError::Read { path, error } => {
+                write!(f, "cannot read the notes {}: {error}", path.display())
+            }
+            NotesError::Malformed { path, message } => write!(
+                f,
+                "the notes file {} is not valid ({message}); its notes were not loaded \
+                 and it is left as it is until a note is added",
+                path.display()
+            ),
+            NotesError::Newer { path, version } => write!(
+                f,
+                "the notes file {} has format {version}, newer than this Sightline reads \
+                 ({FORMAT_VERSION}); it is left as it is",
+                path.display()
+            ),
+            NotesError::Write { path, error } => {
+                write!(f, "cannot save the notes to {}: {error}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for NotesError {}
+
+/// The sidecar of `report`: `REPORT.sqlite` → `REPORT.sqlite.notes.json`.
+pub fn sidecar_path(report: &Path) -> PathBuf {
+    let mut name = report.as_os_str().to_owned();
+    name.push(SIDECAR_SUFFIX);
+    PathBuf::from(name)
+}
+
+/// Reads the notes of `report`; none (and no error) when it has no sidecar.
+pub fn load(report: &Path) -> Result<Vec<Note>, NotesError> {
+    let path = sidecar_path(report);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(NotesError::Read { path, error }),
+    };
+    parse(&text).map_err(|e| match e {
+        ParseError::Malformed(message) => NotesError::Malformed {
+            path: path.clone(),
+            message,
+        },
+        ParseError::Newer(version) => NotesError::Newer {
+            path: path.clone(),
+            version,
+        },
+    })
+}
+
+enum ParseError {
+    Malformed(String),
+    Newer(u32),
+}
+
+fn parse(text: &str) -> Result<Vec<Note>, ParseError> {
+    // The version first, alone: a newer file may not parse as this format,
+    // and "newer" says more than the field it trips on.
+    #[derive(Deserialize)]
+    struct Version {
+        sightline_notes: u32,
+    }
+    let version: Version =
+        serde_json::from_str(text).map_err(|e| ParseError::Malformed(e.to_string()))?;
+    if version.sightline_notes > FORMAT_VERSION {
+        return Err(ParseError::Newer(version.sightline_notes));
+    }
+    let file: Sidecar =
+        serde_json::from_str(text).map_err(|e| ParseError::Malformed(e.to_string()))?;
+    Ok(file.notes)
+}
+
+/// Writes the notes of `report` beside it (built aside, then renamed). With
+/// no notes left the sidecar is removed rather than left empty. Returns the
+/// sidecar's path.
+pub fn save(report: &Path, notes: &[Note]) -> Result<PathBuf, NotesError> {
+    let path = sidecar_path(report);
+    if notes.is_empty() {
+        return match std::fs::remove_file(&path) {
+            Ok(()) => Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(path),
+            Err(error) => Err(NotesError::Write { path, error }),
+        };
+    }
+    let file = Sidecar {
+        sightline_notes: FORMAT_VERSION,
+        report: report
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        notes: notes.to_vec(),
+    };
+    let mut text = serde_json::to_string_pretty(&file).map_err(|e| NotesError::Write {
+        path: path.clone(),
+        error: std::io::Error::other(e),
+    })?;
+    text.push('\n');
+    match crate::files::write_aside(&path, text.as_bytes()) {
+        Ok(()) => Ok(path),
+        Err(error) => Err(NotesError::Write { path, error }),
+    }
+}
+
+/// The columns of one kind of event.
+fn spans_of(trace: &Trace, kind: EventKind) -> &SpanColumns {
+    match kind {
+        EventKind::Api => &trace.cuda_api.spans,
+        EventKind::Osrt => &trace.osrt.spans,
+        EventKind::Nvtx => &trace.nvtx.spans,
+        EventKind::Kernel => &trace.kernels.spans,
+        EventKind::Memcpy => &trace.memcpys.spans,
+        EventKind::Memset => &trace.memsets.spans,
+        EventKind::Sync => &trace.syncs.spans,
+        EventKind::Graph => &trace.graph_execs.spans,
+    }
+}
+
+/// What identifies `ev`, or `None` for an index the trace does not hold.
+pub fn key_of(trace: &Trace, ev: EventId) -> Option<EventKey> {
+    let spans = spans_of(trace, ev.kind);
+    let i = ev.index as usize;
+    Some(EventKey {
+        kind: ev.kind,
+        start: *spans.start.get(i)?,
+        end: *spans.end.get(i)?,
+        name: trace.name(*spans.name.get(i)?).to_string(),
+    })
+}
+
+/// Finds each key's event in `trace` (`None` where it is not there). One
+/// pass over each kind of event that a key names, however many keys: a
+/// report of ten million events with a hundred notes still opens at once.
+/// Two events alike in kind, start, end and name (never seen in a real
+/// report) resolve to the first.
+pub fn resolve(trace: &Trace, keys: &[&EventKey]) -> Vec<Option<EventId>> {
+    let mut found = vec![None; keys.len()];
+    // Per kind: (start, end, name) → the keys (by position) naming it.
+    type Wanted = HashMap<(Ns, Ns, StrId), Vec<usize>>;
+    let mut by_kind: HashMap<EventKind, Wanted> = HashMap::new();
+    for (k, key) in keys.iter().enumerate() {
+        // A name the report does not hold at all cannot match.
+        if let Some(name) = trace.strings.find(&key.name) {
+            by_kind
+                .entry(key.kind)
+                .or_default()
+                .entry((key.start, key.end, name))
+                .or_default()
+                .push(k);
+        }
+    }
+    for (kind, mut wanted) in by_kind {
+        let spans = spans_of(trace, kind);
+        let rows = spans.start.iter().zip(&spans.end).zip(&spans.name);
+        for (i, ((&start, &end), &name)) in rows.enumerate() {
+            if let Some(ks) = wanted.remove(&(start, end, name)) {
+                for k in ks {
+                    found[k] = Some(EventId::new(kind, i as u32));
+                }
+                if wanted.is_empty() {
+                    break;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// `"#rrggbb"` ⇄ `[r, g, b]`.
+mod hex_color {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(c: &[u8; 3], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2]))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 3], D::Error> {
+        let text = String::deserialize(d)?;
+        parse(&text).ok_or_else(|| D::Error::custom(format!("color {text:?} is not #rrggbb")))
+    }
+
+    fn parse(text: &str) -> Option<[u8; 3]> {
+        let hex = text.strip_prefix('#')?;
+        if hex.len() != 6 || !hex.is_ascii() {
+            return None;
+        }
+        let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+        Some([byte(0)?, byte(2)?, byte(4)?])
+    }
+}
+
+/// [`EventKind`] by its [`EventKind::name`].
+mod kind_name {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    use crate::model::EventKind;
+
+    const ALL: [EventKind; 8] = [
+        EventKind::Api,
+        EventKind::Osrt,
+        EventKind::Nvtx,
+        EventKind::Kernel,
+        EventKind::Memcpy,
+        EventKind::Memset,
+        EventKind::Sync,
+        EventKind::Graph,
+    ];
+
+    pub fn serialize<S: Serializer>(kind: &EventKind, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(kind.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<EventKind, D::Error> {
+        let text = String::deserialize(d)?;
+        ALL.into_iter()
+            .find(|k| k.name() == text)
+            .ok_or_else(|| D::Error::custom(format!("unknown event kind {text:?}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(pin: Pin) -> Note {
+        Note {
+            text: "why is this slow?".into(),
+            color: [255, 136, 0],
+            pin,
+        }
+    }
+
+    #[test]
+    fn the_file_format_reads_back_what_it_wrote() {
+        let notes = vec![
+            note(Pin::Time(123_456_789)),
+            note(Pin::Event(EventKey {
+                kind: EventKind::Kernel,
+                start: 5,
+                end: 9,
+                name: "gemm \"quoted\"".into(),
+            })),
+        ];
+        let text = serde_json::to_string_pretty(&Sidecar {
+            sightline_notes: FORMAT_VERSION,
+            report: "r.sqlite".into(),
+            notes: notes.clone(),
+        })
+        .expect("serializes");
+        assert!(text.contains("\"color\": \"#ff8800\""), "{text}");
+        assert!(text.contains("\"time\": 123456789"), "{text}");
+        assert!(text.contains("\"kind\": \"kernel\""), "{text}");
+        assert_eq!(parse(&text).ok(), Some(notes));
+    }
+
+    #[test]
+    fn bad_files_are_errors_not_guesses() {
+        let bad = [
+            "",
+            "{",
+            "[]",
+            r#"{"notes": []}"#,
+            r##"{"sightline_notes": 1, "notes": [{"text": "a", "color": "#12345", "time": 1}]}"##,
+            r##"{"sightline_notes": 1, "notes": [{"text": "a", "color": "#123456"}]}"##,
+            r##"{"sightline_notes": 1, "notes": [{"text": "a", "color": "#123456",
+                 "event": {"kind": "warp", "start": 1, "end": 2, "name": "x"}}]}"##,
+        ];
+        for text in bad {
+            assert!(
+                matches!(parse(text), Err(ParseError::Malformed(_))),
+                "{text:?} must be refused"
+            );
+        }
+        assert!(matches!(
+            parse(r#"{"sightline_notes": 2, "notes": "whatever"}"#),
+            Err(ParseError::Newer(2))
+        ));
+    }
+}

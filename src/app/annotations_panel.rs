@@ -1,0 +1,597 @@
+//! The Notes panel: notes pinned to a moment or to an event, listed in time
+//! order (a click zooms there), edited in place, and drawn on the timeline
+//! as flags (an event note also outlines its event).
+//!
+//! Notes live in the report's sidecar ([`crate::annotations`]): read when the
+//! report opens, written on every change. Writing happens right here on the
+//! UI thread: the file is a few kilobytes, written aside and renamed in well
+//! under a millisecond on a local disk, and a synchronous write means a note
+//! is on disk before the next frame — no queue to lose on exit. Text is
+//! written when its box loses the keyboard, or a second after the last
+//! keystroke, not on every keystroke.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use eframe::egui::{self, Color32, Key, RichText, Ui, vec2};
+
+use super::Document;
+use super::events::EventRef;
+use super::format;
+use super::timeline::{self, Anchor, Overlay};
+use crate::annotations::{self, EventKey, Note, NotesError, Pin};
+use crate::model::{EventId, Ns, Trace};
+
+/// The overlay source name of this panel's marks.
+pub const OVERLAY_SOURCE: &str = "notes";
+/// Colours a note can take: (name, sRGB). The first is a new note's.
+pub const PALETTE: [(&str, [u8; 3]); 6] = [
+    ("yellow", [250, 204, 21]),
+    ("orange", [249, 115, 22]),
+    ("red", [239, 68, 68]),
+    ("green", [34, 197, 94]),
+    ("blue", [59, 130, 246]),
+    ("violet", [168, 85, 247]),
+];
+/// Typed text is written this long after the last keystroke.
+const TEXT_SAVE_DELAY_S: f64 = 1.0;
+
+/// One note and the event it resolved to in this report.
+pub struct NoteEntry {
+    pub note: Note,
+    /// The event it is pinned to, found in this report; `None` for a time
+    /// note, or an event note whose event is not here.
+    pub event: Option<EventRef>,
+    /// Stable across sorting, for widget ids.
+    id: u64,
+}
+
+impl NoteEntry {
+    /// Pinned to an event that this report does not hold (shown at its time).
+    pub fn is_orphan(&self) -> bool {
+        matches!(self.note.pin, Pin::Event(_)) && self.event.is_none()
+    }
+}
+
+/// What a click in the panel asks of the document.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Command {
+    ShowEvent(EventRef),
+    ShowTime(Ns),
+}
+
+/// One report's notes.
+#[derive(Default)]
+pub struct AnnotationsPanel {
+    /// The report the notes sit beside; `None` where there is no file (a
+    /// capture being recorded): notes are then off.
+    report: Option<PathBuf>,
+    /// In time order.
+    pub notes: Vec<NoteEntry>,
+    /// Whether the side panel is shown (the toolbar badge toggles it).
+    pub open: bool,
+    /// The last problem reading or writing the sidecar, shown in the panel.
+    pub error: Option<String>,
+    /// Said once, in the panel (a sidecar set aside).
+    pub notice: Option<String>,
+    /// The sidecar exists but could not be read: it is renamed aside before
+    /// the first write, so its contents are never lost.
+    unreadable: bool,
+    /// The timeline's marks no longer match the notes.
+    marks_stale: bool,
+    /// Input time of the last unsaved keystroke.
+    text_dirty_since: Option<f64>,
+    /// The note whose text box takes the keyboard next frame (a new note).
+    focus: Option<u64>,
+    next_id: u64,
+}
+
+impl AnnotationsPanel {
+    /// The notes of `report` read from its sidecar, their events found in
+    /// `trace`. A sidecar that cannot be read leaves the list empty and says
+    /// why in the panel, which opens; the report opens regardless.
+    pub fn load(report: &Path, trace: &Trace) -> Self {
+        if !report.is_file() {
+            return Self::default();
+        }
+        let mut panel = AnnotationsPanel {
+            report: Some(report.to_path_buf()),
+            marks_stale: true,
+            ..Default::default()
+        };
+        match annotations::load(report) {
+            Ok(notes) => panel.set_notes(trace, notes),
+            Err(e) => {
+                panel.unreadable = !matches!(e, NotesError::Read { .. });
+                panel.error = Some(e.to_string());
+                panel.open = true;
+            }
+        }
+        panel
+    }
+
+    /// Notes are off (no report file to keep them beside).
+    pub fn is_enabled(&self) -> bool {
+        self.report.is_some()
+    }
+
+    /// Where the notes are saved.
+    pub fn sidecar(&self) -> Option<PathBuf> {
+        self.report.as_deref().map(annotations::sidecar_path)
+    }
+
+    fn set_notes(&mut self, trace: &Trace, notes: Vec<Note>) {
+        let keys: Vec<&EventKey> = notes
+            .iter()
+            .filter_map(|n| match &n.pin {
+                Pin::Event(k) => Some(k),
+                Pin::Time(_) => None,
+            })
+            .collect();
+        let mut found = annotations::resolve(trace, &keys).into_iter();
+        self.notes = notes
+            .into_iter()
+            .map(|note| {
+                let event = match note.pin {
+                    Pin::Event(_) => found.next().flatten().map(EventRef::from),
+                    Pin::Time(_) => None,
+                };
+                self.next_id += 1;
+                NoteEntry {
+                    note,
+                    event,
+                    id: self.next_id,
+                }
+            })
+            .collect();
+        self.sort();
+        self.marks_stale = true;
+    }
+
+    fn sort(&mut self) {
+        self.notes.sort_by_key(|e| e.note.time());
+    }
+
+    /// Adds an empty note at time `at` and opens it for typing.
+    pub fn add_at(&mut self, at: Ns) {
+        self.push(Pin::Time(at), None);
+    }
+
+    /// Adds an empty note on `ev` and opens it for typing.
+    pub fn add_on(&mut self, trace: &Trace, ev: EventRef) {
+        if let Some(key) = annotations::key_of(trace, EventId::from(ev)) {
+            self.push(Pin::Event(key), Some(ev));
+        }
+    }
+
+    fn push(&mut self, pin: Pin, event: Option<EventRef>) {
+        if !self.is_enabled() {
+            return;
+        }
+        self.next_id += 1;
+        self.notes.push(NoteEntry {
+            note: Note {
+                text: String::new(),
+                color: PALETTE[0].1,
+                pin,
+            },
+            event,
+            id: self.next_id,
+        });
+        self.sort();
+        self.focus = Some(self.next_id);
+        self.open = true;
+        self.changed();
+    }
+
+    /// Deletes the note at `index` (in time order).
+    pub fn delete(&mut self, index: usize) {
+        if index < self.notes.len() {
+            self.notes.remove(index);
+            self.changed();
+        }
+    }
+
+    /// Sets the text of the note at `index` and saves (tests, scripts).
+    pub fn set_text(&mut self, index: usize, text: &str) {
+        if let Some(e) = self.notes.get_mut(index) {
+            e.note.text = text.to_string();
+            self.changed();
+        }
+    }
+
+    /// A note was added, removed or restyled: redraw and save now.
+    fn changed(&mut self) {
+        self.marks_stale = true;
+        self.save();
+    }
+
+    /// Writes the sidecar now (synchronously: see the module comment).
+    pub fn save(&mut self) {
+        self.text_dirty_since = None;
+        let Some(report) = self.report.clone() else {
+            return;
+        };
+        if self.unreadable {
+            match set_aside(&annotations::sidecar_path(&report)) {
+                Ok(kept) => {
+                    self.unreadable = false;
+                    self.notice = Some(format!(
+                        "The notes file that could not be read was kept as {}.",
+                        kept.display()
+                    ));
+                }
+                Err(e) => {
+                    self.error = Some(format!(
+                        "not saved: the unreadable notes file could not be set aside ({e}); \
+                         the notes stay in this window only"
+                    ));
+                    self.open = true;
+                    return;
+                }
+            }
+        }
+        let notes: Vec<Note> = self.notes.iter().map(|e| e.note.clone()).collect();
+        match annotations::save(&report, &notes) {
+            Ok(_) => self.error = None,
+            Err(e) => {
+                self.error = Some(format!("{e} — the notes stay in this window only"));
+                self.open = true;
+            }
+        }
+    }
+
+    /// The timeline marks: a flag per note; an event note also outlines
+    /// its event.
+    fn marks(&self, trace: &Trace) -> Vec<Overlay> {
+        let mut marks = Vec::new();
+        for e in &self.notes {
+            let color = Color32::from_rgb(e.note.color[0], e.note.color[1], e.note.color[2]);
+            let t = e.note.time();
+            marks.push(Overlay {
+                start: t,
+                end: t,
+                anchor: Anchor::Flag,
+                color,
+                label: e.note.text.clone(),
+                source: OVERLAY_SOURCE,
+            });
+            if let Some(ev) = e.event {
+                marks.push(Overlay {
+                    start: ev.start(trace),
+                    end: ev.end(trace),
+                    anchor: Anchor::Outline(ev),
+                    color,
+                    label: String::new(),
+                    source: OVERLAY_SOURCE,
+                });
+            }
+        }
+        marks
+    }
+
+    /// The toolbar badge: "3 notes"; a click shows or hides the panel.
+    pub fn badge(&mut self, ui: &mut Ui) {
+        if !self.is_enabled() {
+            return;
+        }
+        let n = self.notes.len();
+        let text = match n {
+            0 => "Notes".to_string(),
+            1 => "1 note".to_string(),
+            _ => format!("{n} notes"),
+        };
+        let rt = if self.error.is_some() {
+            RichText::new(format!("{text} (not saved)")).color(ERROR)
+        } else if n == 0 {
+            RichText::new(text).weak()
+        } else {
+            RichText::new(text)
+        };
+        let r = ui
+            .selectable_label(self.open, rt)
+            .on_hover_text("your notes on this report (N adds one)");
+        if r.clicked() {
+            self.open = !self.open;
+        }
+    }
+
+    /// The panel's contents; returns what a click asked for.
+    pub fn ui(&mut self, ui: &mut Ui, now: f64) -> Option<Command> {
+        let mut cmd = None;
+        ui.heading("Notes");
+        if let Some(path) = self.sidecar() {
+            let name = path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            ui.weak(format!("Saved beside the report, in {name}"))
+                .on_hover_text(path.display().to_string());
+        }
+        let mut dismiss = false;
+        if let Some(e) = &self.error {
+            ui.add(egui::Label::new(RichText::new(e).color(ERROR)).wrap());
+            dismiss = ui.button("Dismiss").clicked();
+        }
+        if dismiss {
+            self.error = None;
+        }
+        let mut seen = false;
+        if let Some(n) = &self.notice {
+            ui.add(egui::Label::new(RichText::new(n).weak()).wrap());
+            seen = ui.small_button("OK").clicked();
+        }
+        if seen {
+            self.notice = None;
+        }
+        if self.notes.is_empty() {
+            ui.add(
+                egui::Label::new(
+                    RichText::new(
+                        "No notes yet. Right-click the timeline (Add note here, Note on this \
+                         event) or press N: on the selected event, else at the pointer.",
+                    )
+                    .weak(),
+                )
+                .wrap(),
+            );
+        }
+        ui.separator();
+        let mut delete = None;
+        let mut restyled = false;
+        let mut save_now = false;
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            for (i, e) in self.notes.iter_mut().enumerate() {
+                let n = i + 1;
+                let color = Color32::from_rgb(e.note.color[0], e.note.color[1], e.note.color[2]);
+                egui::Frame::group(ui.style()).show(ui, |ui| {
+                    ui.set_width(ui.available_width());
+                    let header = ui.horizontal(|ui| {
+                        let (swatch, _) =
+                            ui.allocate_exact_size(vec2(10.0, 14.0), egui::Sense::hover());
+                        ui.painter().rect_filled(swatch, 2.0, color);
+                        let label = ui.strong(format!("Note {n}"));
+                        let t = e.note.time();
+                        let go = ui
+                            .link(format::duration(t))
+                            .on_hover_text(format!("{} — click to zoom there", format::exact(t)));
+                        if go.clicked() {
+                            cmd = Some(match e.event {
+                                Some(ev) => Command::ShowEvent(ev),
+                                None => Command::ShowTime(t),
+                            });
+                        }
+                        label
+                    });
+                    match (&e.note.pin, e.event) {
+                        (Pin::Event(key), Some(_)) => {
+                            ui.weak(format!(
+                                "on {} {}",
+                                key.kind.name(),
+                                format::clip(format::display_name(&key.name), 80)
+                            ));
+                        }
+                        (Pin::Event(key), None) => {
+                            ui.add(
+                                egui::Label::new(
+                                    RichText::new(format!(
+                                        "Its event ({} {}, {}–{}) is not in this report: \
+                                         shown as a note at its time.",
+                                        key.kind.name(),
+                                        format::clip(&key.name, 80),
+                                        format::grouped(key.start),
+                                        format::grouped(key.end),
+                                    ))
+                                    .color(WARNING),
+                                )
+                                .wrap(),
+                            );
+                        }
+                        (Pin::Time(_), _) => {}
+                    }
+                    let edit = ui.add(
+                        egui::TextEdit::multiline(&mut e.note.text)
+                            .id_salt(("note-text", e.id))
+                            .hint_text("Note text")
+                            .desired_rows(2)
+                            .desired_width(f32::INFINITY),
+                    );
+                    let edit = edit.labelled_by(header.inner.id);
+                    if self.focus == Some(e.id) {
+                        edit.request_focus();
+                        self.focus = None;
+                    }
+                    if edit.changed() {
+                        self.marks_stale = true;
+                        self.text_dirty_since = Some(now);
+                    }
+                    if edit.lost_focus() && self.text_dirty_since.is_some() {
+                        save_now = true;
+                    }
+                    ui.horizontal(|ui| {
+                        for (name, rgb) in PALETTE {
+                            let c = Color32::from_rgb(rgb[0], rgb[1], rgb[2]);
+                            let chosen = e.note.color == rgb;
+                            let stroke = if chosen {
+                                egui::Stroke::new(2.0, ui.visuals().strong_text_color())
+                            } else {
+                                egui::Stroke::NONE
+                            };
+                            let b = ui
+                                .add(
+                                    egui::Button::new("")
+                                        .fill(c)
+                                        .stroke(stroke)
+                                        .min_size(vec2(16.0, 16.0)),
+                                )
+                                .on_hover_text(name);
+                            let a11y = format!("Note {n} {name}");
+                            b.widget_info(|| {
+                                egui::WidgetInfo::labeled(egui::Role::Button, true, &a11y)
+                            });
+                            if b.clicked() && !chosen {
+                                e.note.color = rgb;
+                                restyled = true;
+                            }
+                        }
+                        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                            let d = ui.small_button("Delete");
+                            let a11y = format!("Delete note {n}");
+                            d.widget_info(|| {
+                                egui::WidgetInfo::labeled(egui::Role::Button, true, &a11y)
+                            });
+                            if d.clicked() {
+                                delete = Some(i);
+                            }
+                        });
+                    });
+                });
+            }
+        });
+        if let Some(i) = delete {
+            self.delete(i);
+        } else if restyled || save_now {
+            self.changed();
+        }
+        cmd
+    }
+}
+
+/// Renames the unreadable sidecar `path` to `PATH.bad` (or `.bad2`, ...,
+/// never over an earlier one); returns the new name.
+fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
+    if !path.exists() {
+        // Gone since it failed to load: nothing to keep.
+        return Ok(path.to_path_buf());
+    }
+    for k in 1..100 {
+        let mut name = path.as_os_str().to_owned();
+        name.push(if k == 1 {
+            ".bad".to_string()
+        } else {
+            format!(".bad{k}")
+        });
+        let dest = PathBuf::from(name);
+        if !dest.exists() {
+            std::fs::rename(path, &dest)?;
+            return Ok(dest);
+        }
+    }
+    Err(std::io::Error::other("too many set-aside notes files"))
+}
+
+const ERROR: Color32 = Color32::from_rgb(255, 110, 90);
+const WARNING: Color32 = Color32::from_rgb(230, 180, 80);
+
+impl Document {
+    /// Notes, once per frame before the central panel: the N key, the side
+    /// panel (if open), delayed text saves, and the marks on the timeline.
+    pub fn notes_frame(&mut self, ui: &mut Ui) {
+        let now = ui.input(|i| i.time);
+        if self.notes.is_enabled()
+            && !ui.ctx().egui_wants_keyboard_input()
+            && ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, Key::N))
+        {
+            // The selected event if there is one, else the time under the
+            // pointer (the middle of the view when it is elsewhere).
+            if let Some(ev) = self.timeline.selected {
+                self.notes.add_on(&self.trace, ev);
+            } else {
+                let pointer = ui.input(|i| i.pointer.hover_pos());
+                let t = match pointer.filter(|p| self.timeline.canvas.contains(*p)) {
+                    Some(p) => self.timeline.time_at(p.x),
+                    None => (self.timeline.view.start + self.timeline.view.end) / 2.0,
+                };
+                self.notes.add_at(t as Ns);
+            }
+        }
+        if self.notes.open && self.notes.is_enabled() {
+            let mut cmd = None;
+            egui::Panel::right("notes")
+                .default_size(320.0)
+                .min_size(240.0)
+                .resizable(true)
+                .show(ui, |ui| cmd = self.notes.ui(ui, now));
+            match cmd {
+                Some(Command::ShowEvent(ev)) => self.show_event(ev),
+                Some(Command::ShowTime(t)) => self.show_time(t),
+                None => {}
+            }
+        }
+        if let Some(since) = self.notes.text_dirty_since {
+            let wait = since + TEXT_SAVE_DELAY_S - now;
+            if wait <= 0.0 {
+                self.notes.save();
+            } else {
+                ui.ctx()
+                    .request_repaint_after(Duration::from_secs_f64(wait.max(0.01)));
+            }
+        }
+        if self.notes.marks_stale {
+            self.notes.marks_stale = false;
+            let marks = self.notes.marks(&self.trace);
+            self.timeline.set_overlays(OVERLAY_SOURCE, marks);
+        }
+    }
+
+    /// The timeline's context menu entries for notes: "Add note here" at the
+    /// time right-clicked, "Note on this event" for the event right-clicked
+    /// (or else the one selected). Call after the timeline's `ui`.
+    pub fn notes_menu(&mut self, out: &timeline::Output) {
+        let Some(canvas) = &out.canvas else { return };
+        let Some((at, hit)) = self.timeline.context_at else {
+            return;
+        };
+        let enabled = self.notes.is_enabled();
+        let event = hit.or(self.timeline.selected);
+        let trace = &self.trace;
+        let mut add_time = false;
+        let mut add_event = false;
+        canvas.context_menu(|ui| {
+            ui.weak(format!("at {}", format::duration(at)));
+            let why = "notes are kept beside a report file; save this capture first";
+            let here = ui.add_enabled(enabled, egui::Button::new("Add note here"));
+            let here = if enabled {
+                here
+            } else {
+                here.on_disabled_hover_text(why)
+            };
+            if here.clicked() {
+                add_time = true;
+                ui.close();
+            }
+            if let Some(ev) = event {
+                let on = ui
+                    .add_enabled(enabled, egui::Button::new("Note on this event"))
+                    .on_hover_text(format!(
+                        "{} {}",
+                        ev.table.label(),
+                        format::clip(ev.display_name(trace), 120)
+                    ));
+                if on.clicked() {
+                    add_event = true;
+                    ui.close();
+                }
+            }
+        });
+        if add_time {
+            self.notes.add_at(at);
+        }
+        if add_event && let Some(ev) = event {
+            self.notes.add_on(&self.trace, ev);
+        }
+    }
+
+    /// Brings time `t` into view with some context: the view keeps its zoom
+    /// when it is close already, else shows a twentieth of the report.
+    pub fn show_time(&mut self, t: Ns) {
+        let (lo, hi) = self.timeline.limits();
+        let span = self
+            .timeline
+            .view
+            .span()
+            .min((hi - lo) / 20.0)
+            .max(10_000.0);
+        let t = t as f64;
+        self.timeline.zoom_to_span(t - span / 2.0, t + span / 2.0);
+    }
+}

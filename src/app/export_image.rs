@@ -1,0 +1,309 @@
+//! File ▸ Export image: the timeline as the user sees it (labels, ruler,
+//! rows, notes and marks), as a PNG file or on the clipboard.
+//!
+//! The window is captured with egui's screenshot command, cropped to the
+//! timeline's rect, and encoded with the `png` crate on a worker thread (a
+//! 4K capture takes a noticeable moment to compress); the file is written
+//! aside, then renamed. The capture waits two frames after the request so
+//! that the menu it was asked from has closed and is not in the picture.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+use eframe::egui::{self, ColorImage, Rect};
+
+/// Frames drawn between the request and the capture (the menu closes).
+const SETTLE_FRAMES: u8 = 2;
+/// A window that delivers no capture in this long never will (a renderer
+/// without read-back, a headless test).
+const CAPTURE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where the image goes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    File(PathBuf),
+    Clipboard,
+}
+
+/// What an export came to, for the window to show.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    Saved(PathBuf),
+    Copied { width: usize, height: usize },
+    Failed(String),
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Saved(p) => write!(f, "Saved {}", p.display()),
+            Outcome::Copied { width, height } => write!(
+                f,
+                "Copied the timeline ({width}×{height} pixels) to the clipboard"
+            ),
+            Outcome::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+enum State {
+    Idle,
+    /// Frames to draw before capturing.
+    Settling {
+        target: Target,
+        frames_left: u8,
+    },
+    /// The capture was asked for; the window answers on `image`.
+    Capturing {
+        target: Target,
+        image: Receiver<Arc<ColorImage>>,
+        since: Instant,
+    },
+    /// The PNG is being encoded and written.
+    Writing(Receiver<Result<PathBuf, String>>),
+}
+
+/// The export in progress, and the path box of the File menu.
+pub struct ImageExport {
+    /// The File ▸ Export image path box.
+    pub path: String,
+    state: State,
+    /// Said in the status bar until dismissed (a copy to the clipboard).
+    pub notice: Option<String>,
+}
+
+impl Default for ImageExport {
+    fn default() -> Self {
+        ImageExport {
+            path: String::new(),
+            state: State::Idle,
+            notice: None,
+        }
+    }
+}
+
+/// The default file for an image of `report`: beside it, `NAME-timeline.png`.
+pub fn default_path(report: &Path) -> PathBuf {
+    let stem = report
+        .file_stem()
+        .map_or_else(|| "timeline".into(), |s| s.to_string_lossy().into_owned());
+    report.with_file_name(format!("{stem}-timeline.png"))
+}
+
+impl ImageExport {
+    pub fn is_busy(&self) -> bool {
+        !matches!(self.state, State::Idle)
+    }
+
+    /// Starts an export of the timeline shown.
+    pub fn request(&mut self, target: Target) {
+        self.state = State::Settling {
+            target,
+            frames_left: SETTLE_FRAMES,
+        };
+    }
+
+    /// The menu entries: the path box (Enter exports) and Copy image.
+    /// `report` is the report shown, for the default path; `None` disables both.
+    pub fn menu(&mut self, ui: &mut egui::Ui, report: Option<&Path>) {
+        if self.path.trim().is_empty()
+            && let Some(r) = report
+        {
+            self.path = default_path(r).display().to_string();
+        }
+        let enabled = report.is_some() && !self.is_busy();
+        ui.add_enabled_ui(enabled, |ui| {
+            ui.horizontal(|ui| {
+                let label = ui.label("Export image:");
+                let r = ui
+                    .text_edit_singleline(&mut self.path)
+                    .labelled_by(label.id)
+                    .on_hover_text("the timeline as shown, as a PNG (Enter saves)");
+                let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                let button = ui.button("Export");
+                if (enter || button.clicked()) && !self.path.trim().is_empty() {
+                    self.request(Target::File(PathBuf::from(self.path.trim())));
+                    ui.close();
+                }
+            });
+            if ui
+                .button("Copy image")
+                .on_hover_text("the timeline as shown, to the clipboard")
+                .clicked()
+            {
+                self.request(Target::Clipboard);
+                ui.close();
+            }
+        });
+    }
+
+    /// The notice line of the status bar, with OK to dismiss it.
+    pub fn status(&mut self, ui: &mut egui::Ui) {
+        let mut dismiss = false;
+        if let Some(n) = &self.notice {
+            ui.horizontal(|ui| {
+                ui.label(n);
+                dismiss = ui.button("OK").clicked();
+            });
+        }
+        if dismiss {
+            self.notice = None;
+        }
+    }
+
+    /// Moves the export along; call once per frame with the timeline's rect
+    /// (`None` when no report is shown). Returns how it ended, once.
+    pub fn poll(&mut self, ctx: &egui::Context, area: Option<Rect>) -> Option<Outcome> {
+        match std::mem::replace(&mut self.state, State::Idle) {
+            State::Idle => None,
+            State::Settling {
+                target,
+                frames_left,
+            } => {
+                if frames_left > 0 {
+                    self.state = State::Settling {
+                        target,
+                        frames_left: frames_left - 1,
+                    };
+                    ctx.request_repaint();
+                    return None;
+                }
+                let (tx, rx) = crossbeam_channel::bounded(1);
+                let waker = ctx.clone();
+                ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(
+                    egui::ScreenshotCallback::new(move |image| {
+                        let _ = tx.send(image);
+                        waker.request_repaint();
+                    }),
+                ));
+                self.state = State::Capturing {
+                    target,
+                    image: rx,
+                    since: Instant::now(),
+                };
+                ctx.request_repaint_after(Duration::from_millis(100));
+                None
+            }
+            State::Capturing {
+                target,
+                image,
+                since,
+            } => match image.try_recv() {
+                Ok(image) => {
+                    let Some(area) = area else {
+                        return Some(Outcome::Failed("no timeline is shown to export".into()));
+                    };
+                    let cropped = crop(&image, area, ctx.pixels_per_point());
+                    if cropped.size[0] == 0 || cropped.size[1] == 0 {
+                        return Some(Outcome::Failed(
+                            "the timeline is not on screen (nothing to export)".into(),
+                        ));
+                    }
+                    match target {
+                        Target::Clipboard => {
+                            let [width, height] = cropped.size;
+                            ctx.copy_image(cropped);
+                            Some(Outcome::Copied { width, height })
+                        }
+                        Target::File(path) => self.write(cropped, path),
+                    }
+                }
+                Err(crossbeam_channel::TryRecvError::Empty)
+                    if since.elapsed() < CAPTURE_TIMEOUT =>
+                {
+                    self.state = State::Capturing {
+                        target,
+                        image,
+                        since,
+                    };
+                    ctx.request_repaint_after(Duration::from_millis(100));
+                    None
+                }
+                Err(_) => Some(Outcome::Failed(
+                    "the window did not deliver a screenshot (this renderer may not support it)"
+                        .into(),
+                )),
+            },
+            State::Writing(rx) => match rx.try_recv() {
+                Ok(Ok(path)) => Some(Outcome::Saved(path)),
+                Ok(Err(e)) => Some(Outcome::Failed(e)),
+                Err(crossbeam_channel::TryRecvError::Empty) => {
+                    self.state = State::Writing(rx);
+                    ctx.request_repaint_after(Duration::from_millis(50));
+                    None
+                }
+                Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                    Some(Outcome::Failed("writing the image failed".into()))
+                }
+            },
+        }
+    }
+
+    /// Encodes and writes on a worker thread.
+    fn write(&mut self, image: ColorImage, path: PathBuf) -> Option<Outcome> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let spawned = std::thread::Builder::new()
+            .name("sightline-export-image".into())
+            .spawn(move || {
+                let _ = tx.send(write_png(&path, &image).map(|()| path));
+            });
+        match spawned {
+            Ok(_) => {
+                self.state = State::Writing(rx);
+                None
+            }
+            Err(e) => Some(Outcome::Failed(format!(
+                "cannot start writing the image: {e}"
+            ))),
+        }
+    }
+}
+
+/// The part of `image` (a capture of the whole window, in pixels) under
+/// `rect` (in points), clamped to the image: a rect partly off screen gives
+/// the part on screen, one wholly off screen an empty image.
+pub fn crop(image: &ColorImage, rect: Rect, pixels_per_point: f32) -> ColorImage {
+    let [w, h] = image.size;
+    let px = |v: f32, max: usize| ((v * pixels_per_point).round().max(0.0) as usize).min(max);
+    let (x0, x1) = (px(rect.min.x, w), px(rect.max.x, w));
+    let (y0, y1) = (px(rect.min.y, h), px(rect.max.y, h));
+    if x1 <= x0 || y1 <= y0 {
+        return ColorImage::new([0, 0], Vec::new());
+    }
+    image.region_by_pixels([x0, y0], [x1 - x0, y1 - y0])
+}
+
+/// `image` as PNG bytes (8-bit RGBA, not premultiplied).
+pub fn encode_png(image: &ColorImage) -> Result<Vec<u8>, String> {
+    let [w, h] = image.size;
+    let (Ok(width), Ok(height)) = (u32::try_from(w), u32::try_from(h)) else {
+        return Err(format!("the image is too large to save ({w}×{h})"));
+    };
+    let mut rgba = Vec::with_capacity(w * h * 4);
+    for c in &image.pixels {
+        rgba.extend_from_slice(&c.to_srgba_unmultiplied());
+    }
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, width, height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(&rgba).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// Writes `image` to `path` as PNG, aside then renamed.
+pub fn write_png(path: &Path, image: &ColorImage) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!(
+            "{}: is a directory, not a file name",
+            path.display()
+        ));
+    }
+    let bytes = encode_png(image)?;
+    crate::files::write_aside(path, &bytes)
+        .map_err(|e| format!("cannot write the image {}: {e}", path.display()))
+}

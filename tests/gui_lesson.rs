@@ -1,0 +1,274 @@
+//! A lesson walked through the real window (egui_kittest + AccessKit): Next
+//! through every step of lesson 1, Back once, the arrow keys; each step's
+//! view checked against what the lesson file names, in its real report.
+
+use std::path::{Path, PathBuf};
+
+use eframe::egui::{self, vec2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use sightline::app::SightlineApp;
+use sightline::app::lesson_panel::row_names;
+use sightline::lessons::{self, Lesson, View};
+use sightline::model::{EventId, EventKind, Trace};
+
+fn lesson_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/lessons")
+        .join(name)
+}
+
+fn load_lesson(name: &str) -> Lesson {
+    lessons::load(&lesson_file(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The window with `lesson` started and its first report read.
+fn harness_with(lesson: Lesson) -> Harness<'static, SightlineApp> {
+    let mut app = SightlineApp::default();
+    app.lessons.start(lesson);
+    let mut h = Harness::builder()
+        .with_size(vec2(1600.0, 1000.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    settle(&mut h);
+    h
+}
+
+/// Frames until the step's report is read and the step applied.
+fn settle(h: &mut Harness<'_, SightlineApp>) {
+    for _ in 0..50 {
+        h.run_steps(2);
+        h.state_mut().wait_for_load();
+        h.run_steps(2);
+        if !h.state().lessons.is_pending() {
+            return;
+        }
+    }
+    panic!("the step was never shown");
+}
+
+fn span(trace: &Trace, ev: EventId) -> (i64, i64) {
+    let spans = match ev.kind {
+        EventKind::Nvtx => &trace.nvtx.spans,
+        EventKind::Kernel => &trace.kernels.spans,
+        EventKind::Api => &trace.cuda_api.spans,
+        EventKind::Memcpy => &trace.memcpys.spans,
+        EventKind::Graph => &trace.graph_execs.spans,
+        other => panic!("no lesson selects a {other:?} here"),
+    };
+    (spans.start[ev.index as usize], spans.end[ev.index as usize])
+}
+
+/// Checks that step `i` of `lesson` is the one shown, as its file says: its
+/// report, the span in view, the selection, the range, the panels, its text.
+fn assert_step_shown(h: &Harness<'_, SightlineApp>, lesson: &Lesson, i: usize) {
+    let app = h.state();
+    let step = &lesson.steps[i];
+    let at = format!("step {} ({})", i + 1, step.title);
+    assert_eq!(app.lessons.step(), Some(i), "{at}");
+    let run = app.lessons.run.as_ref().expect("a lesson runs");
+    assert!(run.error.is_none(), "{at}: {:?}", run.error);
+    let doc = app.doc().expect("the step's report is shown");
+    assert_eq!(
+        std::fs::canonicalize(&doc.path).ok(),
+        std::fs::canonicalize(&step.report).ok(),
+        "{at}: its report"
+    );
+    // What the file names, found independently of the window.
+    let expected = lessons::resolve(lesson, i, &doc.trace, &row_names(&doc.timeline.rows))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let view = (doc.timeline.view.start, doc.timeline.view.end);
+    let inside = |(s, e): (i64, i64)| view.0 <= s as f64 && e as f64 <= view.1;
+    match expected.view {
+        Some(View::Span(s, e)) => assert!(inside((s, e)), "{at}: [{s}, {e}] in {view:?}"),
+        Some(View::All) => {
+            let (lo, hi) = doc.trace.info.time_range;
+            assert!(inside((lo, hi)), "{at}: the whole report in view");
+        }
+        Some(View::Around(..)) | None => {}
+    }
+    let selected = doc.timeline.selected.map(EventId::from);
+    assert_eq!(selected, expected.select, "{at}: the selection");
+    if let Some(ev) = expected.select {
+        assert!(
+            inside(span(&doc.trace, ev)),
+            "{at}: the selection is in view"
+        );
+    }
+    assert_eq!(
+        doc.timeline.range, expected.range,
+        "{at}: the selected span"
+    );
+    assert_eq!(
+        doc.kernel.is_open(),
+        step.kernel_panel,
+        "{at}: kernel panel"
+    );
+    assert_eq!(
+        doc.findings.open, step.findings_panel,
+        "{at}: findings panel"
+    );
+    assert_eq!(
+        doc.search.query,
+        step.search.as_ref().map_or("", |s| s.query.as_str()),
+        "{at}: the search"
+    );
+    // Hidden rows are the file's: "OS runtime" lanes hidden.
+    for &r in &expected.hidden {
+        let key = &doc.timeline.rows[r].key;
+        assert!(
+            doc.timeline.view.hidden.contains(key),
+            "{at}: row {key} hidden"
+        );
+    }
+    // Its title and the start of its text are on screen.
+    h.get_by_label(&step.title);
+    let first: String = step
+        .text
+        .split_whitespace()
+        .take(8)
+        .collect::<Vec<_>>()
+        .join(" ");
+    h.get_by_label_contains(&first);
+    if let Some(q) = &step.question {
+        let start: String = q.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
+        h.get_by_label_contains(&start);
+    }
+    h.get_by_label(&format!("Step {} of {}", i + 1, lesson.steps.len()));
+}
+
+#[test]
+fn lesson_one_walks_forward_through_every_step_and_back() {
+    let lesson = load_lesson("01_sync_timing.toml");
+    let n = lesson.steps.len();
+    assert!(n >= 5);
+    let mut h = harness_with(lesson.clone());
+    for i in 0..n {
+        assert_step_shown(&h, &lesson, i);
+        if i + 1 < n {
+            h.get_by_label("Next >").click();
+            settle(&mut h);
+        }
+    }
+    // The last step: Next does nothing more.
+    h.get_by_label("Next >").click();
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, n - 1);
+    // Back once shows the step before exactly as Next did.
+    h.get_by_label("< Back").click();
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, n - 2);
+}
+
+#[test]
+fn arrow_keys_and_page_keys_move_but_not_while_typing() {
+    let lesson = load_lesson("01_sync_timing.toml");
+    let mut h = harness_with(lesson.clone());
+    h.key_press(egui::Key::ArrowRight);
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, 1);
+    h.key_press(egui::Key::PageDown);
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, 2);
+    h.key_press(egui::Key::ArrowLeft);
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, 1);
+    h.key_press(egui::Key::PageUp);
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, 0);
+
+    // In the search box the arrows move the cursor, not the lesson.
+    h.get_by_label("Search").click();
+    h.run_steps(2);
+    h.get_by_label("Search").type_text("add2");
+    h.run_steps(1);
+    h.key_press(egui::Key::ArrowLeft);
+    h.key_press(egui::Key::ArrowRight);
+    h.key_press(egui::Key::PageDown);
+    h.run_steps(2);
+    assert_eq!(h.state().lessons.step(), Some(0), "typing kept the step");
+}
+
+/// A lesson whose step names a range the report does not have: the panel
+/// says so with the line, the window goes on.
+#[test]
+fn a_target_missing_from_the_report_is_shown_in_the_panel() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("broken_target.toml");
+    let report = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sync_timing.sqlite");
+    std::fs::write(
+        &path,
+        format!(
+            "title = \"Broken\"\nreport = {:?}\n\n[[step]]\ntext = \"A range this report lacks.\"\nzoom = {{ nvtx = \"no-such-range\" }}\n",
+            report.display().to_string()
+        ),
+    )
+    .expect("written");
+    let mut app = SightlineApp::default();
+    app.lessons.open_file(&path);
+    let mut h = Harness::builder()
+        .with_size(vec2(1600.0, 1000.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    settle(&mut h);
+    let error = h
+        .state()
+        .lessons
+        .run
+        .as_ref()
+        .and_then(|r| r.error.clone())
+        .expect("the step's error");
+    assert_eq!(error.line, Some(6), "{error}");
+    h.get_by_label_contains("no-such-range");
+    h.get_by_label_contains("line 6");
+}
+
+/// A file that is not a lesson: the panel names the line, nothing opens.
+#[test]
+fn a_malformed_lesson_file_is_shown_with_its_line() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        "title = \"Bad\"\nreport = \"sync_timing.sqlite\"\n[[step]]\ntext = \"x\"\npanels = [\"timeline\"]\n",
+    )
+    .expect("written");
+    let mut app = SightlineApp::default();
+    app.lessons.open_file(&path);
+    let mut h = Harness::builder()
+        .with_size(vec2(1200.0, 800.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(3);
+    assert!(h.state().lessons.run.is_none());
+    assert_eq!(h.state().tab_count(), 0, "no report opened");
+    h.get_by_label_contains("line 5");
+    h.get_by_label_contains("unknown panel \"timeline\"");
+    h.get_by_label("Close lesson").click();
+    h.run_steps(2);
+    assert!(!h.state().lessons.is_open());
+}
+
+/// Lesson 5 opens its own report in a new tab; closing the lesson gives the
+/// report its rows back.
+#[test]
+fn a_lesson_on_another_report_opens_it_and_closing_restores_its_rows() {
+    let lesson = load_lesson("05_nvtx_layers.toml");
+    let mut h = harness_with(lesson.clone());
+    assert_step_shown(&h, &lesson, 0);
+    assert!(
+        !h.state()
+            .doc()
+            .expect("shown")
+            .timeline
+            .view
+            .hidden
+            .is_empty(),
+        "the lesson hid rows"
+    );
+    h.get_by_label("Next >").click();
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, 1);
+    h.get_by_label("Close lesson").click();
+    h.run_steps(3);
+    assert!(!h.state().lessons.is_open());
+    let doc = h.state().doc().expect("the report stays open");
+    assert!(doc.timeline.view.hidden.is_empty(), "rows given back");
+}
