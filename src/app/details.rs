@@ -14,10 +14,13 @@ pub fn ui(
 ) -> Option<EventRef> {
     let mut jump = None;
     ui.heading("Selected event");
+    // A narrow panel (a projector at presentation zoom) wraps every value
+    // rather than hiding its end behind a horizontal scroll.
+    let narrow = ui.available_width() < 380.0;
     egui::Grid::new("details")
         .num_columns(2)
         .striped(true)
-        .min_col_width(120.0)
+        .min_col_width(if narrow { 60.0 } else { 120.0 })
         .show(ui, |ui| {
             for (k, v) in selected.fields(trace) {
                 ui.strong(k);
@@ -25,7 +28,7 @@ pub fn ui(
                 // Clipped for layout; the Copy menu below copies it whole.
                 let label =
                     egui::Label::new(super::format::clip(&v, super::format::MAX_LABEL_CHARS));
-                let label = if v.contains(" ns") || v.len() < 32 {
+                let label = if !narrow && (v.contains(" ns") || v.len() < 32) {
                     label.extend()
                 } else {
                     label.wrap()
@@ -92,27 +95,30 @@ pub fn overview(ui: &mut Ui, trace: &Trace) {
         ("NVTX ranges", trace.nvtx.spans.len()),
         ("OS runtime calls", trace.osrt.spans.len()),
     ];
+    // Narrow first column, wrapping values: the panel may be narrow (a
+    // projector at presentation zoom) and must not need a horizontal scroll.
+    let value = |ui: &mut Ui, text: String| ui.add(egui::Label::new(text).wrap());
     egui::Grid::new("overview")
         .num_columns(2)
         .striped(true)
-        .min_col_width(120.0)
+        .min_col_width(60.0)
         .show(ui, |ui| {
             ui.strong("Duration");
-            ui.label(duration(end.saturating_sub(start)));
+            value(ui, duration(end.saturating_sub(start)));
             ui.end_row();
             if let Some(v) = &trace.info.nsys_version {
                 ui.strong("Recorded by");
-                ui.label(format!("nsys {v}"));
+                value(ui, format!("nsys {v}"));
                 ui.end_row();
             }
             for gpu in &trace.gpus {
                 ui.strong(format!("GPU {}", gpu.device_id));
-                ui.add(egui::Label::new(&gpu.name).wrap());
+                value(ui, gpu.name.clone());
                 ui.end_row();
             }
             for (what, n) in counts.into_iter().filter(|&(_, n)| n > 0) {
                 ui.strong(what);
-                ui.label(grouped(n as i64));
+                value(ui, grouped(n as i64));
                 ui.end_row();
             }
         });

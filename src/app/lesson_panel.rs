@@ -236,9 +236,13 @@ pub fn frame(app: &mut SightlineApp, ui: &mut Ui) {
     apply_pending(app);
     let loading = app.is_loading();
     let mut action = None;
+    // A share of the window, so the timeline keeps the most of a projector's
+    // 1280×720 at presentation zoom.
+    let width = ui.available_width();
     egui::Panel::left("lesson")
-        .default_size(330.0)
-        .min_size(260.0)
+        .default_size((width * 0.26).clamp(200.0, 330.0))
+        .min_size(200.0)
+        .max_size((width * 0.4).max(200.0))
         .resizable(true)
         .show(ui, |ui| action = panel(&app.lessons, loading, ui));
     // ← → and PageUp/PageDown, unless a text box (or any widget) has the keys.

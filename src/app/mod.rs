@@ -749,10 +749,12 @@ impl SightlineApp {
         if details_panel {
             // At most 30% of the window: the events keep the most of a small
             // one (or of a projector's at a large UI zoom).
+            // (A quarter in presentation mode, beside a lesson panel.)
+            let share = if presenting { 0.24 } else { 0.3 };
             egui::Panel::right("details")
                 .default_size(380.0)
-                .min_size(200.0)
-                .max_size((ui.available_width() * 0.3).max(200.0))
+                .min_size(180.0)
+                .max_size((ui.available_width() * share).max(180.0))
                 .resizable(true)
                 .show(ui, |ui| {
                     // Both ways: a long name scrolls instead of widening the

@@ -35,9 +35,10 @@ impl Theme {
     }
 }
 
-/// The UI zoom presentation mode starts at: 11-point text becomes 16.5, rows
-/// 27 px, which a room can read from the back at 1280×720.
-pub const PRESENTATION_ZOOM: f32 = 1.5;
+/// The UI zoom presentation mode starts at: 12.5-point text becomes 16 px,
+/// rows 23 px, readable from the back of a room, while a 1280×720 projector
+/// still has room for a lesson, the timeline and the details side by side.
+pub const PRESENTATION_ZOOM: f32 = 1.3;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
