@@ -103,9 +103,29 @@ fn cli_csv(file: &str, report: Report, range: TimeRange, rule: RangeRule) -> Str
     String::from_utf8(out.stdout).expect("UTF-8")
 }
 
+/// How long a copy or save may take on a loaded test machine.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Steps frames until the range panel's copy or save is done.
+fn wait_for_export(h: &mut Harness<'_, SightlineApp>) {
+    let since = std::time::Instant::now();
+    // The click starts the export in the frame that sees it.
+    h.step();
+    while since.elapsed() < PATIENCE {
+        h.step();
+        if !h.state().doc().expect("doc").stats.export.is_pending() {
+            h.run_steps(2);
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    panic!("the export did not finish");
+}
+
 /// Steps frames until a Copy lands on the clipboard; returns its text.
 fn copied_text(h: &mut Harness<'_, SightlineApp>) -> String {
-    for _ in 0..500 {
+    let since = std::time::Instant::now();
+    while since.elapsed() < PATIENCE {
         h.step();
         let copied = h
             .output()
@@ -288,14 +308,7 @@ fn copy_and_save_give_the_stats_csv_of_the_table_shown() {
         .type_text(&path.display().to_string());
     h.run_steps(2);
     h.get_by_label("Save").click();
-    for _ in 0..500 {
-        h.step();
-        if !h.state().doc().expect("doc").stats.export.is_pending() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    h.run_steps(2);
+    wait_for_export(&mut h);
     let status = h.state().doc().expect("doc").stats.export.status.clone();
     assert!(
         matches!(&status, Some(Ok(s)) if s.starts_with("saved")),
@@ -334,13 +347,7 @@ fn a_save_to_a_bad_path_says_why() {
         .type_text("/nonexistent-folder/for/sure/t.csv");
     h.run_steps(2);
     h.get_by_label("Save").click();
-    for _ in 0..500 {
-        h.step();
-        if !h.state().doc().expect("doc").stats.export.is_pending() {
-            break;
-        }
-    }
-    h.run_steps(2);
+    wait_for_export(&mut h);
     let status = h.state().doc().expect("doc").stats.export.status.clone();
     assert!(
         matches!(&status, Some(Err(s)) if s.contains("cannot write /nonexistent-folder")),
