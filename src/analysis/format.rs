@@ -40,9 +40,10 @@ pub(crate) fn megabytes_text(bytes: f64) -> String {
     format!("{:.3}", bytes / 1e6 + 0.0)
 }
 
-/// A CSV field, quoted only when it must be (Python's `csv.QUOTE_MINIMAL`).
-fn push_csv_field(out: &mut String, field: &str) {
-    if field.contains([',', '"', '\n', '\r']) {
+/// A field, quoted only when it must be (Python's `csv.QUOTE_MINIMAL`):
+/// when it holds the delimiter, a quote or a line break.
+fn push_field(out: &mut String, field: &str, delimiter: char) {
+    if field.contains([delimiter, '"', '\n', '\r']) {
         out.push('"');
         out.push_str(&field.replace('"', "\"\""));
         out.push('"');
@@ -51,28 +52,39 @@ fn push_csv_field(out: &mut String, field: &str) {
     }
 }
 
-fn push_csv_line<'a>(out: &mut String, fields: impl Iterator<Item = &'a str>) {
+fn push_line<'a>(out: &mut String, fields: impl Iterator<Item = &'a str>, delimiter: char) {
     for (i, field) in fields.enumerate() {
         if i > 0 {
-            out.push(',');
+            out.push(delimiter);
         }
-        push_csv_field(out, field);
+        push_field(out, field, delimiter);
     }
     out.push('\n');
 }
 
-pub(crate) fn to_csv(table: &Table) -> String {
+/// The one table emitter for delimited text: the CLI's CSV files and stdout,
+/// the viewer's Save CSV (`,`) and Copy (tab, which spreadsheets paste into
+/// cells). Numbers as nsys prints them in CSV: no separators, no exponent.
+pub(crate) fn to_delimited(table: &Table, delimiter: char) -> String {
     // nsys writes the header together with the first row: no rows, no output.
     if table.rows.is_empty() {
         return String::new();
     }
     let mut out = String::new();
-    push_csv_line(&mut out, table.columns.iter().map(String::as_str));
+    push_line(
+        &mut out,
+        table.columns.iter().map(String::as_str),
+        delimiter,
+    );
     for row in &table.rows {
         let texts: Vec<String> = row.iter().map(Cell::to_string).collect();
-        push_csv_line(&mut out, texts.iter().map(String::as_str));
+        push_line(&mut out, texts.iter().map(String::as_str), delimiter);
     }
     out
+}
+
+pub(crate) fn to_csv(table: &Table) -> String {
+    to_delimited(table, ',')
 }
 
 /// Inserts thousands separators into the integer part of a plain number
@@ -98,6 +110,15 @@ pub fn with_separators(text: &str) -> String {
     out
 }
 
+/// A cell as `nsys stats` prints it in its aligned tables: numbers with
+/// thousands separators (`1,234,567.5`), text as it is.
+pub(crate) fn grouped_text(cell: &Cell) -> String {
+    match cell {
+        Cell::Text(_) | Cell::Empty => cell.to_string(),
+        _ => with_separators(&cell.to_string()),
+    }
+}
+
 /// An aligned table like `nsys stats`'s default (column) output: numbers right
 /// aligned with thousands separators, text left aligned, a dashed rule under
 /// the header.
@@ -105,14 +126,7 @@ pub(crate) fn to_text(table: &Table) -> String {
     let cells: Vec<Vec<String>> = table
         .rows
         .iter()
-        .map(|row| {
-            row.iter()
-                .map(|cell| match cell {
-                    Cell::Text(_) | Cell::Empty => cell.to_string(),
-                    _ => with_separators(&cell.to_string()),
-                })
-                .collect()
-        })
+        .map(|row| row.iter().map(grouped_text).collect())
         .collect();
     let numeric: Vec<bool> = (0..table.columns.len())
         .map(|c| table.is_numeric_column(c))
@@ -194,7 +208,11 @@ mod tests {
         assert_eq!(with_separators("-123"), "-123");
         assert_eq!(with_separators("1234"), "1,234");
         let mut out = String::new();
-        push_csv_line(&mut out, ["a,b", "say \"hi\"", "plain"].into_iter());
+        push_line(&mut out, ["a,b", "say \"hi\"", "plain"].into_iter(), ',');
         assert_eq!(out, "\"a,b\",\"say \"\"hi\"\"\",plain\n");
+        // Tab-separated: commas need no quotes, tabs do.
+        let mut out = String::new();
+        push_line(&mut out, ["a,b", "c\td", "e"].into_iter(), '\t');
+        assert_eq!(out, "a,b\t\"c\td\"\te\n");
     }
 }

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use super::group::Summary;
 use super::projection;
-use super::reports::{duration_table, events_in, text};
-use super::stats::{Table, TimeRange};
+use super::reports::{duration_table, for_each_counted, text};
+use super::stats::{Scope, Table};
 use crate::model::{StrId, Trace};
 
 /// Which kernel name a report shows (nsys's `:base`, `:mangled`, `:nvtx-name`).
@@ -72,21 +72,14 @@ pub fn kernel_names(trace: &Trace, naming: KernelNaming) -> Vec<Cow<'_, str>> {
 
 /// `cuda_gpu_kern_sum` with another kernel naming: the same columns and
 /// order (Total desc, Instances asc, Name asc).
-pub(crate) fn cuda_gpu_kern_sum_named(
-    trace: &Trace,
-    range: Option<TimeRange>,
-    naming: KernelNaming,
-) -> Table {
+pub(crate) fn cuda_gpu_kern_sum_named(trace: &Trace, scope: Scope, naming: KernelNaming) -> Table {
     let names = kernel_names(trace, naming);
     let spans = &trace.kernels.spans;
     let mut by_name: HashMap<&str, Vec<i64>> = HashMap::new();
     for stream in &trace.streams {
-        for i in events_in(spans, &stream.kernels.events, range) {
-            by_name
-                .entry(names[i].as_ref())
-                .or_default()
-                .push(spans.duration(i));
-        }
+        for_each_counted!(spans, &stream.kernels, scope, |i, d| {
+            by_name.entry(names[i].as_ref()).or_default().push(d);
+        });
     }
     let mut groups: Vec<(&str, Summary)> = by_name
         .into_iter()
@@ -108,12 +101,12 @@ pub(crate) fn xyz_padded(dims: [u32; 3]) -> String {
 
 /// `cuda_gpu_kern_gb_sum`: kernels by (name, grid, block). Ordered by Total
 /// descending; ties by name, grid, block (INFERRED, no fixture has a tie).
-pub(crate) fn cuda_gpu_kern_gb_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+pub(crate) fn cuda_gpu_kern_gb_sum(trace: &Trace, scope: Scope) -> Table {
     let k = &trace.kernels;
     type Key = (StrId, [u32; 3], [u32; 3]);
     let mut by_key: HashMap<Key, Vec<i64>> = HashMap::new();
     for stream in &trace.streams {
-        for i in events_in(&k.spans, &stream.kernels.events, range) {
+        for_each_counted!(&k.spans, &stream.kernels, scope, |i, d| {
             let config = k
                 .config
                 .get(i)
@@ -123,8 +116,8 @@ pub(crate) fn cuda_gpu_kern_gb_sum(trace: &Trace, range: Option<TimeRange>) -> T
             by_key
                 .entry((k.spans.name[i], config.grid, config.block))
                 .or_default()
-                .push(k.spans.duration(i));
-        }
+                .push(d);
+        });
     }
     let mut groups: Vec<(Key, Summary)> = by_key
         .into_iter()

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 
 use super::group::Summary;
 use super::occupancy::{DeviceLimits, LaunchShape, Occupancy, theoretical_occupancy};
-use super::reports::{events_in, int, text};
-use super::stats::{Cell, Table, TimeRange};
+use super::reports::{events_in, for_each_counted, int, text};
+use super::stats::{Cell, Scope, Table, TimeRange};
 use crate::model::{LaunchConfig, StrId, StreamIdx, Trace};
 
 /// The `p`-th percentile (0–100) of `sorted` (ascending) by nearest rank;
@@ -218,30 +218,42 @@ fn xyz(dims: [u32; 3]) -> String {
 /// (grid, block, registers, static/dynamic shared memory, shared memory
 /// config) × device, with duration statistics and theoretical occupancy.
 /// Ordered by total time descending (ties: name, then configuration).
-pub(crate) fn kernel_launch_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+pub(crate) fn kernel_launch_sum(trace: &Trace, scope: Scope) -> Table {
+    launch_rows(trace, scope, None)
+}
+
+/// `kernel_launch_sum`'s rows of one kernel (by demangled name) alone: the
+/// kernel panel's launch configurations, with the report's columns and numbers.
+pub(crate) fn kernel_launch_sum_of_kernel(trace: &Trace, scope: Scope, kernel: StrId) -> Table {
+    launch_rows(trace, scope, Some(kernel))
+}
+
+fn launch_rows(trace: &Trace, scope: Scope, only_kernel: Option<StrId>) -> Table {
     let spans = &trace.kernels.spans;
     type Key = (StrId, [u32; 3], [u32; 3], u32, u32, u32, u32, u32);
     // Per key: durations, and a stream that ran it (for the device).
     let mut groups: HashMap<Key, (Vec<i64>, StreamIdx)> = HashMap::new();
     for (s, stream) in trace.streams.iter().enumerate() {
-        for i in events_in(spans, &stream.kernels.events, range) {
-            let c = config_of(trace, i);
-            let key = (
-                spans.name[i],
-                c.grid,
-                c.block,
-                c.registers_per_thread,
-                c.static_shared_memory,
-                c.dynamic_shared_memory,
-                c.shared_memory_executed,
-                stream.device_id,
-            );
-            groups
-                .entry(key)
-                .or_insert_with(|| (Vec::new(), s as StreamIdx))
-                .0
-                .push(spans.duration(i));
-        }
+        for_each_counted!(spans, &stream.kernels, scope, |i, d| {
+            if only_kernel.is_none_or(|name| spans.name[i] == name) {
+                let c = config_of(trace, i);
+                let key = (
+                    spans.name[i],
+                    c.grid,
+                    c.block,
+                    c.registers_per_thread,
+                    c.static_shared_memory,
+                    c.dynamic_shared_memory,
+                    c.shared_memory_executed,
+                    stream.device_id,
+                );
+                groups
+                    .entry(key)
+                    .or_insert_with(|| (Vec::new(), s as StreamIdx))
+                    .0
+                    .push(d);
+            }
+        });
     }
     let mut rows: Vec<(Key, i128, Vec<Cell>)> = Vec::new();
     for (key, (mut durations, stream)) in groups {

@@ -16,4 +16,7 @@ mod traces;
 
 pub use format::with_separators;
 pub use gpu_reports::{KernelNaming, kernel_names};
-pub use stats::{Cell, Report, Table, TimeRange, compute};
+pub use stats::{
+    Cell, RangeRule, Report, Table, TimeRange, UnsupportedRule, compute, compute_for_kernel,
+    compute_in,
+};

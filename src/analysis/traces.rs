@@ -6,7 +6,7 @@ use super::gpu_reports::xyz_padded;
 use super::reports::{events_in, text};
 use super::stats::{Cell, Table, TimeRange};
 use crate::model::nsys::{mem_kind_label, strip_version_suffix};
-use crate::model::{GpuOpKind, Ns, StreamIdx, Trace};
+use crate::model::{GpuOpKind, Ns, StrId, StreamIdx, Trace};
 
 fn columns(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
@@ -83,6 +83,22 @@ fn device_text(trace: &Trace, device: u32) -> String {
 
 /// `cuda_gpu_trace`: kernels, copies and sets by start time (ties: correlation id).
 pub(crate) fn cuda_gpu_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
+    gpu_trace_rows(trace, range, None)
+}
+
+/// `cuda_gpu_trace`'s rows of one kernel (by demangled name) alone: the
+/// instances of the kernel panel, with the report's columns and numbers.
+pub(crate) fn cuda_gpu_trace_of_kernel(
+    trace: &Trace,
+    range: Option<TimeRange>,
+    kernel: StrId,
+) -> Table {
+    gpu_trace_rows(trace, range, Some(kernel))
+}
+
+/// `cuda_gpu_trace`, or with `only_kernel` its rows of that kernel alone
+/// (no copies, no sets).
+fn gpu_trace_rows(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<StrId>) -> Table {
     let mut rows: Vec<((Ns, u32), Vec<Cell>)> = Vec::new();
     let mb = |bytes: u64| Cell::Megabytes(bytes as f64);
     // Bytes per second, printed as MB/s like the other `(MB)` columns. nsys
@@ -110,6 +126,9 @@ pub(crate) fn cuda_gpu_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
     let m = &trace.memsets;
     for stream in &trace.streams {
         for i in events_in(&k.spans, &stream.kernels.events, range) {
+            if only_kernel.is_some_and(|name| k.spans.name[i] != name) {
+                continue;
+            }
             let config = k
                 .config
                 .get(i)
@@ -136,7 +155,12 @@ pub(crate) fn cuda_gpu_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
             row.extend(tail(stream, trace.name(k.spans.name[i])));
             rows.push(((k.spans.start[i], correlation), row));
         }
-        for i in events_in(&c.spans, &stream.memcpys.events, range) {
+        let copies = if only_kernel.is_some() {
+            0..0
+        } else {
+            events_in(&c.spans, &stream.memcpys.events, range)
+        };
+        for i in copies {
             if !c.kind_known.get(i).copied().unwrap_or(false) {
                 continue;
             }
@@ -157,7 +181,12 @@ pub(crate) fn cuda_gpu_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
             row.extend(tail(stream, trace.name(c.spans.name[i])));
             rows.push(((c.spans.start[i], correlation), row));
         }
-        for i in events_in(&m.spans, &stream.memsets.events, range) {
+        let sets = if only_kernel.is_some() {
+            0..0
+        } else {
+            events_in(&m.spans, &stream.memsets.events, range)
+        };
+        for i in sets {
             let bytes = m.bytes.get(i).copied().unwrap_or(0);
             let correlation = m.correlation.get(i).copied().unwrap_or(0);
             let mut row = vec![

@@ -17,10 +17,11 @@ use egui_plot::{Bar, BarChart, Plot, PlotPoints, Points, VLine};
 
 use super::events::{EventRef, Table};
 use super::format;
+use super::table_export::TableExport;
 use crate::analysis::kernels::{DurationStats, KernelStats, kernel_stats_for, occupancy_of};
 use crate::analysis::occupancy::{DeviceLimits, LaunchShape, Occupancy, theoretical_occupancy};
 use crate::analysis::projection::innermost_ranges;
-use crate::analysis::stats::TimeRange;
+use crate::analysis::stats::{self, Report, TimeRange};
 use crate::model::{LaunchConfig, Ns, StrId, StreamIdx, Trace};
 
 /// Reports with fewer kernels than this are summarised on the UI thread: the
@@ -356,6 +357,10 @@ pub struct KernelPanel {
     pub bin: Option<(usize, usize)>,
     /// The "what if" block size (threads), 0 until the user moves it.
     what_if_block: u32,
+    /// Copy and Save CSV of the launch configurations (`kernel_launch_sum`
+    /// rows) and of the instances (`cuda_gpu_trace` rows).
+    pub config_export: TableExport,
+    pub instance_export: TableExport,
 }
 
 impl KernelPanel {
@@ -381,6 +386,8 @@ impl KernelPanel {
         self.histogram_bars.clear();
         self.bin = None;
         self.what_if_block = 0;
+        self.config_export.forget();
+        self.instance_export.forget();
         self.generation += 1;
         if trace.kernels.spans.len() < INLINE_KERNELS {
             self.pending = None;
@@ -541,6 +548,7 @@ impl KernelPanel {
                 summary(ui, trace, &view);
                 ui.separator();
                 configs(ui, &view);
+                self.exports(ui, trace, name, &view);
                 self.what_if(ui, &view);
                 ui.separator();
                 command = self.charts(ui, trace, &view);
@@ -552,6 +560,46 @@ impl KernelPanel {
             self.close();
         }
         command
+    }
+
+    /// Copy / Save CSV of this kernel's rows of `kernel_launch_sum` (its
+    /// configurations) and of `cuda_gpu_trace` (its instances), over the
+    /// panel's range: the numbers `sightline stats` prints for them. Built
+    /// on the export's worker: a kernel can have a million instances.
+    fn exports(&mut self, ui: &mut Ui, trace: &Arc<Trace>, name: StrId, view: &KernelView) {
+        let range = self.range;
+        let job = |report: Report| {
+            let trace = trace.clone();
+            move || -> super::table_export::TableJob {
+                Box::new(move || {
+                    stats::compute_for_kernel(&trace, report, name, range).unwrap_or_default()
+                })
+            }
+        };
+        ui.horizontal(|ui| {
+            ui.label("Configurations").on_hover_text(
+                "this kernel's rows of `sightline stats --report kernel_launch_sum`",
+            );
+            self.config_export.ui(
+                ui,
+                Report::KernelLaunchSum.file_stem().as_str(),
+                view.configs.len(),
+                job(Report::KernelLaunchSum),
+            );
+        });
+        ui.horizontal(|ui| {
+            ui.label(format!(
+                "Instances ({})",
+                format::grouped(view.points.len() as i64)
+            ))
+            .on_hover_text("this kernel's rows of `sightline stats --report cuda_gpu_trace`");
+            self.instance_export.ui(
+                ui,
+                Report::CudaGpuTrace.file_stem().as_str(),
+                view.points.len(),
+                job(Report::CudaGpuTrace),
+            );
+        });
     }
 
     /// The calculator's "what if": occupancy of the most used configuration
@@ -726,7 +774,11 @@ fn summary(ui: &mut Ui, trace: &Trace, view: &KernelView) {
             row("Instances", format::grouped(d.instances as i64));
             row(
                 "Total time",
-                format!("{} ({} ns)", format::duration(d.total as Ns), d.total),
+                format!(
+                    "{} ({} ns)",
+                    format::duration(d.total as Ns),
+                    format::grouped(d.total.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+                ),
             );
             row(
                 "Share of GPU kernel time",
@@ -798,19 +850,25 @@ fn configs(ui: &mut Ui, view: &KernelView) {
                         ui.label(RichText::new(h).weak());
                     }
                     ui.end_row();
+                    // Quantities right-aligned so their digits line up.
+                    let number = |ui: &mut Ui, text: String| {
+                        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                            ui.monospace(text)
+                        });
+                    };
                     for c in &view.configs {
                         let k = &c.config;
                         ui.monospace(xyz(k.grid));
                         ui.monospace(xyz(k.block));
-                        ui.monospace(k.registers_per_thread.to_string());
-                        ui.monospace(format::bytes(k.static_shared_memory as u64));
-                        ui.monospace(format::bytes(k.dynamic_shared_memory as u64));
-                        ui.monospace(format::bytes(k.shared_memory_executed as u64));
-                        ui.monospace(format::bytes(k.local_memory_per_thread as u64));
-                        ui.monospace(format::grouped(c.instances as i64));
+                        number(ui, format::grouped(k.registers_per_thread as i64));
+                        number(ui, format::bytes(k.static_shared_memory as u64));
+                        number(ui, format::bytes(k.dynamic_shared_memory as u64));
+                        number(ui, format::bytes(k.shared_memory_executed as u64));
+                        number(ui, format::bytes(k.local_memory_per_thread as u64));
+                        number(ui, format::grouped(c.instances as i64));
                         match &c.occupancy {
                             Some(o) => {
-                                ui.monospace(format!("{:.1} %", o.theoretical_percent));
+                                number(ui, format!("{:.1} %", o.theoretical_percent));
                                 ui.monospace(o.limiter_text());
                                 ui.monospace(format!(
                                     "{}/{}/{}/{}",

@@ -18,6 +18,7 @@ pub mod nvtx_gpu;
 pub mod prefs;
 pub mod range_stats;
 pub mod search;
+pub mod table_export;
 pub mod timeline;
 
 use std::path::{Path, PathBuf};
@@ -171,15 +172,17 @@ impl Document {
     }
 
     /// A stats row was clicked: the first time, highlight every instance of
-    /// `name` that starts in the range and show the first; again, the next.
+    /// `name` that the range counts (by its rule) and show the first; again, the next.
     pub fn step_instances(&mut self, name: &str) {
         let same = self.search.query == name
             && !self.search.regex
             && self.search.range.is_some()
             && self.search.range == self.stats.range
+            && self.search.rule == self.stats.rule
             && !self.search.matches.is_empty();
         if !same {
-            self.search.exact(&self.trace, name, self.stats.range);
+            let (range, rule) = (self.stats.range, self.stats.rule);
+            self.search.exact(&self.trace, name, range, rule);
         }
         if let Some(ev) = self.search.step(true) {
             self.show_event(ev);

@@ -133,14 +133,21 @@ impl NvtxGpu {
                 for r in work.rows.iter().take(50) {
                     // Copies and sets are named by nsys's labels ("[CUDA memcpy …]").
                     ui.label(format::clip(trace.name(r.name), 80));
-                    ui.monospace(format::grouped(r.count as i64));
-                    ui.monospace(format::duration(r.total));
                     let share = if work.total > 0 {
                         r.total as f64 * 100.0 / work.total as f64
                     } else {
                         0.0
                     };
-                    ui.monospace(format!("{share:.1} %"));
+                    // Numbers right-aligned so their digits line up.
+                    for text in [
+                        format::grouped(r.count as i64),
+                        format::duration(r.total),
+                        format!("{share:.1} %"),
+                    ] {
+                        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                            ui.monospace(text)
+                        });
+                    }
                     ui.end_row();
                 }
             });

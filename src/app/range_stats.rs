@@ -1,6 +1,12 @@
 //! The bottom panel: `nsys stats` summaries for exactly the selected time span,
 //! computed on a worker thread (a 10M-event trace must not stall a frame).
 //! Tables arrive one by one, in tab order, as the worker finishes them.
+//!
+//! The span counts its events by a [`RangeRule`] the user picks: those that
+//! start in it (the default, `sightline stats --range`'s rule), or every event
+//! that overlaps it with its duration clipped, so a range inside a long
+//! `poll` shows that `poll`. Each table can be copied (tab-separated) or
+//! saved as CSV with `sightline stats`'s headings and raw numbers.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,7 +15,8 @@ use crossbeam_channel::Receiver;
 use eframe::egui::{self, Color32, RichText, Ui};
 
 use super::format;
-use crate::analysis::stats::{self, Cell, Report, Table, TimeRange};
+use super::table_export::TableExport;
+use crate::analysis::stats::{self, Cell, RangeRule, Report, Table, TimeRange};
 use crate::model::Trace;
 
 /// The summaries the panel shows, in tab order.
@@ -55,17 +62,27 @@ pub struct RangeStats {
     pub took: Option<Duration>,
     /// The row last clicked, drawn highlighted.
     pub active: Option<RowClick>,
+    /// Which events of the range the tables count.
+    pub rule: RangeRule,
+    /// The report the tables are computed from, kept to recompute them
+    /// when the rule changes.
+    trace: Option<Arc<Trace>>,
+    /// Copy and Save CSV of the table shown.
+    pub export: TableExport,
 }
 
 impl RangeStats {
     pub fn request(&mut self, trace: Arc<Trace>, range: TimeRange) {
         self.generation += 1;
         let generation = self.generation;
+        let rule = self.rule;
+        self.trace = Some(trace.clone());
         self.range = Some(range);
         self.tables.clear();
         self.sort = None;
         self.active = None;
         self.took = None;
+        self.export.forget();
         let (tx, rx) = crossbeam_channel::unbounded();
         self.pending = Some(rx);
         let spawned = std::thread::Builder::new()
@@ -73,7 +90,10 @@ impl RangeStats {
             .spawn(move || {
                 let t0 = Instant::now();
                 for r in REPORTS {
-                    let table = stats::compute(&trace, r, Some(range));
+                    // Every report of the panel takes both rules (a test
+                    // checks it); were one not to, it would show no rows
+                    // rather than numbers by another rule.
+                    let table = stats::compute_in(&trace, r, Some(range), rule).unwrap_or_default();
                     if tx.send(Msg::Table(generation, r, table)).is_err() {
                         return;
                     }
@@ -133,8 +153,21 @@ impl RangeStats {
         self.generation += 1;
         self.pending = None;
         self.range = None;
+        self.trace = None;
         self.tables.clear();
         self.active = None;
+    }
+
+    /// Counts the range's events by `rule` from now on, recomputing the
+    /// tables (on the worker, as any request) when it changes.
+    pub fn set_rule(&mut self, rule: RangeRule) {
+        if self.rule == rule {
+            return;
+        }
+        self.rule = rule;
+        if let (Some(trace), Some(range)) = (self.trace.clone(), self.range) {
+            self.request(trace, range);
+        }
     }
 
     pub fn table(&self, report: Report) -> Option<&Table> {
@@ -144,9 +177,15 @@ impl RangeStats {
             .map(|(_, t)| t)
     }
 
-    /// The `--range` argument that makes `sightline stats` compute these tables.
+    /// The `--range` argument (with `--overlapping` for that rule) that
+    /// makes `sightline stats` compute these tables.
     pub fn cli_range(&self) -> Option<String> {
-        self.range.map(|r| format!("--range {}:{}", r.start, r.end))
+        let flag = match self.rule {
+            RangeRule::StartsInside => "",
+            RangeRule::Overlapping => " --overlapping",
+        };
+        self.range
+            .map(|r| format!("--range {}:{}{flag}", r.start, r.end))
     }
 
     /// Draws the tabs and the chosen table; returns a clicked row.
@@ -167,7 +206,7 @@ impl RangeStats {
                 format::grouped(range.end - range.start)
             ));
             ui.label("·");
-            ui.label("events that start in the range; session clock");
+            ui.label("session clock");
             if let Some(arg) = self.cli_range()
                 && ui
                     .button(RichText::new(format!("Copy {arg}")).monospace())
@@ -185,6 +224,16 @@ impl RangeStats {
                 ui.weak(format!("computed in {:.1} ms", t.as_secs_f64() * 1e3));
             }
         });
+        let mut rule = self.rule;
+        ui.horizontal(|ui| {
+            ui.label("Count:");
+            for choice in [RangeRule::StartsInside, RangeRule::Overlapping] {
+                ui.selectable_value(&mut rule, choice, choice.label());
+            }
+            ui.label("·");
+            ui.label(self.rule.explanation());
+        });
+        self.set_rule(rule);
         ui.horizontal_wrapped(|ui| {
             for (i, r) in REPORTS.iter().enumerate() {
                 let n = self.table(*r).map(|t| t.rows.len());
@@ -204,20 +253,40 @@ impl RangeStats {
                 {
                     self.tab = i;
                     self.sort = None;
+                    self.export.forget();
                 }
             }
         });
         ui.separator();
         let report = REPORTS[self.tab.min(REPORTS.len() - 1)];
-        let Some(table) = self.table(report) else {
+        // Borrowed from the field, not through `self.table`, so the export
+        // state can be borrowed beside it.
+        let Some(table) = self
+            .tables
+            .iter()
+            .find(|(r, _)| *r == report)
+            .map(|(_, t)| t)
+        else {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.label("computing…");
             });
+            // Keep the panel's height while the tables are recomputed (a new
+            // rule, a new range), so it does not shrink and jump back.
+            ui.allocate_space(ui.available_size());
             return None;
         };
+        let rows = table.rows.len();
+        self.export.ui(ui, &report.file_stem(), rows, || {
+            let shown = table.clone();
+            Box::new(move || shown)
+        });
         if table.rows.is_empty() {
-            ui.label("No events of this kind start in the range.");
+            ui.label(match self.rule {
+                RangeRule::StartsInside => "No events of this kind start in the range.",
+                RangeRule::Overlapping => "No events of this kind overlap the range.",
+            });
+            ui.allocate_space(ui.available_size());
             return None;
         }
         let mut order: Vec<usize> = (0..table.rows.len()).collect();
@@ -304,7 +373,8 @@ impl RangeStats {
                                     });
                                 }
                             } else if cell.as_f64().is_some() {
-                                ui.with_layout(right, |ui| ui.monospace(text));
+                                // With thousands separators, as `sightline stats` prints tables.
+                                ui.with_layout(right, |ui| ui.monospace(cell.grouped()));
                             } else {
                                 // Text columns such as "Kernel Name" can hold megabyte names.
                                 ui.monospace(super::format::clip(&text, super::format::MAX_LABEL_CHARS));

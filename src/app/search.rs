@@ -4,7 +4,7 @@ use regex::Regex;
 
 use super::events::{EventRef, Table};
 use super::format::display_name;
-use crate::analysis::stats::TimeRange;
+use crate::analysis::stats::{RangeRule, TimeRange};
 use crate::model::Trace;
 
 /// At most this many matches are kept: stepping through more is not useful,
@@ -22,8 +22,10 @@ pub struct Search {
     /// By `StrId`: names that match, for outlining on the timeline.
     pub mask: Vec<bool>,
     pub truncated: bool,
-    /// Matches are limited to events starting in this span (a stats row).
+    /// Matches are limited to the events of this span (a stats row)...
     pub range: Option<TimeRange>,
+    /// ...that the span's rule counts (start in it, or overlap it).
+    pub rule: RangeRule,
     /// The query and mode the matches are for.
     ran_for: Option<(String, bool)>,
 }
@@ -60,6 +62,7 @@ impl Search {
             })
             .collect();
         self.range = None;
+        self.rule = RangeRule::default();
         self.set_mask(trace, mask);
         self.ran_for = Some((self.query.clone(), self.regex));
     }
@@ -72,8 +75,9 @@ impl Search {
 
     /// The instances of a stats row: events whose name, as that report prints
     /// it, is `name` (API names without `_vNNNN`, NVTX ranges as
-    /// `domain:name`), and that start in `range` when one is given.
-    pub fn exact(&mut self, trace: &Trace, name: &str, range: Option<TimeRange>) {
+    /// `domain:name`), and that `rule` counts in `range` when one is given
+    /// (the rule the row's numbers were computed by).
+    pub fn exact(&mut self, trace: &Trace, name: &str, range: Option<TimeRange>, rule: RangeRule) {
         self.query = name.to_string();
         self.regex = false;
         self.error = None;
@@ -89,10 +93,15 @@ impl Search {
             })
             .collect();
         self.range = range;
+        self.rule = rule;
         self.set_mask(trace, mask);
         self.ran_for = Some((self.query.clone(), self.regex));
         if self.matches.is_empty() {
-            self.error = Some(format!("no event named {name:?} starts in the range"));
+            let verb = match rule {
+                RangeRule::StartsInside => "starts in",
+                RangeRule::Overlapping => "overlaps",
+            };
+            self.error = Some(format!("no event named {name:?} {verb} the range"));
         }
     }
 
@@ -108,7 +117,7 @@ impl Search {
                     .is_some_and(|s| mask.get(s.0 as usize).copied().unwrap_or(false));
                 let in_range = self
                     .range
-                    .is_none_or(|r| (r.start..r.end).contains(&spans.start[i]));
+                    .is_none_or(|r| self.rule.admits(r, spans.start[i], spans.end[i]));
                 if in_range && (mask.get(id.0 as usize).copied().unwrap_or(false) || short_hit) {
                     if found.len() >= MAX_MATCHES {
                         self.truncated = true;

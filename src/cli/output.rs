@@ -4,9 +4,10 @@
 //! line, text tables under nsys's ` ** Title (name):` heading.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::analysis::Table;
+use crate::files::write_aside;
 
 /// What a table is called: in its file name, its heading, and when it is empty.
 pub(crate) struct Named<'a> {
@@ -33,7 +34,7 @@ pub(crate) fn emit_table(
     if let Some(prefix) = prefix {
         let extension = if csv { "csv" } else { "txt" };
         let path = PathBuf::from(format!("{prefix}_{}.{extension}", named.file_stem));
-        return write_atomically(&path, &text).inspect_err(|e| {
+        return write_aside(&path, text.as_bytes()).inspect_err(|e| {
             eprintln!("sightline: cannot write {}: {e}", path.display());
         });
     }
@@ -47,23 +48,5 @@ pub(crate) fn emit_table(
             text
         };
         write!(out, "\n ** {} ({}):\n\n{body}", named.title, named.name)
-    }
-}
-
-/// Writes beside `path` first and renames, so a failed save leaves no half file.
-pub(crate) fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
-    let mut temp_name = path.as_os_str().to_owned();
-    temp_name.push(format!(".tmp{}", std::process::id()));
-    let temp = PathBuf::from(temp_name);
-    let written = std::fs::File::create(&temp).and_then(|mut file| {
-        file.write_all(contents.as_bytes())?;
-        file.sync_all()
-    });
-    match written.and_then(|()| std::fs::rename(&temp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&temp);
-            Err(e)
-        }
     }
 }

@@ -9,11 +9,11 @@ use std::process::ExitCode;
 
 use super::output::{Named, emit_table};
 use super::{Args, load_or_report, usage_error};
-use crate::analysis::{Report, TimeRange, compute};
+use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
 
 const USAGE: &str = "\
 usage: sightline stats FILE.sqlite [--report R1,R2,...] [--format table|csv]
-                       [--output PREFIX] [--range START_NS:END_NS]
+                       [--output PREFIX] [--range START_NS:END_NS [--overlapping]]
 
   --report   reports to compute, comma separated (default: the first eight):
              cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
@@ -28,7 +28,11 @@ usage: sightline stats FILE.sqlite [--report R1,R2,...] [--format table|csv]
   --format   table (default on the console) or csv (default in files)
   --output   write each report to PREFIX_REPORT.csv (.txt for tables), with
              ':' in REPORT written '_' (PREFIX_cuda_gpu_kern_sum_base.csv)
-  --range    only events that start in [START_NS, END_NS), session nanoseconds";
+  --range    only events that start in [START_NS, END_NS), session nanoseconds
+  --overlapping
+             with --range: every event that overlaps the range instead, its
+             duration clipped to the range (summary reports only; bytes and
+             cuda_kern_exec_sum's launch times are not clipped)";
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Format {
@@ -43,6 +47,7 @@ struct Options {
     format: Format,
     output: Option<String>,
     range: Option<TimeRange>,
+    rule: RangeRule,
 }
 
 fn parse_reports(list: &str) -> Result<Vec<Report>, String> {
@@ -63,8 +68,8 @@ fn parse_reports(list: &str) -> Result<Vec<Report>, String> {
 }
 
 fn parse_options(args: &[String]) -> Result<Options, String> {
-    let args = Args::parse(args, &[])?;
-    args.check_known(&["report", "format", "output", "range"])?;
+    let args = Args::parse(args, &["overlapping"])?;
+    args.check_known(&["report", "format", "output", "range", "overlapping"])?;
     let file = args.one_file()?;
     let reports = match args.value("report") {
         Some(list) => parse_reports(list)?,
@@ -79,12 +84,31 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         None => Format::Table,
     };
     let range = args.range()?;
+    let rule = if args.flag("overlapping") {
+        if range.is_none() {
+            return Err("--overlapping applies to a --range; give one".to_string());
+        }
+        if let Some(report) = reports
+            .iter()
+            .find(|r| !r.takes_rule(RangeRule::Overlapping))
+        {
+            let unsupported = crate::analysis::UnsupportedRule {
+                report: *report,
+                rule: RangeRule::Overlapping,
+            };
+            return Err(format!("--overlapping: {unsupported}"));
+        }
+        RangeRule::Overlapping
+    } else {
+        RangeRule::StartsInside
+    };
     Ok(Options {
         file,
         reports,
         format,
         output,
         range,
+        rule,
     })
 }
 
@@ -103,7 +127,11 @@ pub fn main(args: &[String]) -> ExitCode {
     };
     let mut stdout = std::io::stdout().lock();
     for (i, &report) in options.reports.iter().enumerate() {
-        let table = compute(&trace, report, options.range);
+        let table = match compute_in(&trace, report, options.range, options.rule) {
+            Ok(table) => table,
+            // Checked while parsing; kept as an error, not a panic.
+            Err(e) => return usage_error(&e.to_string(), USAGE),
+        };
         let file_stem = report.file_stem();
         let named = Named {
             file_stem: &file_stem,
@@ -149,6 +177,9 @@ mod tests {
         assert_eq!(o.reports.len(), 8);
         assert_eq!(o.format, Format::Csv);
         assert_eq!(o.range, Some(TimeRange { start: 5, end: 9 }));
+        assert_eq!(o.rule, RangeRule::StartsInside);
+        let o = parse_options(&args(&["f", "--range", "5:9", "--overlapping"])).unwrap();
+        assert_eq!(o.rule, RangeRule::Overlapping);
         let o = parse_options(&args(&["f", "--report", "cuda_gpu_kern_sum:base"])).unwrap();
         assert_eq!(o.reports, vec![Report::CudaGpuKernSumBase]);
         assert_eq!(o.reports[0].file_stem(), "cuda_gpu_kern_sum_base");
@@ -167,6 +198,15 @@ mod tests {
             &["f", "g"],
             &[],
             &["f", "--report"],
+            &["f", "--overlapping"],
+            &[
+                "f",
+                "--range",
+                "1:2",
+                "--overlapping",
+                "--report",
+                "cuda_gpu_trace",
+            ],
         ] {
             assert!(parse_options(&args(bad)).is_err(), "{bad:?} accepted");
         }
