@@ -154,10 +154,15 @@ fn nothing_in_the_menu_bar_overlaps_in_a_small_window() {
     let next = rect_of(&h, ">");
     let previous = rect_of(&h, "<");
     let regex = rect_of(&h, "regex");
-    for node in h.get_all_by_role(egui::accesskit::Role::Button) {
+    let roles = [
+        egui::accesskit::Role::Button,
+        egui::accesskit::Role::Label,
+        egui::accesskit::Role::CheckBox,
+    ];
+    for node in roles.into_iter().flat_map(|role| h.get_all_by_role(role)) {
         let r = node.rect();
         let label = node.accesskit_node().label().unwrap_or_default();
-        if label == ">" || label == "<" || r.top() > next.bottom() {
+        if label == ">" || label == "<" || label == "regex" || r.top() > next.bottom() {
             continue;
         }
         for (what, other) in [(">", next), ("<", previous), ("regex", regex)] {
@@ -170,14 +175,17 @@ fn nothing_in_the_menu_bar_overlaps_in_a_small_window() {
     }
 }
 
+const N_TABS: usize = 12;
+
 #[test]
 fn tab_close_buttons_stay_beside_their_titles_when_tabs_wrap() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = SightlineApp::default();
-    for i in 0..7 {
-        let path = dir
-            .path()
-            .join(format!("a_rather_long_report_name_number_{i}.sqlite"));
+    // Names of many lengths: somewhere a title fits the line and its close
+    // button does not (the case that left buttons alone on a line).
+    let name = |i: usize| format!("r{i}_{}.sqlite", "x".repeat(8 + 5 * i));
+    for i in 0..N_TABS {
+        let path = dir.path().join(name(i));
         std::fs::copy(fixture("sync_timing.sqlite"), &path).expect("copy");
         app.open(path);
     }
@@ -185,8 +193,8 @@ fn tab_close_buttons_stay_beside_their_titles_when_tabs_wrap() {
     let mut h = harness(app, 800.0, 500.0);
     h.run_steps(2);
     let mut lines = std::collections::BTreeSet::new();
-    for i in 0..7 {
-        let title = format!("a_rather_long_report_name_number_{i}.sqlite");
+    for i in 0..N_TABS {
+        let title = name(i);
         let t = rect_of(&h, &title);
         let x = rect_of(&h, &format!("Close {title}"));
         assert!(

@@ -199,12 +199,8 @@ impl FindingsPanel {
         self.took = Some(done.took);
         self.active = None;
         timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
-        let untouched = timeline.history_len() == 0 && {
-            let (lo, hi) = timeline.limits();
-            (timeline.view.start, timeline.view.end) == (lo, hi)
-        };
         if self.focus_on_arrival
-            && untouched
+            && timeline.is_untouched()
             && let Some((s, e)) = self.focus()
         {
             // Through the history, so Backspace shows the whole report again.

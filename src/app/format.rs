@@ -115,6 +115,35 @@ pub fn metric_value(v: f64) -> String {
     }
 }
 
+/// A time typed by a user: a number with a unit (`ns`, `us`/`µs`, `ms`, `s`),
+/// nanoseconds without one; `,` and `_` group digits. Session time, as the
+/// ruler shows it.
+pub fn parse_time(text: &str) -> Result<f64, String> {
+    let t: String = text
+        .trim()
+        .chars()
+        .filter(|c| *c != ',' && *c != '_' && !c.is_whitespace())
+        .collect();
+    let units = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("µs", 1e3),
+        ("ms", 1e6),
+        ("s", 1e9),
+    ];
+    let (number, scale) = units
+        .iter()
+        .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k)))
+        .unwrap_or((t.as_str(), 1.0));
+    match number.parse::<f64>() {
+        // Whole nanoseconds: the session clock has no finer tick.
+        Ok(v) if v.is_finite() => Ok((v * scale).round()),
+        _ => Err(format!(
+            "{text:?} is not a time (e.g. 524.8 ms, 3 s, 524800000)"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,34 +184,5 @@ mod tests {
         assert_eq!(tick(1_510.0, 10.0), "1.510 µs");
         assert_eq!(tick(5_051_200_000.0, 200_000.0), "5051.2 ms");
         assert_eq!(tick(15_051_200_000.0, 2_000_000.0), "15.051 s");
-    }
-}
-
-/// A time typed by a user: a number with a unit (`ns`, `us`/`µs`, `ms`, `s`),
-/// nanoseconds without one; `,` and `_` group digits. Session time, as the
-/// ruler shows it.
-pub fn parse_time(text: &str) -> Result<f64, String> {
-    let t: String = text
-        .trim()
-        .chars()
-        .filter(|c| *c != ',' && *c != '_' && !c.is_whitespace())
-        .collect();
-    let units = [
-        ("ns", 1.0),
-        ("us", 1e3),
-        ("µs", 1e3),
-        ("ms", 1e6),
-        ("s", 1e9),
-    ];
-    let (number, scale) = units
-        .iter()
-        .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k)))
-        .unwrap_or((t.as_str(), 1.0));
-    match number.parse::<f64>() {
-        // Whole nanoseconds: the session clock has no finer tick.
-        Ok(v) if v.is_finite() => Ok((v * scale).round()),
-        _ => Err(format!(
-            "{text:?} is not a time (e.g. 524.8 ms, 3 s, 524800000)"
-        )),
     }
 }

@@ -28,8 +28,10 @@ const LABEL_W_MIN: f32 = 72.0;
 /// The span of the report's GPU and NVTX work with a margin of 2% each side.
 fn activity_view(trace: &Trace) -> Option<(f64, f64)> {
     let (a, b) = trace.activity_span()?;
-    let pad = (b - a) as f64 * 0.02;
-    Some((a as f64 - pad, b as f64 + pad))
+    // In f64: a report's timestamps can span more than i64 holds (a corrupt or synthetic one).
+    let (a, b) = (a as f64, b as f64);
+    let pad = (b - a) * 0.02;
+    Some((a - pad, b + pad))
 }
 
 /// The label column's width for a timeline `width` points wide.
@@ -63,6 +65,8 @@ pub struct Timeline {
     pub rows: Vec<Row>,
     pub view: ViewState,
     history: Vec<(f64, f64)>,
+    /// The view the report opened on, to tell whether the user has moved it yet.
+    opened_on: (f64, f64),
     /// Input time of the last wheel/W/S/A/D step: a burst of them is one
     /// history entry.
     last_step: f64,
@@ -143,6 +147,7 @@ impl Timeline {
         view.set(start, end);
         Timeline {
             rows: rows::build(trace),
+            opened_on: (view.start, view.end),
             view,
             history: Vec::new(),
             last_step: f64::NEG_INFINITY,
@@ -275,6 +280,12 @@ impl Timeline {
     /// How many entries Backspace can go back through.
     pub fn history_len(&self) -> usize {
         self.history.len()
+    }
+
+    /// True while the view is still the one the report opened on: nothing was zoomed,
+    /// panned or undone to.
+    pub fn is_untouched(&self) -> bool {
+        self.history.is_empty() && (self.view.start, self.view.end) == self.opened_on
     }
 
     pub fn zoom_to(&mut self, start: f64, end: f64) {
