@@ -176,20 +176,29 @@ fn run_without_a_driver_prints_one_line_and_exits_2() {
 
 #[test]
 fn run_checks_parameters_before_the_driver() {
+    // A mistyped parameter: named, with the one meant, and nothing about a GPU.
     let output = sightline(&["run", "gemm", "--sizez", "1024"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2));
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("'--sizez'"), "{stderr}");
+    assert!(stderr.contains("'--sizes'"), "the suggestion: {stderr}");
+    assert!(!stderr.contains("driver"), "{stderr}");
+
+    // A value out of its range: the parameter, the value and the limit, on the first line.
+    let output = sightline(&["run", "gemm", "--iterations", "0"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let first = stderr.lines().next().unwrap_or_default();
     assert!(
-        stderr.starts_with("sightline: gemm has no parameter --sizez"),
+        first.starts_with("sightline run gemm: bad value '0' for --iterations"),
         "{stderr}"
     );
+    assert!(!stderr.contains("driver"), "{stderr}");
 
     let output = sightline(&["run", "nope"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&output.stderr).starts_with("sightline: unknown benchmark 'nope'")
-    );
+    assert!(stderr.contains("'nope'"), "{stderr}");
 }
 
 #[test]

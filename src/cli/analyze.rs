@@ -11,97 +11,117 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use super::output::{Named, emit_table};
-use super::{Args, load_or_report, usage_error};
+use super::{load_or_report, name_list, parse_range, usage_error};
 use crate::analysis::TimeRange;
 use crate::analysis::findings::{self, Thresholds};
-use crate::analysis::rules::{self, RuleSpec};
+use crate::analysis::rules::{self, Rule, RuleSpec};
 
-const USAGE: &str = "\
-usage: sightline analyze FILE.sqlite [--rule RULE[:opt=value...][,RULE...]]
-                         [--format table|csv|json] [--output PREFIX] [--range START_NS:END_NS]
+/// Arguments of `sightline analyze`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Sightline's findings (sync and timing mistakes), or nsys analyze's rules with --rule",
+    after_help = "Without --rule, prints Sightline's findings: sync and timing mistakes, each \
+                  with the NVTX range it is in, the numbers, and how to fix it. Exit status 0 \
+                  with or without findings."
+)]
+pub struct AnalyzeArgs {
+    /// The report to analyze.
+    #[arg(value_name = "FILE.sqlite")]
+    file: PathBuf,
 
-  --rule     nsys analyze rules, comma separated (or --rule repeated):
-             cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync,
-             dx12_mem_ops, gpu_gaps, gpu_time_util
-             options as nsys takes them, e.g. gpu_gaps:gap=300, gpu_time_util:chunks=10:threshold=20;
-             every rule takes rows=N, start=NS, end=NS, nvtx=RANGE[@DOMAIN]
-  --format   rules: csv (default in files) or table (default on the console);
-             findings: table (default) or json (one object per line)
-  --output   rules: write PREFIX_RULE.csv per rule (.txt with --format table)
-  --range    findings: only those that start in [START_NS, END_NS)
+    /// nsys analyze rules, comma separated (or --rule repeated), with options as nsys takes them.
+    #[arg(
+        long = "rule",
+        value_name = "RULE[:opt=value...]",
+        value_delimiter = ',',
+        value_parser = parse_rule,
+        long_help = rule_help(),
+    )]
+    rules: Vec<RuleSpec>,
 
-Without --rule, prints Sightline's findings: sync and timing mistakes, each with
-the NVTX range it is in, the numbers, and how to fix it.";
+    /// Rules: csv (default in files) or table (default on the console). Findings: table
+    /// (default) or json (one object per line).
+    #[arg(long, value_enum)]
+    format: Option<AnalyzeFormat>,
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Format {
+    /// Rules: write PREFIX_RULE.csv per rule (.txt with --format table), an empty file when
+    /// the rule finds nothing, as nsys does.
+    #[arg(long, value_name = "PREFIX", requires = "rules")]
+    output: Option<String>,
+
+    /// Findings: only those that start in [START_NS, END_NS), session nanoseconds (rules take
+    /// start=/end= options instead).
+    #[arg(long, value_name = "START_NS:END_NS", value_parser = parse_range, conflicts_with = "rules")]
+    range: Option<TimeRange>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum AnalyzeFormat {
+    /// An aligned table.
+    #[value(alias = "column")]
     Table,
+    /// CSV as nsys writes it (rules only).
     Csv,
+    /// One JSON object per finding and line (findings only).
     Json,
+}
+
+fn parse_rule(text: &str) -> Result<RuleSpec, String> {
+    RuleSpec::parse(text.trim())
+}
+
+fn rule_help() -> String {
+    format!(
+        "nsys analyze rules, comma separated (or --rule repeated): {}.\nOptions as nsys takes \
+         them, e.g. gpu_gaps:gap=300, gpu_time_util:chunks=10:threshold=20; every rule takes \
+         rows=N, start=NS, end=NS, nvtx=RANGE[@DOMAIN].",
+        name_list(Rule::ALL.iter().map(|r| r.name()))
+    )
 }
 
 #[derive(Debug)]
 struct Options {
     file: PathBuf,
     rules: Vec<RuleSpec>,
-    format: Format,
+    format: AnalyzeFormat,
     output: Option<String>,
     range: Option<TimeRange>,
 }
 
-fn parse_options(args: &[String]) -> Result<Options, String> {
-    let args = Args::parse(args, &[])?;
-    args.check_known(&["rule", "format", "output", "range"])?;
-    let file = args.one_file()?;
+/// What clap cannot check: a rule named twice runs once (with the options given last), and
+/// each format goes with rules or with findings.
+fn options(args: AnalyzeArgs) -> Result<Options, String> {
     let mut rules: Vec<RuleSpec> = Vec::new();
-    for (_, value) in args.options.iter().filter(|(n, _)| n == "rule") {
-        let list = value.as_deref().unwrap_or_default();
-        for text in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-            let spec = RuleSpec::parse(text)?;
-            // A rule named twice runs once, with the options given last.
-            rules.retain(|r| r.rule != spec.rule);
-            rules.push(spec);
-        }
+    for spec in args.rules {
+        rules.retain(|r| r.rule != spec.rule);
+        rules.push(spec);
     }
-    if args.flag("rule") && rules.is_empty() {
-        return Err("--rule names no rule".to_string());
-    }
-    let output = args.value("output").map(str::to_string);
-    let format = match args.value("format") {
-        Some("table" | "column") => Format::Table,
-        Some("csv") if !rules.is_empty() => Format::Csv,
-        Some("json") if rules.is_empty() => Format::Json,
-        Some(other) if rules.is_empty() => {
-            return Err(format!("unknown findings format '{other}' (table or json)"));
+    let format = match (args.format, rules.is_empty()) {
+        (Some(AnalyzeFormat::Csv), true) => {
+            return Err(
+                "--format csv is for rules (give --rule); findings print as table or json".into(),
+            );
         }
-        Some(other) => return Err(format!("unknown rule format '{other}' (table or csv)")),
-        None if output.is_some() => Format::Csv,
-        None => Format::Table,
+        (Some(AnalyzeFormat::Json), false) => {
+            return Err("--format json is for findings; rules print as csv or table".into());
+        }
+        (Some(format), _) => format,
+        (None, false) if args.output.is_some() => AnalyzeFormat::Csv,
+        (None, _) => AnalyzeFormat::Table,
     };
-    if rules.is_empty() && output.is_some() {
-        return Err("--output writes rule CSVs: give --rule".to_string());
-    }
-    let range = args.range()?;
-    if range.is_some() && !rules.is_empty() {
-        return Err("--range is for findings; rules take start=/end= options".to_string());
-    }
     Ok(Options {
-        file,
+        file: args.file,
         rules,
         format,
-        output,
-        range,
+        output: args.output,
+        range: args.range,
     })
 }
 
-pub fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let options = match parse_options(args) {
+pub fn main(args: AnalyzeArgs) -> ExitCode {
+    let options = match options(args) {
         Ok(options) => options,
-        Err(message) => return usage_error(&message, USAGE),
+        Err(message) => return usage_error("analyze", &message),
     };
     let trace = match load_or_report(&options.file) {
         Ok(trace) => trace,
@@ -115,10 +135,10 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         };
         let text = match options.format {
-            Format::Json => findings::to_json_lines(&found),
+            AnalyzeFormat::Json => findings::to_json_lines(&found),
             _ => findings::to_table(&found).to_text(),
         };
-        if options.format == Format::Table && found.is_empty() {
+        if options.format == AnalyzeFormat::Table && found.is_empty() {
             writeln!(stdout, "no findings")
         } else {
             write!(stdout, "{text}")
@@ -147,7 +167,7 @@ fn run_rules(
             title: spec.rule.title(),
             if_empty: "(no findings)",
         };
-        let csv = options.format != Format::Table;
+        let csv = options.format != AnalyzeFormat::Table;
         emit_table(&table, &named, csv, options.output.as_deref(), i == 0, out)?;
     }
     Ok(())
@@ -156,29 +176,39 @@ fn run_rules(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::rules::Rule;
+    use crate::cli::{Command, parse_for_test};
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        let full: Vec<&str> = std::iter::once("analyze")
+            .chain(args.iter().copied())
+            .collect();
+        match parse_for_test(&full).map_err(|e| e.to_string())? {
+            Command::Analyze(args) => options(args),
+            other => Err(format!("parsed as {other:?}")),
+        }
     }
 
     #[test]
     fn parses_rules_and_formats() {
-        let o = parse_options(&args(&[
+        let o = parse(&[
             "f.sqlite",
             "--rule",
             "gpu_gaps:gap=1,cuda_api_sync",
             "--rule=gpu_time_util:chunks=3",
             "--output",
             "x",
-        ]))
-        .unwrap();
+        ])
+        .expect("parses");
         let names: Vec<Rule> = o.rules.iter().map(|r| r.rule).collect();
         assert_eq!(names, [Rule::GpuGaps, Rule::CudaApiSync, Rule::GpuTimeUtil]);
-        assert_eq!(o.format, Format::Csv);
-        let o = parse_options(&args(&["f.sqlite", "--format", "json"])).unwrap();
-        assert_eq!(o.format, Format::Json);
+        assert_eq!(o.format, AnalyzeFormat::Csv);
+        let o = parse(&["f.sqlite", "--format", "json"]).expect("parses");
+        assert_eq!(o.format, AnalyzeFormat::Json);
         assert!(o.rules.is_empty());
+        let o =
+            parse(&["f", "--rule", "gpu_gaps:gap=1", "--rule", "gpu_gaps:gap=7"]).expect("parses");
+        assert_eq!(o.rules.len(), 1, "a rule named twice runs once");
+        assert_eq!(o.rules[0], parse_rule("gpu_gaps:gap=7").expect("a rule"));
     }
 
     #[test]
@@ -194,7 +224,7 @@ mod tests {
             &["f", "g"],
             &[],
         ] {
-            assert!(parse_options(&args(bad)).is_err(), "{bad:?} accepted");
+            assert!(parse(bad).is_err(), "{bad:?} accepted");
         }
     }
 }

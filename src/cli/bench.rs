@@ -3,22 +3,34 @@
 //! columns the loader reads. The ratio load/floor is what the loader itself costs.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use rusqlite::types::ValueRef;
 
-use super::{Args, EXIT_BAD_INPUT, usage_error};
+use super::EXIT_BAD_INPUT;
 use crate::analysis::stats::{Report, TimeRange, compute};
 use crate::loader;
 
-const USAGE: &str = "usage: sightline bench FILE [--json]
+/// Arguments of `sightline bench`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "How fast a report loads, and its memory per event, next to bare SQLite's time",
+    long_about = "Loads FILE and prints load time (total and by phase), events, memory per \
+                  event, cuda_gpu_kern_sum time over the full range and over 1% of it, and the \
+                  time bare SQLite takes to read the same columns (the floor)."
+)]
+pub struct BenchArgs {
+    /// The report to load.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
 
-Loads FILE and prints load time (total and by phase), events, memory per event,
-cuda_gpu_kern_sum time over the full range and over 1% of it, and the time bare
-SQLite takes to read the same columns (the floor).";
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
 
 /// Runs per stats timing; the median is reported.
 const STATS_RUNS: usize = 5;
@@ -165,18 +177,10 @@ struct Results {
     floor_checksum: i64,
 }
 
-pub fn main(args: &[String]) -> ExitCode {
-    let args = match Args::parse(args, &["json"]).and_then(|a| a.check_known(&["json"]).map(|()| a))
-    {
-        Ok(a) => a,
-        Err(e) => return usage_error(&e, USAGE),
-    };
-    let [file] = args.positional.as_slice() else {
-        return usage_error("give exactly one report FILE", USAGE);
-    };
-    match run(Path::new(file)) {
+pub fn main(args: BenchArgs) -> ExitCode {
+    match run(&args.file) {
         Ok(r) => {
-            if args.flag("json") {
+            if args.json {
                 println!("{}", to_json(&r));
             } else {
                 print!("{}", to_text(&r));

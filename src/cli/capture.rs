@@ -9,60 +9,60 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::run::{benchmark_of, describe, fail, print_or_fail};
+use super::benchmark_args::BenchmarkChoice;
+use super::run::{fail, list_or_ask};
 use super::usage_error;
 use crate::capture::benchmarks;
 use crate::capture::session::{self, CaptureMessage, CaptureOptions};
 
-const USAGE: &str =
-    "usage: sightline capture BENCH [--PARAM VALUE ...] --output FILE.sqlite [--dump-records FILE]
-       sightline capture --list
+/// Arguments of `sightline capture`. Its own options may come before or after the benchmark
+/// and its parameters (`capture gemm --size 1024 --output g.sqlite`).
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Run a GPU benchmark under Sightline's CUPTI capture and save an nsys report",
+    long_about = "Runs a benchmark on GPU 0 while recording it with CUPTI (kernels, copies, \
+                  memsets, CUDA API, synchronization, NVTX), then saves the recording as an \
+                  Nsight Systems SQLite report. `sightline capture BENCH --help` lists its \
+                  parameters.",
+    subcommand_value_name = "BENCH",
+    disable_help_subcommand = true,
+    subcommand_help_heading = "Benchmarks"
+)]
+pub struct CaptureArgs {
+    /// List every benchmark with its parameters.
+    #[arg(long, short = 'l')]
+    list: bool,
 
-Runs a benchmark on GPU 0 while recording it with CUPTI (kernels, copies, memsets, CUDA API,
-synchronization, NVTX), then saves the recording as an Nsight Systems SQLite report.
---dump-records also keeps the raw CUPTI records (test material). --live publishes snapshots as
-the window does and prints how old the newest event of each was (the on-screen delay).";
+    /// The report written (aside, then renamed); needed.
+    #[arg(long, short = 'o', value_name = "FILE.sqlite", global = true)]
+    output: Option<PathBuf>,
 
-pub fn main(args: &[String]) -> ExitCode {
-    match benchmark_of("capture", args, USAGE) {
-        Err(code) => code,
-        Ok((spec, rest)) => {
-            let mut output = None;
-            let mut dump_records = None;
-            let mut live = false;
-            let mut bench_args = Vec::new();
-            let mut rest = rest.iter();
-            while let Some(arg) = rest.next() {
-                let (key, inline) = match arg.split_once('=') {
-                    Some((k, v)) => (k, Some(v.to_string())),
-                    None => (arg.as_str(), None),
-                };
-                match key {
-                    "--output" | "-o" | "--dump-records" => {
-                        let Some(value) = inline.or_else(|| rest.next().cloned()) else {
-                            return usage_error(&format!("{key} needs a file name"), USAGE);
-                        };
-                        if key == "--dump-records" {
-                            dump_records = Some(PathBuf::from(value));
-                        } else {
-                            output = Some(PathBuf::from(value));
-                        }
-                    }
-                    "--live" => live = true,
-                    "-h" | "--help" => return print_or_fail(&describe(spec)),
-                    _ => bench_args.push(arg.clone()),
-                }
-            }
-            let Some(output) = output else {
-                return usage_error("capture needs --output FILE.sqlite", USAGE);
-            };
-            let params = match benchmarks::parse_args(spec, &bench_args) {
-                Ok(params) => params,
-                Err(e) => return fail(&e.to_string()),
-            };
-            run_capture(spec, params, output, dump_records, live)
-        }
-    }
+    /// Also keep CUPTI's raw records in FILE (test material).
+    #[arg(long, value_name = "FILE", global = true)]
+    dump_records: Option<PathBuf>,
+
+    /// Publish snapshots as the window does and print how old the newest event of each was
+    /// (the on-screen delay).
+    #[arg(long, global = true)]
+    live: bool,
+
+    #[command(subcommand)]
+    benchmark: Option<BenchmarkChoice>,
+}
+
+pub fn main(args: CaptureArgs) -> ExitCode {
+    let Some(choice) = args.benchmark else {
+        return list_or_ask("capture", args.list);
+    };
+    let params = match choice.params {
+        Ok(params) => params,
+        Err(e) => return usage_error(&format!("capture {}", choice.spec.name), &e.to_string()),
+    };
+    // Clap's global options cannot be required; checked here, before the GPU is touched.
+    let Some(output) = args.output else {
+        return usage_error("capture", "--output FILE.sqlite is needed");
+    };
+    run_capture(choice.spec, params, output, args.dump_records, args.live)
 }
 
 fn run_capture(

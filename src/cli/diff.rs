@@ -8,34 +8,83 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::output::{Named, emit_table};
-use super::{Args, load_or_report, usage_error};
+use super::{TableFormat, load_or_report};
 use crate::analysis::compare::{self, Diff, DiffReport};
 
-const USAGE: &str = "\
-usage: sightline diff A.sqlite B.sqlite [--report R[,R...]] [--format table|csv]
-                      [--output PREFIX] [--fail-above PCT]
+/// Arguments of `sightline diff`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Two reports compared per kernel, CUDA API call, NVTX range and copy kind",
+    after_help = "Rows: by the absolute change of total time, largest first (ties by name); a \
+                  name in one report only has empty cells for the other. Exit status: 0, 1 when \
+                  --fail-above trips (or a file cannot be written), 2 for a bad file or argument."
+)]
+pub struct DiffArgs {
+    /// The baseline report.
+    #[arg(value_name = "A.sqlite")]
+    a: PathBuf,
 
-  --report      what to compare, comma separated (default: all four), by short
-                name or by the nsys report each side's numbers come from:
-                  kernels  cuda_gpu_kern_sum      per kernel
-                  api      cuda_api_sum           per CUDA API call
-                  nvtx     nvtx_sum               per NVTX range
-                  memcpy   cuda_gpu_mem_time_sum  per copy kind (and memset)
-  --format      table (default on the console) or csv (default in files)
-  --output      write each report to PREFIX_diff_REPORT.csv (.txt for tables),
-                REPORT the short name (PREFIX_diff_kernels.csv)
-  --fail-above  exit 1 when a kernel in both reports has an average more than
-                PCT percent above A's (a CI regression gate); computed whatever
-                --report selects
+    /// The report compared with it.
+    #[arg(value_name = "B.sqlite")]
+    b: PathBuf,
 
-Rows: by the absolute change of total time, largest first (ties by name); a
-name in one report only has empty cells for the other. Exit status: 0, 1 when
---fail-above trips (or a file cannot be written), 2 for a bad file or argument.";
+    /// What to compare, comma separated (default: all four), by short name or by the nsys
+    /// report each side's numbers come from.
+    #[arg(
+        long = "report",
+        value_name = "R[,R...]",
+        value_delimiter = ',',
+        value_parser = parse_report,
+        long_help = report_help(),
+    )]
+    reports: Vec<DiffReport>,
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Format {
-    Table,
-    Csv,
+    /// table (default on the console) or csv (default in files).
+    #[arg(long, value_enum)]
+    format: Option<TableFormat>,
+
+    /// Write each report to PREFIX_diff_REPORT.csv (.txt for tables), REPORT the short name
+    /// (PREFIX_diff_kernels.csv).
+    #[arg(long, value_name = "PREFIX")]
+    output: Option<String>,
+
+    /// Exit 1 when a kernel in both reports has an average more than PCT percent above A's
+    /// (a CI regression gate); computed whatever --report selects.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    fail_above: Option<f64>,
+}
+
+fn parse_report(name: &str) -> Result<DiffReport, String> {
+    DiffReport::from_name(name.trim()).ok_or_else(|| {
+        let known: Vec<String> = DiffReport::ALL
+            .iter()
+            .map(|r| format!("{} ({})", r.name(), r.source().name()))
+            .collect();
+        format!("unknown diff report '{name}' (known: {})", known.join(", "))
+    })
+}
+
+fn report_help() -> String {
+    let mut text = String::from(
+        "What to compare, comma separated (default: all four), by short name or by the nsys \
+         report each side's numbers come from:",
+    );
+    for report in DiffReport::ALL {
+        text.push_str(&format!(
+            "\n  {:<8} {:<22} {}",
+            report.name(),
+            report.source().name(),
+            report.title()
+        ));
+    }
+    text
+}
+
+fn parse_percent(text: &str) -> Result<f64, String> {
+    match text.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(pct) if pct.is_finite() => Ok(pct),
+        _ => Err(format!("'{text}' is not a percentage")),
+    }
 }
 
 #[derive(Debug)]
@@ -43,66 +92,30 @@ struct Options {
     a: PathBuf,
     b: PathBuf,
     reports: Vec<DiffReport>,
-    format: Format,
+    format: TableFormat,
     output: Option<String>,
     fail_above: Option<f64>,
 }
 
-fn parse_reports(list: &str) -> Result<Vec<DiffReport>, String> {
-    let mut reports = Vec::new();
-    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let report = DiffReport::from_name(name).ok_or_else(|| {
-            let known: Vec<String> = DiffReport::ALL
-                .iter()
-                .map(|r| format!("{} ({})", r.name(), r.source().name()))
-                .collect();
-            format!("unknown diff report '{name}' (known: {})", known.join(", "))
-        })?;
+/// A report named twice is compared once; none named means all four.
+fn options(args: DiffArgs) -> Options {
+    let mut reports: Vec<DiffReport> = Vec::new();
+    for report in args.reports {
         if !reports.contains(&report) {
             reports.push(report);
         }
     }
     if reports.is_empty() {
-        return Err("--report names no report".to_string());
+        reports = DiffReport::ALL.to_vec();
     }
-    Ok(reports)
-}
-
-fn parse_options(args: &[String]) -> Result<Options, String> {
-    let args = Args::parse(args, &[])?;
-    args.check_known(&["report", "format", "output", "fail-above"])?;
-    let (a, b) = match args.positional.as_slice() {
-        [a, b] => (PathBuf::from(a), PathBuf::from(b)),
-        [] | [_] => return Err("diff needs two report files".to_string()),
-        [_, _, extra, ..] => return Err(format!("unexpected argument '{extra}'")),
-    };
-    let reports = match args.value("report") {
-        Some(list) => parse_reports(list)?,
-        None => DiffReport::ALL.to_vec(),
-    };
-    let output = args.value("output").map(str::to_string);
-    let format = match args.value("format") {
-        Some("table" | "column") => Format::Table,
-        Some("csv") => Format::Csv,
-        Some(other) => return Err(format!("unknown format '{other}' (table or csv)")),
-        None if output.is_some() => Format::Csv,
-        None => Format::Table,
-    };
-    let fail_above = match args.value("fail-above") {
-        None => None,
-        Some(text) => match text.trim().trim_end_matches('%').parse::<f64>() {
-            Ok(pct) if pct.is_finite() => Some(pct),
-            _ => return Err(format!("bad --fail-above '{text}': expected a percentage")),
-        },
-    };
-    Ok(Options {
-        a,
-        b,
+    Options {
+        a: args.a,
+        b: args.b,
         reports,
-        format,
-        output,
-        fail_above,
-    })
+        format: TableFormat::or_default(args.format, args.output.is_some()),
+        output: args.output,
+        fail_above: args.fail_above,
+    }
 }
 
 /// Writes one diff to its file or stdout; `Err` when output failed.
@@ -115,7 +128,7 @@ fn emit(diff: &Diff, options: &Options, first: bool, stdout: &mut impl Write) ->
         title: &title,
         if_empty: "(no data)",
     };
-    let csv = options.format == Format::Csv;
+    let csv = options.format == TableFormat::Csv;
     // A closed pipe (e.g. `| head`) is not worth a panic or an error message.
     emit_table(
         &diff.to_table(),
@@ -128,15 +141,8 @@ fn emit(diff: &Diff, options: &Options, first: bool, stdout: &mut impl Write) ->
     .map_err(|_| ())
 }
 
-pub fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let options = match parse_options(args) {
-        Ok(options) => options,
-        Err(message) => return usage_error(&message, USAGE),
-    };
+pub fn main(args: DiffArgs) -> ExitCode {
+    let options = options(args);
     let a = match load_or_report(&options.a) {
         Ok(trace) => trace,
         Err(code) => return code,
@@ -176,18 +182,25 @@ pub fn main(args: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Command, parse_for_test};
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        let full: Vec<&str> = std::iter::once("diff")
+            .chain(args.iter().copied())
+            .collect();
+        match parse_for_test(&full).map_err(|e| e.to_string())? {
+            Command::Diff(args) => Ok(options(args)),
+            other => Err(format!("parsed as {other:?}")),
+        }
     }
 
     #[test]
     fn parses_options_and_defaults() {
-        let o = parse_options(&args(&["a", "b"])).unwrap();
+        let o = parse(&["a", "b"]).expect("parses");
         assert_eq!(o.reports, DiffReport::ALL.to_vec());
-        assert_eq!(o.format, Format::Table);
+        assert_eq!(o.format, TableFormat::Table);
         assert_eq!(o.fail_above, None);
-        let o = parse_options(&args(&[
+        let o = parse(&[
             "a",
             "b",
             "--report",
@@ -195,10 +208,10 @@ mod tests {
             "--output",
             "x",
             "--fail-above=5%",
-        ]))
-        .unwrap();
+        ])
+        .expect("parses");
         assert_eq!(o.reports, vec![DiffReport::Kernels, DiffReport::Api]);
-        assert_eq!(o.format, Format::Csv);
+        assert_eq!(o.format, TableFormat::Csv);
         assert_eq!(o.fail_above, Some(5.0));
     }
 
@@ -215,7 +228,7 @@ mod tests {
             &["a", "b", "--fail-above", "NaN"],
             &["a", "b", "--range", "1:2"],
         ] {
-            assert!(parse_options(&args(bad)).is_err(), "{bad:?} accepted");
+            assert!(parse(bad).is_err(), "{bad:?} accepted");
         }
     }
 }

@@ -1,24 +1,81 @@
-//! Command-line front ends: `stats`, `analyze`, `diff`, `synth`, `bench`, `run`, `capture`. Each parses its own
-//! arguments and returns the process exit code: 0 ok, 1 failure, 2 bad input
-//! or usage (as `nsys stats` and ripgrep do).
+//! The command line: `sightline [FILE...]` opens the viewer; `sightline COMMAND ...` runs one of
+//! the tools. Parsing is clap's (subcommand help, `--version`, suggestions for typos, shell
+//! completions); each subcommand's arguments and what it does live in its own file. Exit codes:
+//! 0 ok, 1 failure, 2 bad input or usage (as `nsys stats` and ripgrep do; clap's own usage
+//! errors exit 2 too).
 
 pub mod analyze;
 pub mod bench;
+pub mod benchmark_args;
 pub mod capture;
+pub mod completions;
 pub mod diff;
 mod output;
+pub mod replay;
 pub mod run;
 pub mod stats;
 pub mod synth;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
+use clap::{Parser, Subcommand};
+
+use crate::analysis::stats::TimeRange;
 use crate::model::Trace;
 
 /// Exit code for unusable input (a bad report file, a bad argument).
 pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// Sightline: a viewer for Nsight Systems reports, with the `nsys stats`/`nsys analyze` numbers,
+/// findings, comparisons, and live capture of its own CUDA benchmarks.
+#[derive(Debug, Parser)]
+#[command(
+    name = "sightline",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = "With no command, opens the reports in the viewer (with none: the bundled \
+                  example). `sightline COMMAND --help` tells more of each command."
+)]
+pub struct Cli {
+    /// Nsight Systems reports (.sqlite, from `nsys export --type sqlite`) to open in the viewer.
+    #[arg(value_name = "FILE.sqlite")]
+    pub files: Vec<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Stats(stats::StatsArgs),
+    Analyze(analyze::AnalyzeArgs),
+    Diff(diff::DiffArgs),
+    Synth(synth::SynthArgs),
+    Bench(bench::BenchArgs),
+    Run(run::RunArgs),
+    Capture(capture::CaptureArgs),
+    Replay(replay::ReplayArgs),
+    Completions(completions::CompletionsArgs),
+}
+
+impl Command {
+    /// Runs the command; returns the process exit code.
+    pub fn run(self) -> ExitCode {
+        match self {
+            Command::Stats(args) => stats::main(args),
+            Command::Analyze(args) => analyze::main(args),
+            Command::Diff(args) => diff::main(args),
+            Command::Synth(args) => synth::main(args),
+            Command::Bench(args) => bench::main(args),
+            Command::Run(args) => run::main(args),
+            Command::Capture(args) => capture::main(args),
+            Command::Replay(args) => replay::main(args),
+            Command::Completions(args) => completions::main(args),
+        }
+    }
+}
 
 /// Loads a report for a command, printing the loader's message on failure.
 pub fn load_or_report(path: &Path) -> Result<Trace, ExitCode> {
@@ -29,91 +86,86 @@ pub fn load_or_report(path: &Path) -> Result<Trace, ExitCode> {
     })
 }
 
-/// Prints a usage error and returns the matching exit code.
-pub fn usage_error(message: &str, usage: &str) -> ExitCode {
-    eprintln!("sightline: {message}\n\n{usage}");
+/// A usage error that clap cannot see (two options that do not go together, say): one line
+/// naming the command, the pointer to its help, and the bad-input exit code.
+/// An empty `command` is the top level.
+pub fn usage_error(command: &str, message: &str) -> ExitCode {
+    let program = if command.is_empty() {
+        "sightline".to_string()
+    } else {
+        format!("sightline {command}")
+    };
+    eprintln!("{program}: {message}\n\nFor more information, try '{program} --help'.");
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
-/// `--name value` / `--name=value` options and positional arguments.
-#[derive(Debug, Default)]
-pub struct Args {
-    pub positional: Vec<String>,
-    pub options: Vec<(String, Option<String>)>,
-}
-
-impl Args {
-    /// The one report file a command reads (its only positional argument).
-    pub fn one_file(&self) -> Result<std::path::PathBuf, String> {
-        match self.positional.as_slice() {
-            [file] => Ok(std::path::PathBuf::from(file)),
-            [] => Err("no report file given".to_string()),
-            [_, extra, ..] => Err(format!("unexpected argument '{extra}'")),
-        }
-    }
-
-    /// `--range START_NS:END_NS`, if given.
-    pub fn range(&self) -> Result<Option<crate::analysis::stats::TimeRange>, String> {
-        self.value("range").map(parse_range).transpose()
-    }
-
-    /// Parses `args`; `flags` are the options that take no value.
-    pub fn parse(args: &[String], flags: &[&str]) -> Result<Args, String> {
-        let mut out = Args::default();
-        let mut it = args.iter();
-        while let Some(arg) = it.next() {
-            if let Some(name) = arg.strip_prefix("--") {
-                if let Some((name, value)) = name.split_once('=') {
-                    out.options
-                        .push((name.to_string(), Some(value.to_string())));
-                } else if flags.contains(&name) {
-                    out.options.push((name.to_string(), None));
-                } else {
-                    let value = it
-                        .next()
-                        .ok_or_else(|| format!("option --{name} needs a value"))?;
-                    out.options.push((name.to_string(), Some(value.clone())));
-                }
-            } else {
-                out.positional.push(arg.clone());
-            }
-        }
-        Ok(out)
-    }
-
-    pub fn flag(&self, name: &str) -> bool {
-        self.options.iter().any(|(n, _)| n == name)
-    }
-
-    pub fn value(&self, name: &str) -> Option<&str> {
-        self.options
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .and_then(|(_, v)| v.as_deref())
-    }
-
-    /// Fails on options not in `known`, so typos do not pass silently.
-    pub fn check_known(&self, known: &[&str]) -> Result<(), String> {
-        match self
-            .options
-            .iter()
-            .find(|(n, _)| !known.contains(&n.as_str()))
-        {
-            Some((n, _)) => Err(format!("unknown option --{n}")),
-            None => Ok(()),
-        }
-    }
-}
-
 /// `START_NS:END_NS` with START < END: the `--range` of `stats` and `analyze`.
-fn parse_range(text: &str) -> Result<crate::analysis::stats::TimeRange, String> {
-    let bad = || format!("bad --range '{text}': expected START_NS:END_NS with START < END");
+pub(crate) fn parse_range(text: &str) -> Result<TimeRange, String> {
+    let bad = || format!("'{text}' is not START_NS:END_NS with START < END");
     let (start, end) = text.split_once(':').ok_or_else(bad)?;
     let start: i64 = start.trim().parse().map_err(|_| bad())?;
     let end: i64 = end.trim().parse().map_err(|_| bad())?;
     if start >= end {
         return Err(bad());
     }
-    Ok(crate::analysis::stats::TimeRange { start, end })
+    Ok(TimeRange { start, end })
+}
+
+/// Table or CSV: the two formats of `stats` and `diff` (`analyze` adds JSON for findings).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    /// An aligned table (default on the console).
+    #[value(alias = "column")]
+    Table,
+    /// CSV as nsys writes it (default in files).
+    Csv,
+}
+
+impl TableFormat {
+    /// The format given, else CSV in files and a table on the console, as nsys does.
+    pub fn or_default(given: Option<TableFormat>, to_files: bool) -> TableFormat {
+        given.unwrap_or(if to_files {
+            TableFormat::Csv
+        } else {
+            TableFormat::Table
+        })
+    }
+}
+
+/// The names a comma-separated list option accepts, for its help text.
+pub(crate) fn name_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names.into_iter().collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+pub(crate) fn parse_for_test(args: &[&str]) -> Result<Command, clap::Error> {
+    let cli = Cli::try_parse_from(std::iter::once("sightline").chain(args.iter().copied()))?;
+    cli.command
+        .ok_or_else(|| clap::Error::raw(clap::error::ErrorKind::MissingSubcommand, "no command"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_without_a_command_open_the_viewer() {
+        let cli = Cli::try_parse_from(["sightline", "a.sqlite", "b.sqlite"]).expect("parses");
+        assert!(cli.command.is_none());
+        assert_eq!(cli.files.len(), 2);
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn ranges_parse_and_bad_ones_are_refused() {
+        assert_eq!(parse_range("5:9"), Ok(TimeRange { start: 5, end: 9 }));
+        for bad in ["9:5", "5:5", "abc", "1:x", ":"] {
+            assert!(parse_range(bad).is_err(), "{bad}");
+        }
+    }
 }

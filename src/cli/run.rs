@@ -5,59 +5,61 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use super::{EXIT_BAD_INPUT, usage_error};
+use super::EXIT_BAD_INPUT;
+use super::benchmark_args::BenchmarkChoice;
 use crate::capture::benchmarks::{self, BenchmarkSpec};
 
-const USAGE: &str = "usage: sightline run BENCH [--PARAM VALUE ...]
-       sightline run --list
-       sightline run BENCH --help
+/// Arguments of `sightline run`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Run a GPU benchmark without capturing (to profile it with nsys)",
+    long_about = "Runs a benchmark on GPU 0 and prints its results (no capture: run it under \
+                  nsys to profile it). `sightline run BENCH --help` lists its parameters.",
+    subcommand_value_name = "BENCH",
+    disable_help_subcommand = true,
+    subcommand_help_heading = "Benchmarks"
+)]
+pub struct RunArgs {
+    /// List every benchmark with its parameters.
+    #[arg(long, short = 'l')]
+    list: bool,
 
-Runs a benchmark on GPU 0 and prints its results (no capture: run it under nsys to profile
-it). `sightline run --list` shows every benchmark and its parameters.";
+    #[command(subcommand)]
+    pub(crate) benchmark: Option<BenchmarkChoice>,
+}
 
-/// The part of `run` and `capture` that picks the benchmark: `--list`,
-/// `--help`, a missing or unknown name end the command with their exit code;
-/// otherwise the benchmark and the arguments after its name.
-pub(crate) fn benchmark_of<'a>(
-    command: &str,
-    args: &'a [String],
-    usage: &str,
-) -> Result<(&'static BenchmarkSpec, &'a [String]), ExitCode> {
-    match args.first().map(String::as_str) {
-        None => Err(usage_error(
-            &format!("{command} needs a benchmark name"),
-            usage,
-        )),
-        Some("--list" | "-l") => Err(print_or_fail(&list_text())),
-        Some("-h" | "--help") => Err(print_or_fail(&format!("{usage}\n\n{}", list_text()))),
-        Some(name) => match benchmarks::find(name) {
-            Ok(spec) => Ok((spec, &args[1..])),
-            Err(e) => Err(fail(&e.to_string())),
-        },
+pub fn main(args: RunArgs) -> ExitCode {
+    let Some(choice) = args.benchmark else {
+        return list_or_ask("run", args.list);
+    };
+    let params = match choice.params {
+        Ok(params) => params,
+        Err(e) => return super::usage_error(&format!("run {}", choice.spec.name), &e.to_string()),
+    };
+    // Nothing raises the flag here: Ctrl-C ends the process, which releases the GPU.
+    let cancel = AtomicBool::new(false);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match benchmarks::run(choice.spec, &params, &mut out, &cancel) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e.to_string()),
     }
 }
 
-pub fn main(args: &[String]) -> ExitCode {
-    match benchmark_of("run", args, USAGE) {
-        Err(code) => code,
-        Ok((spec, rest)) => {
-            if rest.iter().any(|a| a == "-h" || a == "--help") {
-                return print_or_fail(&describe(spec));
-            }
-            let params = match benchmarks::parse_args(spec, rest) {
-                Ok(params) => params,
-                Err(e) => return fail(&e.to_string()),
-            };
-            // Nothing raises the flag here: Ctrl-C ends the process, which releases the GPU.
-            let cancel = AtomicBool::new(false);
-            let stdout = std::io::stdout();
-            let mut out = stdout.lock();
-            match benchmarks::run(spec, &params, &mut out, &cancel) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fail(&e.to_string()),
-            }
-        }
+/// `run` or `capture` without a benchmark: the list with `--list`, else a usage error.
+pub(crate) fn list_or_ask(command: &str, list: bool) -> ExitCode {
+    if list {
+        print_or_fail(&list_text())
+    } else {
+        super::usage_error(
+            command,
+            &format!("a benchmark name is needed: {}", benchmark_names()),
+        )
     }
+}
+
+fn benchmark_names() -> String {
+    super::name_list(benchmarks::all().iter().map(|b| b.name))
 }
 
 /// One `sightline: ...` message on stderr and the bad-input exit code. A multi-line cause

@@ -8,86 +8,87 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::output::{Named, emit_table};
-use super::{Args, load_or_report, usage_error};
+use super::{TableFormat, load_or_report, name_list, parse_range, usage_error};
 use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
 
-const USAGE: &str = "\
-usage: sightline stats FILE.sqlite [--report R1,R2,...] [--format table|csv]
-                       [--output PREFIX] [--range START_NS:END_NS [--overlapping]]
+/// Arguments of `sightline stats`.
+#[derive(Debug, clap::Args)]
+#[command(about = "The `nsys stats` summary reports of a report, with nsys's numbers")]
+pub struct StatsArgs {
+    /// The report to summarise.
+    #[arg(value_name = "FILE.sqlite")]
+    file: PathBuf,
 
-  --report   reports to compute, comma separated (default: the first eight):
-             cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
-             cuda_gpu_mem_size_sum, nvtx_sum, osrt_sum, cuda_api_gpu_sum,
-             cuda_kern_exec_sum, nvtx_pushpop_sum, nvtx_startend_sum,
-             nvtx_gpu_proj_sum, nvtx_gpu_proj_trace, nvtx_kern_sum,
-             nvtx_pushpop_trace,
-             cuda_gpu_sum, cuda_gpu_kern_gb_sum, cuda_gpu_trace,
-             cuda_api_trace, cuda_kern_exec_trace, um_sum,
-             cuda_gpu_kern_sum:base, cuda_gpu_kern_sum:mangled,
-             cuda_gpu_kern_sum:nvtx-name, kernel_launch_sum
-  --format   table (default on the console) or csv (default in files)
-  --output   write each report to PREFIX_REPORT.csv (.txt for tables), with
-             ':' in REPORT written '_' (PREFIX_cuda_gpu_kern_sum_base.csv)
-  --range    only events that start in [START_NS, END_NS), session nanoseconds
-  --overlapping
-             with --range: every event that overlaps the range instead, its
-             duration clipped to the range (summary reports only; bytes and
-             cuda_kern_exec_sum's launch times are not clipped)";
+    /// Reports to compute, comma separated (default: the first eight listed).
+    #[arg(
+        long = "report",
+        value_name = "R1,R2,...",
+        value_delimiter = ',',
+        value_parser = parse_report,
+        long_help = report_help(),
+    )]
+    reports: Vec<Report>,
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Format {
-    Table,
-    Csv,
+    /// table (default on the console) or csv (default in files).
+    #[arg(long, value_enum)]
+    format: Option<TableFormat>,
+
+    /// Write each report to PREFIX_REPORT.csv (.txt for tables), ':' in REPORT written '_'
+    /// (PREFIX_cuda_gpu_kern_sum_base.csv); written aside, then renamed.
+    #[arg(long, value_name = "PREFIX")]
+    output: Option<String>,
+
+    /// Only events that start in [START_NS, END_NS), session nanoseconds.
+    #[arg(long, value_name = "START_NS:END_NS", value_parser = parse_range)]
+    range: Option<TimeRange>,
+
+    /// With --range: every event that overlaps the range instead, its duration clipped to the
+    /// range (summary reports only; bytes and cuda_kern_exec_sum's launch times are not
+    /// clipped).
+    #[arg(long, requires = "range")]
+    overlapping: bool,
+}
+
+fn parse_report(name: &str) -> Result<Report, String> {
+    Report::from_name(name.trim()).ok_or_else(|| {
+        format!(
+            "unknown report '{name}' (known: {})",
+            name_list(Report::EVERY.iter().map(|r| r.name()))
+        )
+    })
+}
+
+fn report_help() -> String {
+    format!(
+        "Reports to compute, comma separated. Default: {}.\nKnown: {}.",
+        name_list(Report::ALL.iter().map(|r| r.name())),
+        name_list(Report::EVERY.iter().map(|r| r.name())),
+    )
 }
 
 #[derive(Debug)]
 struct Options {
     file: PathBuf,
     reports: Vec<Report>,
-    format: Format,
+    format: TableFormat,
     output: Option<String>,
     range: Option<TimeRange>,
     rule: RangeRule,
 }
 
-fn parse_reports(list: &str) -> Result<Vec<Report>, String> {
-    let mut reports = Vec::new();
-    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let report = Report::from_name(name).ok_or_else(|| {
-            let known: Vec<&str> = Report::EVERY.iter().map(|r| r.name()).collect();
-            format!("unknown report '{name}' (known: {})", known.join(", "))
-        })?;
+/// What clap cannot check: a report named twice runs once, and `--overlapping` only with
+/// reports that take it.
+fn options(args: StatsArgs) -> Result<Options, String> {
+    let mut reports: Vec<Report> = Vec::new();
+    for report in args.reports {
         if !reports.contains(&report) {
             reports.push(report);
         }
     }
     if reports.is_empty() {
-        return Err("--report names no report".to_string());
+        reports = Report::ALL.to_vec();
     }
-    Ok(reports)
-}
-
-fn parse_options(args: &[String]) -> Result<Options, String> {
-    let args = Args::parse(args, &["overlapping"])?;
-    args.check_known(&["report", "format", "output", "range", "overlapping"])?;
-    let file = args.one_file()?;
-    let reports = match args.value("report") {
-        Some(list) => parse_reports(list)?,
-        None => Report::ALL.to_vec(),
-    };
-    let output = args.value("output").map(str::to_string);
-    let format = match args.value("format") {
-        Some("table" | "column") => Format::Table,
-        Some("csv") => Format::Csv,
-        Some(other) => return Err(format!("unknown format '{other}' (table or csv)")),
-        None if output.is_some() => Format::Csv,
-        None => Format::Table,
-    };
-    let range = args.range()?;
-    let rule = if args.flag("overlapping") {
-        if range.is_none() {
-            return Err("--overlapping applies to a --range; give one".to_string());
-        }
+    let rule = if args.overlapping {
         if let Some(report) = reports
             .iter()
             .find(|r| !r.takes_rule(RangeRule::Overlapping))
@@ -103,23 +104,19 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         RangeRule::StartsInside
     };
     Ok(Options {
-        file,
+        file: args.file,
         reports,
-        format,
-        output,
-        range,
+        format: TableFormat::or_default(args.format, args.output.is_some()),
+        output: args.output,
+        range: args.range,
         rule,
     })
 }
 
-pub fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let options = match parse_options(args) {
+pub fn main(args: StatsArgs) -> ExitCode {
+    let options = match options(args) {
         Ok(options) => options,
-        Err(message) => return usage_error(&message, USAGE),
+        Err(message) => return usage_error("stats", &message),
     };
     let trace = match load_or_report(&options.file) {
         Ok(trace) => trace,
@@ -130,7 +127,7 @@ pub fn main(args: &[String]) -> ExitCode {
         let table = match compute_in(&trace, report, options.range, options.rule) {
             Ok(table) => table,
             // Checked while parsing; kept as an error, not a panic.
-            Err(e) => return usage_error(&e.to_string(), USAGE),
+            Err(e) => return usage_error("stats", &e.to_string()),
         };
         let file_stem = report.file_stem();
         let named = Named {
@@ -139,7 +136,7 @@ pub fn main(args: &[String]) -> ExitCode {
             title: report.title(),
             if_empty: "(no data)",
         };
-        let csv = options.format == Format::Csv;
+        let csv = options.format == TableFormat::Csv;
         // A closed pipe (e.g. `| head`) is not worth a panic or an error message.
         if emit_table(
             &table,
@@ -163,26 +160,41 @@ pub fn main(args: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Command, parse_for_test};
 
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        let full: Vec<&str> = std::iter::once("stats")
+            .chain(args.iter().copied())
+            .collect();
+        match parse_for_test(&full).map_err(|e| e.to_string())? {
+            Command::Stats(args) => options(args),
+            other => Err(format!("parsed as {other:?}")),
+        }
     }
 
     #[test]
     fn parses_options_and_defaults() {
-        let o = parse_options(&args(&["f.sqlite", "--report", "nvtx_sum,osrt_sum"])).unwrap();
+        let o = parse(&["f.sqlite", "--report", "nvtx_sum,osrt_sum"]).expect("parses");
         assert_eq!(o.reports, vec![Report::NvtxSum, Report::OsrtSum]);
-        assert_eq!(o.format, Format::Table);
-        let o = parse_options(&args(&["f.sqlite", "--output", "x", "--range=5:9"])).unwrap();
+        assert_eq!(o.format, TableFormat::Table);
+        let o = parse(&["f.sqlite", "--output", "x", "--range=5:9"]).expect("parses");
         assert_eq!(o.reports.len(), 8);
-        assert_eq!(o.format, Format::Csv);
+        assert_eq!(o.format, TableFormat::Csv);
         assert_eq!(o.range, Some(TimeRange { start: 5, end: 9 }));
         assert_eq!(o.rule, RangeRule::StartsInside);
-        let o = parse_options(&args(&["f", "--range", "5:9", "--overlapping"])).unwrap();
+        let o = parse(&["f", "--range", "5:9", "--overlapping"]).expect("parses");
         assert_eq!(o.rule, RangeRule::Overlapping);
-        let o = parse_options(&args(&["f", "--report", "cuda_gpu_kern_sum:base"])).unwrap();
+        let o = parse(&["f", "--report", "cuda_gpu_kern_sum:base"]).expect("parses");
         assert_eq!(o.reports, vec![Report::CudaGpuKernSumBase]);
         assert_eq!(o.reports[0].file_stem(), "cuda_gpu_kern_sum_base");
+        let o = parse(&["f", "--report", "nvtx_sum", "--report=nvtx_sum,column"]);
+        assert!(o.is_err(), "an unknown report in a list is refused");
+        let o = parse(&[
+            "f", "--report", "nvtx_sum", "--report", "nvtx_sum", "--format", "column",
+        ])
+        .expect("parses");
+        assert_eq!(o.reports, vec![Report::NvtxSum]);
+        assert_eq!(o.format, TableFormat::Table);
     }
 
     #[test]
@@ -208,7 +220,7 @@ mod tests {
                 "cuda_gpu_trace",
             ],
         ] {
-            assert!(parse_options(&args(bad)).is_err(), "{bad:?} accepted");
+            assert!(parse(bad).is_err(), "{bad:?} accepted");
         }
     }
 }

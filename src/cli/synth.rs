@@ -2,50 +2,56 @@
 //! made of N time-shifted copies of a real one, for load and stats benchmarks.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::{Args, EXIT_BAD_INPUT, load_or_report, usage_error};
+use super::{EXIT_BAD_INPUT, load_or_report};
 use crate::synth::{WriteError, write_report};
-
-const USAGE: &str = "usage: sightline synth --from FILE --scale N --output OUT.sqlite
-
-Writes OUT.sqlite, an nsys-schema report holding N copies of FILE one after
-the other in time (correlation ids offset per copy). FILE is only read.";
 
 /// Copies beyond this are surely a typo (and would need terabytes).
 const MAX_SCALE: usize = 100_000;
 
-pub fn main(args: &[String]) -> ExitCode {
-    let args = match Args::parse(args, &[])
-        .and_then(|a| a.check_known(&["from", "scale", "output"]).map(|()| a))
-    {
-        Ok(a) => a,
-        Err(e) => return usage_error(&e, USAGE),
-    };
-    if let Some(extra) = args.positional.first() {
-        return usage_error(&format!("unexpected argument `{extra}`"), USAGE);
+/// Arguments of `sightline synth`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "A bigger report made of N time-shifted copies of a real one (for scale tests)",
+    long_about = "Writes OUT.sqlite, an nsys-schema report holding N copies of FILE one after \
+                  the other in time (correlation ids offset per copy); its stats are exactly N \
+                  times FILE's. FILE is only read."
+)]
+pub struct SynthArgs {
+    /// The report to copy.
+    #[arg(long, value_name = "FILE")]
+    from: PathBuf,
+
+    /// How many copies.
+    #[arg(long, value_name = "N", value_parser = parse_scale)]
+    scale: usize,
+
+    /// The report written (aside, then renamed).
+    #[arg(long, value_name = "OUT.sqlite")]
+    output: PathBuf,
+}
+
+fn parse_scale(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_SCALE).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a whole number from 1 to {MAX_SCALE}"
+        )),
     }
-    let (Some(from), Some(scale), Some(output)) = (
-        args.value("from"),
-        args.value("scale"),
-        args.value("output"),
-    ) else {
-        return usage_error("--from, --scale and --output are all needed", USAGE);
-    };
-    let scale = match scale.parse::<usize>() {
-        Ok(n) if (1..=MAX_SCALE).contains(&n) => n,
-        _ => {
-            return usage_error(
-                &format!("--scale must be a whole number from 1 to {MAX_SCALE}, not `{scale}`"),
-                USAGE,
-            );
-        }
-    };
+}
+
+pub fn main(args: SynthArgs) -> ExitCode {
+    let SynthArgs {
+        from,
+        scale,
+        output,
+    } = args;
     let t0 = Instant::now();
-    let trace = match load_or_report(Path::new(from)) {
+    let trace = match load_or_report(&from) {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -66,15 +72,16 @@ pub fn main(args: &[String]) -> ExitCode {
         }
     };
     let t1 = Instant::now();
-    let result = write_report(&trace, scale, Path::new(output), &mut progress, &cancel);
+    let result = write_report(&trace, scale, &output, &mut progress, &cancel);
     if show {
         eprint!("\r\x1b[K");
     }
     match result {
         Ok(summary) => {
-            let size = std::fs::metadata(output).map_or(0, |m| m.len());
+            let size = std::fs::metadata(&output).map_or(0, |m| m.len());
             println!(
-                "wrote {output}: {} events ({scale} × {}), {:.1} MB, in {:.2} s (source loaded in {:.2} s)",
+                "wrote {}: {} events ({scale} × {}), {:.1} MB, in {:.2} s (source loaded in {:.2} s)",
+                output.display(),
                 summary.events,
                 summary.events / scale as u64,
                 size as f64 / 1e6,
