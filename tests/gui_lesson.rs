@@ -33,11 +33,12 @@ fn harness_with(lesson: Lesson) -> Harness<'static, SightlineApp> {
     h
 }
 
-/// Frames until the step's report is read and the step applied.
+/// Frames until the step's report is read (or its capture recorded) and the step applied.
 fn settle(h: &mut Harness<'_, SightlineApp>) {
     for _ in 0..50 {
         h.run_steps(2);
         h.state_mut().wait_for_load();
+        h.state_mut().wait_for_captures();
         h.run_steps(2);
         if !h.state().lessons.is_pending() {
             return;
@@ -68,11 +69,21 @@ fn assert_step_shown(h: &Harness<'_, SightlineApp>, lesson: &Lesson, i: usize) {
     let run = app.lessons.run.as_ref().expect("a lesson runs");
     assert!(run.error.is_none(), "{at}: {:?}", run.error);
     let doc = app.doc().expect("the step's report is shown");
-    assert_eq!(
-        std::fs::canonicalize(&doc.path).ok(),
-        std::fs::canonicalize(&step.report).ok(),
-        "{at}: its report"
-    );
+    if step.capture.is_some() && doc.live.is_some() {
+        // Captured live here (a GPU machine): the capture's tab, not the report on disk.
+        assert!(
+            run.note
+                .as_deref()
+                .is_some_and(|n| n.starts_with("Captured live")),
+            "{at}"
+        );
+    } else {
+        assert_eq!(
+            std::fs::canonicalize(&doc.path).ok(),
+            std::fs::canonicalize(&step.report).ok(),
+            "{at}: its report"
+        );
+    }
     // What the file names, found independently of the window.
     let expected = lessons::resolve(lesson, i, &doc.trace, &row_names(&doc.timeline.rows))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -271,4 +282,101 @@ fn a_lesson_on_another_report_opens_it_and_closing_restores_its_rows() {
     assert!(!h.state().lessons.is_open());
     let doc = h.state().doc().expect("the report stays open");
     assert!(doc.timeline.view.hidden.is_empty(), "rows given back");
+}
+
+/// The step of lesson 1 that captures sync-timing, on a machine where no capture can be made
+/// (CI: no driver): its report, recorded on an H100, is shown, and the panel says why.
+#[test]
+fn a_capture_step_without_a_gpu_shows_its_report_and_says_why() {
+    if let Ok(()) = sightline::capture::environment::check_cupti() {
+        eprintln!("skipped: this machine can capture (see the GPU test below)");
+        return;
+    }
+    let lesson = load_lesson("01_sync_timing.toml");
+    let last = lesson.steps.len() - 1;
+    assert!(
+        lesson.steps[last].capture.is_some(),
+        "lesson 1 ends with a live capture"
+    );
+    let mut h = harness_with(lesson.clone());
+    h.state_mut().lessons.go(last);
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, last);
+    let note = h.state().lessons.run.as_ref().and_then(|r| r.note.clone());
+    let note = note.expect("the panel says where the step comes from");
+    assert!(
+        note.starts_with("No live capture on this machine ("),
+        "{note}"
+    );
+    assert!(note.contains("sync_timing_capture.sqlite"), "{note}");
+    h.get_by_label_contains("No live capture on this machine");
+    assert!(
+        h.state().docs().all(|d| d.live.is_none()),
+        "nothing was started"
+    );
+}
+
+/// The same step on a GPU: the benchmark is captured live in its own tab, the step waits for
+/// it, then selects its targets in the capture (NVTX ranges included, so NVTX must reach
+/// CUPTI: the test runs itself again with NVTX_INJECTION64_PATH set, as `main` sets it before
+/// any thread starts). Says "skipped" where no capture can be made.
+#[test]
+fn a_capture_step_on_a_gpu_records_live_then_shows_its_targets() {
+    use sightline::capture::environment;
+    if let Err(e) = environment::check_cupti() {
+        eprintln!("skipped: no live capture here ({e})");
+        return;
+    }
+    if std::env::var_os("NVTX_INJECTION64_PATH").is_none() {
+        let cupti = environment::cupti_library_path().expect("CUPTI loads, so it has a path");
+        let exe = std::env::current_exe().expect("the test binary");
+        let status = std::process::Command::new(exe)
+            .args([
+                "--exact",
+                "a_capture_step_on_a_gpu_records_live_then_shows_its_targets",
+                "--nocapture",
+            ])
+            .env("NVTX_INJECTION64_PATH", cupti)
+            .status()
+            .expect("the test runs again");
+        assert!(status.success(), "the run with NVTX injected failed");
+        return;
+    }
+    let lesson = load_lesson("01_sync_timing.toml");
+    let last = lesson.steps.len() - 1;
+    let mut h = harness_with(lesson.clone());
+    h.state_mut().lessons.go(last);
+    h.run_steps(3);
+    // Started and recording: its own tab, shown, the panel says so.
+    let recording = h.state().lessons.run.as_ref().and_then(|r| r.note.clone());
+    assert!(
+        recording
+            .as_deref()
+            .is_some_and(|n| n.starts_with("Recording sync-timing live")),
+        "{recording:?}"
+    );
+    assert!(
+        h.state().doc().is_some_and(|d| d.live.is_some()),
+        "the capture's tab is shown"
+    );
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, last);
+    let doc = h.state().doc().expect("shown");
+    assert!(
+        doc.live.is_some(),
+        "the step is shown in the capture, not the report"
+    );
+    assert!(
+        doc.trace.event_count() > 100,
+        "{} events",
+        doc.trace.event_count()
+    );
+    // Back and Next again: the same capture, not a second one.
+    h.get_by_label("< Back").click();
+    settle(&mut h);
+    h.get_by_label("Next >").click();
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, last);
+    let captures = h.state().docs().filter(|d| d.live.is_some()).count();
+    assert_eq!(captures, 1, "one capture per lesson run");
 }

@@ -282,3 +282,42 @@ zoom = { nvtx = "timed-iteration", within = "no-sync", occurrence = 3, with_gpu_
         "the range starts the view and ends before its kernel"
     );
 }
+
+#[test]
+fn a_capture_is_a_benchmark_with_parameters_checked_like_the_command_line() {
+    let head = "title = \"t\"\nreport = \"sync_timing_capture.sqlite\"\n[[step]]\ntext = \"x\"\n";
+    let lesson = parse(&format!("{head}capture = \"sync-timing\"\n")).expect("a name alone");
+    let capture = lesson.steps[0].capture.as_ref().expect("a capture");
+    assert_eq!(capture.benchmark.name, "sync-timing");
+    assert_eq!(capture.params.get("iterations"), Some("10"), "defaults");
+
+    let lesson = parse(&format!(
+        "{head}capture = {{ benchmark = \"sync-timing\", iterations = 4, elements = \"64K\" }}\n"
+    ))
+    .expect("a table");
+    let params = &lesson.steps[0].capture.as_ref().expect("a capture").params;
+    assert_eq!(params.get("iterations"), Some("4"));
+    assert_eq!(params.get("elements"), Some("64K"));
+
+    // Each mistake names the step's line and what is wrong.
+    for (bad, says) in [
+        ("capture = \"no-such-benchmark\"", "no-such-benchmark"),
+        ("capture = { iterations = 4 }", "benchmark"),
+        (
+            "capture = { benchmark = \"sync-timing\", iteratoins = 4 }",
+            "iteratoins",
+        ),
+        (
+            "capture = { benchmark = \"sync-timing\", iterations = 0 }",
+            "iterations",
+        ),
+        (
+            "capture = { benchmark = \"sync-timing\", iterations = [1] }",
+            "string or a number",
+        ),
+    ] {
+        let e = parse_err(&format!("{head}{bad}\n"));
+        assert_eq!(e.line, Some(5), "{bad}: {e}");
+        assert!(e.message.contains(says), "{bad}: {e}");
+    }
+}

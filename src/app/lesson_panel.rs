@@ -6,16 +6,23 @@
 //! through the same `Document` methods a click uses; what a step names is
 //! found by [`crate::lessons::resolve`], and a target that is not in the
 //! report is an error shown in the panel.
+//!
+//! A step may capture a benchmark live (`capture = "sync-timing"`): where a GPU and CUPTI are
+//! there, the capture runs once per lesson run in its own tab, the timeline grows while it
+//! records, and the step is shown in it when it has finished; elsewhere (or when it fails) the
+//! step's report is shown, and the panel says why.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use eframe::egui::{self, Color32, Key, Modifiers, RichText, Ui};
 
+use super::capture_panel::Live;
 use super::events::{EventRef, Table};
 use super::timeline::rows::{Row, RowKind};
 use super::{Document, SightlineApp, Tab, same_file};
-use crate::lessons::{self, Lesson, LessonError, RowName, Shown, View};
+use crate::capture::environment;
+use crate::lessons::{self, Lesson, LessonCapture, LessonError, RowName, Shown, View};
 
 /// The lessons menu, the lesson being followed and its panel.
 #[derive(Default)]
@@ -50,6 +57,13 @@ pub struct Run {
     asked_open: bool,
     /// What is wrong with this step in its report.
     pub error: Option<LessonError>,
+    /// What the panel says of where this step's events come from (a live capture recording,
+    /// or the report shown because none could be made).
+    pub note: Option<String>,
+    /// The captures this run started, and the tabs they record in.
+    captures: Vec<(LessonCapture, PathBuf)>,
+    /// Why no live capture can be made here (asked once a run): `Some(None)` when one can.
+    live_unavailable: Option<Option<String>>,
 }
 
 impl Lessons {
@@ -62,6 +76,9 @@ impl Lessons {
             pending: true,
             asked_open: false,
             error: None,
+            note: None,
+            captures: Vec::new(),
+            live_unavailable: None,
         });
     }
 
@@ -100,6 +117,7 @@ impl Lessons {
             run.pending = true;
             run.asked_open = false;
             run.error = None;
+            run.note = None;
         }
     }
 
@@ -217,6 +235,14 @@ fn read_catalog() -> Vec<Result<Lesson, LessonError>> {
 
 const ERROR_COLOR: Color32 = Color32::from_rgb(255, 110, 90);
 const QUESTION_COLOR: Color32 = Color32::from_rgb(250, 200, 90);
+const NOTE_COLOR: Color32 = Color32::from_rgb(120, 180, 255);
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
 
 /// What the panel's buttons asked for.
 enum Action {
@@ -332,19 +358,25 @@ fn panel(lessons: &Lessons, loading: bool, ui: &mut Ui) -> Option<Action> {
     egui::ScrollArea::vertical()
         .auto_shrink(false)
         .show(ui, |ui| {
-            if run.pending {
+            if run.pending && run.note.is_none() {
                 ui.horizontal(|ui| {
                     ui.spinner();
-                    let name = step.report.file_name().map_or_else(
-                        || step.report.display().to_string(),
-                        |n| n.to_string_lossy().into_owned(),
-                    );
+                    let name = file_name(&step.report);
                     ui.label(if loading {
                         format!("Opening {name}…")
                     } else {
                         format!("Showing {name}…")
                     });
                 });
+            }
+            if let Some(note) = &run.note {
+                ui.horizontal(|ui| {
+                    if run.pending {
+                        ui.spinner();
+                    }
+                    ui.add(egui::Label::new(RichText::new(note).color(NOTE_COLOR)).wrap());
+                });
+                ui.add_space(6.0);
             }
             if let Some(e) = &run.error {
                 ui.add(
@@ -391,6 +423,14 @@ fn apply_pending(app: &mut SightlineApp) {
     let (report, line, number, asked_open) =
         (step.report.clone(), step.line, run.step + 1, run.asked_open);
     let lesson_path = run.lesson.path.clone();
+    let report = match step.capture.clone() {
+        None => report,
+        Some(capture) => match live_step(app, &capture, &report) {
+            Shows::Recording => return,
+            Shows::Capture(tab) => tab,
+            Shows::Report => report,
+        },
+    };
     if !app.doc().is_some_and(|d| same_file(&d.path, &report)) {
         let exists = app.tabs.iter().any(|t| same_file(t.path(), &report));
         let failure = (asked_open && !exists).then(|| LessonError {
@@ -452,6 +492,89 @@ fn apply_pending(app: &mut SightlineApp) {
     }
     run.pending = false;
     app.lessons.run = Some(run);
+}
+
+/// Where a step with a live capture is shown.
+enum Shows {
+    /// The capture still records (or was just started): the step waits.
+    Recording,
+    /// The capture has finished in this tab.
+    Capture(PathBuf),
+    /// No capture can be made here, or it failed: the step's report instead.
+    Report,
+}
+
+/// Starts the step's capture (once per lesson run), shows its tab while it records, and says
+/// where the step is shown; the panel's note says what happens.
+fn live_step(app: &mut SightlineApp, capture: &LessonCapture, report: &Path) -> Shows {
+    let Some(run) = app.lessons.run.as_mut() else {
+        return Shows::Report;
+    };
+    let name = capture.benchmark.name;
+    let unavailable = run
+        .live_unavailable
+        .get_or_insert_with(|| environment::check_cupti().err().map(|e| e.to_string()))
+        .clone();
+    if let Some(reason) = unavailable {
+        run.note = Some(format!(
+            "No live capture on this machine ({reason}). This step shows {}, a capture of \
+             {name} made earlier, instead.",
+            file_name(report)
+        ));
+        return Shows::Report;
+    }
+    let started = run
+        .captures
+        .iter()
+        .find(|(c, _)| c == capture)
+        .map(|(_, tab)| tab.clone());
+    let tab = started.and_then(|path| app.tabs.iter().position(|t| t.path() == path));
+    let Some(index) = tab else {
+        // Not started yet, or its tab was closed: (re)start it.
+        let tab = app.start_capture(capture.benchmark, capture.params.clone());
+        if let Some(run) = app.lessons.run.as_mut() {
+            run.captures.retain(|(c, _)| c != capture);
+            run.captures.push((capture.clone(), tab));
+            run.note = Some(recording_note(name));
+        }
+        return Shows::Recording;
+    };
+    app.switch_to(index);
+    let Some(Tab::Ready(doc)) = app.tabs.get(index) else {
+        return Shows::Recording;
+    };
+    let live = doc.live.as_ref();
+    let (shows, note) = if live.is_some_and(Live::is_running) {
+        (Shows::Recording, recording_note(name))
+    } else if let Some(problem) = live
+        .and_then(|l| l.problem.as_ref())
+        .filter(|_| doc.trace.event_count() == 0)
+    {
+        let note = format!(
+            "The live capture of {name} failed: {problem}. This step shows {}, a capture made \
+             earlier, instead.",
+            file_name(report)
+        );
+        (Shows::Report, note)
+    } else {
+        let note = format!(
+            "Captured live on this machine: {name}, {} events (its result table: Output, \
+             above the timeline).",
+            doc.trace.event_count()
+        );
+        (Shows::Capture(doc.path.clone()), note)
+    };
+    if let Some(run) = app.lessons.run.as_mut() {
+        run.note = Some(note);
+    }
+    shows
+}
+
+fn recording_note(name: &str) -> String {
+    format!(
+        "Recording {name} live on this GPU: the step is shown when it finishes (Stop, above the \
+         timeline, ends it early)."
+    )
 }
 
 fn app_saved(saved: &[(PathBuf, SavedRows)], path: &Path) -> bool {

@@ -449,13 +449,14 @@ impl SightlineApp {
         self.recent.truncate(MAX_RECENT);
     }
 
-    /// Starts capturing a benchmark in a new tab.
-    pub fn start_capture(&mut self, spec: &'static BenchmarkSpec, params: Params) {
+    /// Starts capturing a benchmark in a new tab; returns the tab's name (its document's
+    /// path), unique among the open tabs.
+    pub fn start_capture(&mut self, spec: &'static BenchmarkSpec, params: Params) -> PathBuf {
         let options = CaptureOptions {
             dump_records: None,
             live_snapshots: true,
         };
-        self.push_capture(CaptureJob::spawn(spec, params, options));
+        self.push_capture(CaptureJob::spawn(spec, params, options))
     }
 
     /// Replays a saved report in a new tab, `speed` times its recorded pace.
@@ -463,10 +464,20 @@ impl SightlineApp {
         self.push_capture(CaptureJob::replay(path, speed));
     }
 
-    fn push_capture(&mut self, job: CaptureJob) {
+    fn push_capture(&mut self, mut job: CaptureJob) -> PathBuf {
+        // A second capture of the same benchmark gets its own name, so that a tab (and a
+        // lesson step waiting for it) is found by name.
+        let base = job.label.clone();
+        let mut n = 1;
+        while self.tabs.iter().any(|t| t.path() == Path::new(&job.label)) {
+            n += 1;
+            job.label = format!("{base} ({n})");
+        }
+        let path = PathBuf::from(&job.label);
         self.error = None;
         self.tabs.push(Tab::Ready(Box::new(Document::capture(job))));
         self.active = self.tabs.len() - 1;
+        path
     }
 
     /// Takes every live capture's messages; true while one runs.

@@ -56,6 +56,23 @@ impl std::error::Error for CaptureError {}
 pub const NO_DRIVER: &str = "no NVIDIA driver found (libcuda.so.1): live capture needs an NVIDIA \
                              GPU; you can still open reports";
 
+/// Where the CUPTI library this process would load is, when it and the driver are there:
+/// what `NVTX_INJECTION64_PATH` must name for NVTX ranges to reach CUPTI.
+pub fn cupti_library_path() -> Option<String> {
+    if !driver_present() {
+        return None;
+    }
+    // SAFETY: only tries to dlopen the library by its usual names; culib()
+    // is called only once it is known to load, so it cannot panic.
+    unsafe {
+        if !cudarc::cupti::sys::is_culib_present() {
+            return None;
+        }
+        let _ = cudarc::cupti::sys::culib();
+    }
+    loaded_library_path("libcupti.so")
+}
+
 /// Is the CUDA driver library there? (Loading it does not touch a GPU.)
 pub fn driver_present() -> bool {
     // SAFETY: only tries to dlopen the library by its usual names.
@@ -141,18 +158,7 @@ pub fn prepare_nvtx_injection() -> Option<String> {
     if std::env::var_os("NVTX_INJECTION64_PATH").is_some() || external_profiler().is_some() {
         return None;
     }
-    if !driver_present() {
-        return None;
-    }
-    // SAFETY: only tries to dlopen the library by its usual names; culib()
-    // is called only once it is known to load, so it cannot panic.
-    let path = unsafe {
-        if !cudarc::cupti::sys::is_culib_present() {
-            return None;
-        }
-        let _ = cudarc::cupti::sys::culib();
-        loaded_library_path("libcupti.so")?
-    };
+    let path = cupti_library_path()?;
     // SAFETY: called at the start of main, before any other thread exists
     // (documented contract), so nothing reads the environment concurrently.
     unsafe { std::env::set_var("NVTX_INJECTION64_PATH", &path) };

@@ -20,6 +20,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
+use crate::capture::benchmarks::{self, BenchmarkSpec, Params};
 use crate::model::EventKind;
 
 pub use resolve::{RowName, Shown, View, resolve};
@@ -64,8 +65,12 @@ pub struct Step {
     pub title: String,
     pub text: String,
     pub question: Option<String>,
-    /// The report it shows (found when the lesson was read).
+    /// The report it shows (found when the lesson was read); with [`Step::capture`], the
+    /// report shown where no live capture can be made.
     pub report: PathBuf,
+    /// A benchmark captured live for this step when a GPU is there: its targets are then
+    /// found in the capture, once it has finished.
+    pub capture: Option<LessonCapture>,
     /// Where the view goes; `None` leaves it (or shows the selected event).
     pub zoom: Option<Place>,
     /// The event selected (its details open).
@@ -85,6 +90,13 @@ pub struct Step {
     pub expand: Vec<RowPattern>,
     pub hide: Vec<RowPattern>,
     pub show: Vec<RowPattern>,
+}
+
+/// A benchmark a step captures live, with its parameters (checked when the lesson is read).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LessonCapture {
+    pub benchmark: &'static BenchmarkSpec,
+    pub params: Params,
 }
 
 /// A place on the timeline: the whole report, or the span from the first
@@ -171,6 +183,7 @@ struct RawStep {
     text: Option<Spanned<String>>,
     question: Option<String>,
     report: Option<Spanned<String>>,
+    capture: Option<Spanned<RawCapture>>,
     zoom: Option<Spanned<RawPlace>>,
     select: Option<Spanned<RawTarget>>,
     range: Option<Spanned<RawPlace>>,
@@ -208,6 +221,14 @@ struct RawTarget {
     within: Option<String>,
     #[serde(default)]
     with_gpu_work: bool,
+}
+
+/// `"BENCHMARK"`, or `{ benchmark = "BENCHMARK", PARAM = VALUE, ... }`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawCapture {
+    Name(String),
+    Table(toml::Table),
 }
 
 /// `"all"`, a target table, or an array of them.
@@ -392,6 +413,10 @@ fn check_step(
             });
         }
     };
+    let capture = match &raw.capture {
+        Some(c) => Some(check_capture(c.get_ref()).map_err(|m| at(c.span(), m))?),
+        None => None,
+    };
     let place = |p: &Spanned<RawPlace>| -> Result<Place, LessonError> {
         match p.get_ref() {
             RawPlace::All => Ok(Place::All),
@@ -509,6 +534,7 @@ fn check_step(
             .filter(|q| !q.is_empty())
             .map(str::to_string),
         report,
+        capture,
         zoom,
         select,
         range,
@@ -521,6 +547,33 @@ fn check_step(
         hide: patterns(&raw.hide)?,
         show: patterns(&raw.show)?,
     })
+}
+
+/// A capture as written → the benchmark and its parameters, checked by the benchmark's own
+/// rules (the same as `sightline capture`'s), or what is wrong.
+fn check_capture(raw: &RawCapture) -> Result<LessonCapture, String> {
+    let empty = toml::Table::new();
+    let (name, table) = match raw {
+        RawCapture::Name(name) => (name.as_str(), &empty),
+        RawCapture::Table(table) => match table.get("benchmark") {
+            Some(toml::Value::String(name)) => (name.as_str(), table),
+            _ => return Err("capture needs benchmark = \"NAME\"".into()),
+        },
+    };
+    let benchmark = benchmarks::find(name.trim()).map_err(|e| format!("capture: {e}"))?;
+    let mut args = Vec::new();
+    for (key, value) in table.iter().filter(|(k, _)| *k != "benchmark") {
+        let value = match value {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            _ => return Err(format!("capture: {key} must be a string or a number")),
+        };
+        args.push(format!("--{key}"));
+        args.push(value);
+    }
+    let params = benchmarks::parse_args(benchmark, &args).map_err(|e| format!("capture: {e}"))?;
+    Ok(LessonCapture { benchmark, params })
 }
 
 /// A target as written → a checked one, or what is wrong with it.
