@@ -535,3 +535,44 @@ fn question_mark_opens_the_help_unless_typing() {
     h.run_steps(2);
     assert!(h.query_by_label("Keys and mouse").is_some());
 }
+
+/// The range panel in a small window: its heading (span, the `--range` to copy, the time it
+/// took), the rule's explanation and every report tab wrap inside the space beside the details
+/// panel, instead of running under it.
+#[test]
+fn the_range_panel_wraps_beside_the_details_in_a_small_window() {
+    let mut h = harness(
+        SightlineApp::with_trace(load("sync_timing.sqlite")),
+        800.0,
+        500.0,
+    );
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        let (lo, hi) = doc.trace.activity_span().expect("GPU work");
+        doc.select_range(lo, hi);
+        doc.stats.wait();
+    }
+    h.run_steps(4);
+    let details_left = rect_of(&h, "Report").left();
+    let mut checked = 0;
+    for needle in [
+        "Copy --range",
+        "computed in",
+        "events that start in the range",
+        "CUDA GPU MemOps Summary",
+        "CUDA Summary",
+    ] {
+        let mut found = false;
+        for node in h.query_all_by_label_contains(needle) {
+            let r = node.rect();
+            assert!(
+                r.right() <= details_left + 1.0,
+                "'{needle}' runs under the details panel: {r:?}, panel at {details_left}"
+            );
+            found = true;
+        }
+        assert!(found, "'{needle}' is shown");
+        checked += 1;
+    }
+    assert_eq!(checked, 5);
+}

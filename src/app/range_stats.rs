@@ -192,7 +192,9 @@ impl RangeStats {
     pub fn ui(&mut self, ui: &mut Ui) -> Option<RowClick> {
         let range = self.range?;
         let mut clicked = None;
-        ui.horizontal(|ui| {
+        // Wrapped, not one line: a line that overflows widens the panel's ui, and everything
+        // below it (the report tabs too) would then run under the details panel.
+        ui.horizontal_wrapped(|ui| {
             ui.strong(format!(
                 "Range {} – {}  ({})",
                 format::duration(range.start),
@@ -225,7 +227,7 @@ impl RangeStats {
             }
         });
         let mut rule = self.rule;
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label("Count:");
             for choice in [RangeRule::StartsInside, RangeRule::Overlapping] {
                 ui.selectable_value(&mut rule, choice, choice.label());
