@@ -328,11 +328,11 @@ fn a_capture_step_without_a_gpu_shows_its_report_and_says_why() {
     let note = h.state().lessons.run.as_ref().and_then(|r| r.note.clone());
     let note = note.expect("the panel says where the step comes from");
     assert!(
-        note.starts_with("No live capture on this machine ("),
+        note.starts_with("This step shows sync_timing_capture.sqlite"),
         "{note}"
     );
-    assert!(note.contains("sync_timing_capture.sqlite"), "{note}");
-    h.get_by_label_contains("No live capture on this machine");
+    assert!(note.contains("No live capture here: "), "{note}");
+    h.get_by_label_contains("No live capture here");
     assert!(
         h.state().docs().all(|d| d.live.is_none()),
         "nothing was started"

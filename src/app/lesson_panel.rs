@@ -517,8 +517,8 @@ fn live_step(app: &mut SightlineApp, capture: &LessonCapture, report: &Path) -> 
         .clone();
     if let Some(reason) = unavailable {
         run.note = Some(format!(
-            "No live capture on this machine ({reason}). This step shows {}, a capture of \
-             {name} made earlier, instead.",
+            "This step shows {}, a capture of {name} made earlier. No live capture here: \
+             {reason}.",
             file_name(report)
         ));
         return Shows::Report;
@@ -551,8 +551,8 @@ fn live_step(app: &mut SightlineApp, capture: &LessonCapture, report: &Path) -> 
         .filter(|_| doc.trace.event_count() == 0)
     {
         let note = format!(
-            "The live capture of {name} failed: {problem}. This step shows {}, a capture made \
-             earlier, instead.",
+            "This step shows {}, a capture of {name} made earlier. The live capture failed: \
+             {problem}",
             file_name(report)
         );
         (Shows::Report, note)
