@@ -73,6 +73,8 @@ pub(crate) fn print_or_fail(text: &str) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     match writeln!(stdout, "{text}") {
         Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`| head`) is the reader's choice, not worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::FAILURE,
         Err(e) => fail(&format!("cannot write to stdout: {e}")),
     }
 }
