@@ -19,7 +19,7 @@ use crossbeam_channel::Receiver;
 use eframe::egui::{self, Color32, Key, Rect, RichText, Ui, vec2};
 
 use super::events::EventRef;
-use super::format;
+use super::format::{self, file_name};
 use super::timeline::Timeline;
 use super::timeline::{Anchor, Overlay};
 use super::{SightlineApp, Tab};
@@ -137,13 +137,6 @@ impl Half {
         let v = &self.timeline.view;
         (v.start - self.offset, v.end - self.offset)
     }
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
 }
 
 enum Slot {

@@ -104,6 +104,15 @@ pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// A file's name without its folder, as tabs and panels title it (the whole path when it has
+/// no file name).
+pub fn file_name(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// A metric value: integers grouped, fractions with up to 2 decimals.
 pub fn metric_value(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 9e15 {

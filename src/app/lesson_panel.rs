@@ -19,6 +19,7 @@ use eframe::egui::{self, Color32, Key, Modifiers, RichText, Ui};
 
 use super::capture_panel::Live;
 use super::events::{EventRef, Table};
+use super::format::file_name;
 use super::timeline::rows::{Row, RowKind};
 use super::{Document, SightlineApp, Tab, same_file};
 use crate::capture::environment;
@@ -162,10 +163,7 @@ impl Lessons {
                             }
                         }
                         Err(e) => {
-                            let name = e.path.file_name().map_or_else(
-                                || e.path.display().to_string(),
-                                |n| n.to_string_lossy().into_owned(),
-                            );
+                            let name = file_name(&e.path);
                             let text = RichText::new(format!("{name} (cannot be used)"))
                                 .color(ERROR_COLOR);
                             if ui.button(text).on_hover_text(e.to_string()).clicked() {
@@ -236,13 +234,6 @@ fn read_catalog() -> Vec<Result<Lesson, LessonError>> {
 const ERROR_COLOR: Color32 = Color32::from_rgb(255, 110, 90);
 const QUESTION_COLOR: Color32 = Color32::from_rgb(250, 200, 90);
 const NOTE_COLOR: Color32 = Color32::from_rgb(120, 180, 255);
-
-fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
-}
 
 /// What the panel's buttons asked for.
 enum Action {

@@ -243,11 +243,7 @@ impl Tab {
     }
 
     fn title(&self) -> String {
-        let p = self.path();
-        let name = p.file_name().map_or_else(
-            || p.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+        let name = format::file_name(self.path());
         match self {
             Tab::Loading(l) => format!("{name} ({:.0}%)", l.progress.fraction * 100.0),
             Tab::Ready(_) => name,
