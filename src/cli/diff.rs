@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::output::{Named, emit_table};
-use super::{TableFormat, load_or_report};
+use super::{TableFormat, load_or_report, named_or_all};
 use crate::analysis::compare::{self, Diff, DiffReport};
 
 /// Arguments of `sightline diff`.
@@ -97,21 +97,12 @@ struct Options {
     fail_above: Option<f64>,
 }
 
-/// A report named twice is compared once; none named means all four.
+/// A report named twice is compared once; none named means all four ([`named_or_all`]).
 fn options(args: DiffArgs) -> Options {
-    let mut reports: Vec<DiffReport> = Vec::new();
-    for report in args.reports {
-        if !reports.contains(&report) {
-            reports.push(report);
-        }
-    }
-    if reports.is_empty() {
-        reports = DiffReport::ALL.to_vec();
-    }
     Options {
         a: args.a,
         b: args.b,
-        reports,
+        reports: named_or_all(args.reports, &DiffReport::ALL),
         format: TableFormat::or_default(args.format, args.output.is_some()),
         output: args.output,
         fail_above: args.fail_above,

@@ -132,6 +132,18 @@ impl TableFormat {
     }
 }
 
+/// What a repeatable list option named, each once in the order first given; `all` when it
+/// named nothing (the `--report` of `stats` and `diff`).
+pub(crate) fn named_or_all<T: Copy + PartialEq>(named: Vec<T>, all: &[T]) -> Vec<T> {
+    let mut once: Vec<T> = Vec::with_capacity(named.len());
+    for item in named {
+        if !once.contains(&item) {
+            once.push(item);
+        }
+    }
+    if once.is_empty() { all.to_vec() } else { once }
+}
+
 /// The names a comma-separated list option accepts, for its help text.
 pub(crate) fn name_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     names.into_iter().collect::<Vec<_>>().join(", ")

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::output::{Named, emit_table};
-use super::{TableFormat, load_or_report, name_list, parse_range, usage_error};
+use super::{TableFormat, load_or_report, name_list, named_or_all, parse_range, usage_error};
 use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
 
 /// Arguments of `sightline stats`.
@@ -79,15 +79,7 @@ struct Options {
 /// What clap cannot check: a report named twice runs once, and `--overlapping` only with
 /// reports that take it.
 fn options(args: StatsArgs) -> Result<Options, String> {
-    let mut reports: Vec<Report> = Vec::new();
-    for report in args.reports {
-        if !reports.contains(&report) {
-            reports.push(report);
-        }
-    }
-    if reports.is_empty() {
-        reports = Report::ALL.to_vec();
-    }
+    let reports = named_or_all(args.reports, &Report::ALL);
     let rule = if args.overlapping {
         if let Some(report) = reports
             .iter()
