@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use sightline::capture::environment::prepare_nvtx_injection;
 use sightline::cli::{self, Cli};
 
 fn main() -> ExitCode {
@@ -22,12 +23,12 @@ fn main() -> ExitCode {
         }
     };
     // The window and `capture` record with CUPTI: NVTX must be pointed at it before any
-    // thread starts (NVTX reads its injection path once). `run` is left alone, for nsys.
-    let records = matches!(cli.command, None | Some(cli::Command::Capture(_)));
-    if records {
-        sightline::capture::environment::prepare_nvtx_injection();
-    }
+    // thread starts (NVTX reads its injection path once). Other commands leave it alone (`run`
+    // for nsys, the rest have no GPU to record).
     if let Some(command) = cli.command {
+        if matches!(command, cli::Command::Capture(_)) {
+            prepare_nvtx_injection();
+        }
         return command.run();
     }
     if let Some(word) = cli.files.iter().find_map(|f| mistyped_command(f)) {
@@ -42,6 +43,8 @@ fn main() -> ExitCode {
         eprintln!("sightline: {message}");
         return ExitCode::from(cli::EXIT_BAD_INPUT);
     }
+    // After the checks, so a window that cannot open loads no CUDA library.
+    prepare_nvtx_injection();
     match sightline::app::run(cli.files) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
