@@ -244,15 +244,12 @@ impl CaptureDialog {
                     ui.colored_label(ui.visuals().error_fg_color, e);
                 }
                 if ui.button("Start capture").clicked() {
-                    let args: Vec<String> = spec
+                    let values = spec
                         .params
                         .iter()
                         .zip(&self.values)
-                        .flat_map(|(p, v)| [format!("--{}", p.name), v.clone()])
-                        .collect();
-                    match benchmarks::parse_args(spec, &args)
-                        .and_then(|params| benchmarks::validate(spec, &params).map(|()| params))
-                    {
+                        .map(|(p, v)| (p.name, v.as_str()));
+                    match benchmarks::params_with(spec, values) {
                         Ok(params) => start = Some((spec, params)),
                         Err(e) => self.error = Some(e.to_string()),
                     }

@@ -43,18 +43,14 @@ impl FromArgMatches for BenchmarkChoice {
         };
         let spec = benchmarks::find(name)
             .map_err(|e| clap::Error::raw(ErrorKind::InvalidSubcommand, e.to_string()))?;
-        // Only the values typed go through `parse_args` (which checks them together); the
-        // rest keep the registry's defaults, which clap shows in the help.
-        let mut typed = Vec::new();
-        for param in spec.params {
-            if values.value_source(param.name) == Some(ValueSource::CommandLine)
-                && let Some(value) = values.get_one::<String>(param.name)
-            {
-                typed.push(format!("--{}", param.name));
-                typed.push(value.clone());
-            }
-        }
-        let params = benchmarks::parse_args(spec, &typed);
+        // Only the values typed are set (and checked together); the rest keep the registry's
+        // defaults, which clap shows in the help.
+        let typed = spec.params.iter().filter_map(|param| {
+            let typed = values.value_source(param.name) == Some(ValueSource::CommandLine);
+            let value = values.get_one::<String>(param.name).filter(|_| typed)?;
+            Some((param.name, value.as_str()))
+        });
+        let params = benchmarks::params_with(spec, typed);
         Ok(BenchmarkChoice { spec, params })
     }
 

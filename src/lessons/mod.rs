@@ -561,7 +561,7 @@ fn check_capture(raw: &RawCapture) -> Result<LessonCapture, String> {
         },
     };
     let benchmark = benchmarks::find(name.trim()).map_err(|e| format!("capture: {e}"))?;
-    let mut args = Vec::new();
+    let mut values = Vec::new();
     for (key, value) in table.iter().filter(|(k, _)| *k != "benchmark") {
         let value = match value {
             toml::Value::String(s) => s.clone(),
@@ -569,10 +569,10 @@ fn check_capture(raw: &RawCapture) -> Result<LessonCapture, String> {
             toml::Value::Float(f) => f.to_string(),
             _ => return Err(format!("capture: {key} must be a string or a number")),
         };
-        args.push(format!("--{key}"));
-        args.push(value);
+        values.push((key.as_str(), value));
     }
-    let params = benchmarks::parse_args(benchmark, &args).map_err(|e| format!("capture: {e}"))?;
+    let values = values.iter().map(|(k, v)| (*k, v.as_str()));
+    let params = benchmarks::params_with(benchmark, values).map_err(|e| format!("capture: {e}"))?;
     Ok(LessonCapture { benchmark, params })
 }
 

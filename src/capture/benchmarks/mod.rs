@@ -360,26 +360,39 @@ pub fn find(name: &str) -> Result<&'static BenchmarkSpec, BenchError> {
 /// Parses `--name value` and `--name=value` arguments over the defaults of `spec`, and checks
 /// every value, so a typo fails here rather than after the GPU has been set up.
 pub fn parse_args(spec: &BenchmarkSpec, args: &[String]) -> Result<Params, BenchError> {
-    let mut params = Params::defaults(spec);
+    let defaults = Params::defaults(spec);
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         let Some(option) = arg.strip_prefix("--") else {
             return Err(BenchError::UnexpectedArgument(arg.clone()));
         };
-        let (name, value) = match option.split_once('=') {
-            Some((name, value)) => (name, value.to_string()),
+        pairs.push(match option.split_once('=') {
+            Some(pair) => pair,
             None => {
                 // Check the name before taking a value, so `--typo` alone names the typo.
-                if params.get(option).is_none() {
-                    return Err(params.unknown_param(option));
+                if defaults.get(option).is_none() {
+                    return Err(defaults.unknown_param(option));
                 }
                 let value = rest.next().ok_or_else(|| BenchError::MissingValue {
                     param: option.to_string(),
                 })?;
-                (option, value.clone())
+                (option, value.as_str())
             }
-        };
-        params.set(name, &value)?;
+        });
+    }
+    params_with(spec, pairs)
+}
+
+/// The defaults of `spec` with `values` (name, value) set over them, checked together: what
+/// the command line, a lesson's `capture` and the capture dialog all end in.
+pub fn params_with<'a>(
+    spec: &BenchmarkSpec,
+    values: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<Params, BenchError> {
+    let mut params = Params::defaults(spec);
+    for (name, value) in values {
+        params.set(name, value)?;
     }
     validate(spec, &params)?;
     Ok(params)
