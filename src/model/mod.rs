@@ -6,12 +6,14 @@
 mod correlation;
 pub mod events;
 mod ids;
+pub mod metrics;
 pub mod nsys;
 mod strings;
 
 pub use correlation::{CorrelationIndex, GpuOp, GpuOpKind};
 pub use events::*;
 pub use ids::{EventId, EventKind};
+pub use metrics::{KernelMetrics, MetricDef, MetricSource};
 pub use strings::{StrId, Strings};
 
 /// Index into [`Trace::threads`].
@@ -165,6 +167,9 @@ pub struct Trace {
     pub graph_records: Vec<GraphRecord>,
     pub cuda_events: Vec<CudaEventRecord>,
     pub metrics: Vec<MetricSeries>,
+    /// Hardware metrics per kernel instance stored in the report (a Sightline
+    /// capture's counters); other sources are joined in analysis.
+    pub kernel_metrics: Vec<KernelMetrics>,
     pub correlation: CorrelationIndex,
     /// What the loader skipped or repaired, for the user to see.
     pub warnings: Vec<String>,
