@@ -32,6 +32,20 @@ pub(crate) fn round1_value(x: f64) -> f64 {
     round1_text(x).parse().unwrap_or(f64::NAN)
 }
 
+/// A number as Nsight Compute prints it: two decimals, none when whole
+/// (`6.25`, `66.67`, `100`).
+pub(crate) fn two_decimals_text(x: f64) -> String {
+    if !x.is_finite() {
+        return String::new();
+    }
+    let x = x + 0.0;
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
 /// Bytes as nsys's `:mem_B` columns print them: decimal megabytes, 3 decimals.
 pub(crate) fn megabytes_text(bytes: f64) -> String {
     if !bytes.is_finite() {

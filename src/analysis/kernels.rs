@@ -289,7 +289,7 @@ fn launch_rows(trace: &Trace, scope: Scope, only_kernel: Option<StrId>) -> Table
         ];
         match occupancy_of(trace, stream, &config) {
             Some(o) => row.extend([
-                Cell::Round1(o.theoretical_percent),
+                Cell::TwoDecimals(o.theoretical_percent),
                 text(&o.limiter_text()),
                 Cell::Int(o.block_limit_registers as i64),
                 Cell::Int(o.block_limit_shared_memory as i64),

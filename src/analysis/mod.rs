@@ -7,6 +7,7 @@ mod format;
 mod gpu_reports;
 mod group;
 pub mod kernels;
+pub mod metrics;
 pub mod occupancy;
 pub mod projection;
 mod reports;

@@ -187,6 +187,9 @@ pub enum Report {
     CudaGpuKernSumNvtxName,
     /// Ours: kernels per launch configuration, with theoretical occupancy.
     KernelLaunchSum,
+    /// Ours: nsys's sampled GPU metrics averaged per kernel instance, per
+    /// kernel name × metric.
+    GpuMetricsKernSum,
 }
 
 impl Report {
@@ -203,7 +206,7 @@ impl Report {
     ];
 
     /// Every report `sightline stats --report` knows.
-    pub const EVERY: [Report; 24] = [
+    pub const EVERY: [Report; 25] = [
         Report::CudaApiSum,
         Report::CudaGpuKernSum,
         Report::CudaGpuMemTimeSum,
@@ -228,6 +231,7 @@ impl Report {
         Report::CudaGpuKernSumMangled,
         Report::CudaGpuKernSumNvtxName,
         Report::KernelLaunchSum,
+        Report::GpuMetricsKernSum,
     ];
 
     /// The column of this report's tables that holds kernel names as
@@ -270,6 +274,7 @@ impl Report {
             Report::CudaGpuKernSumMangled => "cuda_gpu_kern_sum:mangled",
             Report::CudaGpuKernSumNvtxName => "cuda_gpu_kern_sum:nvtx-name",
             Report::KernelLaunchSum => "kernel_launch_sum",
+            Report::GpuMetricsKernSum => "gpu_metrics_kern_sum",
         }
     }
 
@@ -330,6 +335,7 @@ impl Report {
             Report::CudaGpuKernSumMangled => "CUDA GPU Kernel Summary (mangled names)",
             Report::CudaGpuKernSumNvtxName => "CUDA GPU Kernel Summary (NVTX range/name)",
             Report::KernelLaunchSum => "Kernel Launch Configuration Summary",
+            Report::GpuMetricsKernSum => "GPU Metrics per Kernel (nsys sampling)",
         }
     }
 }
@@ -346,6 +352,12 @@ pub enum Cell {
     Round1(f64),
     /// A byte quantity in a `(MB)` column: prints bytes / 1e6 with 3 decimals.
     Megabytes(f64),
+    /// A value Nsight Compute prints with two decimals (`6.25`, `66.67`), and
+    /// without any when it is whole (`100`), as ncu prints occupancy.
+    TwoDecimals(f64),
+    /// A measured value (a hardware metric), printed raw: the shortest text
+    /// that reads back as the same double.
+    Float(f64),
 }
 
 impl Cell {
@@ -362,6 +374,7 @@ impl Cell {
             Cell::Int(v) => Some(*v as f64),
             Cell::Round1(v) => Some(*v),
             Cell::Megabytes(bytes) => Some(bytes / 1e6),
+            Cell::Float(v) | Cell::TwoDecimals(v) => Some(*v),
             Cell::Empty | Cell::Text(_) => None,
         }
     }
@@ -375,6 +388,9 @@ impl std::fmt::Display for Cell {
             Cell::Text(t) => f.write_str(t),
             Cell::Round1(v) => f.write_str(&format::round1_text(*v)),
             Cell::Megabytes(bytes) => f.write_str(&format::megabytes_text(*bytes)),
+            Cell::TwoDecimals(v) => f.write_str(&format::two_decimals_text(*v)),
+            Cell::Float(v) if v.is_finite() => write!(f, "{}", v + 0.0),
+            Cell::Float(_) => Ok(()),
         }
     }
 }
@@ -540,5 +556,6 @@ fn compute_scoped(trace: &Trace, report: Report, scope: Scope) -> Table {
             gpu_reports::cuda_gpu_kern_sum_named(trace, scope, KernelNaming::NvtxName)
         }
         Report::KernelLaunchSum => kernels::kernel_launch_sum(trace, scope),
+        Report::GpuMetricsKernSum => super::metrics::sampled::gpu_metrics_kern_sum(trace, scope),
     }
 }

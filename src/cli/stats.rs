@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use super::output::{Named, emit_table};
 use super::{TableFormat, load_or_report, name_list, named_or_all, parse_range, usage_error};
+use crate::analysis::metrics::ncu;
 use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
 
 /// Arguments of `sightline stats`.
@@ -47,6 +48,17 @@ pub struct StatsArgs {
     /// clipped).
     #[arg(long, requires = "range")]
     overlapping: bool,
+
+    /// Nsight Compute results (`ncu --csv --page raw` output) to join to the report's kernels:
+    /// prints their metrics per kernel (table `ncu_kern_sum`) and every launch that matched no
+    /// kernel (`ncu_unmatched`); with no --report, only those.
+    #[arg(long, value_name = "NCU.csv")]
+    ncu: Option<PathBuf>,
+
+    /// With --ncu: the NVTX range ncu profiled in (its --nvtx-include, e.g. `MYPerf/`), so that
+    /// only kernels launched inside it are joined.
+    #[arg(long, value_name = "RANGE", requires = "ncu")]
+    nvtx: Option<String>,
 }
 
 fn parse_report(name: &str) -> Result<Report, String> {
@@ -74,12 +86,19 @@ struct Options {
     output: Option<String>,
     range: Option<TimeRange>,
     rule: RangeRule,
+    ncu: Option<PathBuf>,
+    nvtx: Option<String>,
 }
 
 /// What clap cannot check: a report named twice runs once, and `--overlapping` only with
 /// reports that take it.
 fn options(args: StatsArgs) -> Result<Options, String> {
-    let reports = named_or_all(args.reports, &Report::ALL);
+    // With Nsight Compute results and no report named, the results are what was asked for.
+    let reports = if args.ncu.is_some() && args.reports.is_empty() {
+        Vec::new()
+    } else {
+        named_or_all(args.reports, &Report::ALL)
+    };
     let rule = if args.overlapping {
         if let Some(report) = reports
             .iter()
@@ -102,6 +121,8 @@ fn options(args: StatsArgs) -> Result<Options, String> {
         output: args.output,
         range: args.range,
         rule,
+        ncu: args.ncu,
+        nvtx: args.nvtx,
     })
 }
 
@@ -141,6 +162,58 @@ pub fn main(args: StatsArgs) -> ExitCode {
         .is_err()
         {
             return ExitCode::FAILURE;
+        }
+    }
+    if let Some(path) = &options.ncu {
+        let joined = match ncu::attach(&trace, path, options.nvtx.as_deref()) {
+            Ok(joined) => joined,
+            Err(message) => {
+                eprintln!("sightline: {message}");
+                return ExitCode::from(super::EXIT_BAD_INPUT);
+            }
+        };
+        let tables = [
+            (
+                ncu::summary_table(&trace, &joined),
+                "ncu_kern_sum",
+                "Nsight Compute Metrics per Kernel",
+                "(no launch matched a kernel)",
+            ),
+            (
+                ncu::unmatched_table(&joined),
+                "ncu_unmatched",
+                "Nsight Compute Launches Matching No Kernel",
+                "(every launch matched)",
+            ),
+        ];
+        for (i, (table, name, title, if_empty)) in tables.iter().enumerate() {
+            let named = Named {
+                file_stem: name,
+                name,
+                title,
+                if_empty,
+            };
+            let first = options.reports.is_empty() && i == 0;
+            let csv = options.format == TableFormat::Csv;
+            if emit_table(
+                table,
+                &named,
+                csv,
+                options.output.as_deref(),
+                first,
+                &mut stdout,
+            )
+            .is_err()
+            {
+                return ExitCode::FAILURE;
+            }
+        }
+        if !joined.unmatched.is_empty() {
+            eprintln!(
+                "sightline: {} of {} Nsight Compute launches matched no kernel (listed in ncu_unmatched)",
+                joined.unmatched.len(),
+                joined.unmatched.len() + joined.pairs.len()
+            );
         }
     }
     if stdout.flush().is_err() {

@@ -840,19 +840,17 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
     let (Some(names_sql), Some(samples_sql)) = (names_sql, samples_sql) else {
         return Ok(());
     };
-    let mut names: HashMap<(i64, i64), StrId> = HashMap::new();
-    let mut type_order: Vec<i64> = Vec::new();
+    // (typeId, metricId) → (name, position in TARGET_INFO_GPU_METRICS): the
+    // ids are not stable across nsys versions, the names and their order are.
+    let mut names: HashMap<(i64, i64), (StrId, usize)> = HashMap::new();
     {
         let report = b.report.clone();
         let mut stmt = report.conn.prepare(&names_sql)?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let name = b.trace.strings.intern(&text(row, 2).unwrap_or_default());
-            let type_id = int(row, 0);
-            if !type_order.contains(&type_id) {
-                type_order.push(type_id);
-            }
-            names.insert((type_id, int(row, 1)), name);
+            let position = names.len();
+            names.insert((int(row, 0), int(row, 1)), (name, position));
         }
     }
     let mut series_of: HashMap<(i64, i64), usize> = HashMap::new();
@@ -868,11 +866,19 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
                 Some((k, i)) if k == key => i,
                 _ => {
                     let i = *series_of.entry(key).or_insert_with(|| {
-                        // The n-th metric source is taken to be the n-th GPU.
-                        let gpu = type_order.iter().position(|&t| t == key.0).unwrap_or(0);
+                        let device_id = metrics_device(key.0);
+                        let gpu = b
+                            .trace
+                            .gpus
+                            .iter()
+                            .position(|g| g.device_id == device_id)
+                            .map_or(u32::MAX, |i| i as u32);
+                        let (name, order) = names.get(&key).copied().unwrap_or_default();
                         series.push(MetricSeries {
-                            gpu: gpu as u32,
-                            name: names.get(&key).copied().unwrap_or_default(),
+                            gpu,
+                            device_id,
+                            order,
+                            name,
                             ..MetricSeries::default()
                         });
                         series.len() - 1
@@ -899,6 +905,9 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
             (s.timestamp, s.value) = pairs.into_iter().unzip();
         }
     }
+    // Rows of a GPU in the order nsys lists its metrics, whatever order the
+    // samples came in.
+    series.sort_by_key(|s| (s.device_id, s.order));
     for (i, s) in series.iter().enumerate() {
         if let Some(gpu) = b.trace.gpus.get_mut(s.gpu as usize) {
             gpu.metrics.push(i as u32);
@@ -906,6 +915,12 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
     }
     b.trace.metrics = series;
     Ok(())
+}
+
+/// The device a `GPU_METRICS` type samples: the low byte of its `typeId`
+/// (nsys numbers the types per GPU; the rest of the id names the metric set).
+fn metrics_device(type_id: i64) -> u32 {
+    (type_id & 0xff) as u32
 }
 
 /// CUPTI numbers correlation ids from 1; 0 is what a NULL (or absent) id

@@ -232,7 +232,13 @@ pub struct CudaEventRecord {
 /// One sampled GPU metric (`GPU_METRICS`), e.g. `SMs Active [Throughput %]`.
 #[derive(Debug, Default)]
 pub struct MetricSeries {
+    /// Index into `Trace::gpus`; `u32::MAX` when the report lists no GPU with
+    /// the sampled device's id.
     pub gpu: u32,
+    /// The sampled device (the low byte of the metric's `typeId`).
+    pub device_id: u32,
+    /// Position of the metric in `TARGET_INFO_GPU_METRICS` (nsys's order).
+    pub order: usize,
     pub name: StrId,
     pub timestamp: Vec<Ns>,
     pub value: Vec<f32>,

@@ -8,6 +8,7 @@ pub mod events;
 mod ids;
 pub mod metrics;
 pub mod nsys;
+pub mod peaks;
 mod strings;
 
 pub use correlation::{CorrelationIndex, GpuOp, GpuOpKind};

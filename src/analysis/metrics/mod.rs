@@ -1,0 +1,181 @@
+//! Hardware metrics per kernel: nsys's sampled GPU metrics averaged per kernel
+//! instance ([`sampled`]), Nsight Compute results joined to a report's kernels
+//! ([`ncu`]), and what the kernel panel derives from any source: statistics
+//! over a kernel's instances, the speed-of-light verdict ([`speed_of_light`])
+//! and the roofline ([`roofline`]). No egui here.
+
+pub mod ncu;
+pub mod roofline;
+pub mod sampled;
+pub mod speed_of_light;
+
+use crate::model::{KernelMetrics, Trace};
+
+pub(crate) use crate::analysis::stats::Scope;
+
+/// The device id of every kernel instance (through its stream); `None` for a
+/// kernel no stream lists.
+pub fn kernel_devices(trace: &Trace) -> Vec<Option<u32>> {
+    let mut devices = vec![None; trace.kernels.spans.len()];
+    for s in &trace.streams {
+        for k in s.kernels.events.clone() {
+            if let Some(d) = devices.get_mut(k as usize) {
+                *d = Some(s.device_id);
+            }
+        }
+    }
+    devices
+}
+
+/// One metric of one kernel name over its instances.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricStats {
+    /// Index into the set's `metrics`.
+    pub metric: u16,
+    /// Instances with a value.
+    pub instances: usize,
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// Min, median, max and mean of each metric over `kernels` (indexes into
+/// `Trace::kernels`), in the set's metric order. A sampled set counts only
+/// instances with at least [`sampled::MIN_SAMPLES`] samples. The median of an
+/// even count is the mean of the middle two.
+pub fn stats_over(set: &KernelMetrics, kernels: &[u32]) -> Vec<MetricStats> {
+    let mut wanted = kernels.to_vec();
+    wanted.sort_unstable();
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); set.metrics.len()];
+    for i in 0..set.len() {
+        if wanted.binary_search(&set.kernel[i]).is_err() {
+            continue;
+        }
+        if set
+            .samples
+            .get(i)
+            .is_some_and(|&n| n < sampled::MIN_SAMPLES)
+        {
+            continue;
+        }
+        let v = set.value[i];
+        if let Some(column) = values.get_mut(set.metric[i] as usize)
+            && v.is_finite()
+        {
+            column.push(v);
+        }
+    }
+    values
+        .into_iter()
+        .enumerate()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(m, mut v)| {
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let median = if n % 2 == 1 {
+                v[n / 2]
+            } else {
+                (v[n / 2 - 1] + v[n / 2]) / 2.0
+            };
+            MetricStats {
+                metric: m as u16,
+                instances: n,
+                min: v[0],
+                median,
+                max: v[n - 1],
+                mean: v.iter().sum::<f64>() / n as f64,
+            }
+        })
+        .collect()
+}
+
+/// How many of `kernels` a sampled set could not average (fewer than
+/// [`sampled::MIN_SAMPLES`] samples, or none).
+pub fn too_short(set: &KernelMetrics, kernels: &[u32]) -> usize {
+    if set.samples.is_empty() {
+        return 0;
+    }
+    let mut wanted = kernels.to_vec();
+    wanted.sort_unstable();
+    let mut sampled = vec![false; wanted.len()];
+    for i in 0..set.len() {
+        if set.samples[i] >= sampled::MIN_SAMPLES
+            && let Ok(p) = wanted.binary_search(&set.kernel[i])
+        {
+            sampled[p] = true;
+        }
+    }
+    sampled.iter().filter(|s| !**s).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{MetricDef, MetricSource};
+
+    #[test]
+    fn stats_leave_out_unsampled_instances() {
+        let def = |n: &str| MetricDef {
+            name: n.into(),
+            unit: "%".into(),
+        };
+        let mut set = KernelMetrics::new(MetricSource::NsysSampling, vec![def("a"), def("b")]);
+        for (k, v, n) in [(0, 10.0, 3), (1, 30.0, 2), (2, 99.0, 1), (3, 20.0, 5)] {
+            set.push(k, 0, v);
+            set.samples.push(n);
+        }
+        let s = stats_over(&set, &[0, 1, 2, 3]);
+        assert_eq!(s.len(), 1, "metric b has no values");
+        assert_eq!((s[0].min, s[0].median, s[0].max), (10.0, 20.0, 30.0));
+        assert_eq!(s[0].instances, 3);
+        assert_eq!(too_short(&set, &[0, 1, 2, 3, 4]), 2);
+    }
+}
+
+/// Everything the kernel panel shows of one metric set for one kernel's
+/// instances.
+#[derive(Clone, Debug)]
+pub struct SetSummary {
+    pub set: std::sync::Arc<KernelMetrics>,
+    pub stats: Vec<MetricStats>,
+    /// Instances a sampled set could not average.
+    pub too_short: usize,
+    pub speed_of_light: Option<speed_of_light::SpeedOfLight>,
+    pub roofline: Result<roofline::Point, roofline::NotPlotted>,
+}
+
+/// The summaries of every set that has values for `kernels`; the roofline's
+/// FLOPs from counters, else from the gemm benchmark's recorded work
+/// (computed only when a set has DRAM bytes but no FLOP counters).
+pub fn summarise(
+    trace: &Trace,
+    sets: &[std::sync::Arc<KernelMetrics>],
+    kernels: &[u32],
+) -> Vec<SetSummary> {
+    let mut work = None;
+    let mut out = Vec::new();
+    for set in sets {
+        let stats = stats_over(set, kernels);
+        let too_short = too_short(set, kernels);
+        if stats.is_empty() && too_short == 0 {
+            continue;
+        }
+        let needs_work = set.metric_index(roofline::DRAM_READ).is_some()
+            && set.metric_index(roofline::FFMA).is_none();
+        let empty = std::collections::HashMap::new();
+        let work_ref = if needs_work {
+            &*work.get_or_insert_with(|| roofline::benchmark_flops(trace))
+        } else {
+            &empty
+        };
+        out.push(SetSummary {
+            speed_of_light: speed_of_light::of_kernels(set, kernels),
+            roofline: roofline::point(trace, set, kernels, work_ref),
+            set: set.clone(),
+            stats,
+            too_short,
+        });
+    }
+    out
+}

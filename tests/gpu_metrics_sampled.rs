@@ -1,0 +1,259 @@
+//! nsys's sampled GPU metrics (`GPU_METRICS`) per kernel: `gpu_metrics_kern_sum` on a real
+//! excerpt of `torch_metrics.sqlite` (tests/fixtures/torch_metrics_excerpt.sqlite: the same
+//! report with only the samples within 0.3 ms of a kernel kept) against the same numbers
+//! computed independently in SQL over the file; the metric ids renumbered (as another nsys
+//! version may) must change nothing; samples of another device never average into a kernel.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use rusqlite::Connection;
+use sightline::analysis::metrics::sampled;
+use sightline::analysis::{Report, compute};
+use sightline::model::Trace;
+
+const EXCERPT: &str = "torch_metrics_excerpt.sqlite";
+
+fn load(path: &Path) -> Trace {
+    sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+}
+
+/// (name, metric) → (instances, sampled instances, samples, mean, min, max) computed in SQL:
+/// per instance, the samples of the kernel's device (typeId's low byte) in [start, end].
+type Expected = HashMap<(String, String), (i64, i64, i64, Option<f64>, Option<f64>, Option<f64>)>;
+
+fn expected_by_sql(path: &Path) -> (Expected, Vec<(String, String)>) {
+    let db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("opens");
+    let sql = "
+        WITH per_instance AS (
+            SELECT k.rowid AS kid, s.value AS name, m.metricName AS metric, m.rowid AS morder,
+                   (SELECT avg(g.value) FROM GPU_METRICS g
+                     WHERE g.typeId = m.typeId AND g.metricId = m.metricId
+                       AND g.timestamp BETWEEN k.start AND k.end) AS mean,
+                   (SELECT count(*) FROM GPU_METRICS g
+                     WHERE g.typeId = m.typeId AND g.metricId = m.metricId
+                       AND g.timestamp BETWEEN k.start AND k.end) AS n
+            FROM CUPTI_ACTIVITY_KIND_KERNEL k
+            JOIN StringIds s ON s.id = k.demangledName
+            JOIN TARGET_INFO_GPU_METRICS m ON (m.typeId & 255) = k.deviceId
+        )
+        SELECT name, metric, min(morder), count(*),
+               sum(n >= 2), sum(CASE WHEN n >= 2 THEN n ELSE 0 END),
+               avg(CASE WHEN n >= 2 THEN mean END),
+               min(CASE WHEN n >= 2 THEN mean END),
+               max(CASE WHEN n >= 2 THEN mean END)
+        FROM per_instance GROUP BY name, metric ORDER BY name, min(morder)";
+    let mut stmt = db.prepare(sql).expect("sql");
+    let mut rows = stmt.query([]).expect("query");
+    let mut expected = HashMap::new();
+    let mut order = Vec::new();
+    while let Some(r) = rows.next().expect("row") {
+        let key: (String, String) = (r.get(0).expect("name"), r.get(1).expect("metric"));
+        order.push(key.clone());
+        expected.insert(
+            key,
+            (
+                r.get(3).expect("n"),
+                r.get(4).expect("sampled"),
+                r.get(5).expect("samples"),
+                r.get(6).expect("mean"),
+                r.get(7).expect("min"),
+                r.get(8).expect("max"),
+            ),
+        );
+    }
+    (expected, order)
+}
+
+/// Equal to f32 precision: the loader keeps samples as f32 (clocks, stored in Hz, lose
+/// their last digits; percentages are exact).
+fn close(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => (a - b).abs() <= 1e-7 * a.abs().max(1.0),
+        _ => false,
+    }
+}
+
+fn check_against_sql(path: &Path) -> usize {
+    let trace = load(path);
+    let table = compute(&trace, Report::GpuMetricsKernSum, None);
+    assert_eq!(
+        table.columns,
+        [
+            "Name",
+            "Metric",
+            "Instances",
+            "Instances Sampled",
+            "Samples",
+            "Mean",
+            "Min",
+            "Max"
+        ]
+    );
+    let (expected, order) = expected_by_sql(path);
+    assert_eq!(
+        table.rows.len(),
+        expected.len(),
+        "one row per kernel × metric"
+    );
+    let got_order: Vec<(String, String)> = table
+        .rows
+        .iter()
+        .map(|r| (r[0].to_string(), r[1].to_string()))
+        .collect();
+    assert_eq!(
+        got_order, order,
+        "by name, then TARGET_INFO_GPU_METRICS order"
+    );
+    let num = |c: &sightline::analysis::Cell| c.as_f64();
+    let mut short = 0;
+    for row in &table.rows {
+        let key = (row[0].to_string(), row[1].to_string());
+        let e = expected[&key];
+        assert_eq!(row[2].to_string(), e.0.to_string(), "{key:?} instances");
+        assert_eq!(row[3].to_string(), e.1.to_string(), "{key:?} sampled");
+        assert_eq!(row[4].to_string(), e.2.to_string(), "{key:?} samples");
+        assert!(
+            close(num(&row[5]), e.3),
+            "{key:?} mean {:?} vs {:?}",
+            row[5],
+            e.3
+        );
+        assert!(close(num(&row[6]), e.4), "{key:?} min");
+        assert!(close(num(&row[7]), e.5), "{key:?} max");
+        if e.1 < e.0 {
+            short += 1;
+        }
+    }
+    short
+}
+
+#[test]
+fn per_kernel_means_equal_an_sql_computation_over_the_file() {
+    let short = check_against_sql(&common::fixture(EXCERPT));
+    assert!(
+        short > 0,
+        "the excerpt has kernels shorter than the sampling period"
+    );
+}
+
+#[test]
+fn the_whole_torch_metrics_report_when_present() {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/nsys-2025.3/torch_metrics.sqlite");
+    if !full.exists() {
+        eprintln!("skipped: {} is absent", full.display());
+        return;
+    }
+    check_against_sql(&full);
+}
+
+#[test]
+fn short_instances_are_marked_and_left_out() {
+    let trace = common::load(EXCERPT);
+    let set = sampled::kernel_metrics(&trace).expect("the excerpt has GPU metrics");
+    assert!(
+        set.notes.iter().any(|n| n.contains(sampled::TOO_SHORT)),
+        "{:?}",
+        set.notes
+    );
+    // Every row of an instance with fewer than 2 samples is kept with its count...
+    let short: Vec<u32> = (0..set.len())
+        .filter(|&i| set.samples[i] < sampled::MIN_SAMPLES)
+        .map(|i| set.kernel[i])
+        .collect();
+    assert!(!short.is_empty());
+    // ...and stays out of the statistics.
+    let stats = sightline::analysis::metrics::stats_over(&set, &short);
+    assert!(stats.is_empty(), "{stats:?}");
+    assert_eq!(
+        sightline::analysis::metrics::too_short(&set, &short),
+        short
+            .iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    );
+}
+
+/// A copy of the excerpt changed by `sql`.
+fn changed_copy(sql: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("changed.sqlite");
+    std::fs::copy(common::fixture(EXCERPT), &path).expect("copy");
+    Connection::open(&path)
+        .expect("opens")
+        .execute_batch(sql)
+        .expect("changes");
+    (dir, path)
+}
+
+#[test]
+fn metric_ids_of_another_nsys_version_change_nothing() {
+    let original = compute(&common::load(EXCERPT), Report::GpuMetricsKernSum, None);
+    // Reverse the ids in both tables: names and their listed order stay.
+    let (_dir, path) = changed_copy(
+        "UPDATE TARGET_INFO_GPU_METRICS SET metricId = 100 - metricId;
+         UPDATE GPU_METRICS SET metricId = 100 - metricId;",
+    );
+    let renumbered = compute(&load(&path), Report::GpuMetricsKernSum, None);
+    assert!(!original.rows.is_empty());
+    assert_eq!(renumbered, original);
+}
+
+#[test]
+fn samples_of_another_device_never_average_into_a_kernel() {
+    // The samples say device 1 (typeId's low byte); the report's only GPU is device 0.
+    let (_dir, path) = changed_copy(
+        "UPDATE TARGET_INFO_GPU_METRICS SET typeId = typeId + 1;
+         UPDATE GPU_METRICS SET typeId = typeId + 1;",
+    );
+    let trace = load(&path);
+    assert!(!trace.metrics.is_empty());
+    assert!(
+        trace
+            .metrics
+            .iter()
+            .all(|s| s.device_id == 1 && s.gpu == u32::MAX)
+    );
+    let table = compute(&trace, Report::GpuMetricsKernSum, None);
+    assert!(
+        table.rows.iter().all(|r| r[3].to_string() == "0"),
+        "no instance of device 0 is sampled by device 1's metrics"
+    );
+}
+
+#[test]
+fn csv_raw_and_table_grouped_from_the_command_line() {
+    let file = common::fixture(EXCERPT);
+    let run = |format: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+            .args(["stats", file.to_str().unwrap_or_default()])
+            .args(["--report", "gpu_metrics_kern_sum", "--format", format])
+            .output()
+            .expect("the binary runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let csv = run("csv");
+    assert!(csv.starts_with("Name,Metric,Instances,Instances Sampled,Samples,Mean,Min,Max\n"));
+    // A clock (stored in Hz) has ten digits: raw in CSV, grouped in the table.
+    let clock = csv
+        .lines()
+        .find(|l| l.contains("GPC Clock Frequency [MHz]") && !l.ends_with(",,,"))
+        .expect("a sampled clock row");
+    let mean = clock.rsplit(',').nth(2).expect("mean");
+    assert!(mean.parse::<f64>().is_ok_and(|v| v > 1e6), "{clock}");
+    let text = run("table");
+    let grouped = sightline::analysis::with_separators(mean);
+    assert!(text.contains(&grouped), "{grouped} in the table");
+}
