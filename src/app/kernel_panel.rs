@@ -361,6 +361,8 @@ pub struct KernelPanel {
     /// rows) and of the instances (`cuda_gpu_trace` rows).
     pub config_export: TableExport,
     pub instance_export: TableExport,
+    /// Hardware metrics, speed of light and roofline (their own file).
+    pub metrics: super::kernel_metrics_section::MetricsSection,
 }
 
 impl KernelPanel {
@@ -550,6 +552,10 @@ impl KernelPanel {
                 configs(ui, &view);
                 self.exports(ui, trace, name, &view);
                 self.what_if(ui, &view);
+                let range = self.range.map(|r| (r.start, r.end));
+                self.metrics.ui(ui, trace, name, range, || {
+                    view.points.iter().map(|p| p.2).collect()
+                });
                 ui.separator();
                 command = self.charts(ui, trace, &view);
             });
@@ -868,7 +874,13 @@ fn configs(ui: &mut Ui, view: &KernelView) {
                         number(ui, format::grouped(c.instances as i64));
                         match &c.occupancy {
                             Some(o) => {
-                                number(ui, format!("{:.1} %", o.theoretical_percent));
+                                number(
+                                    ui,
+                                    format!(
+                                        "{} %",
+                                        stats::Cell::TwoDecimals(o.theoretical_percent)
+                                    ),
+                                );
                                 ui.monospace(o.limiter_text());
                                 ui.monospace(format!(
                                     "{}/{}/{}/{}",

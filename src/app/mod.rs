@@ -12,12 +12,16 @@ pub mod file_browser;
 pub mod findings_panel;
 pub mod format;
 pub mod help;
+pub mod kernel_metrics;
+pub mod kernel_metrics_section;
 pub mod kernel_panel;
 pub mod lesson_panel;
 pub mod nvtx_gpu;
 pub mod prefs;
 pub mod range_stats;
+pub mod roofline;
 pub mod search;
+pub mod speed_of_light;
 pub mod table_export;
 pub mod timeline;
 
@@ -89,6 +93,8 @@ pub struct Document {
     pub findings: FindingsPanel,
     /// The user's notes, kept beside the report.
     pub notes: annotations_panel::AnnotationsPanel,
+    /// Hardware metrics per kernel: the report's, nsys's sampling, attached ncu results.
+    pub metric_sets: kernel_metrics::MetricSets,
     /// Set when the report is a live capture (running or finished).
     pub live: Option<Live>,
     /// A kernel clicked on the timeline, and when its panel opens: after the
@@ -106,6 +112,7 @@ impl Document {
             path,
             notes,
             findings: FindingsPanel::start(&trace),
+            metric_sets: kernel_metrics::MetricSets::start(&trace),
             trace,
             timeline,
             stats: RangeStats::default(),
@@ -143,6 +150,8 @@ impl Document {
         self.kernel.close();
         self.nvtx_gpu = nvtx_gpu::NvtxGpu::default();
         self.findings.request(&self.trace);
+        self.metric_sets = kernel_metrics::MetricSets::start(&self.trace);
+        self.timeline.metrics_strip = None;
     }
 
     /// Takes a live capture's messages; true when the trace changed.
@@ -876,6 +885,16 @@ impl SightlineApp {
         // The panel floats over the timeline only: the details and the range
         // tables stay clickable beside it.
         let area = central.response.rect;
+        if doc.metric_sets.poll(&doc.trace) {
+            ui.ctx().request_repaint();
+        }
+        if doc.metric_sets.is_busy() {
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(100));
+        }
+        doc.kernel
+            .metrics
+            .set_sources(&doc.metric_sets.sets, doc.metric_sets.generation);
         if let Some(command) = doc.kernel.ui(ui.ctx(), &doc.trace, range, area) {
             doc.apply(command);
         }
@@ -987,6 +1006,11 @@ impl SightlineApp {
                     }
                     self.compare_menu(ui);
                     ui.separator();
+                    if let Some(Tab::Ready(doc)) = self.tabs.get_mut(self.active) {
+                        let trace = doc.trace.clone();
+                        doc.metric_sets.menu(ui, &trace);
+                        ui.separator();
+                    }
                     ui.horizontal(|ui| {
                         let label = ui.label("Save as:");
                         let r = ui
@@ -1106,6 +1130,8 @@ impl SightlineApp {
                         &mut doc.timeline.view.show_projection,
                         "NVTX ranges on GPU (projection rows)",
                     );
+                    doc.metric_sets
+                        .strip_menu(ui, &doc.trace, &mut doc.timeline.metrics_strip);
                     if ui.button("Expand all rows").clicked() {
                         doc.timeline.view.collapsed.clear();
                         ui.close();

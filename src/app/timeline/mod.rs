@@ -1,6 +1,7 @@
 //! The timeline: row labels on the left, a ruler on top, lanes of events.
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
+pub mod metrics_strip;
 pub mod overlay;
 pub mod paint;
 pub mod projection;
@@ -101,6 +102,8 @@ pub struct Timeline {
     projection_job: Option<crossbeam_channel::Receiver<projection::Projection>>,
     /// Marks other views put over the events (see [`overlay`]).
     pub overlays: Vec<Overlay>,
+    /// Kernels coloured by a chosen metric, under each kernels row (View menu).
+    pub metrics_strip: Option<std::sync::Arc<metrics_strip::MetricsStrip>>,
     /// Overlay marks painted in the last frame.
     pub overlays_painted: usize,
     /// Where the ruler counts from when no range is selected (session ns;
@@ -168,6 +171,7 @@ impl Timeline {
             projected_drawn: Vec::new(),
             projection_job: None,
             overlays: Vec::new(),
+            metrics_strip: None,
             overlays_painted: 0,
             ruler_origin: None,
         }
@@ -574,6 +578,11 @@ impl Timeline {
                         &map,
                         &style,
                     );
+                    if *table == crate::app::events::Table::Kernel
+                        && let Some(strip) = &self.metrics_strip
+                    {
+                        painted += strip.paint(&lane_painter, trace, track, row_rect, &map);
+                    }
                 }
                 RowKind::Projection { track } => {
                     self.layout.push((r, row_rect));
@@ -657,6 +666,14 @@ impl Timeline {
         }
         self.highlight = style_highlight;
         self.painted = painted;
+        if let Some(strip) = &self.metrics_strip {
+            strip.legend(
+                &lane_painter,
+                canvas,
+                visuals.text_color(),
+                visuals.extreme_bg_color,
+            );
+        }
         for k in toggles {
             if !self.view.collapsed.remove(&k) {
                 self.view.collapsed.insert(k);

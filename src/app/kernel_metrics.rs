@@ -1,0 +1,223 @@
+//! The kernel metrics a document has: what the report stores (a capture's
+//! counters), nsys's GPU metrics averaged per kernel (computed on a worker
+//! when the report has samples), and Nsight Compute results the user attached
+//! (File ▸ Attach Nsight Compute results…, joined on a worker). The kernel
+//! panel's sections and the timeline's metrics strip read these sets.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crossbeam_channel::Receiver;
+use eframe::egui::{self, Key, Ui};
+
+use super::timeline::metrics_strip::MetricsStrip;
+use crate::analysis::metrics::{ncu, sampled};
+use crate::model::{KernelMetrics, Trace};
+
+/// Generations are unique across documents and snapshots, so a view's cache
+/// keyed by one never matches another trace's sets.
+fn next_generation() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A finished background job.
+enum Job {
+    Sampled(Option<KernelMetrics>),
+    Attached(PathBuf, Result<ncu::Joined, String>),
+    Picked(Option<PathBuf>),
+}
+
+#[derive(Default)]
+pub struct MetricSets {
+    /// Every set, in the order they arrived; the panel shows each.
+    pub sets: Vec<Arc<KernelMetrics>>,
+    /// Bumped whenever `sets` changes, so views can cache what they derive.
+    pub generation: u64,
+    jobs: Vec<Receiver<Job>>,
+    /// The last attach's outcome, for the File menu.
+    pub message: Option<String>,
+    /// The metrics strip's source and metric (indexes into `sets` and its
+    /// metrics), when on.
+    pub strip: Option<(usize, usize)>,
+    /// The path box of File ▸ Attach, and the NVTX range ncu filtered on.
+    path_text: String,
+    nvtx_text: String,
+}
+
+impl MetricSets {
+    /// The report's own sets now; the sampled GPU metrics on a worker.
+    pub fn start(trace: &Arc<Trace>) -> Self {
+        let mut sets = MetricSets {
+            sets: trace.kernel_metrics.iter().cloned().map(Arc::new).collect(),
+            generation: next_generation(),
+            ..MetricSets::default()
+        };
+        if !trace.metrics.is_empty() {
+            let trace = trace.clone();
+            sets.spawn("sightline-gpu-metrics", move || {
+                Job::Sampled(sampled::kernel_metrics(&trace))
+            });
+        }
+        sets
+    }
+
+    fn spawn(&mut self, name: &str, work: impl FnOnce() -> Job + Send + 'static) {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let spawned = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let _ = tx.send(work());
+            });
+        match spawned {
+            Ok(_) => self.jobs.push(rx),
+            Err(e) => self.message = Some(format!("cannot start a worker: {e}")),
+        }
+    }
+
+    pub fn is_busy(&self) -> bool {
+        !self.jobs.is_empty()
+    }
+
+    /// Joins `path` (an `ncu --csv --page raw` file) to the report's kernels
+    /// on a worker; `nvtx` is the range ncu was filtered on.
+    pub fn attach(&mut self, trace: &Arc<Trace>, path: PathBuf, nvtx: Option<String>) {
+        let trace = trace.clone();
+        self.message = Some(format!("joining {} …", path.display()));
+        self.spawn("sightline-ncu", move || {
+            let joined = ncu::attach(&trace, &path, nvtx.as_deref());
+            Job::Attached(path, joined)
+        });
+    }
+
+    /// Takes finished jobs; true when something changed.
+    pub fn poll(&mut self, trace: &Arc<Trace>) -> bool {
+        let mut changed = false;
+        let mut done = Vec::new();
+        for (i, rx) in self.jobs.iter().enumerate() {
+            match rx.try_recv() {
+                Ok(job) => done.push((i, Some(job))),
+                Err(crossbeam_channel::TryRecvError::Empty) => {}
+                Err(crossbeam_channel::TryRecvError::Disconnected) => done.push((i, None)),
+            }
+        }
+        for (i, job) in done.into_iter().rev() {
+            self.jobs.remove(i);
+            changed = true;
+            match job {
+                Some(Job::Sampled(Some(set))) => self.add(set),
+                Some(Job::Sampled(None)) | None => {}
+                Some(Job::Attached(path, Ok(joined))) => {
+                    self.message = Some(format!(
+                        "{}: {} launches joined, {} matched no kernel",
+                        path.display(),
+                        joined.pairs.len(),
+                        joined.unmatched.len()
+                    ));
+                    self.add(joined.metrics);
+                }
+                Some(Job::Attached(_, Err(e))) => self.message = Some(e),
+                Some(Job::Picked(Some(path))) => {
+                    let nvtx = Some(self.nvtx_text.trim().to_string()).filter(|s| !s.is_empty());
+                    self.attach(trace, path, nvtx);
+                }
+                Some(Job::Picked(None)) => {}
+            }
+        }
+        changed
+    }
+
+    fn add(&mut self, set: KernelMetrics) {
+        self.sets.push(Arc::new(set));
+        self.generation = next_generation();
+    }
+
+    /// View ▸ Metrics strip: off, or one metric of one source; sets the
+    /// timeline's strip.
+    pub fn strip_menu(
+        &mut self,
+        ui: &mut Ui,
+        trace: &Trace,
+        strip: &mut Option<Arc<MetricsStrip>>,
+    ) {
+        ui.menu_button("Metrics strip under kernels", |ui| {
+            if self.sets.is_empty() {
+                ui.label("No kernel metrics: attach Nsight Compute results (File menu).");
+                return;
+            }
+            if ui.radio(self.strip.is_none(), "Off").clicked() {
+                self.strip = None;
+                *strip = None;
+                ui.close();
+            }
+            let mut chosen = None;
+            for (s, set) in self.sets.iter().enumerate() {
+                ui.label(egui::RichText::new(set.source.label()).weak());
+                for (m, def) in set.metrics.iter().enumerate() {
+                    if ui
+                        .radio(self.strip == Some((s, m)), def.name.as_str())
+                        .clicked()
+                    {
+                        chosen = Some((s, m));
+                    }
+                }
+            }
+            if let Some((s, m)) = chosen {
+                self.strip = Some((s, m));
+                *strip = MetricsStrip::new(trace, &self.sets[s], m).map(Arc::new);
+                ui.close();
+            }
+        });
+    }
+
+    /// File ▸ Attach Nsight Compute results…: a file dialog, or a path typed
+    /// in (desktops without a dialog), and the NVTX range ncu filtered on.
+    pub fn menu(&mut self, ui: &mut Ui, trace: &Arc<Trace>) {
+        ui.horizontal(|ui| {
+            let label = ui.label("ncu --nvtx-include:");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.nvtx_text)
+                    .hint_text("none, or e.g. MYPerf/")
+                    .desired_width(110.0),
+            )
+            .labelled_by(label.id)
+            .on_hover_text("the NVTX range ncu profiled in, when it was run with one");
+        });
+        if ui
+            .button("Attach Nsight Compute results…")
+            .on_hover_text("an `ncu --csv --page raw` file, joined to this report's kernels")
+            .clicked()
+        {
+            self.spawn("sightline-dialog", || {
+                let picked = std::panic::catch_unwind(|| {
+                    rfd::FileDialog::new()
+                        .add_filter("Nsight Compute CSV", &["csv"])
+                        .add_filter("All files", &["*"])
+                        .pick_file()
+                });
+                Job::Picked(picked.unwrap_or(None))
+            });
+            ui.close();
+        }
+        ui.horizontal(|ui| {
+            let label = ui.label("Attach ncu CSV:");
+            let r = ui
+                .text_edit_singleline(&mut self.path_text)
+                .labelled_by(label.id)
+                .on_hover_text("a path to an `ncu --csv --page raw` file (Enter attaches)");
+            if r.lost_focus()
+                && ui.input(|i| i.key_pressed(Key::Enter))
+                && !self.path_text.trim().is_empty()
+            {
+                let path = PathBuf::from(self.path_text.trim());
+                let nvtx = Some(self.nvtx_text.trim().to_string()).filter(|s| !s.is_empty());
+                self.attach(trace, path, nvtx);
+                ui.close();
+            }
+        });
+        if let Some(m) = &self.message {
+            ui.label(egui::RichText::new(m).weak());
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The kernel panel's hardware-metrics sections: each metric with min /
+//! median / max over the kernel's instances, its unit and source; the speed
+//! of light ([`super::speed_of_light`]) and the roofline
+//! ([`super::roofline`]). The numbers are computed on a worker (a kernel may
+//! have a million instances), tagged with what they are for.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::Receiver;
+use eframe::egui::{self, RichText, Ui};
+
+use crate::analysis::Cell;
+use crate::analysis::metrics::{SetSummary, sampled, summarise};
+use crate::model::{KernelMetrics, MetricSource, StrId, Trace};
+
+/// What a summary was computed for: kernel, range, and the sets' generation.
+type Key = (StrId, Option<(i64, i64)>, u64);
+
+#[derive(Default)]
+pub struct MetricsSection {
+    /// The document's metric sets, handed over before each frame.
+    pub sets: Vec<Arc<KernelMetrics>>,
+    pub generation: u64,
+    key: Option<Key>,
+    pending: Option<Receiver<Vec<SetSummary>>>,
+    pub summaries: Vec<SetSummary>,
+}
+
+impl MetricsSection {
+    /// Hands over the document's sets; a new generation recomputes.
+    pub fn set_sources(&mut self, sets: &[Arc<KernelMetrics>], generation: u64) {
+        if generation != self.generation {
+            self.sets = sets.to_vec();
+            self.generation = generation;
+        }
+    }
+
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Starts (or keeps) the computation for `name`'s `kernels` over `range`.
+    pub fn request(
+        &mut self,
+        trace: &Arc<Trace>,
+        name: StrId,
+        range: Option<(i64, i64)>,
+        kernels: Vec<u32>,
+    ) {
+        let key = (name, range, self.generation);
+        if self.key == Some(key) {
+            return;
+        }
+        self.key = Some(key);
+        self.summaries.clear();
+        if self.sets.is_empty() {
+            self.pending = None;
+            return;
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let (trace, sets) = (trace.clone(), self.sets.clone());
+        let spawned = std::thread::Builder::new()
+            .name("sightline-kernel-metrics".into())
+            .spawn(move || {
+                let _ = tx.send(summarise(&trace, &sets, &kernels));
+            });
+        self.pending = spawned.ok().map(|_| rx);
+    }
+
+    /// Takes a finished computation.
+    pub fn poll(&mut self) -> bool {
+        let Some(rx) = &self.pending else {
+            return false;
+        };
+        match rx.try_recv() {
+            Ok(s) => {
+                self.summaries = s;
+                self.pending = None;
+                true
+            }
+            Err(crossbeam_channel::TryRecvError::Empty) => false,
+            Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                self.pending = None;
+                true
+            }
+        }
+    }
+
+    /// Blocks until the computation is done (tests, benchmarks).
+    pub fn wait(&mut self) {
+        while self.is_pending() {
+            if !self.poll() {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+
+    /// Draws the sections for the kernel whose instances are `kernels`.
+    pub fn ui(
+        &mut self,
+        ui: &mut Ui,
+        trace: &Arc<Trace>,
+        name: StrId,
+        range: Option<(i64, i64)>,
+        kernels: impl FnOnce() -> Vec<u32>,
+    ) {
+        if self.sets.is_empty() {
+            return;
+        }
+        let key = (name, range, self.generation);
+        if self.key != Some(key) {
+            self.request(trace, name, range, kernels());
+        }
+        if self.poll() {
+            ui.ctx().request_repaint();
+        }
+        ui.separator();
+        ui.heading("Hardware metrics");
+        if self.is_pending() {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("computing…");
+            });
+            return;
+        }
+        if self.summaries.is_empty() {
+            ui.label("No metric source has values for this kernel.");
+            return;
+        }
+        for (i, s) in self.summaries.iter().enumerate() {
+            metrics_table(ui, i, s);
+        }
+        super::speed_of_light::ui(ui, &self.summaries);
+        super::roofline::ui(ui, trace, &self.summaries);
+    }
+}
+
+/// A value with ncu's two decimals (and separators), or an integer as is.
+pub fn number(v: f64) -> String {
+    crate::analysis::with_separators(&Cell::TwoDecimals(v).to_string())
+}
+
+fn metrics_table(ui: &mut Ui, index: usize, s: &SetSummary) {
+    let set = &s.set;
+    ui.label(RichText::new(format!("Source: {}", set.source.label())).strong());
+    for note in &set.notes {
+        ui.label(RichText::new(note).weak());
+    }
+    if set.source == MetricSource::NsysSampling && s.too_short > 0 {
+        ui.label(format!(
+            "{} instance(s) {} (fewer than {} samples): left out of these numbers.",
+            s.too_short,
+            sampled::TOO_SHORT,
+            sampled::MIN_SAMPLES
+        ));
+    }
+    egui::Grid::new(("kernel_metrics", index))
+        .striped(true)
+        .num_columns(6)
+        .show(ui, |ui| {
+            for h in ["Metric", "Unit", "Min", "Median", "Max", "Instances"] {
+                ui.label(RichText::new(h).strong());
+            }
+            ui.end_row();
+            for m in &s.stats {
+                let def = &set.metrics[m.metric as usize];
+                ui.label(def.name.as_str());
+                ui.label(def.unit.as_str());
+                for v in [m.min, m.median, m.max] {
+                    ui.label(number(v));
+                }
+                ui.label(m.instances.to_string());
+                ui.end_row();
+            }
+        });
+}

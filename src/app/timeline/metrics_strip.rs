@@ -1,0 +1,210 @@
+//! The metrics strip (View ▸ Metrics strip): under the kernels of each
+//! kernels row, a band coloured by one chosen metric of one source (SM
+//! throughput, DRAM throughput, ...), with a legend, so the kernels that sit
+//! at the roof show at a glance. Each pixel column takes the kernel under its
+//! middle: a lookup per column, whatever the number of kernels.
+
+use eframe::egui::{self, Color32, Painter, Rect, Stroke, pos2, vec2};
+
+use super::view::Mapping;
+use crate::model::{KernelMetrics, Ns, Trace, Track};
+
+/// The band's height, at the bottom of a kernels row.
+pub const STRIP_H: f32 = 5.0;
+
+/// One metric's value per kernel, ready to paint.
+#[derive(Clone, Debug)]
+pub struct MetricsStrip {
+    /// "sm__throughput.avg.pct_of_peak_sustained_elapsed (Nsight Compute)".
+    pub label: String,
+    pub unit: String,
+    /// By kernel row; NaN where the source has no value.
+    values: Vec<f32>,
+    pub lo: f32,
+    pub hi: f32,
+}
+
+impl MetricsStrip {
+    /// The strip of `metric` (an index into `set.metrics`); `None` when no
+    /// kernel has a value. Percentages span 0–100; other units their range.
+    pub fn new(trace: &Trace, set: &KernelMetrics, metric: usize) -> Option<MetricsStrip> {
+        let def = set.metrics.get(metric)?;
+        let mut values = vec![f32::NAN; trace.kernels.spans.len()];
+        let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+        for i in 0..set.len() {
+            if set.metric[i] as usize != metric || set.samples.get(i).is_some_and(|&n| n < 2) {
+                continue;
+            }
+            let v = set.value[i] as f32;
+            if let Some(slot) = values.get_mut(set.kernel[i] as usize)
+                && v.is_finite()
+            {
+                *slot = v;
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+        if !lo.is_finite() {
+            return None;
+        }
+        if def.unit == "%" {
+            (lo, hi) = (0.0, 100.0);
+        }
+        if hi <= lo {
+            hi = lo + 1.0;
+        }
+        Some(MetricsStrip {
+            label: format!("{} ({})", def.name, set.source.label()),
+            unit: def.unit.clone(),
+            values,
+            lo,
+            hi,
+        })
+    }
+
+    /// The value of kernel row `k`, if the source has one.
+    pub fn value(&self, k: usize) -> Option<f32> {
+        self.values.get(k).copied().filter(|v| v.is_finite())
+    }
+
+    fn color(&self, v: f32) -> Color32 {
+        ramp((v - self.lo) / (self.hi - self.lo))
+    }
+
+    /// Paints the band at the bottom of a kernels row; returns the runs drawn.
+    pub fn paint(
+        &self,
+        painter: &Painter,
+        trace: &Trace,
+        track: &Track,
+        rect: Rect,
+        map: &Mapping,
+    ) -> usize {
+        let spans = &trace.kernels.spans;
+        let (from, to) = map.visible();
+        let (from_ns, to_ns) = (from.floor() as Ns, (to.ceil() as Ns).saturating_add(1));
+        let win = spans.window(&track.events, from_ns, to_ns, track.max_duration);
+        let (lo, hi) = (win.start as usize, win.end as usize);
+        if lo >= hi {
+            return 0;
+        }
+        let starts = &spans.start[lo..hi];
+        let band = Rect::from_min_max(pos2(rect.left(), rect.bottom() - STRIP_H), rect.max);
+        let mut runs = 0;
+        let mut run: Option<(f32, Color32)> = None;
+        let left = rect.left().max(map.xf(from)).floor() as i32;
+        let right = rect.right().ceil() as i32;
+        let mut flush = |run: &mut Option<(f32, Color32)>, x: f32| {
+            if let Some((x0, c)) = run.take() {
+                painter.rect_filled(
+                    Rect::from_min_max(pos2(x0, band.top()), pos2(x, band.bottom())),
+                    0.0,
+                    c,
+                );
+                runs += 1;
+            }
+        };
+        for px in left..right {
+            let t = map.t(px as f32 + 0.5) as Ns;
+            let i = starts.partition_point(|&s| s <= t);
+            let color = i
+                .checked_sub(1)
+                .map(|j| lo + j)
+                .filter(|&k| spans.end[k] >= t)
+                .and_then(|k| self.value(k))
+                .map(|v| self.color(v));
+            match (run, color) {
+                (Some((_, c)), Some(n)) if c == n => {}
+                (_, Some(n)) => {
+                    flush(&mut run, px as f32);
+                    run = Some((px as f32, n));
+                }
+                (_, None) => flush(&mut run, px as f32),
+            }
+        }
+        flush(&mut run, right as f32);
+        runs
+    }
+
+    /// The legend: the metric, and the colour ramp from `lo` to `hi`, at the
+    /// top right of the canvas.
+    pub fn legend(&self, painter: &Painter, canvas: Rect, text: Color32, background: Color32) {
+        let w = 160.0;
+        let at = pos2(canvas.right() - w - 12.0, canvas.top() + 6.0);
+        let frame = Rect::from_min_size(at - vec2(6.0, 4.0), vec2(w + 12.0, 40.0));
+        painter.rect_filled(frame, 3.0, background);
+        painter.rect_stroke(
+            frame,
+            3.0,
+            Stroke::new(1.0, text.gamma_multiply(0.3)),
+            egui::StrokeKind::Inside,
+        );
+        let steps = 32;
+        for s in 0..steps {
+            let x0 = at.x + w * s as f32 / steps as f32;
+            let x1 = at.x + w * (s + 1) as f32 / steps as f32;
+            painter.rect_filled(
+                Rect::from_min_max(pos2(x0, at.y + 16.0), pos2(x1, at.y + 24.0)),
+                0.0,
+                ramp(s as f32 / (steps - 1) as f32),
+            );
+        }
+        let font = egui::FontId::proportional(10.5);
+        let name: String = self.label.chars().take(34).collect();
+        painter.text(at, egui::Align2::LEFT_TOP, name, font.clone(), text);
+        let unit = if self.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.unit)
+        };
+        painter.text(
+            pos2(at.x, at.y + 25.0),
+            egui::Align2::LEFT_TOP,
+            format!("{:.3}{unit}", self.lo),
+            font.clone(),
+            text,
+        );
+        painter.text(
+            pos2(at.x + w, at.y + 25.0),
+            egui::Align2::RIGHT_TOP,
+            format!("{:.3}{unit}", self.hi),
+            font,
+            text,
+        );
+    }
+}
+
+/// Low values blue, middling green, high (at the roof) red.
+pub fn ramp(f: f32) -> Color32 {
+    let f = if f.is_finite() {
+        f.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let stops = [
+        (40.0, 70.0, 200.0),
+        (40.0, 180.0, 200.0),
+        (90.0, 200.0, 80.0),
+        (240.0, 200.0, 40.0),
+        (230.0, 50.0, 40.0),
+    ];
+    let x = f * (stops.len() - 1) as f32;
+    let i = (x.floor() as usize).min(stops.len() - 2);
+    let u = x - i as f32;
+    let mix = |a: f32, b: f32| (a + (b - a) * u).round() as u8;
+    let (a, b) = (stops[i], stops[i + 1]);
+    Color32::from_rgb(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ramp_runs_from_blue_to_red() {
+        let (low, high) = (ramp(0.0), ramp(1.0));
+        assert!(low.b() > low.r() && high.r() > high.b());
+        assert_eq!(ramp(f32::NAN), low);
+        assert_eq!(ramp(2.0), high);
+    }
+}
