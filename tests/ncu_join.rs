@@ -242,3 +242,53 @@ fn stats_prints_the_joined_metrics_and_lists_unmatched_launches() {
             .contains("nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_NNT,dram__bytes_read.sum,byte,")
     );
 }
+
+#[test]
+fn roofline_and_speed_of_light_from_joined_pytorch_kernels() {
+    use sightline::analysis::metrics::{roofline, summarise};
+    let trace = common::load("torch_work.sqlite");
+    let r = results("ncu_metrics/torch_work.ncu.csv");
+    let joined = ncu::join(&trace, &r, None);
+    let set = std::sync::Arc::new(joined.metrics.clone());
+    let of_name = |prefix: &str| -> Vec<u32> {
+        let spans = &trace.kernels.spans;
+        (0..spans.len() as u32)
+            .filter(|&k| trace.name(spans.name[k as usize]).starts_with(prefix))
+            .collect()
+    };
+    // cuBLAS's FP16 GEMM runs on the tensor cores: the FP32 counters miss its FLOPs.
+    let tensor = of_name("nvjet_sm90");
+    assert!(!tensor.is_empty());
+    let s = summarise(&trace, std::slice::from_ref(&set), &tensor);
+    assert_eq!(s.len(), 1);
+    assert_eq!(
+        s[0].roofline,
+        Err(roofline::NotPlotted::TensorFlopsUncounted)
+    );
+    assert!(
+        s[0].speed_of_light.is_some(),
+        "ncu's throughput pair gives a verdict"
+    );
+    // The FP32 GEMM (FFMA): FLOPs = 2·FFMA + FADD + FMUL over its instances, as ncu counted.
+    let fp32 = of_name("sm80_xmma_gemm_f32f32");
+    let s = summarise(&trace, std::slice::from_ref(&set), &fp32);
+    let point = s[0].roofline.clone().expect("plotted");
+    assert_eq!(point.flop_source, roofline::FlopSource::Counters);
+    let column = |name: &str| r.metrics.iter().position(|m| m.name == name).expect(name);
+    let (ffma, fadd, fmul) = (
+        column(roofline::FFMA),
+        column(roofline::FADD),
+        column(roofline::FMUL),
+    );
+    let expected: f64 = joined
+        .pairs
+        .iter()
+        .filter(|(_, k)| fp32.contains(k))
+        .map(|&(l, _)| {
+            let v = |c: usize| r.launches[l].values[c].unwrap_or(0.0);
+            2.0 * v(ffma) + v(fadd) + v(fmul)
+        })
+        .sum();
+    assert_eq!(point.flops, expected);
+    assert_eq!(point.instances, fp32.len());
+}

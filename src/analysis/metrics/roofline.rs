@@ -19,6 +19,12 @@ pub const DRAM_WRITE: &str = "dram__bytes_write.sum";
 pub const FFMA: &str = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum";
 pub const FADD: &str = "sm__sass_thread_inst_executed_op_fadd_pred_on.sum";
 pub const FMUL: &str = "sm__sass_thread_inst_executed_op_fmul_pred_on.sum";
+/// Tensor-pipe activity: a kernel that uses the tensor cores does FLOPs the
+/// FP32 instruction counters do not count.
+pub const TENSOR_PIPE: &str =
+    "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active";
+/// Tensor-pipe activity (%) above which the FP32 counters undercount.
+const TENSOR_ACTIVE_PCT: f64 = 1.0;
 
 /// The NVTX range Sightline's GEMM benchmark runs in: inside it, range
 /// payloads are FLOPs (other benchmarks' payloads are bytes or launches).
@@ -97,6 +103,8 @@ impl Point {
 pub enum NotPlotted {
     NoDramBytes,
     NoFlops,
+    /// The kernel runs on the tensor cores: the FP32 counters miss its FLOPs.
+    TensorFlopsUncounted,
     NoTime,
 }
 
@@ -111,6 +119,11 @@ impl std::fmt::Display for NotPlotted {
                 "not plotted: FLOPs unknown (collect the FP32 instruction counters \
                  sm__sass_thread_inst_executed_op_{ffma,fadd,fmul}_pred_on.sum, or capture \
                  the gemm benchmark, which records each GEMM's FLOPs)"
+            }
+            NotPlotted::TensorFlopsUncounted => {
+                "not plotted: the kernel uses the tensor cores, whose FLOPs the FP32 \
+                 instruction counters do not count (capture the gemm benchmark, which records \
+                 each GEMM's FLOPs)"
             }
             NotPlotted::NoTime => "not plotted: the instances have no duration",
         })
@@ -205,6 +218,8 @@ pub fn point(
         return Err(NotPlotted::NoDramBytes);
     };
     let spans = &trace.kernels.spans;
+    let tensor = set.metric_index(TENSOR_PIPE).map(|m| m as u16);
+    let mut uncounted_tensor = false;
     let (mut flops, mut bytes, mut ns, mut n) = (0.0, 0.0, 0i64, 0usize);
     let mut source = None;
     let mut any_bytes = false;
@@ -213,10 +228,17 @@ pub fn point(
             continue;
         };
         any_bytes = true;
-        let f = match counter_flops(v, set) {
-            Some(f) if f > 0.0 => Some((f, FlopSource::Counters)),
-            _ => work.get(&kernel).map(|&f| (f, FlopSource::BenchmarkWork)),
+        let on_tensor_cores = tensor
+            .and_then(|m| v.get(&m))
+            .is_some_and(|&pct| pct > TENSOR_ACTIVE_PCT);
+        let counted = counter_flops(v, set).filter(|&f| f > 0.0 && !on_tensor_cores);
+        let f = match counted {
+            Some(f) => Some((f, FlopSource::Counters)),
+            None => work.get(&kernel).map(|&f| (f, FlopSource::BenchmarkWork)),
         };
+        if f.is_none() && on_tensor_cores {
+            uncounted_tensor = true;
+        }
         let Some((f, s)) = f else { continue };
         source = Some(source.unwrap_or(s));
         flops += f;
@@ -228,7 +250,11 @@ pub fn point(
         return Err(NotPlotted::NoDramBytes);
     }
     let Some(flop_source) = source else {
-        return Err(NotPlotted::NoFlops);
+        return Err(if uncounted_tensor {
+            NotPlotted::TensorFlopsUncounted
+        } else {
+            NotPlotted::NoFlops
+        });
     };
     if ns <= 0 || bytes <= 0.0 {
         return Err(if ns <= 0 {
