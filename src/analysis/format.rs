@@ -210,6 +210,25 @@ mod tests {
     }
 
     #[test]
+    fn two_decimals_as_nsight_compute_prints_them() {
+        // Theoretical occupancies as ncu prints them (tests/fixtures/ncu/*.csv print 100, 50).
+        assert_eq!(two_decimals_text(100.0), "100");
+        assert_eq!(two_decimals_text(50.0), "50");
+        assert_eq!(two_decimals_text(6.25), "6.25");
+        assert_eq!(two_decimals_text(200.0 / 3.0), "66.67");
+        assert_eq!(two_decimals_text(48.6), "48.60");
+        assert_eq!(two_decimals_text(0.000237), "0.00");
+        assert_eq!(two_decimals_text(f64::NAN), "");
+        // Metric values print raw (the shortest text that reads back the same).
+        assert_eq!(
+            Cell::Float(37.45454545454545).to_string(),
+            "37.45454545454545"
+        );
+        assert_eq!(Cell::Float(-0.0).to_string(), "0");
+        assert_eq!(Cell::TwoDecimals(6.25).to_string(), "6.25");
+    }
+
+    #[test]
     fn megabytes_are_decimal() {
         assert_eq!(megabytes_text(4194304.0), "4.194");
         assert_eq!(megabytes_text(0.0), "0.000");
