@@ -512,6 +512,20 @@ impl Timeline {
             show_names: self.view.show_names,
         };
         let lane_painter = painter.with_clip_rect(canvas);
+        // (start, end, device) of the selected kernel, for the metric rows.
+        let selected_kernel = self
+            .selected
+            .filter(|ev| ev.table == crate::app::events::Table::Kernel)
+            .and_then(|ev| {
+                let i = ev.index as usize;
+                let spans = &trace.kernels.spans;
+                let device = trace
+                    .streams
+                    .iter()
+                    .find(|s| s.kernels.events.contains(&ev.index))?
+                    .device_id;
+                Some((*spans.start.get(i)?, *spans.end.get(i)?, device))
+            });
         let mut painted = 0;
         let mut toggles = Vec::new();
         let mut hide = None;
@@ -601,6 +615,22 @@ impl Timeline {
                 RowKind::Metric(m) => {
                     self.layout.push((r, row_rect));
                     if let Some(s) = trace.metrics.get(m.series as usize) {
+                        // The selected kernel's span, on its own GPU's samples: what
+                        // the kernel panel's sampled averages are taken over.
+                        if let Some((start, end)) = selected_kernel
+                            .filter(|k| k.2 == s.device_id)
+                            .map(|k| (k.0, k.1))
+                        {
+                            let shade = Rect::from_min_max(
+                                pos2(map.x(start), row_rect.top()),
+                                pos2(map.x(end).max(map.x(start) + 1.0), row_rect.bottom()),
+                            );
+                            lane_painter.rect_filled(
+                                shade,
+                                0.0,
+                                colors::SELECTED.gamma_multiply(0.25),
+                            );
+                        }
                         paint::metric(&lane_painter, s, m, row_rect, &map, colors::METRIC);
                         let scale = match m.constant {
                             Some(v) => format!("always {}", format::metric_value(v * m.scale)),
