@@ -24,8 +24,8 @@ fn next_generation() -> u64 {
 
 /// A finished background job.
 enum Job {
-    Sampled(Option<KernelMetrics>),
-    Attached(PathBuf, Result<ncu::Joined, String>),
+    Sampled(Option<Box<KernelMetrics>>),
+    Attached(PathBuf, Result<Box<ncu::Joined>, String>),
     Picked(Option<PathBuf>),
 }
 
@@ -57,7 +57,7 @@ impl MetricSets {
         if !trace.metrics.is_empty() {
             let trace = trace.clone();
             sets.spawn("sightline-gpu-metrics", move || {
-                Job::Sampled(sampled::kernel_metrics(&trace))
+                Job::Sampled(sampled::kernel_metrics(&trace).map(Box::new))
             });
         }
         sets
@@ -86,7 +86,7 @@ impl MetricSets {
         let trace = trace.clone();
         self.message = Some(format!("joining {} …", path.display()));
         self.spawn("sightline-ncu", move || {
-            let joined = ncu::attach(&trace, &path, nvtx.as_deref());
+            let joined = ncu::attach(&trace, &path, nvtx.as_deref()).map(Box::new);
             Job::Attached(path, joined)
         });
     }
@@ -106,7 +106,7 @@ impl MetricSets {
             self.jobs.remove(i);
             changed = true;
             match job {
-                Some(Job::Sampled(Some(set))) => self.add(set),
+                Some(Job::Sampled(Some(set))) => self.add(*set),
                 Some(Job::Sampled(None)) | None => {}
                 Some(Job::Attached(path, Ok(joined))) => {
                     self.message = Some(format!(

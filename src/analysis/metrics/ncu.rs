@@ -281,11 +281,7 @@ pub fn parse(text: &str) -> Result<NcuResults, NcuError> {
 /// The innermost range of ncu's NVTX column: quoted
 /// `"DOMAIN:NAME:payload...:message"` entries, outermost first.
 fn innermost_nvtx(cell: &str) -> Option<String> {
-    let entry = cell
-        .split('"')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .next_back()?;
+    let entry = cell.split('"').map(str::trim).rfind(|s| !s.is_empty())?;
     let name = entry.split(':').nth(1)?;
     (!name.is_empty() && name != "none").then(|| name.to_string())
 }
@@ -472,7 +468,7 @@ fn inside_range(trace: &Trace, launch: &[(Ns, Option<u32>)], name: &str) -> Vec<
                 Some(t) => by_thread.get(&t).map_or(&[][..], Vec::as_slice),
                 None => all.as_slice(),
             };
-            ranges.iter().any(|&(s, e)| s <= at && at <= e)
+            ranges.iter().any(|&(s, e)| (s..=e).contains(&at))
         })
         .collect()
 }
@@ -601,71 +597,6 @@ pub fn join(trace: &Trace, results: &NcuResults, nvtx: Option<&str>) -> Joined {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_normalise_across_nsys_and_ncu_spellings() {
-        assert_eq!(
-            normalised_name("void regs_kernel<(int)4>(float *, int)"),
-            normalised_name("regs_kernel<4>(float*, int)")
-        );
-        assert_eq!(
-            normalised_name("void k<(bool)1, (unsigned long)2, (cudnnKernelDataType_t)0>()"),
-            normalised_name("void k<true, 2, 0>()")
-        );
-        // Real names of one PyTorch kernel and one cuDNN kernel (torch_work.sqlite and
-        // tests/fixtures/ncu_metrics/torch_work.ncu.csv): ncu drops some namespaces.
-        assert_eq!(
-            normalised_name(
-                "void at::native::vectorized_elementwise_kernel<(int)4, \
-                 at::native::CUDAFunctorOnSelf_add<float>, std::array<char *, (unsigned long)2>>(int, T2, T3)"
-            ),
-            normalised_name(
-                "void at::vectorized_elementwise_kernel<4, at::CUDAFunctorOnSelf_add<float>, \
-                 std::array<char *, 2>>(int, T2, T3)"
-            )
-        );
-        assert_eq!(
-            normalised_name(
-                "void cudnn::engines_precompiled::nchwToNhwcKernel<__half, __half, float, (bool)0, \
-                 (bool)1, (cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nchw2nhwc_params_t<T3>, \
-                 const T1 *, T2 *)"
-            ),
-            normalised_name(
-                "void cudnn::nchwToNhwcKernel<__half, __half, float, 0, 1, 0>\
-                 (cudnn::nchw2nhwc_params_t<T3>, const T1 *, T2 *)"
-            )
-        );
-        assert_eq!(
-            normalised_name("f(int)"),
-            "f(int)",
-            "a parameter list stays"
-        );
-        assert_eq!(
-            innermost_nvtx("\"<default domain>:MYPerf:none:none:none:none:none:none\""),
-            Some("MYPerf".to_string())
-        );
-        assert_eq!(innermost_nvtx(""), None);
-        assert_ne!(normalised_name("a<(int)4>"), normalised_name("a<(int)5>"));
-    }
-
-    #[test]
-    fn bad_files_are_refused_with_a_reason() {
-        assert_eq!(parse("hello\nworld\n"), Err(NcuError::NoHeader));
-        let ragged = "\"ID\",\"Kernel Name\",\"x__y\"\n\"\",\"\",\"%\"\n\"0\",\"k\"\n";
-        assert!(matches!(
-            parse(ragged),
-            Err(NcuError::Ragged { line: 3, .. })
-        ));
-        let open = "\"ID\",\"Kernel Name\",\"x__y\"\n\"0\",\"k,1\n";
-        assert!(matches!(parse(open), Err(NcuError::BadCsv(2))));
-        let none = "\"ID\",\"Kernel Name\"\n\"0\",\"k\"\n";
-        assert_eq!(parse(none), Err(NcuError::NoMetrics));
-    }
-}
-
 /// The joined metrics per kernel name (as `cuda_gpu_kern_sum` names kernels)
 /// and metric: `Name`, `Metric`, `Unit`, `Instances` (matched), `Min`,
 /// `Median`, `Max`, `Mean`; by name, then in ncu's column order.
@@ -740,4 +671,69 @@ pub fn attach(trace: &Trace, path: &std::path::Path, nvtx: Option<&str>) -> Resu
     let text = String::from_utf8_lossy(&bytes);
     let results = parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(join(trace, &results, nvtx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_normalise_across_nsys_and_ncu_spellings() {
+        assert_eq!(
+            normalised_name("void regs_kernel<(int)4>(float *, int)"),
+            normalised_name("regs_kernel<4>(float*, int)")
+        );
+        assert_eq!(
+            normalised_name("void k<(bool)1, (unsigned long)2, (cudnnKernelDataType_t)0>()"),
+            normalised_name("void k<true, 2, 0>()")
+        );
+        // Real names of one PyTorch kernel and one cuDNN kernel (torch_work.sqlite and
+        // tests/fixtures/ncu_metrics/torch_work.ncu.csv): ncu drops some namespaces.
+        assert_eq!(
+            normalised_name(
+                "void at::native::vectorized_elementwise_kernel<(int)4, \
+                 at::native::CUDAFunctorOnSelf_add<float>, std::array<char *, (unsigned long)2>>(int, T2, T3)"
+            ),
+            normalised_name(
+                "void at::vectorized_elementwise_kernel<4, at::CUDAFunctorOnSelf_add<float>, \
+                 std::array<char *, 2>>(int, T2, T3)"
+            )
+        );
+        assert_eq!(
+            normalised_name(
+                "void cudnn::engines_precompiled::nchwToNhwcKernel<__half, __half, float, (bool)0, \
+                 (bool)1, (cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nchw2nhwc_params_t<T3>, \
+                 const T1 *, T2 *)"
+            ),
+            normalised_name(
+                "void cudnn::nchwToNhwcKernel<__half, __half, float, 0, 1, 0>\
+                 (cudnn::nchw2nhwc_params_t<T3>, const T1 *, T2 *)"
+            )
+        );
+        assert_eq!(
+            normalised_name("f(int)"),
+            "f(int)",
+            "a parameter list stays"
+        );
+        assert_eq!(
+            innermost_nvtx("\"<default domain>:MYPerf:none:none:none:none:none:none\""),
+            Some("MYPerf".to_string())
+        );
+        assert_eq!(innermost_nvtx(""), None);
+        assert_ne!(normalised_name("a<(int)4>"), normalised_name("a<(int)5>"));
+    }
+
+    #[test]
+    fn bad_files_are_refused_with_a_reason() {
+        assert_eq!(parse("hello\nworld\n"), Err(NcuError::NoHeader));
+        let ragged = "\"ID\",\"Kernel Name\",\"x__y\"\n\"\",\"\",\"%\"\n\"0\",\"k\"\n";
+        assert!(matches!(
+            parse(ragged),
+            Err(NcuError::Ragged { line: 3, .. })
+        ));
+        let open = "\"ID\",\"Kernel Name\",\"x__y\"\n\"0\",\"k,1\n";
+        assert!(matches!(parse(open), Err(NcuError::BadCsv(2))));
+        let none = "\"ID\",\"Kernel Name\"\n\"0\",\"k\"\n";
+        assert_eq!(parse(none), Err(NcuError::NoMetrics));
+    }
 }
