@@ -73,6 +73,10 @@ pub fn kernel_names(trace: &Trace, naming: KernelNaming) -> Vec<Cow<'_, str>> {
 /// `cuda_gpu_kern_sum` with another kernel naming: the same columns and
 /// order (Total desc, Instances asc, Name asc).
 pub(crate) fn cuda_gpu_kern_sum_named(trace: &Trace, scope: Scope, naming: KernelNaming) -> Table {
+    // As nsys: without NVTX data the nvtx-name variant prints nothing.
+    if naming == KernelNaming::NvtxName && trace.nvtx.spans.is_empty() {
+        return Table::default();
+    }
     let names = kernel_names(trace, naming);
     let spans = &trace.kernels.spans;
     let mut by_name: HashMap<&str, Vec<i64>> = HashMap::new();

@@ -1,11 +1,14 @@
 //! Analysis: what `nsys stats` computes, over the whole trace or any time range, and
 //! diffs of two reports built from those summaries (`compare`).
 
+pub mod api_class;
+mod cancel;
 pub mod compare;
 pub mod findings;
 mod format;
 mod gpu_reports;
 mod group;
+pub mod idle;
 pub mod kernels;
 pub mod metrics;
 pub mod occupancy;
@@ -15,6 +18,7 @@ pub mod rules;
 pub mod stats;
 mod traces;
 
+pub use cancel::Cancelled;
 pub use format::with_separators;
 pub use gpu_reports::{KernelNaming, kernel_names};
 pub use stats::{

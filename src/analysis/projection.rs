@@ -412,6 +412,11 @@ fn later(trace: &Trace, a: u32, b: u32) -> bool {
 /// kernel name); kernels launched outside any range get an empty range. A
 /// kernel belongs to `range` when its API call starts in it.
 pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
+    // nsys prints "does not contain NVTX data" and no table for such a report,
+    // not every kernel under an empty range.
+    if trace.nvtx.spans.is_empty() {
+        return Table::default();
+    }
     let kernels = &trace.kernels.spans;
     let api = &trace.cuda_api.spans;
     // Range names are interned per (name, style) so that the per-kernel

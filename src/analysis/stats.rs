@@ -190,6 +190,8 @@ pub enum Report {
     /// Ours: nsys's sampled GPU metrics averaged per kernel instance, per
     /// kernel name × metric.
     GpuMetricsKernSum,
+    /// Ours: each GPU's idle time by what the launching thread was doing (`analysis::idle`).
+    GpuIdleSum,
 }
 
 impl Report {
@@ -232,6 +234,7 @@ impl Report {
         Report::CudaGpuKernSumNvtxName,
         Report::KernelLaunchSum,
         Report::GpuMetricsKernSum,
+        Report::GpuIdleSum,
     ];
 
     /// The column of this report's tables that holds kernel names as
@@ -275,6 +278,7 @@ impl Report {
             Report::CudaGpuKernSumNvtxName => "cuda_gpu_kern_sum:nvtx-name",
             Report::KernelLaunchSum => "kernel_launch_sum",
             Report::GpuMetricsKernSum => "gpu_metrics_kern_sum",
+            Report::GpuIdleSum => "gpu_idle_sum",
         }
     }
 
@@ -336,6 +340,7 @@ impl Report {
             Report::CudaGpuKernSumNvtxName => "CUDA GPU Kernel Summary (NVTX range/name)",
             Report::KernelLaunchSum => "Kernel Launch Configuration Summary",
             Report::GpuMetricsKernSum => "GPU Metrics per Kernel (nsys sampling)",
+            Report::GpuIdleSum => "GPU Idle Time by Cause",
         }
     }
 }
@@ -557,5 +562,10 @@ fn compute_scoped(trace: &Trace, report: Report, scope: Scope) -> Table {
         }
         Report::KernelLaunchSum => kernels::kernel_launch_sum(trace, scope),
         Report::GpuMetricsKernSum => super::metrics::sampled::gpu_metrics_kern_sum(trace, scope),
+        // Gaps are clipped to the range under either rule: a gap is time, not an event.
+        Report::GpuIdleSum => {
+            let window = range.map(|r| [(r.start, r.end)]);
+            super::idle::gpu_idle_sum(trace, window.as_ref().map(|w| &w[..]))
+        }
     }
 }

@@ -81,6 +81,10 @@ fn device_text(trace: &Trace, device: u32) -> String {
     format!("{name} ({device})")
 }
 
+/// `ENUM_CUDA_MEMCPY_OPER` Unified Host-to-Device .. Unified Device-to-Device.
+const UVM_HTOD: u8 = 11;
+const UVM_DTOD: u8 = 13;
+
 /// `cuda_gpu_trace`: kernels, copies and sets by start time (ties: correlation id).
 pub(crate) fn cuda_gpu_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
     gpu_trace_rows(trace, range, None)
@@ -166,10 +170,17 @@ fn gpu_trace_rows(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<S
             }
             let bytes = c.bytes.get(i).copied().unwrap_or(0);
             let correlation = c.correlation.get(i).copied().unwrap_or(0);
+            // Unified-memory migrations belong to no API call, context or
+            // stream: nsys leaves those columns empty.
+            let unified = matches!(c.copy_kind.get(i), Some(&(UVM_HTOD..=UVM_DTOD)));
             let mut row = vec![
                 Cell::Int(c.spans.start[i]),
                 Cell::Int(c.spans.duration(i)),
-                Cell::Int(correlation as i64),
+                if unified {
+                    Cell::Empty
+                } else {
+                    Cell::Int(correlation as i64)
+                },
             ];
             row.extend(std::iter::repeat_n(Cell::Empty, 9));
             row.extend([
@@ -178,7 +189,13 @@ fn gpu_trace_rows(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<S
                 text(mem_kind_label(c.src_kind.get(i).copied().unwrap_or(7))),
                 text(mem_kind_label(c.dst_kind.get(i).copied().unwrap_or(7))),
             ]);
-            row.extend(tail(stream, trace.name(c.spans.name[i])));
+            let mut end = tail(stream, trace.name(c.spans.name[i]));
+            if unified {
+                // Ctx and Strm.
+                end[1] = Cell::Empty;
+                end[3] = Cell::Empty;
+            }
+            row.extend(end);
             rows.push(((c.spans.start[i], correlation), row));
         }
         let sets = if only_kernel.is_some() {

@@ -5,69 +5,30 @@
 use std::sync::atomic::AtomicBool;
 
 use super::{Cancelled, check};
-use crate::analysis::rules::like;
+pub use crate::analysis::api_class::ApiClass;
+use crate::analysis::idle::{self, Attribution, Classifier, Lanes, Summary};
 use crate::model::nsys::strip_version_suffix;
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns, NvtxKind, StrId, Trace};
 
-/// What an API call does, as far as the detectors care.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ApiClass {
-    Other,
-    /// Waits for all work of the context (`cudaDeviceSynchronize`, `cuCtxSynchronize`).
-    DeviceSync,
-    /// Waits for one stream.
-    StreamSync,
-    /// Waits for one event.
-    EventSync,
-    /// A copy that returns when done (`cudaMemcpy`, not `...Async`).
-    BlockingCopy,
-    /// Device or pinned host allocation (not the stream-ordered `cudaMallocAsync`).
-    Alloc,
-    Free,
-}
-
-impl ApiClass {
-    fn of(name: &str) -> ApiClass {
-        let n = strip_version_suffix(name);
-        let any = |patterns: &[&str]| patterns.iter().any(|p| like(n, p));
-        if any(&["cudaDeviceSynchronize", "cuCtxSynchronize"]) {
-            ApiClass::DeviceSync
-        } else if any(&["cudaStreamSynchronize", "cuStreamSynchronize"]) {
-            ApiClass::StreamSync
-        } else if any(&["cudaEventSynchronize", "cuEventSynchronize"]) {
-            ApiClass::EventSync
-        } else if (like(n, "cudaMemcpy%") || like(n, "cuMemcpy%")) && !like(n, "%async%") {
-            ApiClass::BlockingCopy
-        } else if like(n, "%async%") {
-            ApiClass::Other
-        } else if any(&[
-            "cudaMalloc",
-            "cudaMallocHost",
-            "cudaMallocManaged",
-            "cudaMallocPitch",
-            "cudaMalloc3D",
-            "cudaHostAlloc",
-            "cuMemAlloc%",
-            "cuMemHostAlloc%",
-        ]) {
-            ApiClass::Alloc
-        } else if any(&["cudaFree", "cudaFreeHost", "cuMemFree%", "cuMemFreeHost"]) {
-            ApiClass::Free
-        } else {
-            ApiClass::Other
+/// Per range: whether another range of its track has the same path. Parents
+/// come before their children in `ranges`, so each path is numbered from its
+/// parent's number and its own name.
+fn repeated_paths(ranges: &[Range]) -> Vec<bool> {
+    use std::collections::HashMap;
+    let mut ids: HashMap<(u32, u32, StrId), u32> = HashMap::new();
+    let mut path_of: Vec<u32> = Vec::with_capacity(ranges.len());
+    let mut count: Vec<u32> = Vec::new();
+    for r in ranges {
+        let parent = r.parent.map_or(u32::MAX, |p| path_of[p]);
+        let next = ids.len() as u32;
+        let id = *ids.entry((r.track, parent, r.name)).or_insert(next);
+        if id as usize == count.len() {
+            count.push(0);
         }
+        count[id as usize] += 1;
+        path_of.push(id);
     }
-
-    /// Whether the calling thread waits for GPU work in it.
-    pub fn is_sync(self) -> bool {
-        matches!(
-            self,
-            ApiClass::DeviceSync
-                | ApiClass::StreamSync
-                | ApiClass::EventSync
-                | ApiClass::BlockingCopy
-        )
-    }
+    path_of.iter().map(|&id| count[id as usize] > 1).collect()
 }
 
 /// One NVTX push/pop or start/end range.
@@ -96,6 +57,9 @@ pub struct Context<'a> {
     pub thread_ranges: Vec<Vec<usize>>,
     /// `ApiClass` by `StrId`.
     classes: Vec<ApiClass>,
+    /// Per range: whether its path (`outer/inner`) occurs more than once on
+    /// its track, i.e. it is one iteration of a loop or one phase of one.
+    pub repeats: Vec<bool>,
 }
 
 impl<'a> Context<'a> {
@@ -148,11 +112,13 @@ impl<'a> Context<'a> {
             }
             thread_ranges[t].sort_by_key(|&r| (ranges[r].start, ranges[r].depth));
         }
+        let repeats = repeated_paths(&ranges);
         Ok(Context {
             trace,
             ranges,
             thread_ranges,
             classes,
+            repeats,
         })
     }
 
@@ -247,6 +213,21 @@ impl<'a> Context<'a> {
         best
     }
 
+    /// The loop a call at `[from, to]` belongs to: the innermost range holding
+    /// it whose path does not repeat on its track (iteration and phase
+    /// ranges repeat; the range around the loop does not). Two calls of one
+    /// loop share it; a call of another phase or outside does not.
+    pub fn loop_scope(&self, thread: u32, from: Ns, to: Ns) -> Option<usize> {
+        let mut at = self.enclosing(thread, from, to);
+        while let Some(r) = at {
+            if !self.repeats[r] {
+                return Some(r);
+            }
+            at = self.ranges[r].parent;
+        }
+        None
+    }
+
     /// The path of the innermost range containing `[from, to]`, if any.
     pub fn enclosing_path(&self, thread: u32, from: Ns, to: Ns) -> Option<String> {
         self.enclosing(thread, from, to).map(|r| self.path(r))
@@ -263,5 +244,41 @@ impl<'a> Context<'a> {
             }
         }
         of
+    }
+}
+
+/// The idle-gap attribution of the whole report (per GPU), for the detectors
+/// that judge why the GPU waited.
+pub struct IdleFacts<'a> {
+    pub classifier: Classifier<'a>,
+    pub attribution: Attribution,
+}
+
+impl<'a> IdleFacts<'a> {
+    pub fn new(trace: &'a Trace, cancel: &AtomicBool) -> Result<IdleFacts<'a>, Cancelled> {
+        Ok(IdleFacts {
+            classifier: Classifier::new(trace),
+            attribution: idle::attribute(trace, Lanes::Device, cancel)?,
+        })
+    }
+
+    /// The idle time of `[from, to)` on the GPU of `device` (None: the GPU
+    /// that idled most there).
+    pub fn summary(&self, device: Option<u32>, from: Ns, to: Ns) -> Option<Summary> {
+        if to <= from {
+            return None;
+        }
+        let all = idle::summarize(&self.classifier, &self.attribution, Some(&[(from, to)][..]));
+        match device {
+            Some(d) => all.into_iter().find(|s| s.lane == d),
+            None => all.into_iter().max_by_key(|s| s.idle),
+        }
+    }
+
+    /// The device a GPU operation ran on.
+    pub fn device_of(&self, op: GpuOp) -> Option<u32> {
+        let trace = self.classifier.trace();
+        let s = trace.stream_of(op)?;
+        trace.streams.get(s as usize).map(|s| s.device_id)
     }
 }

@@ -5,8 +5,9 @@
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
-use super::context::{ApiClass, Context};
+use super::context::{ApiClass, Context, IdleFacts};
 use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
+use crate::analysis::idle::{Cause, Summary};
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
 
 /// Events listed per finding at most: enough to highlight, not a copy of the trace.
@@ -25,8 +26,22 @@ const LAUNCH_BOUND_FIX: &str = "The kernels are shorter than the time it takes t
 so the GPU waits for the CPU. Fuse small kernels, give each more work, or capture the \
 sequence in a CUDA graph and launch it once.";
 
+const CPU_BOUND_FIX: &str = "The GPU waits while the launching thread does host work outside \
+CUDA (Python, data loading, preprocessing). Overlap that work with the GPU: prepare the next \
+batch on another thread or in a DataLoader with workers, move the work to the GPU, or give \
+each launch more work.";
+
+/// `; GPU idle 89 % of 7.0 ms; the thread spent ...`, or nothing without idle time.
+fn idle_clause(summary: Option<&Summary>) -> String {
+    match summary {
+        Some(s) if s.idle > 0 => format!("; {}", s.sentence()),
+        _ => String::new(),
+    }
+}
+
 pub(super) fn sync_in_loop(
     ctx: &Context,
+    idle: &IdleFacts,
     t: &Thresholds,
     out: &mut Vec<Finding>,
     cancel: &AtomicBool,
@@ -68,12 +83,21 @@ pub(super) fn sync_in_loop(
                 })
                 .sum()
         };
+        // The loop each sync belongs to: a run never crosses from one to another.
+        let scope: Vec<Option<usize>> = syncs
+            .iter()
+            .map(|&a| {
+                let (s, e) = ctx.api_span(a);
+                ctx.loop_scope(th, s, e)
+            })
+            .collect();
         let mut runs: Vec<&[usize]> = Vec::new();
         let mut begin = 0;
         for i in 1..=syncs.len() {
             // A long gap or substantial work between two syncs ends the loop:
             // syncs around substantial work are not the mistake.
             let split = i == syncs.len()
+                || scope[i] != scope[i - 1]
                 || ctx
                     .api_span(syncs[i])
                     .0
@@ -123,12 +147,13 @@ pub(super) fn sync_in_loop(
                     .collect(),
                 message: format!(
                     "{} synchronizations in {} on thread {} ({} waiting in them), with the GPU \
-                     busy only {:.0}% of that time",
+                     busy only {:.0}% of that time{}",
                     run.len(),
                     human_ns(span),
                     thread.tid,
                     human_ns(waiting),
-                    share * 100.0
+                    share * 100.0,
+                    idle_clause(idle.summary(None, from, to).as_ref())
                 ),
                 fix: SYNC_LOOP_FIX,
             });
@@ -139,6 +164,7 @@ pub(super) fn sync_in_loop(
 
 pub(super) fn alloc_in_loop(
     ctx: &Context,
+    idle: &IdleFacts,
     t: &Thresholds,
     out: &mut Vec<Finding>,
     cancel: &AtomicBool,
@@ -187,13 +213,14 @@ pub(super) fn alloc_in_loop(
                     message: format!(
                         "{} allocations ({}), {} of them freed before the next, and {} frees on \
                          thread {} with GPU work between each two, {} in them: an allocation \
-                         per iteration",
+                         per iteration{}",
                         run.len(),
                         names.join(", "),
                         *cycles,
                         frees.len(),
                         thread.tid,
-                        human_ns(spent)
+                        human_ns(spent),
+                        idle_clause(idle.summary(None, first, last).as_ref())
                     ),
                     fix: ALLOC_LOOP_FIX,
                 });
@@ -202,14 +229,21 @@ pub(super) fn alloc_in_loop(
             frees.clear();
             *cycles = 0;
         };
+        // The loop of the run's allocations: an allocation of another loop
+        // (or of setup outside it) starts a new run.
+        let mut run_scope: Option<usize> = None;
         for api in thread.cuda_api.events.clone().map(|i| i as usize) {
             match ctx.class(api) {
                 ApiClass::Alloc => {
+                    let (s, e) = ctx.api_span(api);
+                    let scope = ctx.loop_scope(th, s, e);
                     let close = run.last().is_some_and(|&prev| {
                         !launched
+                            || scope != run_scope
                             || ctx.api_span(api).0.saturating_sub(ctx.api_span(prev).1)
                                 > t.alloc_loop_max_interval_ns
                     });
+                    run_scope = scope;
                     if close {
                         flush(&mut run, &mut frees, &mut cycles, out);
                     }
@@ -236,11 +270,17 @@ pub(super) fn alloc_in_loop(
     Ok(())
 }
 
-/// `launch-bound` for range `r` and the work launched in it; ranges are
-/// visited deepest first, and a reported range marks its ancestors `covered`
-/// (the finding is already where it is sharpest).
-pub(super) fn launch_bound(
+/// `launch-bound` or `cpu-bound` for range `r` and the work launched in it:
+/// a range whose kernels leave the GPU mostly idle, judged by what the
+/// launching thread did in the gaps. Launches explaining most of the idle
+/// time make it launch-bound (if its kernels are short), host work outside
+/// CUDA makes it CPU-bound; syncs, allocations and pageable copies are the
+/// loop detectors' to report. Ranges are visited deepest first, and a
+/// reported range marks its ancestors `covered` (the finding is already where
+/// it is sharpest).
+pub(super) fn gpu_waits_in_range(
     ctx: &Context,
+    idle: &IdleFacts,
     t: &Thresholds,
     r: usize,
     work: &[(usize, GpuOp)],
@@ -259,15 +299,16 @@ pub(super) fn launch_bound(
             (s, e, op.index)
         })
         .collect();
-    if kernels.len() < t.launch_bound_min_kernels.max(2) {
+    let fewest = t
+        .launch_bound_min_kernels
+        .min(t.cpu_bound_min_kernels)
+        .max(2);
+    if kernels.len() < fewest {
         return;
     }
     let mut durations: Vec<Ns> = kernels.iter().map(|k| k.1.saturating_sub(k.0)).collect();
     durations.sort_unstable();
     let median = durations[durations.len() / 2];
-    if median >= t.launch_bound_max_kernel_ns {
-        return;
-    }
     kernels.sort_unstable();
     let (first, last) = (kernels[0].0, kernels.iter().map(|k| k.1).max().unwrap_or(0));
     let span = last.saturating_sub(first);
@@ -283,6 +324,32 @@ pub(super) fn launch_bound(
     if span <= 0 || busy as f64 >= t.launch_bound_max_busy_share * span as f64 {
         return;
     }
+    let device = idle.device_of(GpuOp {
+        kind: GpuOpKind::Kernel,
+        index: kernels[0].2,
+    });
+    let Some(summary) = idle.summary(device, first, last) else {
+        return;
+    };
+    // Copies and sets keep a GPU busy too: the GPU must really have idled.
+    if (summary.idle as f64) < (1.0 - t.launch_bound_max_busy_share) * summary.span as f64 {
+        return;
+    }
+    let Some(why) = crate::analysis::idle::dominant(&summary.verdicts) else {
+        return;
+    };
+    let (kind, fix) = match why {
+        Cause::Launch
+            if kernels.len() >= t.launch_bound_min_kernels.max(2)
+                && median < t.launch_bound_max_kernel_ns =>
+        {
+            (FindingKind::LaunchBound, LAUNCH_BOUND_FIX)
+        }
+        Cause::Outside if kernels.len() >= t.cpu_bound_min_kernels.max(2) => {
+            (FindingKind::CpuBound, CPU_BOUND_FIX)
+        }
+        _ => return,
+    };
     let mut at = range.parent;
     while let Some(p) = at {
         covered.insert(p);
@@ -297,20 +364,18 @@ pub(super) fn launch_bound(
             .map(|k| EventId::new(EventKind::Kernel, k.2)),
     );
     out.push(Finding {
-        kind: FindingKind::LaunchBound,
+        kind,
         severity: Severity::Warning,
         start: range.start,
         end: range.end,
         message: format!(
-            "'{path}' launches {} kernels of {} median; the GPU is busy {:.0}% of the {} \
-             they span, waiting on launches the rest",
+            "'{path}' launches {} kernels of {} median; {}",
             kernels.len(),
             human_ns(median),
-            busy as f64 * 100.0 / span as f64,
-            human_ns(span)
+            summary.sentence()
         ),
         range: Some(path),
         events,
-        fix: LAUNCH_BOUND_FIX,
+        fix,
     });
 }

@@ -12,15 +12,19 @@
 
 mod api_errors;
 mod context;
+mod entries;
 mod loops;
 mod nsys_rules;
 mod timing;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use super::stats::{Cell, Table, TimeRange};
+pub use crate::analysis::cancel::Cancelled;
+pub(crate) use crate::analysis::cancel::check;
 use crate::model::{EventId, Ns, Trace};
-use context::Context;
+use context::{Context, IdleFacts};
+pub use entries::{Entry, entries, entries_table};
 pub use timing::RangeTiming;
 
 /// What a finding is about. The names ([`FindingKind::name`]) are stable: tests,
@@ -39,10 +43,11 @@ pub enum FindingKind {
     SyncMemset,
     GpuIdleGap,
     LowGpuUtilization,
+    CpuBound,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 12] = [
+    pub const ALL: [FindingKind; 13] = [
         FindingKind::RangeEndsBeforeGpuWork,
         FindingKind::RangeWaitsOnEarlierWork,
         FindingKind::SyncInLoop,
@@ -55,6 +60,7 @@ impl FindingKind {
         FindingKind::SyncMemset,
         FindingKind::GpuIdleGap,
         FindingKind::LowGpuUtilization,
+        FindingKind::CpuBound,
     ];
 
     pub fn name(self) -> &'static str {
@@ -71,6 +77,7 @@ impl FindingKind {
             FindingKind::SyncMemset => "sync-memset",
             FindingKind::GpuIdleGap => "gpu-idle-gap",
             FindingKind::LowGpuUtilization => "low-gpu-utilization",
+            FindingKind::CpuBound => "cpu-bound",
         }
     }
 
@@ -152,6 +159,10 @@ pub struct Thresholds {
     pub alloc_loop_min_count: usize,
     /// ... each within this long of the previous one.
     pub alloc_loop_max_interval_ns: Ns,
+    /// `cpu-bound`: a range that launches at least this many kernels, with
+    /// the GPU busy less than `launch_bound_max_busy_share` and host work
+    /// outside CUDA the main cause of the idle time.
+    pub cpu_bound_min_kernels: usize,
     /// `launch-bound`: a range that launches at least this many kernels ...
     pub launch_bound_min_kernels: usize,
     /// ... whose median kernel is shorter than this ...
@@ -181,6 +192,7 @@ impl Default for Thresholds {
             sync_loop_max_busy_share: 0.5,
             alloc_loop_min_count: 3,
             alloc_loop_max_interval_ns: 1_000_000_000,
+            cpu_bound_min_kernels: 10,
             launch_bound_min_kernels: 20,
             launch_bound_max_kernel_ns: 20_000,
             launch_bound_max_busy_share: 0.5,
@@ -188,26 +200,6 @@ impl Default for Thresholds {
             util_chunks: 30,
             util_threshold: 50.0,
         }
-    }
-}
-
-/// [`analyze`] was cancelled.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Cancelled;
-
-impl std::fmt::Display for Cancelled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("analysis cancelled")
-    }
-}
-
-impl std::error::Error for Cancelled {}
-
-pub(crate) fn check(cancel: &AtomicBool) -> Result<(), Cancelled> {
-    if cancel.load(Ordering::Relaxed) {
-        Err(Cancelled)
-    } else {
-        Ok(())
     }
 }
 
@@ -232,12 +224,13 @@ pub fn analyze(
 ) -> Result<Vec<Finding>, Cancelled> {
     check(cancel)?;
     let ctx = Context::new(trace, cancel)?;
+    let idle = IdleFacts::new(trace, cancel)?;
     let mut found = Vec::new();
-    timing::range_work_pass(&ctx, thresholds, &mut found, cancel)?;
+    timing::range_work_pass(&ctx, &idle, thresholds, &mut found, cancel)?;
     timing::waits_on_earlier_work(&ctx, thresholds, &mut found, cancel)?;
     timing::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
-    loops::sync_in_loop(&ctx, thresholds, &mut found, cancel)?;
-    loops::alloc_in_loop(&ctx, thresholds, &mut found, cancel)?;
+    loops::sync_in_loop(&ctx, &idle, thresholds, &mut found, cancel)?;
+    loops::alloc_in_loop(&ctx, &idle, thresholds, &mut found, cancel)?;
     api_errors::api_errors(&ctx, &mut found, cancel)?;
     nsys_rules::rule_findings(&ctx, thresholds, &mut found, cancel)?;
     if let Some(r) = range {
@@ -278,6 +271,21 @@ pub fn human_ns(ns: Ns) -> String {
         format!("{sign}{:.2} ms", a / 1e6)
     } else {
         format!("{sign}{:.2} s", a / 1e9)
+    }
+}
+
+/// A size for people, in the details panel's units: `512 B`, `4.00 KiB`,
+/// `3.50 MiB`, `1.20 GiB` (never "0.000 MB").
+pub fn human_bytes(b: u64) -> String {
+    let f = b as f64;
+    if b < 1024 {
+        format!("{b} B")
+    } else if f < 1024.0 * 1024.0 {
+        format!("{:.2} KiB", f / 1024.0)
+    } else if f < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2} MiB", f / (1024.0 * 1024.0))
+    } else {
+        format!("{:.2} GiB", f / (1024.0 * 1024.0 * 1024.0))
     }
 }
 

@@ -5,9 +5,11 @@
 use std::sync::atomic::AtomicBool;
 
 use super::context::Context;
-use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
+use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_bytes, human_ns};
+use crate::analysis::api_class::ApiClass;
 use crate::analysis::rules::memcpy::{self, Which};
 use crate::analysis::rules::{Window, cuda_memset_sync, gpu_gaps, gpu_time_util};
+use crate::model::nsys::mem_kind_label;
 use crate::model::{EventId, EventKind, Ns};
 
 const PAGEABLE_FIX: &str = "An async copy to or from pageable host memory is staged through a \
@@ -45,7 +47,13 @@ pub(super) fn rule_findings(
         (Which::Sync, FindingKind::SyncMemcpy, SYNC_MEMCPY_FIX),
     ];
     for (which, kind, fix) in copies {
-        for m in memcpy::matches(trace, Window::ALL, which) {
+        // The runtime and the driver API's forms alike (nsys's rules match
+        // `cudaMemcpy*` only); which memory a copy touched comes from its record.
+        let class = match which {
+            Which::AsyncPageable => ApiClass::AsyncCopy,
+            Which::Sync => ApiClass::BlockingCopy,
+        };
+        for m in memcpy::matches_by(trace, Window::ALL, which, |n| ApiClass::of(n) == class) {
             let spans = &trace.memcpys.spans;
             let (start, end) = (spans.start[m.op], spans.end[m.op]);
             let thread = api_threads.get(m.api).copied().unwrap_or(0);
@@ -61,10 +69,12 @@ pub(super) fn rule_findings(
                     EventId::new(EventKind::Memcpy, m.op as u32),
                 ],
                 message: format!(
-                    "{} of {:.3} MB ({}) took {} on the GPU, {} in the call",
+                    "{} of {} ({}, {} to {}) took {} on the GPU, {} in the call",
                     ctx.api_name(m.api),
-                    trace.memcpys.bytes[m.op] as f64 / 1e6,
+                    human_bytes(trace.memcpys.bytes[m.op]),
                     trace.name(spans.name[m.op]),
+                    mem_kind_label(trace.memcpys.src_kind[m.op]),
+                    mem_kind_label(trace.memcpys.dst_kind[m.op]),
                     human_ns(end.saturating_sub(start)),
                     human_ns(api_end.saturating_sub(api_start))
                 ),
@@ -73,7 +83,9 @@ pub(super) fn rule_findings(
         }
         check(cancel)?;
     }
-    for m in cuda_memset_sync::matches(trace, Window::ALL) {
+    for m in cuda_memset_sync::matches_by(trace, Window::ALL, |n| {
+        ApiClass::of(n) == ApiClass::BlockingSet
+    }) {
         let spans = &trace.memsets.spans;
         let (start, end) = (spans.start[m.op], spans.end[m.op]);
         let thread = api_threads.get(m.api).copied().unwrap_or(0);
@@ -89,9 +101,9 @@ pub(super) fn rule_findings(
                 EventId::new(EventKind::Memset, m.op as u32),
             ],
             message: format!(
-                "{} of {:.3} MB took {} on the GPU, {} in the call",
+                "{} of {} took {} on the GPU, {} in the call",
                 ctx.api_name(m.api),
-                trace.memsets.bytes[m.op] as f64 / 1e6,
+                human_bytes(trace.memsets.bytes[m.op]),
                 human_ns(end.saturating_sub(start)),
                 human_ns(api_end.saturating_sub(api_start))
             ),

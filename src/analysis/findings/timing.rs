@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 
-use super::context::{ApiClass, Context};
+use super::context::{ApiClass, Context, IdleFacts};
 use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
 
@@ -49,6 +49,7 @@ fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
 /// each range's GPU work: collected once, judged twice.
 pub(super) fn range_work_pass(
     ctx: &Context,
+    idle: &IdleFacts,
     t: &Thresholds,
     out: &mut Vec<Finding>,
     cancel: &AtomicBool,
@@ -66,15 +67,91 @@ pub(super) fn range_work_pass(
         if work.is_empty() {
             continue;
         }
-        ends_before_gpu_work(ctx, t, r, &work, &mut reported, out);
-        super::loops::launch_bound(ctx, t, r, &work, &mut covered, out);
+        ends_before_gpu_work(ctx, idle, t, r, &work, &mut reported, out);
+        super::loops::gpu_waits_in_range(ctx, idle, t, r, &work, &mut covered, out);
     }
     Ok(())
 }
 
+/// Words in a range's name (or text payload) that say it times something.
+const TIMER_WORDS: [&str; 9] = [
+    "time", "timer", "timing", "bench", "measure", "elapsed", "latency", "tic", "toc",
+];
+
+fn says_it_times(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        // Short words whole ("tic", not "ticket"); longer ones as prefixes ("timed").
+        .any(|word| {
+            TIMER_WORDS
+                .iter()
+                .any(|w| word == *w || (w.len() > 3 && word.starts_with(w)))
+        })
+}
+
+/// Whether range `r` is a phase of a pipelined loop rather than a timer
+/// (docs/findings.md, "Phase ranges are not timers"): its name and payload do
+/// not say it times anything; it has a sibling phase of another name under
+/// the same parent; a sync after it, inside its loop, waits for the loop's
+/// work; and the GPU stays busy: idle less than `launch_bound_max_busy_share`
+/// of the time from its work's start to its end.
+fn is_pipelined_phase(
+    ctx: &Context,
+    idle: &IdleFacts,
+    t: &Thresholds,
+    r: usize,
+    gpu: (Ns, Ns, Option<u32>),
+) -> bool {
+    let trace = ctx.trace;
+    let range = &ctx.ranges[r];
+    if says_it_times(trace.name(range.name)) {
+        return false;
+    }
+    if let Some(crate::model::Payload::Json(text)) = trace.nvtx.payload.get(&range.index)
+        && says_it_times(text)
+    {
+        return false;
+    }
+    let Some(parent) = range.parent else {
+        return false;
+    };
+    let p = &ctx.ranges[parent];
+    let siblings = &ctx.thread_ranges[range.thread as usize];
+    let from = siblings.partition_point(|&x| ctx.ranges[x].start < p.start);
+    let other_phase = siblings[from..]
+        .iter()
+        .take_while(|&&x| ctx.ranges[x].start < p.end)
+        .any(|&x| ctx.ranges[x].parent == Some(parent) && ctx.ranges[x].name != range.name);
+    if !other_phase {
+        return false;
+    }
+    let outer = ctx
+        .loop_scope(range.thread, range.start, range.end)
+        .unwrap_or(parent);
+    let synced = ctx
+        .api_calls(range.thread, range.end, ctx.ranges[outer].end)
+        .any(|a| ctx.class(a).is_sync());
+    if !synced {
+        return false;
+    }
+    let (start, end, device) = gpu;
+    match idle.summary(device, start, end) {
+        Some(s) => (s.idle as f64) < t.launch_bound_max_busy_share * s.span.max(1) as f64,
+        None => true,
+    }
+}
+
+const PHASE_NOTE: &str = "This range marks a phase of a pipelined loop: it ends once its work \
+is queued, and the GPU runs that work while the next phase launches. That overlap is what \
+keeps the GPU busy, not a timing mistake; to see how long each phase runs on the GPU, use the \
+NVTX ranges projected onto the GPU (the timeline's GPU bar under the range, or `sightline \
+stats --report nvtx_gpu_proj_sum`), not the range's CPU time.";
+
 /// `range-ends-before-gpu-work` for range `r` and the work launched in it.
 fn ends_before_gpu_work(
     ctx: &Context,
+    idle: &IdleFacts,
     t: &Thresholds,
     r: usize,
     work: &[(usize, GpuOp)],
@@ -108,6 +185,30 @@ fn ends_before_gpu_work(
     events.extend(apis.iter().map(|&a| EventId::new(EventKind::Api, a as u32)));
     events.extend(work.iter().map(|&(_, op)| EventId::from(op)));
     let path = ctx.path(r);
+    let gpu_start = work
+        .iter()
+        .map(|&(_, op)| ctx.op_span(op).0)
+        .min()
+        .unwrap_or(range.start);
+    let device = idle.device_of(last);
+    if is_pipelined_phase(ctx, idle, t, r, (gpu_start, gpu_end, device)) {
+        out.push(Finding {
+            kind: FindingKind::RangeEndsBeforeGpuWork,
+            severity: Severity::Info,
+            start: range.start,
+            end: range.end,
+            message: format!(
+                "phase '{}': GPU work {}, ends {} after the range — see NVTX on GPU",
+                ctx.trace.name(range.name),
+                human_ns(gpu_end.saturating_sub(gpu_start)),
+                human_ns(overhang),
+            ),
+            range: Some(path),
+            events,
+            fix: PHASE_NOTE,
+        });
+        return;
+    }
     out.push(Finding {
         kind: FindingKind::RangeEndsBeforeGpuWork,
         severity: Severity::Warning,

@@ -11,9 +11,15 @@ const REPORTED_KINDS: [u8; 2] = [1, 4];
 
 /// The sets the rule reports, longest first (then earliest).
 pub(crate) fn matches(trace: &Trace, window: Window) -> Vec<Match> {
-    let apis = api_by_correlation(trace, |name| {
+    matches_by(trace, window, |name| {
         like(name, "cudaMemset%") && !like(name, "%async%")
-    });
+    })
+}
+
+/// [`matches`] with API calls chosen by `api` instead of the rule's name
+/// pattern (the findings take the driver API's forms too).
+pub(crate) fn matches_by(trace: &Trace, window: Window, api: impl Fn(&str) -> bool) -> Vec<Match> {
+    let apis = api_by_correlation(trace, api);
     let m = &trace.memsets;
     let mut found: Vec<Match> = Vec::new();
     for (s, stream) in trace.streams.iter().enumerate() {

@@ -64,7 +64,18 @@ pub(crate) struct Match {
 
 /// The copies `which` reports, longest first (then earliest).
 pub(crate) fn matches(trace: &Trace, window: Window, which: Which) -> Vec<Match> {
-    let apis = api_by_correlation(trace, |name| which.api(name));
+    matches_by(trace, window, which, |name| which.api(name))
+}
+
+/// [`matches`] with API calls chosen by `api` instead of the rule's name
+/// pattern (the findings take the driver API's forms too).
+pub(crate) fn matches_by(
+    trace: &Trace,
+    window: Window,
+    which: Which,
+    api: impl Fn(&str) -> bool,
+) -> Vec<Match> {
+    let apis = api_by_correlation(trace, api);
     let m = &trace.memcpys;
     let mut found: Vec<Match> = Vec::new();
     for (s, stream) in trace.streams.iter().enumerate() {

@@ -1,0 +1,731 @@
+//! Idle-gap attribution: for every interval in which a GPU (or a stream) has
+//! no work, what the thread that launches the next work was doing meanwhile.
+//!
+//! A gap runs from the moment the GPU's last running operation (kernel, copy,
+//! set) ends to the start of the next one. The next operation's API call
+//! names the thread that launched it (its correlation id); that thread's CUDA
+//! API calls during the gap say where the time went:
+//!
+//! - [`Cause::Sync`]: waiting in a device, stream or event sync, a blocking copy or memset;
+//! - [`Cause::Alloc`]: allocating or freeing (`cudaMalloc*`, `cudaFree*`, `cuMemAlloc*`,
+//!   `cuMemFree*`, pinned host allocation and registration);
+//! - [`Cause::PageableCopy`]: an asynchronous copy whose copy record says pageable memory
+//!   (the call stages the data on the CPU before it returns);
+//! - [`Cause::Launch`]: a launch call, or any other call that put work on the GPU;
+//! - [`Cause::OtherCuda`]: any other CUDA call (event records, queries, ...);
+//! - [`Cause::Outside`]: no CUDA call at all: host code, Python, data loading;
+//! - [`Cause::Unknown`]: the next operation has no API call in the report.
+//!
+//! Every nanosecond of a gap has exactly one cause (nested calls count for the
+//! outer call), so the causes add up to the idle time. No UI here: the
+//! findings, the CLI's `gpu_idle_sum` and the viewer's "GPU idle — why" row
+//! all read [`Attribution`].
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::AtomicBool;
+
+use super::api_class::ApiClass;
+use super::cancel::{Cancelled, check};
+use super::stats::{Cell, Table};
+use crate::model::{GpuOp, GpuOpKind, Ns, StrId, Trace};
+
+/// What the launching thread was doing while the GPU idled.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cause {
+    Sync,
+    Alloc,
+    PageableCopy,
+    Launch,
+    OtherCuda,
+    Outside,
+    Unknown,
+}
+
+/// How many causes there are: the length of a per-cause array.
+pub const CAUSES: usize = 7;
+
+impl Cause {
+    pub const ALL: [Cause; CAUSES] = [
+        Cause::Sync,
+        Cause::Alloc,
+        Cause::PageableCopy,
+        Cause::Launch,
+        Cause::OtherCuda,
+        Cause::Outside,
+        Cause::Unknown,
+    ];
+
+    /// Stable names, for tables and tests.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Sync => "sync",
+            Cause::Alloc => "alloc",
+            Cause::PageableCopy => "pageable-copy",
+            Cause::Launch => "launch",
+            Cause::OtherCuda => "other-cuda",
+            Cause::Outside => "outside-cuda",
+            Cause::Unknown => "unknown",
+        }
+    }
+
+    /// What the thread was doing, for sentences: "the thread spent 6.7 ms {label}".
+    pub fn label(self) -> &'static str {
+        match self {
+            Cause::Sync => "waiting in syncs",
+            Cause::Alloc => "allocating/freeing",
+            Cause::PageableCopy => "in pageable copies",
+            Cause::Launch => "launching",
+            Cause::OtherCuda => "in other CUDA calls",
+            Cause::Outside => "outside CUDA (CPU work)",
+            Cause::Unknown => "unknown (no launching call)",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Cause> {
+        Cause::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// Nanoseconds per cause, indexed by `Cause as usize`.
+pub type CauseTimes = [Ns; CAUSES];
+
+/// The cause with the most time (the first of equals), or None when all are 0.
+pub fn dominant(times: &CauseTimes) -> Option<Cause> {
+    let mut best: Option<Cause> = None;
+    for c in Cause::ALL {
+        if times[c.slot()] > 0 && best.is_none_or(|b| times[c.slot()] > times[b.slot()]) {
+            best = Some(c);
+        }
+    }
+    best
+}
+
+/// Why a gap happened, as opposed to where its time went: a gap in which the
+/// thread blocked (in a sync, an allocation or a pageable copy) exists
+/// because the thread blocked, even if relaunching afterwards took longer
+/// (a sync drains the queue, so the next launch's latency is exposed). Only
+/// gaps without blocking are the launches' or the host code's.
+pub fn verdict(times: &CauseTimes) -> Option<Cause> {
+    let blocking = [Cause::Sync, Cause::Alloc, Cause::PageableCopy];
+    let mut best: Option<Cause> = None;
+    for c in blocking {
+        if times[c.slot()] > 0 && best.is_none_or(|b| times[c.slot()] > times[b.slot()]) {
+            best = Some(c);
+        }
+    }
+    best.or_else(|| dominant(times))
+}
+
+/// What a gap is measured on: a whole GPU, or each stream on its own.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Lanes {
+    /// Per device: a gap is when no stream of the device runs anything.
+    Device,
+    /// Per stream (index into `Trace::streams`).
+    Stream,
+}
+
+/// One idle interval of a lane.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Gap {
+    pub start: Ns,
+    pub end: Ns,
+    /// The device id (`Lanes::Device`) or stream index (`Lanes::Stream`).
+    pub lane: u32,
+    /// The operation that ends the gap.
+    pub next: GpuOp,
+    /// The thread that launched it, when its API call is in the report.
+    pub thread: Option<u32>,
+    /// The cause with the most time in the gap.
+    pub dominant: Cause,
+}
+
+/// A lane's active span: its first operation's start to its last one's end.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LaneSpan {
+    pub lane: u32,
+    pub start: Ns,
+    pub end: Ns,
+}
+
+/// Every gap of every lane, in lane order then time order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Attribution {
+    pub gaps: Vec<Gap>,
+    pub spans: Vec<LaneSpan>,
+}
+
+impl Attribution {
+    /// The gaps of `lane` that overlap `[from, to)`.
+    pub fn gaps_in(&self, lane: u32, from: Ns, to: Ns) -> &[Gap] {
+        let lo = self
+            .gaps
+            .partition_point(|g| (g.lane, g.end) <= (lane, from));
+        let hi = self
+            .gaps
+            .partition_point(|g| (g.lane, g.start) < (lane, to));
+        &self.gaps[lo..hi.max(lo)]
+    }
+}
+
+/// Classifies API calls and walks a thread's calls over an interval.
+pub struct Classifier<'a> {
+    trace: &'a Trace,
+    classes: Vec<ApiClass>,
+    /// `(first api row, end, thread)` of every thread's API track, by first row.
+    tracks: Vec<(u32, u32, u32)>,
+}
+
+impl<'a> Classifier<'a> {
+    pub fn new(trace: &'a Trace) -> Classifier<'a> {
+        let classes = trace
+            .strings
+            .iter()
+            .map(|(_, name)| ApiClass::of(name))
+            .collect();
+        let mut tracks: Vec<(u32, u32, u32)> = trace
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.cuda_api.events.is_empty())
+            .map(|(i, t)| (t.cuda_api.events.start, t.cuda_api.events.end, i as u32))
+            .collect();
+        tracks.sort_unstable();
+        Classifier {
+            trace,
+            classes,
+            tracks,
+        }
+    }
+
+    pub fn trace(&self) -> &'a Trace {
+        self.trace
+    }
+
+    pub fn class(&self, api: usize) -> ApiClass {
+        let name = self.trace.cuda_api.spans.name[api];
+        self.classes
+            .get(name.0 as usize)
+            .copied()
+            .unwrap_or(ApiClass::Other)
+    }
+
+    /// The thread an API call was made on.
+    pub fn thread_of_api(&self, api: u32) -> Option<u32> {
+        let at = self.tracks.partition_point(|t| t.0 <= api);
+        let &(start, end, thread) = self.tracks.get(at.checked_sub(1)?)?;
+        (start <= api && api < end).then_some(thread)
+    }
+
+    fn pid_of_api(&self, api: usize) -> Option<u32> {
+        let thread = self.thread_of_api(api as u32)?;
+        self.trace.threads.get(thread as usize).map(|t| t.pid)
+    }
+
+    /// The GPU operations (not sync records) the call put on the GPU.
+    fn work_of(&self, api: usize) -> impl Iterator<Item = GpuOp> + '_ {
+        let pid = self.pid_of_api(api);
+        let correlation = self.trace.cuda_api.correlation.get(api).copied();
+        pid.zip(correlation)
+            .into_iter()
+            .flat_map(move |(pid, c)| self.trace.correlation.gpu_ops(pid, c))
+            .filter(|op| op.kind != GpuOpKind::Sync)
+    }
+
+    /// Whether an asynchronous copy's record says pageable host memory.
+    fn copies_pageable(&self, api: usize) -> bool {
+        let m = &self.trace.memcpys;
+        self.work_of(api).any(|op| {
+            op.kind == GpuOpKind::Memcpy
+                && [&m.src_kind, &m.dst_kind]
+                    .iter()
+                    .any(|k| k.get(op.index as usize) == Some(&0))
+        })
+    }
+
+    /// What the time in API call `api` counts as.
+    pub fn cause(&self, api: usize) -> Cause {
+        match self.class(api) {
+            ApiClass::DeviceSync
+            | ApiClass::StreamSync
+            | ApiClass::EventSync
+            | ApiClass::BlockingCopy
+            | ApiClass::BlockingSet => Cause::Sync,
+            ApiClass::Alloc | ApiClass::Free => Cause::Alloc,
+            ApiClass::AsyncCopy if self.copies_pageable(api) => Cause::PageableCopy,
+            ApiClass::AsyncCopy | ApiClass::Launch => Cause::Launch,
+            ApiClass::Other if self.work_of(api).next().is_some() => Cause::Launch,
+            ApiClass::Other => Cause::OtherCuda,
+        }
+    }
+
+    /// Walks `thread`'s time in `[from, to)`: `visit(call, cause, ns)` for
+    /// each stretch, `call` None for time outside any CUDA call. Nested calls
+    /// count for the outer one, so the stretches add up to `to - from`.
+    pub fn walk(
+        &self,
+        thread: u32,
+        from: Ns,
+        to: Ns,
+        mut visit: impl FnMut(Option<usize>, Cause, Ns),
+    ) {
+        if to <= from {
+            return;
+        }
+        let Some(t) = self.trace.threads.get(thread as usize) else {
+            visit(None, Cause::Unknown, to - from);
+            return;
+        };
+        let spans = &self.trace.cuda_api.spans;
+        let track = &t.cuda_api.events;
+        let starts = &spans.start[track.start as usize..track.end as usize];
+        // Calls on a thread rarely overlap but for nesting: the call covering
+        // `from` is among the last few that start before it.
+        let first_after = starts.partition_point(|&s| s < from);
+        let lo = first_after.saturating_sub(4);
+        let mut reach = from;
+        for i in lo..starts.len() {
+            let api = track.start as usize + i;
+            let (s, e) = (spans.start[api], spans.end[api]);
+            if s >= to {
+                break;
+            }
+            let s = s.max(reach);
+            let e = e.min(to);
+            if e <= s {
+                continue;
+            }
+            if s > reach {
+                visit(None, Cause::Outside, s - reach);
+            }
+            visit(Some(api), self.cause(api), e - s);
+            reach = e;
+        }
+        if reach < to {
+            visit(None, Cause::Outside, to - reach);
+        }
+    }
+
+    /// The time per cause of `thread` (None: unknown) in `[from, to)`.
+    pub fn breakdown(&self, thread: Option<u32>, from: Ns, to: Ns) -> CauseTimes {
+        let mut times = [0; CAUSES];
+        match thread {
+            Some(t) => self.walk(t, from, to, |_, c, ns| times[c.slot()] += ns),
+            None if to > from => times[Cause::Unknown.slot()] = to - from,
+            None => {}
+        }
+        times
+    }
+
+    /// The thread that launched `op`, from its correlation id.
+    fn launcher(&self, op: GpuOp, pid: u32) -> Option<u32> {
+        let correlation = match op.kind {
+            GpuOpKind::Kernel => &self.trace.kernels.correlation,
+            GpuOpKind::Memcpy => &self.trace.memcpys.correlation,
+            GpuOpKind::Memset => &self.trace.memsets.correlation,
+            GpuOpKind::Sync => &self.trace.syncs.correlation,
+        };
+        let c = *correlation.get(op.index as usize)?;
+        let api = self.trace.correlation.api_call(pid, c)?;
+        self.thread_of_api(api)
+    }
+}
+
+/// The operation tracks (kernels, copies, sets) of a set of streams, merged
+/// by start: a heap of cursors, no copy of the rows.
+struct Merge<'a> {
+    trace: &'a Trace,
+    cursors: Vec<(GpuOpKind, u32, u32, u32)>,
+    heap: BinaryHeap<Reverse<(Ns, usize)>>,
+}
+
+impl<'a> Merge<'a> {
+    fn new(trace: &'a Trace, streams: &[usize]) -> Merge<'a> {
+        let mut cursors = Vec::new();
+        for &s in streams {
+            let st = &trace.streams[s];
+            for (kind, track) in [
+                (GpuOpKind::Kernel, &st.kernels),
+                (GpuOpKind::Memcpy, &st.memcpys),
+                (GpuOpKind::Memset, &st.memsets),
+            ] {
+                if !track.events.is_empty() {
+                    cursors.push((kind, track.events.start, track.events.end, st.pid));
+                }
+            }
+        }
+        let mut heap = BinaryHeap::new();
+        for (i, c) in cursors.iter().enumerate() {
+            heap.push(Reverse((trace.gpu_spans(c.0).start[c.1 as usize], i)));
+        }
+        Merge {
+            trace,
+            cursors,
+            heap,
+        }
+    }
+}
+
+impl Iterator for Merge<'_> {
+    /// `(start, end, op, pid)`.
+    type Item = (Ns, Ns, GpuOp, u32);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let Reverse((start, i)) = self.heap.pop()?;
+        let (kind, row, end_row, pid) = self.cursors[i];
+        let spans = self.trace.gpu_spans(kind);
+        let end = spans.end[row as usize];
+        if row + 1 < end_row {
+            self.cursors[i].1 = row + 1;
+            self.heap.push(Reverse((spans.start[row as usize + 1], i)));
+        }
+        Some((start, end, GpuOp { kind, index: row }, pid))
+    }
+}
+
+/// Finds every gap of every lane and names its dominant cause.
+///
+/// ```
+/// use std::sync::atomic::AtomicBool;
+/// use sightline::analysis::idle::{Lanes, attribute};
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sync_timing.sqlite");
+/// let trace = sightline::loader::load(path.as_ref(), &mut |_| {}, &AtomicBool::new(false))?;
+/// let idle = attribute(&trace, Lanes::Device, &AtomicBool::new(false)).unwrap();
+/// assert!(!idle.gaps.is_empty());
+/// assert!(idle.gaps.iter().all(|g| g.start < g.end));
+/// # Ok::<(), sightline::loader::LoadError>(())
+/// ```
+pub fn attribute(
+    trace: &Trace,
+    lanes: Lanes,
+    cancel: &AtomicBool,
+) -> Result<Attribution, Cancelled> {
+    let classifier = Classifier::new(trace);
+    let mut groups: Vec<(u32, Vec<usize>)> = Vec::new();
+    match lanes {
+        Lanes::Device => {
+            let mut devices: Vec<u32> = trace.streams.iter().map(|s| s.device_id).collect();
+            devices.sort_unstable();
+            devices.dedup();
+            for d in devices {
+                let streams = (0..trace.streams.len())
+                    .filter(|&s| trace.streams[s].device_id == d)
+                    .collect();
+                groups.push((d, streams));
+            }
+        }
+        Lanes::Stream => {
+            groups.extend((0..trace.streams.len()).map(|s| (s as u32, vec![s])));
+        }
+    }
+    let mut out = Attribution::default();
+    for (lane, streams) in groups {
+        check(cancel)?;
+        let mut reach: Option<Ns> = None;
+        let mut first: Option<Ns> = None;
+        for (n, (start, end, op, pid)) in Merge::new(trace, &streams).enumerate() {
+            if n % (1 << 16) == 0 {
+                check(cancel)?;
+            }
+            first.get_or_insert(start);
+            if let Some(r) = reach
+                && start > r
+            {
+                let thread = classifier.launcher(op, pid);
+                let times = classifier.breakdown(thread, r, start);
+                out.gaps.push(Gap {
+                    start: r,
+                    end: start,
+                    lane,
+                    next: op,
+                    thread,
+                    dominant: dominant(&times).unwrap_or(Cause::Unknown),
+                });
+            }
+            reach = Some(reach.map_or(end, |r| r.max(end)));
+        }
+        if let (Some(start), Some(end)) = (first, reach) {
+            out.spans.push(LaneSpan { lane, start, end });
+        }
+    }
+    Ok(out)
+}
+
+/// One cause's share of a lane's idle time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CauseTotal {
+    pub cause: Cause,
+    /// Gaps in which the cause had any time.
+    pub gaps: usize,
+    pub time: Ns,
+    /// The API names that prove it, with their time, longest first.
+    pub calls: Vec<(String, Ns)>,
+    /// The longest single call of the cause, for highlighting.
+    pub longest_call: Option<usize>,
+}
+
+/// A lane's idle time over some windows, per cause.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub lane: u32,
+    /// The windows' time inside the lane's active span.
+    pub span: Ns,
+    pub idle: Ns,
+    pub gaps: usize,
+    /// Causes with time, most first.
+    pub causes: Vec<CauseTotal>,
+    /// Idle time per [`verdict`]: each gap (clipped to the windows) counted
+    /// whole under why it happened.
+    pub verdicts: CauseTimes,
+}
+
+impl Summary {
+    pub fn time(&self, cause: Cause) -> Ns {
+        self.causes
+            .iter()
+            .find(|c| c.cause == cause)
+            .map_or(0, |c| c.time)
+    }
+
+    /// "GPU idle 89 % of 7.0 ms; the thread spent 6.7 ms allocating/freeing
+    /// (cudaMalloc, cudaFree), 0.5 ms launching".
+    pub fn sentence(&self) -> String {
+        let share = if self.span > 0 {
+            self.idle as f64 * 100.0 / self.span as f64
+        } else {
+            0.0
+        };
+        let mut text = format!(
+            "GPU idle {share:.0} % of {}",
+            super::findings::human_ns(self.span)
+        );
+        let parts: Vec<String> = self
+            .causes
+            .iter()
+            .filter(|c| c.time * 20 >= self.idle) // causes under 5 % of the idle time do not matter
+            .map(|c| {
+                let names: Vec<&str> = c.calls.iter().take(2).map(|(n, _)| n.as_str()).collect();
+                if names.is_empty() {
+                    format!("{} {}", super::findings::human_ns(c.time), c.cause.label())
+                } else {
+                    format!(
+                        "{} {} ({})",
+                        super::findings::human_ns(c.time),
+                        c.cause.label(),
+                        names.join(", ")
+                    )
+                }
+            })
+            .collect();
+        if !parts.is_empty() {
+            text.push_str("; the thread spent ");
+            text.push_str(&parts.join(", "));
+        }
+        text
+    }
+}
+
+/// Merges intervals into sorted, disjoint windows.
+pub fn merge_windows(mut windows: Vec<(Ns, Ns)>) -> Vec<(Ns, Ns)> {
+    windows.retain(|w| w.1 > w.0);
+    windows.sort_unstable();
+    let mut out: Vec<(Ns, Ns)> = Vec::with_capacity(windows.len());
+    for (s, e) in windows {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// The time of the NVTX ranges named `name` (every instance, on any thread), as windows.
+pub fn nvtx_windows(trace: &Trace, name: &str) -> Vec<(Ns, Ns)> {
+    let spans = &trace.nvtx.spans;
+    let ids: Vec<StrId> = trace
+        .strings
+        .iter()
+        .filter(|(_, s)| *s == name)
+        .map(|(id, _)| id)
+        .collect();
+    merge_windows(
+        (0..spans.len())
+            .filter(|&i| {
+                ids.contains(&spans.name[i])
+                    && trace.nvtx.kind.get(i) != Some(&crate::model::NvtxKind::Mark)
+            })
+            .map(|i| (spans.start[i], spans.end[i]))
+            .collect(),
+    )
+}
+
+/// Each lane's idle time per cause, over `windows` (sorted, disjoint; the
+/// whole report when None).
+pub fn summarize(
+    classifier: &Classifier,
+    attribution: &Attribution,
+    windows: Option<&[(Ns, Ns)]>,
+) -> Vec<Summary> {
+    let trace = classifier.trace();
+    let mut out = Vec::new();
+    for span in &attribution.spans {
+        let whole = [(span.start, span.end)];
+        let windows: &[(Ns, Ns)] = windows.unwrap_or(&whole);
+        let mut covered = 0;
+        for &(s, e) in windows {
+            covered += e.min(span.end).saturating_sub(s.max(span.start)).max(0);
+        }
+        let mut times = [0 as Ns; CAUSES];
+        let mut gap_counts = [0usize; CAUSES];
+        let mut names: HashMap<(Cause, StrId), Ns> = HashMap::new();
+        let mut longest: [Option<(Ns, usize)>; CAUSES] = [None; CAUSES];
+        let mut gaps = 0;
+        let mut verdicts = [0 as Ns; CAUSES];
+        for &(ws, we) in windows {
+            for gap in attribution.gaps_in(span.lane, ws, we) {
+                let (s, e) = (gap.start.max(ws), gap.end.min(we));
+                if e <= s {
+                    continue;
+                }
+                gaps += 1;
+                let mut here = [0 as Ns; CAUSES];
+                match gap.thread {
+                    Some(t) => classifier.walk(t, s, e, |call, cause, ns| {
+                        here[cause.slot()] += ns;
+                        if let Some(api) = call {
+                            let name = trace.cuda_api.spans.name[api];
+                            *names.entry((cause, name)).or_default() += ns;
+                            let d = trace.cuda_api.spans.duration(api);
+                            if longest[cause.slot()].is_none_or(|(l, _)| d > l) {
+                                longest[cause.slot()] = Some((d, api));
+                            }
+                        }
+                    }),
+                    None => here[Cause::Unknown.slot()] += e - s,
+                }
+                for ((time, count), ns) in times.iter_mut().zip(gap_counts.iter_mut()).zip(here) {
+                    *time += ns;
+                    *count += usize::from(ns > 0);
+                }
+                if let Some(v) = verdict(&here) {
+                    verdicts[v.slot()] += e - s;
+                }
+            }
+        }
+        let mut causes: Vec<CauseTotal> = Cause::ALL
+            .into_iter()
+            .filter(|c| times[c.slot()] > 0)
+            .map(|c| {
+                let mut calls: Vec<(String, Ns)> = names
+                    .iter()
+                    .filter(|((cause, _), _)| *cause == c)
+                    .map(|((_, id), &ns)| {
+                        let n = crate::model::nsys::strip_version_suffix(trace.name(*id));
+                        (n.to_string(), ns)
+                    })
+                    .collect();
+                calls.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                CauseTotal {
+                    cause: c,
+                    gaps: gap_counts[c.slot()],
+                    time: times[c.slot()],
+                    calls,
+                    longest_call: longest[c.slot()].map(|(_, api)| api),
+                }
+            })
+            .collect();
+        causes.sort_by(|a, b| b.time.cmp(&a.time).then(a.cause.cmp(&b.cause)));
+        out.push(Summary {
+            lane: span.lane,
+            span: covered,
+            idle: times.iter().sum(),
+            gaps,
+            causes,
+            verdicts,
+        });
+    }
+    out
+}
+
+/// `sightline stats --report gpu_idle_sum` (ours): per GPU and cause, the
+/// gaps, their time, its share of the idle time and of the span, and the
+/// calls that prove it.
+pub fn gpu_idle_sum_table(summaries: &[Summary]) -> Table {
+    let columns = [
+        "GPU",
+        "Cause",
+        "Gaps",
+        "Total Time (ns)",
+        "Idle (%)",
+        "Span (%)",
+        "Calls",
+    ];
+    let mut rows = Vec::new();
+    for s in summaries {
+        for c in &s.causes {
+            let pct = |of: Ns| {
+                if of > 0 {
+                    Cell::Round1(c.time as f64 * 100.0 / of as f64)
+                } else {
+                    Cell::Empty
+                }
+            };
+            let calls: Vec<String> = c
+                .calls
+                .iter()
+                .take(4)
+                .map(|(n, t)| format!("{n} {}", super::findings::human_ns(*t)))
+                .collect();
+            rows.push(vec![
+                Cell::Int(i64::from(s.lane)),
+                Cell::Text(c.cause.name().to_string()),
+                Cell::Int(c.gaps as i64),
+                Cell::Int(c.time),
+                pct(s.idle),
+                pct(s.span),
+                Cell::Text(calls.join(", ")),
+            ]);
+        }
+    }
+    Table {
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+        rows,
+    }
+}
+
+/// `gpu_idle_sum` over the whole report or `windows`.
+pub fn gpu_idle_sum(trace: &Trace, windows: Option<&[(Ns, Ns)]>) -> Table {
+    let never = AtomicBool::new(false);
+    let Ok(attribution) = attribute(trace, Lanes::Device, &never) else {
+        return Table::default();
+    };
+    let classifier = Classifier::new(trace);
+    gpu_idle_sum_table(&summarize(&classifier, &attribution, windows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_merge_and_dominant_cause() {
+        assert_eq!(
+            merge_windows(vec![(5, 9), (1, 3), (2, 4), (9, 10), (7, 7)]),
+            vec![(1, 4), (5, 10)]
+        );
+        let mut t = [0; CAUSES];
+        assert_eq!(dominant(&t), None);
+        t[Cause::Launch as usize] = 3;
+        t[Cause::Alloc as usize] = 3;
+        assert_eq!(dominant(&t), Some(Cause::Alloc));
+        for c in Cause::ALL {
+            assert_eq!(Cause::from_name(c.name()), Some(c));
+        }
+    }
+}
