@@ -9,7 +9,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use sightline::analysis::findings::{Thresholds, analyze, range_gpu_spans};
+use sightline::analysis::findings::{Thresholds, analyze, entries, range_gpu_spans};
+use sightline::analysis::idle::{Lanes, attribute};
 use sightline::analysis::rules::{Rule, RuleOptions, run};
 
 #[test]
@@ -46,12 +47,22 @@ fn findings_on_ten_million_events() {
     };
     let trace = sightline::loader::load(&big, &mut |_| {}, &cancel).expect("load");
     println!("{} events", trace.event_count());
+    // The idle-gap attribution alone (the engine runs it too, and the
+    // timeline's "GPU idle — why" row on its own worker).
+    let t = Instant::now();
+    let idle = attribute(&trace, Lanes::Device, &cancel).expect("not cancelled");
+    println!(
+        "idle attribution: {} gaps in {:.3} s",
+        idle.gaps.len(),
+        t.elapsed().as_secs_f64()
+    );
     let t = Instant::now();
     let found = analyze(&trace, None, &Thresholds::default(), &cancel).expect("not cancelled");
     println!(
-        "findings: {} in {:.3} s",
+        "findings (attribution included): {} in {:.3} s, {} entries",
         found.len(),
-        t.elapsed().as_secs_f64()
+        t.elapsed().as_secs_f64(),
+        entries(&found).len()
     );
     // The viewer's findings job also computes every range's GPU-work span.
     let t = Instant::now();

@@ -11,7 +11,7 @@ use eframe::egui::vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use rusqlite::Connection;
-use sightline::analysis::findings::{Finding, FindingKind, Thresholds, analyze};
+use sightline::analysis::findings::{Finding, FindingKind, Thresholds, analyze, entries};
 use sightline::app::SightlineApp;
 use sightline::app::events::EventRef;
 use sightline::app::findings_panel::OVERLAY_SOURCE;
@@ -48,6 +48,8 @@ fn badge_text(n: usize) -> String {
     format!("{n} finding{}", if n == 1 { "" } else { "s" })
 }
 
+/// Opens the panel from the badge, which counts `n` entries, and unfolds
+/// every entry's instances so each finding has its own line.
 fn open_panel(h: &mut Harness<'_, SightlineApp>, n: usize) {
     h.get_by_label(&badge_text(n)).click();
     h.run_steps(3);
@@ -55,6 +57,14 @@ fn open_panel(h: &mut Harness<'_, SightlineApp>, n: usize) {
         h.state().doc().is_some_and(|d| d.findings.open),
         "the badge opens the panel"
     );
+    let folded: Vec<String> = h
+        .query_all_by_label_contains(" × ")
+        .filter_map(|n| n.accesskit_node().label())
+        .collect();
+    for label in folded {
+        h.get_by_label(&label).click();
+        h.run_steps(2);
+    }
 }
 
 /// Without any click: the badge counts the engine's findings, and every
@@ -87,9 +97,10 @@ fn sync_timing_shows_badge_and_marks_without_a_click() {
         .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
     h.run_steps(3);
     assert!(
-        h.query_by_label(&badge_text(expected.len())).is_some(),
-        "badge '{}'",
-        badge_text(expected.len())
+        h.query_by_label(&badge_text(entries(&expected).len()))
+            .is_some(),
+        "badge '{}': it counts entries",
+        badge_text(entries(&expected).len())
     );
     let doc = h.state().doc().expect("doc");
     assert!(!doc.findings.open, "the panel waits for a click");
@@ -147,7 +158,7 @@ fn panel_lists_every_range_ends_before_gpu_work_finding() {
         .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
         .collect();
     let mut h = harness(trace);
-    open_panel(&mut h, expected.len());
+    open_panel(&mut h, entries(&expected).len());
     let listed: Vec<String> = h
         .query_all_by_label_contains(ENDS_BEFORE)
         .filter_map(|n| n.accesskit_node().label())
@@ -179,7 +190,7 @@ fn clicking_a_finding_zooms_to_it_and_selects_its_event() {
     let expected = findings(&trace);
     let mut h = harness(trace);
     let (lo, hi) = h.state().doc().expect("doc").timeline.limits();
-    open_panel(&mut h, expected.len());
+    open_panel(&mut h, entries(&expected).len());
     // The third one, so that a click landing on the first entry would fail.
     let target = expected
         .iter()
@@ -302,7 +313,7 @@ fn first_timed_iteration(trace: &Trace, parent: &str) -> EventRef {
 #[test]
 fn a_selected_range_explains_its_verdict() {
     let trace = load(&fixture("sync_timing.sqlite"));
-    let n = findings(&trace).len();
+    let n = entries(&findings(&trace)).len();
     let after_only = first_timed_iteration(&trace, "sync-after-only");
     let no_sync = first_timed_iteration(&trace, "no-sync");
     let mut h = harness(trace);
@@ -422,7 +433,7 @@ fn a_wait_on_earlier_work_is_hatched_and_linked() {
     assert_eq!(waits.len(), 1);
     let mut h = harness(trace);
     // Zoom to the finding, so the hatch is on screen.
-    let n = h.state().doc().expect("doc").findings.findings.len();
+    let n = h.state().doc().expect("doc").findings.entries.len();
     open_panel(&mut h, n);
     h.get_by_label(&format!(
         "Finding range-waits-on-earlier-work: {}",

@@ -17,8 +17,8 @@ use super::events::{EventRef, Table};
 use super::format;
 use super::timeline::{Anchor, Overlay, Timeline};
 use crate::analysis::findings::{
-    Cancelled, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, human_ns,
-    range_gpu_spans, range_timing,
+    Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, entries,
+    human_ns, range_gpu_spans, range_timing,
 };
 use crate::model::{EventKind, Ns, Trace};
 
@@ -53,6 +53,9 @@ struct Done {
 pub struct FindingsPanel {
     /// The findings of the report's current trace, sorted by start.
     pub findings: Vec<Finding>,
+    /// The findings grouped: one entry per kind, severity and NVTX range (or
+    /// loop), what the badge counts and the panel lists.
+    pub entries: Vec<Entry>,
     /// Whether the side panel is shown (the badge toggles it).
     pub open: bool,
     /// The finding last clicked.
@@ -92,6 +95,7 @@ impl FindingsPanel {
     pub fn start(trace: &Arc<Trace>) -> Self {
         let mut panel = FindingsPanel {
             findings: Vec::new(),
+            entries: Vec::new(),
             open: false,
             active: None,
             focus_on_arrival: false,
@@ -111,6 +115,7 @@ impl FindingsPanel {
     /// indexes were the old trace's) and the engine runs again.
     pub fn request(&mut self, trace: &Arc<Trace>) {
         self.findings.clear();
+        self.entries.clear();
         self.range_work.clear();
         self.explained = None;
         self.active = None;
@@ -195,6 +200,7 @@ impl FindingsPanel {
             return;
         }
         self.findings = done.result.unwrap_or_default();
+        self.entries = entries(&self.findings);
         self.range_work = done.range_work;
         self.took = Some(done.took);
         self.active = None;
@@ -341,7 +347,8 @@ impl FindingsPanel {
             ui.weak("finding mistakes…");
             return;
         }
-        let n = self.findings.len();
+        // Entries, not instances: 2,456 tiny copies of one loop are one finding.
+        let n = self.entries.len();
         let text = format!("{n} finding{}", if n == 1 { "" } else { "s" });
         let worst = self.findings.iter().map(|f| f.severity).max();
         let rt = match worst {
@@ -391,13 +398,13 @@ impl FindingsPanel {
             .auto_shrink(false)
             .show(ui, |ui| {
                 for kind in FindingKind::ALL {
-                    let of_kind: Vec<usize> = (0..self.findings.len())
-                        .filter(|&i| self.findings[i].kind == kind)
+                    let of_kind: Vec<usize> = (0..self.entries.len())
+                        .filter(|&e| self.entries[e].kind == kind)
                         .collect();
                     let Some(&first) = of_kind.first() else {
                         continue;
                     };
-                    let fix = self.findings[first].fix;
+                    let fix = self.findings[self.entries[first].worst].fix;
                     egui::CollapsingHeader::new(
                         RichText::new(format!("{} ({})", kind.name(), of_kind.len())).strong(),
                     )
@@ -410,8 +417,8 @@ impl FindingsPanel {
                             )
                             .wrap(),
                         );
-                        for &i in of_kind.iter().take(MAX_LISTED) {
-                            if self.entry(ui, i, fix) {
+                        for &e in of_kind.iter().take(MAX_LISTED) {
+                            if let Some(i) = self.group(ui, e, fix) {
                                 cmd = Some(Command::Show(i));
                             }
                         }
@@ -425,6 +432,85 @@ impl FindingsPanel {
                 }
             });
         cmd
+    }
+
+    /// One entry: a single finding as itself; several as a line with their
+    /// count, total and worst instance, ◀ ▶ to step through them, and the
+    /// instances underneath, folded. Returns the finding a click asked for.
+    fn group(&self, ui: &mut Ui, e: usize, group_fix: &str) -> Option<usize> {
+        let entry = &self.entries[e];
+        if entry.count() == 1 {
+            let i = entry.instances[0];
+            return self.entry(ui, i, group_fix).then_some(i);
+        }
+        let mut clicked = None;
+        let at = self
+            .active
+            .and_then(|a| entry.instances.iter().position(|&i| i == a));
+        let text = RichText::new(format!(
+            "{} · {}\n{}",
+            entry.range.as_deref().unwrap_or("no range"),
+            match at {
+                Some(p) => format!("{} of {}", p + 1, entry.count()),
+                None => format!("{}×", entry.count()),
+            },
+            entry.message(&self.findings)
+        ))
+        .size(12.5);
+        let r = ui
+            .add(
+                egui::Button::selectable(at.is_some(), text)
+                    .wrap()
+                    .min_size(egui::vec2(ui.available_width(), 0.0)),
+            )
+            .on_hover_text("click: the worst instance; ◀ ▶ step through them all");
+        let label = format!(
+            "Entry {}: {} instances in {}",
+            entry.kind.name(),
+            entry.count(),
+            entry.range.as_deref().unwrap_or("no range")
+        );
+        r.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &label));
+        if r.clicked() {
+            clicked = Some(entry.worst);
+        }
+        ui.horizontal(|ui| {
+            let n = entry.count();
+            if ui
+                .small_button("◀")
+                .on_hover_text("previous instance")
+                .clicked()
+            {
+                let p = at.map_or(n - 1, |p| (p + n - 1) % n);
+                clicked = Some(entry.instances[p]);
+            }
+            if ui
+                .small_button("▶")
+                .on_hover_text("next instance")
+                .clicked()
+            {
+                let p = at.map_or(0, |p| (p + 1) % n);
+                clicked = Some(entry.instances[p]);
+            }
+        });
+        let n = entry.count();
+        egui::CollapsingHeader::new(format!(
+            "{n} × {} in {}",
+            entry.kind.name(),
+            entry.range.as_deref().unwrap_or("no range")
+        ))
+        .id_salt(("finding-entry", e))
+        .show(ui, |ui| {
+            for &i in entry.instances.iter().take(MAX_LISTED) {
+                if self.entry(ui, i, group_fix) {
+                    clicked = Some(i);
+                }
+            }
+            if n > MAX_LISTED {
+                ui.weak(format!("…and {} more (◀ ▶ reach them)", n - MAX_LISTED));
+            }
+        });
+        clicked
     }
 
     /// The kinds of the findings whose first event is `ev`.

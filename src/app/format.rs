@@ -62,16 +62,7 @@ pub fn tick(value: f64, step: f64) -> String {
 }
 
 pub fn bytes(b: u64) -> String {
-    let f = b as f64;
-    if b < 1024 {
-        format!("{b} B")
-    } else if f < 1024.0 * 1024.0 {
-        format!("{:.2} KiB", f / 1024.0)
-    } else if f < 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.2} MiB", f / (1024.0 * 1024.0))
-    } else {
-        format!("{:.2} GiB", f / (1024.0 * 1024.0 * 1024.0))
-    }
+    crate::analysis::findings::human_bytes(b)
 }
 
 /// Bytes per nanosecond is GB/s (10^9 bytes per second).

@@ -798,6 +798,13 @@ impl SightlineApp {
                             }
                             if sel.table == Table::Nvtx {
                                 doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
+                                let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
+                                timeline::idle_row::range_details(
+                                    ui,
+                                    &doc.trace,
+                                    doc.timeline.idle_rows.attribution.as_deref(),
+                                    (s, e),
+                                );
                             }
                         });
                 });
@@ -820,6 +827,15 @@ impl SightlineApp {
                 });
         }
         if doc.timeline.prepare_projection(&doc.trace) {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
+        // The rows need it, and so do a selected NVTX range's details.
+        let show_idle = doc.timeline.view.show_idle_why
+            || doc
+                .timeline
+                .selected
+                .is_some_and(|e| e.table == Table::Nvtx);
+        if doc.timeline.idle_rows.prepare(show_idle, &doc.trace) {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
         let selected_before = doc.timeline.selected;
@@ -1132,6 +1148,10 @@ impl SightlineApp {
                     );
                     doc.metric_sets
                         .strip_menu(ui, &doc.trace, &mut doc.timeline.metrics_strip);
+                    ui.checkbox(
+                        &mut doc.timeline.view.show_idle_why,
+                        "GPU idle — why (a row under each GPU)",
+                    );
                     if ui.button("Expand all rows").clicked() {
                         doc.timeline.view.collapsed.clear();
                         ui.close();

@@ -20,7 +20,7 @@ use crate::analysis::stats::{self, Cell, RangeRule, Report, Table, TimeRange};
 use crate::model::Trace;
 
 /// The summaries the panel shows, in tab order.
-pub const REPORTS: [Report; 8] = [
+pub const REPORTS: [Report; 9] = [
     Report::CudaGpuKernSum,
     Report::CudaApiSum,
     Report::CudaGpuMemTimeSum,
@@ -29,6 +29,7 @@ pub const REPORTS: [Report; 8] = [
     Report::OsrtSum,
     Report::CudaApiGpuSum,
     Report::CudaKernExecSum,
+    Report::GpuIdleSum,
 ];
 
 /// Columns whose text names events: clicking one steps through its instances.

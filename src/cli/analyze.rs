@@ -53,6 +53,12 @@ pub struct AnalyzeArgs {
     /// start=/end= options instead).
     #[arg(long, value_name = "START_NS:END_NS", value_parser = parse_range, conflicts_with = "rules")]
     range: Option<TimeRange>,
+
+    /// Findings as a table: every instance on its own line, instead of one entry per kind and
+    /// NVTX range (or loop) with its count, total and worst instance. JSON always lists
+    /// every instance.
+    #[arg(long, conflicts_with = "rules")]
+    all: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -86,6 +92,7 @@ struct Options {
     format: AnalyzeFormat,
     output: Option<String>,
     range: Option<TimeRange>,
+    all: bool,
 }
 
 /// What clap cannot check: a rule named twice runs once (with the options given last), and
@@ -115,6 +122,7 @@ fn options(args: AnalyzeArgs) -> Result<Options, String> {
         format,
         output: args.output,
         range: args.range,
+        all: args.all,
     })
 }
 
@@ -136,7 +144,8 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
         };
         let text = match options.format {
             AnalyzeFormat::Json => findings::to_json_lines(&found),
-            _ => findings::to_table(&found).to_text(),
+            _ if options.all => findings::to_table(&found).to_text(),
+            _ => findings::entries_table(&found, &findings::entries(&found)).to_text(),
         };
         if options.format == AnalyzeFormat::Table && found.is_empty() {
             writeln!(stdout, "no findings")

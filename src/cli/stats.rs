@@ -55,9 +55,10 @@ pub struct StatsArgs {
     #[arg(long, value_name = "NCU.csv")]
     ncu: Option<PathBuf>,
 
-    /// With --ncu: the NVTX range ncu profiled in (its --nvtx-include, e.g. `MYPerf/`), so that
-    /// only kernels launched inside it are joined.
-    #[arg(long, value_name = "RANGE", requires = "ncu")]
+    /// The NVTX range NAME (every instance; `DOMAIN@NAME` or ncu's `NAME/` also accepted).
+    /// For gpu_idle_sum: its time instead of the whole report (with --range: the part of it
+    /// inside). With --ncu: only kernels launched inside it are joined (ncu's --nvtx-include).
+    #[arg(long, value_name = "NAME")]
     nvtx: Option<String>,
 }
 
@@ -93,9 +94,12 @@ struct Options {
 /// What clap cannot check: a report named twice runs once, and `--overlapping` only with
 /// reports that take it.
 fn options(args: StatsArgs) -> Result<Options, String> {
-    // With Nsight Compute results and no report named, the results are what was asked for.
+    // With Nsight Compute results and no report named, the results are what was asked for;
+    // --nvtx alone asks for the one report that takes it.
     let reports = if args.ncu.is_some() && args.reports.is_empty() {
         Vec::new()
+    } else if args.nvtx.is_some() && args.reports.is_empty() {
+        vec![Report::GpuIdleSum]
     } else {
         named_or_all(args.reports, &Report::ALL)
     };
@@ -114,6 +118,14 @@ fn options(args: StatsArgs) -> Result<Options, String> {
     } else {
         RangeRule::StartsInside
     };
+    if args.nvtx.is_some()
+        && let Some(report) = reports.iter().find(|r| **r != Report::GpuIdleSum)
+    {
+        return Err(format!(
+            "--nvtx is for gpu_idle_sum and --ncu (give --report gpu_idle_sum), not {}",
+            report.name()
+        ));
+    }
     Ok(Options {
         file: args.file,
         reports,
@@ -137,7 +149,11 @@ pub fn main(args: StatsArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout().lock();
     for (i, &report) in options.reports.iter().enumerate() {
-        let table = match compute_in(&trace, report, options.range, options.rule) {
+        let computed = match &options.nvtx {
+            Some(name) => Ok(idle_in_ranges(&trace, name, options.range)),
+            None => compute_in(&trace, report, options.range, options.rule),
+        };
+        let table = match computed {
             Ok(table) => table,
             // Checked while parsing; kept as an error, not a panic.
             Err(e) => return usage_error("stats", &e.to_string()),
@@ -220,6 +236,24 @@ pub fn main(args: StatsArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// `gpu_idle_sum` over the NVTX ranges named `name`, within `range` if given.
+fn idle_in_ranges(
+    trace: &crate::model::Trace,
+    name: &str,
+    range: Option<TimeRange>,
+) -> crate::analysis::Table {
+    use crate::analysis::idle;
+    let mut windows = idle::nvtx_windows(trace, name);
+    if let Some(r) = range {
+        windows = windows
+            .into_iter()
+            .map(|(s, e)| (s.max(r.start), e.min(r.end)))
+            .filter(|(s, e)| e > s)
+            .collect();
+    }
+    idle::gpu_idle_sum(trace, Some(windows.as_slice()))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
 pub mod metrics_strip;
+pub mod idle_row;
 pub mod overlay;
 pub mod paint;
 pub mod projection;
@@ -100,6 +101,8 @@ pub struct Timeline {
     pub projected_drawn: Vec<(u32, bool)>,
     /// A projection being computed on a worker (big reports).
     projection_job: Option<crossbeam_channel::Receiver<projection::Projection>>,
+    /// The "GPU idle — why" rows' data, computed the first time they are shown.
+    pub idle_rows: idle_row::IdleRows,
     /// Marks other views put over the events (see [`overlay`]).
     pub overlays: Vec<Overlay>,
     /// Kernels coloured by a chosen metric, under each kernels row (View menu).
@@ -170,6 +173,7 @@ impl Timeline {
             projection: None,
             projected_drawn: Vec::new(),
             projection_job: None,
+            idle_rows: idle_row::IdleRows::default(),
             overlays: Vec::new(),
             metrics_strip: None,
             overlays_painted: 0,
@@ -196,6 +200,7 @@ impl Timeline {
         self.layout.clear();
         self.projection = None;
         self.projection_job = None;
+        self.idle_rows.reset();
         // Marks name events by index too; their views set them again.
         self.overlays.clear();
     }
@@ -377,8 +382,9 @@ impl Timeline {
         let mut out = Vec::new();
         for (i, row) in self.rows.iter().enumerate() {
             let parent_open = row.parent.is_none_or(|p| shown[p] && open[p]);
-            let wanted =
-                self.view.show_projection || !matches!(row.kind, RowKind::Projection { .. });
+            let wanted = (self.view.show_projection
+                || !matches!(row.kind, RowKind::Projection { .. }))
+                && (self.view.show_idle_why || !matches!(row.kind, RowKind::IdleWhy { .. }));
             shown[i] = parent_open && wanted && !self.view.hidden.contains(&row.key);
             open[i] = !self.view.collapsed.contains(&row.key);
             if shown[i] {
@@ -456,6 +462,7 @@ impl Timeline {
         self.canvas = canvas;
         self.area = full;
         self.projected_drawn.clear();
+        self.idle_rows.painted = 0;
         ui.allocate_rect(full, Sense::hover());
         let id = ui.scope_id().with("timeline");
         let ruler_resp = ui.interact(ruler_rect, id.with("ruler"), Sense::click_and_drag());
@@ -597,6 +604,10 @@ impl Timeline {
                     {
                         painted += strip.paint(&lane_painter, trace, track, row_rect, &map);
                     }
+                }
+                RowKind::IdleWhy { device } => {
+                    self.layout.push((r, row_rect));
+                    self.idle_rows.paint(&lane_painter, *device, row_rect, &map);
                 }
                 RowKind::Projection { track } => {
                     self.layout.push((r, row_rect));
@@ -793,6 +804,16 @@ impl Timeline {
                     ui.weak(format!("sample at {}", format::exact(at)));
                 });
             }
+        }
+        // Tooltip for the idle gap under the pointer.
+        if matches!(self.drag, Drag::None)
+            && let Some(pos) = resp.hover_pos()
+            && let Some((r, _)) = self.row_at(pos)
+            && let RowKind::IdleWhy { device } = self.rows[r].kind
+            && let Some(gap) = self.idle_rows.gap_at(device, &map, pos)
+        {
+            resp.clone()
+                .on_hover_ui_at_pointer(|ui| idle_row::tooltip(ui, trace, &gap));
         }
         // Tooltip for the event under the pointer.
         if matches!(self.drag, Drag::None)

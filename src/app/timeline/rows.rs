@@ -30,6 +30,9 @@ pub enum RowKind {
     /// The NVTX ranges of `track` drawn over the span of the GPU work they
     /// launched (shown when the view asks for projections).
     Projection { track: Track },
+    /// The idle gaps of GPU `device`, coloured by cause (shown when the view
+    /// asks for them).
+    IdleWhy { device: u32 },
 }
 
 /// How a metric chart maps values: `[lo, hi]` (raw values) fills the row;
@@ -101,6 +104,7 @@ impl Row {
             RowKind::Lane { track, .. } => track.depth.max(1) as f32 * LANE_H + 2.0,
             RowKind::Metric { .. } => METRIC_H,
             RowKind::Projection { track } => track.depth.max(1) as f32 * LANE_H + 2.0,
+            RowKind::IdleWhy { .. } => LANE_H + 2.0,
         }
     }
 
@@ -164,7 +168,7 @@ fn finish(rows: Vec<Row>) -> Vec<Row> {
         }
         let n = match &rows[i].kind {
             RowKind::Lane { track, .. } => track.len() as u64,
-            RowKind::Metric(_) | RowKind::Projection { .. } => 0,
+            RowKind::Metric(_) | RowKind::Projection { .. } | RowKind::IdleWhy { .. } => 0,
             RowKind::Header { events } => *events,
         };
         if let Some(p) = rows[i].parent
@@ -292,6 +296,17 @@ pub fn build(trace: &Trace) -> Vec<Row> {
             0,
             None,
         );
+        if !g.streams.is_empty() {
+            rows.push(Row {
+                label: super::idle_row::LABEL.into(),
+                key: format!("g{}/idle", g.device_id),
+                indent: 1,
+                parent: Some(gh),
+                kind: RowKind::IdleWhy {
+                    device: g.device_id,
+                },
+            });
+        }
         for &s in &g.streams {
             if let Some(l) = listed.get_mut(s as usize) {
                 *l = true;

@@ -22,6 +22,8 @@ pub struct ViewState {
     pub show_names: bool,
     /// Rows under each NVTX row with its ranges projected onto the GPU.
     pub show_projection: bool,
+    /// A row under each GPU with its idle gaps coloured by cause.
+    pub show_idle_why: bool,
 }
 
 impl Default for ViewState {
@@ -34,6 +36,7 @@ impl Default for ViewState {
             hidden: BTreeSet::new(),
             show_names: true,
             show_projection: false,
+            show_idle_why: false,
         }
     }
 }

@@ -1,0 +1,238 @@
+//! The optional "GPU idle — why" row under each GPU: every interval in which
+//! the GPU ran nothing, coloured by what the thread that launched the next
+//! work was doing meanwhile (`analysis::idle`), with the numbers in a tooltip.
+//! The attribution runs on a worker the first time the row is shown.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossbeam_channel::Receiver;
+use eframe::egui::{Color32, Painter, Pos2, Rect, Ui, pos2};
+
+use super::view::Mapping;
+use crate::analysis::findings::human_ns;
+use crate::analysis::idle::{self, Attribution, Cause, Classifier, Gap, Lanes};
+use crate::model::Trace;
+
+/// The row's label, also its accessible name.
+pub const LABEL: &str = "GPU idle — why";
+
+/// The colour of each cause, the same in the row, its tooltip and the range panel.
+pub fn cause_color(cause: Cause) -> Color32 {
+    match cause {
+        Cause::Sync => Color32::from_rgb(220, 70, 60),
+        Cause::Alloc => Color32::from_rgb(230, 150, 40),
+        Cause::PageableCopy => Color32::from_rgb(190, 90, 200),
+        Cause::Launch => Color32::from_rgb(70, 140, 230),
+        Cause::OtherCuda => Color32::from_rgb(120, 160, 170),
+        Cause::Outside => Color32::from_rgb(110, 190, 90),
+        Cause::Unknown => Color32::from_gray(130),
+    }
+}
+
+/// The attribution, once computed, and the job computing it.
+#[derive(Default)]
+pub struct IdleRows {
+    pub attribution: Option<Arc<Attribution>>,
+    job: Option<Receiver<Attribution>>,
+    cancel: Arc<AtomicBool>,
+    /// Gaps painted in the last frame.
+    pub painted: usize,
+}
+
+impl Drop for IdleRows {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl IdleRows {
+    /// Starts the attribution on a worker if the rows are shown and it has
+    /// not run; takes its result when done. True while it runs.
+    pub fn prepare(&mut self, shown: bool, trace: &Arc<Trace>) -> bool {
+        if !shown || self.attribution.is_some() {
+            return false;
+        }
+        if let Some(rx) = &self.job {
+            match rx.try_recv() {
+                Ok(a) => {
+                    self.attribution = Some(Arc::new(a));
+                    self.job = None;
+                    return false;
+                }
+                Err(crossbeam_channel::TryRecvError::Empty) => return true,
+                Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                    self.job = None;
+                    return false;
+                }
+            }
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let (shared, cancel) = (trace.clone(), self.cancel.clone());
+        let spawned = std::thread::Builder::new()
+            .name("sightline-idle".into())
+            .spawn(move || {
+                if let Ok(a) = idle::attribute(&shared, Lanes::Device, &cancel) {
+                    let _ = tx.send(a);
+                }
+            });
+        if spawned.is_ok() {
+            self.job = Some(rx);
+        }
+        spawned.is_ok()
+    }
+
+    /// Blocks until the attribution is in (tests, screenshots).
+    pub fn wait(&mut self, trace: &Arc<Trace>) {
+        while self.prepare(true, trace) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// A new trace: the old attribution names its events.
+    pub fn reset(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        *self = IdleRows::default();
+    }
+
+    /// Paints device `device`'s gaps that are in view: one box per gap, and
+    /// per pixel at most one (the gap at that pixel), so a zoomed-out view of
+    /// millions of gaps costs a search per pixel, not a box per gap.
+    pub fn paint(&mut self, painter: &Painter, device: u32, rect: Rect, map: &Mapping) {
+        let Some(a) = &self.attribution else {
+            return;
+        };
+        let (v0, v1) = (map.t(rect.left()), map.t(rect.right()));
+        let gaps = a.gaps_in(device, v0.floor() as i64, v1.ceil() as i64 + 1);
+        let px_ns = (1.0 / map.px_per_ns).max(1.0);
+        let mut at = 0;
+        let top = rect.top() + 2.0;
+        let bottom = rect.bottom() - 2.0;
+        while let Some(g) = gaps.get(at) {
+            let x0 = map.x(g.start).max(rect.left() - 1.0);
+            let x1 = map.x(g.end).min(rect.right() + 1.0).max(x0 + 1.0);
+            painter.rect_filled(
+                Rect::from_min_max(pos2(x0, top), pos2(x1, bottom)),
+                0.0,
+                cause_color(g.dominant),
+            );
+            self.painted += 1;
+            // Skip to the first gap that reaches the next pixel.
+            let next_t = (g.end as f64).max(map.t(x1) + px_ns * 0.5);
+            let skip = gaps[at + 1..].partition_point(|n| (n.end as f64) < next_t);
+            at += 1 + skip;
+        }
+    }
+
+    /// The gap of device `device` under `pos` in its row.
+    pub fn gap_at(&self, device: u32, map: &Mapping, pos: Pos2) -> Option<Gap> {
+        let a = self.attribution.as_ref()?;
+        let t = map.t(pos.x);
+        let tol = 2.0 / map.px_per_ns;
+        let near = a.gaps_in(
+            device,
+            (t - tol).floor() as i64,
+            (t + tol).ceil() as i64 + 1,
+        );
+        near.iter()
+            .min_by(|a, b| {
+                let d = |g: &Gap| {
+                    if (g.start as f64) <= t && t <= g.end as f64 {
+                        0.0
+                    } else {
+                        (g.start as f64 - t).abs().min((g.end as f64 - t).abs())
+                    }
+                };
+                d(a).total_cmp(&d(b))
+            })
+            .copied()
+    }
+}
+
+/// The tooltip of a gap: its length, and the time per cause with the calls.
+pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
+    let classifier = Classifier::new(trace);
+    let attribution = Attribution {
+        gaps: vec![*gap],
+        spans: vec![idle::LaneSpan {
+            lane: gap.lane,
+            start: gap.start,
+            end: gap.end,
+        }],
+    };
+    ui.strong(format!(
+        "GPU {} idle {}",
+        gap.lane,
+        human_ns(gap.end - gap.start)
+    ));
+    for s in idle::summarize(&classifier, &attribution, None) {
+        for c in &s.causes {
+            let names: Vec<String> = c
+                .calls
+                .iter()
+                .take(3)
+                .map(|(n, t)| format!("{n} {}", human_ns(*t)))
+                .collect();
+            ui.colored_label(
+                cause_color(c.cause),
+                format!(
+                    "{:.0} % {} — {}{}",
+                    c.time as f64 * 100.0 / s.idle.max(1) as f64,
+                    c.cause.label(),
+                    human_ns(c.time),
+                    if names.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", names.join(", "))
+                    }
+                ),
+            );
+        }
+    }
+    if let Some(thread) = gap.thread.and_then(|t| trace.threads.get(t as usize)) {
+        ui.weak(format!(
+            "the thread that launched the next work: tid {}",
+            thread.tid
+        ));
+    }
+}
+
+/// A selected NVTX range's idle time, per GPU and cause: what the details
+/// panel shows under the range (a spinner until the attribution is in).
+pub fn range_details(
+    ui: &mut Ui,
+    trace: &Trace,
+    attribution: Option<&Attribution>,
+    range: (i64, i64),
+) {
+    ui.separator();
+    ui.strong(LABEL);
+    let Some(a) = attribution else {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.weak("attributing idle time…");
+        });
+        return;
+    };
+    let classifier = Classifier::new(trace);
+    let summaries = idle::summarize(&classifier, a, Some(&[range][..]));
+    if summaries.iter().all(|s| s.idle == 0) {
+        ui.weak("No GPU was idle during this range.");
+        return;
+    }
+    for s in summaries.iter().filter(|s| s.idle > 0) {
+        ui.label(format!("GPU {}: {}", s.lane, s.sentence()));
+        for c in &s.causes {
+            ui.colored_label(
+                cause_color(c.cause),
+                format!(
+                    "  {:.0} % {} ({} in {} gaps)",
+                    c.time as f64 * 100.0 / s.idle.max(1) as f64,
+                    c.cause.label(),
+                    human_ns(c.time),
+                    c.gaps
+                ),
+            );
+        }
+    }
+}
