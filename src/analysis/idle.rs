@@ -278,7 +278,7 @@ impl<'a> Classifier<'a> {
             return;
         }
         let Some(t) = self.trace.threads.get(thread as usize) else {
-            visit(None, Cause::Unknown, to - from);
+            visit(None, Cause::Unknown, to.saturating_sub(from));
             return;
         };
         let spans = &self.trace.cuda_api.spans;
@@ -301,22 +301,24 @@ impl<'a> Classifier<'a> {
                 continue;
             }
             if s > reach {
-                visit(None, Cause::Outside, s - reach);
+                visit(None, Cause::Outside, s.saturating_sub(reach));
             }
-            visit(Some(api), self.cause(api), e - s);
+            visit(Some(api), self.cause(api), e.saturating_sub(s));
             reach = e;
         }
         if reach < to {
-            visit(None, Cause::Outside, to - reach);
+            visit(None, Cause::Outside, to.saturating_sub(reach));
         }
     }
 
     /// The time per cause of `thread` (None: unknown) in `[from, to)`.
     pub fn breakdown(&self, thread: Option<u32>, from: Ns, to: Ns) -> CauseTimes {
-        let mut times = [0; CAUSES];
+        let mut times: CauseTimes = [0; CAUSES];
         match thread {
-            Some(t) => self.walk(t, from, to, |_, c, ns| times[c.slot()] += ns),
-            None if to > from => times[Cause::Unknown.slot()] = to - from,
+            Some(t) => self.walk(t, from, to, |_, c, ns| {
+                times[c.slot()] = times[c.slot()].saturating_add(ns)
+            }),
+            None if to > from => times[Cause::Unknown.slot()] = to.saturating_sub(from),
             None => {}
         }
         times
@@ -508,7 +510,8 @@ impl Summary {
         let parts: Vec<String> = self
             .causes
             .iter()
-            .filter(|c| c.time * 20 >= self.idle) // causes under 5 % of the idle time do not matter
+            // Causes under 5 % of the idle time do not matter.
+            .filter(|c| c.time.saturating_mul(20) >= self.idle)
             .map(|c| {
                 let names: Vec<&str> = c.calls.iter().take(2).map(|(n, _)| n.as_str()).collect();
                 if names.is_empty() {
@@ -579,7 +582,10 @@ pub fn summarize(
         let windows: &[(Ns, Ns)] = windows.unwrap_or(&whole);
         let mut covered = 0;
         for &(s, e) in windows {
-            covered += e.min(span.end).saturating_sub(s.max(span.start)).max(0);
+            covered = Ns::saturating_add(
+                covered,
+                e.min(span.end).saturating_sub(s.max(span.start)).max(0),
+            );
         }
         let mut times = [0 as Ns; CAUSES];
         let mut gap_counts = [0usize; CAUSES];
@@ -597,24 +603,25 @@ pub fn summarize(
                 let mut here = [0 as Ns; CAUSES];
                 match gap.thread {
                     Some(t) => classifier.walk(t, s, e, |call, cause, ns| {
-                        here[cause.slot()] += ns;
+                        here[cause.slot()] = here[cause.slot()].saturating_add(ns);
                         if let Some(api) = call {
                             let name = trace.cuda_api.spans.name[api];
-                            *names.entry((cause, name)).or_default() += ns;
+                            let at = names.entry((cause, name)).or_default();
+                            *at = at.saturating_add(ns);
                             let d = trace.cuda_api.spans.duration(api);
                             if longest[cause.slot()].is_none_or(|(l, _)| d > l) {
                                 longest[cause.slot()] = Some((d, api));
                             }
                         }
                     }),
-                    None => here[Cause::Unknown.slot()] += e - s,
+                    None => here[Cause::Unknown.slot()] = e.saturating_sub(s),
                 }
                 for ((time, count), ns) in times.iter_mut().zip(gap_counts.iter_mut()).zip(here) {
-                    *time += ns;
+                    *time = time.saturating_add(ns);
                     *count += usize::from(ns > 0);
                 }
                 if let Some(v) = verdict(&here) {
-                    verdicts[v.slot()] += e - s;
+                    verdicts[v.slot()] = verdicts[v.slot()].saturating_add(e.saturating_sub(s));
                 }
             }
         }
@@ -644,7 +651,7 @@ pub fn summarize(
         out.push(Summary {
             lane: span.lane,
             span: covered,
-            idle: times.iter().sum(),
+            idle: times.iter().fold(0, |a: Ns, &t| a.saturating_add(t)),
             gaps,
             causes,
             verdicts,

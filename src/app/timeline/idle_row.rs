@@ -163,7 +163,7 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
     ui.strong(format!(
         "GPU {} idle {}",
         gap.lane,
-        human_ns(gap.end - gap.start)
+        human_ns(gap.end.saturating_sub(gap.start))
     ));
     for s in idle::summarize(&classifier, &attribution, None) {
         for c in &s.causes {
