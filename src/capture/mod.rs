@@ -7,8 +7,11 @@
 //! checks the machine first (driver, CUPTI, another profiler), because cudarc
 //! panics on a missing library. The benchmarks themselves ([`benchmarks`],
 //! device code in `kernels/`) mark their phases with NVTX ([`nvtx`]).
+//! [`counters`] collects hardware counters per kernel in a separate counter
+//! pass (CUPTI Range Profiler + Profiler Host API).
 
 pub mod benchmarks;
+pub mod counters;
 pub mod cupti;
 pub mod dump;
 pub mod environment;

@@ -1,0 +1,226 @@
+//! The counter pass: checks made before the capture starts ([`prepare`]), the
+//! second run of the benchmark under the range profiler ([`run_pass`]), and
+//! the join of its ranges to the timeline's kernels ([`to_kernel_metrics`]).
+
+use std::path::Path;
+
+use super::host::{self, Host};
+use super::matching::{self, TimelineKernel};
+use super::names::SupportedMetrics;
+use super::target::{self, PrimaryContext, RangeProfiler};
+use super::{CounterError, CounterRequest, MAX_PASSES};
+use crate::model::{KernelMetrics, Trace};
+
+/// Everything the counter pass needs, found before the capture starts: the
+/// names are checked, the configuration built, the passes counted.
+pub struct Prepared {
+    pub request: CounterRequest,
+    pub chip: String,
+    pub availability: Vec<u8>,
+    pub config: Vec<u8>,
+    pub passes: usize,
+    pub supported: SupportedMetrics,
+}
+
+/// Checks the machine and the metric names. A misspelt name is
+/// [`CounterError::UnknownMetric`] (the capture is refused); any other error
+/// means the capture goes on without counters.
+pub fn prepare(request: &CounterRequest) -> Result<Prepared, CounterError> {
+    if let Some(who) = crate::capture::environment::external_profiler() {
+        return Err(CounterError::OtherProfiler(who));
+    }
+    target::libraries_present()?;
+    target::initialise_profiler()?;
+    let chip = target::chip_name(0)?;
+    // The context is released again before the capture starts, so the
+    // timeline's context creation is the same as in a plain capture.
+    let availability = {
+        let ctx = PrimaryContext::retain()?;
+        ctx.counter_availability()?
+    };
+    let host = Host::new(&chip, Some(&availability))?;
+    let supported = host.supported_metrics()?;
+    supported
+        .check(&request.metrics)
+        .map_err(CounterError::UnknownMetric)?;
+    let (config, passes) = host.config_image(&request.metrics)?;
+    if passes > MAX_PASSES {
+        return Err(CounterError::TooManyPasses(passes));
+    }
+    Ok(Prepared {
+        request: request.clone(),
+        chip,
+        availability,
+        config,
+        passes,
+        supported,
+    })
+}
+
+/// The counters of every range of the counter pass.
+#[derive(Debug, Clone, Default)]
+pub struct CounterRanges {
+    pub chip: String,
+    pub metrics: Vec<String>,
+    pub names: Vec<String>,
+    /// `values[range][metric]`.
+    pub values: Vec<Vec<f64>>,
+    /// Ranges CUPTI had no room for.
+    pub dropped: usize,
+    /// The decoded counter-data image (kept for a dump).
+    pub image: Vec<u8>,
+}
+
+/// Runs `work` (the benchmark, on this thread) under the range profiler, room
+/// for `max_ranges` kernels, and evaluates every range.
+pub fn run_pass(
+    prepared: &Prepared,
+    max_ranges: usize,
+    work: impl FnOnce() -> Result<(), String>,
+) -> Result<CounterRanges, CounterError> {
+    let max_ranges = max_ranges.max(1);
+    let image = {
+        let ctx = PrimaryContext::retain()?;
+        let mut profiler = RangeProfiler::enable(
+            &ctx,
+            &prepared.config,
+            &prepared.request.metrics,
+            max_ranges,
+        )?;
+        profiler.start()?;
+        let ran = work();
+        let dropped = profiler.stop_and_decode()?;
+        ran.map_err(|e| CounterError::Cupti(format!("the counter pass failed: {e}")))?;
+        (std::mem::take(&mut profiler.image), dropped)
+    };
+    let (image, dropped) = image;
+    let mut ranges = evaluate_image(prepared, image)?;
+    ranges.dropped = dropped;
+    Ok(ranges)
+}
+
+/// Evaluates every range of a decoded counter-data image.
+pub fn evaluate_image(prepared: &Prepared, image: Vec<u8>) -> Result<CounterRanges, CounterError> {
+    let host = Host::new(&prepared.chip, Some(&prepared.availability))?;
+    // The host object must know the metrics' configuration to evaluate them.
+    host.config_image(&prepared.request.metrics)?;
+    evaluate_with(&host, &prepared.request.metrics, image)
+}
+
+/// Evaluates a recorded image with a host object for its chip.
+pub fn evaluate_with(
+    host: &Host,
+    metrics: &[String],
+    image: Vec<u8>,
+) -> Result<CounterRanges, CounterError> {
+    let count = host::range_count(&image)?;
+    let mut out = CounterRanges {
+        chip: host.chip().to_string(),
+        metrics: metrics.to_vec(),
+        ..CounterRanges::default()
+    };
+    for r in 0..count {
+        out.names.push(host::range_name(&image, r)?);
+        out.values.push(host.evaluate(&image, r, metrics)?);
+    }
+    out.image = image;
+    Ok(out)
+}
+
+/// The timeline's kernels, as the join wants them.
+pub fn timeline_kernels(trace: &Trace) -> Vec<TimelineKernel> {
+    let k = &trace.kernels;
+    (0..k.spans.len())
+        .map(|i| {
+            let mut names = vec![trace.name(k.spans.name[i]).to_string()];
+            for id in [k.short_name[i], k.mangled_name[i]] {
+                let n = trace.name(id);
+                if !n.is_empty() && !names.iter().any(|x| x == n) {
+                    names.push(n.to_string());
+                }
+            }
+            TimelineKernel {
+                index: i as u32,
+                names,
+                correlation: k.correlation[i],
+                start: k.spans.start[i],
+            }
+        })
+        .collect()
+}
+
+/// Joins the counter ranges to `trace`'s kernels: the model set, with a note
+/// saying how the counters were collected and what did not match.
+pub fn to_kernel_metrics(
+    request: &CounterRequest,
+    ranges: &CounterRanges,
+    passes: usize,
+    trace: &Trace,
+) -> KernelMetrics {
+    let kernels = timeline_kernels(trace);
+    let join = matching::join(&ranges.names, &kernels);
+    let mut set = request.empty_metrics();
+    for &(r, k) in &join.pairs {
+        for (m, &v) in ranges.values[r].iter().enumerate() {
+            if v.is_finite() {
+                set.push(k, m as u16, v);
+            }
+        }
+    }
+    set.notes
+        .push(super::pass_note(join.pairs.len(), kernels.len(), passes));
+    if join.by_order_only && !join.pairs.is_empty() {
+        set.notes
+            .push("the counter ranges carry no kernel names: joined by launch order alone".into());
+    }
+    if ranges.dropped > 0 {
+        set.notes.push(format!(
+            "{} kernels of the counter pass had no room in the counter data (not profiled)",
+            ranges.dropped
+        ));
+    }
+    if !join.unmatched_ranges.is_empty() {
+        let names: Vec<&str> = join
+            .unmatched_ranges
+            .iter()
+            .take(5)
+            .map(|&r| ranges.names[r].as_str())
+            .collect();
+        set.notes.push(format!(
+            "{} counter ranges matched no kernel of the timeline (first: {})",
+            join.unmatched_ranges.len(),
+            names.join(", ")
+        ));
+    }
+    if !join.unmatched_kernels.is_empty() {
+        set.notes.push(format!(
+            "{} kernel instances of the timeline have no counters",
+            join.unmatched_kernels.len()
+        ));
+    }
+    set
+}
+
+/// Writes a recorded counter pass to `dir` (test material): the decoded
+/// image, the chip and metric names, the evaluated values and the chip's
+/// metric list.
+pub fn dump(dir: &Path, prepared: &Prepared, ranges: &CounterRanges) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("counterdata.bin"), &ranges.image)?;
+    let mut about = format!("chip {}\npasses {}\n", ranges.chip, prepared.passes);
+    for m in &ranges.metrics {
+        about.push_str(&format!("metric {m}\n"));
+    }
+    std::fs::write(dir.join("counters.txt"), about)?;
+    let mut csv = String::from("range,name,metric,value\n");
+    for (r, name) in ranges.names.iter().enumerate() {
+        for (m, v) in ranges.metrics.iter().zip(&ranges.values[r]) {
+            csv.push_str(&format!(
+                "{r},\"{}\",{m},{v:e}\n",
+                name.replace('"', "\"\"")
+            ));
+        }
+    }
+    std::fs::write(dir.join("values.csv"), csv)?;
+    std::fs::write(dir.join("supported.txt"), prepared.supported.to_text())
+}
