@@ -271,8 +271,8 @@ fn capture_on_the_gpu_records_every_launch() {
     let (tx, rx) = crossbeam_channel::unbounded();
     let stop = Arc::new(AtomicBool::new(false));
     let options = CaptureOptions {
-        dump_records: None,
         live_snapshots: true,
+        ..CaptureOptions::default()
     };
     let result = session::capture(spec, &params, &options, &stop, &tx).expect("capture");
     drop(tx);

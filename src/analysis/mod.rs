@@ -4,6 +4,7 @@
 pub mod api_class;
 mod cancel;
 pub mod compare;
+pub mod counter_ranges;
 pub mod findings;
 mod format;
 mod gpu_reports;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use eframe::egui::{self, RichText, Ui};
 
 use crate::capture::benchmarks::{self, BenchmarkSpec, Params};
+use crate::capture::counters::CounterRequest;
 use crate::capture::environment;
 use crate::capture::live::LiveReport;
 use crate::capture::session::{CaptureJob, CaptureMessage, LiveStatus};
@@ -171,6 +172,12 @@ pub struct CaptureDialog {
     benchmark: usize,
     /// Parameter values as typed, by parameter of the chosen benchmark.
     values: Vec<String>,
+    /// Collect hardware counters per kernel (a separate counter pass).
+    counters: bool,
+    /// The metric list as typed (`default` or names).
+    metrics: String,
+    /// NVTX range names to sum the counters over, as typed.
+    metric_ranges: String,
     error: Option<String>,
 }
 
@@ -179,6 +186,9 @@ impl CaptureDialog {
     pub fn show(&mut self) {
         self.open = true;
         self.error = None;
+        if self.metrics.is_empty() {
+            self.metrics = "default".into();
+        }
         if self.values.is_empty() {
             self.choose(0);
         }
@@ -194,7 +204,10 @@ impl CaptureDialog {
 
     /// Draws the dialog; returns the benchmark to capture when Start is
     /// pressed with valid parameters.
-    pub fn ui(&mut self, ctx: &egui::Context) -> Option<(&'static BenchmarkSpec, Params)> {
+    pub fn ui(
+        &mut self,
+        ctx: &egui::Context,
+    ) -> Option<(&'static BenchmarkSpec, Params, Option<CounterRequest>)> {
         if !self.open {
             return None;
         }
@@ -240,6 +253,7 @@ impl CaptureDialog {
                             ui.end_row();
                         }
                     });
+                self.counters_ui(ui);
                 if let Some(e) = &self.error {
                     ui.colored_label(ui.visuals().error_fg_color, e);
                 }
@@ -249,9 +263,13 @@ impl CaptureDialog {
                         .iter()
                         .zip(&self.values)
                         .map(|(p, v)| (p.name, v.as_str()));
-                    match benchmarks::params_with(spec, values) {
-                        Ok(params) => start = Some((spec, params)),
-                        Err(e) => self.error = Some(e.to_string()),
+                    match (
+                        benchmarks::params_with(spec, values),
+                        self.counter_request(),
+                    ) {
+                        (Ok(params), Ok(counters)) => start = Some((spec, params, counters)),
+                        (Err(e), _) => self.error = Some(e.to_string()),
+                        (_, Err(e)) => self.error = Some(e),
                     }
                 }
             });
@@ -259,5 +277,41 @@ impl CaptureDialog {
             self.open = false;
         }
         start
+    }
+
+    /// The hardware-counter choice: off, or a metric list and range names.
+    fn counters_ui(&mut self, ui: &mut Ui) {
+        ui.checkbox(&mut self.counters, "Hardware counters per kernel")
+            .on_hover_text(
+                "Runs the benchmark a second time under CUPTI's range profiler and joins the \
+                 counters to the timeline's kernels (the timeline keeps a plain run's timings).",
+            );
+        if !self.counters {
+            return;
+        }
+        egui::Grid::new("capture_counters")
+            .num_columns(2)
+            .show(ui, |ui| {
+                let label = ui.label("Metrics").on_hover_text(
+                    "`default`, or metric names as ncu spells them, comma-separated",
+                );
+                ui.text_edit_singleline(&mut self.metrics)
+                    .labelled_by(label.id);
+                ui.end_row();
+                let label = ui
+                    .label("Sum over NVTX ranges")
+                    .on_hover_text("Optional: range names, comma-separated");
+                ui.text_edit_singleline(&mut self.metric_ranges)
+                    .labelled_by(label.id);
+                ui.end_row();
+            });
+    }
+
+    fn counter_request(&self) -> Result<Option<CounterRequest>, String> {
+        if !self.counters {
+            return Ok(None);
+        }
+        let ranges = Some(self.metric_ranges.as_str()).filter(|r| !r.trim().is_empty());
+        CounterRequest::from_args(Some(self.metrics.as_str()), ranges)
     }
 }

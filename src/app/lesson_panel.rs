@@ -522,7 +522,11 @@ fn live_step(app: &mut SightlineApp, capture: &LessonCapture, report: &Path) -> 
     let tab = started.and_then(|path| app.tabs.iter().position(|t| t.path() == path));
     let Some(index) = tab else {
         // Not started yet, or its tab was closed: (re)start it.
-        let tab = app.start_capture(capture.benchmark, capture.params.clone());
+        let tab = app.start_capture(
+            capture.benchmark,
+            capture.params.clone(),
+            capture.counters.clone(),
+        );
         if let Some(run) = app.lessons.run.as_mut() {
             run.captures.retain(|(c, _)| c != capture);
             run.captures.push((capture.clone(), tab));

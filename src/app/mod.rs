@@ -456,10 +456,16 @@ impl SightlineApp {
 
     /// Starts capturing a benchmark in a new tab; returns the tab's name (its document's
     /// path), unique among the open tabs.
-    pub fn start_capture(&mut self, spec: &'static BenchmarkSpec, params: Params) -> PathBuf {
+    pub fn start_capture(
+        &mut self,
+        spec: &'static BenchmarkSpec,
+        params: Params,
+        counters: Option<crate::capture::counters::CounterRequest>,
+    ) -> PathBuf {
         let options = CaptureOptions {
-            dump_records: None,
             live_snapshots: true,
+            counters,
+            ..CaptureOptions::default()
         };
         self.push_capture(CaptureJob::spawn(spec, params, options))
     }
@@ -688,8 +694,8 @@ impl SightlineApp {
         if let Some(path) = self.browser.ui(ui.ctx()) {
             self.open(path);
         }
-        if let Some((spec, params)) = self.capture_dialog.ui(ui.ctx()) {
-            self.start_capture(spec, params);
+        if let Some((spec, params, counters)) = self.capture_dialog.ui(ui.ctx()) {
+            self.start_capture(spec, params, counters);
         }
         if let Some(doc) = self.doc_mut()
             && doc.stats.poll()

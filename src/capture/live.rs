@@ -546,6 +546,16 @@ impl LiveReport {
         self.conn()?.execute_batch("COMMIT").map_err(sql)
     }
 
+    /// Adds a capture's counters (per kernel instance of `trace`, this
+    /// report's own snapshot) in Sightline's metric tables.
+    pub fn write_kernel_metrics(
+        &self,
+        trace: &Trace,
+        set: &crate::model::KernelMetrics,
+    ) -> Result<(), String> {
+        rows::kernel_metrics(self.conn()?, trace, set).map_err(sql)
+    }
+
     /// The report as it stands, read by the loader.
     pub fn snapshot(&self) -> Result<Trace, String> {
         let never = AtomicBool::new(false);

@@ -105,6 +105,7 @@ pub fn replay(
         dropped_records: 0,
         stopped_early,
         benchmark_error: None,
+        counters: None,
     })
 }
 

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::benchmarks::{self, BenchError, BenchmarkSpec, Params};
+use super::counters::{self, CounterError, CounterRequest};
 use super::cupti::{ActivityCapture, Batch};
 use super::dump::DumpWriter;
 use super::environment::{self, CaptureError};
@@ -65,6 +66,17 @@ pub struct CaptureResult {
     pub stopped_early: bool,
     /// The benchmark failed; what it recorded until then is kept.
     pub benchmark_error: Option<String>,
+    /// What became of the counters asked for (None: none were asked for).
+    pub counters: Option<CounterOutcome>,
+}
+
+/// The counters of a capture, or the one line saying why it has none.
+#[derive(Debug, Clone)]
+pub enum CounterOutcome {
+    /// Per kernel instance (also in `trace.kernel_metrics` and the working file).
+    Collected(crate::model::KernelMetrics),
+    /// The capture went on without counters.
+    Skipped(String),
 }
 
 /// Options of a capture besides the benchmark.
@@ -74,6 +86,10 @@ pub struct CaptureOptions {
     pub dump_records: Option<PathBuf>,
     /// Publish snapshots while running (the window does; the CLI need not).
     pub live_snapshots: bool,
+    /// Hardware counters per kernel, from a separate counter pass.
+    pub counters: Option<CounterRequest>,
+    /// Also write the counter pass's raw counter data here (test material).
+    pub dump_counters: Option<PathBuf>,
 }
 
 /// A capture running in the background.
@@ -144,6 +160,16 @@ pub fn capture(
 ) -> Result<CaptureResult, CaptureError> {
     benchmarks::validate(spec, params).map_err(|e| CaptureError::Benchmark(e.to_string()))?;
     environment::check_cupti()?;
+    // Counters are checked before anything runs: a misspelt metric stops the
+    // capture here; any other problem only drops the counters.
+    let prepared = match &options.counters {
+        None => None,
+        Some(request) => match counters::pass::prepare(request) {
+            Ok(p) => Some(Ok(p)),
+            Err(CounterError::UnknownMetric(why)) => return Err(CaptureError::Benchmark(why)),
+            Err(e) => Some(Err(e.to_string())),
+        },
+    };
     let pid = std::process::id();
     let mut live = LiveReport::create(
         pid,
@@ -227,13 +253,45 @@ pub fn capture(
             .map_err(|e| CaptureError::Save(format!("record dump: {e}")))?;
     }
     live.close_open_ranges().map_err(CaptureError::Save)?;
-    let trace = Arc::new(live.snapshot().map_err(CaptureError::Save)?);
+    let mut trace = Arc::new(live.snapshot().map_err(CaptureError::Save)?);
     let status = publisher.status(&live, Duration::ZERO);
     let (stopped_early, benchmark_error) = match bench_result {
         Ok(()) => (false, None),
         Err(BenchError::Cancelled) => (true, None),
         Err(e) => (false, Some(e.to_string())),
     };
+    let counters = match prepared {
+        None => None,
+        Some(Err(why)) => Some(CounterOutcome::Skipped(why)),
+        // A run that failed or was stopped is not run again.
+        Some(Ok(_)) if stopped_early || benchmark_error.is_some() => Some(CounterOutcome::Skipped(
+            "the benchmark did not finish: no counter pass".into(),
+        )),
+        Some(Ok(prepared)) => {
+            let _ = messages.send(CaptureMessage::Output(format!(
+                "counter pass: running {} again under CUPTI's range profiler ({} metrics, {} \
+                 pass{} per kernel) …",
+                spec.name,
+                prepared.request.metrics.len(),
+                prepared.passes,
+                if prepared.passes == 1 { "" } else { "es" }
+            )));
+            let outcome = counter_pass(spec, params, options, &prepared, &trace, stop);
+            if let CounterOutcome::Collected(set) = &outcome {
+                live.write_kernel_metrics(&trace, set)
+                    .map_err(CaptureError::Save)?;
+                trace = Arc::new(live.snapshot().map_err(CaptureError::Save)?);
+            }
+            Some(outcome)
+        }
+    };
+    // The window shows a report's warnings: a capture without the counters
+    // asked for says why there.
+    if let Some(CounterOutcome::Skipped(why)) = &counters
+        && let Some(t) = Arc::get_mut(&mut trace)
+    {
+        t.warnings.push(format!("no counters: {why}"));
+    }
     Ok(CaptureResult {
         trace,
         live,
@@ -241,7 +299,43 @@ pub fn capture(
         dropped_records,
         stopped_early,
         benchmark_error,
+        counters,
     })
+}
+
+/// Runs the benchmark a second time, on this thread, under the range
+/// profiler, and joins its counters to the timeline's kernels.
+fn counter_pass(
+    spec: &'static BenchmarkSpec,
+    params: &Params,
+    options: &CaptureOptions,
+    prepared: &counters::pass::Prepared,
+    trace: &Trace,
+    stop: &Arc<AtomicBool>,
+) -> CounterOutcome {
+    // Room for every kernel of the first run and some more.
+    let max_ranges = trace.kernels.spans.len() + 64;
+    let ran = counters::pass::run_pass(prepared, max_ranges, || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            benchmarks::run(spec, params, &mut std::io::sink(), stop).map_err(|e| e.to_string())
+        }))
+        .unwrap_or_else(|_| Err("the benchmark panicked".into()))
+    });
+    let ranges = match ran {
+        Ok(r) => r,
+        Err(e) => return CounterOutcome::Skipped(e.to_string()),
+    };
+    if let Some(dir) = &options.dump_counters
+        && let Err(e) = counters::pass::dump(dir, prepared, &ranges)
+    {
+        return CounterOutcome::Skipped(format!("writing {}: {e}", dir.display()));
+    }
+    CounterOutcome::Collected(counters::pass::to_kernel_metrics(
+        &prepared.request,
+        &ranges,
+        prepared.passes,
+        trace,
+    ))
 }
 
 /// Decides when to publish a snapshot and sends it.

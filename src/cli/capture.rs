@@ -13,7 +13,8 @@ use super::benchmark_args::BenchmarkChoice;
 use super::run::{fail, list_or_ask};
 use super::usage_error;
 use crate::capture::benchmarks;
-use crate::capture::session::{self, CaptureMessage, CaptureOptions};
+use crate::capture::counters::CounterRequest;
+use crate::capture::session::{self, CaptureMessage, CaptureOptions, CounterOutcome};
 
 /// Arguments of `sightline capture`. Its own options may come before or after the benchmark
 /// and its parameters (`capture gemm --size 1024 --output g.sqlite`).
@@ -41,6 +42,30 @@ pub struct CaptureArgs {
     #[arg(long, value_name = "FILE", global = true)]
     dump_records: Option<PathBuf>,
 
+    /// Also record hardware counters per kernel instance: a comma-separated list of metric
+    /// names as CUPTI/ncu spell them, or `default` (SM, memory and DRAM throughput, DRAM bytes,
+    /// tensor-pipe use, achieved occupancy, L2 hit rate, duration). They come from a separate
+    /// counter pass: the benchmark runs a second time under CUPTI's range profiler, so the
+    /// timeline keeps the timings of a plain run.
+    #[arg(
+        long,
+        value_name = "LIST|default",
+        num_args = 0..=1,
+        default_missing_value = "default",
+        require_equals = false,
+        global = true
+    )]
+    metrics: Option<String>,
+
+    /// Also sum the counters over each instance of these NVTX ranges (the kernels launched
+    /// inside them), as `ncu --nvtx --nvtx-include NAME` selects kernels; implies `--metrics`.
+    #[arg(long, value_name = "NAME[,NAME]", global = true)]
+    metrics_ranges: Option<String>,
+
+    /// Also keep the counter pass's raw counter data in DIR (test material).
+    #[arg(long, value_name = "DIR", global = true, hide = true)]
+    dump_counters: Option<PathBuf>,
+
     /// Publish snapshots as the window does and print how old the newest event of each was
     /// (the on-screen delay).
     #[arg(long, global = true)]
@@ -62,22 +87,33 @@ pub fn main(args: CaptureArgs) -> ExitCode {
     let Some(output) = args.output else {
         return usage_error("capture", "--output FILE.sqlite is needed");
     };
-    run_capture(choice.spec, params, output, args.dump_records, args.live)
+    let counters =
+        match CounterRequest::from_args(args.metrics.as_deref(), args.metrics_ranges.as_deref()) {
+            Ok(c) => c,
+            Err(e) => return usage_error("capture", &e),
+        };
+    let options = CaptureOptions {
+        dump_records: args.dump_records,
+        live_snapshots: args.live,
+        counters,
+        dump_counters: args.dump_counters,
+    };
+    run_capture(choice.spec, params, output, options)
 }
 
 fn run_capture(
     spec: &'static benchmarks::BenchmarkSpec,
     params: benchmarks::Params,
     output: PathBuf,
-    dump_records: Option<PathBuf>,
-    live: bool,
+    options: CaptureOptions,
 ) -> ExitCode {
     let t0 = Instant::now();
     let (tx, rx) = crossbeam_channel::unbounded();
-    let options = CaptureOptions {
-        dump_records,
-        live_snapshots: live,
-    };
+    let ranges = options
+        .counters
+        .as_ref()
+        .map(|c| c.ranges.clone())
+        .unwrap_or_default();
     let stop = Arc::new(AtomicBool::new(false));
     // The benchmark's lines are printed as they come, from this thread.
     let printer = std::thread::spawn(move || {
@@ -113,6 +149,21 @@ fn run_capture(
         Err(e) => return fail(&e.to_string()),
     };
     let captured_at = t0.elapsed();
+    match &captured.counters {
+        Some(CounterOutcome::Skipped(why)) => {
+            eprintln!("sightline: no counters (the capture goes on without them): {why}")
+        }
+        Some(CounterOutcome::Collected(set)) => {
+            for note in &set.notes {
+                eprintln!("counters: {note}");
+            }
+            print!(
+                "{}",
+                super::counters::summary(&captured.trace, set, &ranges)
+            );
+        }
+        None => {}
+    }
     if let Err(e) = captured.live.save(&output) {
         return fail(&format!("saving the capture failed: {e}"));
     }

@@ -8,6 +8,7 @@ pub mod analyze;
 pub mod bench;
 pub mod benchmark_args;
 pub mod capture;
+mod counters;
 pub mod completions;
 pub mod diff;
 mod output;

@@ -21,6 +21,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
 use crate::capture::benchmarks::{self, BenchmarkSpec, Params};
+use crate::capture::counters::CounterRequest;
 use crate::model::EventKind;
 
 pub use resolve::{RowName, Shown, View, resolve};
@@ -97,6 +98,9 @@ pub struct Step {
 pub struct LessonCapture {
     pub benchmark: &'static BenchmarkSpec,
     pub params: Params,
+    /// Hardware counters to collect (`metrics = "default"` or a list,
+    /// `metrics_ranges = "NAME,NAME"`), as `sightline capture --metrics`.
+    pub counters: Option<CounterRequest>,
 }
 
 /// A place on the timeline: the whole report, or the span from the first
@@ -561,8 +565,20 @@ fn check_capture(raw: &RawCapture) -> Result<LessonCapture, String> {
         },
     };
     let benchmark = benchmarks::find(name.trim()).map_err(|e| format!("capture: {e}"))?;
+    let text = |key: &str| -> Result<Option<&str>, String> {
+        match table.get(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.as_str())),
+            Some(_) => Err(format!("capture: {key} must be a string")),
+        }
+    };
+    let counters = CounterRequest::from_args(text("metrics")?, text("metrics_ranges")?)
+        .map_err(|e| format!("capture: {e}"))?;
     let mut values = Vec::new();
-    for (key, value) in table.iter().filter(|(k, _)| *k != "benchmark") {
+    for (key, value) in table
+        .iter()
+        .filter(|(k, _)| !["benchmark", "metrics", "metrics_ranges"].contains(&k.as_str()))
+    {
         let value = match value {
             toml::Value::String(s) => s.clone(),
             toml::Value::Integer(i) => i.to_string(),
@@ -573,7 +589,11 @@ fn check_capture(raw: &RawCapture) -> Result<LessonCapture, String> {
     }
     let values = values.iter().map(|(k, v)| (*k, v.as_str()));
     let params = benchmarks::params_with(benchmark, values).map_err(|e| format!("capture: {e}"))?;
-    Ok(LessonCapture { benchmark, params })
+    Ok(LessonCapture {
+        benchmark,
+        params,
+        counters,
+    })
 }
 
 /// A target as written → a checked one, or what is wrong with it.

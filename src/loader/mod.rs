@@ -10,6 +10,7 @@ mod db;
 mod error;
 mod gpu;
 mod group;
+mod kernel_metrics;
 mod parallel;
 
 use std::collections::HashMap;
@@ -104,11 +105,12 @@ pub fn load_timed(
         }
     }
     let mut times = PhaseTimes::default();
-    let phases: [(&'static str, Phase); 4] = [
+    let phases: [(&'static str, Phase); 5] = [
         ("strings and threads", cpu::read_names),
         ("CPU events", cpu::read_cpu_events),
         ("GPU events", gpu::read_gpu_events),
         ("indexes", gpu::build_correlation),
+        ("kernel metrics", kernel_metrics::read_kernel_metrics),
     ];
     for (phase, run) in phases {
         let t0 = Instant::now();

@@ -275,6 +275,10 @@ impl<'t> ReportWriter<'t> {
         if graphs > 0 {
             out.push(format!("{graphs} CUDA graph records (CUDA_GRAPH_EVENTS)"));
         }
+        let counters: usize = t.kernel_metrics.iter().map(|m| m.len()).sum();
+        if counters > 0 {
+            out.push(format!("{counters} kernel counter values"));
+        }
         let samples: usize = t.metrics.iter().map(|m| m.timestamp.len()).sum();
         if samples > 0 {
             out.push(format!("{samples} GPU metric samples"));

@@ -514,3 +514,106 @@ pub fn graph_node(conn: &Connection, r: &GraphNodeRow) -> rusqlite::Result<()> {
     ])?;
     Ok(())
 }
+
+/// Sightline's own tables for per-kernel metrics (a capture's counters). nsys
+/// knows no table of these names, so `nsys stats` and `nsys analyze` pass them
+/// by; the loader reads them back into `Trace::kernel_metrics`. A kernel is
+/// keyed as its `CUPTI_ACTIVITY_KIND_KERNEL` row is: `correlationId` and
+/// `start` (one process per capture).
+pub const KERNEL_METRICS_SCHEMA: &str = "\
+CREATE TABLE IF NOT EXISTS SIGHTLINE_METRICS (\
+ id INTEGER PRIMARY KEY, name TEXT NOT NULL, unit TEXT NOT NULL, source TEXT NOT NULL);\
+CREATE TABLE IF NOT EXISTS SIGHTLINE_KERNEL_METRICS (\
+ correlationId INTEGER NOT NULL, start INTEGER NOT NULL,\
+ metricId INTEGER NOT NULL REFERENCES SIGHTLINE_METRICS(id), value REAL NOT NULL);\
+CREATE TABLE IF NOT EXISTS SIGHTLINE_METRIC_NOTES (source TEXT NOT NULL, note TEXT NOT NULL);";
+
+/// Names of the table rows above, shared with the loader.
+pub mod kernel_metrics_tables {
+    pub const METRICS: &str = "SIGHTLINE_METRICS";
+    pub const VALUES: &str = "SIGHTLINE_KERNEL_METRICS";
+    pub const NOTES: &str = "SIGHTLINE_METRIC_NOTES";
+    /// How `source` spells [`crate::model::MetricSource::Counters`].
+    pub const SOURCE_COUNTERS: &str = "cupti_counters";
+}
+
+/// A metric's definition row; `id` is what value rows refer to.
+pub fn kernel_metric_def(
+    conn: &Connection,
+    id: i64,
+    name: &str,
+    unit: &str,
+    source: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO SIGHTLINE_METRICS (id, name, unit, source) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![id, name, unit, source])?;
+    Ok(())
+}
+
+/// One metric value of one kernel instance.
+pub fn kernel_metric_value(
+    conn: &Connection,
+    correlation: i64,
+    start: Ns,
+    metric_id: i64,
+    value: f64,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO SIGHTLINE_KERNEL_METRICS (correlationId, start, metricId, value) \
+         VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![correlation, start, metric_id, value])?;
+    Ok(())
+}
+
+pub fn kernel_metric_note(conn: &Connection, source: &str, note: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT INTO SIGHTLINE_METRIC_NOTES (source, note) VALUES (?1, ?2)")?
+        .execute(params![source, note])?;
+    Ok(())
+}
+
+/// Writes a capture's counters (metrics, values keyed to the kernels of
+/// `trace`, notes) in one transaction. Metric ids continue after any already
+/// in the file.
+pub fn kernel_metrics(
+    conn: &Connection,
+    trace: &crate::model::Trace,
+    set: &crate::model::KernelMetrics,
+) -> rusqlite::Result<()> {
+    use kernel_metrics_tables::SOURCE_COUNTERS;
+    conn.execute_batch(KERNEL_METRICS_SCHEMA)?;
+    conn.execute_batch("BEGIN")?;
+    let first: i64 = conn.query_row(
+        "SELECT coalesce(max(id), -1) + 1 FROM SIGHTLINE_METRICS",
+        [],
+        |r| r.get(0),
+    )?;
+    let written = (|| -> rusqlite::Result<()> {
+        for (i, m) in set.metrics.iter().enumerate() {
+            kernel_metric_def(conn, first + i as i64, &m.name, &m.unit, SOURCE_COUNTERS)?;
+        }
+        for ((&k, &m), &v) in set.kernel.iter().zip(&set.metric).zip(&set.value) {
+            let k = k as usize;
+            let (Some(&correlation), Some(&start)) = (
+                trace.kernels.correlation.get(k),
+                trace.kernels.spans.start.get(k),
+            ) else {
+                continue;
+            };
+            kernel_metric_value(conn, i64::from(correlation), start, first + i64::from(m), v)?;
+        }
+        for note in &set.notes {
+            kernel_metric_note(conn, SOURCE_COUNTERS, note)?;
+        }
+        Ok(())
+    })();
+    match written {
+        Ok(()) => conn.execute_batch("COMMIT"),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}

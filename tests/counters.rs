@@ -1,0 +1,411 @@
+//! Hardware counters in Sightline's captures (`capture --metrics`), checked
+//! without a GPU on material recorded on an H100
+//! (tests/fixtures/counters/, see its README):
+//! - the saved capture reopens with its counters, one value per metric and
+//!   kernel instance, equal to what CUPTI's host API evaluated on the machine;
+//! - those counters agree with Nsight Compute's for the same benchmark
+//!   (`ncu --metrics <same list> --csv --page raw sightline run gemm …`);
+//! - the counter ranges join the kernels of the timeline by name and launch
+//!   order, and the table survives save + load (from the run's raw records);
+//! - a misspelt metric gets the chip's closest names; bad lists are refused
+//!   before any GPU work.
+//! Where CUPTI and libnvperf are present, the recorded counter-data image is
+//! evaluated again with the host API; on a GPU, a capture collects counters.
+//! Elsewhere those tests say they were skipped.
+
+mod common;
+use common::fixture;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use sightline::capture::counters::names::SupportedMetrics;
+use sightline::capture::counters::pass::{self, CounterRanges};
+use sightline::capture::counters::{CounterRequest, DEFAULT_METRICS};
+use sightline::model::{KernelMetrics, MetricSource, Trace};
+
+fn load(path: &Path) -> Trace {
+    sightline::loader::load(
+        path,
+        &mut |_| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+}
+
+fn split_csv(line: &str) -> Vec<String> {
+    let mut cells = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => cells.push(String::new()),
+            _ => cells.last_mut().expect("a cell").push(c),
+        }
+    }
+    cells
+}
+
+/// `values.csv` of a counter dump: the ranges in CUPTI's order, with values.
+fn recorded_ranges(dir: &Path) -> CounterRanges {
+    let about = std::fs::read_to_string(dir.join("counters.txt")).expect("counters.txt");
+    let metrics: Vec<String> = about
+        .lines()
+        .filter_map(|l| l.strip_prefix("metric "))
+        .map(str::to_string)
+        .collect();
+    let chip = about
+        .lines()
+        .find_map(|l| l.strip_prefix("chip "))
+        .unwrap_or_default()
+        .to_string();
+    let text = std::fs::read_to_string(dir.join("values.csv")).expect("values.csv");
+    let mut ranges = CounterRanges {
+        chip,
+        metrics: metrics.clone(),
+        ..CounterRanges::default()
+    };
+    for line in text.lines().skip(1) {
+        let cells = split_csv(line);
+        let r: usize = cells[0].parse().expect("range index");
+        if r == ranges.names.len() {
+            ranges.names.push(cells[1].clone());
+            ranges.values.push(Vec::new());
+        }
+        let m = metrics
+            .iter()
+            .position(|m| *m == cells[2])
+            .expect("a listed metric");
+        assert_eq!(ranges.values[r].len(), m, "values in metric order");
+        ranges.values[r].push(cells[3].parse().expect("a number"));
+    }
+    ranges
+}
+
+fn counters(trace: &Trace) -> &KernelMetrics {
+    let sets: Vec<&KernelMetrics> = trace
+        .kernel_metrics
+        .iter()
+        .filter(|m| m.source == MetricSource::Counters)
+        .collect();
+    assert_eq!(sets.len(), 1, "one set of counters");
+    sets[0]
+}
+
+/// Kernel indices in launch order.
+fn launch_order(trace: &Trace) -> Vec<u32> {
+    let k = &trace.kernels;
+    let mut order: Vec<u32> = (0..k.spans.len() as u32).collect();
+    order.sort_by_key(|&i| (k.correlation[i as usize], k.spans.start[i as usize]));
+    order
+}
+
+const DUMP: &str = "counters/dump_gemm_small";
+const CAPTURE: &str = "counters/gemm_small.sqlite";
+
+#[test]
+fn saved_capture_reopens_with_the_values_cupti_evaluated() {
+    let trace = load(&fixture(CAPTURE));
+    let set = counters(&trace);
+    let recorded = recorded_ranges(&fixture(DUMP));
+    let names: Vec<&str> = set.metrics.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, recorded.metrics);
+    assert_eq!(names, DEFAULT_METRICS);
+    assert!(
+        set.notes
+            .iter()
+            .any(|n| n.contains("separate counter pass")),
+        "{:?}",
+        set.notes
+    );
+    // Every kernel instance of the timeline has every metric…
+    let order = launch_order(&trace);
+    assert_eq!(
+        order.len(),
+        recorded.names.len(),
+        "one counter range per kernel"
+    );
+    // …and the k-th instance of a name has the k-th range of that name's values.
+    let mut next: BTreeMap<&str, usize> = BTreeMap::new();
+    for &k in &order {
+        let name = trace.name(trace.kernels.spans.name[k as usize]);
+        let nth = next.entry(name).or_default();
+        let r = recorded
+            .names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.as_str() == name)
+            .map(|(r, _)| r)
+            .nth(*nth)
+            .unwrap_or_else(|| panic!("no range for instance {nth} of {name}"));
+        *nth += 1;
+        let values = set.of_kernel(k);
+        assert_eq!(values.len(), recorded.metrics.len(), "{name}");
+        for (m, want) in recorded.values[r].iter().enumerate() {
+            assert_eq!(
+                values[&(m as u16)],
+                *want,
+                "{name} #{nth} {}",
+                recorded.metrics[m]
+            );
+        }
+    }
+}
+
+/// ncu's raw page: (kernel name, metric → value) per profiled launch, in order.
+fn ncu_rows(path: &Path) -> Vec<(String, BTreeMap<String, f64>)> {
+    let text = std::fs::read_to_string(path).expect("ncu csv");
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("\"ID\""));
+    let header = split_csv(lines.next().expect("a header"));
+    let _units = lines.next();
+    let name_at = header
+        .iter()
+        .position(|h| h == "Kernel Name")
+        .expect("Kernel Name");
+    lines
+        .map(split_csv)
+        .filter(|cells| cells.len() == header.len())
+        .map(|cells| {
+            let values = header
+                .iter()
+                .zip(&cells)
+                .filter(|(h, _)| h.contains("__"))
+                .filter_map(|(h, v)| Some((h.clone(), v.replace(',', "").parse().ok()?)))
+                .collect();
+            (cells[name_at].clone(), values)
+        })
+        .collect()
+}
+
+/// The function name without parameters or template arguments.
+fn base_name(name: &str) -> &str {
+    let cut = name.find(['(', '<']).unwrap_or(name.len());
+    name[..cut].rsplit(' ').next().unwrap_or(name)
+}
+
+#[test]
+fn counters_agree_with_nsight_compute() {
+    let trace = load(&fixture(CAPTURE));
+    let set = counters(&trace);
+    let ncu = ncu_rows(&fixture("counters/gemm_small.ncu.csv"));
+    let order = launch_order(&trace);
+    assert_eq!(
+        ncu.len(),
+        order.len(),
+        "ncu profiled as many launches as we captured"
+    );
+    let mut worst: BTreeMap<String, f64> = BTreeMap::new();
+    for ((ncu_name, theirs), &k) in ncu.iter().zip(&order) {
+        let ours_name = trace.name(trace.kernels.spans.name[k as usize]);
+        assert_eq!(
+            base_name(ncu_name),
+            base_name(ours_name),
+            "launch order differs"
+        );
+        let ours = set.of_kernel(k);
+        for (m, def) in set.metrics.iter().enumerate() {
+            let Some(&want) = theirs.get(&def.name) else {
+                panic!("ncu has no {}", def.name);
+            };
+            let got = ours[&(m as u16)];
+            let (off, limit) = if def.unit == "%" {
+                ((got - want).abs(), 3.0)
+            } else if def.name == "gpu__time_duration.sum" {
+                // ncu locks clocks to base; durations are not compared.
+                continue;
+            } else {
+                // Relative, with a floor for counts near zero (a few sectors).
+                ((got - want).abs() / want.abs().max(1024.0), 0.02)
+            };
+            let w = worst.entry(def.name.clone()).or_default();
+            *w = w.max(off);
+            assert!(
+                off <= limit,
+                "{ours_name}: {} ours {got} ncu {want} (off {off:.4}, limit {limit})",
+                def.name
+            );
+        }
+    }
+    eprintln!("largest differences from ncu: {worst:?}");
+}
+
+#[test]
+fn counter_ranges_join_the_recorded_run_and_survive_save_and_load() {
+    // The capture's own CUPTI records, converted again, as the capture did.
+    let dump = sightline::capture::dump::read_dump(&fixture("counters/gemm_small.rec"))
+        .expect("record dump");
+    let live = dump.to_report(4242).expect("report");
+    let trace = live.snapshot().expect("snapshot");
+    let recorded = recorded_ranges(&fixture(DUMP));
+    let request = CounterRequest {
+        metrics: recorded.metrics.clone(),
+        ranges: Vec::new(),
+    };
+    let set = pass::to_kernel_metrics(&request, &recorded, 1, &trace);
+    assert_eq!(
+        set.len(),
+        trace.kernels.spans.len() * recorded.metrics.len()
+    );
+    assert!(
+        !set.notes
+            .iter()
+            .any(|n| n.contains("no counters") || n.contains("matched no"))
+    );
+    live.write_kernel_metrics(&trace, &set).expect("write");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let saved = dir.path().join("saved.sqlite");
+    live.save(&saved).expect("save");
+    let reopened = load(&saved);
+    let back = counters(&reopened);
+    assert_eq!(back.metrics, set.metrics);
+    assert_eq!(back.notes, set.notes);
+    let mut a: Vec<(u32, u16, u64)> = set
+        .kernel
+        .iter()
+        .zip(&set.metric)
+        .zip(&set.value)
+        .map(|((&k, &m), &v)| (k, m, v.to_bits()))
+        .collect();
+    let mut b: Vec<(u32, u16, u64)> = back
+        .kernel
+        .iter()
+        .zip(&back.metric)
+        .zip(&back.value)
+        .map(|((&k, &m), &v)| (k, m, v.to_bits()))
+        .collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    // The saved file is still what nsys reads: no table of its was touched.
+    assert_eq!(reopened.kernels.spans.len(), trace.kernels.spans.len());
+}
+
+#[test]
+fn a_misspelt_metric_gets_the_chips_closest_names() {
+    let text = std::fs::read_to_string(fixture(&format!("{DUMP}/supported.txt"))).expect("list");
+    let chip = SupportedMetrics::from_text(&text).expect("parses");
+    let defaults: Vec<String> = DEFAULT_METRICS.iter().map(|m| m.to_string()).collect();
+    assert_eq!(
+        chip.check(&defaults),
+        Ok(()),
+        "the default set is supported"
+    );
+    let err = chip
+        .check(&["dram__bytes_raed.sum".to_string()])
+        .expect_err("misspelt base");
+    assert!(err.contains("dram__bytes_read.sum"), "{err}");
+    let err = chip
+        .check(&["sm__throughput.avg.pct_of_peak_sustained_elapsd".to_string()])
+        .expect_err("misspelt suffix");
+    assert!(
+        err.contains("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_list_that_is_no_metric_list_is_refused_before_any_gpu_work() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args([
+            "capture",
+            "gemm",
+            "--metrics",
+            "dram bytes",
+            "-o",
+            "/nonexistent/x.sqlite",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("'dram bytes' is not a metric name"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn without_libnvperf_counters_are_one_clear_line() {
+    use sightline::capture::counters::target;
+    match target::libraries_present() {
+        Ok(()) => eprintln!("skipped: CUPTI and libnvperf are present on this machine"),
+        Err(e) => {
+            let line = e.to_string();
+            assert!(!line.contains('\n'));
+            assert!(
+                line.contains("libnvperf") || line.contains("libcupti"),
+                "{line}"
+            );
+            assert!(line.contains("LD_LIBRARY_PATH"), "{line}");
+        }
+    }
+}
+
+#[test]
+fn the_host_api_evaluates_the_recorded_image_as_on_the_gpu_machine() {
+    use sightline::capture::counters::{host::Host, target};
+    if target::libraries_present().is_err() {
+        eprintln!("skipped: CUPTI's host API (libcupti, libnvperf_host) is not on this machine");
+        return;
+    }
+    let dir = fixture(DUMP);
+    let recorded = recorded_ranges(&dir);
+    let image = std::fs::read(dir.join("counterdata.bin")).expect("image");
+    let host = match Host::new(&recorded.chip, None) {
+        Ok(h) => h,
+        Err(e) => panic!("host API for {}: {e}", recorded.chip),
+    };
+    host.config_image(&recorded.metrics).expect("configuration");
+    let again = pass::evaluate_with(&host, &recorded.metrics, image).expect("evaluates");
+    assert_eq!(again.names, recorded.names);
+    for (a, b) in again.values.iter().zip(&recorded.values) {
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() <= 1e-9 * y.abs().max(1.0), "{x} vs {y}");
+        }
+    }
+}
+
+/// On a GPU: a capture with counters has them for every kernel instance.
+#[test]
+fn capture_with_counters_on_the_gpu() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    use sightline::capture::benchmarks;
+    use sightline::capture::session::{self, CaptureOptions, CounterOutcome};
+    if !sightline::capture::environment::driver_present() {
+        eprintln!("skipped: no GPU (no NVIDIA driver on this machine)");
+        return;
+    }
+    let spec = benchmarks::find("gemm").expect("benchmark");
+    let args: Vec<String> = ["--iterations", "1", "--warmup", "0", "--sizes", "256"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let params = benchmarks::parse_args(spec, &args).expect("params");
+    let options = CaptureOptions {
+        counters: CounterRequest::from_args(Some("default"), None).expect("request"),
+        ..CaptureOptions::default()
+    };
+    let (tx, _rx) = crossbeam_channel::unbounded();
+    let result = session::capture(
+        spec,
+        &params,
+        &options,
+        &Arc::new(AtomicBool::new(false)),
+        &tx,
+    )
+    .expect("capture");
+    let Some(CounterOutcome::Collected(set)) = &result.counters else {
+        panic!("no counters: {:?}", result.counters);
+    };
+    let kernels = result.trace.kernels.spans.len();
+    assert!(kernels > 0);
+    assert_eq!(
+        set.len(),
+        kernels * DEFAULT_METRICS.len(),
+        "{:?}",
+        set.notes
+    );
+    assert_eq!(counters(&result.trace).len(), set.len());
+}
