@@ -808,6 +808,7 @@ fn check_destination(path: &Path, source: &str) -> Result<(), WriteError> {
             path.display()
         )));
     }
+    crate::files::check_replaceable(path).map_err(|e| WriteError::Invalid(e.to_string()))?;
     if !source.is_empty()
         && let (Ok(a), Ok(b)) = (std::fs::canonicalize(path), std::fs::canonicalize(source))
         && a == b
