@@ -136,13 +136,33 @@ pub fn sidecar_path(report: &Path) -> PathBuf {
 }
 
 /// Reads the notes of `report`; none (and no error) when it has no sidecar.
+/// A sidecar that exists but cannot be read (no permission, a directory,
+/// not UTF-8) is an error, never "no notes": a save would then replace it.
 pub fn load(report: &Path) -> Result<Vec<Note>, NotesError> {
     let path = sidecar_path(report);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
+    // The type first: opening a FIFO blocks the (UI) thread until a writer
+    // comes; a device may never end.
+    if let Ok(meta) = std::fs::metadata(&path)
+        && !meta.is_file()
+    {
+        let kind = crate::files::file_kind(&meta.file_type());
+        return Err(NotesError::Read {
+            error: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("it is {kind}, not a notes file"),
+            ),
+            path,
+        });
+    }
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(error) => return Err(NotesError::Read { path, error }),
     };
+    let text = String::from_utf8(bytes).map_err(|e| NotesError::Malformed {
+        path: path.clone(),
+        message: format!("not UTF-8 text: {e}"),
+    })?;
     parse(&text).map_err(|e| match e {
         ParseError::Malformed(message) => NotesError::Malformed {
             path: path.clone(),
@@ -182,6 +202,17 @@ fn parse(text: &str) -> Result<Vec<Note>, ParseError> {
 /// sidecar's path.
 pub fn save(report: &Path, notes: &[Note]) -> Result<PathBuf, NotesError> {
     let path = sidecar_path(report);
+    // A read-only sidecar was made so on purpose: not replaced (a rename
+    // would), and said so.
+    if std::fs::metadata(&path).is_ok_and(|m| m.permissions().readonly()) {
+        return Err(NotesError::Write {
+            error: std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "the file is read-only; it is left as it is",
+            ),
+            path,
+        });
+    }
     if notes.is_empty() {
         return match std::fs::remove_file(&path) {
             Ok(()) => Ok(path),
@@ -206,6 +237,29 @@ pub fn save(report: &Path, notes: &[Note]) -> Result<PathBuf, NotesError> {
         Ok(()) => Ok(path),
         Err(error) => Err(NotesError::Write { path, error }),
     }
+}
+
+/// Saves `notes` without losing what another window or process saved since
+/// this one read the sidecar (`base`: the notes as last read or written
+/// here). A three-way merge by note identity (text, colour, pin): a note on
+/// disk that `base` lacks was added elsewhere and is kept; one in `base` and
+/// `notes` but no longer on disk was deleted elsewhere and is dropped; what
+/// this side added, changed or deleted wins over `base`. Returns the notes
+/// now saved.
+pub fn save_merged(report: &Path, base: &[Note], notes: &[Note]) -> Result<Vec<Note>, NotesError> {
+    let disk = load(report)?;
+    let mut merged: Vec<Note> = notes
+        .iter()
+        .filter(|n| !(base.contains(n) && !disk.contains(n)))
+        .cloned()
+        .collect();
+    for note in disk {
+        if !base.contains(&note) && !merged.contains(&note) {
+            merged.push(note);
+        }
+    }
+    save(report, &merged)?;
+    Ok(merged)
 }
 
 /// The columns of one kind of event.

@@ -77,6 +77,15 @@ pub struct AnnotationsPanel {
     /// The sidecar exists but could not be read: it is renamed aside before
     /// the first write, so its contents are never lost.
     unreadable: bool,
+    /// The notes as last read from or written to the sidecar: what a save
+    /// merges against, so notes saved meanwhile by another window or
+    /// process are kept ([`annotations::save_merged`]).
+    base: Vec<Note>,
+    /// Notes merged in from the sidecar whose events are not looked up yet
+    /// (a save has no trace at hand; the next frame does).
+    unresolved: bool,
+    /// The last save failed: the notes live in this window only.
+    unsaved: bool,
     /// The timeline's marks no longer match the notes.
     marks_stale: bool,
     /// Input time of the last unsaved keystroke.
@@ -100,9 +109,14 @@ impl AnnotationsPanel {
             ..Default::default()
         };
         match annotations::load(report) {
-            Ok(notes) => panel.set_notes(trace, notes),
+            Ok(notes) => {
+                panel.base = notes.clone();
+                panel.set_notes(trace, notes);
+            }
             Err(e) => {
-                panel.unreadable = !matches!(e, NotesError::Read { .. });
+                // Whatever the reason (not JSON, not UTF-8, no permission,
+                // a directory): it is kept aside before the first save.
+                panel.unreadable = true;
                 panel.error = Some(e.to_string());
                 panel.open = true;
             }
@@ -232,13 +246,82 @@ impl AnnotationsPanel {
             }
         }
         let notes: Vec<Note> = self.notes.iter().map(|e| e.note.clone()).collect();
-        match annotations::save(&report, &notes) {
-            Ok(_) => self.error = None,
+        match annotations::save_merged(&report, &self.base, &notes) {
+            Ok(merged) => {
+                self.error = None;
+                self.unsaved = false;
+                self.take_merged(&merged);
+                self.base = merged;
+            }
             Err(e) => {
+                if matches!(
+                    e,
+                    NotesError::Read { .. }
+                        | NotesError::Malformed { .. }
+                        | NotesError::Newer { .. }
+                ) {
+                    // The sidecar turned unreadable since it was loaded: set
+                    // it aside at the next try rather than replace it.
+                    self.unreadable = true;
+                }
                 self.error = Some(format!("{e} — the notes stay in this window only"));
+                self.unsaved = true;
                 self.open = true;
             }
         }
+    }
+
+    /// Brings the list in line with `merged` (what a save wrote): notes
+    /// deleted elsewhere go, notes added elsewhere come in (their events
+    /// looked up at the next frame).
+    fn take_merged(&mut self, merged: &[Note]) {
+        let before = self.notes.len();
+        self.notes.retain(|e| merged.contains(&e.note));
+        let mut changed = self.notes.len() != before;
+        for note in merged {
+            if !self.notes.iter().any(|e| &e.note == note) {
+                self.next_id += 1;
+                self.notes.push(NoteEntry {
+                    note: note.clone(),
+                    event: None,
+                    id: self.next_id,
+                });
+                self.unresolved = true;
+                changed = true;
+            }
+        }
+        if changed {
+            self.sort();
+            self.marks_stale = true;
+        }
+    }
+
+    /// Looks up the events of notes merged in from the sidecar.
+    fn resolve_merged(&mut self, trace: &Trace) {
+        self.unresolved = false;
+        let keys: Vec<(usize, &EventKey)> = self
+            .notes
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.event.is_none())
+            .filter_map(|(i, e)| match &e.note.pin {
+                Pin::Event(k) => Some((i, k)),
+                Pin::Time(_) => None,
+            })
+            .collect();
+        let just_keys: Vec<&EventKey> = keys.iter().map(|(_, k)| *k).collect();
+        let found = annotations::resolve(trace, &just_keys);
+        let at: Vec<usize> = keys.iter().map(|(i, _)| *i).collect();
+        for (i, ev) in at.into_iter().zip(found) {
+            self.notes[i].event = ev.map(EventRef::from);
+        }
+        self.marks_stale = true;
+    }
+
+    /// Notes that are not on disk: the last save failed, or typed text
+    /// waits for its delayed save. Closing the report would lose them.
+    pub fn has_unsaved(&self) -> bool {
+        self.is_enabled() && (self.unsaved || self.text_dirty_since.is_some())
     }
 
     /// The timeline marks: a flag per note; an event note also outlines
@@ -525,6 +608,9 @@ impl Document {
                 ui.ctx()
                     .request_repaint_after(Duration::from_secs_f64(wait.max(0.01)));
             }
+        }
+        if self.notes.unresolved {
+            self.notes.resolve_merged(&self.trace);
         }
         if self.notes.marks_stale {
             self.notes.marks_stale = false;

@@ -305,6 +305,9 @@ pub struct SightlineApp {
     help: Help,
     /// The Lessons menu and the lesson being followed.
     pub lessons: lesson_panel::Lessons,
+    /// A tab asked to close whose notes could not be saved: the report's
+    /// path, until the user keeps it open or closes it anyway.
+    confirm_close: Option<PathBuf>,
 }
 
 /// The report opened when none is given: next to the executable or in the
@@ -408,8 +411,93 @@ impl SightlineApp {
         }
     }
 
-    /// Closes tab `i` (cancelling its load if it is still reading).
+    /// Closes tab `i` (cancelling its load if it is still reading). A report
+    /// whose notes are not on disk (typed text not yet written is written
+    /// now; a save that failed is tried again) is not closed: the window
+    /// asks first, since closing would lose them.
     pub fn close_tab(&mut self, i: usize) {
+        if let Some(Tab::Ready(doc)) = self.tabs.get_mut(i)
+            && doc.notes.has_unsaved()
+        {
+            doc.notes.save();
+            if doc.notes.has_unsaved() {
+                self.confirm_close = Some(doc.path.clone());
+                self.active = i;
+                return;
+            }
+        }
+        self.close_tab_now(i);
+    }
+
+    /// Shows how an image export ended in the status bar.
+    pub fn export_outcome(&mut self, outcome: export_image::Outcome) {
+        match outcome {
+            export_image::Outcome::Saved(p) => self.saved_to = Some(p),
+            export_image::Outcome::Failed(e) => {
+                // An earlier "Saved …" or "Copied …" beside this error would
+                // read as if this export had worked.
+                self.saved_to = None;
+                self.image_export.notice = None;
+                self.error = Some(e);
+            }
+            copied => self.image_export.notice = Some(copied.to_string()),
+        }
+    }
+
+    /// Whether a tab waits for the user to confirm closing it.
+    pub fn is_confirming_close(&self) -> bool {
+        self.confirm_close.is_some()
+    }
+
+    /// Asks whether to close a tab whose notes could not be saved.
+    fn confirm_close_ui(&mut self, ctx: &egui::Context) {
+        let Some(path) = self.confirm_close.clone() else {
+            return;
+        };
+        let Some(i) = self
+            .tabs
+            .iter()
+            .position(|t| matches!(t, Tab::Ready(_)) && t.path() == path.as_path())
+        else {
+            self.confirm_close = None;
+            return;
+        };
+        let why = match &self.tabs[i] {
+            Tab::Ready(doc) => doc.notes.error.clone().unwrap_or_default(),
+            _ => String::new(),
+        };
+        let mut answer = None;
+        egui::Modal::new(egui::Id::new("confirm close")).show(ctx, |ui| {
+            ui.heading("Notes not saved");
+            ui.label(format!(
+                "The notes on {} could not be saved:",
+                format::file_name(&path)
+            ));
+            ui.add(
+                egui::Label::new(RichText::new(why).color(Color32::from_rgb(255, 110, 90))).wrap(),
+            );
+            ui.label("Closing the report now loses them.");
+            ui.horizontal(|ui| {
+                if ui.button("Keep it open").clicked() {
+                    answer = Some(false);
+                }
+                if ui.button("Close and lose the notes").clicked() {
+                    answer = Some(true);
+                }
+            });
+        });
+        match answer {
+            Some(true) => {
+                self.confirm_close = None;
+                self.close_tab_now(i);
+            }
+            Some(false) => self.confirm_close = None,
+            None => {}
+        }
+    }
+
+    /// Closes tab `i` without asking.
+    fn close_tab_now(&mut self, i: usize) {
         if i >= self.tabs.len() {
             return;
         }
@@ -613,8 +701,13 @@ impl SightlineApp {
                     i += 1;
                 }
                 Err(e) => {
-                    self.error = Some(e.to_string());
-                    self.close_tab(i);
+                    // Each failed report is named: opening fifteen files
+                    // with five bad ones shows five messages, not the last.
+                    self.error = Some(match self.error.take() {
+                        Some(earlier) if !earlier.is_empty() => format!("{earlier}\n{e}"),
+                        _ => e.to_string(),
+                    });
+                    self.close_tab_now(i);
                 }
             }
         }
@@ -685,11 +778,8 @@ impl SightlineApp {
         let busy = self.poll_loading() | self.poll_captures() | self.poll_saving();
         self.poll_dialog();
         let timeline_area = self.doc().map(|d| d.timeline.area);
-        match self.image_export.poll(ui.ctx(), timeline_area) {
-            Some(export_image::Outcome::Saved(p)) => self.saved_to = Some(p),
-            Some(export_image::Outcome::Failed(e)) => self.error = Some(e),
-            Some(copied) => self.image_export.notice = Some(copied.to_string()),
-            None => {}
+        if let Some(outcome) = self.image_export.poll(ui.ctx(), timeline_area) {
+            self.export_outcome(outcome);
         }
         if let Some(path) = self.browser.ui(ui.ctx()) {
             self.open(path);
@@ -726,6 +816,7 @@ impl SightlineApp {
         self.prefs.keys(ui.ctx());
         self.prefs.remember_zoom(ui.ctx());
         self.help.ui(ui.ctx());
+        self.confirm_close_ui(ui.ctx());
         let presenting = self.prefs.presentation;
         if presenting {
             egui::Panel::top("presentation").show(ui, |ui| self.presentation_bar(ui));
