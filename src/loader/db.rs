@@ -153,8 +153,10 @@ pub fn read_only_uri(path: &Path) -> String {
     format!("file:{}?mode=ro&immutable=1", uri_escape(&absolute(path)))
 }
 
-/// Turns the usual file-level mistakes into clear messages before SQLite sees them.
-fn check_file(path: &Path) -> Result<(), LoadError> {
+/// Turns the usual file-level mistakes into clear messages before SQLite sees
+/// them. The file type is looked at before the file is opened: opening a FIFO
+/// blocks until a writer comes, and a device such as `/dev/zero` never ends.
+pub(crate) fn check_file(path: &Path) -> Result<(), LoadError> {
     let meta = std::fs::metadata(path).map_err(|e| {
         let problem = if e.kind() == std::io::ErrorKind::NotFound {
             Problem::NotFound
@@ -166,33 +168,83 @@ fn check_file(path: &Path) -> Result<(), LoadError> {
     if meta.is_dir() {
         return Err(LoadError::new(path, Problem::IsDirectory));
     }
-    if meta.len() == 0 {
-        return Err(LoadError::new(path, Problem::Empty));
+    if !meta.is_file() {
+        let kind = crate::files::file_kind(&meta.file_type());
+        return Err(LoadError::new(path, Problem::NotRegular(kind)));
     }
-    let mut header = [0u8; 16];
+    let mut header = [0u8; 100];
     let mut file = std::fs::File::open(path)
         .map_err(|e| LoadError::new(path, Problem::Unreadable(e.to_string())))?;
-    let read = file
-        .read(&mut header)
+    let read = read_up_to(&mut file, &mut header)
         .map_err(|e| LoadError::new(path, Problem::Unreadable(e.to_string())))?;
-    if read < 16 || &header != b"SQLite format 3\0" {
+    if meta.len() == 0 {
+        // /proc and /sys files say size 0 and still have contents.
+        let problem = if read > 0 {
+            Problem::PseudoFile
+        } else {
+            Problem::Empty
+        };
+        return Err(LoadError::new(path, problem));
+    }
+    if read < 16 || &header[..16] != b"SQLite format 3\0" {
         return Err(LoadError::new(path, Problem::NotSqlite));
+    }
+    if read == header.len()
+        && let Some(why) = bad_page_size(&header)
+    {
+        return Err(LoadError::new(path, Problem::Corrupt(why)));
     }
     Ok(())
 }
 
-fn absolute(path: &Path) -> String {
-    std::path::absolute(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .to_string_lossy()
-        .into_owned()
+/// Reads until `buf` is full or the file ends; the bytes read.
+fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read(&mut buf[done..]) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+/// What is wrong with the page size in an SQLite header (bytes 16-17, big
+/// endian: a power of two from 512 to 32768, or 1 for 65536), if anything.
+/// SQLite itself only says "file is not a database" for a damaged one.
+fn bad_page_size(header: &[u8; 100]) -> Option<String> {
+    let size = u16::from_be_bytes([header[16], header[17]]) as u32;
+    let valid = size == 1 || ((512..=32768).contains(&size) && size.is_power_of_two());
+    (!valid).then(|| {
+        format!(
+            "the header's page size ({size}) is not one SQLite writes: the file's first page \
+             is damaged"
+        )
+    })
+}
+
+/// The path as a `file:` URI path: absolute, every byte of it kept (a name
+/// that is not UTF-8 is escaped byte by byte, not replaced).
+fn absolute(path: &Path) -> Vec<u8> {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        path.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        path.to_string_lossy().into_owned().into_bytes()
+    }
 }
 
 /// Escapes a path for an SQLite `file:` URI (`?`, `#`, `%` and spaces would
 /// otherwise change its meaning).
-fn uri_escape(path: &str) -> String {
+fn uri_escape(path: &[u8]) -> String {
     let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
+    for &b in path {
         if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
             out.push(b as char);
         } else {
@@ -208,7 +260,8 @@ mod tests {
 
     #[test]
     fn uri_escape_keeps_plain_paths_and_escapes_the_rest() {
-        assert_eq!(uri_escape("/a/b_c-1.sqlite"), "/a/b_c-1.sqlite");
-        assert_eq!(uri_escape("/a b/c?d#e%"), "/a%20b/c%3Fd%23e%25");
+        assert_eq!(uri_escape(b"/a/b_c-1.sqlite"), "/a/b_c-1.sqlite");
+        assert_eq!(uri_escape(b"/a b/c?d#e%"), "/a%20b/c%3Fd%23e%25");
+        assert_eq!(uri_escape(b"/r\xff.sqlite"), "/r%FF.sqlite");
     }
 }

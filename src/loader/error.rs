@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 pub enum Problem {
     NotFound,
     IsDirectory,
+    /// A FIFO, a device, a socket: reading it would block or never end.
+    NotRegular(&'static str),
+    /// Size 0 yet it has contents: a pseudo-file of /proc or /sys.
+    PseudoFile,
     Unreadable(String),
     Empty,
     NotSqlite,
@@ -15,6 +19,8 @@ pub enum Problem {
     /// A healthy SQLite file that is not an Nsight Systems export.
     NotNsysReport(String),
     Cancelled,
+    /// It changed at every try: another program is writing it.
+    Changing,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +58,13 @@ impl fmt::Display for LoadError {
             Problem::NotFound => write!(f, "{path}: no such file"),
             Problem::IsDirectory => write!(f, "{path}: is a directory, not a report file"),
             Problem::Unreadable(why) => write!(f, "{path}: cannot be read: {why}"),
+            Problem::NotRegular(kind) => {
+                write!(f, "{path}: is {kind}, not a report file")
+            }
+            Problem::PseudoFile => write!(
+                f,
+                "{path}: is a kernel pseudo-file (as in /proc or /sys), not a report file"
+            ),
             Problem::Empty => write!(f, "{path}: the file is empty"),
             Problem::NotSqlite => write!(
                 f,
@@ -62,6 +75,11 @@ impl fmt::Display for LoadError {
                 write!(f, "{path}: not an Nsight Systems report: {why}")
             }
             Problem::Cancelled => write!(f, "{path}: loading was cancelled"),
+            Problem::Changing => write!(
+                f,
+                "{path}: the report changed each time it was read (is a program still writing \
+                 it?); open it again when it is finished"
+            ),
         }
     }
 }

@@ -12,6 +12,7 @@ mod gpu;
 mod group;
 mod kernel_metrics;
 mod parallel;
+mod snapshot;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use rusqlite::types::ValueRef;
 
+pub(crate) use db::check_file;
 pub use db::{open_read_only, read_only_uri};
 pub use error::{LoadError, Problem};
 
@@ -72,7 +74,48 @@ pub fn load_timed(
     on_progress: &mut dyn FnMut(Progress),
     cancel: &AtomicBool,
 ) -> Result<(Trace, PhaseTimes), LoadError> {
-    let report = Report::open(path)?;
+    // A writer may commit while the report is read (its stamp then changes):
+    // the rows would come from two states, so the load is done again; the
+    // last try reads a private copy taken while nothing changed.
+    const TRIES: usize = 3;
+    for attempt in 0..TRIES {
+        let copy = attempt + 1 == TRIES;
+        let before = snapshot::Stamp::of(path);
+        let result = load_committed(path, copy, on_progress, cancel);
+        if copy || snapshot::Stamp::of(path) == before {
+            return result;
+        }
+        if cancel.load(Ordering::Relaxed) {
+            return Err(LoadError::new(path, Problem::Cancelled));
+        }
+    }
+    Err(LoadError::new(path, Problem::Changing))
+}
+
+/// One load of the report's committed state (see [`snapshot`]).
+fn load_committed(
+    path: &Path,
+    always_copy: bool,
+    on_progress: &mut dyn FnMut(Progress),
+    cancel: &AtomicBool,
+) -> Result<(Trace, PhaseTimes), LoadError> {
+    db::check_file(path)?;
+    let source = snapshot::Source::prepare(path, always_copy).map_err(|why| {
+        LoadError::new(
+            path,
+            if why.contains("changed") {
+                Problem::Changing
+            } else {
+                Problem::Unreadable(why)
+            },
+        )
+    })?;
+    // Errors name the user's file, not the private copy.
+    let named = |mut e: LoadError| {
+        e.path = path.to_path_buf();
+        e
+    };
+    let report = Report::open(&source.read_from).map_err(named)?;
     if !report.has_table("StringIds") {
         let why = if report.has_table("sqlite_sequence") || !report.has_table("META_DATA_EXPORT") {
             "it has no StringIds table (is it from another program?)"
@@ -82,14 +125,9 @@ pub fn load_timed(
         return Err(LoadError::new(path, Problem::NotNsysReport(why.into())));
     }
     let mut builder = Builder::new(path, report, on_progress, cancel);
-    // Opened immutable, SQLite does not look at a write-ahead log: what is
-    // still only in one is not seen. nsys never leaves one; a tool might.
-    let wal = PathBuf::from(format!("{}-wal", path.display()));
-    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
-        builder.warn(format!(
-            "{} exists: changes still in it are not shown (checkpoint it with sqlite3 first)",
-            wal.display()
-        ));
+    builder.source = source.read_from.clone();
+    if let Some(note) = &source.note {
+        builder.warn(note.clone());
     }
     // Unified-memory events are not loaded: say so, since `um_sum` then
     // prints nothing where nsys would print a summary.
@@ -185,7 +223,10 @@ impl LoadJob {
 
 /// State shared by the table readers while a trace is built.
 pub(crate) struct Builder<'a> {
+    /// The report, as the user named it (in messages and the trace).
     path: PathBuf,
+    /// The file read: the report, or a private copy of its committed state.
+    source: PathBuf,
     report: std::rc::Rc<Report>,
     on_progress: &'a mut dyn FnMut(Progress),
     cancel: &'a AtomicBool,
@@ -231,6 +272,7 @@ impl<'a> Builder<'a> {
         trace.info.path = path.display().to_string();
         Builder {
             path: path.to_path_buf(),
+            source: path.to_path_buf(),
             report: std::rc::Rc::new(report),
             on_progress,
             cancel,

@@ -99,7 +99,7 @@ pub(super) fn read_table<S: RowSink>(
 ) -> rusqlite::Result<S> {
     let pieces = split_by_rowid(b, table);
     let done = AtomicU64::new(0);
-    let path = b.path.clone();
+    let path = b.source.clone();
     // Disjoint borrows of the builder: the workers read the string map while
     // this thread reports progress.
     let strings = &b.string_ids;
