@@ -26,18 +26,22 @@ fn main() -> ExitCode {
     // thread starts (NVTX reads its injection path once). Other commands leave it alone (`run`
     // for nsys, the rest have no GPU to record).
     if let Some(command) = cli.command {
+        one_line_for_missing_cuda_symbols();
         if matches!(command, cli::Command::Capture(_)) {
             prepare_nvtx_injection();
         }
         return command.run();
     }
     if let Some(word) = cli.files.iter().find_map(|f| mistyped_command(f)) {
-        return cli::usage_error(
-            "",
-            &format!(
+        let message = match cli::suggest_command(word) {
+            Some(meant) => {
+                format!("'{word}' is neither a report file nor a command; did you mean '{meant}'?")
+            }
+            None => format!(
                 "'{word}' is neither a report file nor a command (`sightline --help` lists the commands)"
             ),
-        );
+        };
+        return cli::usage_error("", &message);
     }
     if let Some(message) = sightline::app::missing_display() {
         eprintln!("sightline: {message}");
@@ -52,6 +56,30 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// cudarc panics ("Missing symbol cuInit: ...") when a CUDA library lacks a function it calls
+/// (a stub, an old driver) where no check came first: the command ends with the one line a
+/// missing driver gets, not a backtrace. Other panics keep the default report.
+fn one_line_for_missing_cuda_symbols() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied());
+        match message.and_then(sightline::capture::environment::missing_symbol_in_panic) {
+            Some(symbol) => {
+                eprintln!(
+                    "sightline: {}",
+                    sightline::capture::environment::missing_symbol_message(symbol)
+                );
+                std::process::exit(1);
+            }
+            None => default(info),
+        }
+    }));
 }
 
 /// A bare word that names no file (`sightline stast f.sqlite`): a command mistyped, not a

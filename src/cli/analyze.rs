@@ -59,6 +59,9 @@ pub struct AnalyzeArgs {
     /// every instance.
     #[arg(long, conflicts_with = "rules")]
     all: bool,
+    /// Do not print the loader's warnings (rows dropped, columns missing) on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -93,6 +96,7 @@ struct Options {
     output: Option<String>,
     range: Option<TimeRange>,
     all: bool,
+    quiet: bool,
 }
 
 /// What clap cannot check: a rule named twice runs once (with the options given last), and
@@ -123,6 +127,7 @@ fn options(args: AnalyzeArgs) -> Result<Options, String> {
         output: args.output,
         range: args.range,
         all: args.all,
+        quiet: args.quiet,
     })
 }
 
@@ -131,7 +136,7 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error("analyze", &message),
     };
-    let trace = match load_or_report(&options.file) {
+    let trace = match load_or_report(&options.file, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };
@@ -147,26 +152,29 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
             _ if options.all => findings::to_table(&found).to_text(),
             _ => findings::entries_table(&found, &findings::entries(&found)).to_text(),
         };
-        if options.format == AnalyzeFormat::Table && found.is_empty() {
+        let written = if options.format == AnalyzeFormat::Table && found.is_empty() {
             writeln!(stdout, "no findings")
         } else {
             write!(stdout, "{text}")
-        }
+        };
+        written.map_err(|e| {
+            super::output::write_failed(&e);
+        })
     } else {
         run_rules(&trace, &options, &mut stdout)
     };
-    // A closed pipe (e.g. `| head`) is not worth a panic or an error message.
-    if printed.and_then(|()| stdout.flush()).is_err() {
-        return ExitCode::FAILURE;
+    match printed {
+        Ok(()) => super::output::finish(&mut stdout),
+        // Already said on stderr.
+        Err(()) => ExitCode::FAILURE,
     }
-    ExitCode::SUCCESS
 }
 
 fn run_rules(
     trace: &crate::model::Trace,
     options: &Options,
     out: &mut impl Write,
-) -> std::io::Result<()> {
+) -> Result<(), ()> {
     for (i, spec) in options.rules.iter().enumerate() {
         let table = rules::run(trace, spec.rule, &spec.options);
         // Files as nsys names them (`PREFIX_RULE.csv`); `.txt` for a table, as `stats` does.

@@ -180,12 +180,18 @@ struct Results {
 pub fn main(args: BenchArgs) -> ExitCode {
     match run(&args.file) {
         Ok(r) => {
-            if args.json {
-                println!("{}", to_json(&r));
+            use std::io::Write;
+            let text = if args.json {
+                format!("{}\n", to_json(&r))
             } else {
-                print!("{}", to_text(&r));
+                to_text(&r)
+            };
+            // `> /dev/full`, a closed pipe: said (or not, for the pipe), no panic.
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(text.as_bytes()) {
+                Ok(()) => super::output::finish(&mut stdout),
+                Err(e) => super::output::write_failed(&e),
             }
-            ExitCode::SUCCESS
         }
         Err(message) => {
             eprintln!("sightline bench: {message}");
@@ -195,6 +201,8 @@ pub fn main(args: BenchArgs) -> ExitCode {
 }
 
 fn run(path: &Path) -> Result<Results, String> {
+    // Before the warm-up reads it: a FIFO or /dev/zero would never end.
+    loader::check_file(path).map_err(|e| e.to_string())?;
     // Both the load and the floor should read from the page cache, so neither
     // pays for the disk and the first one measured is not penalised.
     // A file that cannot be read is left for the loader to explain.

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::output::{Named, emit_table};
+use super::output::{Named, emit_table, write_failed};
 use super::{TableFormat, load_or_report, named_or_all};
 use crate::analysis::compare::{self, Diff, DiffReport};
 
@@ -52,6 +52,10 @@ pub struct DiffArgs {
     /// (a CI regression gate); computed whatever --report selects.
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     fail_above: Option<f64>,
+
+    /// Do not print the loader's warnings (rows dropped, columns missing) on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn parse_report(name: &str) -> Result<DiffReport, String> {
@@ -95,6 +99,7 @@ struct Options {
     format: TableFormat,
     output: Option<String>,
     fail_above: Option<f64>,
+    quiet: bool,
 }
 
 /// A report named twice is compared once; none named means all four ([`named_or_all`]).
@@ -106,6 +111,7 @@ fn options(args: DiffArgs) -> Options {
         format: TableFormat::or_default(args.format, args.output.is_some()),
         output: args.output,
         fail_above: args.fail_above,
+        quiet: args.quiet,
     }
 }
 
@@ -120,7 +126,6 @@ fn emit(diff: &Diff, options: &Options, first: bool, stdout: &mut impl Write) ->
         if_empty: "(no data)",
     };
     let csv = options.format == TableFormat::Csv;
-    // A closed pipe (e.g. `| head`) is not worth a panic or an error message.
     emit_table(
         &diff.to_table(),
         &named,
@@ -129,16 +134,15 @@ fn emit(diff: &Diff, options: &Options, first: bool, stdout: &mut impl Write) ->
         first,
         stdout,
     )
-    .map_err(|_| ())
 }
 
 pub fn main(args: DiffArgs) -> ExitCode {
     let options = options(args);
-    let a = match load_or_report(&options.a) {
+    let a = match load_or_report(&options.a, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };
-    let b = match load_or_report(&options.b) {
+    let b = match load_or_report(&options.b, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };
@@ -149,8 +153,8 @@ pub fn main(args: DiffArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    if stdout.flush().is_err() {
-        return ExitCode::FAILURE;
+    if let Err(e) = stdout.flush() {
+        return write_failed(&e);
     }
     drop(stdout);
     if let Some(pct) = options.fail_above {

@@ -78,13 +78,24 @@ impl Command {
     }
 }
 
-/// Loads a report for a command, printing the loader's message on failure.
-pub fn load_or_report(path: &Path) -> Result<Trace, ExitCode> {
+/// Loads a report for a command, printing the loader's message on failure, and its warnings
+/// (rows dropped, columns missing, a journal rolled back), each once on stderr, unless
+/// `quiet`: stdout stays the command's output alone.
+pub fn load_or_report(path: &Path, quiet: bool) -> Result<Trace, ExitCode> {
     let cancel = AtomicBool::new(false);
-    crate::loader::load(path, &mut |_| {}, &cancel).map_err(|e| {
+    let trace = crate::loader::load(path, &mut |_| {}, &cancel).map_err(|e| {
         eprintln!("sightline: {e}");
         ExitCode::from(EXIT_BAD_INPUT)
-    })
+    })?;
+    if !quiet {
+        let mut said = std::collections::HashSet::new();
+        for warning in &trace.warnings {
+            if said.insert(warning.as_str()) {
+                eprintln!("sightline: {}: warning: {warning}", path.display());
+            }
+        }
+    }
+    Ok(trace)
 }
 
 /// A usage error that clap cannot see (two options that do not go together, say): one line
@@ -104,12 +115,56 @@ pub fn usage_error(command: &str, message: &str) -> ExitCode {
 pub(crate) fn parse_range(text: &str) -> Result<TimeRange, String> {
     let bad = || format!("'{text}' is not START_NS:END_NS with START < END");
     let (start, end) = text.split_once(':').ok_or_else(bad)?;
-    let start: i64 = start.trim().parse().map_err(|_| bad())?;
-    let end: i64 = end.trim().parse().map_err(|_| bad())?;
+    // A number too big for the clock is named as such, not blamed on the order.
+    let number =
+        |part: &str| -> Result<i64, String> {
+            let part = part.trim();
+            part.parse().map_err(|e: std::num::ParseIntError| match e.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => format!(
+                "'{part}' in '{text}' is out of range: times are nanoseconds from {} to {}",
+                i64::MIN,
+                i64::MAX
+            ),
+            _ => bad(),
+        })
+        };
+    let start = number(start)?;
+    let end = number(end)?;
     if start >= end {
         return Err(bad());
     }
     Ok(TimeRange { start, end })
+}
+
+/// The command `word` was probably meant to be (`stas` → `stats`, `analyse` → `analyze`):
+/// the closest by edit distance, if it is close (at most a third of the word, and 2).
+pub fn suggest_command(word: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let word = word.to_ascii_lowercase();
+    let limit = (word.chars().count() / 3).clamp(1, 2);
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .map(|name| (edit_distance(&word, &name), name))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, name)| name)
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// Table or CSV: the two formats of `stats` and `diff` (`analyze` adds JSON for findings).
@@ -175,10 +230,21 @@ mod tests {
     }
 
     #[test]
+    fn mistyped_commands_get_the_one_meant() {
+        assert_eq!(suggest_command("stas").as_deref(), Some("stats"));
+        assert_eq!(suggest_command("analyse").as_deref(), Some("analyze"));
+        assert_eq!(suggest_command("dif").as_deref(), Some("diff"));
+        assert_eq!(suggest_command("report"), None);
+    }
+
+    #[test]
     fn ranges_parse_and_bad_ones_are_refused() {
         assert_eq!(parse_range("5:9"), Ok(TimeRange { start: 5, end: 9 }));
         for bad in ["9:5", "5:5", "abc", "1:x", ":"] {
             assert!(parse_range(bad).is_err(), "{bad}");
         }
+        let huge = parse_range("0:99999999999999999999").expect_err("too big");
+        assert!(huge.contains("out of range"), "{huge}");
+        assert!(!huge.contains("START < END"), "{huge}");
     }
 }

@@ -20,9 +20,42 @@ pub(crate) struct Named<'a> {
 
 /// Writes `table` as CSV (`csv`) or text, to `PREFIX_STEM.ext` when `prefix`
 /// is given, else to `out`; `first` is whether it is the first table on
-/// `out`. A failed file write is reported on stderr; a failed stdout write
-/// (a closed pipe) is only returned.
+/// `out`. `Err` when it could not be written, already said on stderr (see
+/// [`write_failed`]).
 pub(crate) fn emit_table(
+    table: &Table,
+    named: &Named,
+    csv: bool,
+    prefix: Option<&str>,
+    first: bool,
+    out: &mut impl Write,
+) -> Result<(), ()> {
+    emit_table_io(table, named, csv, prefix, first, out).map_err(|e| {
+        if prefix.is_none() {
+            write_failed(&e);
+        }
+    })
+}
+
+/// What a failed write to stdout ends with, said on stderr: nothing for a
+/// closed pipe (`| head` read what it wanted), else one line. Returns the
+/// exit code (failure either way: the output is incomplete).
+pub(crate) fn write_failed(e: &std::io::Error) -> std::process::ExitCode {
+    if e.kind() != std::io::ErrorKind::BrokenPipe {
+        eprintln!("sightline: cannot write the output: {e}");
+    }
+    std::process::ExitCode::FAILURE
+}
+
+/// Flushes stdout at the end of a command: its exit code.
+pub(crate) fn finish(out: &mut impl Write) -> std::process::ExitCode {
+    match out.flush() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => write_failed(&e),
+    }
+}
+
+fn emit_table_io(
     table: &Table,
     named: &Named,
     csv: bool,

@@ -7,10 +7,41 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::output::{Named, emit_table};
+use super::output::{Named, emit_table, finish, write_failed};
 use super::{TableFormat, load_or_report, name_list, named_or_all, parse_range, usage_error};
 use crate::analysis::metrics::ncu;
-use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
+use crate::analysis::{
+    RangeRule, Report, TimeRange, compute_in, csv_line, for_each_trace_row, trace_columns,
+};
+use crate::files::write_aside_with;
+
+/// Writes trace report `report` as CSV to `out`, row by row as each is made
+/// (the header with the first row: no rows, no output, as nsys); `separate`
+/// puts the blank line between tables before it.
+fn stream_trace_csv(
+    trace: &crate::model::Trace,
+    report: Report,
+    range: Option<TimeRange>,
+    separate: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let columns = trace_columns(report).unwrap_or_default();
+    let mut started = false;
+    let mut texts: Vec<String> = Vec::new();
+    for_each_trace_row::<std::io::Error>(trace, report, range, &mut |row| {
+        if !started {
+            started = true;
+            if separate {
+                out.write_all(b"\n")?;
+            }
+            out.write_all(csv_line(columns.iter().map(String::as_str)).as_bytes())?;
+        }
+        texts.clear();
+        texts.extend(row.iter().map(|c| c.to_string()));
+        out.write_all(csv_line(texts.iter().map(String::as_str)).as_bytes())
+    })
+    .unwrap_or(Ok(()))
+}
 
 /// Arguments of `sightline stats`.
 #[derive(Debug, clap::Args)]
@@ -60,6 +91,10 @@ pub struct StatsArgs {
     /// inside). With --ncu: only kernels launched inside it are joined (ncu's --nvtx-include).
     #[arg(long, value_name = "NAME")]
     nvtx: Option<String>,
+
+    /// Do not print the loader's warnings (rows dropped, columns missing) on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn parse_report(name: &str) -> Result<Report, String> {
@@ -89,6 +124,7 @@ struct Options {
     rule: RangeRule,
     ncu: Option<PathBuf>,
     nvtx: Option<String>,
+    quiet: bool,
 }
 
 /// What clap cannot check: a report named twice runs once, and `--overlapping` only with
@@ -135,6 +171,7 @@ fn options(args: StatsArgs) -> Result<Options, String> {
         rule,
         ncu: args.ncu,
         nvtx: args.nvtx,
+        quiet: args.quiet,
     })
 }
 
@@ -143,12 +180,39 @@ pub fn main(args: StatsArgs) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error("stats", &message),
     };
-    let trace = match load_or_report(&options.file) {
+    let trace = match load_or_report(&options.file, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };
     let mut stdout = std::io::stdout().lock();
     for (i, &report) in options.reports.iter().enumerate() {
+        let file_stem = report.file_stem();
+        let csv = options.format == TableFormat::Csv;
+        // A trace report has a row per event: as CSV its rows are written as
+        // they are made, never all held at once (100M events would not fit).
+        if csv && options.rule == RangeRule::StartsInside && report.is_trace() {
+            let streamed = match options.output.as_deref() {
+                Some(prefix) => {
+                    let path = PathBuf::from(format!("{prefix}_{file_stem}.csv"));
+                    write_aside_with(&path, |out| {
+                        stream_trace_csv(&trace, report, options.range, false, out)
+                    })
+                    .map_err(|e| eprintln!("sightline: cannot write {}: {e}", path.display()))
+                }
+                None => {
+                    let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut stdout);
+                    stream_trace_csv(&trace, report, options.range, i > 0, &mut out)
+                        .and_then(|()| out.flush())
+                        .map_err(|e| {
+                            write_failed(&e);
+                        })
+                }
+            };
+            if streamed.is_err() {
+                return ExitCode::FAILURE;
+            }
+            continue;
+        }
         let computed = match &options.nvtx {
             Some(name) => Ok(idle_in_ranges(&trace, name, options.range)),
             None => compute_in(&trace, report, options.range, options.rule),
@@ -158,15 +222,12 @@ pub fn main(args: StatsArgs) -> ExitCode {
             // Checked while parsing; kept as an error, not a panic.
             Err(e) => return usage_error("stats", &e.to_string()),
         };
-        let file_stem = report.file_stem();
         let named = Named {
             file_stem: &file_stem,
             name: report.name(),
             title: report.title(),
             if_empty: "(no data)",
         };
-        let csv = options.format == TableFormat::Csv;
-        // A closed pipe (e.g. `| head`) is not worth a panic or an error message.
         if emit_table(
             &table,
             &named,
@@ -232,10 +293,7 @@ pub fn main(args: StatsArgs) -> ExitCode {
             );
         }
     }
-    if stdout.flush().is_err() {
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    finish(&mut stdout)
 }
 
 /// `gpu_idle_sum` over the NVTX ranges named `name`, within `range` if given.

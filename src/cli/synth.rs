@@ -51,7 +51,7 @@ pub fn main(args: SynthArgs) -> ExitCode {
         output,
     } = args;
     let t0 = Instant::now();
-    let trace = match load_or_report(&from) {
+    let trace = match load_or_report(&from, true) {
         Ok(t) => t,
         Err(code) => return code,
     };
