@@ -10,6 +10,9 @@ use std::fmt;
 pub enum CaptureError {
     NoDriver,
     NoCupti,
+    /// A library loads but lacks a function (a stub, an old driver): the
+    /// message names both ([`missing_symbol_message`]).
+    BrokenLibrary(String),
     /// Nsight Systems, Nsight Compute or another CUPTI client owns the process.
     OtherProfiler(String),
     /// The CUPTI found speaks another record layout than this build reads.
@@ -31,6 +34,7 @@ impl fmt::Display for CaptureError {
                  library folder (…/targets/x86_64-linux/lib or extras/CUPTI/lib64) to \
                  LD_LIBRARY_PATH. `sightline run` works without it",
             ),
+            CaptureError::BrokenLibrary(why) => f.write_str(why),
             CaptureError::OtherProfiler(who) => write!(
                 f,
                 "{who} is already tracing this process: a second CUPTI client would break its \
@@ -80,11 +84,90 @@ pub fn driver_present() -> bool {
 }
 
 pub fn check_driver() -> Result<(), CaptureError> {
-    if driver_present() {
-        Ok(())
-    } else {
-        Err(CaptureError::NoDriver)
+    if !driver_present() {
+        return Err(CaptureError::NoDriver);
     }
+    driver_symbols().map_err(CaptureError::BrokenLibrary)
+}
+
+/// Functions every CUDA driver since 11 exports that a capture or a
+/// benchmark calls first: a library without them is a stub or no driver.
+const DRIVER_SYMBOLS: &[&str] = &[
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuDeviceGet",
+    "cuDeviceGetCount",
+    "cuDevicePrimaryCtxRetain",
+    "cuCtxSetCurrent",
+    "cuModuleLoadData",
+    "cuLaunchKernel",
+    "cuMemAlloc_v2",
+    "cuStreamCreate",
+    "cuEventCreate",
+];
+
+/// Functions of CUPTI a capture calls (present in every CUPTI since 11).
+const CUPTI_SYMBOLS: &[&str] = &[
+    "cuptiGetVersion",
+    "cuptiSubscribe",
+    "cuptiActivityEnable",
+    "cuptiActivityRegisterCallbacks",
+    "cuptiActivityFlushAll",
+    "cuptiGetTimestamp",
+];
+
+/// `Err` with one line naming the library and the first symbol it lacks.
+/// Call only when the driver library is present (it is loaded here).
+pub fn driver_symbols() -> Result<(), String> {
+    // SAFETY: the library is present (checked by the caller), so culib()
+    // loads it rather than panicking; looking a symbol up runs no code.
+    let lib = unsafe { cudarc::driver::sys::culib() };
+    // SAFETY: the symbol is only looked up, never called.
+    let missing = |name: &&str| unsafe { lib.get::<*const ()>(*name) }.is_err();
+    DRIVER_SYMBOLS
+        .iter()
+        .copied()
+        .find(missing)
+        .map_or(Ok(()), |symbol| Err(missing_symbol_message(symbol)))
+}
+
+/// As [`driver_symbols`], for CUPTI.
+fn cupti_symbols() -> Result<(), String> {
+    // SAFETY: as in driver_symbols: CUPTI is present (checked by the caller).
+    let lib = unsafe { cudarc::cupti::sys::culib() };
+    // SAFETY: the symbol is only looked up, never called.
+    let missing = |name: &&str| unsafe { lib.get::<*const ()>(*name) }.is_err();
+    CUPTI_SYMBOLS
+        .iter()
+        .copied()
+        .find(missing)
+        .map_or(Ok(()), |symbol| Err(missing_symbol_message(symbol)))
+}
+
+/// One line for a CUDA library without `symbol` (cudarc's "Missing symbol"
+/// panic, or found before it): the library, where it was loaded from, and
+/// what still works.
+pub fn missing_symbol_message(symbol: &str) -> String {
+    let (library, stem) = if symbol.starts_with("cupti") {
+        ("CUPTI", "libcupti.so")
+    } else if symbol.starts_with("nvrtc") {
+        ("NVRTC", "libnvrtc.so")
+    } else if symbol.starts_with("cublas") {
+        ("cuBLAS", "libcublas.so")
+    } else {
+        ("the NVIDIA driver", "libcuda.so")
+    };
+    let file = loaded_library_path(stem).unwrap_or_else(|| stem.to_string());
+    format!(
+        "{library} library {file} has no function {symbol} (a stub, or a version too old): \
+         live capture needs a working NVIDIA driver and CUDA libraries; you can still open reports"
+    )
+}
+
+/// The symbol of a cudarc "Missing symbol NAME: ..." panic message.
+pub fn missing_symbol_in_panic(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("Missing symbol ")?;
+    Some(rest.split([':', ' ']).next().unwrap_or(rest))
 }
 
 /// The profiler that is injected into this process, if one is: nsys and ncu
@@ -122,6 +205,7 @@ pub fn check_cupti() -> Result<(), CaptureError> {
     if !unsafe { cudarc::cupti::sys::is_culib_present() } {
         return Err(CaptureError::NoCupti);
     }
+    cupti_symbols().map_err(CaptureError::BrokenLibrary)?;
     let mut version = 0u32;
     // SAFETY: CUPTI is present (checked above); writes one integer.
     unsafe { cudarc::cupti::sys::cuptiGetVersion(&mut version) }
@@ -201,6 +285,19 @@ mod tests {
             external_profiler_in(ncu).as_deref(),
             Some("Nsight Compute (ncu)")
         );
+    }
+
+    #[test]
+    fn a_missing_symbol_panic_names_the_symbol() {
+        let message = "Missing symbol cuInit: /x/libcuda.so: undefined symbol: cuInit";
+        assert_eq!(missing_symbol_in_panic(message), Some("cuInit"));
+        assert_eq!(missing_symbol_in_panic("index out of bounds"), None);
+        let line = missing_symbol_message("cuptiGetVersion");
+        assert!(
+            line.contains("CUPTI") && line.contains("cuptiGetVersion"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub(super) fn check_libraries(needs: Libraries, benchmark: &'static str) -> Resu
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Err(BenchError::NoDriver);
     }
+    // A library by that name without the functions (a stub): cudarc would panic.
+    crate::capture::environment::driver_symbols().map_err(BenchError::BrokenLibrary)?;
     // SAFETY: as above, a dlopen probe.
     if needs.nvrtc && !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(BenchError::LibraryMissing {

@@ -47,6 +47,8 @@ pub const NO_DRIVER_MESSAGE: &str = "no NVIDIA driver found (libcuda.so.1): live
 pub enum BenchError {
     /// `libcuda.so.1` cannot be loaded.
     NoDriver,
+    /// The driver library loads but lacks a function (a stub, an old driver).
+    BrokenLibrary(String),
     /// A CUDA library other than the driver cannot be loaded.
     LibraryMissing {
         library: &'static str,
@@ -94,6 +96,7 @@ impl fmt::Display for BenchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BenchError::NoDriver => f.write_str(NO_DRIVER_MESSAGE),
+            BenchError::BrokenLibrary(why) => f.write_str(why),
             BenchError::LibraryMissing {
                 library,
                 needed_for,
