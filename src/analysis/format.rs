@@ -97,6 +97,14 @@ pub(crate) fn to_delimited(table: &Table, delimiter: char) -> String {
     out
 }
 
+/// One CSV line of `fields` (a header's names or a row's cells' text), as
+/// [`to_csv`] writes it: for writers that stream rows one at a time.
+pub fn csv_line<'a>(fields: impl Iterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    push_line(&mut out, fields, ',');
+    out
+}
+
 pub(crate) fn to_csv(table: &Table) -> String {
     to_delimited(table, ',')
 }

@@ -20,9 +20,10 @@ pub mod stats;
 mod traces;
 
 pub use cancel::Cancelled;
-pub use format::with_separators;
+pub use format::{csv_line, with_separators};
 pub use gpu_reports::{KernelNaming, kernel_names};
 pub use stats::{
     Cell, RangeRule, Report, Table, TimeRange, UnsupportedRule, compute, compute_for_kernel,
     compute_in,
 };
+pub use traces::{for_each_row as for_each_trace_row, trace_columns};

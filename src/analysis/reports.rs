@@ -109,8 +109,14 @@ macro_rules! for_each_counted {
 }
 pub(crate) use for_each_counted;
 
+/// An integer cell. A sum past i64 (extreme timestamps) keeps every digit,
+/// as text: clamped to i64::MAX it would read as a real total, silently
+/// smaller than Avg × Instances.
 pub(crate) fn int(value: i128) -> Cell {
-    Cell::Int(value.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+    match i64::try_from(value) {
+        Ok(v) => Cell::Int(v),
+        Err(_) => Cell::Text(value.to_string()),
+    }
 }
 
 pub(crate) fn text(value: &str) -> Cell {

@@ -282,6 +282,14 @@ impl Report {
         }
     }
 
+    /// A per-event trace report (a row per event, not a summary).
+    pub fn is_trace(self) -> bool {
+        matches!(
+            self,
+            Report::CudaGpuTrace | Report::CudaApiTrace | Report::CudaKernExecTrace
+        )
+    }
+
     /// The name in output file names: nsys writes `PREFIX_cuda_gpu_kern_sum_base.csv`
     /// for `cuda_gpu_kern_sum:base` (each `:` becomes `_`).
     pub fn file_stem(self) -> String {

@@ -1,10 +1,16 @@
 //! The per-event trace reports: `cuda_api_trace`, `cuda_gpu_trace`,
 //! `cuda_kern_exec_trace`. An event belongs to a range when it starts in it
 //! (a kernel/API pair of `cuda_kern_exec_trace`: when its API call does).
+//!
+//! A trace report has a row per event: a hundred million rows of cells would
+//! take many times the memory of the model itself. So each report is built in
+//! two steps: the order of its rows, a small reference per row sorted as nsys
+//! orders them, then each row's cells, made when it is written
+//! ([`for_each_row`]: the CLI streams them; a [`Table`] collects them).
 
 use super::gpu_reports::xyz_padded;
 use super::reports::{events_in, text};
-use super::stats::{Cell, Table, TimeRange};
+use super::stats::{Cell, Report, Table, TimeRange};
 use crate::model::nsys::{mem_kind_label, strip_version_suffix};
 use crate::model::{GpuOpKind, Ns, StrId, StreamIdx, Trace};
 
@@ -12,44 +18,108 @@ fn columns(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
 }
 
+/// The column names of a trace report; `None` for the other reports.
+pub fn trace_columns(report: Report) -> Option<Vec<String>> {
+    match report {
+        Report::CudaApiTrace => Some(columns(API_COLUMNS)),
+        Report::CudaGpuTrace => Some(columns(GPU_COLUMNS)),
+        Report::CudaKernExecTrace => Some(columns(KERN_EXEC_COLUMNS)),
+        _ => None,
+    }
+}
+
+/// Calls `row` with each row of trace report `report` over `range`, in the
+/// report's order, as the row is made: the memory used does not grow with the
+/// rows written (only a small reference per row is kept, to sort them).
+/// `None` when `report` is not a trace report; stops at the first error.
+pub fn for_each_row<E>(
+    trace: &Trace,
+    report: Report,
+    range: Option<TimeRange>,
+    row: &mut dyn FnMut(Vec<Cell>) -> Result<(), E>,
+) -> Option<Result<(), E>> {
+    Some(match report {
+        Report::CudaApiTrace => api_order(trace, range)
+            .iter()
+            .try_for_each(|r| row(api_row(trace, r))),
+        Report::CudaGpuTrace => gpu_order(trace, range, None)
+            .iter()
+            .try_for_each(|r| row(gpu_row(trace, r))),
+        Report::CudaKernExecTrace => {
+            let stream_of = stream_of_rows(trace, GpuOpKind::Kernel);
+            kern_exec_order(trace, range)
+                .iter()
+                .try_for_each(|r| row(kern_exec_row(trace, &stream_of, r)))
+        }
+        _ => return None,
+    })
+}
+
+/// A report's rows collected into a table.
+fn collect<R>(names: &[&str], order: &[R], mut row: impl FnMut(&R) -> Vec<Cell>) -> Table {
+    Table {
+        columns: columns(names),
+        rows: order.iter().map(&mut row).collect(),
+    }
+}
+
+const API_COLUMNS: &[&str] = &[
+    "Start (ns)",
+    "Duration (ns)",
+    "Name",
+    "Result",
+    "CorrID",
+    "Pid",
+    "Tid",
+    "T-Pri",
+    "Thread Name",
+];
+
+/// One row of `cuda_api_trace`: a call of a thread.
+struct ApiRef {
+    start: Ns,
+    correlation: u32,
+    thread: u32,
+    call: u32,
+}
+
 /// `cuda_api_trace`: every CUDA API call, by start time (ties: correlation id).
 pub(crate) fn cuda_api_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
+    collect(API_COLUMNS, &api_order(trace, range), |r| api_row(trace, r))
+}
+
+fn api_order(trace: &Trace, range: Option<TimeRange>) -> Vec<ApiRef> {
     let api = &trace.cuda_api;
-    let mut rows: Vec<((Ns, u32), Vec<Cell>)> = Vec::new();
-    for thread in &trace.threads {
+    let mut order = Vec::new();
+    for (t, thread) in trace.threads.iter().enumerate() {
         for i in events_in(&api.spans, &thread.cuda_api.events, range) {
-            let correlation = api.correlation.get(i).copied().unwrap_or(0);
-            rows.push((
-                (api.spans.start[i], correlation),
-                vec![
-                    Cell::Int(api.spans.start[i]),
-                    Cell::Int(api.spans.duration(i)),
-                    text(strip_version_suffix(trace.name(api.spans.name[i]))),
-                    Cell::Int(api.return_value.get(i).copied().unwrap_or(0) as i64),
-                    Cell::Int(correlation as i64),
-                    Cell::Int(thread.pid as i64),
-                    Cell::Int(thread.tid as i64),
-                    thread.priority.map_or(Cell::Empty, |p| Cell::Int(p as i64)),
-                    text(&thread.name),
-                ],
-            ));
+            order.push(ApiRef {
+                start: api.spans.start[i],
+                correlation: api.correlation.get(i).copied().unwrap_or(0),
+                thread: t as u32,
+                call: i as u32,
+            });
         }
     }
-    rows.sort_by_key(|r| r.0);
-    Table {
-        columns: columns(&[
-            "Start (ns)",
-            "Duration (ns)",
-            "Name",
-            "Result",
-            "CorrID",
-            "Pid",
-            "Tid",
-            "T-Pri",
-            "Thread Name",
-        ]),
-        rows: rows.into_iter().map(|r| r.1).collect(),
-    }
+    order.sort_by_key(|r| (r.start, r.correlation));
+    order
+}
+
+fn api_row(trace: &Trace, r: &ApiRef) -> Vec<Cell> {
+    let api = &trace.cuda_api;
+    let thread = &trace.threads[r.thread as usize];
+    let i = r.call as usize;
+    vec![
+        Cell::Int(api.spans.start[i]),
+        Cell::Int(api.spans.duration(i)),
+        text(strip_version_suffix(trace.name(api.spans.name[i]))),
+        Cell::Int(api.return_value.get(i).copied().unwrap_or(0) as i64),
+        Cell::Int(r.correlation as i64),
+        Cell::Int(thread.pid as i64),
+        Cell::Int(thread.tid as i64),
+        thread.priority.map_or(Cell::Empty, |p| Cell::Int(p as i64)),
+        text(&thread.name),
+    ]
 }
 
 /// The stream of every row of the `kind` table.
@@ -87,7 +157,9 @@ const UVM_DTOD: u8 = 13;
 
 /// `cuda_gpu_trace`: kernels, copies and sets by start time (ties: correlation id).
 pub(crate) fn cuda_gpu_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
-    gpu_trace_rows(trace, range, None)
+    collect(GPU_COLUMNS, &gpu_order(trace, range, None), |r| {
+        gpu_row(trace, r)
+    })
 }
 
 /// `cuda_gpu_trace`'s rows of one kernel (by demangled name) alone: the
@@ -97,13 +169,86 @@ pub(crate) fn cuda_gpu_trace_of_kernel(
     range: Option<TimeRange>,
     kernel: StrId,
 ) -> Table {
-    gpu_trace_rows(trace, range, Some(kernel))
+    collect(GPU_COLUMNS, &gpu_order(trace, range, Some(kernel)), |r| {
+        gpu_row(trace, r)
+    })
 }
 
-/// `cuda_gpu_trace`, or with `only_kernel` its rows of that kernel alone
-/// (no copies, no sets).
-fn gpu_trace_rows(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<StrId>) -> Table {
-    let mut rows: Vec<((Ns, u32), Vec<Cell>)> = Vec::new();
+const GPU_COLUMNS: &[&str] = &[
+    "Start (ns)",
+    "Duration (ns)",
+    "CorrId",
+    "GrdX",
+    "GrdY",
+    "GrdZ",
+    "BlkX",
+    "BlkY",
+    "BlkZ",
+    "Reg/Trd",
+    "StcSMem (MB)",
+    "DymSMem (MB)",
+    "Bytes (MB)",
+    "Throughput (MB/s)",
+    "SrcMemKd",
+    "DstMemKd",
+    "Device",
+    "Ctx",
+    "GreenCtx",
+    "Strm",
+    "Name",
+];
+
+/// One row of `cuda_gpu_trace`: a kernel, copy or set of a stream.
+struct GpuRef {
+    start: Ns,
+    correlation: u32,
+    kind: GpuOpKind,
+    stream: u32,
+    index: u32,
+}
+
+/// `cuda_gpu_trace`'s rows in order, or with `only_kernel` its rows of that
+/// kernel alone (no copies, no sets).
+fn gpu_order(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<StrId>) -> Vec<GpuRef> {
+    let mut order = Vec::new();
+    let k = &trace.kernels;
+    let c = &trace.memcpys;
+    let m = &trace.memsets;
+    for (s, stream) in trace.streams.iter().enumerate() {
+        let mut push = |kind, start: Ns, correlation: Option<&u32>, index: usize| {
+            order.push(GpuRef {
+                start,
+                correlation: correlation.copied().unwrap_or(0),
+                kind,
+                stream: s as u32,
+                index: index as u32,
+            })
+        };
+        for i in events_in(&k.spans, &stream.kernels.events, range) {
+            if only_kernel.is_some_and(|name| k.spans.name[i] != name) {
+                continue;
+            }
+            push(GpuOpKind::Kernel, k.spans.start[i], k.correlation.get(i), i);
+        }
+        if only_kernel.is_some() {
+            continue;
+        }
+        for i in events_in(&c.spans, &stream.memcpys.events, range) {
+            if !c.kind_known.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            push(GpuOpKind::Memcpy, c.spans.start[i], c.correlation.get(i), i);
+        }
+        for i in events_in(&m.spans, &stream.memsets.events, range) {
+            push(GpuOpKind::Memset, m.spans.start[i], m.correlation.get(i), i);
+        }
+    }
+    // Stable: ties keep the order above, as the rows were ordered before.
+    order.sort_by_key(|r| (r.start, r.correlation));
+    order
+}
+
+fn gpu_row(trace: &Trace, r: &GpuRef) -> Vec<Cell> {
     let mb = |bytes: u64| Cell::Megabytes(bytes as f64);
     // Bytes per second, printed as MB/s like the other `(MB)` columns. nsys
     // multiplies the bytes by the *integer* quotient 1e9 / duration (so
@@ -116,35 +261,33 @@ fn gpu_trace_rows(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<S
             Cell::Empty
         }
     };
-    let tail = |stream: &crate::model::Stream, name: &str| {
+    let stream = &trace.streams[r.stream as usize];
+    let tail = |name: StrId| {
         vec![
             text(&device_text(trace, stream.device_id)),
             Cell::Int(stream.context_id as i64),
             Cell::Empty,
             Cell::Int(stream.stream_id as i64),
-            text(name),
+            text(trace.name(name)),
         ]
     };
-    let k = &trace.kernels;
-    let c = &trace.memcpys;
-    let m = &trace.memsets;
-    for stream in &trace.streams {
-        for i in events_in(&k.spans, &stream.kernels.events, range) {
-            if only_kernel.is_some_and(|name| k.spans.name[i] != name) {
-                continue;
-            }
+    let i = r.index as usize;
+    let spans = trace.gpu_spans(r.kind);
+    let mut row = vec![
+        Cell::Int(spans.start[i]),
+        Cell::Int(spans.duration(i)),
+        Cell::Int(r.correlation as i64),
+    ];
+    let mut unified = false;
+    match r.kind {
+        GpuOpKind::Kernel => {
+            let k = &trace.kernels;
             let config = k
                 .config
                 .get(i)
                 .and_then(|&x| k.configs.get(x as usize))
                 .copied()
                 .unwrap_or_default();
-            let correlation = k.correlation.get(i).copied().unwrap_or(0);
-            let mut row = vec![
-                Cell::Int(k.spans.start[i]),
-                Cell::Int(k.spans.duration(i)),
-                Cell::Int(correlation as i64),
-            ];
             row.extend(config.grid.iter().map(|&v| Cell::Int(v as i64)));
             row.extend(config.block.iter().map(|&v| Cell::Int(v as i64)));
             row.extend([
@@ -156,32 +299,13 @@ fn gpu_trace_rows(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<S
                 Cell::Empty,
                 Cell::Empty,
             ]);
-            row.extend(tail(stream, trace.name(k.spans.name[i])));
-            rows.push(((k.spans.start[i], correlation), row));
         }
-        let copies = if only_kernel.is_some() {
-            0..0
-        } else {
-            events_in(&c.spans, &stream.memcpys.events, range)
-        };
-        for i in copies {
-            if !c.kind_known.get(i).copied().unwrap_or(false) {
-                continue;
-            }
+        GpuOpKind::Memcpy => {
+            let c = &trace.memcpys;
             let bytes = c.bytes.get(i).copied().unwrap_or(0);
-            let correlation = c.correlation.get(i).copied().unwrap_or(0);
             // Unified-memory migrations belong to no API call, context or
             // stream: nsys leaves those columns empty.
-            let unified = matches!(c.copy_kind.get(i), Some(&(UVM_HTOD..=UVM_DTOD)));
-            let mut row = vec![
-                Cell::Int(c.spans.start[i]),
-                Cell::Int(c.spans.duration(i)),
-                if unified {
-                    Cell::Empty
-                } else {
-                    Cell::Int(correlation as i64)
-                },
-            ];
+            unified = matches!(c.copy_kind.get(i), Some(&(UVM_HTOD..=UVM_DTOD)));
             row.extend(std::iter::repeat_n(Cell::Empty, 9));
             row.extend([
                 mb(bytes),
@@ -189,28 +313,12 @@ fn gpu_trace_rows(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<S
                 text(mem_kind_label(c.src_kind.get(i).copied().unwrap_or(7))),
                 text(mem_kind_label(c.dst_kind.get(i).copied().unwrap_or(7))),
             ]);
-            let mut end = tail(stream, trace.name(c.spans.name[i]));
-            if unified {
-                // Ctx and Strm.
-                end[1] = Cell::Empty;
-                end[3] = Cell::Empty;
-            }
-            row.extend(end);
-            rows.push(((c.spans.start[i], correlation), row));
         }
-        let sets = if only_kernel.is_some() {
-            0..0
-        } else {
-            events_in(&m.spans, &stream.memsets.events, range)
-        };
-        for i in sets {
+        // Synchronizations are not rows of this report.
+        GpuOpKind::Sync => row.extend(std::iter::repeat_n(Cell::Empty, 13)),
+        GpuOpKind::Memset => {
+            let m = &trace.memsets;
             let bytes = m.bytes.get(i).copied().unwrap_or(0);
-            let correlation = m.correlation.get(i).copied().unwrap_or(0);
-            let mut row = vec![
-                Cell::Int(m.spans.start[i]),
-                Cell::Int(m.spans.duration(i)),
-                Cell::Int(correlation as i64),
-            ];
             row.extend(std::iter::repeat_n(Cell::Empty, 9));
             row.extend([
                 mb(bytes),
@@ -218,37 +326,43 @@ fn gpu_trace_rows(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<S
                 text(mem_kind_label(m.mem_kind.get(i).copied().unwrap_or(7))),
                 Cell::Empty,
             ]);
-            row.extend(tail(stream, trace.name(m.spans.name[i])));
-            rows.push(((m.spans.start[i], correlation), row));
         }
     }
-    rows.sort_by_key(|r| r.0);
-    Table {
-        columns: columns(&[
-            "Start (ns)",
-            "Duration (ns)",
-            "CorrId",
-            "GrdX",
-            "GrdY",
-            "GrdZ",
-            "BlkX",
-            "BlkY",
-            "BlkZ",
-            "Reg/Trd",
-            "StcSMem (MB)",
-            "DymSMem (MB)",
-            "Bytes (MB)",
-            "Throughput (MB/s)",
-            "SrcMemKd",
-            "DstMemKd",
-            "Device",
-            "Ctx",
-            "GreenCtx",
-            "Strm",
-            "Name",
-        ]),
-        rows: rows.into_iter().map(|r| r.1).collect(),
+    let mut end = tail(spans.name[i]);
+    if unified {
+        row[2] = Cell::Empty;
+        // Ctx and Strm.
+        end[1] = Cell::Empty;
+        end[3] = Cell::Empty;
     }
+    row.extend(end);
+    row
+}
+
+const KERN_EXEC_COLUMNS: &[&str] = &[
+    "API Start (ns)",
+    "API Dur (ns)",
+    "Queue Start (ns)",
+    "Queue Dur (ns)",
+    "Kernel Start (ns)",
+    "Kernel Dur (ns)",
+    "Total Dur (ns)",
+    "PID",
+    "TID",
+    "DevId",
+    "API Function",
+    "GridXYZ",
+    "BlockXYZ",
+    "Kernel Name",
+];
+
+/// One row of `cuda_kern_exec_trace`: a kernel and the call that launched it.
+struct KernExecRef {
+    call_start: Ns,
+    kernel_start: Ns,
+    kernel: u32,
+    thread: u32,
+    call: u32,
 }
 
 /// `cuda_kern_exec_trace`: every kernel with the API call that launched it
@@ -256,78 +370,77 @@ fn gpu_trace_rows(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<S
 /// Queue start/duration are empty when the kernel started before the call
 /// returned.
 pub(crate) fn cuda_kern_exec_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
+    let stream_of = stream_of_rows(trace, GpuOpKind::Kernel);
+    collect(KERN_EXEC_COLUMNS, &kern_exec_order(trace, range), |r| {
+        kern_exec_row(trace, &stream_of, r)
+    })
+}
+
+fn kern_exec_order(trace: &Trace, range: Option<TimeRange>) -> Vec<KernExecRef> {
     let api = &trace.cuda_api.spans;
     let k = &trace.kernels;
-    let stream_of = stream_of_rows(trace, GpuOpKind::Kernel);
-    let mut rows: Vec<((Ns, Ns, u32), Vec<Cell>)> = Vec::new();
-    for thread in &trace.threads {
+    let mut order = Vec::new();
+    for (t, thread) in trace.threads.iter().enumerate() {
         for call in events_in(api, &thread.cuda_api.events, range) {
             let Some(&correlation) = trace.cuda_api.correlation.get(call) else {
                 continue;
             };
-            let (call_start, call_end) = (api.start[call], api.end[call]);
             for op in trace.correlation.gpu_ops(thread.pid, correlation) {
                 let i = op.index as usize;
                 if op.kind != GpuOpKind::Kernel || i >= k.spans.len() {
                     continue;
                 }
-                let (kernel_start, kernel_end) = (k.spans.start[i], k.spans.end[i]);
-                let queue = kernel_start.saturating_sub(call_end);
-                let config = k
-                    .config
-                    .get(i)
-                    .and_then(|&x| k.configs.get(x as usize))
-                    .copied()
-                    .unwrap_or_default();
-                let device = trace
-                    .streams
-                    .get(stream_of[i] as usize)
-                    .map_or(0, |s| s.device_id);
-                let (queue_start, queue_duration) = if queue >= 0 {
-                    (Cell::Int(call_end), Cell::Int(queue))
-                } else {
-                    (Cell::Empty, Cell::Empty)
-                };
-                rows.push((
-                    (call_start, kernel_start, op.index),
-                    vec![
-                        Cell::Int(call_start),
-                        Cell::Int(call_end.saturating_sub(call_start)),
-                        queue_start,
-                        queue_duration,
-                        Cell::Int(kernel_start),
-                        Cell::Int(kernel_end.saturating_sub(kernel_start)),
-                        Cell::Int(call_end.max(kernel_end).saturating_sub(call_start)),
-                        Cell::Int(thread.pid as i64),
-                        Cell::Int(thread.tid as i64),
-                        Cell::Int(device as i64),
-                        text(strip_version_suffix(trace.name(api.name[call]))),
-                        text(&xyz_padded(config.grid)),
-                        text(&xyz_padded(config.block)),
-                        text(trace.name(k.spans.name[i])),
-                    ],
-                ));
+                order.push(KernExecRef {
+                    call_start: api.start[call],
+                    kernel_start: k.spans.start[i],
+                    kernel: op.index,
+                    thread: t as u32,
+                    call: call as u32,
+                });
             }
         }
     }
-    rows.sort_by_key(|r| r.0);
-    Table {
-        columns: columns(&[
-            "API Start (ns)",
-            "API Dur (ns)",
-            "Queue Start (ns)",
-            "Queue Dur (ns)",
-            "Kernel Start (ns)",
-            "Kernel Dur (ns)",
-            "Total Dur (ns)",
-            "PID",
-            "TID",
-            "DevId",
-            "API Function",
-            "GridXYZ",
-            "BlockXYZ",
-            "Kernel Name",
-        ]),
-        rows: rows.into_iter().map(|r| r.1).collect(),
-    }
+    order.sort_by_key(|r| (r.call_start, r.kernel_start, r.kernel));
+    order
+}
+
+fn kern_exec_row(trace: &Trace, stream_of: &[StreamIdx], r: &KernExecRef) -> Vec<Cell> {
+    let api = &trace.cuda_api.spans;
+    let k = &trace.kernels;
+    let thread = &trace.threads[r.thread as usize];
+    let (call, i) = (r.call as usize, r.kernel as usize);
+    let (call_start, call_end) = (api.start[call], api.end[call]);
+    let (kernel_start, kernel_end) = (k.spans.start[i], k.spans.end[i]);
+    let queue = kernel_start.saturating_sub(call_end);
+    let config = k
+        .config
+        .get(i)
+        .and_then(|&x| k.configs.get(x as usize))
+        .copied()
+        .unwrap_or_default();
+    let device = stream_of
+        .get(i)
+        .and_then(|&s| trace.streams.get(s as usize))
+        .map_or(0, |s| s.device_id);
+    let (queue_start, queue_duration) = if queue >= 0 {
+        (Cell::Int(call_end), Cell::Int(queue))
+    } else {
+        (Cell::Empty, Cell::Empty)
+    };
+    vec![
+        Cell::Int(call_start),
+        Cell::Int(call_end.saturating_sub(call_start)),
+        queue_start,
+        queue_duration,
+        Cell::Int(kernel_start),
+        Cell::Int(kernel_end.saturating_sub(kernel_start)),
+        Cell::Int(call_end.max(kernel_end).saturating_sub(call_start)),
+        Cell::Int(thread.pid as i64),
+        Cell::Int(thread.tid as i64),
+        Cell::Int(device as i64),
+        text(strip_version_suffix(trace.name(api.name[call]))),
+        text(&xyz_padded(config.grid)),
+        text(&xyz_padded(config.block)),
+        text(trace.name(k.spans.name[i])),
+    ]
 }

@@ -18,9 +18,47 @@ pub fn duration(ns: Ns) -> String {
     }
 }
 
+/// [`duration`] of a sum, which may pass i64 (extreme timestamps): never
+/// wrapped to a negative time nor clamped.
+pub fn duration_wide(ns: i128) -> String {
+    match Ns::try_from(ns) {
+        Ok(ns) => duration(ns),
+        Err(_) => {
+            let sign = if ns < 0 { "-" } else { "" };
+            format!("{sign}{:.3} s", ns.unsigned_abs() as f64 / 1e9)
+        }
+    }
+}
+
+/// [`grouped`] of a sum wider than i64, every digit kept.
+pub fn grouped_wide(v: i128) -> String {
+    crate::analysis::with_separators(&v.to_string())
+}
+
 /// An integer with `,` between thousands: `523124266` → `523,124,266`.
 pub fn grouped(v: i64) -> String {
     crate::analysis::with_separators(&v.to_string())
+}
+
+#[cfg(test)]
+mod wide_tests {
+    use super::*;
+
+    #[test]
+    fn sums_past_i64_are_neither_wrapped_nor_clamped() {
+        let sum = i64::MAX as i128 * 90;
+        assert!(
+            !duration_wide(sum).starts_with('-'),
+            "{}",
+            duration_wide(sum)
+        );
+        assert_eq!(grouped_wide(sum), with_sep_i128(sum));
+        assert_eq!(duration_wide(1_500), duration(1_500));
+    }
+
+    fn with_sep_i128(v: i128) -> String {
+        crate::analysis::with_separators(&v.to_string())
+    }
 }
 
 /// An exact nanosecond value with a readable form beside it:

@@ -782,8 +782,8 @@ fn summary(ui: &mut Ui, trace: &Trace, view: &KernelView) {
                 "Total time",
                 format!(
                     "{} ({} ns)",
-                    format::duration(d.total as Ns),
-                    format::grouped(d.total.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+                    format::duration_wide(d.total),
+                    format::grouped_wide(d.total)
                 ),
             );
             row(
