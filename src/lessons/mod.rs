@@ -319,6 +319,20 @@ pub fn load_dir(dir: &Path) -> Vec<Result<Lesson, LessonError>> {
 
 /// Reads and checks the lesson in `path`.
 pub fn load(path: &Path) -> Result<Lesson, LessonError> {
+    // The type first: reading a FIFO blocks until a writer comes (the window
+    // would freeze), and /dev/zero never ends.
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+    {
+        return Err(LessonError {
+            path: path.to_path_buf(),
+            line: None,
+            message: format!(
+                "is {}, not a lesson file",
+                crate::files::file_kind(&meta.file_type())
+            ),
+        });
+    }
     let text = std::fs::read_to_string(path).map_err(|e| LessonError {
         path: path.to_path_buf(),
         line: None,
@@ -693,17 +707,30 @@ fn find_report(
         }
         candidates.extend(asset_dirs().into_iter().map(|d| d.join(written)));
     }
-    candidates
-        .into_iter()
-        .find(|p| p.is_file())
-        .ok_or_else(|| LessonError {
-            path: lesson.to_path_buf(),
-            line: Some(lines.line(name.span().start)),
-            message: format!(
-                "report {:?} not found next to the lesson or in assets/",
-                name.get_ref()
-            ),
-        })
+    if let Some(found) = candidates.iter().find(|p| p.is_file()) {
+        return Ok(found.clone());
+    }
+    // Something is there but it is no file: say what, not "not found".
+    let message = match candidates
+        .iter()
+        .find_map(|p| Some((p, std::fs::metadata(p).ok()?)))
+    {
+        Some((p, meta)) => format!(
+            "report {:?}: {} is {}, not a report file",
+            name.get_ref(),
+            p.display(),
+            crate::files::file_kind(&meta.file_type())
+        ),
+        None => format!(
+            "report {:?} not found next to the lesson or in assets/",
+            name.get_ref()
+        ),
+    };
+    Err(LessonError {
+        path: lesson.to_path_buf(),
+        line: Some(lines.line(name.span().start)),
+        message,
+    })
 }
 
 /// Byte offset → 1-based line.
