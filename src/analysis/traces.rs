@@ -56,10 +56,10 @@ pub fn for_each_row<E>(
 }
 
 /// A report's rows collected into a table.
-fn collect<R>(names: &[&str], order: &[R], mut row: impl FnMut(&R) -> Vec<Cell>) -> Table {
+fn collect<R>(names: &[&str], order: &[R], row: impl FnMut(&R) -> Vec<Cell>) -> Table {
     Table {
         columns: columns(names),
-        rows: order.iter().map(&mut row).collect(),
+        rows: order.iter().map(row).collect(),
     }
 }
 
