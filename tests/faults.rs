@@ -619,7 +619,7 @@ fn a_report_whose_name_is_not_utf8_opens() {
     std::fs::copy(fixture("sync_timing.sqlite"), &path).expect("copy");
     let trace = sightline::loader::load(&path, &mut |_| {}, &Default::default())
         .expect("a non-UTF-8 name loads");
-    assert!(trace.kernels.spans.len() > 0);
+    assert!(!trace.kernels.spans.is_empty());
 }
 
 #[test]
