@@ -46,18 +46,11 @@ mod wide_tests {
 
     #[test]
     fn sums_past_i64_are_neither_wrapped_nor_clamped() {
+        // What the kernel panel showed as "-90 ns (9,223,372,036,854,775,807 ns)".
         let sum = i64::MAX as i128 * 90;
-        assert!(
-            !duration_wide(sum).starts_with('-'),
-            "{}",
-            duration_wide(sum)
-        );
-        assert_eq!(grouped_wide(sum), with_sep_i128(sum));
+        assert_eq!(duration_wide(sum), "830103483316.930 s");
+        assert_eq!(grouped_wide(sum), "830,103,483,316,929,822,630");
         assert_eq!(duration_wide(1_500), duration(1_500));
-    }
-
-    fn with_sep_i128(v: i128) -> String {
-        crate::analysis::with_separators(&v.to_string())
     }
 }
 
