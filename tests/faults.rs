@@ -25,22 +25,49 @@ fn sightline() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sightline"))
 }
 
-/// Runs `cmd` with a time limit (a hang fails the test instead of blocking it).
+/// Runs `cmd` with a time limit (a hang fails the test instead of blocking
+/// it); the pipes are read on threads, so a full pipe is not taken for a hang.
 fn run(mut cmd: Command) -> Output {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("start sightline");
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
     let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
         }
         if start.elapsed() > TIME_LIMIT {
             let _ = child.kill();
             panic!("{cmd:?} ran over {TIME_LIMIT:?}: a hang");
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout"),
+        stderr: stderr.join().expect("stderr"),
     }
 }
 
