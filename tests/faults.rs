@@ -36,7 +36,7 @@ fn run(mut cmd: Command) -> Output {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
             if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
+                let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
             }
             bytes
         })
