@@ -56,6 +56,11 @@ impl Stamp {
 /// The header's file change counter (bytes 24..28), bumped by every commit
 /// in rollback mode.
 fn change_counter(path: &Path) -> Option<[u8; 4]> {
+    // Only a regular file is opened: a FIFO would block here, before the
+    // loader's own check names it.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     let mut header = [0u8; 28];
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut header))
