@@ -208,7 +208,7 @@ impl Report {
     ];
 
     /// Every report `sightline stats --report` knows.
-    pub const EVERY: [Report; 25] = [
+    pub const EVERY: [Report; 26] = [
         Report::CudaApiSum,
         Report::CudaGpuKernSum,
         Report::CudaGpuMemTimeSum,

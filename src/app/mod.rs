@@ -467,7 +467,7 @@ impl SightlineApp {
             _ => String::new(),
         };
         let mut answer = None;
-        egui::Modal::new(egui::Id::new("confirm close")).show(ctx, |ui| {
+        egui::Modal::new(egui::Id::unique("confirm close")).show(ctx, |ui| {
             ui.heading("Notes not saved");
             ui.label(format!(
                 "The notes on {} could not be saved:",

@@ -205,7 +205,7 @@ pub fn capture(
     let (tid_tx, tid_rx) = crossbeam_channel::bounded(1);
     let bench_stop = stop.clone();
     let output_tx = messages.clone();
-    let params = params.clone();
+    let bench_params = params.clone();
     let bench = std::thread::Builder::new()
         .name(format!("bench {}", spec.name))
         .spawn(move || {
@@ -214,7 +214,7 @@ pub fn capture(
                 pending: Vec::new(),
                 to: output_tx,
             };
-            let result = benchmarks::run(spec, &params, &mut out, &bench_stop);
+            let result = benchmarks::run(spec, &bench_params, &mut out, &bench_stop);
             out.flush_line();
             result
         })
