@@ -498,7 +498,8 @@ fn launch_bound_and_sync_in_loop_controls() {
                 "sync-before-and-after",
                 "sync-before-only",
                 "sync-after-only",
-                "no-sync"
+                "no-sync",
+                "cuda-events"
             ]
             .iter()
             .any(|v| range == *v || range.starts_with(&format!("{v}/"))),

@@ -231,7 +231,10 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     doc.stats.wait();
     let range = TimeRange { start: a, end: b };
     assert_eq!(doc.stats.range, Some(range));
-    assert_eq!(doc.stats.tables.len(), Report::ALL.len());
+    assert_eq!(
+        doc.stats.tables.len(),
+        sightline::app::range_stats::REPORTS.len()
+    );
     for (report, table) in &doc.stats.tables {
         assert_eq!(
             table,

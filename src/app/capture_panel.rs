@@ -220,7 +220,7 @@ impl CaptureDialog {
                 let all = benchmarks::all();
                 if !environment::driver_present() {
                     ui.colored_label(ui.visuals().warn_fg_color, environment::NO_DRIVER);
-                    ui.label("Capture ▸ Replay shows how a recorded run unfolds instead.");
+                    ui.label("Capture › Replay shows how a recorded run unfolds instead.");
                 }
                 let current = all.get(self.benchmark).map_or("", |s| s.name);
                 let mut chosen = None;

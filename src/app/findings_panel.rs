@@ -435,7 +435,7 @@ impl FindingsPanel {
     }
 
     /// One entry: a single finding as itself; several as a line with their
-    /// count, total and worst instance, ◀ ▶ to step through them, and the
+    /// count, total and worst instance, ‹ › to step through them, and the
     /// instances underneath, folded. Returns the finding a click asked for.
     fn group(&self, ui: &mut Ui, e: usize, group_fix: &str) -> Option<usize> {
         let entry = &self.entries[e];
@@ -463,7 +463,7 @@ impl FindingsPanel {
                     .wrap()
                     .min_size(egui::vec2(ui.available_width(), 0.0)),
             )
-            .on_hover_text("click: the worst instance; ◀ ▶ step through them all");
+            .on_hover_text("click: the worst instance; ‹ › step through them all");
         let label = format!(
             "Entry {}: {} instances in {}",
             entry.kind.name(),
@@ -477,7 +477,7 @@ impl FindingsPanel {
         ui.horizontal(|ui| {
             let n = entry.count();
             if ui
-                .small_button("◀")
+                .small_button("‹")
                 .on_hover_text("previous instance")
                 .clicked()
             {
@@ -485,7 +485,7 @@ impl FindingsPanel {
                 clicked = Some(entry.instances[p]);
             }
             if ui
-                .small_button("▶")
+                .small_button("›")
                 .on_hover_text("next instance")
                 .clicked()
             {
@@ -507,7 +507,7 @@ impl FindingsPanel {
                 }
             }
             if n > MAX_LISTED {
-                ui.weak(format!("…and {} more (◀ ▶ reach them)", n - MAX_LISTED));
+                ui.weak(format!("…and {} more (‹ › reach them)", n - MAX_LISTED));
             }
         });
         clicked

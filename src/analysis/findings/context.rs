@@ -31,6 +31,22 @@ fn repeated_paths(ranges: &[Range]) -> Vec<bool> {
     path_of.iter().map(|&id| count[id as usize] > 1).collect()
 }
 
+/// Per range: whether two of its direct children share a name, i.e. it holds
+/// a loop whose iterations are ranges (a `timed-iteration` per pass).
+fn holds_iterations(ranges: &[Range]) -> Vec<bool> {
+    use std::collections::HashSet;
+    let mut seen: HashSet<(usize, StrId)> = HashSet::new();
+    let mut holds = vec![false; ranges.len()];
+    for r in ranges {
+        if let Some(p) = r.parent
+            && !seen.insert((p, r.name))
+        {
+            holds[p] = true;
+        }
+    }
+    holds
+}
+
 /// One NVTX push/pop or start/end range.
 #[derive(Clone, Debug)]
 pub struct Range {
@@ -60,6 +76,8 @@ pub struct Context<'a> {
     /// Per range: whether its path (`outer/inner`) occurs more than once on
     /// its track, i.e. it is one iteration of a loop or one phase of one.
     pub repeats: Vec<bool>,
+    /// Per range: whether it holds iterations of its own (see `loop_scope`).
+    holds_iterations: Vec<bool>,
 }
 
 impl<'a> Context<'a> {
@@ -113,12 +131,14 @@ impl<'a> Context<'a> {
             thread_ranges[t].sort_by_key(|&r| (ranges[r].start, ranges[r].depth));
         }
         let repeats = repeated_paths(&ranges);
+        let holds_iterations = holds_iterations(&ranges);
         Ok(Context {
             trace,
             ranges,
             thread_ranges,
             classes,
             repeats,
+            holds_iterations,
         })
     }
 
@@ -215,12 +235,15 @@ impl<'a> Context<'a> {
 
     /// The loop a call at `[from, to]` belongs to: the innermost range holding
     /// it whose path does not repeat on its track (iteration and phase
-    /// ranges repeat; the range around the loop does not). Two calls of one
-    /// loop share it; a call of another phase or outside does not.
+    /// ranges repeat; the range around the loop does not), or that holds
+    /// iterations of its own: a program that runs its whole experiment
+    /// several times repeats the range around each loop too, and each of
+    /// those instances is still one loop. Two calls of one loop share it; a
+    /// call of another phase or outside does not.
     pub fn loop_scope(&self, thread: u32, from: Ns, to: Ns) -> Option<usize> {
         let mut at = self.enclosing(thread, from, to);
         while let Some(r) = at {
-            if !self.repeats[r] {
+            if !self.repeats[r] || self.holds_iterations[r] {
                 return Some(r);
             }
             at = self.ranges[r].parent;

@@ -98,6 +98,8 @@ pub fn too_short(set: &KernelMetrics, kernels: &[u32]) -> usize {
     }
     let mut wanted = kernels.to_vec();
     wanted.sort_unstable();
+    // An instance counts once, however often it is named.
+    wanted.dedup();
     let mut sampled = vec![false; wanted.len()];
     for i in 0..set.len() {
         if set.samples[i] >= sampled::MIN_SAMPLES
