@@ -30,13 +30,15 @@ pub fn prepare(request: &CounterRequest) -> Result<Prepared, CounterError> {
         return Err(CounterError::OtherProfiler(who));
     }
     target::libraries_present()?;
-    target::initialise_profiler()?;
-    let chip = target::chip_name(0)?;
-    // The context is released again before the capture starts, so the
-    // timeline's context creation is the same as in a plain capture.
-    let availability = {
+    // The profiler initialises only once the driver has (cuInit, which
+    // retaining the context does): before it, cuptiProfilerInitialize fails
+    // with CUPTI_ERROR_UNKNOWN (seen on the H100). The context is released
+    // again before the capture starts, so the timeline's context creation is
+    // the same as in a plain capture.
+    let (chip, availability) = {
         let ctx = PrimaryContext::retain()?;
-        ctx.counter_availability()?
+        target::initialise_profiler()?;
+        (target::chip_name(0)?, ctx.counter_availability()?)
     };
     let host = Host::new(&chip, Some(&availability))?;
     let supported = host.supported_metrics()?;
