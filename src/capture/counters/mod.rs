@@ -236,6 +236,14 @@ pub fn pass_note(matched: usize, kernels: usize, passes: usize) -> String {
     )
 }
 
+/// What the counter pass cannot control, said with its counters. CUPTI 13.0's
+/// range profiler neither flushes caches nor locks clocks between replay
+/// passes (Nsight Compute does both by default); measured on the H100 against
+/// ncu (BENCHMARKS.md): DRAM reads, tensor-pipe and warp occupancy agree, but
+/// DRAM writes include what replay writes back, and a ratio whose counters
+/// come from different passes (the L2 hit rate) can pass 100 %.
+pub const CONDITIONS_NOTE: &str = "caches are not flushed and clocks not locked between replay      passes (CUPTI 13.0 offers neither; ncu does both by default): DRAM write bytes include      write-backs of the replay, SM and memory throughput follow the boost clock, and a ratio      built from counters of different passes (e.g. the L2 hit rate) can exceed 100 %";
+
 #[cfg(test)]
 mod tests {
     use super::*;

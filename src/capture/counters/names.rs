@@ -29,7 +29,10 @@ impl SupportedMetrics {
                 out.chip = words.next().unwrap_or_default().to_string();
                 continue;
             }
-            if !first.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            if !first
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            {
                 return Err(format!(
                     "line {}: '{first}' is not a base metric name",
                     n + 1

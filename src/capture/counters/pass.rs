@@ -171,6 +171,7 @@ pub fn to_kernel_metrics(
     }
     set.notes
         .push(super::pass_note(join.pairs.len(), kernels.len(), passes));
+    set.notes.push(super::CONDITIONS_NOTE.to_string());
     if join.by_order_only && !join.pairs.is_empty() {
         set.notes
             .push("the counter ranges carry no kernel names: joined by launch order alone".into());
