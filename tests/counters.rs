@@ -9,6 +9,7 @@
 //!   order, and the table survives save + load (from the run's raw records);
 //! - a misspelt metric gets the chip's closest names; bad lists are refused
 //!   before any GPU work.
+//!
 //! On a GPU, a capture collects counters; elsewhere that test says it was
 //! skipped.
 

@@ -719,3 +719,54 @@ fn sync_memset_and_pageable_memcpy_controls() {
         "{copies:?}"
     );
 }
+
+/// A selected range lists the findings about it: those it proves itself and
+/// those placed in it. Loop findings prove with the loop's first call and
+/// name the range around the loop, so the variant ranges of sync_timing have
+/// their sync-in-loop (the details said "No finding for this range").
+#[test]
+fn a_range_lists_the_loop_findings_placed_in_it() {
+    use sightline::app::events::{EventRef, Table};
+    use sightline::app::findings_panel::range_finding_kinds;
+    let trace = load(&fixture("sync_timing"));
+    let found = findings(&trace);
+    let spans = &trace.nvtx.spans;
+    for variant in [
+        "sync-before-and-after",
+        "sync-before-only",
+        "sync-after-only",
+    ] {
+        let row = (0..spans.len())
+            .find(|&i| trace.name(spans.name[i]) == variant)
+            .expect("the variant's range");
+        let timing = sightline::analysis::findings::range_timing(&trace, row as u32)
+            .expect("an ended range");
+        let kinds = range_finding_kinds(
+            &found,
+            EventRef::new(Table::Nvtx, row as u32),
+            variant,
+            &timing,
+        );
+        assert!(
+            kinds.contains(&FindingKind::SyncInLoop),
+            "{variant}: {kinds:?}"
+        );
+    }
+    // A timed iteration proves its own finding and holds no loop.
+    let row = (0..spans.len())
+        .find(|&i| {
+            trace.name(spans.name[i]) == "timed-iteration"
+                && found.iter().any(|f| {
+                    f.kind == FindingKind::RangeEndsBeforeGpuWork && f.start == spans.start[i]
+                })
+        })
+        .expect("a flagged timed iteration");
+    let timing = sightline::analysis::findings::range_timing(&trace, row as u32).expect("ended");
+    let kinds = range_finding_kinds(
+        &found,
+        EventRef::new(Table::Nvtx, row as u32),
+        "timed-iteration",
+        &timing,
+    );
+    assert_eq!(kinds, vec![FindingKind::RangeEndsBeforeGpuWork]);
+}

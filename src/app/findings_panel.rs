@@ -80,7 +80,8 @@ pub struct FindingsPanel {
     queued: Option<Arc<Trace>>,
     /// The selected NVTX range and its timing facts, computed once per
     /// selection: why it has a finding, or why not.
-    explained: Option<(EventRef, Option<RangeTiming>)>,
+    /// The selected NVTX range: its row, its timing facts and its name.
+    explained: Option<(EventRef, Option<RangeTiming>, String)>,
 }
 
 impl Drop for FindingsPanel {
@@ -374,12 +375,13 @@ impl FindingsPanel {
                 ui.weak(format!("in {:.0} ms", t.as_secs_f64() * 1e3));
             }
         });
-        if let Some((ev, Some(t))) = &self.explained {
+        if let Some((ev, Some(t), name)) = &self.explained {
             let ev = *ev;
             let t = t.clone();
+            let kinds = self.findings_of(ev, name, &t);
             egui::Frame::group(ui.style()).show(ui, |ui| {
                 ui.strong("Selected range");
-                for line in explain(&t, self.findings_of(ev)) {
+                for line in explain(&t, kinds) {
                     ui.add(egui::Label::new(line).wrap());
                 }
             });
@@ -514,21 +516,26 @@ impl FindingsPanel {
     }
 
     /// The kinds of the findings whose first event is `ev`.
-    fn findings_of(&self, ev: EventRef) -> Vec<FindingKind> {
-        self.findings
-            .iter()
-            .filter(|f| f.events.first().map(|&e| EventRef::from(e)) == Some(ev))
-            .map(|f| f.kind)
-            .collect()
+    fn findings_of(&self, ev: EventRef, name: &str, t: &RangeTiming) -> Vec<FindingKind> {
+        range_finding_kinds(&self.findings, ev, name, t)
     }
 
     /// Keeps the explanation of the selected NVTX range current.
     fn explain_selection(&mut self, trace: &Trace, selected: Option<EventRef>) {
         let sel = selected.filter(|e| e.table == Table::Nvtx);
-        if self.explained.as_ref().map(|(e, _)| *e) == sel {
+        if self.explained.as_ref().map(|(e, _, _)| *e) == sel {
             return;
         }
-        self.explained = sel.map(|e| (e, range_timing(trace, e.index)));
+        self.explained = sel.map(|e| {
+            let name = trace
+                .nvtx
+                .spans
+                .name
+                .get(e.index as usize)
+                .map(|&n| trace.name(n).to_string())
+                .unwrap_or_default();
+            (e, range_timing(trace, e.index), name)
+        });
     }
 
     /// One finding: when, where, the message; true when clicked.
@@ -555,6 +562,32 @@ impl FindingsPanel {
         r.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &label));
         r.clicked()
     }
+}
+
+/// The kinds of finding about the NVTX range `ev` named `name`: proved by the
+/// range itself (timing kinds), or placed in it (loop kinds, whose first
+/// proof is one of the loop's calls and whose range is the one around the
+/// loop), each kind once.
+pub fn range_finding_kinds(
+    findings: &[Finding],
+    ev: EventRef,
+    name: &str,
+    t: &RangeTiming,
+) -> Vec<FindingKind> {
+    let mut kinds: Vec<FindingKind> = Vec::new();
+    for f in findings {
+        let proved_by_it = f.events.first().map(|&e| EventRef::from(e)) == Some(ev);
+        let placed_in_it = f
+            .range
+            .as_deref()
+            .is_some_and(|r| r.rsplit('/').next() == Some(name))
+            && t.start <= f.start
+            && f.end <= t.end;
+        if (proved_by_it || placed_in_it) && !kinds.contains(&f.kind) {
+            kinds.push(f.kind);
+        }
+    }
+    kinds
 }
 
 /// Sentences saying what a range's timing facts mean: whether it measured its

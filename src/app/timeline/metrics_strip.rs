@@ -129,7 +129,11 @@ impl MetricsStrip {
     /// The legend: the metric, and the colour ramp from `lo` to `hi`, at the
     /// top right of the canvas.
     pub fn legend(&self, painter: &Painter, canvas: Rect, text: Color32, background: Color32) {
-        let w = 160.0;
+        let font = egui::FontId::proportional(10.5);
+        // As wide as the metric's name (ncu's names run to 70 characters),
+        // so neither the name nor the bounds are cut.
+        let name = painter.layout_no_wrap(self.label.clone(), font.clone(), text);
+        let w = name.size().x.max(160.0);
         let at = pos2(canvas.right() - w - 12.0, canvas.top() + 6.0);
         let frame = Rect::from_min_size(at - vec2(6.0, 4.0), vec2(w + 12.0, 40.0));
         painter.rect_filled(frame, 3.0, background);
@@ -149,25 +153,24 @@ impl MetricsStrip {
                 ramp(s as f32 / (steps - 1) as f32),
             );
         }
-        let font = egui::FontId::proportional(10.5);
-        let name: String = self.label.chars().take(34).collect();
-        painter.text(at, egui::Align2::LEFT_TOP, name, font.clone(), text);
+        painter.galley(at, name, text);
         let unit = if self.unit.is_empty() {
             String::new()
         } else {
             format!(" {}", self.unit)
         };
+        let bound = |v: f64| format!("{}{unit}", crate::app::format::metric_value(v));
         painter.text(
             pos2(at.x, at.y + 25.0),
             egui::Align2::LEFT_TOP,
-            format!("{:.3}{unit}", self.lo),
+            bound(f64::from(self.lo)),
             font.clone(),
             text,
         );
         painter.text(
             pos2(at.x + w, at.y + 25.0),
             egui::Align2::RIGHT_TOP,
-            format!("{:.3}{unit}", self.hi),
+            bound(f64::from(self.hi)),
             font,
             text,
         );
