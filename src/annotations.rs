@@ -250,7 +250,7 @@ pub fn save_merged(report: &Path, base: &[Note], notes: &[Note]) -> Result<Vec<N
     let disk = load(report)?;
     let mut merged: Vec<Note> = notes
         .iter()
-        .filter(|n| !(base.contains(n) && !disk.contains(n)))
+        .filter(|n| !base.contains(n) || disk.contains(n))
         .cloned()
         .collect();
     for note in disk {

@@ -9,6 +9,7 @@
 //!   order, and the table survives save + load (from the run's raw records);
 //! - a misspelt metric gets the chip's closest names; bad lists are refused
 //!   before any GPU work.
+//!
 //! Where CUPTI and libnvperf are present, the recorded counter-data image is
 //! evaluated again with the host API; on a GPU, a capture collects counters.
 //! Elsewhere those tests say they were skipped.

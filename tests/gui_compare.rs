@@ -547,6 +547,7 @@ fn diff_table_has_room_sticky_headers_and_colours_by_significance() {
             unit: egui::MouseWheelUnit::Point,
             delta: vec2(0.0, -60.0),
             phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Unknown,
             modifiers: egui::Modifiers::NONE,
         });
         h.run_steps(2);

@@ -426,6 +426,7 @@ fn a_step_that_opens_the_findings_shows_the_group_it_names() {
             unit: egui::MouseWheelUnit::Point,
             delta: vec2(0.0, -200.0),
             phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Unknown,
             modifiers: egui::Modifiers::NONE,
         });
         h.step();

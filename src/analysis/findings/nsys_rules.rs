@@ -6,8 +6,8 @@ use std::sync::atomic::AtomicBool;
 
 use super::context::Context;
 use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
-use crate::analysis::binary_size;
 use crate::analysis::api_class::ApiClass;
+use crate::analysis::binary_size;
 use crate::analysis::rules::memcpy::{self, Which};
 use crate::analysis::rules::{Window, cuda_memset_sync, gpu_gaps, gpu_time_util};
 use crate::model::nsys::mem_kind_label;

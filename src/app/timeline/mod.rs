@@ -1,8 +1,8 @@
 //! The timeline: row labels on the left, a ruler on top, lanes of events.
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
-pub mod metrics_strip;
 pub mod idle_row;
+pub mod metrics_strip;
 pub mod overlay;
 pub mod paint;
 pub mod projection;
