@@ -834,8 +834,11 @@ impl SightlineApp {
             self.prefs.apply(ui.ctx());
             self.prefs_applied = true;
         }
-        self.prefs.keys(ui.ctx());
+        // The zoom in force belongs to the mode of the last pass: remembered
+        // before F5 may change the mode (egui applies the new mode's zoom
+        // from the next pass only).
         self.prefs.remember_zoom(ui.ctx());
+        self.prefs.keys(ui.ctx());
         self.help.ui(ui.ctx());
         self.confirm_close_ui(ui.ctx());
         let presenting = self.prefs.presentation;
@@ -870,6 +873,7 @@ impl SightlineApp {
         let lesson_open = lesson_panel::belongs_to_shown_tab(self);
         let exporting = self.image_export.is_capturing();
         let details_panel = self.prefs.details_panel;
+        let to_mode = ui.ctx().zoom_factor() / self.prefs.zoom_for(presenting);
         let Some(doc) = self.doc_mut() else {
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.centered_and_justified(|ui| {
@@ -890,6 +894,12 @@ impl SightlineApp {
             // one (or of a projector's at a large UI zoom).
             // (A quarter in presentation mode, beside a lesson panel.)
             let share = if presenting { 0.24 } else { 0.3 };
+            // In the pass where F5 toggles the mode, egui still lays out in
+            // the old zoom's points (the new zoom applies from the next
+            // pass): measure the window in the zoom of the mode now shown,
+            // or leaving presentation clamps (and egui stores) the desk width
+            // to presentation's narrower window.
+            let window = ui.available_width() * to_mode;
             // One remembered width per layout: the cap of presentation mode
             // or of a lesson beside it narrows the panel there only, never
             // the width the user gave it in the ordinary window (egui keeps
@@ -897,7 +907,7 @@ impl SightlineApp {
             egui::Panel::right(("details", presenting, lesson_open))
                 .default_size(380.0)
                 .min_size(180.0)
-                .max_size((ui.available_width() * share).max(180.0))
+                .max_size((window * share).max(180.0))
                 .resizable(true)
                 .show(ui, |ui| {
                     // Both ways: a long name scrolls instead of widening the
