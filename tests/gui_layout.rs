@@ -390,22 +390,36 @@ fn presentation_mode_does_not_shrink_the_details_panel_for_good() {
     h.run_steps(3);
     // Presenting beside the lesson: the panel is narrow; its numbers are
     // still one line each.
-    let selected = h.state().doc().expect("doc").timeline.selected;
-    if let Some(sel) = selected {
-        let doc_trace = h.state().doc().expect("doc").trace.clone();
-        // Resolved outside the fonts lock (the style needs the context).
-        let font = egui::TextStyle::Body.resolve(&h.ctx.global_style());
-        let line = h.ctx.fonts_mut(|f| f.row_height(&font));
-        for (key, value) in sel.fields(&doc_trace) {
-            if !sightline::app::details::is_number(&value) {
-                continue;
-            }
-            if let Some(node) = h.query_all_by_label(&value).next() {
-                let height = node.rect().height();
-                assert!(height < line * 1.6, "{key} = {value} wraps ({height} px)");
-            }
+    // (The lesson's step may have cleared the selection: select a kernel.)
+    let doc_trace = h.state().doc().expect("doc").trace.clone();
+    let sel = match h.state().doc().expect("doc").timeline.selected {
+        Some(sel) => sel,
+        None => {
+            h.state_mut()
+                .doc_mut()
+                .expect("doc")
+                .timeline
+                .select(&doc_trace, Some(kernel));
+            h.run_steps(3);
+            kernel
+        }
+    };
+    assert!(h.state().lessons.run.is_some(), "the lesson is still open");
+    // Resolved outside the fonts lock (the style needs the context).
+    let font = egui::TextStyle::Body.resolve(&h.ctx.global_style());
+    let line = h.ctx.fonts_mut(|f| f.row_height(&font));
+    let mut checked = 0;
+    for (key, value) in sel.fields(&doc_trace) {
+        if !sightline::app::details::is_number(&value) {
+            continue;
+        }
+        if let Some(node) = h.query_all_by_label(&value).next() {
+            let height = node.rect().height();
+            assert!(height < line * 1.6, "{key} = {value} wraps ({height} px)");
+            checked += 1;
         }
     }
+    assert!(checked > 0, "some numbers of the details were checked");
     h.key_press(egui::Key::F5);
     h.run_steps(3);
     h.state_mut().lessons.run = None;
