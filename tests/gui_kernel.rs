@@ -475,6 +475,28 @@ fn the_duration_histogram_has_counts_a_legend_and_bar_tooltips() {
         marks.len()
     );
     assert!(marks.iter().all(|m| m.value.fract() == 0.0));
+    // And the marks are far enough apart on screen for egui_plot to label
+    // them (it paints no y label closer than 20 points to the next): the
+    // points per instance from two bars of different heights (a bar's
+    // centre is at half its count).
+    let bars = &h.state().doc().expect("doc").kernel.histogram_bars;
+    let (lo, hi) = (
+        bars.iter()
+            .min_by_key(|(_, b)| view.histogram.counts[*b])
+            .expect("bars"),
+        bars.iter()
+            .max_by_key(|(_, b)| view.histogram.counts[*b])
+            .expect("bars"),
+    );
+    let dn = (view.histogram.counts[hi.1] - view.histogram.counts[lo.1]) as f32;
+    assert!(dn > 0.0, "bars of different heights");
+    let per_instance = 2.0 * (lo.0.y - hi.0.y) / dn;
+    let spacing = marks[0].step_size as f32 * per_instance;
+    assert!(
+        spacing > 25.0,
+        "y labels {spacing} points apart ({} per mark): egui_plot hides them",
+        marks[0].step_size
+    );
     // Log-scale labels: "10 µs", not "10.000 µs".
     assert_eq!(short_duration(10_000.0), "10 µs");
     assert_eq!(short_duration(2_500_000.0), "2.5 ms");

@@ -966,12 +966,15 @@ pub fn short_duration(ns: f64) -> String {
 }
 
 /// Grid marks for a count axis: whole numbers only, 1-2-5 steps, at most
-/// about six marks, so a histogram of three instances reads 0, 1, 2, 3.
+/// four steps over the range (five marks), so a histogram of three
+/// instances reads 0, 1, 2, 3. Four steps keep the marks of the short
+/// histogram plot about 28 points apart or more: egui_plot paints no y
+/// label closer than 20 points to the next (six steps left them unlabelled).
 pub fn count_marks(bounds: (f64, f64)) -> Vec<egui_plot::GridMark> {
     let (lo, hi) = (bounds.0.max(0.0), bounds.1.max(1.0));
     let mut step = 1.0_f64;
     let mut k = 0;
-    while (hi - lo) / step > 6.0 {
+    while (hi - lo) / step > 4.0 {
         step *= if k % 3 == 1 { 2.5 } else { 2.0 };
         k += 1;
     }
