@@ -531,3 +531,49 @@ fn the_launch_configuration_table_shows_the_limiter_whole() {
         node.rect()
     );
 }
+
+/// Hovering a long name cut in "GPU work of this range" shows it whole,
+/// once (egui's label already shows elided text on hover; a second tooltip
+/// of our own repeated it).
+#[test]
+fn a_cut_name_in_gpu_work_shows_whole_once_on_hover() {
+    use sightline::app::nvtx_gpu::RangeWork;
+    let trace = load("torch_work.sqlite");
+    let (nvtx, long) = (0..trace.nvtx.spans.len() as u32)
+        .find_map(|i| {
+            let w = RangeWork::compute(&trace, i);
+            w.rows
+                .iter()
+                .find(|r| trace.name(r.name).len() > 200)
+                .map(|r| (i, trace.name(r.name).to_string()))
+        })
+        .expect("a range that launched a long-named kernel");
+    let mut h = sized_harness(trace, 1400.0);
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .show_event(EventRef::new(Table::Nvtx, nvtx));
+    h.run_steps(3);
+    let panel_left = h.state().doc().expect("doc").timeline.canvas.right();
+    let head: String = long.chars().take(40).collect();
+    let shown = |h: &Harness<'_, SightlineApp>| -> Vec<egui::Rect> {
+        h.query_all_by_label_contains(&head)
+            .map(|n| n.rect())
+            .collect()
+    };
+    let cell = shown(&h)
+        .into_iter()
+        .find(|r| r.left() >= panel_left)
+        .expect("the name is listed in the details");
+    let before = shown(&h).len();
+    h.event(Event::PointerMoved(cell.center()));
+    for _ in 0..40 {
+        h.step();
+    }
+    let after = shown(&h);
+    assert_eq!(
+        after.len(),
+        before + 1,
+        "one tooltip with the whole name: {after:?}"
+    );
+}

@@ -5,10 +5,10 @@
 use eframe::egui::{self, Response, TextWrapMode, Ui, WidgetText, vec2};
 
 /// A name cell `width` points wide: a link when `clickable`, else a label.
-/// Hovering a name that was cut shows it whole.
+/// Hovering a name that was cut shows it whole (egui's labels and links do
+/// that themselves for elided text: a tooltip of our own showed it twice).
 pub fn name(ui: &mut Ui, width: f32, text: impl Into<WidgetText>, clickable: bool) -> Response {
     let text: WidgetText = text.into();
-    let full = text.text().to_owned();
     let height = ui.spacing().interact_size.y;
     let response = ui
         .allocate_ui_with_layout(
@@ -25,11 +25,7 @@ pub fn name(ui: &mut Ui, width: f32, text: impl Into<WidgetText>, clickable: boo
             },
         )
         .inner;
-    if fits(ui, &full, width) {
-        response
-    } else {
-        response.on_hover_text(full)
-    }
+    response
 }
 
 /// A right-aligned number cell `width` points wide (digits line up).
@@ -54,8 +50,4 @@ pub fn text_width(ui: &Ui, text: &str, style: egui::TextStyle) -> f32 {
             .size()
             .x
     })
-}
-
-fn fits(ui: &Ui, text: &str, width: f32) -> bool {
-    text_width(ui, text, egui::TextStyle::Body) <= width
 }
