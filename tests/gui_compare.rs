@@ -567,6 +567,30 @@ fn diff_table_has_room_sticky_headers_and_colours_by_significance() {
         header,
         "the header stays"
     );
+    // Each number stands under its own column's header (right-aligned
+    // both): the header row is laid out apart from the rows.
+    let cells = &view(&h).drawn_rows[0];
+    let mut aligned = 0;
+    for (c, text) in cells.iter().enumerate().skip(1) {
+        if text.is_empty() {
+            continue;
+        }
+        let head = h.get_by_label(COLUMNS[c]).rect();
+        let cell = h
+            .get_all_by_label(text)
+            .map(|n| n.rect())
+            .find(|r| (r.center().y - first_after.center().y).abs() < 3.0)
+            .unwrap_or_else(|| panic!("{text} in the first row"));
+        assert!(
+            (cell.right() - head.right()).abs() < 3.0,
+            "{} ends at {}, its value {text} at {}",
+            COLUMNS[c],
+            head.right(),
+            cell.right()
+        );
+        aligned += 1;
+    }
+    assert!(aligned > 0);
 
     // Colour by significance, stated in the window.
     let threshold = sightline::app::compare_view::SIGNIFICANT_CHANGE_PERCENT;

@@ -945,6 +945,10 @@ impl CompareView {
                     };
                     let r = ui
                         .allocate_ui_with_layout(vec2(widths[c], row_h), layout, |ui| {
+                            // The whole column's width, as the cells below
+                            // take it (else the header shrinks to its text
+                            // and stands off its column).
+                            ui.set_width(widths[c]);
                             ui.add(
                                 egui::Button::new(RichText::new(format!("{name}{arrow}")).strong())
                                     .frame(false),
