@@ -10,22 +10,20 @@ use eframe::egui::{self, Response, TextWrapMode, Ui, WidgetText, vec2};
 pub fn name(ui: &mut Ui, width: f32, text: impl Into<WidgetText>, clickable: bool) -> Response {
     let text: WidgetText = text.into();
     let height = ui.spacing().interact_size.y;
-    let response = ui
-        .allocate_ui_with_layout(
-            vec2(width, height),
-            egui::Layout::left_to_right(egui::Align::Center),
-            |ui| {
-                ui.set_width(width);
-                ui.style_mut().wrap_mode = Some(TextWrapMode::Truncate);
-                if clickable {
-                    ui.link(text)
-                } else {
-                    ui.label(text)
-                }
-            },
-        )
-        .inner;
-    response
+    ui.allocate_ui_with_layout(
+        vec2(width, height),
+        egui::Layout::left_to_right(egui::Align::Center),
+        |ui| {
+            ui.set_width(width);
+            ui.style_mut().wrap_mode = Some(TextWrapMode::Truncate);
+            if clickable {
+                ui.link(text)
+            } else {
+                ui.label(text)
+            }
+        },
+    )
+    .inner
 }
 
 /// A right-aligned number cell `width` points wide (digits line up).
