@@ -754,6 +754,27 @@ fn recent_files_and_view_options_survive_a_restart() {
     assert!(SightlineApp::restore(None).recent.is_empty());
 }
 
+/// A report reached through a symlink and through its real path is one
+/// Recent entry, also in a list saved before paths were canonicalised.
+#[test]
+fn recent_files_hold_a_symlinked_report_once() {
+    let real = std::fs::canonicalize(fixture("streams.sqlite")).expect("fixture");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let link = dir.path().join("linked.sqlite");
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    let mut app = SightlineApp::default();
+    app.recent = vec![link.clone(), real.clone()];
+    let mut storage = MemStorage::default();
+    eframe::App::save(&mut app, &mut storage);
+    let mut again = SightlineApp::restore(Some(&storage));
+    assert_eq!(again.recent, vec![real.clone()]);
+    // Opened through the link again, it stays one entry.
+    again.recent.insert(0, link.clone());
+    again.open(link);
+    again.wait_for_load();
+    assert_eq!(again.recent, vec![real]);
+}
+
 #[test]
 fn hidden_and_collapsed_rows_are_kept_per_report() {
     let (a, b) = (fixture("streams.sqlite"), fixture("sync_timing.sqlite"));

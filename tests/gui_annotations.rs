@@ -217,6 +217,93 @@ fn export_image_defaults_beside_the_report() {
     assert_eq!(PathBuf::from(path), default_path(&report));
 }
 
+/// The bundled lesson report lives among the app's files: its image goes to
+/// a folder of the user's, which takes a file, and so does one of a report
+/// in a folder nobody can write (here /proc, read-only even for root).
+#[test]
+fn export_image_defaults_to_a_users_folder_for_a_bundled_report() {
+    let bundled = sightline::app::bundled_report().expect("the bundled report");
+    let mut h = open(&bundled);
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    let path = PathBuf::from(text_of(&h, "Export image:").expect("a path box"));
+    let assets = std::fs::canonicalize(bundled.parent().expect("a folder")).expect("assets");
+    let folder = std::fs::canonicalize(path.parent().expect("a folder")).expect("exists");
+    assert_ne!(folder, assets, "{}", path.display());
+    assert_eq!(
+        path.file_name().and_then(|n| n.to_str()),
+        Some("sync_timing-timeline.png")
+    );
+    let probe = folder.join("sightline-export-test.tmp");
+    std::fs::write(&probe, b"x").expect("the default folder takes a file");
+    std::fs::remove_file(&probe).expect("removed");
+
+    let unwritable = default_path(Path::new("/proc/report.sqlite"));
+    assert_ne!(unwritable.parent(), Some(Path::new("/proc")));
+    assert!(unwritable.parent().is_some_and(Path::is_dir));
+}
+
+/// File ▸ Export image takes the rows shown, not the empty canvas under
+/// them, and while it is taken the timeline carries a caption: the report's
+/// name, the span shown and a scale bar.
+#[test]
+fn export_image_is_cropped_to_the_rows_and_captioned() {
+    let (_dir, report) = copy_of("sync_timing.sqlite");
+    let mut h = open(&report);
+    {
+        let doc = h.state().doc().expect("doc");
+        let area = doc.export_area.expect("measured");
+        let last_row = doc
+            .timeline
+            .layout
+            .iter()
+            .map(|(_, r)| r.bottom())
+            .fold(f32::MIN, f32::max);
+        assert!(
+            area.bottom() < doc.timeline.area.bottom() - 50.0,
+            "a few rows in a tall window: the image stops at {} (rows end at {last_row}, \
+             canvas at {})",
+            area.bottom(),
+            doc.timeline.area.bottom()
+        );
+        assert!((area.bottom() - last_row).abs() < 2.0 || area.bottom() >= last_row);
+    }
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    h.get_by_label("Export").click();
+    h.run_steps(1);
+    let (start, end) = {
+        let v = &h.state().doc().expect("doc").timeline.view;
+        (v.start, v.end)
+    };
+    let span = sightline::app::format::duration((end - start).round() as i64);
+    assert!(
+        h.query_all_by_label_contains(&format!("({span} shown)"))
+            .next()
+            .is_some(),
+        "the caption gives the span ({span})"
+    );
+    let scale = sightline::app::export_image::scale_bar(end - start);
+    assert!(scale <= (end - start) / 5.0 && scale * 10.0 > (end - start) / 5.0);
+    let scale_text = format!(
+        "= {}",
+        sightline::app::format::duration(scale.round() as i64)
+    );
+    assert!(
+        h.query_by_label(&scale_text).is_some(),
+        "and a scale: {scale_text}"
+    );
+    let doc = h.state().doc().expect("doc");
+    let area = doc.export_area.expect("measured");
+    let rows_top = doc.timeline.area.top();
+    assert!(area.top() < rows_top, "the caption is in the image");
+    assert!(
+        h.query_all_by_label("sync_timing.sqlite")
+            .any(|n| n.rect().top() >= area.top() - 1.0 && n.rect().bottom() <= rows_top + 1.0),
+        "the caption names the report"
+    );
+}
+
 /// A window capture whose every pixel says where it is.
 fn gradient(w: usize, h: usize) -> ColorImage {
     let pixels = (0..h)

@@ -516,3 +516,103 @@ fn each_rows_instances_are_what_its_numbers_count() {
         }
     }
 }
+
+/// At 1600×1000 the diff table shows more than three rows, its header stays
+/// put while the rows scroll under it, and the Avg Change is coloured only
+/// past the stated threshold, more strongly the larger the change.
+#[test]
+fn diff_table_has_room_sticky_headers_and_colours_by_significance() {
+    let mut h = compare_harness();
+    // The section with the most rows.
+    let report = DiffReport::ALL
+        .into_iter()
+        .max_by_key(|&r| view(&h).diff(r).map_or(0, |d| d.rows.len()))
+        .expect("sections");
+    h.get_by_label(&tab_label(&h, report)).click();
+    h.run_steps(3);
+    let rows = view(&h).diff(report).expect("computed").rows.len();
+    assert!(rows > 6, "a long diff: {rows} rows");
+    // The diff takes a share of the window (45 %), not a fixed strip: at
+    // 1600×1000 a dozen rows or more (the old 260 points showed 9).
+    let shown = view(&h).rows_visible;
+    assert!(
+        shown >= rows.min(12),
+        "{shown} of {rows} rows visible at 1600×1000"
+    );
+
+    let header = h.get_by_label(COLUMNS[7]).rect();
+    let first = view(&h).drawn_rows[0][0].clone();
+    let first_before = h.get_all_by_label(&first).next().expect("row").rect();
+    h.event(egui::Event::PointerMoved(Pos2::new(
+        first_before.center().x,
+        first_before.center().y + 20.0,
+    )));
+    for _ in 0..5 {
+        h.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: vec2(0.0, -60.0),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Unknown,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.run_steps(2);
+    }
+    let first_after = h.get_all_by_label(&first).next().expect("row").rect();
+    assert!(
+        first_after.min.y < first_before.min.y,
+        "the rows scrolled ({first_before:?} → {first_after:?})"
+    );
+    assert_eq!(
+        h.get_by_label(COLUMNS[7]).rect(),
+        header,
+        "the header stays"
+    );
+    // Each number stands under its own column's header (right-aligned
+    // both): the header row is laid out apart from the rows.
+    let cells = &view(&h).drawn_rows[0];
+    let mut aligned = 0;
+    for (c, text) in cells.iter().enumerate().skip(1) {
+        if text.is_empty() {
+            continue;
+        }
+        let head = h.get_by_label(COLUMNS[c]).rect();
+        let cell = h
+            .get_all_by_label(text)
+            .map(|n| n.rect())
+            .find(|r| (r.center().y - first_after.center().y).abs() < 3.0)
+            .unwrap_or_else(|| panic!("{text} in the first row"));
+        assert!(
+            (cell.right() - head.right()).abs() < 3.0,
+            "{} ends at {}, its value {text} at {}",
+            COLUMNS[c],
+            head.right(),
+            cell.right()
+        );
+        aligned += 1;
+    }
+    assert!(aligned > 0);
+
+    // Colour by significance, stated in the window.
+    let threshold = sightline::app::compare_view::SIGNIFICANT_CHANGE_PERCENT;
+    assert!(
+        h.query_all_by_label_contains(&format!("±{threshold} %"))
+            .next()
+            .is_some(),
+        "the threshold is stated"
+    );
+    use sightline::app::compare_view::change_color;
+    let mut changes: Vec<f64> = DiffReport::ALL
+        .into_iter()
+        .filter_map(|r| view(&h).diff(r))
+        .flat_map(|d| d.rows.iter().filter_map(|r| r.avg_change_percent()))
+        .collect();
+    changes.sort_by(f64::total_cmp);
+    for &c in &changes {
+        assert_eq!(change_color(c).is_some(), c.abs() >= threshold, "{c} %");
+    }
+    let alpha = |c: f64| change_color(c).map_or(0, |c| c.a());
+    // +0.6 % is not coloured; +1,841 % is, more strongly than +6 %.
+    assert_eq!(change_color(0.6), None);
+    assert!(alpha(1841.0) > alpha(6.0) && alpha(6.0) > 0);
+    assert!(alpha(-60.0) > alpha(-6.0) && alpha(-6.0) > 0);
+}

@@ -70,6 +70,31 @@ fn busiest_kernel(trace: &Trace) -> (u32, String, u64) {
     (first, trace.name(k.name).to_string(), k.durations.instances)
 }
 
+/// Closing the panel and clicking the kernel that is still selected opens
+/// it again, as clicking another kernel does.
+#[test]
+fn clicking_the_still_selected_kernel_reopens_its_closed_panel() {
+    let trace = load("sync_timing.sqlite");
+    let (row, _, _) = busiest_kernel(&trace);
+    let ev = EventRef::new(Table::Kernel, row);
+    let mut h = harness(trace);
+    click_event(&mut h, ev);
+    h.run_steps(20);
+    assert!(h.state().doc().expect("doc").kernel.is_open());
+    h.state_mut().doc_mut().expect("doc").kernel.close();
+    h.run_steps(20);
+    let pos = {
+        let doc = h.state().doc().expect("doc");
+        assert_eq!(doc.timeline.selected, Some(ev), "still selected");
+        doc.timeline.event_pos(&doc.trace, ev).expect("drawn")
+    };
+    click(&mut h, pos);
+    h.run_steps(20);
+    let doc = h.state().doc().expect("doc");
+    assert_eq!(doc.timeline.selected, Some(ev));
+    assert!(doc.kernel.is_open(), "the click reopened the kernel panel");
+}
+
 #[test]
 fn clicking_a_kernel_opens_its_panel_with_kernel_stats_numbers() {
     let trace = load("sync_timing.sqlite");
@@ -315,4 +340,240 @@ fn projection_rows_mark_the_no_sync_ranges_as_overhanging() {
         "the details say the GPU work ends after the range"
     );
     assert!(h.query_by_label("GPU work of this range").is_some());
+}
+
+/// "GPU work of this range" keeps its count, time and share columns in the
+/// details panel however long the kernel names are (here PyTorch's, of
+/// hundreds of characters), in presentation mode too: names are cut, not
+/// the numbers.
+#[test]
+fn gpu_work_of_a_range_keeps_its_numbers_beside_long_names() {
+    use sightline::app::nvtx_gpu::RangeWork;
+    let trace = load("torch_work.sqlite");
+    let (nvtx, work) = (0..trace.nvtx.spans.len() as u32)
+        .map(|i| (i, RangeWork::compute(&trace, i)))
+        .filter(|(_, w)| w.rows.iter().any(|r| trace.name(r.name).len() > 80))
+        .max_by_key(|(_, w)| w.rows.len())
+        .expect("a range that launched long-named kernels");
+    let mut h = sized_harness(trace, 1400.0);
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .show_event(EventRef::new(Table::Nvtx, nvtx));
+    h.run_steps(3);
+    for presenting in [false, true] {
+        if presenting {
+            h.key_press(egui::Key::F5);
+            h.run_steps(4);
+        }
+        assert!(h.query_by_label("GPU work of this range").is_some());
+        let panel_left = h.state().doc().expect("doc").timeline.canvas.right();
+        let screen_right = h.ctx.content_rect().right();
+        for r in work.rows.iter().take(50) {
+            let count = grouped(r.count as i64);
+            let nodes: Vec<_> = h
+                .query_all_by_label(&count)
+                .map(|n| n.rect())
+                .filter(|r| r.left() >= panel_left)
+                .collect();
+            assert!(!nodes.is_empty(), "count {count} is shown in the details");
+            for rect in nodes {
+                assert!(
+                    rect.right() <= screen_right + 0.5,
+                    "presenting {presenting}: count {count} at {rect:?} outside the panel \
+                     ({panel_left}..{screen_right})"
+                );
+            }
+        }
+        let share = h
+            .query_all_by_label_contains(" %")
+            .map(|n| n.rect())
+            .filter(|r| r.left() >= panel_left)
+            .collect::<Vec<_>>();
+        assert!(!share.is_empty(), "shares shown");
+        for rect in share {
+            assert!(rect.right() <= screen_right + 0.5, "a share cut: {rect:?}");
+        }
+    }
+}
+
+/// The duration-over-time scatter runs on the ruler's clock: each instance
+/// is plotted at its session time (the time the details and the ruler
+/// give it), not at milliseconds since the report started.
+#[test]
+fn the_scatter_plots_each_instance_at_its_session_time() {
+    let trace = load("sync_timing.sqlite");
+    let (row, _, _) = busiest_kernel(&trace);
+    let mut h = harness(trace);
+    click_event(&mut h, EventRef::new(Table::Kernel, row));
+    h.run_steps(3);
+    let doc = h.state().doc().expect("doc");
+    let (frame, t0, t1) = doc.kernel.scatter_axis.expect("the scatter is drawn");
+    assert!(t1 > t0);
+    let ns_per_px = (t1 - t0) / frame.width() as f64;
+    let points = &doc.kernel.scatter_points;
+    assert!(!points.is_empty());
+    for &(pos, r) in points {
+        let start = doc.trace.kernels.spans.start[r as usize] as f64;
+        let plotted = t0 + (pos.x - frame.left()) as f64 * ns_per_px;
+        assert!(
+            (plotted - start).abs() <= 2.0 * ns_per_px,
+            "kernel row {r} starts at {start} ns, plotted at {plotted} ns"
+        );
+    }
+}
+
+/// The histogram reads at a glance: whole counts on its y axis even for a
+/// handful of instances, a legend naming P50/P90/P99 with their values,
+/// each bar's range and count on hover, and short log-scale labels.
+#[test]
+fn the_duration_histogram_has_counts_a_legend_and_bar_tooltips() {
+    use sightline::app::kernel_panel::{
+        KernelPanel, bar_tooltip, count_marks, percentile_label, short_duration,
+    };
+    let trace = load("sync_timing.sqlite");
+    let (row, _, _) = busiest_kernel(&trace);
+    let mut h = harness(trace);
+    click_event(&mut h, EventRef::new(Table::Kernel, row));
+    h.run_steps(3);
+    let view = h
+        .state()
+        .doc()
+        .expect("doc")
+        .kernel
+        .view
+        .clone()
+        .expect("computed");
+    let d = &view.stats.durations;
+    for (which, v) in [
+        ("P50", d.median),
+        ("P90", d.p90 as f64),
+        ("P99", d.p99 as f64),
+    ] {
+        let label = percentile_label(which, v);
+        assert!(
+            h.query_all_by_label(&label).next().is_some(),
+            "the legend names {label}"
+        );
+    }
+    // Every bar's tooltip gives its range and the instances it holds.
+    for (bin, &n) in view.histogram.counts.iter().enumerate() {
+        let tip = bar_tooltip(&view.histogram, bin).expect("a bar");
+        let held = KernelPanel::bin_instances(&view, bin).len();
+        assert_eq!(held as u64, n);
+        let count = format!("{} instance", grouped(n as i64));
+        assert!(tip.contains(" – ") && tip.contains(&count), "{tip}");
+    }
+    // Small counts: 0, 1, 2, 3 on the axis, not just "0".
+    let marks: Vec<f64> = count_marks((0.0, 3.45)).iter().map(|m| m.value).collect();
+    assert_eq!(marks, [0.0, 1.0, 2.0, 3.0]);
+    let max = *view.histogram.counts.iter().max().expect("bars") as f64;
+    let marks = count_marks((0.0, max * 1.15));
+    assert!(
+        marks.len() >= 2 && marks.len() <= 8,
+        "{} marks",
+        marks.len()
+    );
+    assert!(marks.iter().all(|m| m.value.fract() == 0.0));
+    // And the marks are far enough apart on screen for egui_plot to label
+    // them (it paints no y label closer than 20 points to the next): the
+    // points per instance from two bars of different heights (a bar's
+    // centre is at half its count).
+    let bars = &h.state().doc().expect("doc").kernel.histogram_bars;
+    let (lo, hi) = (
+        bars.iter()
+            .min_by_key(|(_, b)| view.histogram.counts[*b])
+            .expect("bars"),
+        bars.iter()
+            .max_by_key(|(_, b)| view.histogram.counts[*b])
+            .expect("bars"),
+    );
+    let dn = (view.histogram.counts[hi.1] - view.histogram.counts[lo.1]) as f32;
+    assert!(dn > 0.0, "bars of different heights");
+    let per_instance = 2.0 * (lo.0.y - hi.0.y) / dn;
+    let spacing = marks[0].step_size as f32 * per_instance;
+    assert!(
+        spacing > 25.0,
+        "y labels {spacing} points apart ({} per mark): egui_plot hides them",
+        marks[0].step_size
+    );
+    // Log-scale labels: "10 µs", not "10.000 µs".
+    assert_eq!(short_duration(10_000.0), "10 µs");
+    assert_eq!(short_duration(2_500_000.0), "2.5 ms");
+    assert_eq!(short_duration(130.0), "130 ns");
+}
+
+/// The launch-configuration table shows its limiter whole at the panel's
+/// usual width.
+#[test]
+fn the_launch_configuration_table_shows_the_limiter_whole() {
+    let trace = load("sync_timing.sqlite");
+    let (row, _, _) = busiest_kernel(&trace);
+    let mut h = harness(trace);
+    click_event(&mut h, EventRef::new(Table::Kernel, row));
+    h.run_steps(3);
+    let doc = h.state().doc().expect("doc");
+    let view = doc.kernel.view.clone().expect("computed");
+    let right = doc.kernel.scatter_rect.expect("drawn").right();
+    let limiter = view
+        .configs
+        .iter()
+        .find_map(|c| c.occupancy.as_ref())
+        .expect("an occupancy")
+        .limiter_text();
+    let node = h
+        .query_all_by_label(&limiter)
+        .next()
+        .unwrap_or_else(|| panic!("{limiter} shown"));
+    assert!(
+        node.rect().right() <= right + 1.0,
+        "{limiter} at {:?} is cut at {right}",
+        node.rect()
+    );
+}
+
+/// Hovering a long name cut in "GPU work of this range" shows it whole,
+/// once (egui's label already shows elided text on hover; a second tooltip
+/// of our own repeated it).
+#[test]
+fn a_cut_name_in_gpu_work_shows_whole_once_on_hover() {
+    use sightline::app::nvtx_gpu::RangeWork;
+    let trace = load("torch_work.sqlite");
+    let (nvtx, long) = (0..trace.nvtx.spans.len() as u32)
+        .find_map(|i| {
+            let w = RangeWork::compute(&trace, i);
+            w.rows
+                .iter()
+                .find(|r| trace.name(r.name).len() > 200)
+                .map(|r| (i, trace.name(r.name).to_string()))
+        })
+        .expect("a range that launched a long-named kernel");
+    let mut h = sized_harness(trace, 1400.0);
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .show_event(EventRef::new(Table::Nvtx, nvtx));
+    h.run_steps(3);
+    let panel_left = h.state().doc().expect("doc").timeline.canvas.right();
+    let head: String = long.chars().take(40).collect();
+    let shown = |h: &Harness<'_, SightlineApp>| -> Vec<egui::Rect> {
+        h.query_all_by_label_contains(&head)
+            .map(|n| n.rect())
+            .collect()
+    };
+    let cell = shown(&h)
+        .into_iter()
+        .find(|r| r.left() >= panel_left)
+        .expect("the name is listed in the details");
+    let before = shown(&h).len();
+    h.event(Event::PointerMoved(cell.center()));
+    for _ in 0..40 {
+        h.step();
+    }
+    let after = shown(&h);
+    assert_eq!(
+        after.len(),
+        before + 1,
+        "one tooltip with the whole name: {after:?}"
+    );
 }

@@ -254,6 +254,35 @@ fn f1_opens_the_key_help() {
     );
 }
 
+/// Esc closes the topmost transient window (the help) first; the selection
+/// goes only with a second Esc.
+#[test]
+fn escape_closes_the_help_before_it_clears_the_selection() {
+    let mut h = harness(
+        SightlineApp::with_trace(load("sync_timing.sqlite")),
+        1400.0,
+        900.0,
+    );
+    let trace = h.state().doc().expect("doc").trace.clone();
+    let kernel = EventRef::new(Table::Kernel, 0);
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .timeline
+        .select(&trace, Some(kernel));
+    h.key_press(egui::Key::F1);
+    h.run_steps(2);
+    assert!(h.query_by_label("Keys and mouse").is_some());
+    h.key_press(egui::Key::Escape);
+    h.run_steps(2);
+    assert!(h.query_by_label("Keys and mouse").is_none(), "help closed");
+    let selected = h.state().doc().expect("doc").timeline.selected;
+    assert_eq!(selected, Some(kernel), "the selection stays");
+    h.key_press(egui::Key::Escape);
+    h.run_steps(2);
+    assert_eq!(h.state().doc().expect("doc").timeline.selected, None);
+}
+
 #[test]
 fn ctrl_plus_and_minus_zoom_the_whole_ui_and_ctrl_0_resets() {
     let mut h = harness(
@@ -308,6 +337,107 @@ fn presentation_mode_hides_the_chrome_enlarges_and_comes_back() {
     assert!(!h.state().prefs.presentation);
     assert_eq!(h.ctx.zoom_factor(), 1.0);
     assert!(h.query_by_label("File").is_some());
+}
+
+/// The details panel's width, from the timeline's right edge to the window's.
+fn details_width(h: &Harness<'_, SightlineApp>) -> f32 {
+    let screen = h.ctx.content_rect().right();
+    screen - h.state().doc().expect("doc").timeline.canvas.right()
+}
+
+/// Presentation mode narrows the details panel while it lasts, never after:
+/// F5 twice, with a lesson open too, gives the width back; and a number
+/// in a narrow panel stays on one line.
+#[test]
+fn presentation_mode_does_not_shrink_the_details_panel_for_good() {
+    let mut h = harness(
+        SightlineApp::with_trace(load("sync_timing.sqlite")),
+        1400.0,
+        900.0,
+    );
+    let trace = h.state().doc().expect("doc").trace.clone();
+    let kernel = EventRef::new(Table::Kernel, 0);
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .timeline
+        .select(&trace, Some(kernel));
+    h.run_steps(3);
+    let before = details_width(&h);
+    for _ in 0..2 {
+        h.key_press(egui::Key::F5);
+        h.run_steps(3);
+    }
+    assert!(!h.state().prefs.presentation);
+    let after = details_width(&h);
+    assert!(
+        (after - before).abs() < 1.0,
+        "{before} → {after} after F5 twice"
+    );
+
+    // With a lesson open beside it, then closed.
+    let lesson = sightline::lessons::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets/lessons/01_sync_timing.toml"),
+    )
+    .expect("lesson 1");
+    h.state_mut().lessons.start(lesson);
+    for _ in 0..5 {
+        h.run_steps(2);
+        h.state_mut().wait_for_load();
+    }
+    h.key_press(egui::Key::F5);
+    h.run_steps(3);
+    // Presenting beside the lesson: the panel is narrow; its numbers are
+    // still one line each.
+    // (The lesson's step may have cleared the selection: select a kernel.)
+    let doc_trace = h.state().doc().expect("doc").trace.clone();
+    let sel = match h.state().doc().expect("doc").timeline.selected {
+        Some(sel) => sel,
+        None => {
+            h.state_mut()
+                .doc_mut()
+                .expect("doc")
+                .timeline
+                .select(&doc_trace, Some(kernel));
+            h.run_steps(3);
+            kernel
+        }
+    };
+    assert!(h.state().lessons.run.is_some(), "the lesson is still open");
+    // Resolved outside the fonts lock (the style needs the context).
+    let font = egui::TextStyle::Body.resolve(&h.ctx.global_style());
+    let line = h.ctx.fonts_mut(|f| f.row_height(&font));
+    let mut checked = 0;
+    for (key, value) in sel.fields(&doc_trace) {
+        if !sightline::app::details::is_number(&value) {
+            continue;
+        }
+        if let Some(node) = h.query_all_by_label(&value).next() {
+            let height = node.rect().height();
+            assert!(height < line * 1.6, "{key} = {value} wraps ({height} px)");
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "some numbers of the details were checked");
+    h.key_press(egui::Key::F5);
+    h.run_steps(3);
+    h.state_mut().lessons.run = None;
+    h.run_steps(3);
+    if h.state().doc().expect("doc").timeline.selected.is_none() {
+        let shown = h.state().doc().expect("doc").trace.clone();
+        h.state_mut()
+            .doc_mut()
+            .expect("doc")
+            .timeline
+            .select(&shown, Some(kernel));
+        h.run_steps(3);
+    }
+    let again = details_width(&h);
+    assert!(
+        (again - before).abs() < 1.0,
+        "{before} → {again} after presenting beside a lesson"
+    );
 }
 
 #[test]

@@ -391,3 +391,80 @@ fn a_capture_step_on_a_gpu_records_live_then_shows_its_targets() {
     let captures = h.state().docs().filter(|d| d.live.is_some()).count();
     assert_eq!(captures, 1, "one capture per lesson run");
 }
+
+/// A step that opens the Findings panel shows the group its text names,
+/// whatever scroll position an earlier visit left: lesson 1 step 4 talks
+/// about range-ends-before-gpu-work.
+#[test]
+fn a_step_that_opens_the_findings_shows_the_group_it_names() {
+    use sightline::analysis::findings::FindingKind;
+    let lesson = load_lesson("01_sync_timing.toml");
+    let step = 3;
+    let named = sightline::app::lesson_panel::group_named_in(&lesson.steps[step].text);
+    assert_eq!(named, Some(FindingKind::RangeEndsBeforeGpuWork));
+    let mut h = harness_with(lesson);
+    h.state_mut().lessons.go(step);
+    settle(&mut h);
+    h.state_mut().doc_mut().expect("doc").wait_for_findings();
+    h.run_steps(3);
+    let prefix = format!("{} (", FindingKind::RangeEndsBeforeGpuWork.name());
+    let header = |h: &Harness<'_, SightlineApp>| {
+        h.query_all_by_label_contains(&prefix)
+            .next()
+            .map(|n| n.rect())
+            .expect("the group is listed")
+    };
+    let top = h
+        .get_by_label("Click one to zoom to it and outline the events that prove it.")
+        .rect()
+        .bottom();
+    // Scroll the list far down, as a reader would, then leave and come back.
+    let at = header(&h).center();
+    h.event(egui::Event::PointerMoved(at));
+    for _ in 0..40 {
+        h.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: vec2(0.0, -200.0),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Unknown,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run_steps(3);
+    assert!(header(&h).top() < top, "scrolled past the group first");
+    h.state_mut().lessons.go(step + 1);
+    settle(&mut h);
+    h.state_mut().lessons.go(step);
+    settle(&mut h);
+    h.run_steps(3);
+    let shown = header(&h);
+    assert!(
+        shown.top() >= top - 1.0 && shown.bottom() <= 1000.0,
+        "the group {prefix}…) is on screen: {shown:?} (list starts at {top})"
+    );
+}
+
+/// The lesson panel belongs to its lesson's tabs: another report's tab shows
+/// no lesson, and going back shows it again at the same step.
+#[test]
+fn the_lesson_panel_shows_only_over_its_lessons_tabs() {
+    let lesson = load_lesson("01_sync_timing.toml");
+    let title = lesson.steps[0].title.clone();
+    let mut h = harness_with(lesson);
+    assert!(h.query_all_by_label_contains(&title).next().is_some());
+    let lesson_tab = h.state().active_tab();
+    let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/streams.sqlite");
+    h.state_mut().open(other);
+    h.state_mut().wait_for_load();
+    h.run_steps(3);
+    assert_ne!(h.state().active_tab(), lesson_tab);
+    assert!(
+        h.query_all_by_label_contains(&title).next().is_none(),
+        "no lesson over an unrelated report"
+    );
+    h.state_mut().switch_to(lesson_tab);
+    h.run_steps(3);
+    assert!(h.query_all_by_label_contains(&title).next().is_some());
+    assert_eq!(h.state().lessons.step(), Some(0));
+}

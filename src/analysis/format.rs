@@ -199,6 +199,23 @@ pub(crate) fn to_text(table: &Table) -> String {
     out
 }
 
+/// A size for people, outside nsys's tables (which print decimal MB, as
+/// `Bytes (MB)`): binary units, labelled as such — `512 B`, `4.00 KiB`,
+/// `16.00 MiB`, `1.50 GiB`. The details, the panels and the findings all
+/// say sizes this one way.
+pub fn binary_size(b: u64) -> String {
+    let f = b as f64;
+    if b < 1024 {
+        format!("{b} B")
+    } else if f < 1024.0 * 1024.0 {
+        format!("{:.2} KiB", f / 1024.0)
+    } else if f < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2} MiB", f / (1024.0 * 1024.0))
+    } else {
+        format!("{:.2} GiB", f / (1024.0 * 1024.0 * 1024.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

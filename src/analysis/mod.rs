@@ -20,7 +20,7 @@ pub mod stats;
 mod traces;
 
 pub use cancel::Cancelled;
-pub use format::{csv_line, with_separators};
+pub use format::{binary_size, csv_line, with_separators};
 pub use gpu_reports::{KernelNaming, kernel_names};
 pub use stats::{
     Cell, RangeRule, Report, Table, TimeRange, UnsupportedRule, compute, compute_for_kernel,

@@ -18,6 +18,7 @@ use std::time::Duration;
 use crossbeam_channel::Receiver;
 use eframe::egui::{self, Color32, Key, Rect, RichText, Ui, vec2};
 
+use super::cells;
 use super::events::EventRef;
 use super::format::{self, file_name};
 use super::timeline::Timeline;
@@ -246,6 +247,8 @@ pub struct CompareView {
     pub selected: Option<SideEvent>,
     /// The rows of the section drawn in the last frame, cell texts as shown.
     pub drawn_rows: Vec<Vec<String>>,
+    /// How many of the diff table's rows were on screen in the last frame.
+    pub rows_visible: usize,
     /// A report that could not be read, or the diff worker not starting.
     pub error: Option<String>,
     /// The last alignment asked for could not be made.
@@ -277,6 +280,7 @@ impl CompareView {
             active: None,
             selected: None,
             drawn_rows: Vec::new(),
+            rows_visible: 0,
             error: None,
             align_error: None,
         };
@@ -574,9 +578,13 @@ impl CompareView {
             egui::CentralPanel::default().show(ui, |ui| self.loading_ui(ui));
             return;
         }
+        // A share of the window, not a fixed height: the diff is what a
+        // comparison is read for; the divider moves it.
+        let height = ui.available_height();
         egui::Panel::bottom("compare_diff")
-            .default_size(260.0)
+            .default_size(height * 0.45)
             .min_size(120.0)
+            .max_size(height * 0.8)
             .resizable(true)
             .show(ui, |ui| self.table_ui(ui));
         if let Some(sel) = self.selected {
@@ -832,6 +840,9 @@ impl CompareView {
         ui.horizontal_wrapped(|ui| {
             ui.strong("Diff");
             ui.weak("B against A; the numbers `sightline diff A B` prints");
+            ui.weak(format!(
+                "Avg Change coloured past ±{SIGNIFICANT_CHANGE_PERCENT} % (red slower, green faster; full colour from ×2)"
+            ));
             ui.separator();
             for report in DiffReport::ALL {
                 let n = self.diff(report).map(|d| d.rows.len());
@@ -895,78 +906,123 @@ impl CompareView {
         let mut new_sort = None;
         let active = self.active.clone();
         let mut drawn = Vec::with_capacity(order.len());
-        egui::ScrollArea::both().auto_shrink(false).show(ui, |ui| {
-            egui::Grid::new(("compare_table", report.name()))
-                .striped(true)
-                // One empty column more: a right-aligned last column would
-                // otherwise stretch to the panel's far edge.
-                .num_columns(COLUMNS.len() + 1)
-                .min_col_width(60.0)
-                .show(ui, |ui| {
-                    for (c, name) in COLUMNS.iter().enumerate() {
-                        let arrow = match self.sort {
-                            Some((sc, true)) if sc == c => " v",
-                            Some((sc, false)) if sc == c => " ^",
-                            _ => "",
-                        };
-                        let header = |ui: &mut Ui| {
+        let mut visible = 0;
+        // Fixed column widths, measured from the header and every cell, so
+        // the header row can stay outside the rows' vertical scroll (sticky)
+        // and still line up with them.
+        let gap = ui.spacing().item_spacing.x;
+        let widths: Vec<f32> = (0..COLUMNS.len())
+            .map(|c| {
+                let header = cells::text_width(ui, COLUMNS[c], egui::TextStyle::Button) + 14.0;
+                if c == 0 {
+                    // The name takes what the numbers leave, cut with "…".
+                    return header.max(220.0);
+                }
+                let numbers = section
+                    .cells
+                    .iter()
+                    .map(|r| cells::text_width(ui, &r[c], egui::TextStyle::Monospace))
+                    .fold(0.0_f32, f32::max);
+                header.max(numbers).max(60.0)
+            })
+            .collect();
+        let mut widths = widths;
+        let numbers: f32 = widths[1..].iter().sum::<f32>() + gap * (widths.len() + 1) as f32;
+        widths[0] = widths[0].max(ui.available_width() - numbers);
+        let row_h = ui.spacing().interact_size.y;
+        let mut header_row = |ui: &mut Ui| {
+            ui.horizontal(|ui| {
+                for (c, name) in COLUMNS.iter().enumerate() {
+                    let arrow = match self.sort {
+                        Some((sc, true)) if sc == c => " v",
+                        Some((sc, false)) if sc == c => " ^",
+                        _ => "",
+                    };
+                    let layout = if c == 0 {
+                        egui::Layout::left_to_right(egui::Align::Center)
+                    } else {
+                        right
+                    };
+                    let r = ui
+                        .allocate_ui_with_layout(vec2(widths[c], row_h), layout, |ui| {
+                            // The whole column's width, as the cells below
+                            // take it (else the header shrinks to its text
+                            // and stands off its column).
+                            ui.set_width(widths[c]);
                             ui.add(
                                 egui::Button::new(RichText::new(format!("{name}{arrow}")).strong())
                                     .frame(false),
                             )
                             .on_hover_text("sort by this column")
-                        };
-                        let r = if c == 0 {
-                            header(ui)
-                        } else {
-                            ui.with_layout(right, header).inner
-                        };
-                        if r.clicked() {
-                            let desc = !matches!(self.sort, Some((sc, true)) if sc == c);
-                            new_sort = Some((c, desc));
-                        }
+                        })
+                        .inner;
+                    if r.clicked() {
+                        let desc = !matches!(self.sort, Some((sc, true)) if sc == c);
+                        new_sort = Some((c, desc));
                     }
-                    ui.label("");
-                    ui.end_row();
-                    for &r in &order {
-                        let row = &section.diff.rows[r];
-                        let cells = &section.cells[r];
-                        let is_active = active
-                            .as_ref()
-                            .is_some_and(|(ar, k)| *ar == report && *k == row.key);
-                        let name = format::clip(&cells[0], 120);
-                        let text = if is_active {
-                            RichText::new(name.as_ref())
-                                .color(Color32::from_rgb(255, 200, 0))
-                                .strong()
-                        } else {
-                            RichText::new(name.as_ref())
-                        };
-                        let link = ui.link(text).on_hover_text(format!(
-                            "{}\nclick: outline its instances in both reports and show the first of each; again: the next",
-                            format::clip(&row.name, format::MAX_LABEL_CHARS)
-                        ));
-                        if link.clicked() {
-                            clicked = Some(row.key.clone());
-                        }
-                        let change = row.avg_change_percent();
-                        for (c, text) in cells.iter().enumerate().skip(1) {
-                            let mut rt = RichText::new(text).monospace();
-                            if c == 7 {
-                                rt = match change {
-                                    Some(v) if v > 0.0 => rt.color(SLOWER),
-                                    Some(v) if v < 0.0 => rt.color(FASTER),
-                                    _ => rt,
+                }
+            });
+        };
+        egui::ScrollArea::horizontal()
+            .id_salt(("compare_table_x", report.name()))
+            .auto_shrink(false)
+            .show(ui, |ui| {
+                header_row(ui);
+                ui.separator();
+                egui::ScrollArea::vertical()
+                    .id_salt(("compare_table_y", report.name()))
+                    .auto_shrink(false)
+                    .show(ui, |ui| {
+                        for (i, &r) in order.iter().enumerate() {
+                            let row = &section.diff.rows[r];
+                            let row_cells = &section.cells[r];
+                            let is_active = active
+                                .as_ref()
+                                .is_some_and(|(ar, k)| *ar == report && *k == row.key);
+                            let change = row.avg_change_percent();
+                            let response = ui.horizontal(|ui| {
+                                if i % 2 == 1 {
+                                    let width = widths.iter().sum::<f32>()
+                                        + gap * (widths.len() - 1) as f32;
+                                    let stripe = Rect::from_min_size(
+                                        ui.cursor().min,
+                                        vec2(width, row_h),
+                                    );
+                                    ui.painter()
+                                        .rect_filled(stripe, 0.0, ui.visuals().faint_bg_color);
+                                }
+                                let name = format::clip(&row_cells[0], format::MAX_LABEL_CHARS);
+                                let text = if is_active {
+                                    RichText::new(name.as_ref())
+                                        .color(Color32::from_rgb(255, 200, 0))
+                                        .strong()
+                                } else {
+                                    RichText::new(name.as_ref())
                                 };
+                                let link = cells::name(ui, widths[0], text, true).on_hover_text(
+                                    "click: outline its instances in both reports and show the first of each; again: the next",
+                                );
+                                if link.clicked() {
+                                    clicked = Some(row.key.clone());
+                                }
+                                for (c, text) in row_cells.iter().enumerate().skip(1) {
+                                    let mut rt = RichText::new(text).monospace();
+                                    if c == 7
+                                        && let Some(color) = change.and_then(change_color)
+                                    {
+                                        rt = rt.color(color);
+                                    }
+                                    cells::number(ui, widths[c], rt);
+                                }
+                            });
+                            if ui.is_rect_visible(response.response.rect) {
+                                visible += 1;
                             }
-                            ui.with_layout(right, |ui| ui.label(rt));
+                            drawn.push(row_cells.clone());
                         }
-                        ui.label("");
-                        ui.end_row();
-                        drawn.push(cells.clone());
-                    }
-                });
-        });
+                    });
+            });
+        self.rows_visible = visible;
         self.drawn_rows = drawn;
         if new_sort.is_some() {
             self.sort = new_sort;
@@ -981,6 +1037,31 @@ impl CompareView {
 const SLOWER: Color32 = Color32::from_rgb(255, 110, 90);
 /// B faster than A on average.
 const FASTER: Color32 = Color32::from_rgb(110, 210, 120);
+
+/// Below this change of the average (either way), the two runs are within
+/// run-to-run noise for kernels and API calls on one machine: left uncoloured.
+pub const SIGNIFICANT_CHANGE_PERCENT: f64 = 5.0;
+
+/// The colour of an Avg Change of `percent`: none within
+/// ±[`SIGNIFICANT_CHANGE_PERCENT`]; past it red (slower) or green (faster),
+/// fainter near the threshold and full from a doubling (+100 %) or halving
+/// (−50 %) on, scaled by the logarithm of the ratio B/A.
+pub fn change_color(percent: f64) -> Option<Color32> {
+    if !percent.is_finite() || percent.abs() < SIGNIFICANT_CHANGE_PERCENT {
+        return None;
+    }
+    let ratio = 1.0 + percent / 100.0;
+    let threshold = (1.0 + SIGNIFICANT_CHANGE_PERCENT / 100.0_f64).ln();
+    let magnitude = if ratio > 0.0 {
+        ratio.ln().abs()
+    } else {
+        f64::INFINITY
+    };
+    // 0 at the threshold, 1 at a factor of two.
+    let strength = ((magnitude - threshold) / (2.0_f64.ln() - threshold)).clamp(0.0, 1.0);
+    let base = if percent > 0.0 { SLOWER } else { FASTER };
+    Some(base.gamma_multiply((0.4 + 0.6 * strength) as f32))
+}
 
 /// A cell as the table shows it: the CLI's text, numbers with thousands separators.
 fn shown(cell: &Cell) -> String {

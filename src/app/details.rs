@@ -28,7 +28,9 @@ pub fn ui(
                 // Clipped for layout; the Copy menu below copies it whole.
                 let label =
                     egui::Label::new(super::format::clip(&v, super::format::MAX_LABEL_CHARS));
-                let label = if !narrow && (v.contains(" ns") || v.len() < 32) {
+                // A number wraps nowhere: broken at a separator it reads
+                // as two numbers ("11,883,676, / 786 ns").
+                let label = if is_number(&v) || (!narrow && v.len() < 32) {
                     label.extend()
                 } else {
                     label.wrap()
@@ -122,4 +124,31 @@ pub fn overview(ui: &mut Ui, trace: &Trace) {
                 ui.end_row();
             }
         });
+}
+
+/// A value made of numbers and their units ("11,883,676,786 ns",
+/// "1,024 × 1 × 1", "12.5 %"): it must stay on one line.
+pub fn is_number(value: &str) -> bool {
+    value.chars().any(|c| c.is_ascii_digit())
+        && value.split_whitespace().all(|word| {
+            let word = word.trim_matches(|c| matches!(c, '(' | ')' | '[' | ']' | ';'));
+            word.chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, ',' | '.' | '-' | '+' | '%' | '×'))
+                || matches!(
+                    word,
+                    "ns" | "µs"
+                        | "ms"
+                        | "s"
+                        | "B"
+                        | "KiB"
+                        | "MiB"
+                        | "GiB"
+                        | "KB"
+                        | "MB"
+                        | "GB"
+                        | "x"
+                        | "×"
+                )
+                || word.ends_with("/s")
+        })
 }

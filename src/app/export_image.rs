@@ -12,7 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
-use eframe::egui::{self, ColorImage, Rect};
+use eframe::egui::{self, ColorImage, Rect, Stroke, pos2, vec2};
+
+use super::format;
+use crate::model::Ns;
 
 /// Frames drawn between the request and the capture (the menu closes).
 const SETTLE_FRAMES: u8 = 2;
@@ -84,17 +87,79 @@ impl Default for ImageExport {
     }
 }
 
-/// The default file for an image of `report`: beside it, `NAME-timeline.png`.
+/// The default file for an image of `report`: `NAME-timeline.png` beside it
+/// when its folder is the user's to write into, else in the user's pictures
+/// (or home) folder — a bundled report lives among the app's files, which may
+/// be read-only and are not where a user looks for a slide.
 pub fn default_path(report: &Path) -> PathBuf {
     let stem = report
         .file_stem()
         .map_or_else(|| "timeline".into(), |s| s.to_string_lossy().into_owned());
-    report.with_file_name(format!("{stem}-timeline.png"))
+    let name = format!("{stem}-timeline.png");
+    match report.parent() {
+        Some(dir) if is_users_folder(dir) => dir.join(name),
+        _ => user_folder().join(name),
+    }
+}
+
+/// Whether images may go into `dir`: it takes a new file, and it is not one
+/// of the app's bundled-asset folders.
+fn is_users_folder(dir: &Path) -> bool {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(real) = std::fs::canonicalize(dir) else {
+        return false;
+    };
+    let bundled = crate::lessons::asset_dirs()
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .any(|d| d == real);
+    !bundled && can_create_in(&real)
+}
+
+/// Tries it: permission bits say nothing for root or a read-only mount.
+fn can_create_in(dir: &Path) -> bool {
+    let probe = dir.join(format!(".sightline-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// `$XDG_PICTURES_DIR`, else `~/Pictures` where it exists, else home, else
+/// the temporary folder.
+fn user_folder() -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    std::env::var_os("XDG_PICTURES_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_dir())
+        .or_else(|| {
+            home.as_ref()
+                .map(|h| h.join("Pictures"))
+                .filter(|d| d.is_dir())
+        })
+        .or(home)
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 impl ImageExport {
     pub fn is_busy(&self) -> bool {
         !matches!(self.state, State::Idle)
+    }
+
+    /// Between the request and the capture: the caption is drawn then.
+    pub fn is_capturing(&self) -> bool {
+        matches!(self.state, State::Settling { .. } | State::Capturing { .. })
     }
 
     /// Starts an export of the timeline shown.
@@ -306,4 +371,49 @@ pub fn write_png(path: &Path, image: &ColorImage) -> Result<(), String> {
     let bytes = encode_png(image)?;
     crate::files::write_aside(path, &bytes)
         .map_err(|e| format!("cannot write the image {}: {e}", path.display()))
+}
+
+/// The caption of an exported image, drawn above the timeline while the
+/// image is taken: the report's name, the span shown on the session clock
+/// (as the ruler labels it) and a scale bar. `view` is the span shown (ns),
+/// `canvas_width` the rows' width in points. Returns the caption's rect.
+pub fn caption(ui: &mut egui::Ui, report: &str, view: (f64, f64), canvas_width: f32) -> Rect {
+    let (start, end) = view;
+    let span = (end - start).max(1.0);
+    let scale = scale_bar(span);
+    ui.horizontal(|ui| {
+        ui.strong(report);
+        ui.separator();
+        ui.label(format!(
+            "{} – {} ({} shown)",
+            format::tick(start, span / 10.0),
+            format::tick(end, span / 10.0),
+            format::duration(span.round() as Ns)
+        ));
+        ui.separator();
+        let px = (scale / span * canvas_width as f64) as f32;
+        let (rect, _) = ui.allocate_exact_size(vec2(px.max(4.0), 12.0), egui::Sense::hover());
+        let stroke = Stroke::new(2.0, ui.visuals().strong_text_color());
+        let y = rect.center().y;
+        ui.painter()
+            .line_segment([pos2(rect.left(), y), pos2(rect.right(), y)], stroke);
+        for x in [rect.left(), rect.right()] {
+            ui.painter()
+                .line_segment([pos2(x, rect.top()), pos2(x, rect.bottom())], stroke);
+        }
+        ui.label(format!("= {}", format::duration(scale.round() as Ns)));
+    })
+    .response
+    .rect
+}
+
+/// A 1-2-5 duration (ns) of at most a fifth of `span`, for the scale bar.
+pub fn scale_bar(span: f64) -> f64 {
+    let target = (span / 5.0).max(1.0);
+    let decade = 10f64.powf(target.log10().floor());
+    [5.0, 2.0, 1.0]
+        .into_iter()
+        .map(|m| m * decade)
+        .find(|&v| v <= target)
+        .unwrap_or(decade)
 }

@@ -82,6 +82,10 @@ pub struct FindingsPanel {
     /// selection: why it has a finding, or why not.
     /// The selected NVTX range: its row, its timing facts and its name.
     explained: Option<(EventRef, Option<RangeTiming>, String)>,
+    /// Set when a lesson step opens the panel: the list is scrolled, once,
+    /// to the group of this kind (`Some(None)`: to the top), whatever
+    /// scroll position another step or tab left behind.
+    pub reveal: Option<Option<FindingKind>>,
 }
 
 impl Drop for FindingsPanel {
@@ -102,6 +106,7 @@ impl FindingsPanel {
             focus_on_arrival: false,
             took: None,
             range_work: Vec::new(),
+            reveal: None,
             pending: None,
             cancel: Arc::new(AtomicBool::new(false)),
             generation: 0,
@@ -396,9 +401,13 @@ impl FindingsPanel {
         }
         ui.weak("Click one to zoom to it and outline the events that prove it.");
         ui.separator();
+        let reveal = self.reveal.take();
         egui::ScrollArea::vertical()
             .auto_shrink(false)
             .show(ui, |ui| {
+                if reveal == Some(None) {
+                    ui.scroll_to_cursor(Some(egui::Align::TOP));
+                }
                 for kind in FindingKind::ALL {
                     let of_kind: Vec<usize> = (0..self.entries.len())
                         .filter(|&e| self.entries[e].kind == kind)
@@ -407,7 +416,7 @@ impl FindingsPanel {
                         continue;
                     };
                     let fix = self.findings[self.entries[first].worst].fix;
-                    egui::CollapsingHeader::new(
+                    let group = egui::CollapsingHeader::new(
                         RichText::new(format!("{} ({})", kind.name(), of_kind.len())).strong(),
                     )
                     .id_salt(kind.name())
@@ -431,6 +440,9 @@ impl FindingsPanel {
                             ));
                         }
                     });
+                    if reveal == Some(Some(kind)) {
+                        group.header_response.scroll_to_me(Some(egui::Align::TOP));
+                    }
                 }
             });
         cmd

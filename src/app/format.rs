@@ -92,8 +92,9 @@ pub fn tick(value: f64, step: f64) -> String {
     format!("{:.*} {unit}", decimals, value / div)
 }
 
+/// A size in binary units (the one convention outside nsys's tables).
 pub fn bytes(b: u64) -> String {
-    crate::analysis::findings::human_bytes(b)
+    crate::analysis::binary_size(b)
 }
 
 /// Bytes per nanosecond is GB/s (10^9 bytes per second).

@@ -19,7 +19,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Home, 0", "fit the whole report"),
     ("G", "zoom to the GPU and NVTX activity"),
     ("Backspace", "undo the last zoom"),
-    ("Esc", "clear the selection and the range"),
+    (
+        "Esc",
+        "close the help window if open, else clear the selection and the range",
+    ),
     ("N", "a note on the selected event, else at the pointer"),
     ("Right-click (rows)", "add a note here, or on the event"),
     ("Ctrl+F, /", "search"),
@@ -55,6 +58,14 @@ impl Help {
                 || (!typing && i.key_pressed(Key::Questionmark))
         }) {
             self.open = !self.open;
+        }
+        // The topmost transient window goes first: Esc closes the help
+        // before it reaches the timeline (where it clears the selection).
+        if self.open
+            && !typing
+            && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, Key::Escape))
+        {
+            self.open = false;
         }
         egui::Window::new("Keys and mouse")
             .open(&mut self.open)

@@ -350,6 +350,9 @@ pub struct KernelPanel {
     pub scatter_points: Vec<(Pos2, u32)>,
     /// The part of the scatter visible in the last frame.
     pub scatter_rect: Option<egui::Rect>,
+    /// The scatter's plot frame on screen and the session times (ns) at its
+    /// left and right edges in the last frame: where a time is plotted.
+    pub scatter_axis: Option<(egui::Rect, f64, f64)>,
     /// Screen centres of the duration histogram's non-empty bars in the last
     /// frame, with their bin (for tests).
     pub histogram_bars: Vec<(Pos2, usize)>,
@@ -689,9 +692,10 @@ impl KernelPanel {
         command
     }
 
-    fn scatter_plot(&mut self, ui: &mut Ui, trace: &Trace, view: &KernelView) -> Option<Command> {
-        let origin = trace.info.time_range.0;
-        let to_x = |t: Ns| (t - origin) as f64 / 1e6; // ms since the report starts
+    fn scatter_plot(&mut self, ui: &mut Ui, _trace: &Trace, view: &KernelView) -> Option<Command> {
+        // The ruler's clock: session time, plotted in seconds and labelled
+        // as the ruler labels it (an instance at 24.932 s is at 24.932 s).
+        let to_x = |t: Ns| t as f64 / 1e9;
         let points = &view.points;
         let (first, last) = match (points.first(), points.last()) {
             (Some(a), Some(b)) => (a.0, b.0),
@@ -700,8 +704,20 @@ impl KernelPanel {
         let cache = &mut self.scatter;
         let response = Plot::new("kernel_scatter")
             .height(180.0)
-            .x_axis_label("ms since the report starts")
+            .x_axis_label("session time (as the ruler)")
             .y_axis_label("duration (µs)")
+            .x_axis_formatter(|mark, _| format::tick(mark.value * 1e9, mark.step_size * 1e9))
+            .label_formatter(|hover| {
+                let at = match hover {
+                    egui_plot::HoverPosition::NearDataPoint { position, .. } => position,
+                    egui_plot::HoverPosition::Elsewhere { position } => position,
+                };
+                Some(format!(
+                    "{}\nat {}",
+                    format::duration((at.y * 1e3).round() as Ns),
+                    format::duration((at.x * 1e9).round() as Ns)
+                ))
+            })
             .include_y(0.0)
             .allow_scroll(false)
             .show(ui, |plot_ui| {
@@ -712,11 +728,9 @@ impl KernelPanel {
                 let (x0, x1) = if plot_ui.auto_bounds().x {
                     (first as f64, last as f64)
                 } else {
-                    (
-                        bounds.min()[0] * 1e6 + origin as f64,
-                        bounds.max()[0] * 1e6 + origin as f64,
-                    )
+                    (bounds.min()[0] * 1e9, bounds.max()[0] * 1e9)
                 };
+                let frame = *plot_ui.transform().frame();
                 let key = (x0.to_bits(), x1.to_bits(), width as u32);
                 if cache.key != Some(key) {
                     cache.shown = decimate(points, x0, x1, width as usize);
@@ -746,9 +760,12 @@ impl KernelPanel {
                 );
                 let clicked = plot_ui.response().clicked();
                 let pointer = plot_ui.response().interact_pointer_pos();
-                (screen, clicked.then_some(pointer).flatten())
+                let b = plot_ui.plot_bounds();
+                let axis = (frame, b.min()[0] * 1e9, b.max()[0] * 1e9);
+                (screen, clicked.then_some(pointer).flatten(), axis)
             });
-        let (screen, click) = response.inner;
+        let (screen, click, axis) = response.inner;
+        self.scatter_axis = Some(axis);
         self.scatter_rect = Some(response.response.rect.intersect(ui.clip_rect()));
         // Nearest marker to the click, in screen space.
         let command = click.and_then(|at| {
@@ -840,17 +857,21 @@ fn configs(ui: &mut Ui, view: &KernelView) {
             egui::Grid::new("kernel_configs_grid")
                 .striped(true)
                 .show(ui, |ui| {
+                    // What a reader looks for first (the shape, how often,
+                    // the occupancy and what limits it) leads, so the panel
+                    // at its usual width shows it whole; the resources that
+                    // explain the limiter follow, scrolled to if need be.
                     for h in [
                         "grid",
                         "block",
+                        "instances",
+                        "occupancy",
+                        "limiter",
                         "regs/thread",
                         "static smem",
                         "dynamic smem",
                         "smem config",
                         "local/thread",
-                        "instances",
-                        "occupancy",
-                        "limiter",
                         "limits reg/smem/warps/SM",
                     ] {
                         ui.label(RichText::new(h).weak());
@@ -859,18 +880,16 @@ fn configs(ui: &mut Ui, view: &KernelView) {
                     // Quantities right-aligned so their digits line up.
                     let number = |ui: &mut Ui, text: String| {
                         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                            ui.monospace(text)
+                            ui.add(egui::Label::new(RichText::new(text).monospace()).extend())
                         });
+                    };
+                    let text = |ui: &mut Ui, text: String| {
+                        ui.add(egui::Label::new(RichText::new(text).monospace()).extend())
                     };
                     for c in &view.configs {
                         let k = &c.config;
-                        ui.monospace(xyz(k.grid));
-                        ui.monospace(xyz(k.block));
-                        number(ui, format::grouped(k.registers_per_thread as i64));
-                        number(ui, format::bytes(k.static_shared_memory as u64));
-                        number(ui, format::bytes(k.dynamic_shared_memory as u64));
-                        number(ui, format::bytes(k.shared_memory_executed as u64));
-                        number(ui, format::bytes(k.local_memory_per_thread as u64));
+                        text(ui, xyz(k.grid));
+                        text(ui, xyz(k.block));
                         number(ui, format::grouped(c.instances as i64));
                         match &c.occupancy {
                             Some(o) => {
@@ -881,19 +900,33 @@ fn configs(ui: &mut Ui, view: &KernelView) {
                                         stats::Cell::TwoDecimals(o.theoretical_percent)
                                     ),
                                 );
-                                ui.monospace(o.limiter_text());
-                                ui.monospace(format!(
-                                    "{}/{}/{}/{}",
-                                    o.block_limit_registers,
-                                    o.block_limit_shared_memory,
-                                    o.block_limit_warps,
-                                    o.block_limit_blocks
-                                ));
+                                text(ui, o.limiter_text());
                             }
                             None => {
                                 // The report lacks the device's properties.
                                 ui.weak("unknown");
                                 ui.weak("–");
+                            }
+                        }
+                        number(ui, format::grouped(k.registers_per_thread as i64));
+                        number(ui, format::bytes(k.static_shared_memory as u64));
+                        number(ui, format::bytes(k.dynamic_shared_memory as u64));
+                        number(ui, format::bytes(k.shared_memory_executed as u64));
+                        number(ui, format::bytes(k.local_memory_per_thread as u64));
+                        match &c.occupancy {
+                            Some(o) => {
+                                text(
+                                    ui,
+                                    format!(
+                                        "{}/{}/{}/{}",
+                                        o.block_limit_registers,
+                                        o.block_limit_shared_memory,
+                                        o.block_limit_warps,
+                                        o.block_limit_blocks
+                                    ),
+                                );
+                            }
+                            None => {
                                 ui.weak("–");
                             }
                         }
@@ -901,6 +934,76 @@ fn configs(ui: &mut Ui, view: &KernelView) {
                     }
                 });
         });
+}
+
+/// A duration short enough for an axis: three significant digits, no
+/// trailing zeros ("10 µs", "2.5 ms", "130 ns"), the units of the ruler.
+pub fn short_duration(ns: f64) -> String {
+    let a = ns.abs();
+    let (v, unit) = if a < 1e3 {
+        (ns, "ns")
+    } else if a < 1e6 {
+        (ns / 1e3, "µs")
+    } else if a < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    let decimals = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text} {unit}")
+}
+
+/// Grid marks for a count axis: whole numbers only, 1-2-5 steps, at most
+/// four steps over the range (five marks), so a histogram of three
+/// instances reads 0, 1, 2, 3. Four steps keep the marks of the short
+/// histogram plot about 28 points apart or more: egui_plot paints no y
+/// label closer than 20 points to the next (six steps left them unlabelled).
+pub fn count_marks(bounds: (f64, f64)) -> Vec<egui_plot::GridMark> {
+    let (lo, hi) = (bounds.0.max(0.0), bounds.1.max(1.0));
+    let mut step = 1.0_f64;
+    let mut k = 0;
+    while (hi - lo) / step > 4.0 {
+        step *= if k % 3 == 1 { 2.5 } else { 2.0 };
+        k += 1;
+    }
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last)
+        .map(|i| egui_plot::GridMark {
+            value: i as f64 * step,
+            step_size: step,
+        })
+        .collect()
+}
+
+/// What hovering bar `i` says: its duration range and its count.
+pub fn bar_tooltip(h: &Histogram, i: usize) -> Option<String> {
+    let (a, b) = (h.edges.get(i)?, h.edges.get(i + 1)?);
+    let n = *h.counts.get(i)?;
+    Some(format!(
+        "{} – {}\n{} instance{}",
+        format::duration(a.round() as Ns),
+        format::duration(b.round() as Ns),
+        format::grouped(n as i64),
+        if n == 1 { "" } else { "s" }
+    ))
+}
+
+/// The legend's name of a percentile line: which, and its value.
+pub fn percentile_label(which: &str, ns: f64) -> String {
+    format!("{which} {}", format::duration(ns.round() as Ns))
 }
 
 /// A histogram with the median, p90 and p99 of `marks` drawn as lines.
@@ -929,11 +1032,7 @@ fn histogram_plot(
                 Bar::new((xa + xb) / 2.0, n as f64)
                     .fill(fill)
                     .width((xb - xa).abs().max(1e-9))
-                    .name(format!(
-                        "{} – {}",
-                        format::duration(*a as Ns),
-                        format::duration(*b as Ns)
-                    )),
+                    .name(bar_tooltip(h, i).unwrap_or_default()),
             )
         })
         .collect();
@@ -941,21 +1040,22 @@ fn histogram_plot(
     let axis = if log {
         "duration (log scale)"
     } else {
-        "duration (µs)"
+        "duration"
     };
     let unit = h.clone();
+    let max_count = h.counts.iter().copied().max().unwrap_or(0) as f64;
     Plot::new(id)
         .height(150.0)
         .x_axis_label(axis)
         .y_axis_label("instances")
         .allow_scroll(false)
-        .x_axis_formatter(move |mark, _| {
-            if log {
-                format::duration(unit.ns(mark.value).round() as Ns)
-            } else {
-                format!("{}", mark.value)
-            }
-        })
+        .legend(egui_plot::Legend::default().position(egui_plot::Corner::RightTop))
+        .include_y(0.0)
+        // Headroom above the tallest bar, and whole counts on the axis.
+        .include_y((max_count * 1.15).max(1.0))
+        .y_grid_spacer(|input| count_marks(input.bounds))
+        .y_axis_formatter(|mark, _| format!("{}", mark.value.round() as i64))
+        .x_axis_formatter(move |mark, _| short_duration(unit.ns(mark.value)))
         .show(ui, |plot_ui| {
             let centres: Vec<(Pos2, usize)> = bars
                 .iter()
@@ -966,14 +1066,22 @@ fn histogram_plot(
                     (plot_ui.transform().position_from_point(&at), i)
                 })
                 .collect();
-            plot_ui.bar_chart(BarChart::new("instances", bars));
+            // Hovering a bar says its range and count.
+            plot_ui.bar_chart(
+                BarChart::new("instances", bars)
+                    .element_formatter(Box::new(|bar, _| bar.name.clone())),
+            );
             if let Some(d) = marks {
                 for (label, v, color) in [
-                    ("p50", d.median, Color32::from_rgb(120, 220, 120)),
-                    ("p90", d.p90 as f64, Color32::from_rgb(240, 200, 80)),
-                    ("p99", d.p99 as f64, Color32::from_rgb(250, 110, 90)),
+                    ("P50", d.median, Color32::from_rgb(120, 220, 120)),
+                    ("P90", d.p90 as f64, Color32::from_rgb(240, 200, 80)),
+                    ("P99", d.p99 as f64, Color32::from_rgb(250, 110, 90)),
                 ] {
-                    plot_ui.vline(VLine::new(label, h.x(v)).color(color).width(1.5));
+                    plot_ui.vline(
+                        VLine::new(percentile_label(label, v), h.x(v))
+                            .color(color)
+                            .width(1.5),
+                    );
                 }
             }
             // The bar under a click: by x alone, so a short bar is easy to hit.

@@ -22,6 +22,7 @@ use super::events::{EventRef, Table};
 use super::format::file_name;
 use super::timeline::rows::{Row, RowKind};
 use super::{Document, SightlineApp, Tab, same_file};
+use crate::analysis::findings::FindingKind;
 use crate::capture::environment;
 use crate::lessons::{self, Lesson, LessonCapture, LessonError, RowName, Shown, View};
 
@@ -65,6 +66,30 @@ pub struct Run {
     captures: Vec<(LessonCapture, PathBuf)>,
     /// Why no live capture can be made here (asked once a run): `Some(None)` when one can.
     live_unavailable: Option<Option<String>>,
+}
+
+impl Run {
+    /// Whether `path` is one of this lesson's tabs: a step's report or a
+    /// capture it recorded.
+    fn owns(&self, path: &Path) -> bool {
+        self.lesson.steps.iter().any(|s| same_file(&s.report, path))
+            || self.captures.iter().any(|(_, p)| p == path)
+    }
+}
+
+/// Whether the lesson panel belongs in the tab shown: one of the lesson's
+/// tabs, a report still being read, or while a step waits to be shown (it
+/// is about to switch tabs). Another report's tab shows no lesson; going
+/// back to a lesson's tab shows it again where it was.
+pub fn belongs_to_shown_tab(app: &SightlineApp) -> bool {
+    let Some(run) = &app.lessons.run else {
+        return app.lessons.broken.is_some();
+    };
+    match app.tabs.get(app.active) {
+        Some(Tab::Ready(doc)) => run.pending || run.owns(&doc.path),
+        Some(Tab::Compare(_)) => false,
+        Some(Tab::Loading(_)) | None => true,
+    }
 }
 
 impl Lessons {
@@ -251,6 +276,9 @@ pub fn frame(app: &mut SightlineApp, ui: &mut Ui) {
         return;
     }
     apply_pending(app);
+    if !belongs_to_shown_tab(app) {
+        return;
+    }
     let loading = app.is_loading();
     let mut action = None;
     // A share of the window, so the timeline keeps the most of a projector's
@@ -477,6 +505,11 @@ fn apply_pending(app: &mut SightlineApp) {
     match lessons::resolve(&run.lesson, run.step, &doc.trace, &rows) {
         Ok(shown) => {
             show(doc, &shown);
+            if shown.findings_panel
+                && let Some(step) = run.lesson.steps.get(run.step)
+            {
+                doc.findings.reveal = Some(group_named_in(&step.text));
+            }
             run.error = None;
         }
         Err(e) => run.error = Some(e),
@@ -587,6 +620,16 @@ fn restore_rows(app: &mut SightlineApp) {
             doc.timeline.view.show_projection = rows.show_projection;
         }
     }
+}
+
+/// The findings group a step's text talks about: the kind named first in it
+/// (`None` when it names none, and the panel shows its top).
+pub fn group_named_in(text: &str) -> Option<FindingKind> {
+    FindingKind::ALL
+        .into_iter()
+        .filter_map(|k| text.find(k.name()).map(|at| (at, k)))
+        .min_by_key(|&(at, _)| at)
+        .map(|(_, k)| k)
 }
 
 /// Sets the view of `doc` to what a step shows: rows, range, highlighted

@@ -3,6 +3,7 @@
 
 pub mod annotations_panel;
 pub mod capture_panel;
+pub mod cells;
 pub mod colors;
 pub mod compare_view;
 pub mod details;
@@ -101,6 +102,9 @@ pub struct Document {
     /// double-click delay, so the panel never appears under a double-click's
     /// second click.
     kernel_pending: Option<(crate::model::StrId, f64)>,
+    /// What File ▸ Export image takes, as of the last frame: the caption
+    /// (while an export is under way) and the timeline down to its last row.
+    pub export_area: Option<egui::Rect>,
 }
 
 impl Document {
@@ -121,6 +125,7 @@ impl Document {
             nvtx_gpu: nvtx_gpu::NvtxGpu::default(),
             live: None,
             kernel_pending: None,
+            export_area: None,
         }
     }
 
@@ -269,6 +274,20 @@ fn same_file(a: &Path, b: &Path) -> bool {
         )
 }
 
+/// The saved Recent list with each file once, under its real path (a
+/// symlinked path and its target are one file); a file that is gone keeps its
+/// path, so the menu can still say it was there.
+fn canonical_recent(saved: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut recent: Vec<PathBuf> = Vec::with_capacity(saved.len());
+    for p in saved {
+        let p = std::fs::canonicalize(&p).unwrap_or(p);
+        if !recent.contains(&p) {
+            recent.push(p);
+        }
+    }
+    recent
+}
+
 #[derive(Default)]
 pub struct SightlineApp {
     /// Open reports and reports being read, in the order they were opened.
@@ -347,7 +366,7 @@ impl SightlineApp {
             .and_then(|s| eframe::get_value(s, STORAGE_KEY))
             .unwrap_or_default();
         SightlineApp {
-            recent: saved.recent,
+            recent: canonical_recent(saved.recent),
             saved_view: saved.view,
             saved_rows: saved.rows,
             prefs: saved.prefs,
@@ -537,7 +556,9 @@ impl SightlineApp {
 
     fn remember_recent(&mut self, path: &Path) {
         let p = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        self.recent.retain(|r| r != &p);
+        // Compared as files: a list saved by an older version may hold a
+        // symlinked path of the same report.
+        self.recent.retain(|r| !same_file(r, &p));
         self.recent.insert(0, p);
         self.recent.truncate(MAX_RECENT);
     }
@@ -777,7 +798,7 @@ impl SightlineApp {
     pub fn ui(&mut self, ui: &mut Ui) {
         let busy = self.poll_loading() | self.poll_captures() | self.poll_saving();
         self.poll_dialog();
-        let timeline_area = self.doc().map(|d| d.timeline.area);
+        let timeline_area = self.doc().and_then(|d| d.export_area);
         if let Some(outcome) = self.image_export.poll(ui.ctx(), timeline_area) {
             self.export_outcome(outcome);
         }
@@ -813,8 +834,11 @@ impl SightlineApp {
             self.prefs.apply(ui.ctx());
             self.prefs_applied = true;
         }
-        self.prefs.keys(ui.ctx());
+        // The zoom in force belongs to the mode of the last pass: remembered
+        // before F5 may change the mode (egui applies the new mode's zoom
+        // from the next pass only).
         self.prefs.remember_zoom(ui.ctx());
+        self.prefs.keys(ui.ctx());
         self.help.ui(ui.ctx());
         self.confirm_close_ui(ui.ctx());
         let presenting = self.prefs.presentation;
@@ -846,7 +870,10 @@ impl SightlineApp {
             egui::Panel::top("capture").show(ui, |ui| live.bar(ui, &label));
         }
         lesson_panel::frame(self, ui);
+        let lesson_open = lesson_panel::belongs_to_shown_tab(self);
+        let exporting = self.image_export.is_capturing();
         let details_panel = self.prefs.details_panel;
+        let to_mode = ui.ctx().zoom_factor() / self.prefs.zoom_for(presenting);
         let Some(doc) = self.doc_mut() else {
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.centered_and_justified(|ui| {
@@ -867,10 +894,20 @@ impl SightlineApp {
             // one (or of a projector's at a large UI zoom).
             // (A quarter in presentation mode, beside a lesson panel.)
             let share = if presenting { 0.24 } else { 0.3 };
-            egui::Panel::right("details")
+            // In the pass where F5 toggles the mode, egui still lays out in
+            // the old zoom's points (the new zoom applies from the next
+            // pass): measure the window in the zoom of the mode now shown,
+            // or leaving presentation clamps (and egui stores) the desk width
+            // to presentation's narrower window.
+            let window = ui.available_width() * to_mode;
+            // One remembered width per layout: the cap of presentation mode
+            // or of a lesson beside it narrows the panel there only, never
+            // the width the user gave it in the ordinary window (egui keeps
+            // a panel's clamped width, across restarts too).
+            egui::Panel::right(("details", presenting, lesson_open))
                 .default_size(380.0)
                 .min_size(180.0)
-                .max_size((ui.available_width() * share).max(180.0))
+                .max_size((window * share).max(180.0))
                 .resizable(true)
                 .show(ui, |ui| {
                     // Both ways: a long name scrolls instead of widening the
@@ -937,6 +974,16 @@ impl SightlineApp {
         }
         let selected_before = doc.timeline.selected;
         let central = egui::CentralPanel::default().show(ui, |ui| {
+            // An exported image says what it shows: the report, the span
+            // and a scale (drawn only while the image is taken).
+            let caption = exporting.then(|| {
+                export_image::caption(
+                    ui,
+                    &format::file_name(&doc.path),
+                    (doc.timeline.view.start, doc.timeline.view.end),
+                    doc.timeline.canvas.width(),
+                )
+            });
             // Hidden rows are remembered across sessions: say so, or a user
             // meets a timeline with rows missing and no idea why.
             let hidden = doc.timeline.view.hidden.len();
@@ -957,6 +1004,9 @@ impl SightlineApp {
             doc.timeline.highlight = std::mem::take(&mut doc.search.mask);
             let before = (doc.timeline.view.start, doc.timeline.view.end);
             let out = doc.timeline.ui(ui, &doc.trace);
+            let mut rows = doc.timeline.area;
+            rows.max.y = doc.timeline.rows_bottom.max(rows.min.y);
+            doc.export_area = Some(caption.map_or(rows, |c| c.union(rows)));
             doc.notes_menu(&out);
             // Follow mode ends as soon as the user zooms or pans.
             if let Some(live) = doc.live.as_mut()
@@ -973,13 +1023,17 @@ impl SightlineApp {
             if doc.timeline.range.is_none() && doc.stats.range.is_some() {
                 doc.stats.clear();
             }
+            out.clicked
         });
         // A kernel clicked on the timeline opens its panel once a double-click
         // can no longer follow (the panel floats over the timeline).
         let now = ui.input(|i| i.time);
         let delay = ui.ctx().options(|o| o.input_options.max_double_click_delay);
+        // A click on the kernel still selected counts too: its panel may
+        // have been closed since.
+        let clicked = central.inner;
         if let Some(ev) = doc.timeline.selected
-            && doc.timeline.selected != selected_before
+            && (doc.timeline.selected != selected_before || clicked == Some(ev))
             && ev.table == Table::Kernel
             && let Some(&name) = doc.trace.kernels.spans.name.get(ev.index as usize)
         {

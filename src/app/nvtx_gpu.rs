@@ -5,7 +5,7 @@
 
 use eframe::egui::{self, Color32, RichText, Ui};
 
-use super::format;
+use super::{cells, format};
 use crate::analysis::projection::gpu_work;
 use crate::model::{GpuOpKind, Ns, StrId, Trace};
 
@@ -122,35 +122,60 @@ impl NvtxGpu {
                  work that ends after the range was not waited for, so the range timed the launches",
             );
         }
-        egui::Grid::new("nvtx_gpu_work")
-            .striped(true)
-            .num_columns(4)
-            .show(ui, |ui| {
-                for h in ["operation", "count", "time", "share"] {
-                    ui.label(RichText::new(h).weak());
-                }
-                ui.end_row();
-                for r in work.rows.iter().take(50) {
-                    // Copies and sets are named by nsys's labels ("[CUDA memcpy …]").
-                    ui.label(format::clip(trace.name(r.name), 80));
-                    let share = if work.total > 0 {
-                        r.total as f64 * 100.0 / work.total as f64
-                    } else {
-                        0.0
-                    };
-                    // Numbers right-aligned so their digits line up.
-                    for text in [
+        // The numbers keep their columns whatever the panel's width; the
+        // name takes what is left, cut with "…" (whole on hover).
+        let rows: Vec<(String, [String; 3])> = work
+            .rows
+            .iter()
+            .take(50)
+            .map(|r| {
+                let share = if work.total > 0 {
+                    r.total as f64 * 100.0 / work.total as f64
+                } else {
+                    0.0
+                };
+                // Copies and sets are named by nsys's labels ("[CUDA memcpy …]").
+                (
+                    trace.name(r.name).to_string(),
+                    [
                         format::grouped(r.count as i64),
                         format::duration(r.total),
                         format!("{share:.1} %"),
-                    ] {
-                        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                            ui.monospace(text)
-                        });
-                    }
-                    ui.end_row();
+                    ],
+                )
+            })
+            .collect();
+        let headers = ["count", "time", "share"];
+        let gap = ui.spacing().item_spacing.x;
+        let widths: Vec<f32> = (0..3)
+            .map(|c| {
+                rows.iter()
+                    .map(|r| cells::text_width(ui, &r.1[c], egui::TextStyle::Monospace))
+                    .fold(
+                        cells::text_width(ui, headers[c], egui::TextStyle::Body),
+                        f32::max,
+                    )
+            })
+            .collect();
+        let numbers: f32 = widths.iter().sum::<f32>() + gap * 3.0;
+        // The panel's visible width, not the widest line above (a long
+        // value may have widened the scrolled content past it).
+        let visible = ui.clip_rect().right().min(ui.max_rect().right()) - ui.cursor().min.x;
+        let name_w = (visible - numbers).max(60.0);
+        ui.horizontal(|ui| {
+            cells::name(ui, name_w, RichText::new("operation").weak(), false);
+            for (h, w) in headers.iter().zip(&widths) {
+                cells::number(ui, *w, RichText::new(*h).weak());
+            }
+        });
+        for (name, numbers) in &rows {
+            ui.horizontal(|ui| {
+                cells::name(ui, name_w, name.as_str(), false);
+                for (text, w) in numbers.iter().zip(&widths) {
+                    cells::number(ui, *w, RichText::new(text).monospace());
                 }
             });
+        }
         if work.rows.len() > 50 {
             ui.weak(format!("… and {} more", work.rows.len() - 50));
         }

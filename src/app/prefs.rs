@@ -75,7 +75,14 @@ impl Prefs {
     }
 
     fn current_zoom(&self) -> f32 {
-        let zoom = if self.presentation {
+        self.zoom_for(self.presentation)
+    }
+
+    /// The zoom of presentation mode or of the ordinary window (in force
+    /// from the pass after a change: egui applies a new zoom factor at the
+    /// start of a pass).
+    pub fn zoom_for(&self, presentation: bool) -> f32 {
+        let zoom = if presentation {
             self.presentation_zoom
         } else {
             self.zoom

@@ -283,8 +283,9 @@ pub fn bundled_dir() -> Option<PathBuf> {
         .find(|d| d.is_dir())
 }
 
-/// Directories a lesson's `report` is looked up in after the lesson's own.
-fn asset_dirs() -> Vec<PathBuf> {
+/// Directories a lesson's `report` is looked up in after the lesson's own
+/// (the app's bundled files, which are not the user's to write into).
+pub fn asset_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(dir) = std::env::current_exe()
         .ok()

@@ -274,21 +274,6 @@ pub fn human_ns(ns: Ns) -> String {
     }
 }
 
-/// A size for people, in the details panel's units: `512 B`, `4.00 KiB`,
-/// `3.50 MiB`, `1.20 GiB` (never "0.000 MB").
-pub fn human_bytes(b: u64) -> String {
-    let f = b as f64;
-    if b < 1024 {
-        format!("{b} B")
-    } else if f < 1024.0 * 1024.0 {
-        format!("{:.2} KiB", f / 1024.0)
-    } else if f < 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.2} MiB", f / (1024.0 * 1024.0))
-    } else {
-        format!("{:.2} GiB", f / (1024.0 * 1024.0 * 1024.0))
-    }
-}
-
 /// The findings as a table: kind, severity, start, end, range, message.
 pub fn to_table(findings: &[Finding]) -> Table {
     Table {

@@ -5,8 +5,9 @@
 use std::sync::atomic::AtomicBool;
 
 use super::context::Context;
-use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_bytes, human_ns};
+use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
 use crate::analysis::api_class::ApiClass;
+use crate::analysis::binary_size;
 use crate::analysis::rules::memcpy::{self, Which};
 use crate::analysis::rules::{Window, cuda_memset_sync, gpu_gaps, gpu_time_util};
 use crate::model::nsys::mem_kind_label;
@@ -71,7 +72,7 @@ pub(super) fn rule_findings(
                 message: format!(
                     "{} of {} ({}, {} to {}) took {} on the GPU, {} in the call",
                     ctx.api_name(m.api),
-                    human_bytes(trace.memcpys.bytes[m.op]),
+                    binary_size(trace.memcpys.bytes[m.op]),
                     trace.name(spans.name[m.op]),
                     mem_kind_label(trace.memcpys.src_kind[m.op]),
                     mem_kind_label(trace.memcpys.dst_kind[m.op]),
@@ -103,7 +104,7 @@ pub(super) fn rule_findings(
             message: format!(
                 "{} of {} took {} on the GPU, {} in the call",
                 ctx.api_name(m.api),
-                human_bytes(trace.memsets.bytes[m.op]),
+                binary_size(trace.memsets.bytes[m.op]),
                 human_ns(end.saturating_sub(start)),
                 human_ns(api_end.saturating_sub(api_start))
             ),

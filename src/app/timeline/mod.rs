@@ -55,6 +55,9 @@ pub struct Output {
     /// The rows' response, for views that add to its context menu (see
     /// [`Timeline::context_at`] for where it was opened).
     pub canvas: Option<egui::Response>,
+    /// The event a single click landed on (selected or not before it): a
+    /// click on the selected kernel reopens its closed panel.
+    pub clicked: Option<EventRef>,
 }
 
 enum Drag {
@@ -83,9 +86,11 @@ pub struct Timeline {
     /// Lane rects of the last frame, by row index, for hit tests and tests.
     pub layout: Vec<(usize, Rect)>,
     pub canvas: Rect,
-    /// The whole widget (labels, ruler and rows) in the last frame: what an
-    /// image of the timeline shows.
+    /// The whole widget (labels, ruler and rows) in the last frame.
     pub area: Rect,
+    /// The bottom of the last row drawn in the last frame (at most the
+    /// canvas's): what an image of the timeline shows ends there.
+    pub rows_bottom: f32,
     /// Where the rows were last right-clicked: the time under the pointer
     /// and the event there, if any (the context menu acts on them).
     pub context_at: Option<(Ns, Option<EventRef>)>,
@@ -166,6 +171,7 @@ impl Timeline {
             layout: Vec::new(),
             canvas: Rect::NOTHING,
             area: Rect::NOTHING,
+            rows_bottom: 0.0,
             context_at: None,
             limits: (lo, hi),
             painted: 0,
@@ -715,6 +721,9 @@ impl Timeline {
                 visuals.extreme_bg_color,
             );
         }
+        // Where the last row ends on screen: an exported image stops there
+        // rather than carrying the empty canvas below the rows.
+        self.rows_bottom = y.clamp(canvas.top(), canvas.bottom());
         for k in toggles {
             if !self.view.collapsed.remove(&k) {
                 self.view.collapsed.insert(k);
@@ -917,6 +926,7 @@ impl Timeline {
         } else if resp.clicked() {
             let ev = pointer.and_then(|p| self.hit(trace, p));
             self.select(trace, ev);
+            out.clicked = ev;
         }
         if resp.secondary_clicked()
             && let Some(p) = pointer
