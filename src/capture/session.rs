@@ -269,8 +269,8 @@ pub fn capture(
         )),
         Some(Ok(prepared)) => {
             let _ = messages.send(CaptureMessage::Output(format!(
-                "counter pass: running {} again under CUPTI's range profiler ({} metrics, {} \
-                 pass{} per kernel) …",
+                "counter pass: running {} again under CUPTI's range profiler, once per pass ({} \
+                 metrics, {} pass{}) …",
                 spec.name,
                 prepared.request.metrics.len(),
                 prepared.passes,

@@ -2,16 +2,16 @@
 //! Range Profiler (target side, [`target`]) and Profiler Host API (metric
 //! names, configuration, evaluation, [`host`]).
 //!
-//! Why a separate counter pass: collecting counters serialises kernels,
-//! synchronises after each and replays each kernel once per pass (saving and
-//! restoring the memory it touches), so kernels timed while counters are
-//! collected are not the kernels of a plain run. The capture therefore records
-//! the timeline first, exactly as a plain capture does, then runs the
-//! benchmark's work a second time under the range profiler (auto range: one
-//! range per kernel; kernel replay: CUPTI replays each kernel for every pass),
-//! and joins the counter ranges to the timeline's kernels by name and launch
-//! order ([`matching`]). The capture says so in its output and in the saved
-//! report (a note stored with the counters).
+//! Why separate counter runs: collecting counters serialises kernels and
+//! synchronises after each, and a metric set needs several passes, so kernels
+//! timed while counters are collected are not the kernels of a plain run. The
+//! capture therefore records the timeline first, exactly as a plain capture
+//! does, then runs the benchmark's work again under the range profiler, once
+//! per pass (auto range: one range per kernel; user replay: no memory saved
+//! and restored around each kernel, whose write-backs kernel replay added to
+//! the DRAM counts), and joins the counter ranges to the timeline's kernels by
+//! launch order ([`matching`]). The capture says so in its output and in the
+//! saved report (a note stored with the counters).
 //!
 //! Everything that can fail here fails into a [`CounterError`] whose
 //! `Display` is one line for the user; the capture then goes on without
@@ -41,9 +41,9 @@ pub const DEFAULT_METRICS: [&str; 9] = [
     "gpu__time_duration.sum",
 ];
 
-/// The most passes a metric set may need: kernel replay runs every kernel once
-/// per pass, so the counter pass costs about this many times the benchmark's
-/// GPU time; beyond it the capture goes on without counters.
+/// The most passes a metric set may need: the benchmark runs once per pass,
+/// so the counters cost about this many runs of it; beyond it the capture
+/// goes on without counters.
 pub const MAX_PASSES: usize = 16;
 
 /// What counters a capture collects, and at what grain.
@@ -213,8 +213,8 @@ impl fmt::Display for CounterError {
             ),
             CounterError::TooManyPasses(n) => write!(
                 f,
-                "the metric set needs {n} passes (at most {MAX_PASSES}): every kernel would be \
-                 replayed {n} times; name fewer metrics"
+                "the metric set needs {n} passes (at most {MAX_PASSES}): the benchmark would run \
+                 {n} more times; name fewer metrics"
             ),
             CounterError::UnknownMetric(why) => f.write_str(why),
             CounterError::Cupti(why) => write!(f, "CUPTI: {why}"),
@@ -228,21 +228,21 @@ impl std::error::Error for CounterError {}
 /// were collected.
 pub fn pass_note(matched: usize, kernels: usize, passes: usize) -> String {
     format!(
-        "counters from a separate counter pass: the benchmark ran a second time under CUPTI's \
-         range profiler (one range per kernel, kernel replay, {passes} pass{}), so the timeline's \
+        "counters from separate counter runs: the benchmark ran again under CUPTI's range \
+         profiler, once per pass ({passes} pass{}, one range per kernel), so the timeline's \
          timings are those of the plain run; {matched} of {kernels} kernel instances matched by \
-         name and launch order",
+         launch order",
         if passes == 1 { "" } else { "es" }
     )
 }
 
 /// What the counter pass cannot control, said with its counters. CUPTI 13.0's
-/// range profiler neither flushes caches nor locks clocks between replay
-/// passes (Nsight Compute does both by default); measured on the H100 against
-/// ncu (BENCHMARKS.md): DRAM reads, tensor-pipe and warp occupancy agree, but
-/// DRAM writes include what replay writes back, and a ratio whose counters
-/// come from different passes (the L2 hit rate) can pass 100 %.
-pub const CONDITIONS_NOTE: &str = "caches are not flushed and clocks not locked between replay      passes (CUPTI 13.0 offers neither; ncu does both by default): DRAM write bytes include      write-backs of the replay, SM and memory throughput follow the boost clock, and a ratio      built from counters of different passes (e.g. the L2 hit rate) can exceed 100 %";
+/// range profiler neither flushes caches nor locks clocks (Nsight Compute
+/// does both by default; BENCHMARKS.md has the comparison on the H100).
+pub const CONDITIONS_NOTE: &str = "caches are not flushed and clocks not locked between passes \
+     (CUPTI 13.0 offers neither; ncu does both by default): SM and memory throughput follow \
+     the boost clock, DRAM traffic depends on what earlier kernels left in L2, and a ratio built \
+     from counters of different passes (e.g. the L2 hit rate) can exceed 100 %";
 
 #[cfg(test)]
 mod tests {

@@ -73,12 +73,13 @@ pub struct CounterRanges {
     pub image: Vec<u8>,
 }
 
-/// Runs `work` (the benchmark, on this thread) under the range profiler, room
-/// for `max_ranges` kernels, and evaluates every range.
+/// Runs `work` (the benchmark, on this thread) under the range profiler once
+/// per pass (user replay), room for `max_ranges` kernels, and evaluates every
+/// range.
 pub fn run_pass(
     prepared: &Prepared,
     max_ranges: usize,
-    work: impl FnOnce() -> Result<(), String>,
+    mut work: impl FnMut() -> Result<(), String>,
 ) -> Result<CounterRanges, CounterError> {
     let max_ranges = max_ranges.max(1);
     let image = {
@@ -89,10 +90,25 @@ pub fn run_pass(
             &prepared.request.metrics,
             max_ranges,
         )?;
-        profiler.start()?;
-        let ran = work();
-        let dropped = profiler.stop_and_decode()?;
-        ran.map_err(|e| CounterError::Cupti(format!("the counter pass failed: {e}")))?;
+        // CUPTI says when it has every pass; the bound only guards against a
+        // profiler that never does.
+        let mut runs = 0;
+        loop {
+            profiler.start()?;
+            let ran = work();
+            let all_submitted = profiler.stop()?;
+            ran.map_err(|e| CounterError::Cupti(format!("the counter pass failed: {e}")))?;
+            runs += 1;
+            if all_submitted {
+                break;
+            }
+            if runs > prepared.passes.max(1) * 2 {
+                return Err(CounterError::Cupti(format!(
+                    "the range profiler still wanted passes after {runs} runs"
+                )));
+            }
+        }
+        let dropped = profiler.decode()?;
         (std::mem::take(&mut profiler.image), dropped)
     };
     let (image, dropped) = image;

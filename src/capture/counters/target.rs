@@ -150,8 +150,12 @@ pub struct RangeProfiler {
 
 impl RangeProfiler {
     /// Enables the profiler on `ctx` and configures it: one range per kernel
-    /// (auto range), each kernel replayed for every pass (kernel replay), room
-    /// for `max_ranges` ranges.
+    /// (auto range), room for `max_ranges` ranges, and user replay: the
+    /// caller runs the whole workload once per pass (`start`, work, `stop`
+    /// until every pass is submitted). Kernel replay, where CUPTI saves and
+    /// restores the memory a kernel touches and replays it alone, was tried
+    /// first: on the H100 its DRAM write counts carried that restore's
+    /// write-backs (10 MB for a GEMM whose 4 MB result ncu sees stay in L2).
     pub fn enable(
         ctx: &PrimaryContext,
         config: &[u8],
@@ -212,7 +216,7 @@ impl RangeProfiler {
         set.counterDataImageSize = profiler.image.len();
         set.pCounterDataImage = profiler.image.as_mut_ptr();
         set.range = cupti::CUpti_ProfilerRange::CUPTI_AutoRange;
-        set.replayMode = cupti::CUpti_ProfilerReplayMode::CUPTI_KernelReplay;
+        set.replayMode = cupti::CUpti_ProfilerReplayMode::CUPTI_UserReplay;
         set.maxRangesPerPass = max_ranges;
         set.numNestingLevels = 1;
         set.minNestingLevel = 1;
@@ -240,9 +244,9 @@ impl RangeProfiler {
         Ok(())
     }
 
-    /// Stops, decodes the collected counters into the image and returns how
-    /// many ranges were dropped (no room left).
-    pub fn stop_and_decode(&mut self) -> Result<usize, CounterError> {
+    /// Stops one pass; true once every pass the configuration needs has been
+    /// submitted.
+    pub fn stop(&mut self) -> Result<bool, CounterError> {
         let mut stop = params!(cupti::CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted);
         stop.pRangeProfilerObject = self.object;
         // SAFETY: a started profiler.
@@ -250,6 +254,12 @@ impl RangeProfiler {
             cupti::cuptiRangeProfilerStop(&mut stop)
         })?;
         self.started = false;
+        Ok(stop.isAllPassSubmitted != 0)
+    }
+
+    /// Decodes the collected counters into the image; returns how many ranges
+    /// were dropped (no room left).
+    pub fn decode(&mut self) -> Result<usize, CounterError> {
         let mut decode = params!(
             cupti::CUpti_RangeProfiler_DecodeData_Params,
             numOfRangeDropped
