@@ -236,13 +236,14 @@ pub fn pass_note(matched: usize, kernels: usize, passes: usize) -> String {
     )
 }
 
-/// What the counter pass cannot control, said with its counters. CUPTI 13.0's
-/// range profiler neither flushes caches nor locks clocks (Nsight Compute
-/// does both by default; BENCHMARKS.md has the comparison on the H100).
-pub const CONDITIONS_NOTE: &str = "caches are not flushed and clocks not locked between passes \
-     (CUPTI 13.0 offers neither; ncu does both by default): SM and memory throughput follow \
-     the boost clock, DRAM traffic depends on what earlier kernels left in L2, and a ratio built \
-     from counters of different passes (e.g. the L2 hit rate) can exceed 100 %";
+/// What the counter runs cannot control, said with their counters. CUPTI
+/// 13.0's range profiler neither flushes caches nor locks clocks; Nsight
+/// Compute does both by default (BENCHMARKS.md compares the two).
+pub const CONDITIONS_NOTE: &str = "caches are not flushed and clocks not locked (CUPTI 13.0 \
+     offers neither): DRAM bytes are those of the benchmark's own warm L2, where ncu's defaults \
+     flush the caches before each kernel (cold-cache DRAM traffic: attach ncu's results); SM \
+     and memory throughput follow the boost clock; a ratio built from counters of different \
+     passes (e.g. the L2 hit rate) can exceed 100 %";
 
 #[cfg(test)]
 mod tests {
