@@ -428,9 +428,8 @@ fn the_scatter_plots_each_instance_at_its_session_time() {
 /// each bar's range and count on hover, and short log-scale labels.
 #[test]
 fn the_duration_histogram_has_counts_a_legend_and_bar_tooltips() {
-    use sightline::app::kernel_panel::{
-        KernelPanel, bar_tooltip, count_marks, percentile_label, short_duration,
-    };
+    use sightline::app::format::short_duration;
+    use sightline::app::kernel_panel::{KernelPanel, bar_tooltip, count_marks, percentile_label};
     let trace = load("sync_timing.sqlite");
     let (row, _, _) = busiest_kernel(&trace);
     let mut h = harness(trace);

@@ -22,7 +22,7 @@
 //! all read [`Attribution`].
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::sync::atomic::AtomicBool;
 
 use super::api_class::ApiClass;
@@ -589,7 +589,9 @@ pub fn summarize(
         }
         let mut times = [0 as Ns; CAUSES];
         let mut gap_counts = [0usize; CAUSES];
-        let mut names: HashMap<(Cause, StrId), Ns> = HashMap::new();
+        // A handful of distinct call names per window: a short list searched
+        // from its latest entry beats hashing every call (millions per report).
+        let mut names: Vec<((Cause, StrId), Ns)> = Vec::new();
         let mut longest: [Option<(Ns, usize)>; CAUSES] = [None; CAUSES];
         let mut gaps = 0;
         let mut verdicts = [0 as Ns; CAUSES];
@@ -606,8 +608,10 @@ pub fn summarize(
                         here[cause.slot()] = here[cause.slot()].saturating_add(ns);
                         if let Some(api) = call {
                             let name = trace.cuda_api.spans.name[api];
-                            let at = names.entry((cause, name)).or_default();
-                            *at = at.saturating_add(ns);
+                            match names.iter_mut().rev().find(|(k, _)| *k == (cause, name)) {
+                                Some((_, at)) => *at = at.saturating_add(ns),
+                                None => names.push(((cause, name), ns)),
+                            }
                             let d = trace.cuda_api.spans.duration(api);
                             if longest[cause.slot()].is_none_or(|(l, _)| d > l) {
                                 longest[cause.slot()] = Some((d, api));
@@ -632,8 +636,8 @@ pub fn summarize(
                 let mut calls: Vec<(String, Ns)> = names
                     .iter()
                     .filter(|((cause, _), _)| *cause == c)
-                    .map(|((_, id), &ns)| {
-                        let n = crate::model::nsys::strip_version_suffix(trace.name(*id));
+                    .map(|&((_, id), ns)| {
+                        let n = crate::model::nsys::strip_version_suffix(trace.name(id));
                         (n.to_string(), ns)
                     })
                     .collect();

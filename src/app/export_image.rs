@@ -401,7 +401,7 @@ pub fn caption(ui: &mut egui::Ui, report: &str, view: (f64, f64), canvas_width: 
             ui.painter()
                 .line_segment([pos2(x, rect.top()), pos2(x, rect.bottom())], stroke);
         }
-        ui.label(format!("= {}", format::duration(scale.round() as Ns)));
+        ui.label(format!("= {}", format::short_duration(scale)));
     })
     .response
     .rect

@@ -92,6 +92,35 @@ pub fn tick(value: f64, step: f64) -> String {
     format!("{:.*} {unit}", decimals, value / div)
 }
 
+/// A duration short enough for an axis: three significant digits, no
+/// trailing zeros ("10 µs", "2.5 ms", "130 ns"), the units of the ruler.
+pub fn short_duration(ns: f64) -> String {
+    let a = ns.abs();
+    let (v, unit) = if a < 1e3 {
+        (ns, "ns")
+    } else if a < 1e6 {
+        (ns / 1e3, "µs")
+    } else if a < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    let decimals = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text} {unit}")
+}
+
 /// A size in binary units (the one convention outside nsys's tables).
 pub fn bytes(b: u64) -> String {
     crate::analysis::binary_size(b)

@@ -936,35 +936,6 @@ fn configs(ui: &mut Ui, view: &KernelView) {
         });
 }
 
-/// A duration short enough for an axis: three significant digits, no
-/// trailing zeros ("10 µs", "2.5 ms", "130 ns"), the units of the ruler.
-pub fn short_duration(ns: f64) -> String {
-    let a = ns.abs();
-    let (v, unit) = if a < 1e3 {
-        (ns, "ns")
-    } else if a < 1e6 {
-        (ns / 1e3, "µs")
-    } else if a < 1e9 {
-        (ns / 1e6, "ms")
-    } else {
-        (ns / 1e9, "s")
-    };
-    let decimals = if v.abs() >= 100.0 {
-        0
-    } else if v.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let text = format!("{v:.decimals$}");
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    };
-    format!("{text} {unit}")
-}
-
 /// Grid marks for a count axis: whole numbers only, 1-2-5 steps, at most
 /// four steps over the range (five marks), so a histogram of three
 /// instances reads 0, 1, 2, 3. Four steps keep the marks of the short
@@ -1055,7 +1026,7 @@ fn histogram_plot(
         .include_y((max_count * 1.15).max(1.0))
         .y_grid_spacer(|input| count_marks(input.bounds))
         .y_axis_formatter(|mark, _| format!("{}", mark.value.round() as i64))
-        .x_axis_formatter(move |mark, _| short_duration(unit.ns(mark.value)))
+        .x_axis_formatter(move |mark, _| format::short_duration(unit.ns(mark.value)))
         .show(ui, |plot_ui| {
             let centres: Vec<(Pos2, usize)> = bars
                 .iter()
