@@ -285,10 +285,7 @@ fn export_image_is_cropped_to_the_rows_and_captioned() {
     );
     let scale = sightline::app::export_image::scale_bar(end - start);
     assert!(scale <= (end - start) / 5.0 && scale * 10.0 > (end - start) / 5.0);
-    let scale_text = format!(
-        "= {}",
-        sightline::app::format::duration(scale.round() as i64)
-    );
+    let scale_text = format!("= {}", sightline::app::format::short_duration(scale));
     assert!(
         h.query_by_label(&scale_text).is_some(),
         "and a scale: {scale_text}"
