@@ -99,6 +99,37 @@ fn main() {
         stats(name, v, painted);
     }
     // Panning at mid zoom: 2% of the view per frame, like a held D key.
+    // The metrics strip under the kernels rows (issue 15): the report has no
+    // counters, so every kernel gets a made-up SM throughput; what is timed
+    // is the strip's painting, which does not depend on the values.
+    if let Some(d) = app.doc_mut() {
+        let kernels = d.trace.kernels.spans.len() as u32;
+        let mut set = sightline::model::KernelMetrics::new(
+            sightline::model::MetricSource::Counters,
+            vec![sightline::model::MetricDef {
+                name: "sm__throughput.avg.pct_of_peak_sustained_elapsed".into(),
+                unit: "%".into(),
+            }],
+        );
+        for k in 0..kernels {
+            set.push(k, 0, f64::from(k % 101));
+        }
+        d.timeline.metrics_strip =
+            sightline::app::timeline::metrics_strip::MetricsStrip::new(&d.trace, &set, 0)
+                .map(std::sync::Arc::new);
+    }
+    for (name, span) in cases {
+        let mut v = Vec::new();
+        for _ in 0..n {
+            if let Some(d) = app.doc_mut() {
+                d.timeline.view.set(mid - span / 2.0, mid + span / 2.0);
+            }
+            t += 0.016;
+            v.push(frame(&ctx, &mut app, t));
+        }
+        let painted = app.doc().map_or(0, |d| d.timeline.painted);
+        stats(&format!("{name}, strip"), v, painted);
+    }
     let span = full / 100.0;
     let mut v = Vec::new();
     for k in 0..n {
