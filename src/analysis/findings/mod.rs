@@ -223,16 +223,24 @@ pub fn analyze(
     cancel: &AtomicBool,
 ) -> Result<Vec<Finding>, Cancelled> {
     check(cancel)?;
-    let ctx = Context::new(trace, cancel)?;
-    let idle = IdleFacts::new(trace, cancel)?;
-    let mut found = Vec::new();
+    // The idle-gap attribution is the longest single pass; the detectors that
+    // do not judge idle time run beside it, on a second thread.
+    let (ctx, idle, mut found) = std::thread::scope(|s| {
+        let idle = s.spawn(|| IdleFacts::new(trace, cancel));
+        let ctx = Context::new(trace, cancel)?;
+        let mut found = Vec::new();
+        timing::waits_on_earlier_work(&ctx, thresholds, &mut found, cancel)?;
+        timing::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
+        api_errors::api_errors(&ctx, &mut found, cancel)?;
+        nsys_rules::rule_findings(&ctx, thresholds, &mut found, cancel)?;
+        let idle = idle
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        Ok::<_, Cancelled>((ctx, idle, found))
+    })?;
     timing::range_work_pass(&ctx, &idle, thresholds, &mut found, cancel)?;
-    timing::waits_on_earlier_work(&ctx, thresholds, &mut found, cancel)?;
-    timing::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
     loops::sync_in_loop(&ctx, &idle, thresholds, &mut found, cancel)?;
     loops::alloc_in_loop(&ctx, &idle, thresholds, &mut found, cancel)?;
-    api_errors::api_errors(&ctx, &mut found, cancel)?;
-    nsys_rules::rule_findings(&ctx, thresholds, &mut found, cancel)?;
     if let Some(r) = range {
         found.retain(|f| f.start >= r.start && f.start < r.end);
     }
