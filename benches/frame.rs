@@ -34,7 +34,9 @@ fn frame(ctx: &egui::Context, app: &mut SightlineApp, t: f64) -> Duration {
         ..Default::default()
     };
     let t0 = Instant::now();
-    let out = ctx.run_ui(input, |ui| app.ui(ui));
+    let mut out = ctx.run_ui(input, |ui| app.ui(ui));
+    // No renderer takes the texture uploads (a debug build asserts on them).
+    out.textures_delta.clear();
     let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
     std::hint::black_box(prims);
     t0.elapsed()
@@ -51,6 +53,31 @@ fn stats(name: &str, mut v: Vec<Duration>, painted: usize) {
         ms(p95),
         v.len()
     );
+}
+
+/// `n` frames of each view `(name, span)` centred on `mid`, timed; `suffix`
+/// goes after each name in the output.
+fn views(
+    ctx: &egui::Context,
+    app: &mut SightlineApp,
+    t: &mut f64,
+    mid: f64,
+    cases: &[(&str, f64)],
+    n: usize,
+    suffix: &str,
+) {
+    for &(name, span) in cases {
+        let mut v = Vec::new();
+        for _ in 0..n {
+            if let Some(d) = app.doc_mut() {
+                d.timeline.view.set(mid - span / 2.0, mid + span / 2.0);
+            }
+            *t += 0.016;
+            v.push(frame(ctx, app, *t));
+        }
+        let painted = app.doc().map_or(0, |d| d.timeline.painted);
+        stats(&format!("{name}{suffix}"), v, painted);
+    }
 }
 
 fn main() {
@@ -86,19 +113,7 @@ fn main() {
         ("mid zoom (1/1000)", full / 1000.0),
         ("deepest (10 µs)", 10_000.0),
     ];
-    for (name, span) in cases {
-        let mut v = Vec::new();
-        for _ in 0..n {
-            if let Some(d) = app.doc_mut() {
-                d.timeline.view.set(mid - span / 2.0, mid + span / 2.0);
-            }
-            t += 0.016;
-            v.push(frame(&ctx, &mut app, t));
-        }
-        let painted = app.doc().map_or(0, |d| d.timeline.painted);
-        stats(name, v, painted);
-    }
-    // Panning at mid zoom: 2% of the view per frame, like a held D key.
+    views(&ctx, &mut app, &mut t, mid, &cases, n, "");
     // The metrics strip under the kernels rows (issue 15): the report has no
     // counters, so every kernel gets a made-up SM throughput; what is timed
     // is the strip's painting, which does not depend on the values.
@@ -118,18 +133,8 @@ fn main() {
             sightline::app::timeline::metrics_strip::MetricsStrip::new(&d.trace, &set, 0)
                 .map(std::sync::Arc::new);
     }
-    for (name, span) in cases {
-        let mut v = Vec::new();
-        for _ in 0..n {
-            if let Some(d) = app.doc_mut() {
-                d.timeline.view.set(mid - span / 2.0, mid + span / 2.0);
-            }
-            t += 0.016;
-            v.push(frame(&ctx, &mut app, t));
-        }
-        let painted = app.doc().map_or(0, |d| d.timeline.painted);
-        stats(&format!("{name}, strip"), v, painted);
-    }
+    views(&ctx, &mut app, &mut t, mid, &cases, n, ", strip");
+    // Panning at mid zoom: 2% of the view per frame, like a held D key.
     let span = full / 100.0;
     let mut v = Vec::new();
     for k in 0..n {
