@@ -579,21 +579,9 @@ fn cuda_libraries_without_their_symbols_get_one_line_not_a_panic() {
     );
 
     // A driver that has what is checked, and a CUPTI stub without its functions.
-    let driver = [
-        "cuInit",
-        "cuDriverGetVersion",
-        "cuDeviceGet",
-        "cuDeviceGetCount",
-        "cuDevicePrimaryCtxRetain",
-        "cuCtxSetCurrent",
-        "cuModuleLoadData",
-        "cuLaunchKernel",
-        "cuMemAlloc_v2",
-        "cuStreamCreate",
-        "cuEventCreate",
-    ];
+    let driver = sightline::capture::environment::DRIVER_SYMBOLS;
     let both = TempDir::new().expect("temp dir");
-    stub_library(both.path(), "libcuda.so", &driver).expect("cc worked above");
+    stub_library(both.path(), "libcuda.so", driver).expect("cc worked above");
     stub_library(both.path(), "libcupti.so", &[]).expect("cc worked above");
     let mut cmd = sightline();
     cmd.args(["capture", "sync-timing", "--output"])

@@ -38,6 +38,11 @@ fn cases(trace: &Trace) -> Vec<Case> {
         .collect()
 }
 
+/// Every finding of the report, with the default thresholds.
+fn findings(trace: &Trace) -> Vec<Finding> {
+    analyze(trace, None, &Thresholds::default(), &AtomicBool::new(false)).expect("not cancelled")
+}
+
 fn event_start(trace: &Trace, e: EventId) -> i64 {
     let i = e.index as usize;
     match e.kind {
@@ -107,13 +112,7 @@ fn every_case_shows_what_it_must() {
     let text = std::fs::read_to_string(fixture("timing_cases.expected.json")).expect("json");
     let root: Value = serde_json::from_str(&text).expect("valid JSON");
     let trace = load("timing_cases.sqlite");
-    let found = analyze(
-        &trace,
-        None,
-        &Thresholds::default(),
-        &AtomicBool::new(false),
-    )
-    .expect("not cancelled");
+    let found = findings(&trace);
     let all = cases(&trace);
     let expected = root["cases"].as_object().expect("cases");
     assert!(expected.len() >= 15);
@@ -212,13 +211,7 @@ fn every_case_shows_what_it_must() {
 #[test]
 fn loop_findings_are_bounded_and_grouped() {
     let trace = load("timing_cases.sqlite");
-    let found = analyze(
-        &trace,
-        None,
-        &Thresholds::default(),
-        &AtomicBool::new(false),
-    )
-    .expect("not cancelled");
+    let found = findings(&trace);
     let all = cases(&trace);
     let case = |n: &str| all.iter().find(|c| c.name == n).expect("case");
     let sync = case("sync-per-tiny-kernel");

@@ -92,7 +92,7 @@ pub fn check_driver() -> Result<(), CaptureError> {
 
 /// Functions every CUDA driver since 11 exports that a capture or a
 /// benchmark calls first: a library without them is a stub or no driver.
-const DRIVER_SYMBOLS: &[&str] = &[
+pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuInit",
     "cuDriverGetVersion",
     "cuDeviceGet",
