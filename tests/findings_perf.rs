@@ -64,6 +64,14 @@ fn findings_on_ten_million_events() {
         t.elapsed().as_secs_f64(),
         entries(&found).len()
     );
+    let mut kinds: Vec<(&str, usize)> = Vec::new();
+    for f in &found {
+        match kinds.iter_mut().find(|(k, _)| *k == f.kind.name()) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((f.kind.name(), 1)),
+        }
+    }
+    println!("by kind: {kinds:?}");
     // The viewer's findings job also computes every range's GPU-work span.
     let t = Instant::now();
     let spans = range_gpu_spans(&trace, &cancel).expect("not cancelled");

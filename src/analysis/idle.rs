@@ -28,7 +28,7 @@ use std::sync::atomic::AtomicBool;
 use super::api_class::ApiClass;
 use super::cancel::{Cancelled, check};
 use super::stats::{Cell, Table};
-use crate::model::{GpuOp, GpuOpKind, Ns, StrId, Trace};
+use crate::model::{GpuOp, GpuOpKind, Ns, ProcessCorrelation, StrId, Trace};
 
 /// What the launching thread was doing while the GPU idled.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -143,6 +143,9 @@ pub struct Gap {
     pub thread: Option<u32>,
     /// The cause with the most time in the gap.
     pub dominant: Cause,
+    /// Why the gap happened ([`verdict`] of its whole time; Unknown when
+    /// nothing is known).
+    pub verdict: Cause,
 }
 
 /// A lane's active span: its first operation's start to its last one's end.
@@ -171,6 +174,68 @@ impl Attribution {
             .partition_point(|g| (g.lane, g.start) < (lane, to));
         &self.gaps[lo..hi.max(lo)]
     }
+
+    /// `lane`'s idle time in `[from, to)` and why, from the gaps alone (no
+    /// walk over the calls, so a detector can judge thousands of windows):
+    /// None when the lane never ran anything.
+    pub fn idle_share(&self, lane: u32, from: Ns, to: Ns) -> Option<IdleShare> {
+        let span = self.spans.iter().find(|s| s.lane == lane)?;
+        let mut share = IdleShare {
+            lane,
+            span: to.min(span.end).saturating_sub(from.max(span.start)).max(0),
+            idle: 0,
+            verdicts: [0; CAUSES],
+        };
+        for gap in self.gaps_in(lane, from, to) {
+            let ns = gap.end.min(to).saturating_sub(gap.start.max(from)).max(0);
+            share.idle = share.idle.saturating_add(ns);
+            let slot = gap.verdict.slot();
+            share.verdicts[slot] = share.verdicts[slot].saturating_add(ns);
+        }
+        Some(share)
+    }
+}
+
+/// A lane's idle time over a window, and why ([`Attribution::idle_share`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IdleShare {
+    pub lane: u32,
+    /// The window's time inside the lane's active span.
+    pub span: Ns,
+    pub idle: Ns,
+    /// Idle time per gap verdict, as in [`Summary::verdicts`].
+    pub verdicts: CauseTimes,
+}
+
+/// Per thread, the position in its API track where its last walk began.
+#[derive(Clone, Debug, Default)]
+pub struct WalkHints(Vec<usize>);
+
+impl WalkHints {
+    /// The first index of `starts` (sorted) at or after `from`, searched
+    /// forward from `thread`'s last answer by doubling steps, or over the
+    /// whole slice when `from` lies before it.
+    fn seek(&mut self, thread: u32, starts: &[Ns], from: Ns) -> usize {
+        let t = thread as usize;
+        if self.0.len() <= t {
+            self.0.resize(t + 1, 0);
+        }
+        let hint = self.0[t].min(starts.len());
+        let found = if hint > 0 && starts[hint - 1] >= from {
+            starts.partition_point(|&s| s < from)
+        } else {
+            // Every index below `hint` starts before `from`: gallop from it.
+            let (mut lo, mut step) = (hint, 1);
+            while lo + step < starts.len() && starts[lo + step] < from {
+                lo += step;
+                step *= 2;
+            }
+            let hi = (lo + step).min(starts.len());
+            lo + starts[lo..hi].partition_point(|&s| s < from)
+        };
+        self.0[t] = found;
+        found
+    }
 }
 
 /// Classifies API calls and walks a thread's calls over an interval.
@@ -179,6 +244,11 @@ pub struct Classifier<'a> {
     classes: Vec<ApiClass>,
     /// `(first api row, end, thread)` of every thread's API track, by first row.
     tracks: Vec<(u32, u32, u32)>,
+    /// Each track's process correlations, in `tracks` order: looked up once
+    /// here instead of hashed for every call walked.
+    correlations: Vec<ProcessCorrelation<'a>>,
+    /// Every process's correlations, for the launcher of an op.
+    processes: Vec<(u32, ProcessCorrelation<'a>)>,
 }
 
 impl<'a> Classifier<'a> {
@@ -196,10 +266,25 @@ impl<'a> Classifier<'a> {
             .map(|(i, t)| (t.cuda_api.events.start, t.cuda_api.events.end, i as u32))
             .collect();
         tracks.sort_unstable();
+        let pid = |thread: u32| trace.threads[thread as usize].pid;
+        let correlations = tracks
+            .iter()
+            .map(|t| trace.correlation.of_process(pid(t.2)))
+            .collect();
+        let mut pids: Vec<u32> = trace.streams.iter().map(|s| s.pid).collect();
+        pids.extend(tracks.iter().map(|t| pid(t.2)));
+        pids.sort_unstable();
+        pids.dedup();
+        let processes = pids
+            .into_iter()
+            .map(|p| (p, trace.correlation.of_process(p)))
+            .collect();
         Classifier {
             trace,
             classes,
             tracks,
+            correlations,
+            processes,
         }
     }
 
@@ -222,18 +307,21 @@ impl<'a> Classifier<'a> {
         (start <= api && api < end).then_some(thread)
     }
 
-    fn pid_of_api(&self, api: usize) -> Option<u32> {
-        let thread = self.thread_of_api(api as u32)?;
-        self.trace.threads.get(thread as usize).map(|t| t.pid)
+    /// The correlations of the process that made API call `api`.
+    fn correlation_of_api(&self, api: usize) -> Option<ProcessCorrelation<'a>> {
+        let at = self.tracks.partition_point(|t| t.0 as usize <= api);
+        let i = at.checked_sub(1)?;
+        let &(start, end, _) = self.tracks.get(i)?;
+        ((start as usize) <= api && api < end as usize).then(|| self.correlations[i])
     }
 
     /// The GPU operations (not sync records) the call put on the GPU.
-    fn work_of(&self, api: usize) -> impl Iterator<Item = GpuOp> + '_ {
-        let pid = self.pid_of_api(api);
+    fn work_of(&self, api: usize) -> impl Iterator<Item = GpuOp> + 'a {
         let correlation = self.trace.cuda_api.correlation.get(api).copied();
-        pid.zip(correlation)
+        self.correlation_of_api(api)
+            .zip(correlation)
             .into_iter()
-            .flat_map(move |(pid, c)| self.trace.correlation.gpu_ops(pid, c))
+            .flat_map(|(process, c)| process.gpu_ops(c))
             .filter(|op| op.kind != GpuOpKind::Sync)
     }
 
@@ -267,11 +355,15 @@ impl<'a> Classifier<'a> {
     /// Walks `thread`'s time in `[from, to)`: `visit(call, cause, ns)` for
     /// each stretch, `call` None for time outside any CUDA call. Nested calls
     /// count for the outer one, so the stretches add up to `to - from`.
+    /// `hints` remembers where each thread's last walk began: walks in time
+    /// order (gap after gap) search forward from there instead of over the
+    /// whole track.
     pub fn walk(
         &self,
         thread: u32,
         from: Ns,
         to: Ns,
+        hints: &mut WalkHints,
         mut visit: impl FnMut(Option<usize>, Cause, Ns),
     ) {
         if to <= from {
@@ -284,9 +376,9 @@ impl<'a> Classifier<'a> {
         let spans = &self.trace.cuda_api.spans;
         let track = &t.cuda_api.events;
         let starts = &spans.start[track.start as usize..track.end as usize];
+        let first_after = hints.seek(thread, starts, from);
         // Calls on a thread rarely overlap but for nesting: the call covering
         // `from` is among the last few that start before it.
-        let first_after = starts.partition_point(|&s| s < from);
         let lo = first_after.saturating_sub(4);
         let mut reach = from;
         for i in lo..starts.len() {
@@ -312,10 +404,16 @@ impl<'a> Classifier<'a> {
     }
 
     /// The time per cause of `thread` (None: unknown) in `[from, to)`.
-    pub fn breakdown(&self, thread: Option<u32>, from: Ns, to: Ns) -> CauseTimes {
+    pub fn breakdown(
+        &self,
+        thread: Option<u32>,
+        from: Ns,
+        to: Ns,
+        hints: &mut WalkHints,
+    ) -> CauseTimes {
         let mut times: CauseTimes = [0; CAUSES];
         match thread {
-            Some(t) => self.walk(t, from, to, |_, c, ns| {
+            Some(t) => self.walk(t, from, to, hints, |_, c, ns| {
                 times[c.slot()] = times[c.slot()].saturating_add(ns)
             }),
             None if to > from => times[Cause::Unknown.slot()] = to.saturating_sub(from),
@@ -333,7 +431,13 @@ impl<'a> Classifier<'a> {
             GpuOpKind::Sync => &self.trace.syncs.correlation,
         };
         let c = *correlation.get(op.index as usize)?;
-        let api = self.trace.correlation.api_call(pid, c)?;
+        let at = self.processes.partition_point(|p| p.0 < pid);
+        let &(found, process) = self.processes.get(at)?;
+        let api = if found == pid {
+            process.api_call(c)?
+        } else {
+            self.trace.correlation.api_call(pid, c)?
+        };
         self.thread_of_api(api)
     }
 }
@@ -427,6 +531,7 @@ pub fn attribute(
         }
     }
     let mut out = Attribution::default();
+    let mut hints = WalkHints::default();
     for (lane, streams) in groups {
         check(cancel)?;
         let mut reach: Option<Ns> = None;
@@ -440,7 +545,7 @@ pub fn attribute(
                 && start > r
             {
                 let thread = classifier.launcher(op, pid);
-                let times = classifier.breakdown(thread, r, start);
+                let times = classifier.breakdown(thread, r, start, &mut hints);
                 out.gaps.push(Gap {
                     start: r,
                     end: start,
@@ -448,6 +553,7 @@ pub fn attribute(
                     next: op,
                     thread,
                     dominant: dominant(&times).unwrap_or(Cause::Unknown),
+                    verdict: verdict(&times).unwrap_or(Cause::Unknown),
                 });
             }
             reach = Some(reach.map_or(end, |r| r.max(end)));
@@ -482,8 +588,8 @@ pub struct Summary {
     pub gaps: usize,
     /// Causes with time, most first.
     pub causes: Vec<CauseTotal>,
-    /// Idle time per [`verdict`]: each gap (clipped to the windows) counted
-    /// whole under why it happened.
+    /// Idle time per [`verdict`]: each gap's time inside the windows counted
+    /// under why the whole gap happened ([`Gap::verdict`]).
     pub verdicts: CauseTimes,
 }
 
@@ -575,9 +681,23 @@ pub fn summarize(
     attribution: &Attribution,
     windows: Option<&[(Ns, Ns)]>,
 ) -> Vec<Summary> {
+    attribution
+        .spans
+        .iter()
+        .filter_map(|s| summarize_lane(classifier, attribution, s.lane, windows))
+        .collect()
+}
+
+/// [`summarize`] for one lane (None when it never ran anything).
+pub fn summarize_lane(
+    classifier: &Classifier,
+    attribution: &Attribution,
+    lane: u32,
+    windows: Option<&[(Ns, Ns)]>,
+) -> Option<Summary> {
     let trace = classifier.trace();
-    let mut out = Vec::new();
-    for span in &attribution.spans {
+    let span = attribution.spans.iter().find(|s| s.lane == lane)?;
+    {
         let whole = [(span.start, span.end)];
         let windows: &[(Ns, Ns)] = windows.unwrap_or(&whole);
         let mut covered = 0;
@@ -595,6 +715,7 @@ pub fn summarize(
         let mut longest: [Option<(Ns, usize)>; CAUSES] = [None; CAUSES];
         let mut gaps = 0;
         let mut verdicts = [0 as Ns; CAUSES];
+        let mut hints = WalkHints::default();
         for &(ws, we) in windows {
             for gap in attribution.gaps_in(span.lane, ws, we) {
                 let (s, e) = (gap.start.max(ws), gap.end.min(we));
@@ -604,7 +725,7 @@ pub fn summarize(
                 gaps += 1;
                 let mut here = [0 as Ns; CAUSES];
                 match gap.thread {
-                    Some(t) => classifier.walk(t, s, e, |call, cause, ns| {
+                    Some(t) => classifier.walk(t, s, e, &mut hints, |call, cause, ns| {
                         here[cause.slot()] = here[cause.slot()].saturating_add(ns);
                         if let Some(api) = call {
                             let name = trace.cuda_api.spans.name[api];
@@ -624,9 +745,8 @@ pub fn summarize(
                     *time = time.saturating_add(ns);
                     *count += usize::from(ns > 0);
                 }
-                if let Some(v) = verdict(&here) {
-                    verdicts[v.slot()] = verdicts[v.slot()].saturating_add(e.saturating_sub(s));
-                }
+                let v = gap.verdict.slot();
+                verdicts[v] = verdicts[v].saturating_add(e.saturating_sub(s));
             }
         }
         let mut causes: Vec<CauseTotal> = Cause::ALL
@@ -652,16 +772,15 @@ pub fn summarize(
             })
             .collect();
         causes.sort_by(|a, b| b.time.cmp(&a.time).then(a.cause.cmp(&b.cause)));
-        out.push(Summary {
+        Some(Summary {
             lane: span.lane,
             span: covered,
             idle: times.iter().fold(0, |a: Ns, &t| a.saturating_add(t)),
             gaps,
             causes,
             verdicts,
-        });
+        })
     }
-    out
 }
 
 /// `sightline stats --report gpu_idle_sum` (ours): per GPU and cause, the
@@ -723,6 +842,32 @@ pub fn gpu_idle_sum(trace: &Trace, windows: Option<&[(Ns, Ns)]>) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hinted_seek_finds_what_a_binary_search_finds() {
+        let starts: Vec<Ns> = vec![1, 3, 3, 7, 8, 8, 8, 20, 21, 40];
+        let mut hints = WalkHints::default();
+        // Forward, backward, repeated and past both ends, on two threads.
+        for (thread, from) in [
+            (0, 0),
+            (0, 3),
+            (0, 4),
+            (1, 8),
+            (0, 8),
+            (0, 9),
+            (0, 2),
+            (0, 41),
+            (1, 40),
+            (0, 21),
+            (0, 1),
+            (1, 100),
+            (1, 7),
+        ] {
+            let expected = starts.partition_point(|&s| s < from);
+            assert_eq!(hints.seek(thread, &starts, from), expected, "from {from}");
+        }
+        assert_eq!(WalkHints::default().seek(3, &[], 5), 0);
+    }
 
     #[test]
     fn windows_merge_and_dominant_cause() {

@@ -13,6 +13,7 @@ pub mod idle;
 pub mod kernels;
 pub mod metrics;
 pub mod occupancy;
+mod parallel;
 pub mod projection;
 mod reports;
 pub mod rules;

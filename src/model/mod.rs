@@ -11,7 +11,7 @@ pub mod nsys;
 pub mod peaks;
 mod strings;
 
-pub use correlation::{CorrelationIndex, GpuOp, GpuOpKind};
+pub use correlation::{CorrelationIndex, GpuOp, GpuOpKind, ProcessCorrelation};
 pub use events::*;
 pub use ids::{EventId, EventKind};
 pub use metrics::{KernelMetrics, MetricDef, MetricSource};

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::{Cancelled, check};
 pub use crate::analysis::api_class::ApiClass;
-use crate::analysis::idle::{self, Attribution, Classifier, Lanes, Summary};
+use crate::analysis::idle::{self, Attribution, Classifier, IdleShare, Lanes, Summary};
 use crate::model::nsys::strip_version_suffix;
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns, NvtxKind, StrId, Trace};
 
@@ -291,10 +291,30 @@ impl<'a> IdleFacts<'a> {
         if to <= from {
             return None;
         }
-        let all = idle::summarize(&self.classifier, &self.attribution, Some(&[(from, to)][..]));
+        // Only the one GPU is summarised (walking its calls is the cost).
+        let lane = match device {
+            Some(d) => d,
+            None => self.share(None, from, to)?.lane,
+        };
+        let window = [(from, to)];
+        idle::summarize_lane(&self.classifier, &self.attribution, lane, Some(&window[..]))
+    }
+
+    /// How much of `[from, to)` the GPU of `device` (None: the GPU that idled
+    /// most there) idled, and why, without naming the calls: cheap enough to
+    /// judge every range; [`IdleFacts::summary`] then words a finding.
+    pub fn share(&self, device: Option<u32>, from: Ns, to: Ns) -> Option<IdleShare> {
+        if to <= from {
+            return None;
+        }
         match device {
-            Some(d) => all.into_iter().find(|s| s.lane == d),
-            None => all.into_iter().max_by_key(|s| s.idle),
+            Some(d) => self.attribution.idle_share(d, from, to),
+            None => self
+                .attribution
+                .spans
+                .iter()
+                .filter_map(|s| self.attribution.idle_share(s.lane, from, to))
+                .max_by_key(|s| s.idle),
         }
     }
 

@@ -2,7 +2,6 @@
 //! allocation per iteration, and ranges whose kernels are too short to keep
 //! the GPU busy.
 
-use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
 use super::context::{ApiClass, Context, IdleFacts};
@@ -275,21 +274,16 @@ pub(super) fn alloc_in_loop(
 /// launching thread did in the gaps. Launches explaining most of the idle
 /// time make it launch-bound (if its kernels are short), host work outside
 /// CUDA makes it CPU-bound; syncs, allocations and pageable copies are the
-/// loop detectors' to report. Ranges are visited deepest first, and a
-/// reported range marks its ancestors `covered` (the finding is already where
-/// it is sharpest).
+/// loop detectors' to report. The pass over the ranges (deepest first)
+/// leaves out the ancestors of a reported range: the finding is already
+/// where it is sharpest.
 pub(super) fn gpu_waits_in_range(
     ctx: &Context,
     idle: &IdleFacts,
     t: &Thresholds,
     r: usize,
     work: &[(usize, GpuOp)],
-    covered: &mut HashSet<usize>,
-    out: &mut Vec<Finding>,
-) {
-    if covered.contains(&r) {
-        return;
-    }
+) -> Option<Finding> {
     let range = &ctx.ranges[r];
     let mut kernels: Vec<(Ns, Ns, u32)> = work
         .iter()
@@ -304,7 +298,7 @@ pub(super) fn gpu_waits_in_range(
         .min(t.cpu_bound_min_kernels)
         .max(2);
     if kernels.len() < fewest {
-        return;
+        return None;
     }
     let mut durations: Vec<Ns> = kernels.iter().map(|k| k.1.saturating_sub(k.0)).collect();
     durations.sort_unstable();
@@ -322,22 +316,19 @@ pub(super) fn gpu_waits_in_range(
         reach = reach.max(e);
     }
     if span <= 0 || busy as f64 >= t.launch_bound_max_busy_share * span as f64 {
-        return;
+        return None;
     }
     let device = idle.device_of(GpuOp {
         kind: GpuOpKind::Kernel,
         index: kernels[0].2,
     });
-    let Some(summary) = idle.summary(device, first, last) else {
-        return;
-    };
+    // Judged from the gaps alone; the calls are walked only to word a finding.
+    let share = idle.share(device, first, last)?;
     // Copies and sets keep a GPU busy too: the GPU must really have idled.
-    if (summary.idle as f64) < (1.0 - t.launch_bound_max_busy_share) * summary.span as f64 {
-        return;
+    if (share.idle as f64) < (1.0 - t.launch_bound_max_busy_share) * share.span as f64 {
+        return None;
     }
-    let Some(why) = crate::analysis::idle::dominant(&summary.verdicts) else {
-        return;
-    };
+    let why = crate::analysis::idle::dominant(&share.verdicts)?;
     let (kind, fix) = match why {
         Cause::Launch
             if kernels.len() >= t.launch_bound_min_kernels.max(2)
@@ -348,13 +339,9 @@ pub(super) fn gpu_waits_in_range(
         Cause::Outside if kernels.len() >= t.cpu_bound_min_kernels.max(2) => {
             (FindingKind::CpuBound, CPU_BOUND_FIX)
         }
-        _ => return,
+        _ => return None,
     };
-    let mut at = range.parent;
-    while let Some(p) = at {
-        covered.insert(p);
-        at = ctx.ranges[p].parent;
-    }
+    let summary = idle.summary(Some(share.lane), first, last)?;
     let path = ctx.path(r);
     let mut events = vec![ctx.range_event(r)];
     events.extend(
@@ -363,7 +350,7 @@ pub(super) fn gpu_waits_in_range(
             .take(MAX_EVENTS)
             .map(|k| EventId::new(EventKind::Kernel, k.2)),
     );
-    out.push(Finding {
+    Some(Finding {
         kind,
         severity: Severity::Warning,
         start: range.start,
@@ -377,5 +364,5 @@ pub(super) fn gpu_waits_in_range(
         range: Some(path),
         events,
         fix,
-    });
+    })
 }

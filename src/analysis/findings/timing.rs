@@ -38,15 +38,31 @@ fn deepest_first(ctx: &Context) -> Vec<usize> {
 /// The GPU work launched from inside range `r`, with the API call of each op.
 fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
     let range = &ctx.ranges[r];
+    let trace = ctx.trace;
+    let Some(thread) = trace.threads.get(range.thread as usize) else {
+        return Vec::new();
+    };
+    let correlation = trace.correlation.of_process(thread.pid);
     let mut work = Vec::new();
     for api in ctx.api_calls(range.thread, range.start, range.end) {
-        work.extend(ctx.work_of(range.thread, api).map(|op| (api, op)));
+        let Some(&c) = trace.cuda_api.correlation.get(api) else {
+            continue;
+        };
+        work.extend(
+            correlation
+                .gpu_ops(c)
+                .filter(|op| op.kind != GpuOpKind::Sync)
+                .map(|op| (api, op)),
+        );
     }
     work
 }
 
 /// One pass over the ranges, deepest first, for the two detectors that judge
-/// each range's GPU work: collected once, judged twice.
+/// each range's GPU work: collected once, judged twice. Judging reads the
+/// trace only, so the ranges are judged on every core; then, in order, a
+/// parent whose overhang is an op already reported, or that holds a
+/// launch-bound range, is left out.
 pub(super) fn range_work_pass(
     ctx: &Context,
     idle: &IdleFacts,
@@ -54,21 +70,38 @@ pub(super) fn range_work_pass(
     out: &mut Vec<Finding>,
     cancel: &AtomicBool,
 ) -> Result<(), Cancelled> {
+    let order = deepest_first(ctx);
+    let verdicts = crate::analysis::parallel::map(&order, cancel, |&r| {
+        let work = range_work(ctx, r);
+        if work.is_empty() {
+            return (None, None);
+        }
+        (
+            ends_before_gpu_work(ctx, idle, t, r, &work),
+            super::loops::gpu_waits_in_range(ctx, idle, t, r, &work),
+        )
+    })?;
     // The op that ends last, for each range already reported: a parent whose
     // overhang is the same op says nothing new.
     let mut reported: HashSet<GpuOp> = HashSet::new();
     // Ranges with a launch-bound descendant.
     let mut covered: HashSet<usize> = HashSet::new();
-    for (n, r) in deepest_first(ctx).into_iter().enumerate() {
-        if n % 4096 == 0 {
-            check(cancel)?;
+    for (&r, (overhang, waits)) in order.iter().zip(verdicts) {
+        if let Some((last, finding)) = overhang
+            && reported.insert(last)
+        {
+            out.push(finding);
         }
-        let work = range_work(ctx, r);
-        if work.is_empty() {
-            continue;
+        if let Some(finding) = waits
+            && !covered.contains(&r)
+        {
+            out.push(finding);
+            let mut at = ctx.ranges[r].parent;
+            while let Some(p) = at {
+                covered.insert(p);
+                at = ctx.ranges[p].parent;
+            }
         }
-        ends_before_gpu_work(ctx, idle, t, r, &work, &mut reported, out);
-        super::loops::gpu_waits_in_range(ctx, idle, t, r, &work, &mut covered, out);
     }
     Ok(())
 }
@@ -136,7 +169,7 @@ fn is_pipelined_phase(
         return false;
     }
     let (start, end, device) = gpu;
-    match idle.summary(device, start, end) {
+    match idle.share(device, start, end) {
         Some(s) => (s.idle as f64) < t.launch_bound_max_busy_share * s.span.max(1) as f64,
         None => true,
     }
@@ -148,24 +181,21 @@ keeps the GPU busy, not a timing mistake; to see how long each phase runs on the
 NVTX ranges projected onto the GPU (the timeline's GPU bar under the range, or `sightline \
 stats --report nvtx_gpu_proj_sum`), not the range's CPU time.";
 
-/// `range-ends-before-gpu-work` for range `r` and the work launched in it.
+/// `range-ends-before-gpu-work` for range `r` and the work launched in it,
+/// with the op that ends last.
 fn ends_before_gpu_work(
     ctx: &Context,
     idle: &IdleFacts,
     t: &Thresholds,
     r: usize,
     work: &[(usize, GpuOp)],
-    reported: &mut HashSet<GpuOp>,
-    out: &mut Vec<Finding>,
-) {
+) -> Option<(GpuOp, Finding)> {
     let range = &ctx.ranges[r];
-    let Some(&(_, last)) = work.iter().max_by_key(|(_, op)| ctx.op_span(*op).1) else {
-        return;
-    };
+    let &(_, last) = work.iter().max_by_key(|(_, op)| ctx.op_span(*op).1)?;
     let gpu_end = ctx.op_span(last).1;
     let overhang = gpu_end.saturating_sub(range.end);
     if overhang < t.overhang_min_ns {
-        return;
+        return None;
     }
     let (mut total, mut after) = (0i64, 0i64);
     for &(_, op) in work {
@@ -174,10 +204,7 @@ fn ends_before_gpu_work(
         after = after.saturating_add(e.saturating_sub(s.max(range.end)).max(0));
     }
     if total <= 0 || (after as f64) < t.overhang_min_share * total as f64 {
-        return;
-    }
-    if !reported.insert(last) {
-        return;
+        return None;
     }
     let mut events = vec![ctx.range_event(r)];
     let mut apis: Vec<usize> = work.iter().map(|&(api, _)| api).collect();
@@ -192,43 +219,48 @@ fn ends_before_gpu_work(
         .unwrap_or(range.start);
     let device = idle.device_of(last);
     if is_pipelined_phase(ctx, idle, t, r, (gpu_start, gpu_end, device)) {
-        out.push(Finding {
+        return Some((
+            last,
+            Finding {
+                kind: FindingKind::RangeEndsBeforeGpuWork,
+                severity: Severity::Info,
+                start: range.start,
+                end: range.end,
+                message: format!(
+                    "phase '{}': GPU work {}, ends {} after the range — see NVTX on GPU",
+                    ctx.trace.name(range.name),
+                    human_ns(gpu_end.saturating_sub(gpu_start)),
+                    human_ns(overhang),
+                ),
+                range: Some(path),
+                events,
+                fix: PHASE_NOTE,
+            },
+        ));
+    }
+    Some((
+        last,
+        Finding {
             kind: FindingKind::RangeEndsBeforeGpuWork,
-            severity: Severity::Info,
+            severity: Severity::Warning,
             start: range.start,
             end: range.end,
             message: format!(
-                "phase '{}': GPU work {}, ends {} after the range — see NVTX on GPU",
-                ctx.trace.name(range.name),
-                human_ns(gpu_end.saturating_sub(gpu_start)),
+                "'{path}' ({}) ends {} before the GPU work it launched finishes ({} op{}, {} of GPU \
+             time, {:.0}% of it after the range) and nothing in it waits: it measured the \
+             launch, not the work",
+                human_ns(range.end.saturating_sub(range.start)),
                 human_ns(overhang),
+                work.len(),
+                if work.len() == 1 { "" } else { "s" },
+                human_ns(total),
+                after as f64 * 100.0 / total as f64,
             ),
             range: Some(path),
             events,
-            fix: PHASE_NOTE,
-        });
-        return;
-    }
-    out.push(Finding {
-        kind: FindingKind::RangeEndsBeforeGpuWork,
-        severity: Severity::Warning,
-        start: range.start,
-        end: range.end,
-        message: format!(
-            "'{path}' ({}) ends {} before the GPU work it launched finishes ({} op{}, {} of GPU \
-             time, {:.0}% of it after the range) and nothing in it waits: it measured the \
-             launch, not the work",
-            human_ns(range.end.saturating_sub(range.start)),
-            human_ns(overhang),
-            work.len(),
-            if work.len() == 1 { "" } else { "s" },
-            human_ns(total),
-            after as f64 * 100.0 / total as f64,
-        ),
-        range: Some(path),
-        events,
-        fix: ENDS_BEFORE_FIX,
-    });
+            fix: ENDS_BEFORE_FIX,
+        },
+    ))
 }
 
 /// The latest-ending GPU op of `stream` launched before `time`.
