@@ -190,10 +190,10 @@ fn base_name(name: &str) -> &str {
 }
 
 /// How far the counters of `trace` are from ncu's page `page` for `metric`,
-/// at the worst launch: points for percentages, bytes (or instructions) for
-/// counts. Every launch is matched by name and launch order; `repeats_only`
-/// leaves out the first launch of each kernel.
-fn worst_difference(trace: &Trace, page: &str, metric: &str, repeats_only: bool) -> f64 {
+/// at the worst launch: the absolute difference (points for percentages),
+/// and for counts also relative to ncu's value. Every launch is matched by
+/// name and launch order.
+fn worst_difference(trace: &Trace, page: &str, metric: &str) -> (f64, f64) {
     let set = counters(trace);
     let ncu = ncu_rows(&fixture(page));
     let order = launch_order(trace);
@@ -207,8 +207,7 @@ fn worst_difference(trace: &Trace, page: &str, metric: &str, repeats_only: bool)
         .iter()
         .position(|d| d.name == metric)
         .unwrap_or_else(|| panic!("{metric} was collected"));
-    let mut worst: f64 = 0.0;
-    let mut seen = std::collections::BTreeSet::new();
+    let (mut absolute, mut relative): (f64, f64) = (0.0, 0.0);
     for ((ncu_name, theirs), &k) in ncu.iter().zip(&order) {
         let ours_name = trace.name(trace.kernels.spans.name[k as usize]);
         assert_eq!(
@@ -216,83 +215,71 @@ fn worst_difference(trace: &Trace, page: &str, metric: &str, repeats_only: bool)
             base_name(ours_name),
             "launch order differs"
         );
-        if seen.insert(ours_name) && repeats_only {
-            continue;
-        }
         let want = *theirs
             .get(metric)
             .unwrap_or_else(|| panic!("ncu has no {metric}"));
         let got = set.of_kernel(k)[&(m as u16)];
-        worst = worst.max((got - want).abs());
+        absolute = absolute.max((got - want).abs());
+        relative = relative.max((got - want).abs() / want.abs().max(1.0));
     }
-    worst
+    (absolute, relative)
 }
 
-/// Against ncu on the same benchmark and machine (H200): the counter runs
-/// replay the whole benchmark once per pass without flushing caches or
-/// locking clocks, as `ncu --replay-mode application --cache-control none
-/// --clock-control none` does, and agree with it; pipe and occupancy
-/// counters agree with ncu's defaults too. DRAM bytes do not agree with ncu's
-/// defaults, which flush the caches before each kernel (the counters' notes
-/// say so); BENCHMARKS.md has the table.
+/// Against ncu on the same benchmark and machine (H200). The counter runs
+/// flush the L2 before each kernel, as ncu's defaults do, so DRAM bytes agree
+/// with ncu's defaults within the 2 %; ncu also locks the clocks at
+/// base, which CUPTI 13.0 cannot, so throughputs are compared against ncu
+/// with `--clock-control none` (3 points). The L2 hit rate is not compared:
+/// on cuBLAS's SGEMM ours is 75-81 % where ncu has 90-97 % (BENCHMARKS.md).
 #[test]
-fn counters_agree_with_nsight_compute_under_the_same_conditions() {
+fn counters_agree_with_nsight_compute() {
     let trace = load(&fixture(CAPTURE));
     let defaults = "counters/gemm_small.ncu.csv";
-    let same = "counters/gemm_small.ncu-application-nocontrol.csv";
-    for (page, metric, limit, repeats_only) in [
+    let free_clocks = "counters/gemm_small.ncu-noclock.csv";
+    // (page, metric, most points or bytes apart, most apart relative to
+    // ncu); -1 where that bound does not apply.
+    let points = |limit: f64| (limit, -1.0);
+    for (page, metric, (absolute, relative)) in [
+        (defaults, "dram__bytes_read.sum", (-1.0, 0.02)),
+        (free_clocks, "dram__bytes_read.sum", (-1.0, 0.02)),
+        // A GEMM's results stay in L2: both sides write back (nearly) nothing.
+        (defaults, "dram__bytes_write.sum", (4096.0, -1.0)),
         (
-            same,
+            defaults,
             "sm__warps_active.avg.pct_of_peak_sustained_active",
-            1.0,
-            false,
+            points(1.0),
         ),
         (
-            same,
+            defaults,
             "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active",
-            1.0,
-            false,
+            points(1.0),
         ),
         (
-            same,
+            free_clocks,
             "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-            5.0,
-            false,
+            points(3.0),
         ),
         (
-            same,
+            free_clocks,
             "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-            5.0,
-            false,
-        ),
-        // Repeated launches find their inputs in a warm L2 on both sides: a
-        // few sectors from DRAM, and under 256 KiB of their 4 MiB results
-        // written back. (A first launch reads what the copies before
-        // it left in L2, which differs from run to run: 1.2 MB for ncu, 8.4 MB
-        // for us on cuBLAS's first SGEMM.)
-        (same, "dram__bytes_read.sum", 64.0 * 1024.0, true),
-        (same, "dram__bytes_write.sum", 256.0 * 1024.0, true),
-        (
-            defaults,
-            "sm__warps_active.avg.pct_of_peak_sustained_active",
-            1.0,
-            false,
+            points(3.0),
         ),
         (
-            defaults,
-            "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active",
-            1.0,
-            false,
+            free_clocks,
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+            points(3.0),
         ),
     ] {
-        let off = worst_difference(&trace, page, metric, repeats_only);
-        eprintln!("{metric} against {page}: worst {off:.3}");
-        assert!(off <= limit, "{metric} against {page}: {off} > {limit}");
+        let (abs_off, rel_off) = worst_difference(&trace, page, metric);
+        eprintln!(
+            "{metric} against {page}: worst {abs_off:.3} ({:.3} %)",
+            rel_off * 100.0
+        );
+        assert!(
+            abs_off <= absolute || rel_off <= relative,
+            "{metric} against {page}: {abs_off} apart ({rel_off} relative)"
+        );
     }
-    // ncu's defaults start each kernel with cold caches: its DRAM reads are
-    // the kernel's whole input, ours (a warm L2) nearly none. Not comparable,
-    // and said so beside the counters.
-    assert!(worst_difference(&trace, defaults, "dram__bytes_read.sum", true) > 1e6);
 }
 
 #[test]
@@ -306,6 +293,7 @@ fn counter_ranges_join_the_recorded_run_and_survive_save_and_load() {
     let request = CounterRequest {
         metrics: recorded.metrics.clone(),
         ranges: Vec::new(),
+        warm_caches: true,
     };
     let set = pass::to_kernel_metrics(&request, &recorded, 1, &trace);
     assert_eq!(
@@ -321,7 +309,7 @@ fn counter_ranges_join_the_recorded_run_and_survive_save_and_load() {
     assert!(
         set.notes
             .iter()
-            .any(|n| n == sightline::capture::counters::CONDITIONS_NOTE),
+            .any(|n| *n == sightline::capture::counters::conditions_note(&recorded.caches)),
         "{:?}",
         set.notes
     );

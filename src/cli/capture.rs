@@ -62,6 +62,12 @@ pub struct CaptureArgs {
     #[arg(long, value_name = "NAME[,NAME]", global = true)]
     metrics_ranges: Option<String>,
 
+    /// Leave the caches warm in the counter runs (ncu's `--cache-control none`). By default
+    /// the L2 is flushed before each kernel, as ncu's defaults do, so DRAM bytes are those of a
+    /// cold cache.
+    #[arg(long, global = true)]
+    metrics_warm_caches: bool,
+
     /// Also keep the counter pass's raw counter data in DIR (test material).
     #[arg(long, value_name = "DIR", global = true, hide = true)]
     dump_counters: Option<PathBuf>,
@@ -89,9 +95,15 @@ pub fn main(args: CaptureArgs) -> ExitCode {
     };
     let counters =
         match CounterRequest::from_args(args.metrics.as_deref(), args.metrics_ranges.as_deref()) {
-            Ok(c) => c,
+            Ok(c) => c.map(|c| CounterRequest {
+                warm_caches: args.metrics_warm_caches,
+                ..c
+            }),
             Err(e) => return usage_error("capture", &e),
         };
+    if args.metrics_warm_caches && counters.is_none() {
+        return usage_error("capture", "--metrics-warm-caches goes with --metrics");
+    }
     let options = CaptureOptions {
         dump_records: args.dump_records,
         live_snapshots: args.live,

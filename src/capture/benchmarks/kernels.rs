@@ -34,8 +34,14 @@ pub(super) const STREAMS: KernelFile = KernelFile {
     source: include_str!("../../../kernels/streams.cu"),
 };
 
+/// The counter runs' cache flush (not a benchmark's).
+pub(crate) const L2_FLUSH: KernelFile = KernelFile {
+    file: "l2_flush.cu",
+    source: include_str!("../../../kernels/l2_flush.cu"),
+};
+
 /// Every file under `kernels/` (a test checks that none is left out).
-pub const KERNEL_FILES: &[KernelFile] = &[ADD2, SGEMM, LAUNCH, STREAMS];
+pub const KERNEL_FILES: &[KernelFile] = &[ADD2, SGEMM, LAUNCH, STREAMS, L2_FLUSH];
 
 /// Compiles `kernel` for this GPU, loads it, and returns the named functions.
 pub(super) fn load(
@@ -61,7 +67,7 @@ pub(super) fn load(
 /// Runs NVRTC on `kernel` for the real architecture `arch` (`sm_90`) and returns the CUBIN.
 /// Without a real architecture NVRTC emits PTX for an old virtual one, which the driver then
 /// JIT-compiles on load.
-fn compile(kernel: KernelFile, arch: &str) -> Result<Vec<u8>, BenchError> {
+pub(crate) fn compile(kernel: KernelFile, arch: &str) -> Result<Vec<u8>, BenchError> {
     let nvrtc_failure = |step: &str, e: nvrtc::NvrtcError| BenchError::Compile {
         file: kernel.file,
         log: format!("{step} failed: {:?}", e.0),

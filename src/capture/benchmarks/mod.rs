@@ -18,6 +18,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use kernels::{KERNEL_FILES, KernelFile};
+pub(crate) use kernels::{L2_FLUSH, compile as compile_kernel};
 
 use crate::capture::nvtx::{self, Payload, RangeGuard};
 

@@ -17,6 +17,7 @@
 //! `Display` is one line for the user; the capture then goes on without
 //! counters. Only a misspelt metric name stops a capture, before it starts.
 
+pub mod flush;
 pub mod host;
 pub mod matching;
 pub mod names;
@@ -54,6 +55,9 @@ pub struct CounterRequest {
     /// NVTX range names: report counters summed over each instance of these
     /// ranges (the kernels launched inside them) as well as per kernel.
     pub ranges: Vec<String>,
+    /// Keep the caches as the benchmark leaves them (no flush before each
+    /// kernel of the counter runs; ncu's `--cache-control none`).
+    pub warm_caches: bool,
 }
 
 impl CounterRequest {
@@ -78,7 +82,11 @@ impl CounterRequest {
             }
             None => Vec::new(),
         };
-        Ok(Some(CounterRequest { metrics, ranges }))
+        Ok(Some(CounterRequest {
+            metrics,
+            ranges,
+            warm_caches: false,
+        }))
     }
 
     /// The empty model set these counters fill.
@@ -236,14 +244,60 @@ pub fn pass_note(matched: usize, kernels: usize, passes: usize) -> String {
     )
 }
 
-/// What the counter runs cannot control, said with their counters. CUPTI
-/// 13.0's range profiler neither flushes caches nor locks clocks; Nsight
-/// Compute does both by default (BENCHMARKS.md compares the two).
-pub const CONDITIONS_NOTE: &str = "caches are not flushed and clocks not locked (CUPTI 13.0 \
-     offers neither): DRAM bytes are those of the benchmark's own warm L2, where ncu's defaults \
-     flush the caches before each kernel (cold-cache DRAM traffic: attach ncu's results); SM \
-     and memory throughput follow the boost clock; a ratio built from counters of different \
-     passes (e.g. the L2 hit rate) can exceed 100 %";
+/// How the counter runs treated the caches.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Caches {
+    /// Flushed before every kernel ([`flush`]): `flushes` reads of `bytes`
+    /// each, `failures` that failed.
+    Flushed {
+        flushes: usize,
+        failures: usize,
+        bytes: usize,
+    },
+    /// Left warm, as asked (`--metrics-warm-caches`).
+    #[default]
+    Warm,
+    /// Left warm because the flush could not be set up (why).
+    NotFlushed(String),
+}
+
+/// What the counter runs did and could not control, said with their
+/// counters. Nsight Compute by default flushes the caches before each kernel
+/// and locks the clocks at base; CUPTI 13.0's range profiler does neither,
+/// so the flush is ours ([`flush`]) and the clocks run free
+/// (BENCHMARKS.md compares the two).
+pub fn conditions_note(caches: &Caches) -> String {
+    let caches = match caches {
+        Caches::Flushed {
+            flushes,
+            failures: 0,
+            bytes,
+        } => format!(
+            "caches flushed before each kernel, as ncu's defaults do ({flushes} flushes, each \
+             reading {} MB through the L2)",
+            bytes / 1_000_000
+        ),
+        Caches::Flushed {
+            flushes, failures, ..
+        } => format!(
+            "caches flushed before {flushes} kernels; {failures} flushes failed and those \
+             kernels ran with a warm L2"
+        ),
+        Caches::Warm => "caches not flushed (--metrics-warm-caches): DRAM bytes are those of the \
+                         benchmark's own warm L2, where ncu's defaults flush the caches before \
+                         each kernel"
+            .to_string(),
+        Caches::NotFlushed(why) => format!(
+            "caches not flushed ({why}): DRAM bytes are those of the benchmark's own warm L2, \
+             where ncu's defaults flush the caches before each kernel"
+        ),
+    };
+    format!(
+        "{caches}; clocks not locked (CUPTI 13.0 offers no clock control): SM and memory \
+         throughput follow the boost clock where ncu's defaults lock the base clock; a ratio \
+         built from counters of different passes (e.g. the L2 hit rate) can exceed 100 %"
+    )
+}
 
 #[cfg(test)]
 mod tests {

@@ -4,11 +4,12 @@
 
 use std::path::Path;
 
+use super::flush::CacheFlush;
 use super::host::{self, Host};
 use super::matching::{self, TimelineKernel};
 use super::names::SupportedMetrics;
 use super::target::{self, PrimaryContext, RangeProfiler};
-use super::{CounterError, CounterRequest, MAX_PASSES};
+use super::{Caches, CounterError, CounterRequest, MAX_PASSES};
 use crate::model::{KernelMetrics, Trace};
 
 /// Everything the counter pass needs, found before the capture starts: the
@@ -71,6 +72,8 @@ pub struct CounterRanges {
     pub dropped: usize,
     /// The decoded counter-data image (kept for a dump).
     pub image: Vec<u8>,
+    /// Whether the caches were flushed before each kernel.
+    pub caches: Caches,
 }
 
 /// Runs `work` (the benchmark, on this thread) under the range profiler once
@@ -84,12 +87,21 @@ pub fn run_pass(
     let max_ranges = max_ranges.max(1);
     let image = {
         let ctx = PrimaryContext::retain()?;
-        let mut profiler = RangeProfiler::enable(
-            &ctx,
-            &prepared.config,
-            &prepared.request.metrics,
-            max_ranges,
-        )?;
+        // Installed before the profiler so that its first launch is already
+        // flushed; dropped (unsubscribed, buffers freed) after the last run.
+        let flush = if prepared.request.warm_caches {
+            Err(Caches::Warm)
+        } else {
+            CacheFlush::install(&ctx).map_err(|e| Caches::NotFlushed(e.to_string()))
+        };
+        // Each kernel's flush gets a range of its own.
+        let room = if flush.is_ok() {
+            max_ranges * 2
+        } else {
+            max_ranges
+        };
+        let mut profiler =
+            RangeProfiler::enable(&ctx, &prepared.config, &prepared.request.metrics, room)?;
         // CUPTI says when it has every pass; the bound only guards against a
         // profiler that never does.
         let mut runs = 0;
@@ -97,6 +109,9 @@ pub fn run_pass(
             profiler.start()?;
             let ran = work();
             let all_submitted = profiler.stop()?;
+            if let Ok(f) = &flush {
+                f.end_run();
+            }
             ran.map_err(|e| CounterError::Cupti(format!("the counter pass failed: {e}")))?;
             runs += 1;
             if all_submitted {
@@ -109,11 +124,36 @@ pub fn run_pass(
             }
         }
         let dropped = profiler.decode()?;
-        (std::mem::take(&mut profiler.image), dropped)
+        let caches = match &flush {
+            Ok(f) => {
+                let (flushes, failures) = f.counts();
+                let is_flush = f.flush_ranges().map_err(CounterError::Cupti)?;
+                let caches = Caches::Flushed {
+                    flushes,
+                    failures,
+                    bytes: f.bytes(),
+                };
+                (caches, Some(is_flush))
+            }
+            Err(caches) => (caches.clone(), None),
+        };
+        (std::mem::take(&mut profiler.image), dropped, caches)
     };
-    let (image, dropped) = image;
+    let (image, dropped, (caches, is_flush)) = image;
     let mut ranges = evaluate_image(prepared, image)?;
+    if let Some(is_flush) = is_flush {
+        // A range CUPTI had no room for was a kernel's or a flush's: the
+        // record of launches covers them all, the image only the kept ones.
+        let recorded = &is_flush[..ranges.names.len().min(is_flush.len())];
+        let all: Vec<(String, Vec<f64>)> = std::mem::take(&mut ranges.names)
+            .into_iter()
+            .zip(std::mem::take(&mut ranges.values))
+            .collect();
+        let kept = super::flush::keep_kernels(all, recorded).map_err(CounterError::Cupti)?;
+        (ranges.names, ranges.values) = kept.into_iter().unzip();
+    }
     ranges.dropped = dropped;
+    ranges.caches = caches;
     Ok(ranges)
 }
 
@@ -187,7 +227,7 @@ pub fn to_kernel_metrics(
     }
     set.notes
         .push(super::pass_note(join.pairs.len(), kernels.len(), passes));
-    set.notes.push(super::CONDITIONS_NOTE.to_string());
+    set.notes.push(super::conditions_note(&ranges.caches));
     if join.by_order_only && !join.pairs.is_empty() {
         set.notes
             .push("the counter ranges carry no kernel names: joined by launch order alone".into());
@@ -226,7 +266,10 @@ pub fn to_kernel_metrics(
 pub fn dump(dir: &Path, prepared: &Prepared, ranges: &CounterRanges) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("counterdata.bin"), &ranges.image)?;
-    let mut about = format!("chip {}\npasses {}\n", ranges.chip, prepared.passes);
+    let mut about = format!(
+        "chip {}\npasses {}\ncaches {:?}\n",
+        ranges.chip, prepared.passes, ranges.caches
+    );
     for m in &ranges.metrics {
         about.push_str(&format!("metric {m}\n"));
     }

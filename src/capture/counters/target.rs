@@ -109,6 +109,45 @@ impl PrimaryContext {
         }
     }
 
+    /// The size of the device's L2 cache, in bytes.
+    pub fn l2_bytes(&self) -> Result<usize, CounterError> {
+        let mut bytes: i32 = 0;
+        // SAFETY: a plain query with an out-pointer to a local.
+        let r = unsafe {
+            driver::cuDeviceGetAttribute(
+                &mut bytes,
+                driver::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                self.device,
+            )
+        };
+        if r != driver::CUresult::CUDA_SUCCESS || bytes <= 0 {
+            return Err(CounterError::Cupti(format!(
+                "reading the L2 cache size failed: {r:?}"
+            )));
+        }
+        Ok(bytes as usize)
+    }
+
+    /// The device's compute capability (major, minor) and SM count.
+    pub fn compute_capability(&self) -> Result<(i32, i32, u32), CounterError> {
+        use driver::CUdevice_attribute as A;
+        let mut values = [0i32; 3];
+        for (value, attribute) in values.iter_mut().zip([
+            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+            A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        ]) {
+            // SAFETY: a plain query with an out-pointer to a local.
+            let r = unsafe { driver::cuDeviceGetAttribute(value, attribute, self.device) };
+            if r != driver::CUresult::CUDA_SUCCESS {
+                return Err(CounterError::Cupti(format!(
+                    "reading the device's {attribute:?} failed: {r:?}"
+                )));
+            }
+        }
+        Ok((values[0], values[1], values[2].max(0) as u32))
+    }
+
     /// The device's counter availability image (where the driver refuses
     /// counters to this user, this is where it says so).
     pub fn counter_availability(&self) -> Result<Vec<u8>, CounterError> {
