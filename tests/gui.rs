@@ -296,7 +296,9 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     // Clicking the row highlights its instances in the range and shows the
     // first; clicking again steps to the next.
     click_link(&h, &kernel_name);
-    h.run_steps(3);
+    h.run_steps(1);
+    h.state_mut().wait_for_search();
+    h.run_steps(2);
     let first_sel = {
         let doc = h.state().doc().expect("doc");
         assert_eq!(doc.search.matches.len(), started);
@@ -506,7 +508,9 @@ fn search_finds_and_selects_matches() {
     field.type_text(&needle);
     h.run_steps(2);
     h.key_press(egui::Key::Enter);
-    h.run_steps(3);
+    h.run_steps(1);
+    h.state_mut().wait_for_search();
+    h.run_steps(2);
     let doc = h.state().doc().expect("doc");
     assert!(!doc.search.matches.is_empty(), "matches for {needle}");
     let sel = doc.timeline.selected.expect("first match selected");
@@ -803,4 +807,40 @@ fn hidden_and_collapsed_rows_are_kept_per_report() {
     let view = &again.doc().expect("doc").timeline.view;
     assert!(view.hidden.contains(&key));
     assert_eq!(view.collapsed.len(), 1);
+}
+
+/// A selected NVTX range's idle time is summed on a worker (a range over
+/// millions of gaps takes longer than a frame), then shown in its details.
+#[test]
+fn a_selected_range_shows_its_idle_time_once_summed() {
+    let trace = load("sync_timing.sqlite");
+    let range = (0..trace.nvtx.spans.len() as u32)
+        .map(|i| EventRef::new(Table::Nvtx, i))
+        .max_by_key(|e| e.end(&trace) - e.start(&trace))
+        .expect("an NVTX range");
+    let mut h = harness(trace);
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        doc.show_event(range);
+    }
+    h.run_steps(2);
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        let trace = doc.trace.clone();
+        doc.timeline.idle_rows.wait(&trace);
+    }
+    h.run_steps(2);
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .timeline
+        .idle_rows
+        .wait_range();
+    h.run_steps(2);
+    assert!(
+        h.query_all_by_label_contains("GPU 0: GPU idle ")
+            .next()
+            .is_some(),
+        "the range's idle sentence"
+    );
 }

@@ -33,7 +33,9 @@ fn search(h: &mut Harness<'_, SightlineApp>, query: &str) {
     h.get_by_label("Search").type_text(query);
     h.run_steps(1);
     h.key_press(egui::Key::Enter);
-    h.run_steps(3);
+    h.run_steps(1);
+    h.state_mut().wait_for_search();
+    h.run_steps(2);
 }
 
 #[test]

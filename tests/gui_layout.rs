@@ -480,7 +480,9 @@ fn a_bad_regex_error_stays_in_the_bar_and_goes_with_the_query() {
     h.get_by_label("Search").type_text("(unclosed");
     h.run_steps(1);
     h.key_press(egui::Key::Enter);
-    h.run_steps(3);
+    h.run_steps(1);
+    h.state_mut().wait_for_search();
+    h.run_steps(2);
     assert!(h.state().doc().expect("doc").search.error.is_some());
     let shown = rect_of(&h, "bad regex");
     let next = rect_of(&h, ">");

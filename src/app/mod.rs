@@ -13,6 +13,7 @@ pub mod file_browser;
 pub mod findings_panel;
 pub mod format;
 pub mod help;
+pub mod job;
 pub mod kernel_metrics;
 pub mod kernel_metrics_section;
 pub mod kernel_panel;
@@ -187,19 +188,33 @@ impl Document {
 
     /// A stats row was clicked: the first time, highlight every instance of
     /// `name` that the range counts (by its rule) and show the first; again, the next.
-    pub fn step_instances(&mut self, name: &str) {
+    /// The instances are looked for on a worker; [`Document::take_search`]
+    /// shows the first when they are in.
+    pub fn step_instances(&mut self, name: &str, repaint: Option<egui::Context>) {
         let same = self.search.query == name
             && !self.search.regex
             && self.search.range.is_some()
             && self.search.range == self.stats.range
             && self.search.rule == self.stats.rule
-            && !self.search.matches.is_empty();
-        if !same {
-            let (range, rule) = (self.stats.range, self.stats.rule);
-            self.search.exact(&self.trace, name, range, rule);
+            && !self.search.matches.is_empty()
+            && !self.search.is_searching();
+        if same {
+            if let Some(ev) = self.search.step(true) {
+                self.show_event(ev);
+            }
+            return;
         }
-        if let Some(ev) = self.search.step(true) {
-            self.show_event(ev);
+        let (range, rule) = (self.stats.range, self.stats.rule);
+        self.search
+            .start_exact(&self.trace, repaint, name, range, rule);
+    }
+
+    /// Takes a finished search and shows the match it asked for.
+    pub fn take_search(&mut self) {
+        match self.search.poll() {
+            Some((ev, search::Then::Show)) => self.show_event(ev),
+            Some((ev, _)) => self.reveal_event(ev),
+            None => {}
         }
     }
 
@@ -735,6 +750,18 @@ impl SightlineApp {
         running
     }
 
+    /// Blocks until the open report's search is in, and shows the match it
+    /// asked for (tests).
+    pub fn wait_for_search(&mut self) {
+        if let Some(doc) = self.doc_mut() {
+            match doc.search.wait() {
+                Some((ev, search::Then::Show)) => doc.show_event(ev),
+                Some((ev, _)) => doc.reveal_event(ev),
+                None => {}
+            }
+        }
+    }
+
     /// Blocks until the running load finishes (tests).
     pub fn wait_for_load(&mut self) {
         while self.poll_loading() {
@@ -933,12 +960,7 @@ impl SightlineApp {
                             if sel.table == Table::Nvtx {
                                 doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
                                 let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
-                                timeline::idle_row::range_details(
-                                    ui,
-                                    &doc.trace,
-                                    doc.timeline.idle_rows.attribution.as_deref(),
-                                    (s, e),
-                                );
+                                doc.timeline.idle_rows.range_details(ui, &doc.trace, (s, e));
                             }
                         });
                 });
@@ -951,7 +973,7 @@ impl SightlineApp {
                 .resizable(true)
                 .show(ui, |ui| {
                     if let Some(row) = doc.stats.ui(ui) {
-                        doc.step_instances(&row.name);
+                        doc.step_instances(&row.name, Some(ui.ctx().clone()));
                         if row.kernel
                             && let Some(id) = doc.trace.strings.find(&row.name)
                         {
@@ -1358,12 +1380,9 @@ impl SightlineApp {
             }
             ui.checkbox(&mut doc.search.regex, "regex");
             let mut step = None;
+            // Enter leaves the keys to the timeline (W/A/S/D right after a
+            // search must zoom and pan, not type); Ctrl+F comes back.
             if enter {
-                if doc.search.is_stale() || doc.search.matches.is_empty() {
-                    doc.search.run(&doc.trace);
-                }
-                // Enter leaves the keys to the timeline (W/A/S/D right after
-                // a search must zoom and pan, not type); Ctrl+F comes back.
                 step = Some(true);
             }
             if ui.button("<").on_hover_text("previous match").clicked() {
@@ -1372,15 +1391,25 @@ impl SightlineApp {
             if ui.button(">").on_hover_text("next match").clicked() {
                 step = Some(true);
             }
-            if step.is_some() && doc.search.is_stale() && !doc.search.query.trim().is_empty() {
-                doc.search.run(&doc.trace);
+            // The matches are looked for on a worker (10M events take longer
+            // than a frame); the step happens when they are in.
+            if let Some(fwd) = step {
+                let rerun = doc.search.is_stale()
+                    || (enter && doc.search.matches.is_empty())
+                    || doc.search.is_searching();
+                if rerun {
+                    let repaint = Some(ui.ctx().clone());
+                    doc.search
+                        .start(&doc.trace, repaint, search::Then::Reveal(fwd));
+                } else if let Some(ev) = doc.search.step(fwd) {
+                    doc.reveal_event(ev);
+                }
             }
-            if let Some(fwd) = step
-                && let Some(ev) = doc.search.step(fwd)
-            {
-                doc.reveal_event(ev);
-            }
-            if let Some(e) = &doc.search.error {
+            doc.take_search();
+            if doc.search.is_searching() {
+                ui.spinner();
+                ui.weak("searching…");
+            } else if let Some(e) = &doc.search.error {
                 // One short line in the bar (a regex error spans lines and
                 // would spill into the tabs); the whole message on hover.
                 let first = e.lines().next().unwrap_or_default();

@@ -1,9 +1,17 @@
 //! Find events by name (substring, or a regex), step through them in time order.
+//!
+//! The window searches on a worker ([`Search::start`], [`Search::poll`]): a
+//! scan of 10M events takes longer than a frame. Tests and lesson steps,
+//! which need the matches at once, run it in place ([`Search::run`]).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use regex::Regex;
 
 use super::events::{EventRef, Table};
 use super::format::display_name;
+use super::job::Job;
 use crate::analysis::stats::{RangeRule, TimeRange};
 use crate::model::Trace;
 
@@ -28,109 +36,189 @@ pub struct Search {
     pub rule: RangeRule,
     /// The query and mode the matches are for.
     ran_for: Option<(String, bool)>,
+    /// The search under way, and what to do with its first match.
+    job: Job<Found>,
+    pending: Option<(Query, Then)>,
+}
+
+/// What a search looks for.
+#[derive(Clone, Debug, PartialEq)]
+enum Query {
+    /// The search box: a substring (any case) or a regex.
+    Text { query: String, regex: bool },
+    /// A stats row's instances: events whose name, as that report prints
+    /// it, is `name`, and that `rule` counts in `range`.
+    Exact {
+        name: String,
+        range: Option<TimeRange>,
+        rule: RangeRule,
+    },
+}
+
+/// What the window does with a search's result once it is in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Then {
+    /// Nothing: the matches are outlined.
+    Outline,
+    /// Steps to the next (true) or previous match and reveals it with its context.
+    Reveal(bool),
+    /// Steps to the first match and zooms to it (a stats row's instances).
+    Show,
+}
+
+/// A finished search.
+struct Found {
+    mask: Vec<bool>,
+    matches: Vec<EventRef>,
+    truncated: bool,
+    error: Option<String>,
 }
 
 impl Search {
-    /// Runs the query: names first (few), then events whose name matches.
+    /// Runs the query in place: names first (few), then events whose name
+    /// matches. The window uses [`Search::start`] instead.
     pub fn run(&mut self, trace: &Trace) {
-        self.error = None;
-        let q = self.query.trim().to_string();
-        if q.is_empty() {
+        let query = self.text_query();
+        self.pending = None;
+        self.job.cancel();
+        if self.query.trim().is_empty() {
             self.clear();
             return;
         }
-        let pred: Box<dyn Fn(&str) -> bool> = if self.regex {
-            match Regex::new(&q) {
-                Ok(re) => Box::new(move |s: &str| re.is_match(s)),
-                Err(e) => {
-                    self.error = Some(format!("bad regex: {e}"));
+        if let Some(found) = find(trace, &query, &AtomicBool::new(false)) {
+            self.apply(&query, found);
+        }
+    }
+
+    /// Starts the query on a worker; [`Search::poll`] takes the result and
+    /// does `then`. An empty query clears at once. The same query already
+    /// under way is not started again (only `then` changes).
+    pub fn start(
+        &mut self,
+        trace: &Arc<Trace>,
+        repaint: Option<eframe::egui::Context>,
+        then: Then,
+    ) {
+        let query = self.text_query();
+        self.launch(trace, repaint, query, then);
+    }
+
+    /// A stats row was clicked: looks for its instances on a worker, then
+    /// shows the first ([`Then::Show`]).
+    pub fn start_exact(
+        &mut self,
+        trace: &Arc<Trace>,
+        repaint: Option<eframe::egui::Context>,
+        name: &str,
+        range: Option<TimeRange>,
+        rule: RangeRule,
+    ) {
+        self.query = name.to_string();
+        self.regex = false;
+        let query = Query::Exact {
+            name: name.to_string(),
+            range,
+            rule,
+        };
+        self.launch(trace, repaint, query, Then::Show);
+    }
+
+    fn launch(
+        &mut self,
+        trace: &Arc<Trace>,
+        repaint: Option<eframe::egui::Context>,
+        query: Query,
+        then: Then,
+    ) {
+        if let Query::Text { query: raw, .. } = &query
+            && raw.trim().is_empty()
+        {
+            self.job.cancel();
+            self.pending = None;
+            self.clear();
+            return;
+        }
+        if let Some((running, _)) = &self.pending
+            && *running == query
+            && self.job.is_running()
+        {
+            self.pending = Some((query, then));
+            return;
+        }
+        let (shared, for_worker) = (trace.clone(), query.clone());
+        let started = self.job.start("sightline-search", repaint, move |cancel| {
+            find(&shared, &for_worker, cancel)
+        });
+        self.pending = started.then_some((query, then));
+    }
+
+    /// Takes a finished search's matches; returns the match to show and how,
+    /// when the search asked for one.
+    pub fn poll(&mut self) -> Option<(EventRef, Then)> {
+        let found = self.job.take()?;
+        let (query, then) = self.pending.take()?;
+        self.apply(&query, found);
+        let forward = match then {
+            Then::Outline => return None,
+            Then::Reveal(forward) => forward,
+            Then::Show => true,
+        };
+        self.step(forward).map(|ev| (ev, then))
+    }
+
+    /// Whether a search is under way.
+    pub fn is_searching(&self) -> bool {
+        self.job.is_running()
+    }
+
+    /// Blocks until the search under way is in and takes it (tests).
+    pub fn wait(&mut self) -> Option<(EventRef, Then)> {
+        let found = self.job.wait()?;
+        self.job = Job::default();
+        let (query, then) = self.pending.take()?;
+        self.apply(&query, found);
+        match then {
+            Then::Outline => None,
+            Then::Reveal(forward) => self.step(forward).map(|ev| (ev, then)),
+            Then::Show => self.step(true).map(|ev| (ev, then)),
+        }
+    }
+
+    fn text_query(&self) -> Query {
+        Query::Text {
+            query: self.query.clone(),
+            regex: self.regex,
+        }
+    }
+
+    fn apply(&mut self, query: &Query, found: Found) {
+        self.error = found.error;
+        self.matches = found.matches;
+        self.truncated = found.truncated;
+        self.mask = found.mask;
+        self.current = None;
+        match query {
+            Query::Text { query, regex } => {
+                self.range = None;
+                self.rule = RangeRule::default();
+                if self.error.is_some() {
                     self.clear_matches();
-                    return;
+                } else {
+                    self.ran_for = Some((query.clone(), *regex));
                 }
             }
-        } else {
-            let ql = q.to_lowercase();
-            Box::new(move |s: &str| s.to_lowercase().contains(&ql))
-        };
-        // Both forms match: `cudaMemcpy_v3020` and `cudaMemcpy`.
-        let mask: Vec<bool> = trace
-            .strings
-            .iter()
-            .map(|(id, s)| {
-                id.0 != 0
-                    && (pred(s) || (display_name(s).len() != s.len() && pred(display_name(s))))
-            })
-            .collect();
-        self.range = None;
-        self.rule = RangeRule::default();
-        self.set_mask(trace, mask);
-        self.ran_for = Some((self.query.clone(), self.regex));
+            Query::Exact { name, range, rule } => {
+                self.range = *range;
+                self.rule = *rule;
+                self.ran_for = Some((name.clone(), false));
+            }
+        }
     }
 
     /// True when the matches are not for the query as it reads now (edited
     /// since, or never run).
     pub fn is_stale(&self) -> bool {
         self.ran_for.as_ref() != Some(&(self.query.clone(), self.regex))
-    }
-
-    /// The instances of a stats row: events whose name, as that report prints
-    /// it, is `name` (API names without `_vNNNN`, NVTX ranges as
-    /// `domain:name`), and that `rule` counts in `range` when one is given
-    /// (the rule the row's numbers were computed by).
-    pub fn exact(&mut self, trace: &Trace, name: &str, range: Option<TimeRange>, rule: RangeRule) {
-        self.query = name.to_string();
-        self.regex = false;
-        self.error = None;
-        let mask: Vec<bool> = trace
-            .strings
-            .iter()
-            .map(|(id, s)| {
-                id.0 != 0
-                    && !s.is_empty()
-                    && (s == name
-                        || display_name(s) == name
-                        || name.strip_suffix(s).is_some_and(|p| p.ends_with(':')))
-            })
-            .collect();
-        self.range = range;
-        self.rule = rule;
-        self.set_mask(trace, mask);
-        self.ran_for = Some((self.query.clone(), self.regex));
-        if self.matches.is_empty() {
-            let verb = match rule {
-                RangeRule::StartsInside => "starts in",
-                RangeRule::Overlapping => "overlaps",
-            };
-            self.error = Some(format!("no event named {name:?} {verb} the range"));
-        }
-    }
-
-    fn set_mask(&mut self, trace: &Trace, mask: Vec<bool>) {
-        let mut found: Vec<(i64, EventRef)> = Vec::new();
-        self.truncated = false;
-        'tables: for table in Table::ALL {
-            let spans = table.spans(trace);
-            let kernel_short = (table == Table::Kernel).then_some(&trace.kernels.short_name);
-            for (i, id) in spans.name.iter().enumerate() {
-                let short_hit = kernel_short
-                    .and_then(|s| s.get(i))
-                    .is_some_and(|s| mask.get(s.0 as usize).copied().unwrap_or(false));
-                let in_range = self
-                    .range
-                    .is_none_or(|r| self.rule.admits(r, spans.start[i], spans.end[i]));
-                if in_range && (mask.get(id.0 as usize).copied().unwrap_or(false) || short_hit) {
-                    if found.len() >= MAX_MATCHES {
-                        self.truncated = true;
-                        break 'tables;
-                    }
-                    found.push((spans.start[i], EventRef::new(table, i as u32)));
-                }
-            }
-        }
-        found.sort_by_key(|&(s, _)| s);
-        self.matches = found.into_iter().map(|(_, e)| e).collect();
-        self.current = None;
-        self.mask = mask;
     }
 
     fn clear_matches(&mut self) {
@@ -161,5 +249,138 @@ impl Search {
         };
         self.current = Some(next);
         Some(self.matches[next])
+    }
+}
+
+/// Every event `query` matches, in time order (at most [`MAX_MATCHES`]), and
+/// the names that match; None when cancelled.
+fn find(trace: &Trace, query: &Query, cancel: &AtomicBool) -> Option<Found> {
+    let (mask, range, rule): (Vec<bool>, Option<TimeRange>, RangeRule) = match query {
+        Query::Text { query: raw, regex } => {
+            let q = raw.trim();
+            let pred: Box<dyn Fn(&str) -> bool> = if *regex {
+                match Regex::new(q) {
+                    Ok(re) => Box::new(move |s: &str| re.is_match(s)),
+                    Err(e) => {
+                        return Some(Found {
+                            mask: Vec::new(),
+                            matches: Vec::new(),
+                            truncated: false,
+                            error: Some(format!("bad regex: {e}")),
+                        });
+                    }
+                }
+            } else {
+                let ql = q.to_lowercase();
+                Box::new(move |s: &str| s.to_lowercase().contains(&ql))
+            };
+            // Both forms match: `cudaMemcpy_v3020` and `cudaMemcpy`.
+            let mask = trace
+                .strings
+                .iter()
+                .map(|(id, s)| {
+                    id.0 != 0
+                        && (pred(s) || (display_name(s).len() != s.len() && pred(display_name(s))))
+                })
+                .collect();
+            (mask, None, RangeRule::default())
+        }
+        Query::Exact { name, range, rule } => {
+            let mask = trace
+                .strings
+                .iter()
+                .map(|(id, s)| {
+                    id.0 != 0
+                        && !s.is_empty()
+                        && (s == name
+                            || display_name(s) == name
+                            || name.strip_suffix(s).is_some_and(|p| p.ends_with(':')))
+                })
+                .collect();
+            (mask, *range, *rule)
+        }
+    };
+    let mut found: Vec<(i64, EventRef)> = Vec::new();
+    let mut truncated = false;
+    'tables: for table in Table::ALL {
+        let spans = table.spans(trace);
+        let kernel_short = (table == Table::Kernel).then_some(&trace.kernels.short_name);
+        for (i, id) in spans.name.iter().enumerate() {
+            if i % (1 << 16) == 0 && cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+            let short_hit = kernel_short
+                .and_then(|s| s.get(i))
+                .is_some_and(|s| mask.get(s.0 as usize).copied().unwrap_or(false));
+            let in_range = range.is_none_or(|r| rule.admits(r, spans.start[i], spans.end[i]));
+            if in_range && (mask.get(id.0 as usize).copied().unwrap_or(false) || short_hit) {
+                if found.len() >= MAX_MATCHES {
+                    truncated = true;
+                    break 'tables;
+                }
+                found.push((spans.start[i], EventRef::new(table, i as u32)));
+            }
+        }
+    }
+    found.sort_by_key(|&(s, _)| s);
+    let matches: Vec<EventRef> = found.into_iter().map(|(_, e)| e).collect();
+    let error = match query {
+        Query::Exact { name, rule, .. } if matches.is_empty() => {
+            let verb = match rule {
+                RangeRule::StartsInside => "starts in",
+                RangeRule::Overlapping => "overlaps",
+            };
+            Some(format!("no event named {name:?} {verb} the range"))
+        }
+        _ => None,
+    };
+    Some(Found {
+        mask,
+        matches,
+        truncated,
+        error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_on_a_worker_gives_what_one_in_place_gives() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sync_timing.sqlite"
+        );
+        let trace = Arc::new(
+            crate::loader::load(path.as_ref(), &mut |_| {}, &AtomicBool::new(false)).expect("load"),
+        );
+        let mut here = Search {
+            query: "cuda".into(),
+            ..Search::default()
+        };
+        here.run(&trace);
+        assert!(!here.matches.is_empty());
+        let mut there = Search {
+            query: "cuda".into(),
+            ..Search::default()
+        };
+        there.start(&trace, None, Then::Reveal(true));
+        assert!(there.matches.is_empty(), "nothing until the worker is done");
+        assert!(there.is_stale());
+        let (first, then) = there.wait().expect("a match to show");
+        assert_eq!(then, Then::Reveal(true));
+        assert_eq!(there.matches, here.matches);
+        assert_eq!(Some(first), here.matches.first().copied());
+        assert!(!there.is_stale());
+        // A stats row's instances, and an empty query that clears at once.
+        let kernel = EventRef::new(Table::Kernel, 0).name(&trace).to_string();
+        there.start_exact(&trace, None, &kernel, None, RangeRule::default());
+        let (shown, then) = there.wait().expect("an instance");
+        assert_eq!(then, Then::Show);
+        assert_eq!(shown.name(&trace), kernel);
+        there.query = "  ".into();
+        there.start(&trace, None, Then::Outline);
+        assert!(there.matches.is_empty() && !there.is_searching());
     }
 }

@@ -4,14 +4,13 @@
 //! The attribution runs on a worker the first time the row is shown.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use crossbeam_channel::Receiver;
 use eframe::egui::{Color32, Painter, Pos2, Rect, Ui, pos2};
 
 use super::view::Mapping;
 use crate::analysis::findings::human_ns;
-use crate::analysis::idle::{self, Attribution, Cause, Classifier, Gap, Lanes};
+use crate::analysis::idle::{self, Attribution, Cause, Classifier, Gap, Lanes, Summary};
+use crate::app::job::Job;
 use crate::model::Trace;
 
 /// The row's label, also its accessible name.
@@ -30,20 +29,20 @@ pub fn cause_color(cause: Cause) -> Color32 {
     }
 }
 
-/// The attribution, once computed, and the job computing it.
+/// The attribution, once computed, and the job computing it; the selected
+/// range's summary likewise.
 #[derive(Default)]
 pub struct IdleRows {
     pub attribution: Option<Arc<Attribution>>,
-    job: Option<Receiver<Attribution>>,
-    cancel: Arc<AtomicBool>,
+    job: Job<Attribution>,
+    /// The selected NVTX range's idle time per GPU and cause, for the
+    /// details panel: summing a range of millions of gaps takes longer than
+    /// a frame, so it is worked out on a worker too.
+    range_summary: Option<((i64, i64), Vec<Summary>)>,
+    range_job: Job<((i64, i64), Vec<Summary>)>,
+    range_asked: Option<(i64, i64)>,
     /// Gaps painted in the last frame.
     pub painted: usize,
-}
-
-impl Drop for IdleRows {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
 }
 
 impl IdleRows {
@@ -53,33 +52,17 @@ impl IdleRows {
         if !shown || self.attribution.is_some() {
             return false;
         }
-        if let Some(rx) = &self.job {
-            match rx.try_recv() {
-                Ok(a) => {
-                    self.attribution = Some(Arc::new(a));
-                    self.job = None;
-                    return false;
-                }
-                Err(crossbeam_channel::TryRecvError::Empty) => return true,
-                Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                    self.job = None;
-                    return false;
-                }
-            }
+        if let Some(a) = self.job.take() {
+            self.attribution = Some(Arc::new(a));
+            return false;
         }
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let (shared, cancel) = (trace.clone(), self.cancel.clone());
-        let spawned = std::thread::Builder::new()
-            .name("sightline-idle".into())
-            .spawn(move || {
-                if let Ok(a) = idle::attribute(&shared, Lanes::Device, &cancel) {
-                    let _ = tx.send(a);
-                }
-            });
-        if spawned.is_ok() {
-            self.job = Some(rx);
+        if self.job.is_running() {
+            return true;
         }
-        spawned.is_ok()
+        let shared = trace.clone();
+        self.job.start("sightline-idle", None, move |cancel| {
+            idle::attribute(&shared, Lanes::Device, cancel).ok()
+        })
     }
 
     /// Blocks until the attribution is in (tests, screenshots).
@@ -89,10 +72,77 @@ impl IdleRows {
         }
     }
 
-    /// A new trace: the old attribution names its events.
+    /// A new trace: the old attribution names its events (dropping the jobs
+    /// cancels them).
     pub fn reset(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
         *self = IdleRows::default();
+    }
+
+    /// A selected NVTX range's idle time, per GPU and cause: what the details
+    /// panel shows under the range (a spinner until the attribution, then
+    /// the range's summary, is in).
+    pub fn range_details(&mut self, ui: &mut Ui, trace: &Arc<Trace>, range: (i64, i64)) {
+        ui.separator();
+        ui.strong(LABEL);
+        let waiting = |ui: &mut Ui, what: &str| {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.weak(what);
+            });
+        };
+        let Some(a) = self.attribution.clone() else {
+            waiting(ui, "attributing idle time…");
+            return;
+        };
+        if let Some(done) = self.range_job.take() {
+            self.range_summary = Some(done);
+        }
+        let summaries = match &self.range_summary {
+            Some((r, s)) if *r == range => s,
+            _ => {
+                if self.range_asked != Some(range) || !self.range_job.is_running() {
+                    let shared = trace.clone();
+                    self.range_asked = Some(range);
+                    self.range_job.start(
+                        "sightline-idle-range",
+                        Some(ui.ctx().clone()),
+                        move |_| {
+                            let classifier = Classifier::new(&shared);
+                            let window = [range];
+                            Some((range, idle::summarize(&classifier, &a, Some(&window[..]))))
+                        },
+                    );
+                }
+                waiting(ui, "summing the range's idle time…");
+                return;
+            }
+        };
+        if summaries.iter().all(|s| s.idle == 0) {
+            ui.weak("No GPU was idle during this range.");
+            return;
+        }
+        for s in summaries.iter().filter(|s| s.idle > 0) {
+            ui.label(format!("GPU {}: {}", s.lane, s.sentence()));
+            for c in &s.causes {
+                ui.colored_label(
+                    cause_color(c.cause),
+                    format!(
+                        "  {:.0} % {} ({} in {} gaps)",
+                        c.time as f64 * 100.0 / s.idle.max(1) as f64,
+                        c.cause.label(),
+                        human_ns(c.time),
+                        c.gaps
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Blocks until the selected range's summary is in (tests).
+    pub fn wait_range(&mut self) {
+        if let Some(done) = self.range_job.wait() {
+            self.range_summary = Some(done);
+        }
     }
 
     /// Paints device `device`'s gaps that are in view: one box per gap, and
@@ -194,45 +244,5 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
             "the thread that launched the next work: tid {}",
             thread.tid
         ));
-    }
-}
-
-/// A selected NVTX range's idle time, per GPU and cause: what the details
-/// panel shows under the range (a spinner until the attribution is in).
-pub fn range_details(
-    ui: &mut Ui,
-    trace: &Trace,
-    attribution: Option<&Attribution>,
-    range: (i64, i64),
-) {
-    ui.separator();
-    ui.strong(LABEL);
-    let Some(a) = attribution else {
-        ui.horizontal(|ui| {
-            ui.spinner();
-            ui.weak("attributing idle time…");
-        });
-        return;
-    };
-    let classifier = Classifier::new(trace);
-    let summaries = idle::summarize(&classifier, a, Some(&[range][..]));
-    if summaries.iter().all(|s| s.idle == 0) {
-        ui.weak("No GPU was idle during this range.");
-        return;
-    }
-    for s in summaries.iter().filter(|s| s.idle > 0) {
-        ui.label(format!("GPU {}: {}", s.lane, s.sentence()));
-        for c in &s.causes {
-            ui.colored_label(
-                cause_color(c.cause),
-                format!(
-                    "  {:.0} % {} ({} in {} gaps)",
-                    c.time as f64 * 100.0 / s.idle.max(1) as f64,
-                    c.cause.label(),
-                    human_ns(c.time),
-                    c.gaps
-                ),
-            );
-        }
     }
 }

@@ -1,0 +1,133 @@
+//! Background work for the window, one shape for every job: it runs on a
+//! thread of its own, a newer request replaces (and cancels) the one before,
+//! the window polls for the result each frame and never waits on it, and
+//! dropping the job cancels it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossbeam_channel::{Receiver, TryRecvError};
+
+/// A job producing a `T`, or nothing when cancelled.
+pub struct Job<T> {
+    cancel: Arc<AtomicBool>,
+    result: Option<Receiver<T>>,
+}
+
+impl<T> Default for Job<T> {
+    fn default() -> Self {
+        Job {
+            cancel: Arc::new(AtomicBool::new(false)),
+            result: None,
+        }
+    }
+}
+
+impl<T> Drop for Job<T> {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl<T: Send + 'static> Job<T> {
+    /// Starts `work` on a thread named `name`, after cancelling the job
+    /// before it (whose result, if it still comes, is dropped). `work` gets
+    /// the cancel flag and returns None when it saw it raised. `repaint`
+    /// wakes the window when the result is in. False when no thread could be
+    /// had (the window goes on without the result).
+    pub fn start(
+        &mut self,
+        name: &str,
+        repaint: Option<eframe::egui::Context>,
+        work: impl FnOnce(&AtomicBool) -> Option<T> + Send + 'static,
+    ) -> bool {
+        self.cancel();
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let cancel = self.cancel.clone();
+        let spawned = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                if let Some(result) = work(&cancel) {
+                    let _ = tx.send(result);
+                    if let Some(ctx) = repaint {
+                        ctx.request_repaint();
+                    }
+                }
+            });
+        self.result = spawned.is_ok().then_some(rx);
+        spawned.is_ok()
+    }
+
+    /// The result, once, when it is in.
+    pub fn take(&mut self) -> Option<T> {
+        let rx = self.result.as_ref()?;
+        match rx.try_recv() {
+            Ok(result) => {
+                self.result = None;
+                Some(result)
+            }
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => {
+                // Cancelled, or the work panicked: nothing will come.
+                self.result = None;
+                None
+            }
+        }
+    }
+
+    /// Whether a result is still to come.
+    pub fn is_running(&self) -> bool {
+        self.result.is_some()
+    }
+
+    /// Stops the job under way; its result will not be taken.
+    pub fn cancel(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        self.cancel = Arc::new(AtomicBool::new(false));
+        self.result = None;
+    }
+
+    /// The running job's cancel flag (tests check that closing raises it).
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    /// Blocks until the result is in (tests, screenshots, lesson steps).
+    pub fn wait(&mut self) -> Option<T> {
+        let rx = self.result.take()?;
+        rx.recv().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_newer_request_replaces_the_older_and_drop_cancels() {
+        let mut job: Job<u32> = Job::default();
+        assert!(job.start("slow", None, |cancel| {
+            while !cancel.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Some(1)
+        }));
+        let first = job.cancel_flag();
+        assert!(job.start("fast", None, |_| Some(2)));
+        assert!(first.load(Ordering::Relaxed), "the older job was cancelled");
+        assert_eq!(job.wait(), Some(2));
+        assert!(!job.is_running());
+        assert_eq!(job.take(), None);
+        let mut job: Job<u32> = Job::default();
+        job.start("forever", None, |cancel| {
+            while !cancel.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            None
+        });
+        let flag = job.cancel_flag();
+        drop(job);
+        assert!(flag.load(Ordering::Relaxed));
+    }
+}
