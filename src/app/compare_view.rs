@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossbeam_channel::Receiver;
 use eframe::egui::{self, Color32, Key, Rect, RichText, Ui, vec2};
 
 use super::cells;
 use super::events::EventRef;
 use super::format::{self, file_name};
+use super::job::Job;
 use super::timeline::Timeline;
 use super::timeline::{Anchor, Overlay};
 use super::{SightlineApp, Tab};
@@ -236,7 +236,8 @@ pub struct CompareView {
     sections: Vec<Section>,
     /// The NVTX range names both reports have (what they can be aligned on).
     pub anchors: Vec<NvtxAnchor>,
-    job: Option<Receiver<Computed>>,
+    /// The diff, one section at a time.
+    job: Job<Computed>,
     /// The section shown.
     pub section: DiffReport,
     /// Column and descending; `None` keeps the CLI's order.
@@ -274,7 +275,7 @@ impl CompareView {
             fitted: false,
             sections: Vec::new(),
             anchors: Vec::new(),
-            job: None,
+            job: Job::default(),
             section: DiffReport::Kernels,
             sort: None,
             active: None,
@@ -343,7 +344,7 @@ impl CompareView {
 
     /// True while a report is being read or the diff computed.
     pub fn is_pending(&self) -> bool {
-        self.job.is_some() || self.slots.iter().any(|s| matches!(s, Slot::Loading { .. }))
+        self.job.is_running() || self.slots.iter().any(|s| matches!(s, Slot::Loading { .. }))
     }
 
     /// Takes loads and diff sections that finished; true when something changed.
@@ -359,41 +360,35 @@ impl CompareView {
                 self.error = Some(e.clone());
             }
         }
-        if self.job.is_none()
+        if !self.job.is_running()
             && self.sections.is_empty()
             && self.error.is_none()
             && let [Slot::Ready(a), Slot::Ready(b)] = &self.slots
         {
-            self.job = start_diff(a.trace.clone(), b.trace.clone());
-            if self.job.is_none() {
+            let (a, b) = (a.trace.clone(), b.trace.clone());
+            if !self
+                .job
+                .start_stream("sightline-diff", None, move |_, emit| {
+                    diff_sections(&a, &b, emit)
+                })
+            {
                 self.error = Some("cannot start the diff worker".into());
             }
         }
-        if let Some(rx) = &self.job {
-            loop {
-                match rx.try_recv() {
-                    Ok(Computed::Anchors(anchors)) => {
-                        self.anchors = anchors;
-                        changed = true;
-                    }
-                    Ok(Computed::Section(diff)) => {
-                        let table = diff.to_table();
-                        let cells = table
-                            .rows
-                            .iter()
-                            .map(|row| row.iter().map(shown).collect())
-                            .collect();
-                        self.sections.push(Section { diff, table, cells });
-                        changed = true;
-                    }
-                    Err(crossbeam_channel::TryRecvError::Empty) => break,
-                    Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                        self.job = None;
-                        changed = true;
-                        break;
-                    }
+        while let Some(computed) = self.job.take_next() {
+            match computed {
+                Computed::Anchors(anchors) => self.anchors = anchors,
+                Computed::Section(diff) => {
+                    let table = diff.to_table();
+                    let cells = table
+                        .rows
+                        .iter()
+                        .map(|row| row.iter().map(shown).collect())
+                        .collect();
+                    self.sections.push(Section { diff, table, cells });
                 }
             }
+            changed = true;
         }
         if !self.fitted && self.halves_mut().is_some() {
             self.fitted = true;
@@ -1091,31 +1086,18 @@ enum Computed {
     Section(Diff),
 }
 
-/// Computes the alignment names, then every diff section, on a worker,
-/// sending each as it is done (the CLI's computation: `compare::diff` over
-/// the whole of both reports).
-fn start_diff(a: Arc<Trace>, b: Arc<Trace>) -> Option<Receiver<Computed>> {
-    let (tx, rx) = crossbeam_channel::unbounded();
-    std::thread::Builder::new()
-        .name("sightline-diff".into())
-        .spawn(move || {
-            if tx
-                .send(Computed::Anchors(compare::common_nvtx_names(&a, &b)))
-                .is_err()
-            {
-                return;
-            }
-            for report in DiffReport::ALL {
-                if tx
-                    .send(Computed::Section(compare::diff(&a, &b, report)))
-                    .is_err()
-                {
-                    return;
-                }
-            }
-        })
-        .ok()
-        .map(|_| rx)
+/// Computes the alignment names, then every diff section (the CLI's
+/// computation: `compare::diff` over the whole of both reports), sending
+/// each as it is done.
+fn diff_sections(a: &Trace, b: &Trace, emit: &dyn Fn(Computed) -> bool) {
+    if !emit(Computed::Anchors(compare::common_nvtx_names(a, b))) {
+        return;
+    }
+    for report in DiffReport::ALL {
+        if !emit(Computed::Section(compare::diff(a, b, report))) {
+            return;
+        }
+    }
 }
 
 impl SightlineApp {

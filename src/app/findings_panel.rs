@@ -6,15 +6,15 @@
 //! overlay marks, so the mistakes show before anyone reads the panel.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
 use eframe::egui::{self, Color32, RichText, Ui};
 
 use super::Document;
 use super::events::{EventRef, Table};
 use super::format;
+use super::job::Job;
 use super::timeline::{Anchor, Overlay, Timeline};
 use crate::analysis::findings::{
     Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, entries,
@@ -43,7 +43,6 @@ pub enum Command {
 }
 
 struct Done {
-    generation: u64,
     result: Result<Vec<Finding>, Cancelled>,
     range_work: Vec<(u32, Ns, Ns)>,
     took: Duration,
@@ -70,11 +69,8 @@ pub struct FindingsPanel {
     /// Per NVTX range that launched GPU work: its row and that work's span
     /// (drawn under every range, flagged or not).
     pub range_work: Vec<(u32, Ns, Ns)>,
-    pending: Option<Receiver<Done>>,
-    /// Set to stop the running job: when the report closes or a newer trace
-    /// replaces it.
-    cancel: Arc<AtomicBool>,
-    generation: u64,
+    /// The engine's run (dropped, and so cancelled, with the report).
+    job: Job<Done>,
     /// A newer trace that arrived while a job ran: analysed when it ends, so
     /// a growing capture runs one job at a time, not one per snapshot.
     queued: Option<Arc<Trace>>,
@@ -86,13 +82,6 @@ pub struct FindingsPanel {
     /// to the group of this kind (`Some(None)`: to the top), whatever
     /// scroll position another step or tab left behind.
     pub reveal: Option<Option<FindingKind>>,
-}
-
-impl Drop for FindingsPanel {
-    fn drop(&mut self) {
-        // Closing the tab ends the work; the thread notices at its next check.
-        self.cancel.store(true, Ordering::Relaxed);
-    }
 }
 
 impl FindingsPanel {
@@ -107,9 +96,7 @@ impl FindingsPanel {
             took: None,
             range_work: Vec::new(),
             reveal: None,
-            pending: None,
-            cancel: Arc::new(AtomicBool::new(false)),
-            generation: 0,
+            job: Job::default(),
             queued: None,
             explained: None,
         };
@@ -126,7 +113,7 @@ impl FindingsPanel {
         self.explained = None;
         self.active = None;
         self.took = None;
-        if self.pending.is_some() {
+        if self.job.is_running() {
             self.queued = Some(trace.clone());
         } else {
             self.spawn(trace.clone());
@@ -134,65 +121,46 @@ impl FindingsPanel {
     }
 
     fn spawn(&mut self, trace: Arc<Trace>) {
-        self.cancel.store(true, Ordering::Relaxed);
-        self.cancel = Arc::new(AtomicBool::new(false));
-        self.generation += 1;
-        let (generation, cancel) = (self.generation, self.cancel.clone());
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let spawned = std::thread::Builder::new()
-            .name("sightline-findings".into())
-            .spawn(move || {
-                let t0 = Instant::now();
-                let result = analyze(&trace, None, &Thresholds::default(), &cancel);
-                let took = t0.elapsed();
-                let range_work = range_gpu_spans(&trace, &cancel).unwrap_or_default();
-                let _ = tx.send(Done {
-                    generation,
-                    result,
-                    range_work,
-                    took,
-                });
-            });
         // Without a thread there are no findings to show; the viewer works on.
-        self.pending = spawned.ok().map(|_| rx);
+        self.job.start("sightline-findings", None, move |cancel| {
+            let t0 = Instant::now();
+            let result = analyze(&trace, None, &Thresholds::default(), cancel);
+            let took = t0.elapsed();
+            let range_work = range_gpu_spans(&trace, cancel).unwrap_or_default();
+            Some(Done {
+                result,
+                range_work,
+                took,
+            })
+        });
     }
 
     /// The running job's cancel flag (tests check that closing sets it).
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
-        self.cancel.clone()
+        self.job.cancel_flag()
     }
 
     pub fn is_pending(&self) -> bool {
-        self.pending.is_some() || self.queued.is_some()
+        self.job.is_running() || self.queued.is_some()
     }
 
     /// Takes the finished job's findings and puts their marks on the
     /// timeline; true when something changed.
     pub fn poll(&mut self, trace: &Trace, timeline: &mut Timeline) -> bool {
-        let Some(rx) = &self.pending else {
-            return false;
-        };
-        match rx.try_recv() {
-            Ok(done) => {
-                self.accept(done, trace, timeline);
-                true
-            }
-            Err(crossbeam_channel::TryRecvError::Empty) => false,
-            Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                self.pending = None;
-                self.start_queued();
-                true
-            }
+        if let Some(done) = self.job.take() {
+            self.accept(done, trace, timeline);
+            return true;
         }
+        // A job that ended without a result (cancelled, or its thread died).
+        !self.job.is_running() && self.start_queued()
     }
 
     /// Blocks until the findings of the current trace are in (tests).
     pub fn wait(&mut self, trace: &Trace, timeline: &mut Timeline) {
-        while let Some(rx) = &self.pending {
-            match rx.recv() {
-                Ok(done) => self.accept(done, trace, timeline),
-                Err(_) => {
-                    self.pending = None;
+        while self.job.is_running() || self.queued.is_some() {
+            match self.job.wait() {
+                Some(done) => self.accept(done, trace, timeline),
+                None => {
                     self.start_queued();
                 }
             }
@@ -200,8 +168,7 @@ impl FindingsPanel {
     }
 
     fn accept(&mut self, done: Done, trace: &Trace, timeline: &mut Timeline) {
-        self.pending = None;
-        if self.start_queued() || done.generation != self.generation {
+        if self.start_queued() {
             // Findings of an older trace: their indexes name other events.
             return;
         }

@@ -1,12 +1,15 @@
 //! Background work for the window, one shape for every job: it runs on a
 //! thread of its own, a newer request replaces (and cancels) the one before,
 //! the window polls for the result each frame and never waits on it, and
-//! dropping the job cancels it.
+//! dropping the job cancels it. A job gives one result ([`Job::start`],
+//! [`Job::take`]) or a stream of them, each shown as it comes
+//! ([`Job::start_stream`], [`Job::take_next`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_channel::{Receiver, TryRecvError};
+use eframe::egui;
 
 /// A job producing a `T`, or nothing when cancelled.
 pub struct Job<T> {
@@ -38,7 +41,7 @@ impl<T: Send + 'static> Job<T> {
     pub fn start(
         &mut self,
         name: &str,
-        repaint: Option<eframe::egui::Context>,
+        repaint: Option<egui::Context>,
         work: impl FnOnce(&AtomicBool) -> Option<T> + Send + 'static,
     ) -> bool {
         self.cancel();
@@ -56,6 +59,61 @@ impl<T: Send + 'static> Job<T> {
             });
         self.result = spawned.is_ok().then_some(rx);
         spawned.is_ok()
+    }
+
+    /// Starts `work` on a thread named `name` after cancelling the job
+    /// before it; `work` sends each result through `emit` (false once nobody
+    /// listens: stop then) and ends when it has no more. `repaint` wakes the
+    /// window at each result.
+    pub fn start_stream(
+        &mut self,
+        name: &str,
+        repaint: Option<egui::Context>,
+        work: impl FnOnce(&AtomicBool, &dyn Fn(T) -> bool) + Send + 'static,
+    ) -> bool {
+        self.cancel();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let cancel = self.cancel.clone();
+        let spawned = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let emit = |result: T| {
+                    let sent = tx.send(result).is_ok();
+                    if let Some(ctx) = &repaint {
+                        ctx.request_repaint();
+                    }
+                    sent
+                };
+                work(&cancel, &emit);
+            });
+        self.result = spawned.is_ok().then_some(rx);
+        spawned.is_ok()
+    }
+
+    /// The next result of a stream, when one is in; the job stops running
+    /// once the stream has ended and every result was taken.
+    pub fn take_next(&mut self) -> Option<T> {
+        let rx = self.result.as_ref()?;
+        match rx.try_recv() {
+            Ok(result) => Some(result),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => {
+                self.result = None;
+                None
+            }
+        }
+    }
+
+    /// Blocks for the next result of a stream; None once it has ended.
+    pub fn wait_next(&mut self) -> Option<T> {
+        let rx = self.result.as_ref()?;
+        match rx.recv() {
+            Ok(result) => Some(result),
+            Err(_) => {
+                self.result = None;
+                None
+            }
+        }
     }
 
     /// The result, once, when it is in.
@@ -129,5 +187,24 @@ mod tests {
         let flag = job.cancel_flag();
         drop(job);
         assert!(flag.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_stream_gives_every_result_in_order_then_ends() {
+        let mut job: Job<u32> = Job::default();
+        assert!(job.start_stream("stream", None, |_, emit| {
+            for i in 0..5 {
+                if !emit(i) {
+                    return;
+                }
+            }
+        }));
+        let mut got = Vec::new();
+        while let Some(i) = job.wait_next() {
+            got.push(i);
+        }
+        assert_eq!(got, vec![0, 1, 2, 3, 4]);
+        assert!(!job.is_running());
+        assert_eq!(job.take_next(), None);
     }
 }

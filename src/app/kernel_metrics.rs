@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crossbeam_channel::Receiver;
 use eframe::egui::{self, Key, Ui};
 
+use super::job::Job;
 use super::timeline::metrics_strip::MetricsStrip;
 use crate::analysis::metrics::{ncu, sampled};
 use crate::model::{KernelMetrics, Trace};
@@ -23,7 +23,7 @@ fn next_generation() -> u64 {
 }
 
 /// A finished background job.
-enum Job {
+enum Outcome {
     Sampled(Option<Box<KernelMetrics>>),
     Attached(PathBuf, Result<Box<ncu::Joined>, String>),
     Picked(Option<PathBuf>),
@@ -35,7 +35,9 @@ pub struct MetricSets {
     pub sets: Vec<Arc<KernelMetrics>>,
     /// Bumped whenever `sets` changes, so views can cache what they derive.
     pub generation: u64,
-    jobs: Vec<Receiver<Job>>,
+    /// Work under way: the sampled metrics, ncu files being joined, a file
+    /// dialog; several at once, each its own job.
+    jobs: Vec<Job<Outcome>>,
     /// The last attach's outcome, for the File menu.
     pub message: Option<String>,
     /// The metrics strip's source and metric (indexes into `sets` and its
@@ -57,22 +59,18 @@ impl MetricSets {
         if !trace.metrics.is_empty() {
             let trace = trace.clone();
             sets.spawn("sightline-gpu-metrics", move || {
-                Job::Sampled(sampled::kernel_metrics(&trace).map(Box::new))
+                Outcome::Sampled(sampled::kernel_metrics(&trace).map(Box::new))
             });
         }
         sets
     }
 
-    fn spawn(&mut self, name: &str, work: impl FnOnce() -> Job + Send + 'static) {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let spawned = std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || {
-                let _ = tx.send(work());
-            });
-        match spawned {
-            Ok(_) => self.jobs.push(rx),
-            Err(e) => self.message = Some(format!("cannot start a worker: {e}")),
+    fn spawn(&mut self, name: &str, work: impl FnOnce() -> Outcome + Send + 'static) {
+        let mut job = Job::default();
+        if job.start(name, None, move |_| Some(work())) {
+            self.jobs.push(job);
+        } else {
+            self.message = Some("cannot start a worker thread".into());
         }
     }
 
@@ -87,7 +85,7 @@ impl MetricSets {
         self.message = Some(format!("joining {} …", path.display()));
         self.spawn("sightline-ncu", move || {
             let joined = ncu::attach(&trace, &path, nvtx.as_deref()).map(Box::new);
-            Job::Attached(path, joined)
+            Outcome::Attached(path, joined)
         });
     }
 
@@ -95,20 +93,20 @@ impl MetricSets {
     pub fn poll(&mut self, trace: &Arc<Trace>) -> bool {
         let mut changed = false;
         let mut done = Vec::new();
-        for (i, rx) in self.jobs.iter().enumerate() {
-            match rx.try_recv() {
-                Ok(job) => done.push((i, Some(job))),
-                Err(crossbeam_channel::TryRecvError::Empty) => {}
-                Err(crossbeam_channel::TryRecvError::Disconnected) => done.push((i, None)),
+        for (i, job) in self.jobs.iter_mut().enumerate() {
+            match job.take() {
+                Some(outcome) => done.push((i, Some(outcome))),
+                None if !job.is_running() => done.push((i, None)),
+                None => {}
             }
         }
         for (i, job) in done.into_iter().rev() {
             self.jobs.remove(i);
             changed = true;
             match job {
-                Some(Job::Sampled(Some(set))) => self.add(*set),
-                Some(Job::Sampled(None)) | None => {}
-                Some(Job::Attached(path, Ok(joined))) => {
+                Some(Outcome::Sampled(Some(set))) => self.add(*set),
+                Some(Outcome::Sampled(None)) | None => {}
+                Some(Outcome::Attached(path, Ok(joined))) => {
                     self.message = Some(format!(
                         "{}: {} launches joined, {} matched no kernel",
                         path.display(),
@@ -117,12 +115,12 @@ impl MetricSets {
                     ));
                     self.add(joined.metrics);
                 }
-                Some(Job::Attached(_, Err(e))) => self.message = Some(e),
-                Some(Job::Picked(Some(path))) => {
+                Some(Outcome::Attached(_, Err(e))) => self.message = Some(e),
+                Some(Outcome::Picked(Some(path))) => {
                     let nvtx = Some(self.nvtx_text.trim().to_string()).filter(|s| !s.is_empty());
                     self.attach(trace, path, nvtx);
                 }
-                Some(Job::Picked(None)) => {}
+                Some(Outcome::Picked(None)) => {}
             }
         }
         changed
@@ -196,7 +194,7 @@ impl MetricSets {
                         .add_filter("All files", &["*"])
                         .pick_file()
                 });
-                Job::Picked(picked.unwrap_or(None))
+                Outcome::Picked(picked.unwrap_or(None))
             });
             ui.close();
         }

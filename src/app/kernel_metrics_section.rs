@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossbeam_channel::Receiver;
 use eframe::egui::{self, RichText, Ui};
 
+use super::job::Job;
 use crate::analysis::Cell;
 use crate::analysis::metrics::{SetSummary, sampled, summarise};
 use crate::model::{KernelMetrics, MetricSource, StrId, Trace};
@@ -23,7 +23,7 @@ pub struct MetricsSection {
     pub sets: Vec<Arc<KernelMetrics>>,
     pub generation: u64,
     key: Option<Key>,
-    pending: Option<Receiver<Vec<SetSummary>>>,
+    job: Job<Vec<SetSummary>>,
     pub summaries: Vec<SetSummary>,
 }
 
@@ -37,7 +37,7 @@ impl MetricsSection {
     }
 
     pub fn is_pending(&self) -> bool {
-        self.pending.is_some()
+        self.job.is_running()
     }
 
     /// Starts (or keeps) the computation for `name`'s `kernels` over `range`.
@@ -55,44 +55,30 @@ impl MetricsSection {
         self.key = Some(key);
         self.summaries.clear();
         if self.sets.is_empty() {
-            self.pending = None;
+            self.job.cancel();
             return;
         }
-        let (tx, rx) = crossbeam_channel::bounded(1);
         let (trace, sets) = (trace.clone(), self.sets.clone());
-        let spawned = std::thread::Builder::new()
-            .name("sightline-kernel-metrics".into())
-            .spawn(move || {
-                let _ = tx.send(summarise(&trace, &sets, &kernels));
-            });
-        self.pending = spawned.ok().map(|_| rx);
+        self.job.start("sightline-kernel-metrics", None, move |_| {
+            Some(summarise(&trace, &sets, &kernels))
+        });
     }
 
     /// Takes a finished computation.
     pub fn poll(&mut self) -> bool {
-        let Some(rx) = &self.pending else {
-            return false;
-        };
-        match rx.try_recv() {
-            Ok(s) => {
+        match self.job.take() {
+            Some(s) => {
                 self.summaries = s;
-                self.pending = None;
                 true
             }
-            Err(crossbeam_channel::TryRecvError::Empty) => false,
-            Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                self.pending = None;
-                true
-            }
+            None => false,
         }
     }
 
     /// Blocks until the computation is done (tests, benchmarks).
     pub fn wait(&mut self) {
-        while self.is_pending() {
-            if !self.poll() {
-                std::thread::sleep(Duration::from_millis(2));
-            }
+        if let Some(s) = self.job.wait() {
+            self.summaries = s;
         }
     }
 

@@ -11,12 +11,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
 use eframe::egui::{self, Color32, Pos2, RichText, Ui};
 use egui_plot::{Bar, BarChart, Plot, PlotPoints, Points, VLine};
 
 use super::events::{EventRef, Table};
 use super::format;
+use super::job::Job;
 use super::table_export::TableExport;
 use crate::analysis::kernels::{DurationStats, KernelStats, kernel_stats_for, occupancy_of};
 use crate::analysis::occupancy::{DeviceLimits, LaunchShape, Occupancy, theoretical_occupancy};
@@ -330,11 +330,6 @@ fn decimate(points: &[(Ns, Ns, u32)], x0: f64, x1: f64, columns: usize) -> Vec<u
     out
 }
 
-enum Pending {
-    Inline,
-    Worker(Receiver<(u64, Option<KernelView>)>),
-}
-
 /// The panel's state, one per document.
 #[derive(Default)]
 pub struct KernelPanel {
@@ -342,8 +337,8 @@ pub struct KernelPanel {
     pub name: Option<StrId>,
     pub range: Option<TimeRange>,
     pub view: Option<Arc<KernelView>>,
-    pending: Option<Pending>,
-    generation: u64,
+    /// The view being computed for a big report (a newer kernel cancels it).
+    job: Job<Option<KernelView>>,
     scatter: Decimated,
     /// Screen positions of the scatter's markers in the last frame, with
     /// their kernel rows (for tests, which click them).
@@ -374,7 +369,7 @@ impl KernelPanel {
     }
 
     pub fn is_pending(&self) -> bool {
-        self.pending.is_some()
+        self.job.is_running()
     }
 
     /// Shows kernel `name` over `range` (the whole report without one); does
@@ -393,70 +388,43 @@ impl KernelPanel {
         self.what_if_block = 0;
         self.config_export.forget();
         self.instance_export.forget();
-        self.generation += 1;
         if trace.kernels.spans.len() < INLINE_KERNELS {
-            self.pending = None;
+            self.job.cancel();
             self.view = KernelView::compute(trace, name, range).map(Arc::new);
             return;
         }
-        // Big reports: the same pattern as the range statistics (a worker and
-        // a generation-tagged channel, so a stale answer is dropped).
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let generation = self.generation;
-        let trace = trace.clone();
-        let spawned = std::thread::Builder::new()
-            .name("sightline-kernel".into())
-            .spawn(move || {
-                let _ = tx.send((generation, KernelView::compute(&trace, name, range)));
-            });
-        self.pending = match spawned {
-            Ok(_) => Some(Pending::Worker(rx)),
-            Err(_) => Some(Pending::Inline),
-        };
+        // Big reports: on a worker; a kernel opened meanwhile replaces it.
+        let shared = trace.clone();
+        let started = self.job.start("sightline-kernel", None, move |_| {
+            Some(KernelView::compute(&shared, name, range))
+        });
+        if !started {
+            // No thread could be started: compute here, late but right.
+            self.view = KernelView::compute(trace, name, range).map(Arc::new);
+        }
     }
 
     pub fn close(&mut self) {
         self.name = None;
         self.view = None;
-        self.pending = None;
-        self.generation += 1;
+        self.job.cancel();
     }
 
     /// Takes a finished computation; true when one arrived.
-    pub fn poll(&mut self, trace: &Trace) -> bool {
-        match &self.pending {
-            None => false,
-            Some(Pending::Inline) => {
-                // No thread could be started: compute here, late but right.
-                self.pending = None;
-                if let Some(name) = self.name {
-                    self.view = KernelView::compute(trace, name, self.range).map(Arc::new);
-                }
+    pub fn poll(&mut self, _trace: &Trace) -> bool {
+        match self.job.take() {
+            Some(view) => {
+                self.view = view.map(Arc::new);
                 true
             }
-            Some(Pending::Worker(rx)) => match rx.try_recv() {
-                Ok((g, view)) => {
-                    if g == self.generation {
-                        self.view = view.map(Arc::new);
-                        self.pending = None;
-                    }
-                    true
-                }
-                Err(crossbeam_channel::TryRecvError::Empty) => false,
-                Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                    self.pending = None;
-                    true
-                }
-            },
+            None => false,
         }
     }
 
     /// Blocks until the computation is done (tests, benchmarks).
-    pub fn wait(&mut self, trace: &Trace) {
-        while self.is_pending() {
-            if !self.poll(trace) {
-                std::thread::sleep(Duration::from_millis(2));
-            }
+    pub fn wait(&mut self, _trace: &Trace) {
+        if let Some(view) = self.job.wait() {
+            self.view = view.map(Arc::new);
         }
     }
 

@@ -31,7 +31,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossbeam_channel::Receiver;
 use eframe::egui::{self, Color32, Key, RichText, Ui};
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +45,7 @@ pub use compare_view::run_compare;
 use events::{EventRef, Table};
 use findings_panel::FindingsPanel;
 use help::Help;
+use job::Job;
 use kernel_panel::KernelPanel;
 use prefs::Prefs;
 use range_stats::RangeStats;
@@ -313,7 +313,8 @@ pub struct SightlineApp {
     pub error: Option<String>,
     pub recent: Vec<PathBuf>,
     /// The native file dialog's answer, and when it was asked for.
-    dialog: Option<(Receiver<Option<PathBuf>>, std::time::Instant)>,
+    dialog: Job<Option<PathBuf>>,
+    dialog_asked: Option<std::time::Instant>,
     /// File ▸ Browse…, and the fallback when there is no native dialog.
     pub browser: file_browser::FileBrowser,
     /// View ▸ Go to time: what was typed, and why it was not a time.
@@ -324,7 +325,7 @@ pub struct SightlineApp {
     saved_rows: std::collections::BTreeMap<PathBuf, RowState>,
     pub capture_dialog: CaptureDialog,
     /// A save in progress: where, and its result when done.
-    saving: Option<Receiver<Result<PathBuf, String>>>,
+    saving: Job<Result<PathBuf, String>>,
     save_path: String,
     /// The last save that worked, shown in the status bar.
     saved_to: Option<PathBuf>,
@@ -638,56 +639,41 @@ impl SightlineApp {
             self.error = Some("stop the capture before saving it".into());
             return;
         }
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let spawned = std::thread::Builder::new()
-            .name("sightline-save".into())
-            .spawn(move || {
-                let result = match report {
-                    Some(live) => live
-                        .lock()
-                        .map_err(|_| "the capture is unavailable".to_string())
-                        .and_then(|live| live.save(&path)),
-                    None => crate::synth::write_report(
-                        &trace,
-                        1,
-                        &path,
-                        &mut |_| {},
-                        &std::sync::atomic::AtomicBool::new(false),
-                    )
-                    .map(|_| ())
-                    .map_err(|e| e.to_string()),
-                };
-                let _ = tx.send(result.map(|()| path));
-            });
-        match spawned {
-            Ok(_) => self.saving = Some(rx),
-            Err(e) => self.error = Some(format!("cannot start saving: {e}")),
+        let started = self.saving.start("sightline-save", None, move |_| {
+            let result = match report {
+                Some(live) => live
+                    .lock()
+                    .map_err(|_| "the capture is unavailable".to_string())
+                    .and_then(|live| live.save(&path)),
+                None => crate::synth::write_report(
+                    &trace,
+                    1,
+                    &path,
+                    &mut |_| {},
+                    &std::sync::atomic::AtomicBool::new(false),
+                )
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            };
+            Some(result.map(|()| path))
+        });
+        if !started {
+            self.error = Some("cannot start saving: no thread".into());
         }
     }
 
     /// Takes the result of a save; true while one runs.
     pub fn poll_saving(&mut self) -> bool {
-        let Some(rx) = &self.saving else {
-            return false;
-        };
-        match rx.try_recv() {
-            Ok(Ok(path)) => {
-                self.saving = None;
-                self.saved_to = Some(path);
-                false
-            }
-            Ok(Err(e)) => {
-                self.saving = None;
-                self.error = Some(e);
-                false
-            }
-            Err(crossbeam_channel::TryRecvError::Empty) => true,
-            Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                self.saving = None;
+        let was_running = self.saving.is_running();
+        match self.saving.take() {
+            Some(Ok(path)) => self.saved_to = Some(path),
+            Some(Err(e)) => self.error = Some(e),
+            None if was_running && !self.saving.is_running() => {
                 self.error = Some("saving failed".into());
-                false
             }
+            None => {}
         }
+        self.saving.is_running()
     }
 
     /// Blocks until every capture and save has finished (tests).
@@ -772,38 +758,36 @@ impl SightlineApp {
     /// The native file dialog runs on its own thread: with no portal it may
     /// block or fail, and the window must stay alive either way.
     fn open_dialog(&mut self) {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let spawned = std::thread::Builder::new()
-            .name("sightline-dialog".into())
-            .spawn(move || {
-                let picked = std::panic::catch_unwind(|| {
-                    rfd::FileDialog::new()
-                        .add_filter("Nsight Systems SQLite export", &["sqlite", "db"])
-                        .add_filter("All files", &["*"])
-                        .pick_file()
-                });
-                let _ = tx.send(picked.unwrap_or(None));
+        let started = self.dialog.start("sightline-dialog", None, |_| {
+            let picked = std::panic::catch_unwind(|| {
+                rfd::FileDialog::new()
+                    .add_filter("Nsight Systems SQLite export", &["sqlite", "db"])
+                    .add_filter("All files", &["*"])
+                    .pick_file()
             });
-        match spawned {
-            Ok(_) => self.dialog = Some((rx, std::time::Instant::now())),
-            Err(e) => self.error = Some(format!("cannot open a file dialog: {e}")),
+            Some(picked.unwrap_or(None))
+        });
+        if started {
+            self.dialog_asked = Some(std::time::Instant::now());
+        } else {
+            self.error = Some("cannot open a file dialog: no thread".into());
         }
     }
 
     fn poll_dialog(&mut self) {
-        let Some((rx, asked)) = &self.dialog else {
+        let Some(asked) = self.dialog_asked else {
             return;
         };
-        let answer = match rx.try_recv() {
-            Ok(answer) => answer,
-            Err(crossbeam_channel::TryRecvError::Empty) => return,
-            Err(crossbeam_channel::TryRecvError::Disconnected) => None,
+        let answer = match self.dialog.take() {
+            Some(answer) => answer,
+            None if self.dialog.is_running() => return,
+            // The dialog's thread died: as if no file was chosen.
+            None => None,
         };
-        let waited = asked.elapsed();
-        self.dialog = None;
+        self.dialog_asked = None;
         match answer {
             Some(path) => self.open(path),
-            None => self.no_file_chosen(waited),
+            None => self.no_file_chosen(asked.elapsed()),
         }
     }
 
@@ -840,7 +824,7 @@ impl SightlineApp {
         {
             ui.ctx().request_repaint();
         }
-        if busy || self.dialog.is_some() || self.doc().is_some_and(|d| d.stats.is_pending()) {
+        if busy || self.dialog.is_running() || self.doc().is_some_and(|d| d.stats.is_pending()) {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
         let dropped: Vec<PathBuf> = ui.ctx().input(|i| {
@@ -879,7 +863,7 @@ impl SightlineApp {
         }
         if self.is_loading()
             || self.error.is_some()
-            || self.saving.is_some()
+            || self.saving.is_running()
             || self.saved_to.is_some()
             || self.image_export.notice.is_some()
         {
@@ -1509,7 +1493,7 @@ impl SightlineApp {
         if let Some(i) = cancel {
             self.close_tab(i);
         }
-        if self.saving.is_some() {
+        if self.saving.is_running() {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.label("Saving…");

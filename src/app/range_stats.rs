@@ -11,10 +11,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
 use eframe::egui::{self, Color32, RichText, Ui};
 
 use super::format;
+use super::job::Job;
 use super::table_export::TableExport;
 use crate::analysis::stats::{self, Cell, RangeRule, Report, Table, TimeRange};
 use crate::model::Trace;
@@ -36,8 +36,8 @@ pub const REPORTS: [Report; 9] = [
 const NAME_COLUMNS: [&str; 5] = ["Name", "Range", "Operation", "API Name", "Kern Name"];
 
 enum Msg {
-    Table(u64, Report, Table),
-    Done(u64, Duration),
+    Table(Report, Table),
+    Done(Duration),
 }
 
 /// A stats row the user clicked: its text, which tab it was on.
@@ -55,8 +55,9 @@ pub struct RangeStats {
     pub range: Option<TimeRange>,
     /// Finished tables, in the order they arrived (tab order).
     pub tables: Vec<(Report, Table)>,
-    pending: Option<Receiver<Msg>>,
-    generation: u64,
+    /// The tables being computed, each sent as it is done (a newer range
+    /// cancels them).
+    job: Job<Msg>,
     pub tab: usize,
     /// Column and descending?
     sort: Option<(usize, bool)>,
@@ -74,8 +75,6 @@ pub struct RangeStats {
 
 impl RangeStats {
     pub fn request(&mut self, trace: Arc<Trace>, range: TimeRange) {
-        self.generation += 1;
-        let generation = self.generation;
         let rule = self.rule;
         self.trace = Some(trace.clone());
         self.range = Some(range);
@@ -84,75 +83,55 @@ impl RangeStats {
         self.active = None;
         self.took = None;
         self.export.forget();
-        let (tx, rx) = crossbeam_channel::unbounded();
-        self.pending = Some(rx);
-        let spawned = std::thread::Builder::new()
-            .name("sightline-stats".into())
-            .spawn(move || {
+        self.job
+            .start_stream("sightline-stats", None, move |cancel, emit| {
                 let t0 = Instant::now();
                 for r in REPORTS {
+                    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                        return;
+                    }
                     // Every report of the panel takes both rules (a test
                     // checks it); were one not to, it would show no rows
                     // rather than numbers by another rule.
                     let table = stats::compute_in(&trace, r, Some(range), rule).unwrap_or_default();
-                    if tx.send(Msg::Table(generation, r, table)).is_err() {
+                    if !emit(Msg::Table(r, table)) {
                         return;
                     }
                 }
-                let _ = tx.send(Msg::Done(generation, t0.elapsed()));
+                emit(Msg::Done(t0.elapsed()));
             });
-        if spawned.is_err() {
-            self.pending = None;
-        }
     }
 
     pub fn is_pending(&self) -> bool {
-        self.pending.is_some()
+        self.job.is_running()
     }
 
     /// Takes finished tables; true when something arrived.
     pub fn poll(&mut self) -> bool {
         let mut any = false;
-        while let Some(rx) = &self.pending {
-            match rx.try_recv() {
-                Ok(msg) => any |= self.accept(msg),
-                Err(crossbeam_channel::TryRecvError::Empty) => break,
-                Err(crossbeam_channel::TryRecvError::Disconnected) => self.pending = None,
-            }
+        while let Some(msg) = self.job.take_next() {
+            self.accept(msg);
+            any = true;
         }
         any
     }
 
     /// Blocks until the current request is done (tests, benchmarks).
     pub fn wait(&mut self) {
-        while let Some(rx) = &self.pending {
-            match rx.recv() {
-                Ok(msg) => {
-                    self.accept(msg);
-                }
-                Err(_) => self.pending = None,
-            }
+        while let Some(msg) = self.job.wait_next() {
+            self.accept(msg);
         }
     }
 
-    fn accept(&mut self, msg: Msg) -> bool {
+    fn accept(&mut self, msg: Msg) {
         match msg {
-            Msg::Table(g, r, t) if g == self.generation => {
-                self.tables.push((r, t));
-                true
-            }
-            Msg::Done(g, took) if g == self.generation => {
-                self.pending = None;
-                self.took = Some(took);
-                true
-            }
-            _ => false,
+            Msg::Table(r, t) => self.tables.push((r, t)),
+            Msg::Done(took) => self.took = Some(took),
         }
     }
 
     pub fn clear(&mut self) {
-        self.generation += 1;
-        self.pending = None;
+        self.job.cancel();
         self.range = None;
         self.trace = None;
         self.tables.clear();

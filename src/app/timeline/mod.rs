@@ -105,7 +105,7 @@ pub struct Timeline {
     /// Projected ranges drawn in the last frame (NVTX index, overhangs?).
     pub projected_drawn: Vec<(u32, bool)>,
     /// A projection being computed on a worker (big reports).
-    projection_job: Option<crossbeam_channel::Receiver<projection::Projection>>,
+    projection_job: crate::app::job::Job<projection::Projection>,
     /// The "GPU idle — why" rows' data, computed the first time they are shown.
     pub idle_rows: idle_row::IdleRows,
     /// Marks other views put over the events (see [`overlay`]).
@@ -178,7 +178,7 @@ impl Timeline {
             keep_selection_frames: 0,
             projection: None,
             projected_drawn: Vec::new(),
-            projection_job: None,
+            projection_job: Default::default(),
             idle_rows: idle_row::IdleRows::default(),
             overlays: Vec::new(),
             metrics_strip: None,
@@ -205,7 +205,7 @@ impl Timeline {
         self.highlight.clear();
         self.layout.clear();
         self.projection = None;
-        self.projection_job = None;
+        self.projection_job.cancel();
         self.idle_rows.reset();
         // Marks name events by index too; their views set them again.
         self.overlays.clear();
@@ -220,41 +220,28 @@ impl Timeline {
         if !self.view.show_projection || self.projection.is_some() {
             return false;
         }
-        if let Some(rx) = &self.projection_job {
-            match rx.try_recv() {
-                Ok(p) => {
-                    self.projection = Some(p);
-                    self.projection_job = None;
-                    return false;
-                }
-                Err(crossbeam_channel::TryRecvError::Empty) => return true,
-                Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                    // The worker died: project here rather than never.
-                    self.projection_job = None;
-                }
-            }
+        if let Some(p) = self.projection_job.take() {
+            self.projection = Some(p);
+            return false;
+        }
+        if self.projection_job.is_running() {
+            return true;
         }
         if trace.cuda_api.spans.len() < INLINE_CALLS {
             self.projection = Some(projection::Projection::compute(trace));
             return false;
         }
-        let (tx, rx) = crossbeam_channel::bounded(1);
         let shared = trace.clone();
-        let spawned = std::thread::Builder::new()
-            .name("sightline-projection".into())
-            .spawn(move || {
-                let _ = tx.send(projection::Projection::compute(&shared));
+        let started = self
+            .projection_job
+            .start("sightline-projection", None, move |_| {
+                Some(projection::Projection::compute(&shared))
             });
-        match spawned {
-            Ok(_) => {
-                self.projection_job = Some(rx);
-                true
-            }
-            Err(_) => {
-                self.projection = Some(projection::Projection::compute(trace));
-                false
-            }
+        if !started {
+            // No worker: project here rather than never.
+            self.projection = Some(projection::Projection::compute(trace));
         }
+        started
     }
 
     /// The first and last timestamp of the report, the span Home shows.
