@@ -150,30 +150,17 @@ impl ActivityCapture {
     /// CUPTI must be loaded.
     unsafe fn skip_untraced_calls() {
         use cupti::CUpti_CallbackDomain as D;
-        // Callback ids are small dense integers; 4096 covers every CUDA 13 API.
-        for domain in [
-            D::CUPTI_CB_DOMAIN_DRIVER_API,
-            D::CUPTI_CB_DOMAIN_RUNTIME_API,
-        ] {
-            for cbid in 1..4096u32 {
-                let mut name: *const std::ffi::c_char = std::ptr::null();
-                // SAFETY: CUPTI writes a pointer to a static string it owns.
-                let status = unsafe { cupti::cuptiGetCallbackName(domain, cbid, &mut name) };
-                if status != cupti::CUptiResult::CUPTI_SUCCESS || name.is_null() {
-                    continue;
-                }
-                // SAFETY: a static NUL-terminated string (see above).
-                let text = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-                if records::untraced_by_nsys(&text) {
-                    // SAFETY: plain calls taking the id CUPTI just named.
-                    let _ = unsafe {
-                        if domain == D::CUPTI_CB_DOMAIN_DRIVER_API {
-                            cupti::cuptiActivityEnableDriverApi(cbid, 0)
-                        } else {
-                            cupti::cuptiActivityEnableRuntimeApi(cbid, 0)
-                        }
-                    };
-                }
+        // SAFETY: CUPTI is loaded (this function's contract).
+        for (domain, cbid, name) in unsafe { api_callbacks() } {
+            if records::untraced_by_nsys(&name) {
+                // SAFETY: plain calls taking the id CUPTI just named.
+                let _ = unsafe {
+                    if domain == D::CUPTI_CB_DOMAIN_DRIVER_API {
+                        cupti::cuptiActivityEnableDriverApi(cbid, 0)
+                    } else {
+                        cupti::cuptiActivityEnableRuntimeApi(cbid, 0)
+                    }
+                };
             }
         }
     }
@@ -213,6 +200,34 @@ impl Drop for ActivityCapture {
             self.finish();
         }
     }
+}
+
+/// Every function of the driver and runtime API that CUPTI has a callback
+/// id for: `(domain, id, name)`.
+///
+/// # Safety
+/// CUPTI must be loaded.
+pub(crate) unsafe fn api_callbacks() -> Vec<(cupti::CUpti_CallbackDomain, u32, String)> {
+    use cupti::CUpti_CallbackDomain as D;
+    let mut out = Vec::new();
+    for domain in [
+        D::CUPTI_CB_DOMAIN_DRIVER_API,
+        D::CUPTI_CB_DOMAIN_RUNTIME_API,
+    ] {
+        // Callback ids are small dense integers; 4096 covers every CUDA 13 API.
+        for cbid in 1..4096u32 {
+            let mut name: *const std::ffi::c_char = std::ptr::null();
+            // SAFETY: CUPTI writes a pointer to a static string it owns.
+            let status = unsafe { cupti::cuptiGetCallbackName(domain, cbid, &mut name) };
+            if status != cupti::CUptiResult::CUPTI_SUCCESS || name.is_null() {
+                continue;
+            }
+            // SAFETY: a static NUL-terminated string (see above).
+            let text = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+            out.push((domain, cbid, text.into_owned()));
+        }
+    }
+    out
 }
 
 fn clear_sink() {

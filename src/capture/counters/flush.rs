@@ -165,28 +165,14 @@ impl CacheFlush {
         })?;
         flush.subscriber = subscriber;
         let mut enabled = 0;
-        use cupti::CUpti_CallbackDomain as D;
-        for domain in [
-            D::CUPTI_CB_DOMAIN_RUNTIME_API,
-            D::CUPTI_CB_DOMAIN_DRIVER_API,
-        ] {
-            // Callback ids are small dense integers; 4096 covers every CUDA 13 API.
-            for cbid in 1..4096u32 {
-                let mut name: *const std::ffi::c_char = std::ptr::null();
-                // SAFETY: CUPTI writes a pointer to a static string it owns.
-                let status = unsafe { cupti::cuptiGetCallbackName(domain, cbid, &mut name) };
-                if status != cupti::CUptiResult::CUPTI_SUCCESS || name.is_null() {
-                    continue;
-                }
-                // SAFETY: a static NUL-terminated string (see above).
-                let text = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-                if launches_a_kernel(&text) {
-                    // SAFETY: a live subscriber and an id CUPTI just named.
-                    check("enabling a launch callback", unsafe {
-                        cupti::cuptiEnableCallback(1, subscriber, domain, cbid)
-                    })?;
-                    enabled += 1;
-                }
+        // SAFETY: CUPTI is loaded (the subscription above succeeded).
+        for (domain, cbid, name) in unsafe { crate::capture::cupti::api_callbacks() } {
+            if launches_a_kernel(&name) {
+                // SAFETY: a live subscriber and an id CUPTI just named.
+                check("enabling a launch callback", unsafe {
+                    cupti::cuptiEnableCallback(1, subscriber, domain, cbid)
+                })?;
+                enabled += 1;
             }
         }
         if enabled == 0 {
