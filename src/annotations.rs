@@ -283,7 +283,7 @@ pub fn key_of(trace: &Trace, ev: EventId) -> Option<EventKey> {
     Some(EventKey {
         kind: ev.kind,
         start: *spans.start.get(i)?,
-        end: *spans.end.get(i)?,
+        end: spans.get(i)?.1,
         name: trace.name(*spans.name.get(i)?).to_string(),
     })
 }
@@ -311,8 +311,8 @@ pub fn resolve(trace: &Trace, keys: &[&EventKey]) -> Vec<Option<EventId>> {
     }
     for (kind, mut wanted) in by_kind {
         let spans = spans_of(trace, kind);
-        let rows = spans.start.iter().zip(&spans.end).zip(&spans.name);
-        for (i, ((&start, &end), &name)) in rows.enumerate() {
+        let rows = spans.start.iter().zip(spans.ends()).zip(&spans.name);
+        for (i, ((&start, end), &name)) in rows.enumerate() {
             if let Some(ks) = wanted.remove(&(start, end, name)) {
                 for k in ks {
                     found[k] = Some(EventId::new(kind, i as u32));

@@ -170,7 +170,7 @@ fn gpu_time_util_options() {
     let k = &trace.kernels.spans;
     let m = &trace.memcpys.spans;
     let first = k.start.iter().chain(&m.start).min().unwrap();
-    let last = k.end.iter().chain(&m.end).max().unwrap();
+    let last = k.ends().chain(m.ends()).max().unwrap();
     assert!(lines[1].starts_with("1,"));
     assert!(
         lines[1].ends_with(&format!(",{},{first},553,0,1", last - first)),

@@ -57,7 +57,7 @@ fn ranges(trace: &Trace) -> Vec<Range> {
         .map(|i| Range {
             name: trace.name(spans.name[i]).to_string(),
             start: spans.start[i],
-            end: spans.end[i],
+            end: spans.end(i),
         })
         .collect()
 }
@@ -367,11 +367,11 @@ fn sync_after_launch_waiting_on_warm_up_is_found() {
         let k = &trace.kernels;
         let last_warmup = launched_in(trace, warmup)
             .into_iter()
-            .max_by_key(|&i| k.spans.end[i])
+            .max_by_key(|&i| k.spans.end(i))
             .expect("a warm-up kernel");
         conn.execute(
             "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = ?1 WHERE correlationId = ?2",
-            (api.end[sync] - 500, k.correlation[last_warmup]),
+            (api.end(sync) - 500, k.correlation[last_warmup]),
         )
         .expect("update");
     });
@@ -575,8 +575,8 @@ fn gpu_gaps_finds_an_inserted_gap() {
         .expect("update");
         let m = &trace.memcpys.spans;
         let ops: Vec<(i64, i64)> = (0..k.len())
-            .map(|i| (k.start[i], k.end[i]))
-            .chain((0..m.len()).map(|i| (m.start[i], m.end[i])))
+            .map(|i| (k.start[i], k.end(i)))
+            .chain((0..m.len()).map(|i| (m.start[i], m.end(i))))
             .collect();
         let before = ops.iter().filter(|o| o.0 < cut).map(|o| o.1).max().unwrap();
         let after = ops

@@ -302,7 +302,7 @@ fn first_timed_iteration(trace: &Trace, parent: &str) -> EventRef {
     let outer = named(parent)[0];
     let inner = named("timed-iteration")
         .into_iter()
-        .find(|&i| spans.start[i] >= spans.start[outer] && spans.end[i] <= spans.end[outer])
+        .find(|&i| spans.start[i] >= spans.start[outer] && spans.end(i) <= spans.end(outer))
         .expect("a timed iteration in it");
     EventRef::new(sightline::app::events::Table::Nvtx, inner as u32)
 }
@@ -355,7 +355,7 @@ fn correct_ranges_show_their_gpu_work_inside() {
         .expect("the variant range");
     let timed: Vec<usize> = (0..spans.len())
         .filter(|&i| trace.name(spans.name[i]) == "timed-iteration")
-        .filter(|&i| spans.start[i] >= spans.start[parent] && spans.end[i] <= spans.end[parent])
+        .filter(|&i| spans.start[i] >= spans.start[parent] && spans.end(i) <= spans.end(parent))
         .collect();
     assert!(!timed.is_empty());
     let h = harness(trace);
@@ -369,7 +369,7 @@ fn correct_ranges_show_their_gpu_work_inside() {
             .collect();
         assert_eq!(bars.len(), 1, "one bar under range {i}");
         assert!(
-            bars[0].start >= spans.start[i] && bars[0].end <= spans.end[i],
+            bars[0].start >= spans.start[i] && bars[0].end <= spans.end(i),
             "inside range {i}"
         );
     }
@@ -392,7 +392,7 @@ fn a_wait_on_earlier_work_is_hatched_and_linked() {
             .collect::<Vec<_>>()
     };
     let parent = named("sync-after-only")[0];
-    let inside = |i: usize| nvtx.start[i] >= nvtx.start[parent] && nvtx.end[i] <= nvtx.end[parent];
+    let inside = |i: usize| nvtx.start[i] >= nvtx.start[parent] && nvtx.end(i) <= nvtx.end(parent);
     let warmup = named("warmup")
         .into_iter()
         .find(|&i| inside(i))
@@ -402,7 +402,7 @@ fn a_wait_on_earlier_work_is_hatched_and_linked() {
         .find(|&i| inside(i))
         .expect("timed");
     let sync = (0..api.spans.len())
-        .filter(|&i| api.spans.start[i] > nvtx.start[first] && api.spans.start[i] < nvtx.end[first])
+        .filter(|&i| api.spans.start[i] > nvtx.start[first] && api.spans.start[i] < nvtx.end(first))
         .find(|&i| {
             original
                 .name(api.spans.name[i])
@@ -411,18 +411,18 @@ fn a_wait_on_earlier_work_is_hatched_and_linked() {
         .expect("the timed sync");
     let last_warmup = (0..api.spans.len())
         .filter(|&a| {
-            api.spans.start[a] >= nvtx.start[warmup] && api.spans.start[a] < nvtx.end[warmup]
+            api.spans.start[a] >= nvtx.start[warmup] && api.spans.start[a] < nvtx.end(warmup)
         })
         .flat_map(|a| {
             (0..kernels.spans.len()).filter(move |&k| kernels.correlation[k] == api.correlation[a])
         })
-        .max_by_key(|&k| kernels.spans.end[k])
+        .max_by_key(|&k| kernels.spans.end(k))
         .expect("a warm-up kernel");
     Connection::open(&path)
         .expect("open copy")
         .execute(
             "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = ?1 WHERE correlationId = ?2",
-            (api.spans.end[sync] - 500, kernels.correlation[last_warmup]),
+            (api.spans.end(sync) - 500, kernels.correlation[last_warmup]),
         )
         .expect("edit");
     let trace = load(&path);
@@ -456,6 +456,6 @@ fn a_wait_on_earlier_work_is_hatched_and_linked() {
         })
         .expect("a hatched wait on the sync, linked to the warm-up kernel");
     assert_eq!(hatch.start, doc.trace.cuda_api.spans.start[sync]);
-    assert_eq!(hatch.end, doc.trace.kernels.spans.end[last_warmup]);
+    assert_eq!(hatch.end, doc.trace.kernels.spans.end(last_warmup));
     assert!(doc.timeline.overlays_painted > 0);
 }

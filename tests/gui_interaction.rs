@@ -118,7 +118,7 @@ fn nested_nvtx_ranges_never_share_their_parents_colour() {
                 let Some(&parent) = events.iter().rev().find(|&&p| {
                     n.depth[p] + 1 == d
                         && n.spans.start[p] <= n.spans.start[child]
-                        && n.spans.end[child] <= n.spans.end[p]
+                        && n.spans.end(child) <= n.spans.end(p)
                 }) else {
                     continue;
                 };

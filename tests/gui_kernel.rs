@@ -280,7 +280,7 @@ fn projection_rows_mark_the_no_sync_ranges_as_overhanging() {
     // What the analysis says, range by range: GPU work past the range's end.
     let expected: Vec<(u32, bool)> = project_nvtx(&trace, None)
         .iter()
-        .map(|p| (p.nvtx, p.gpu_end > trace.nvtx.spans.end[p.nvtx as usize]))
+        .map(|p| (p.nvtx, p.gpu_end > trace.nvtx.spans.end(p.nvtx as usize)))
         .collect();
     let no_sync = trace
         .nvtx

@@ -587,8 +587,8 @@ fn a_report_opens_on_its_activity_and_g_returns_to_it() {
             .iter()
             .filter_map(|t| t.start.iter().min())
             .min();
-        let last = gpu_and_nvtx.iter().filter_map(|t| t.end.iter().max()).max();
-        let (first, last) = (*first.expect("work") as f64, *last.expect("work") as f64);
+        let last = gpu_and_nvtx.iter().filter_map(|t| t.ends().max()).max();
+        let (first, last) = (*first.expect("work") as f64, last.expect("work") as f64);
         let mut app = SightlineApp::with_trace(trace);
         // The findings' own first view is not what is tested here.
         app.doc_mut().expect("doc").findings.focus_on_arrival = false;

@@ -151,9 +151,9 @@ fn range_inside_the_long_poll(trace: &Trace) -> TimeRange {
     let poll = trace.strings.find("poll").expect("streams has poll calls");
     let longest = (0..os.len())
         .filter(|&i| os.name[i] == poll)
-        .max_by_key(|&i| os.end[i] - os.start[i])
+        .max_by_key(|&i| os.end(i) - os.start[i])
         .expect("a poll");
-    let (start, end) = (os.start[longest], os.end[longest]);
+    let (start, end) = (os.start[longest], os.end(longest));
     (1..10)
         .map(|k| start + (end - start) * k / 10)
         .map(|from| TimeRange {
@@ -162,7 +162,7 @@ fn range_inside_the_long_poll(trace: &Trace) -> TimeRange {
         })
         .find(|r| {
             (0..os.len()).all(|i| {
-                i == longest || os.name[i] != poll || os.end[i] <= r.start || os.start[i] >= r.end
+                i == longest || os.name[i] != poll || os.end(i) <= r.start || os.start[i] >= r.end
             })
         })
         .expect("a stretch of the long poll alone")

@@ -116,7 +116,7 @@ fn cases(trace: &Trace) -> Vec<(String, i64, i64)> {
             (
                 trace.name(spans.name[i]).to_string(),
                 spans.start[i],
-                spans.end[i],
+                spans.end(i),
             )
         })
         .filter(|(n, _, _)| n.starts_with("case:"))

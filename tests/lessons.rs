@@ -46,7 +46,7 @@ fn span_of(trace: &Trace, kind: EventKind, index: u32) -> (i64, i64) {
         EventKind::Sync => &trace.syncs.spans,
         EventKind::Graph => &trace.graph_execs.spans,
     };
-    (spans.start[index as usize], spans.end[index as usize])
+    (spans.start[index as usize], spans.end(index as usize))
 }
 
 #[test]
@@ -230,7 +230,7 @@ select = { nvtx = "timed-iteration", within = "no-sync", occurrence = -1 }
         .filter(|&i| {
             trace.name(trace.nvtx.spans.name[i]) == "timed-iteration"
                 && trace.nvtx.spans.start[i] >= trace.nvtx.spans.start[no_sync]
-                && trace.nvtx.spans.end[i] <= trace.nvtx.spans.end[no_sync]
+                && trace.nvtx.spans.end(i) <= trace.nvtx.spans.end(no_sync)
         })
         .collect();
     assert_eq!(iterations.len(), 10);
@@ -274,8 +274,8 @@ zoom = { nvtx = "timed-iteration", within = "no-sync", occurrence = 3, with_gpu_
         .spans
         .start
         .iter()
-        .zip(&trace.nvtx.spans.end)
-        .filter(|&(&s, &e)| s == lo && e < ke)
+        .zip(trace.nvtx.spans.ends())
+        .filter(|&(&s, e)| s == lo && e < ke)
         .count();
     assert_eq!(
         third, 1,

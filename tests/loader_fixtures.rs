@@ -103,7 +103,7 @@ fn every_cuda_api_call_nsys_lists_is_loaded_with_its_fields() {
                 "{name} {key:?}"
             );
             assert_eq!(
-                api.return_value[*i] as i64,
+                api.return_value.at(*i) as i64,
                 num(row, "Result"),
                 "{name} {key:?}"
             );
@@ -214,7 +214,7 @@ fn nvtx_nesting_levels_match_nsys() {
                     .map(|i| i as usize)
             });
             let i = found.unwrap_or_else(|| panic!("{name}: no range {} at {start}", row["Name"]));
-            let end = nvtx.spans.end[i];
+            let end = nvtx.spans.end(i);
             assert_eq!(end, num(row, "End (ns)"), "{name} {}", row["Name"]);
             // nsys's level counts enclosing push/pop ranges of every domain of the
             // thread; our depth (a row inside the domain's track) counts those of
@@ -223,7 +223,7 @@ fn nvtx_nesting_levels_match_nsys() {
                 j != i
                     && nvtx.kind[j] == NvtxKind::PushPop
                     && nvtx.spans.start[j] <= start
-                    && nvtx.spans.end[j] >= end
+                    && nvtx.spans.end(j) >= end
             };
             let across_domains: usize = thread
                 .nvtx
@@ -298,7 +298,7 @@ fn cuda_graph_kernels_and_records_are_loaded() {
         .kernels
         .graph_node_id
         .iter()
-        .filter(|&&n| n != 0)
+        .filter(|&n| n != 0)
         .count();
     assert!(
         graph_kernels > 0,

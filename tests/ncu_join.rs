@@ -151,7 +151,7 @@ fn launched_inside(trace: &Trace, k: u32, name: &str) -> bool {
     let at = trace.cuda_api.spans.start[call];
     let nvtx = &trace.nvtx.spans;
     (0..nvtx.len())
-        .any(|r| trace.name(nvtx.name[r]) == name && (nvtx.start[r]..=nvtx.end[r]).contains(&at))
+        .any(|r| trace.name(nvtx.name[r]) == name && (nvtx.start[r]..=nvtx.end(r)).contains(&at))
 }
 
 #[test]

@@ -35,13 +35,13 @@ fn synthetic_trace() -> Trace {
         for _ in 0..per_stream {
             let r = random();
             let duration = 1_000 + (r % 50_000) as i64;
-            spans.start.push(t);
-            spans.end.push(t + duration);
             // Skewed names: a few hot kernels, a long tail.
             let pick = ((r >> 20) % NAMES as u64) as usize;
-            spans
-                .name
-                .push(names[if r & 1 == 0 { pick % 8 } else { pick }]);
+            spans.push(
+                t,
+                t + duration,
+                names[if r & 1 == 0 { pick % 8 } else { pick }],
+            );
             t += duration + (r >> 40) as i64 % 2_000;
             longest = longest.max(duration);
         }
@@ -56,7 +56,7 @@ fn synthetic_trace() -> Trace {
             ..Stream::default()
         });
     }
-    let last = spans.end.iter().copied().max().unwrap_or(0);
+    let last = spans.ends().max().unwrap_or(0);
     trace.info.time_range = (1_000_000, last);
     trace
 }

@@ -91,10 +91,10 @@ fn inside_the_longest_poll(trace: &Trace) -> (String, TimeRange) {
     let os = &trace.osrt.spans;
     let longest = (0..os.len())
         .filter(|&i| trace.osrt.event_class[i] == 27)
-        .max_by_key(|&i| os.end[i] - os.start[i])
+        .max_by_key(|&i| os.end(i) - os.start[i])
         .expect("streams has OS runtime calls");
     let name = trace.name(os.name[longest]).to_string();
-    let (start, end) = (os.start[longest], os.end[longest]);
+    let (start, end) = (os.start[longest], os.end(longest));
     assert!(end - start > 100_000_000, "a long call: {}", end - start);
     let width = 1_000_000;
     let candidates = (1..10).map(|k| start + (end - start) * k / 10);
@@ -107,7 +107,7 @@ fn inside_the_longest_poll(trace: &Trace) -> (String, TimeRange) {
             (0..os.len()).all(|i| {
                 i == longest
                     || os.name[i] != os.name[longest]
-                    || os.end[i] <= r.start
+                    || os.end(i) <= r.start
                     || os.start[i] >= r.end
             })
         })
@@ -259,7 +259,7 @@ fn check_partition(trace: &Trace, fixture: &str, mut cuts: Vec<i64>) {
         .iter()
         .map(|&b| {
             (0..api.len())
-                .filter(|&i| api.start[i] < b && api.end[i] > b)
+                .filter(|&i| api.start[i] < b && api.end(i) > b)
                 .count() as i64
         })
         .sum();
@@ -294,7 +294,7 @@ fn clipped_totals_add_up_when_cut_at_event_boundaries() {
         let mut cuts = vec![first, last, last + 1];
         if !k.is_empty() {
             let i = k.len() / 2;
-            cuts.extend([k.start[i], k.start[i] + 1, k.end[i]]);
+            cuts.extend([k.start[i], k.start[i] + 1, k.end(i)]);
         }
         check_partition(&trace, fixture, cuts);
     }
@@ -328,11 +328,11 @@ fn kernel_launches_count_by_their_call_and_keep_their_times() {
     let api = &trace.cuda_api.spans;
     let launch = (0..api.len())
         .find(|&i| {
-            trace.name(api.name[i]).starts_with("cudaLaunchKernel") && api.end[i] - api.start[i] > 2
+            trace.name(api.name[i]).starts_with("cudaLaunchKernel") && api.end(i) - api.start[i] > 2
         })
         .expect("a launch call");
     // One nanosecond in the middle of the call: it starts before, ends after.
-    let mid = api.start[launch] + (api.end[launch] - api.start[launch]) / 2;
+    let mid = api.start[launch] + (api.end(launch) - api.start[launch]) / 2;
     let range = TimeRange {
         start: mid,
         end: mid + 1,
@@ -340,7 +340,7 @@ fn kernel_launches_count_by_their_call_and_keep_their_times() {
     let exec = overlapping(&trace, Report::CudaKernExecSum, range);
     assert_eq!(exec.rows.len(), 1, "{:?}", exec.rows);
     let a_max = int(&exec.rows[0][column(&exec, "AMax (ns)")]);
-    assert_eq!(a_max, api.end[launch] - api.start[launch]);
+    assert_eq!(a_max, api.end(launch) - api.start[launch]);
     assert!(
         compute(&trace, Report::CudaKernExecSum, Some(range))
             .rows

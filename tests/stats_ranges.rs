@@ -173,7 +173,7 @@ fn the_span_of_one_nvtx_range() {
     let i = (0..trace.nvtx.spans.len())
         .find(|&i| trace.nvtx.spans.name[i] == tiny && trace.nvtx.kind[i] == NvtxKind::PushPop)
         .expect("fixture has the range");
-    let (start, end) = (trace.nvtx.spans.start[i], trace.nvtx.spans.end[i]);
+    let (start, end) = (trace.nvtx.spans.start[i], trace.nvtx.spans.end(i));
     let range = Some(TimeRange { start, end });
 
     // Every launch of `tiny` happened in the range: as many as nsys counted in the whole trace.

@@ -32,7 +32,7 @@ fn cases(trace: &Trace) -> Vec<Case> {
             full.strip_prefix("case:").map(|n| Case {
                 name: n.to_string(),
                 start: spans.start[i],
-                end: spans.end[i],
+                end: spans.end(i),
             })
         })
         .collect()

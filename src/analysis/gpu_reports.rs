@@ -28,8 +28,8 @@ pub enum KernelNaming {
 /// The kernel names of every row of `Trace::kernels`, as `naming` gives them.
 pub fn kernel_names(trace: &Trace, naming: KernelNaming) -> Vec<Cow<'_, str>> {
     let k = &trace.kernels;
-    let fallback = |ids: &Vec<StrId>, i: usize| -> Cow<'_, str> {
-        match ids.get(i).map(|&id| trace.name(id)) {
+    let fallback = |id: Option<StrId>, i: usize| -> Cow<'_, str> {
+        match id.map(|id| trace.name(id)) {
             Some(name) if !name.is_empty() => Cow::Borrowed(name),
             _ => Cow::Borrowed(trace.name(k.spans.name[i])),
         }
@@ -39,10 +39,10 @@ pub fn kernel_names(trace: &Trace, naming: KernelNaming) -> Vec<Cow<'_, str>> {
             .map(|i| Cow::Borrowed(trace.name(k.spans.name[i])))
             .collect(),
         KernelNaming::Base => (0..k.spans.len())
-            .map(|i| fallback(&k.short_name, i))
+            .map(|i| fallback(k.short_name(i), i))
             .collect(),
         KernelNaming::Mangled => (0..k.spans.len())
-            .map(|i| fallback(&k.mangled_name, i))
+            .map(|i| fallback(k.mangled_name(i), i))
             .collect(),
         KernelNaming::NvtxName => {
             let owners = projection::innermost_ranges(trace);

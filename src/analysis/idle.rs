@@ -383,7 +383,7 @@ impl<'a> Classifier<'a> {
         let mut reach = from;
         for i in lo..starts.len() {
             let api = track.start as usize + i;
-            let (s, e) = (spans.start[api], spans.end[api]);
+            let (s, e) = (spans.start[api], spans.end(api));
             if s >= to {
                 break;
             }
@@ -485,7 +485,7 @@ impl Iterator for Merge<'_> {
         let Reverse((start, i)) = self.heap.pop()?;
         let (kind, row, end_row, pid) = self.cursors[i];
         let spans = self.trace.gpu_spans(kind);
-        let end = spans.end[row as usize];
+        let end = spans.end(row as usize);
         if row + 1 < end_row {
             self.cursors[i].1 = row + 1;
             self.heap.push(Reverse((spans.start[row as usize + 1], i)));
@@ -669,7 +669,7 @@ pub fn nvtx_windows(trace: &Trace, name: &str) -> Vec<(Ns, Ns)> {
                 ids.contains(&spans.name[i])
                     && trace.nvtx.kind.get(i) != Some(&crate::model::NvtxKind::Mark)
             })
-            .map(|i| (spans.start[i], spans.end[i]))
+            .map(|i| (spans.start[i], spans.end(i)))
             .collect(),
     )
 }

@@ -79,12 +79,12 @@ fn calls_inside(trace: &Trace, thread: usize, nvtx: u32) -> impl Iterator<Item =
     let (from, to) = (track.start as usize, track.end as usize);
     let (start, end) = (
         trace.nvtx.spans.start[nvtx as usize],
-        trace.nvtx.spans.end[nvtx as usize],
+        trace.nvtx.spans.end(nvtx as usize),
     );
     let starts = &api.start[from..to];
     let lo = from + starts.partition_point(|&s| s < start);
     let hi = from + starts.partition_point(|&s| s <= end);
-    (lo..hi).filter(move |&i| api.end[i] <= end)
+    (lo..hi).filter(move |&i| api.end(i) <= end)
 }
 
 /// The span of the GPU work (kernels, copies, sets) API call `call` of a thread
@@ -101,7 +101,7 @@ fn gpu_span(trace: &Trace, pid: u32, call: usize) -> Option<(Ns, Ns)> {
         if i >= spans.len() {
             continue;
         }
-        let (s, e) = (spans.start[i], spans.end[i]);
+        let (s, e) = (spans.start[i], spans.end(i));
         span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
     }
     span
@@ -119,7 +119,7 @@ fn range_key(trace: &Trace, nvtx: u32) -> (Ns, std::cmp::Reverse<Ns>, i64) {
     let i = nvtx as usize;
     (
         trace.nvtx.spans.start[i],
-        std::cmp::Reverse(trace.nvtx.spans.end[i]),
+        std::cmp::Reverse(trace.nvtx.spans.end(i)),
         trace.nvtx.row_id.get(i).copied().unwrap_or(0),
     )
 }
@@ -128,7 +128,7 @@ fn range_key(trace: &Trace, nvtx: u32) -> (Ns, std::cmp::Reverse<Ns>, i64) {
 /// order: per range, the index of its parent (the nearest range still open
 /// that contains it) and its level.
 fn nesting(trace: &Trace, ranges: &[u32]) -> Vec<(Option<usize>, u32)> {
-    let end = |i: usize| trace.nvtx.spans.end[ranges[i] as usize];
+    let end = |i: usize| trace.nvtx.spans.end(ranges[i] as usize);
     let mut out = Vec::with_capacity(ranges.len());
     let mut stack: Vec<usize> = Vec::new();
     for i in 0..ranges.len() {
@@ -594,7 +594,7 @@ pub(crate) fn nvtx_pushpop_trace(trace: &Trace, range: Option<TimeRange>) -> Tab
             let stack: String = stack.iter().rev().map(|id| format!(":{id}")).collect();
             vec![
                 Cell::Int(trace.nvtx.spans.start[n]),
-                Cell::Int(trace.nvtx.spans.end[n]),
+                Cell::Int(trace.nvtx.spans.end(n)),
                 Cell::Int(duration),
                 Cell::Int(r.child_time),
                 Cell::Int(duration.saturating_sub(r.child_time)),

@@ -74,7 +74,7 @@ pub(crate) fn each_clipped(
     mut each: impl FnMut(usize, i64),
 ) {
     for row in rows {
-        if let Some(d) = RangeRule::Overlapping.counted(range, spans.start[row], spans.end[row]) {
+        if let Some(d) = RangeRule::Overlapping.counted(range, spans.start[row], spans.end(row)) {
             each(row, d);
         }
     }
@@ -97,7 +97,7 @@ macro_rules! for_each_counted {
         match $crate::analysis::reports::walk(spans, $track, $scope) {
             $crate::analysis::reports::Walk::Whole(rows) => {
                 for $row in rows {
-                    let $duration = spans.end[$row].saturating_sub(spans.start[$row]);
+                    let $duration = spans.duration($row);
                     $body
                 }
             }
@@ -576,13 +576,13 @@ pub(crate) fn cuda_kern_exec_sum(trace: &Trace, scope: Scope) -> Table {
             // A call without a correlation id launched nothing.
             let ops = (trace.cuda_api.correlation.get(call))
                 .map(|&correlation| trace.correlation.gpu_ops(thread.pid, correlation));
-            let (call_start, call_end) = (api.start[call], api.end[call]);
+            let (call_start, call_end) = (api.start[call], api.end(call));
             for op in ops.into_iter().flatten() {
                 if op.kind != GpuOpKind::Kernel || op.index as usize >= kernels.len() {
                     continue;
                 }
                 let k = op.index as usize;
-                let (kernel_start, kernel_end) = (kernels.start[k], kernels.end[k]);
+                let (kernel_start, kernel_end) = (kernels.start[k], kernels.end(k));
                 let key = (
                     thread.pid,
                     thread.tid,

@@ -487,13 +487,13 @@ pub fn compute(trace: &Trace, report: Report, range: Option<TimeRange>) -> Table
 /// let trace = sightline::loader::load(path.as_ref(), &mut |_| {}, &AtomicBool::new(false))?;
 /// // A range that starts one nanosecond after the first kernel starts.
 /// let k = &trace.kernels.spans;
-/// let range = TimeRange { start: k.start[0] + 1, end: k.end[0] };
+/// let range = TimeRange { start: k.start[0] + 1, end: k.end(0) };
 /// let starts = compute_in(&trace, Report::CudaGpuKernSum, Some(range), RangeRule::StartsInside);
 /// let overlaps = compute_in(&trace, Report::CudaGpuKernSum, Some(range), RangeRule::Overlapping);
 /// assert!(starts.unwrap().rows.is_empty());
 /// // The kernel counts, for the nanoseconds it spent inside the range.
 /// let overlaps = overlaps.unwrap();
-/// assert_eq!(overlaps.rows[0][1].to_string(), (k.end[0] - k.start[0] - 1).to_string());
+/// assert_eq!(overlaps.rows[0][1].to_string(), (k.end(0) - k.start[0] - 1).to_string());
 /// assert!(compute_in(&trace, Report::CudaGpuTrace, Some(range), RangeRule::Overlapping).is_err());
 /// # Ok::<(), sightline::loader::LoadError>(())
 /// ```

@@ -113,7 +113,7 @@ fn api_row(trace: &Trace, r: &ApiRef) -> Vec<Cell> {
         Cell::Int(api.spans.start[i]),
         Cell::Int(api.spans.duration(i)),
         text(strip_version_suffix(trace.name(api.spans.name[i]))),
-        Cell::Int(api.return_value.get(i).copied().unwrap_or(0) as i64),
+        Cell::Int(api.return_value.get(i).unwrap_or(0) as i64),
         Cell::Int(r.correlation as i64),
         Cell::Int(thread.pid as i64),
         Cell::Int(thread.tid as i64),
@@ -409,8 +409,8 @@ fn kern_exec_row(trace: &Trace, stream_of: &[StreamIdx], r: &KernExecRef) -> Vec
     let k = &trace.kernels;
     let thread = &trace.threads[r.thread as usize];
     let (call, i) = (r.call as usize, r.kernel as usize);
-    let (call_start, call_end) = (api.start[call], api.end[call]);
-    let (kernel_start, kernel_end) = (k.spans.start[i], k.spans.end[i]);
+    let (call_start, call_end) = (api.start[call], api.end(call));
+    let (kernel_start, kernel_end) = (k.spans.start[i], k.spans.end(i));
     let queue = kernel_start.saturating_sub(call_end);
     let config = k
         .config

@@ -129,7 +129,7 @@ impl EventRef {
     }
 
     pub fn end(self, trace: &Trace) -> Ns {
-        self.table.spans(trace).end[self.index as usize]
+        self.table.spans(trace).end(self.index as usize)
     }
 
     pub fn name(self, trace: &Trace) -> &str {
@@ -151,8 +151,8 @@ impl EventRef {
     /// does; API calls their display name.
     pub fn short_name(self, trace: &Trace) -> &str {
         match self.table {
-            Table::Kernel => match trace.kernels.short_name.get(self.index as usize) {
-                Some(&id) if id.0 != 0 => trace.name(id),
+            Table::Kernel => match trace.kernels.short_name(self.index as usize) {
+                Some(id) if id.0 != 0 => trace.name(id),
                 _ => self.name(trace),
             },
             _ => self.display_name(trace),
@@ -322,16 +322,16 @@ impl EventRef {
                         format::bytes(c.shared_memory_executed as u64),
                     ));
                 }
-                if let Some(&s) = k.short_name.get(i) {
+                if let Some(s) = k.short_name(i) {
                     f.push(("Short name", trace.name(s).to_string()));
                 }
-                if let Some(&m) = k.mangled_name.get(i).filter(|m| m.0 != 0) {
+                if let Some(m) = k.mangled_name(i).filter(|m| m.0 != 0) {
                     f.push(("Mangled name", trace.name(m).to_string()));
                 }
                 if let Some(c) = k.correlation.get(i) {
                     f.push(("Correlation ID", c.to_string()));
                 }
-                if let Some(&g) = k.graph_node_id.get(i).filter(|&&g| g != 0) {
+                if let Some(g) = k.graph_node_id.get(i).filter(|&g| g != 0) {
                     f.push(("Graph node", g.to_string()));
                 }
             }

@@ -696,7 +696,7 @@ fn wait_hatch(trace: &Trace, f: &Finding) -> Option<Overlay> {
 fn span_of(trace: &Trace, ev: EventRef) -> Option<(Ns, Ns)> {
     let spans = ev.table.spans(trace);
     let i = ev.index as usize;
-    Some((*spans.start.get(i)?, *spans.end.get(i)?))
+    spans.get(i)
 }
 
 const WARNING: Color32 = Color32::from_rgb(255, 150, 30);
@@ -747,5 +747,12 @@ impl Document {
     /// Blocks until this report's findings are in, and marks them (tests).
     pub fn wait_for_findings(&mut self) {
         self.findings.wait(&self.trace, &mut self.timeline);
+    }
+
+    /// Blocks until the work an opened report starts by itself is done: the
+    /// findings and the idle rows' attribution (benchmarks, screenshots).
+    pub fn wait_for_background_work(&mut self) {
+        self.wait_for_findings();
+        self.timeline.idle_rows.wait(&self.trace);
     }
 }

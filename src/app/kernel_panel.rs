@@ -181,7 +181,7 @@ impl KernelView {
         let mut config_stream: Vec<(LaunchConfig, StreamIdx)> = Vec::new();
         for &row in &stats.instances {
             let i = row as usize;
-            let (Some(&start), Some(&end)) = (spans.start.get(i), spans.end.get(i)) else {
+            let Some((start, end)) = spans.get(i) else {
                 continue;
             };
             points.push((start, end - start, row));

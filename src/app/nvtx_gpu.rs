@@ -36,9 +36,7 @@ impl RangeWork {
         for op in gpu_work(trace, nvtx) {
             let spans = trace.gpu_spans(op.kind);
             let i = op.index as usize;
-            let (Some(&s), Some(&e), Some(&name)) =
-                (spans.start.get(i), spans.end.get(i), spans.name.get(i))
-            else {
+            let (Some((s, e)), Some(&name)) = (spans.get(i), spans.name.get(i)) else {
                 continue;
             };
             span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
@@ -71,7 +69,7 @@ impl RangeWork {
 
     /// How far the GPU work ends after the range (negative: before).
     pub fn overhang(&self, trace: &Trace) -> Option<Ns> {
-        let end = *trace.nvtx.spans.end.get(self.nvtx as usize)?;
+        let (_, end) = trace.nvtx.spans.get(self.nvtx as usize)?;
         Some(self.gpu_end? - end)
     }
 }

@@ -13,7 +13,7 @@ use super::events::{EventRef, Table};
 use super::format::display_name;
 use super::job::Job;
 use crate::analysis::stats::{RangeRule, TimeRange};
-use crate::model::Trace;
+use crate::model::{StrId, Trace};
 
 /// At most this many matches are kept: stepping through more is not useful,
 /// and the list must stay small next to a 10M-event trace.
@@ -302,18 +302,35 @@ fn find(trace: &Trace, query: &Query, cancel: &AtomicBool) -> Option<Found> {
     };
     let mut found: Vec<(i64, EventRef)> = Vec::new();
     let mut truncated = false;
+    let hit = |id: StrId| mask.get(id.0 as usize).copied().unwrap_or(false);
+    // A kernel also matches by its short name: decided once per demangled
+    // name, and per instance only where an instance's names are unusual.
+    let kernels = &trace.kernels;
+    let mut short_hit_by_name = vec![false; mask.len()];
+    for (name, (short, _)) in kernels.names.usual() {
+        if let Some(slot) = short_hit_by_name.get_mut(name.0 as usize) {
+            *slot = short.0 != 0 && hit(short);
+        }
+    }
+    let unusual = kernels.names.has_unusual();
+    let short_hit = |i: usize, name: StrId| {
+        if unusual {
+            kernels.short_name(i).is_some_and(|s| s.0 != 0 && hit(s))
+        } else {
+            short_hit_by_name
+                .get(name.0 as usize)
+                .copied()
+                .unwrap_or(false)
+        }
+    };
     'tables: for table in Table::ALL {
         let spans = table.spans(trace);
-        let kernel_short = (table == Table::Kernel).then_some(&trace.kernels.short_name);
-        for (i, id) in spans.name.iter().enumerate() {
+        for (i, &id) in spans.name.iter().enumerate() {
             if i % (1 << 16) == 0 && cancel.load(Ordering::Relaxed) {
                 return None;
             }
-            let short_hit = kernel_short
-                .and_then(|s| s.get(i))
-                .is_some_and(|s| mask.get(s.0 as usize).copied().unwrap_or(false));
-            let in_range = range.is_none_or(|r| rule.admits(r, spans.start[i], spans.end[i]));
-            if in_range && (mask.get(id.0 as usize).copied().unwrap_or(false) || short_hit) {
+            let named = hit(id) || (table == Table::Kernel && short_hit(i, id));
+            if named && range.is_none_or(|r| rule.admits(r, spans.start[i], spans.end(i))) {
                 if found.len() >= MAX_MATCHES {
                     truncated = true;
                     break 'tables;

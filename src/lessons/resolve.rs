@@ -290,7 +290,7 @@ fn spans(trace: &Trace, kind: EventKind) -> &SpanColumns {
 fn event_span(trace: &Trace, ev: EventId) -> Option<(Ns, Ns)> {
     let s = spans(trace, ev.kind);
     let i = ev.index as usize;
-    Some((*s.start.get(i)?, *s.end.get(i)?))
+    s.get(i)
 }
 
 /// NVTX ranges by their whole name (`name` or `domain:name`); other kinds by
@@ -313,9 +313,8 @@ fn name_matches(trace: &Trace, kind: EventKind, index: u32, domain: &str, wanted
             name.contains(wanted)
                 || trace
                     .kernels
-                    .short_name
-                    .get(i)
-                    .is_some_and(|&s| s.0 != 0 && trace.name(s).contains(wanted))
+                    .short_name(i)
+                    .is_some_and(|s| s.0 != 0 && trace.name(s).contains(wanted))
         }
         _ => name.contains(wanted),
     }

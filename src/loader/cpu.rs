@@ -9,7 +9,8 @@ use super::group::{Grouping, stack_levels};
 use super::parallel::{RowSink, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
-    GraphRecord, Ns, NvtxKind, NvtxTrack, Payload, Process, SpanColumns, StrId, Thread, Track,
+    GraphRecord, Ns, NvtxKind, NvtxTrack, Payload, Process, SpanColumns, SparseColumn, StrId,
+    Thread, Track,
 };
 
 use crate::model::nsys::event_type::*;
@@ -171,11 +172,7 @@ impl RawSpans {
     }
 
     fn grouped(self, g: &Grouping) -> SpanColumns {
-        SpanColumns {
-            start: g.take(self.start),
-            end: g.take(self.end),
-            name: g.take(self.name),
-        }
+        SpanColumns::from_columns(g.take(self.start), g.take(self.end), g.take(self.name))
     }
 }
 
@@ -220,9 +217,9 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
     let api = &mut b.trace.cuda_api;
     api.spans = raw.grouped(&g);
     api.correlation = g.take(correlation);
-    api.return_value = g.take(return_value);
+    api.return_value = SparseColumn::from_vec(g.take(return_value));
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
-        thread.cuda_api = g.track(i, &api.spans.start, &api.spans.end);
+        thread.cuda_api = g.track(i, &api.spans);
     }
     Ok(())
 }
@@ -309,7 +306,7 @@ fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
     os.return_value = g.take(return_value);
     os.event_class = g.take(event_class);
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
-        thread.osrt = g.track(i, &os.spans.start, &os.spans.end);
+        thread.osrt = g.track(i, &os.spans);
     }
     Ok(())
 }
@@ -492,15 +489,14 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     }
     let g = Grouping::new(&keys, &starts, Some(&ends), track_keys.len());
     let nvtx = &mut b.trace.nvtx;
-    nvtx.spans.start = g.take(starts);
-    nvtx.spans.end = g.take(ends);
+    let names = g.order.iter().map(|&r| rows_out[r as usize].text).collect();
+    nvtx.spans = SpanColumns::from_columns(g.take(starts), g.take(ends), names);
     nvtx.unended = g.take(unended);
     nvtx.row_id = g
         .order
         .iter()
         .map(|&r| rows_out[r as usize].row_id)
         .collect();
-    nvtx.spans.name = g.order.iter().map(|&r| rows_out[r as usize].text).collect();
     nvtx.kind = g.order.iter().map(|&r| rows_out[r as usize].kind).collect();
     nvtx.color = g
         .order
@@ -529,7 +525,7 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     }
     let nvtx = &mut b.trace.nvtx;
     for (i, (thread, domain)) in track_keys.into_iter().enumerate() {
-        let mut track = g.track(i, &nvtx.spans.start, &nvtx.spans.end);
+        let mut track = g.track(i, &nvtx.spans);
         let range = track.events.start as usize..track.events.end as usize;
         track.depth = assign_levels(nvtx, range);
         b.trace.threads[thread as usize]
@@ -576,7 +572,7 @@ fn assign_levels(nvtx: &mut crate::model::NvtxRanges, range: std::ops::Range<usi
             continue;
         }
         let starts: Vec<Ns> = rows.iter().map(|&i| nvtx.spans.start[i]).collect();
-        let ends: Vec<Ns> = rows.iter().map(|&i| nvtx.spans.end[i]).collect();
+        let ends: Vec<Ns> = rows.iter().map(|&i| nvtx.spans.end(i)).collect();
         let (levels, count) = stack_levels(&starts, &ends);
         for (&i, level) in rows.iter().zip(levels) {
             nvtx.depth[i] = level.saturating_add(offset);

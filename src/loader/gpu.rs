@@ -10,8 +10,8 @@ use super::group::Grouping;
 use super::parallel::{RowSink, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
-    CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOp, GpuOpKind, LaunchConfig,
-    MetricSeries, Ns, SpanColumns, StrId, Stream, Track,
+    CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOp, GpuOpKind, IdColumn, KernelNames,
+    LaunchConfig, MetricSeries, Ns, SpanColumns, SparseColumn, StrId, Stream, Track,
 };
 
 /// (pid, device, context, stream) → stream number.
@@ -94,11 +94,8 @@ impl RawOps {
 
     fn group(self, stream_count: usize) -> (Grouping, SpanColumns, Vec<u32>) {
         let g = Grouping::new(&self.stream, &self.start, None, stream_count);
-        let spans = SpanColumns {
-            start: g.take(self.start),
-            end: g.take(self.end),
-            name: g.take(self.name),
-        };
+        let spans =
+            SpanColumns::from_columns(g.take(self.start), g.take(self.end), g.take(self.name));
         let correlation = g.take(self.correlation);
         (g, spans, correlation)
     }
@@ -264,7 +261,7 @@ fn set_tracks(
 ) {
     for (i, stream) in b.trace.streams.iter_mut().enumerate() {
         if i < g.tracks.len() {
-            *pick(stream) = g.track(i, &spans.start, &spans.end);
+            *pick(stream) = g.track(i, spans);
         }
     }
 }
@@ -324,11 +321,11 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     let (g, spans, correlation) = raw.group(b.trace.streams.len());
     set_tracks(b, &g, &spans, |s| &mut s.kernels);
     let mut table = std::mem::take(&mut b.trace.kernels);
-    table.short_name = g.take(short_name);
-    table.mangled_name = g.take(mangled_name);
+    table.names =
+        KernelNames::from_columns(&spans.name, &g.take(short_name), &g.take(mangled_name));
     table.config = g.take(config);
-    table.grid_id = g.take(grid_id);
-    table.graph_node_id = g.take(graph_node_id);
+    table.grid_id = IdColumn::from_vec(g.take(grid_id));
+    table.graph_node_id = SparseColumn::from_vec(g.take(graph_node_id));
     table.configs = vec![LaunchConfig::default(); configs.len()];
     for (cfg, i) in configs {
         table.configs[i as usize] = cfg;

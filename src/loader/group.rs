@@ -2,7 +2,7 @@
 //! by start inside each track. A counting sort by track (O(n)) then a sort of
 //! only those tracks that are not already in order (nsys writes most in order).
 
-use crate::model::{Ns, Span, Track};
+use crate::model::{Ns, Span, SpanColumns, Track};
 
 /// A permutation of the rows, and where each track's rows ended up.
 pub struct Grouping {
@@ -51,10 +51,10 @@ impl Grouping {
     }
 
     /// The track record of group `i`, with the longest duration in it.
-    pub fn track(&self, i: usize, starts: &[Ns], ends: &[Ns]) -> Track {
+    pub fn track(&self, i: usize, spans: &SpanColumns) -> Track {
         let events = self.tracks[i].clone();
         let max_duration = (events.start as usize..events.end as usize)
-            .map(|j| ends[j].saturating_sub(starts[j]))
+            .map(|j| spans.duration(j))
             .max()
             .unwrap_or(0);
         Track {

@@ -352,9 +352,9 @@ impl<'a> Builder<'a> {
             &t.memsets.spans,
             &t.syncs.spans,
         ] {
-            if let (Some(s), Some(e)) = (spans.start.iter().min(), spans.end.iter().max()) {
-                lo = lo.min(*s);
-                hi = hi.max(*e);
+            if let (Some(&s), Some(e)) = (spans.start.iter().min(), spans.ends().max()) {
+                lo = lo.min(s);
+                hi = hi.max(e);
             }
         }
         t.info.time_range = if lo <= hi { (lo, hi) } else { (0, 0) };

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
+use super::columns::{IdColumn, SparseColumn};
 use super::strings::StrId;
 
 /// Nanoseconds on the session clock.
@@ -17,14 +18,51 @@ pub type Ns = i64;
 pub type Span = Range<u32>;
 
 /// Start, end and name: the columns every duration event has.
+///
+/// The end is kept as a 4-byte duration from the start, not as an 8-byte
+/// timestamp: that is a tenth of a model's memory. The few events that do not
+/// fit (4.29 s and longer, or ending before they start in a damaged report)
+/// keep their exact end in a side table, so every end reads back exactly.
+/// Columns only grow: `push` appends, and an event's index never changes.
 #[derive(Debug, Default, Clone)]
 pub struct SpanColumns {
     pub start: Vec<Ns>,
-    pub end: Vec<Ns>,
+    /// `end - start`, or [`LONG`] when the end is in `long_ends`.
+    durations: Vec<u32>,
+    /// `(index, end)` of the events whose duration does not fit, by index.
+    long_ends: Vec<(u32, Ns)>,
     pub name: Vec<StrId>,
 }
 
+/// The duration that says "look the end up in the side table".
+const LONG: u32 = u32::MAX;
+
 impl SpanColumns {
+    /// Columns from whole start, end and name vectors (of one length).
+    pub fn from_columns(start: Vec<Ns>, end: Vec<Ns>, name: Vec<StrId>) -> Self {
+        debug_assert_eq!(start.len(), end.len());
+        let mut durations = Vec::with_capacity(start.len());
+        let mut long_ends = Vec::new();
+        for (i, (&s, &e)) in start.iter().zip(&end).enumerate() {
+            durations.push(encode(i, s, e, &mut long_ends));
+        }
+        SpanColumns {
+            start,
+            durations,
+            long_ends,
+            name,
+        }
+    }
+
+    /// Appends one event; its index is the previous length.
+    pub fn push(&mut self, start: Ns, end: Ns, name: StrId) {
+        let i = self.start.len();
+        self.durations
+            .push(encode(i, start, end, &mut self.long_ends));
+        self.start.push(start);
+        self.name.push(name);
+    }
+
     pub fn len(&self) -> usize {
         self.start.len()
     }
@@ -33,9 +71,43 @@ impl SpanColumns {
         self.start.is_empty()
     }
 
+    /// The end of event `i` (panics past the end, as indexing does).
+    #[inline]
+    pub fn end(&self, i: usize) -> Ns {
+        match self.durations[i] {
+            LONG => self.long_end(i),
+            d => self.start[i] + d as Ns,
+        }
+    }
+
+    /// The start and end of event `i`, None past the end.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<(Ns, Ns)> {
+        (i < self.len()).then(|| (self.start[i], self.end(i)))
+    }
+
+    /// Every end, in index order.
+    pub fn ends(&self) -> impl ExactSizeIterator<Item = Ns> + Clone + '_ {
+        (0..self.len()).map(|i| self.end(i))
+    }
+
+    /// The ends of events `range`, in index order.
+    pub fn ends_of(&self, range: Range<usize>) -> impl ExactSizeIterator<Item = Ns> + '_ {
+        range.map(|i| self.end(i))
+    }
+
+    fn long_end(&self, i: usize) -> Ns {
+        let at = self.long_ends.partition_point(|&(j, _)| (j as usize) < i);
+        self.long_ends[at].1
+    }
+
+    #[inline]
     pub fn duration(&self, i: usize) -> Ns {
-        // Saturating: a damaged report may hold any pair of timestamps.
-        self.end[i].saturating_sub(self.start[i])
+        match self.durations[i] {
+            // Saturating: a damaged report may hold any pair of timestamps.
+            LONG => self.long_end(i).saturating_sub(self.start[i]),
+            d => d as Ns,
+        }
     }
 
     /// The events of `track` that may overlap `[from, to)`: those starting
@@ -57,7 +129,21 @@ impl SpanColumns {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.start.capacity() * 8 + self.end.capacity() * 8 + self.name.capacity() * 4
+        self.start.capacity() * 8
+            + self.durations.capacity() * 4
+            + self.long_ends.capacity() * 16
+            + self.name.capacity() * 4
+    }
+}
+
+/// The stored duration of event `i`, noting its end aside when it does not fit.
+fn encode(i: usize, start: Ns, end: Ns, long_ends: &mut Vec<(u32, Ns)>) -> u32 {
+    match end.checked_sub(start).map(u32::try_from) {
+        Some(Ok(d)) if d != LONG => d,
+        _ => {
+            long_ends.push((i as u32, end));
+            LONG
+        }
     }
 }
 
@@ -66,7 +152,8 @@ impl SpanColumns {
 pub struct ApiCalls {
     pub spans: SpanColumns,
     pub correlation: Vec<u32>,
-    pub return_value: Vec<i32>,
+    /// The CUDA result code: 0 for nearly every call, so stored sparse.
+    pub return_value: SparseColumn<i32>,
 }
 
 /// OS runtime library calls (`OSRT_API`), by thread.
@@ -141,14 +228,78 @@ pub struct LaunchConfig {
 #[derive(Debug, Default)]
 pub struct Kernels {
     pub spans: SpanColumns,
-    pub short_name: Vec<StrId>,
-    pub mangled_name: Vec<StrId>,
+    /// The short and mangled names, read through [`Kernels::short_name`] and
+    /// [`Kernels::mangled_name`].
+    pub names: KernelNames,
     pub correlation: Vec<u32>,
     pub config: Vec<u32>,
-    pub grid_id: Vec<u64>,
+    pub grid_id: IdColumn,
     /// 0 when the kernel was not launched from a CUDA graph.
-    pub graph_node_id: Vec<u64>,
+    pub graph_node_id: SparseColumn<u64>,
     pub configs: Vec<LaunchConfig>,
+}
+
+impl Kernels {
+    /// The short name of kernel `i` (`shortName`), None past the end.
+    pub fn short_name(&self, i: usize) -> Option<StrId> {
+        Some(self.names.get(i, *self.spans.name.get(i)?).0)
+    }
+
+    /// The mangled name of kernel `i` (`StrId(0)` when the report has none),
+    /// None past the end.
+    pub fn mangled_name(&self, i: usize) -> Option<StrId> {
+        Some(self.names.get(i, *self.spans.name.get(i)?).1)
+    }
+}
+
+/// Kernels' short and mangled names. Every instance of one kernel function
+/// has the same pair, so it is kept once per demangled name rather than 8
+/// bytes per instance; an instance whose pair differs from its name's first
+/// is kept aside.
+#[derive(Debug, Default, Clone)]
+pub struct KernelNames {
+    by_name: HashMap<StrId, (StrId, StrId)>,
+    unusual: SparseColumn<Option<(StrId, StrId)>>,
+}
+
+impl KernelNames {
+    /// Names for kernels whose demangled names are `names`, in index order.
+    pub fn from_columns(names: &[StrId], short: &[StrId], mangled: &[StrId]) -> Self {
+        let mut kept = KernelNames::default();
+        for ((&name, &short), &mangled) in names.iter().zip(short).zip(mangled) {
+            kept.push(name, short, mangled);
+        }
+        kept
+    }
+
+    /// Appends the names of the next kernel, whose demangled name is `name`.
+    pub fn push(&mut self, name: StrId, short: StrId, mangled: StrId) {
+        let usual = *self.by_name.entry(name).or_insert((short, mangled));
+        self.unusual
+            .push((usual != (short, mangled)).then_some((short, mangled)));
+    }
+
+    /// Each demangled name with its usual (short, mangled) pair.
+    pub fn usual(&self) -> impl Iterator<Item = (StrId, (StrId, StrId))> + '_ {
+        self.by_name.iter().map(|(&name, &pair)| (name, pair))
+    }
+
+    /// Whether some instance's names differ from its demangled name's usual pair.
+    pub fn has_unusual(&self) -> bool {
+        self.unusual.others() > 0
+    }
+
+    /// The (short, mangled) names of kernel `i`, whose demangled name is `name`.
+    fn get(&self, i: usize, name: StrId) -> (StrId, StrId) {
+        match self.unusual.get(i).flatten() {
+            Some(pair) => pair,
+            None => self.by_name.get(&name).copied().unwrap_or_default(),
+        }
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.by_name.capacity() * 16 + self.unusual.heap_bytes()
+    }
 }
 
 /// Memory copies (`CUPTI_ACTIVITY_KIND_MEMCPY`), by stream. `spans.name` is
@@ -247,5 +398,65 @@ pub struct MetricSeries {
 impl MetricSeries {
     pub fn max_value(&self) -> f32 {
         self.value.iter().copied().fold(0.0, f32::max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_end_reads_back_exactly_whatever_its_duration() {
+        // Durations that fit in 4 bytes, the first that does not, an hour,
+        // an end before its start (a damaged report) and extreme timestamps.
+        let cases: [(Ns, Ns); 7] = [
+            (100, 100),
+            (100, 5_000),
+            (0, u32::MAX as Ns - 1),
+            (7, 7 + u32::MAX as Ns),
+            (1_000, 1_000 + 3_600_000_000_000),
+            (500, 400),
+            (i64::MIN, i64::MAX),
+        ];
+        let (starts, ends): (Vec<Ns>, Vec<Ns>) = cases.iter().copied().unzip();
+        let names = vec![StrId(1); cases.len()];
+        let whole = SpanColumns::from_columns(starts, ends.clone(), names);
+        let mut grown = SpanColumns::default();
+        for &(s, e) in &cases {
+            grown.push(s, e, StrId(1));
+        }
+        for spans in [&whole, &grown] {
+            assert_eq!(spans.ends().collect::<Vec<_>>(), ends);
+            for (i, &(s, e)) in cases.iter().enumerate() {
+                assert_eq!(spans.get(i), Some((s, e)));
+                assert_eq!(spans.duration(i), e.saturating_sub(s));
+            }
+            assert_eq!(spans.get(cases.len()), None);
+        }
+        // Four of seven went aside: 4 bytes each for the rest.
+        assert_eq!(whole.long_ends.len(), 4);
+    }
+
+    #[test]
+    fn a_kernel_keeps_its_own_names_when_they_differ_from_its_kind() {
+        let name = StrId(1);
+        let pairs = [
+            (StrId(3), StrId(4)),
+            (StrId(3), StrId(4)),
+            (StrId(5), StrId(0)),
+        ];
+        let names = [name, name, name];
+        let kept = KernelNames::from_columns(&names, &pairs.map(|p| p.0), &pairs.map(|p| p.1));
+        let kernels = Kernels {
+            spans: SpanColumns::from_columns(vec![0; 3], vec![1; 3], names.to_vec()),
+            names: kept,
+            ..Kernels::default()
+        };
+        for (i, &(short, mangled)) in pairs.iter().enumerate() {
+            assert_eq!(kernels.short_name(i), Some(short));
+            assert_eq!(kernels.mangled_name(i), Some(mangled));
+        }
+        assert!(kernels.names.has_unusual());
+        assert_eq!(kernels.short_name(3), None);
     }
 }

@@ -3,6 +3,7 @@
 //! Built once by the loader, then read-only. Events live in columnar tables
 //! ([`events`]); processes, threads, GPUs and streams name slices of them.
 
+pub mod columns;
 mod correlation;
 pub mod events;
 mod ids;
@@ -11,6 +12,7 @@ pub mod nsys;
 pub mod peaks;
 mod strings;
 
+pub use columns::{IdColumn, SparseColumn};
 pub use correlation::{CorrelationIndex, GpuOp, GpuOpKind, ProcessCorrelation};
 pub use events::*;
 pub use ids::{EventId, EventKind};
@@ -194,7 +196,7 @@ impl Trace {
         ];
         let mut span: Option<(Ns, Ns)> = None;
         for t in tables {
-            let (Some(&lo), Some(&hi)) = (t.start.iter().min(), t.end.iter().max()) else {
+            let (Some(&lo), Some(hi)) = (t.start.iter().min(), t.ends().max()) else {
                 continue;
             };
             span = Some(span.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
@@ -263,18 +265,17 @@ impl Trace {
         self.strings.heap_bytes()
             + self.cuda_api.spans.heap_bytes()
             + self.cuda_api.correlation.capacity() * 4
-            + self.cuda_api.return_value.capacity() * 4
+            + self.cuda_api.return_value.heap_bytes()
             + self.osrt.spans.heap_bytes()
             + self.osrt.return_value.capacity() * 9
             + self.nvtx.spans.heap_bytes()
             + self.nvtx.spans.len() * 11
             + k.spans.heap_bytes()
-            + k.short_name.capacity() * 4
-            + k.mangled_name.capacity() * 4
+            + k.names.heap_bytes()
             + k.correlation.capacity() * 4
             + k.config.capacity() * 4
-            + k.grid_id.capacity() * 8
-            + k.graph_node_id.capacity() * 8
+            + k.grid_id.heap_bytes()
+            + k.graph_node_id.heap_bytes()
             + k.configs.capacity() * std::mem::size_of::<LaunchConfig>()
             + m.spans.heap_bytes()
             + m.spans.len() * (4 + 8 + 3)

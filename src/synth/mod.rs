@@ -424,12 +424,12 @@ impl<'t> ReportWriter<'t> {
                         conn,
                         &rows::ApiRow {
                             start: api.spans.start[i] + dt,
-                            end: api.spans.end[i] + dt,
+                            end: api.spans.end(i) + dt,
                             event_class: CLASS_CUDA_RUNTIME,
                             global_tid: thread.global_tid,
                             correlation: api.correlation[i] as i64 + dc,
                             name_id: api.spans.name[i].0 as i64,
-                            return_value: api.return_value[i],
+                            return_value: api.return_value.at(i),
                         },
                     )?;
                     tick.row()?;
@@ -449,7 +449,7 @@ impl<'t> ReportWriter<'t> {
                         conn,
                         &rows::OsRow {
                             start: os.spans.start[i] + dt,
-                            end: os.spans.end[i] + dt,
+                            end: os.spans.end(i) + dt,
                             event_class: os.event_class[i],
                             global_tid: thread.global_tid,
                             name_id: os.spans.name[i].0 as i64,
@@ -528,8 +528,8 @@ impl<'t> ReportWriter<'t> {
                         let kind = nvtx.kind[idx];
                         let (event_type, end) = match kind {
                             NvtxKind::Mark => (NVTX_MARK, None),
-                            NvtxKind::PushPop => (NVTX_PUSHPOP, Some(nvtx.spans.end[idx] + dt)),
-                            NvtxKind::StartEnd => (NVTX_STARTEND, Some(nvtx.spans.end[idx] + dt)),
+                            NvtxKind::PushPop => (NVTX_PUSHPOP, Some(nvtx.spans.end(idx) + dt)),
+                            NvtxKind::StartEnd => (NVTX_STARTEND, Some(nvtx.spans.end(idx) + dt)),
                         };
                         // A single copy keeps an unended range unended (the
                         // loader stretches it to the last NVTX timestamp again).
@@ -584,7 +584,7 @@ impl<'t> ReportWriter<'t> {
     ) -> rows::GpuOpKey {
         rows::GpuOpKey {
             start: spans.start[i] + dt,
-            end: spans.end[i] + dt,
+            end: spans.end(i) + dt,
             device_id: s.device_id,
             context_id: s.context_id,
             stream_id: s.stream_id,
@@ -604,14 +604,14 @@ impl<'t> ReportWriter<'t> {
                         .configs
                         .get(k.config[i] as usize)
                         .unwrap_or(&default_config);
-                    let mangled = k.mangled_name[i];
-                    let node = k.graph_node_id[i];
+                    let mangled = k.mangled_name(i).unwrap_or_default();
+                    let node = k.graph_node_id.at(i);
                     rows::kernel(
                         conn,
                         &rows::KernelRow {
                             op: self.op_key(s, &k.spans, &k.correlation, i, shift),
                             demangled_name: k.spans.name[i].0 as i64,
-                            short_name: k.short_name[i].0 as i64,
+                            short_name: k.short_name(i).unwrap_or_default().0 as i64,
                             mangled_name: (mangled != StrId(0)).then_some(mangled.0 as i64),
                             launch_type: c.launch_type,
                             cache_config: c.cache_config,
@@ -622,7 +622,7 @@ impl<'t> ReportWriter<'t> {
                             dynamic_shared_memory: c.dynamic_shared_memory,
                             local_memory_per_thread: c.local_memory_per_thread,
                             local_memory_total: c.local_memory_total,
-                            grid_id: k.grid_id[i],
+                            grid_id: k.grid_id.at(i),
                             shared_memory_executed: c.shared_memory_executed,
                             graph_node_id: (node != 0).then_some(node),
                             shared_memory_limit_config: c.shared_memory_limit_config,

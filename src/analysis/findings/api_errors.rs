@@ -47,7 +47,7 @@ pub(super) fn api_errors(
             let (s, e) = ctx.api_span(a);
             (
                 api.spans.name[a],
-                api.return_value[a],
+                api.return_value.at(a),
                 ctx.enclosing(th, s, e),
             )
         };
@@ -56,7 +56,7 @@ pub(super) fn api_errors(
                 return;
             };
             let last = group[group.len() - 1];
-            let code = api.return_value[first];
+            let code = api.return_value.at(first);
             let (start, end) = (ctx.api_span(first).0, ctx.api_span(last).1);
             out.push(Finding {
                 kind: FindingKind::ApiError,
@@ -88,7 +88,7 @@ pub(super) fn api_errors(
             group.clear();
         };
         for a in thread.cuda_api.events.clone().map(|i| i as usize) {
-            if api.return_value.get(a).copied().unwrap_or(0) == 0 {
+            if api.return_value.get(a).unwrap_or(0) == 0 {
                 continue;
             }
             if group.last().is_some_and(|&prev| key(prev) != key(a)) {

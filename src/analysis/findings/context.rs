@@ -103,7 +103,7 @@ impl<'a> Context<'a> {
                     if trace.nvtx.kind.get(row) == Some(&NvtxKind::Mark) {
                         continue;
                     }
-                    let (start, end) = (spans.start[row], spans.end[row]);
+                    let (start, end) = (spans.start[row], spans.end(row));
                     while let Some(&top) = open.last() {
                         let r: &Range = &ranges[top];
                         if r.start <= start && end <= r.end && start < r.end {
@@ -181,12 +181,12 @@ impl<'a> Context<'a> {
     pub fn op_span(&self, op: GpuOp) -> (Ns, Ns) {
         let spans = self.trace.gpu_spans(op.kind);
         let i = op.index as usize;
-        (spans.start[i], spans.end[i])
+        (spans.start[i], spans.end(i))
     }
 
     pub fn api_span(&self, api: usize) -> (Ns, Ns) {
         let spans = &self.trace.cuda_api.spans;
-        (spans.start[api], spans.end[api])
+        (spans.start[api], spans.end(api))
     }
 
     pub fn api_name(&self, api: usize) -> &str {

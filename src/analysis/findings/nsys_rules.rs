@@ -56,7 +56,7 @@ pub(super) fn rule_findings(
         };
         for m in memcpy::matches_by(trace, Window::ALL, which, |n| ApiClass::of(n) == class) {
             let spans = &trace.memcpys.spans;
-            let (start, end) = (spans.start[m.op], spans.end[m.op]);
+            let (start, end) = (spans.start[m.op], spans.end(m.op));
             let thread = api_threads.get(m.api).copied().unwrap_or(0);
             let (api_start, api_end) = ctx.api_span(m.api);
             out.push(Finding {
@@ -88,7 +88,7 @@ pub(super) fn rule_findings(
         ApiClass::of(n) == ApiClass::BlockingSet
     }) {
         let spans = &trace.memsets.spans;
-        let (start, end) = (spans.start[m.op], spans.end[m.op]);
+        let (start, end) = (spans.start[m.op], spans.end(m.op));
         let thread = api_threads.get(m.api).copied().unwrap_or(0);
         let (api_start, api_end) = ctx.api_span(m.api);
         out.push(Finding {

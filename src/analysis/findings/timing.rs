@@ -305,7 +305,7 @@ fn pending_on_stream(ctx: &Context, stream: usize, time: Ns) -> Option<(Ns, GpuO
         }
         // A few before the boundary, in case two launches raced.
         for row in a.saturating_sub(4).max(lo)..a {
-            let end = spans.end[row as usize];
+            let end = spans.end(row as usize);
             if best.is_none_or(|(e, _)| end > e) {
                 best = Some((end, GpuOp { kind, index: row }));
             }

@@ -455,8 +455,8 @@ fn inside_range(trace: &Trace, launch: &[(Ns, Option<u32>)], name: &str) -> Vec<
                     by_thread
                         .entry(t as u32)
                         .or_default()
-                        .push((nvtx.start[r], nvtx.end[r]));
-                    all.push((nvtx.start[r], nvtx.end[r]));
+                        .push((nvtx.start[r], nvtx.end(r)));
+                    all.push((nvtx.start[r], nvtx.end(r)));
                 }
             }
         }
@@ -514,7 +514,7 @@ pub fn join(trace: &Trace, results: &NcuResults, nvtx: Option<&str>) -> Joined {
                     .entry(names[i as usize].clone())
                     .or_default()
                     .push(i);
-                if let Some(&short) = k.short_name.get(i as usize) {
+                if let Some(short) = k.short_name(i as usize) {
                     lists
                         .by_short
                         .entry(trace.name(short).to_string())

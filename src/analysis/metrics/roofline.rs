@@ -139,7 +139,7 @@ pub fn benchmark_flops(trace: &Trace) -> HashMap<u32, f64> {
     let nvtx = &trace.nvtx.spans;
     let gemm_runs: Vec<(i64, i64)> = (0..nvtx.len())
         .filter(|&r| trace.name(nvtx.name[r]) == GEMM_BENCHMARK_RANGE)
-        .map(|r| (nvtx.start[r], nvtx.end[r]))
+        .map(|r| (nvtx.start[r], nvtx.end(r)))
         .collect();
     if gemm_runs.is_empty() {
         return HashMap::new();
@@ -174,7 +174,7 @@ pub fn benchmark_flops(trace: &Trace) -> HashMap<u32, f64> {
         };
         let inside_gemm = gemm_runs
             .iter()
-            .any(|&(s, e)| s <= nvtx.start[r] && nvtx.end[r] <= e);
+            .any(|&(s, e)| s <= nvtx.start[r] && nvtx.end(r) <= e);
         let one_name = kernels
             .windows(2)
             .all(|w| k.spans.name[w[0] as usize] == k.spans.name[w[1] as usize]);
@@ -243,7 +243,7 @@ pub fn point(
         source = Some(source.unwrap_or(s));
         flops += f;
         bytes += r + w;
-        ns += spans.end[kernel as usize] - spans.start[kernel as usize];
+        ns += spans.duration(kernel as usize);
         n += 1;
     }
     if !any_bytes {

@@ -115,7 +115,7 @@ pub fn kernel_metrics(trace: &Trace) -> Option<KernelMetrics> {
         };
         let mut fewest = u32::MAX;
         for (metric, prefix) in series {
-            let (sum, count) = prefix.over(spans.start[k], spans.end[k]);
+            let (sum, count) = prefix.over(spans.start[k], spans.end(k));
             fewest = fewest.min(count);
             if count == 0 {
                 continue;
@@ -165,7 +165,7 @@ pub(crate) fn summaries(
     let spans = &trace.kernels.spans;
     let admitted = |k: usize| match scope.range {
         None => true,
-        Some(range) => scope.rule.admits(range, spans.start[k], spans.end[k]),
+        Some(range) => scope.rule.admits(range, spans.start[k], spans.end(k)),
     };
     let mut instances: HashMap<&str, u64> = HashMap::new();
     for k in 0..spans.len() {

@@ -16,7 +16,7 @@ pub(super) fn run(trace: &Trace, window: Window) -> Table {
     for thread in &trace.threads {
         for i in thread.cuda_api.events.clone() {
             let i = i as usize;
-            let (start, end) = (spans.start[i], spans.end[i]);
+            let (start, end) = (spans.start[i], spans.end(i));
             if !window.overlaps(start, end) {
                 continue;
             }

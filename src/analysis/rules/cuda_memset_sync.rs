@@ -25,7 +25,7 @@ pub(crate) fn matches_by(trace: &Trace, window: Window, api: impl Fn(&str) -> bo
     for (s, stream) in trace.streams.iter().enumerate() {
         for i in stream.memsets.events.clone() {
             let i = i as usize;
-            if !window.overlaps(m.spans.start[i], m.spans.end[i])
+            if !window.overlaps(m.spans.start[i], m.spans.end(i))
                 || !REPORTED_KINDS.contains(&m.mem_kind[i])
             {
                 continue;

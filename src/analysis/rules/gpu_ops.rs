@@ -31,7 +31,7 @@ pub(super) fn by_device(trace: &Trace, window: Window) -> BTreeMap<(u32, u32), V
         ] {
             for i in track.events.clone() {
                 let i = i as usize;
-                let (start, end) = (spans.start[i], spans.end[i]);
+                let (start, end) = (spans.start[i], spans.end(i));
                 if start > 0 && window.overlaps(start, end) {
                     ops.push(Op {
                         start,

@@ -81,7 +81,7 @@ pub(crate) fn matches_by(
     for (s, stream) in trace.streams.iter().enumerate() {
         for i in stream.memcpys.events.clone() {
             let i = i as usize;
-            if !window.overlaps(m.spans.start[i], m.spans.end[i]) {
+            if !window.overlaps(m.spans.start[i], m.spans.end(i)) {
                 continue;
             }
             let keep = which.copy(trace, i);

@@ -269,7 +269,7 @@ fn find_nvtx(trace: &Trace, spec: &str) -> Option<TimeRange> {
                 if best.is_none_or(|b| spans.start[i] < b.start) {
                     best = Some(TimeRange {
                         start: spans.start[i],
-                        end: spans.end[i],
+                        end: spans.end(i),
                     });
                 }
             }

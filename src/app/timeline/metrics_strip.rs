@@ -110,7 +110,7 @@ impl MetricsStrip {
             let color = i
                 .checked_sub(1)
                 .map(|j| lo + j)
-                .filter(|&k| spans.end[k] >= t)
+                .filter(|&k| spans.end(k) >= t)
                 .and_then(|k| self.value(k))
                 .map(|v| self.color(v));
             match (run, color) {

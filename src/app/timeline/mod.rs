@@ -524,7 +524,8 @@ impl Timeline {
                     .iter()
                     .find(|s| s.kernels.events.contains(&ev.index))?
                     .device_id;
-                Some((*spans.start.get(i)?, *spans.end.get(i)?, device))
+                let (start, end) = spans.get(i)?;
+                Some((start, end, device))
             });
         let mut painted = 0;
         let mut toggles = Vec::new();

@@ -74,7 +74,7 @@ impl Timeline {
     fn slot(&self, trace: &Trace, ev: EventRef, map: &Mapping) -> Option<Rect> {
         let spans = ev.table.spans(trace);
         let i = ev.index as usize;
-        let (&s, &e) = (spans.start.get(i)?, spans.end.get(i)?);
+        let (s, e) = spans.get(i)?;
         let (_, lane) = self.lane_of(ev)?;
         let level = if ev.table == Table::Nvtx {
             trace.nvtx.depth.get(i).copied().unwrap_or(0)

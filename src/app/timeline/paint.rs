@@ -80,14 +80,16 @@ pub fn lane(
     let win = spans.window(&track.events, from_ns, to_ns, track.max_duration);
     let (lo, hi) = (win.start as usize, win.end as usize);
     let starts = &spans.start;
-    let ends = &spans.end;
     let mut drawn = 0;
     let draw = |i: usize, drawn: &mut usize| {
         *drawn += 1;
         let ev = EventRef::new(table, i as u32);
         let l = level(trace, table, i) as f32;
         let x0 = map.x(starts[i]).max(rect.left() - 2.0);
-        let x1 = map.x(ends[i]).min(rect.right() + 2.0).max(x0 + MIN_BOX_PX);
+        let x1 = map
+            .x(spans.end(i))
+            .min(rect.right() + 2.0)
+            .max(x0 + MIN_BOX_PX);
         let y0 = rect.top() + 1.0 + l * LANE_H;
         let r = Rect::from_min_max(pos2(x0, y0), pos2(x1, y0 + LANE_H - 2.0));
         let fill = event_color(trace, ev, style.name_colors);
@@ -139,7 +141,7 @@ pub fn lane(
         let l = level(trace, table, k);
         if l < min_level {
             min_level = l;
-            if ends[k] as f64 > from {
+            if spans.end(k) as f64 > from {
                 draw(k, &mut drawn);
             }
             if l == 0 {
@@ -160,7 +162,7 @@ pub fn lane(
     let mut i = a;
     while i < hi {
         let x0 = map.x(starts[i]);
-        let x1 = map.x(ends[i]);
+        let x1 = map.x(spans.end(i));
         if x1 - x0 >= MIN_BOX_PX {
             draw(i, &mut drawn);
             i += 1;
@@ -197,7 +199,7 @@ pub fn lane(
             let lk = level(trace, table, k);
             if lk < min_level {
                 min_level = lk;
-                if map.x(ends[k]) > px + 1.0 + MIN_BOX_PX {
+                if map.x(spans.end(k)) > px + 1.0 + MIN_BOX_PX {
                     draw(k, &mut drawn);
                 }
                 if lk == 0 {
@@ -268,7 +270,7 @@ pub fn hit(
         if level(trace, table, i) != want_level {
             continue;
         }
-        let (s, e) = (spans.start[i] as f64, spans.end[i] as f64);
+        let (s, e) = (spans.start[i] as f64, spans.end(i) as f64);
         let dist = if t < s {
             s - t
         } else if t > e {
@@ -380,8 +382,7 @@ pub fn activity(
 ) -> usize {
     let spans = table.spans(trace);
     let events = track.events.start as usize..track.events.end as usize;
-    let (Some(starts), Some(ends)) = (spans.start.get(events.clone()), spans.end.get(events))
-    else {
+    let Some(starts) = spans.start.get(events.clone()) else {
         return 0;
     };
     let (left, right) = (rect.left().max(map.left), rect.right());
@@ -394,7 +395,7 @@ pub fn activity(
         // reaches into the column (nested ranges end inside their parents,
         // so a column inside a long outer range may read idle: a summary).
         let i = starts.partition_point(|&s| (s as f64) < b);
-        let busy = i > 0 && (ends[i - 1] as f64) > a;
+        let busy = i > 0 && (spans.end(events.start + i - 1) as f64) > a;
         match (busy, run) {
             (true, None) => run = Some(x),
             (false, Some(x0)) => {

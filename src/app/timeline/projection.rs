@@ -31,10 +31,8 @@ impl Projected {
         let end = trace
             .nvtx
             .spans
-            .end
             .get(self.nvtx as usize)
-            .copied()
-            .unwrap_or(self.gpu_end);
+            .map_or(self.gpu_end, |(_, end)| end);
         self.gpu_end - end
     }
 }
@@ -111,7 +109,7 @@ impl Projection {
             if late {
                 // Where the CPU range ended: the GPU work to the right of this
                 // tick was not waited for.
-                let end = trace.nvtx.spans.end[p.nvtx as usize];
+                let end = trace.nvtx.spans.end(p.nvtx as usize);
                 let x = map.x(end);
                 // Only where the overhang is wide enough to see: on tiny
                 // boxes a tick per range would hide the colour.

@@ -191,7 +191,7 @@ pub fn timeline_kernels(trace: &Trace) -> Vec<TimelineKernel> {
     (0..k.spans.len())
         .map(|i| {
             let mut names = vec![trace.name(k.spans.name[i]).to_string()];
-            for id in [k.short_name[i], k.mangled_name[i]] {
+            for id in [k.short_name(i), k.mangled_name(i)].into_iter().flatten() {
                 let n = trace.name(id);
                 if !n.is_empty() && !names.iter().any(|x| x == n) {
                     names.push(n.to_string());
