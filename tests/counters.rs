@@ -447,3 +447,91 @@ fn capture_with_counters_on_the_gpu() {
     );
     assert_eq!(counters(&result.trace).len(), set.len());
 }
+
+/// Kernels a CUDA graph launched are counted by kernel replay, the one mode
+/// CUPTI profiles them per kernel with; everything else by user replay.
+#[test]
+fn graph_launched_kernels_choose_kernel_replay() {
+    use sightline::capture::counters::Replay;
+    let graphs = common::load("torch_work.sqlite");
+    assert!(graphs.kernels.graph_node_id.iter().any(|n| n != 0));
+    assert_eq!(pass::replay_for(&graphs), Replay::Kernel);
+    let plain = load(&fixture("counters/gemm_small.sqlite"));
+    assert_eq!(pass::replay_for(&plain), Replay::User);
+    // Room for every kernel and more with user replay; kernel replay, at
+    // about 0.2 s a kernel, is bounded.
+    let room = pass::range_room(&plain, Replay::User).expect("room");
+    assert!(room > plain.kernels.spans.len());
+    assert!(pass::range_room(&graphs, Replay::Kernel).is_ok());
+    // More kernels than kernel replay takes on in a capture's time: refused,
+    // with the reason and what to do.
+    let mut many = Trace::default();
+    for i in 0..=pass::MAX_KERNEL_REPLAY_KERNELS as i64 {
+        many.kernels
+            .spans
+            .push(i * 10, i * 10 + 5, sightline::model::StrId(1));
+        many.kernels.graph_node_id.push(7);
+    }
+    assert_eq!(pass::replay_for(&many), Replay::Kernel);
+    let why = pass::range_room(&many, Replay::Kernel).expect_err("refused");
+    assert!(
+        why.contains("CUDA graphs") && why.contains("at most 256 kernels"),
+        "{why}"
+    );
+    let note = sightline::capture::counters::pass_note(3, 3, 2, Replay::Kernel);
+    assert!(
+        note.contains("kernel replay") && note.contains("CUDA graphs"),
+        "{note}"
+    );
+}
+
+/// On a GPU: a benchmark that launches a CUDA graph gets counters too (with
+/// user replay, `cuptiRangeProfilerStop` failed with CUPTI_ERROR_UNKNOWN and
+/// the capture went on without them).
+#[test]
+fn capture_with_counters_of_a_graph_benchmark_on_the_gpu() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    use sightline::capture::benchmarks;
+    use sightline::capture::session::{self, CaptureOptions, CounterOutcome};
+    if !sightline::capture::environment::driver_present() {
+        eprintln!("skipped: no GPU (no NVIDIA driver on this machine)");
+        return;
+    }
+    let spec = benchmarks::find("launch-overhead").expect("benchmark");
+    let args: Vec<String> = ["--launches", "50", "--iterations", "1", "--warmup", "0"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let params = benchmarks::parse_args(spec, &args).expect("params");
+    let options = CaptureOptions {
+        counters: CounterRequest::from_args(Some("default"), None).expect("request"),
+        ..CaptureOptions::default()
+    };
+    let (tx, _rx) = crossbeam_channel::unbounded();
+    let result = session::capture(
+        spec,
+        &params,
+        &options,
+        &Arc::new(AtomicBool::new(false)),
+        &tx,
+    )
+    .expect("capture");
+    let Some(CounterOutcome::Collected(set)) = &result.counters else {
+        panic!("no counters: {:?}", result.counters);
+    };
+    let kernels = result.trace.kernels.spans.len();
+    assert!(result.trace.kernels.graph_node_id.iter().any(|n| n != 0));
+    assert_eq!(
+        set.len(),
+        kernels * DEFAULT_METRICS.len(),
+        "{:?}",
+        set.notes
+    );
+    assert!(
+        set.notes.iter().any(|n| n.contains("kernel replay")),
+        "{:?}",
+        set.notes
+    );
+}

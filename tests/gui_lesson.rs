@@ -56,7 +56,7 @@ fn span(trace: &Trace, ev: EventId) -> (i64, i64) {
         EventKind::Graph => &trace.graph_execs.spans,
         other => panic!("no lesson selects a {other:?} here"),
     };
-    (spans.start[ev.index as usize], spans.end[ev.index as usize])
+    (spans.start[ev.index as usize], spans.end(ev.index as usize))
 }
 
 /// Checks that step `i` of `lesson` is the one shown, as its file says: its
@@ -390,6 +390,50 @@ fn a_capture_step_on_a_gpu_records_live_then_shows_its_targets() {
     assert_step_shown(&h, &lesson, last);
     let captures = h.state().docs().filter(|d| d.live.is_some()).count();
     assert_eq!(captures, 1, "one capture per lesson run");
+}
+
+/// Lesson 3's last step captures gemm with counters: on a GPU its tab holds
+/// the counters of every kernel and the step shows the selected kernel's
+/// panel; elsewhere the step asks for them and says "skipped".
+#[test]
+fn a_capture_step_with_metrics_on_a_gpu_shows_the_kernels_counters() {
+    use sightline::capture::environment;
+    let lesson = load_lesson("03_gemm_tensor_cores.toml");
+    let last = lesson.steps.len() - 1;
+    let asks = lesson.steps[last]
+        .capture
+        .as_ref()
+        .and_then(|c| c.counters.as_ref())
+        .is_some_and(|c| !c.metrics.is_empty());
+    assert!(asks, "the step's capture asks for counters");
+    if let Err(e) = environment::check_cupti() {
+        eprintln!("skipped: no live capture here ({e})");
+        return;
+    }
+    if ran_again_with_nvtx_injected(
+        "a_capture_step_with_metrics_on_a_gpu_shows_the_kernels_counters",
+    ) {
+        return;
+    }
+    let mut h = harness_with(lesson.clone());
+    h.state_mut().lessons.go(last);
+    h.run_steps(3);
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, last);
+    let doc = h.state().doc().expect("shown");
+    assert!(doc.live.is_some(), "the step is shown in the capture");
+    let counted: std::collections::BTreeSet<u32> = doc
+        .trace
+        .kernel_metrics
+        .iter()
+        .flat_map(|set| set.kernel.iter().copied())
+        .collect();
+    assert_eq!(
+        counted.len(),
+        doc.trace.kernels.spans.len(),
+        "every kernel has counters: {:?}",
+        doc.trace.warnings
+    );
 }
 
 /// A step that opens the Findings panel shows the group its text names,

@@ -267,16 +267,28 @@ pub fn capture(
         Some(Ok(_)) if stopped_early || benchmark_error.is_some() => Some(CounterOutcome::Skipped(
             "the benchmark did not finish: no counter pass".into(),
         )),
-        Some(Ok(prepared)) => {
+        Some(Ok(prepared)) => 'pass: {
+            let replay = counters::pass::replay_for(&trace);
+            let max_ranges = match counters::pass::range_room(&trace, replay) {
+                Ok(room) => room,
+                Err(why) => break 'pass Some(CounterOutcome::Skipped(why)),
+            };
+            let how = match replay {
+                counters::Replay::User => "once per pass",
+                counters::Replay::Kernel => {
+                    "once, each kernel replayed per pass (it launches CUDA graphs)"
+                }
+            };
             let _ = messages.send(CaptureMessage::Output(format!(
-                "counter pass: running {} again under CUPTI's range profiler, once per pass ({} \
-                 metrics, {} pass{}) …",
+                "counter pass: running {} again under CUPTI's range profiler, {how} ({} metrics, \
+                 {} pass{}) …",
                 spec.name,
                 prepared.request.metrics.len(),
                 prepared.passes,
                 if prepared.passes == 1 { "" } else { "es" }
             )));
-            let outcome = counter_pass(spec, params, options, &prepared, &trace, stop);
+            let pass = CounterPass { replay, max_ranges };
+            let outcome = counter_pass(spec, params, options, &prepared, &trace, pass, stop);
             if let CounterOutcome::Collected(set) = &outcome {
                 live.write_kernel_metrics(&trace, set)
                     .map_err(CaptureError::Save)?;
@@ -303,6 +315,12 @@ pub fn capture(
     })
 }
 
+/// How the counter pass runs: its replay mode and the ranges it has room for.
+struct CounterPass {
+    replay: counters::Replay,
+    max_ranges: usize,
+}
+
 /// Runs the benchmark a second time, on this thread, under the range
 /// profiler, and joins its counters to the timeline's kernels.
 fn counter_pass(
@@ -311,11 +329,10 @@ fn counter_pass(
     options: &CaptureOptions,
     prepared: &counters::pass::Prepared,
     trace: &Trace,
+    CounterPass { replay, max_ranges }: CounterPass,
     stop: &Arc<AtomicBool>,
 ) -> CounterOutcome {
-    // Room for every kernel of the first run and some more.
-    let max_ranges = trace.kernels.spans.len() + 64;
-    let ran = counters::pass::run_pass(prepared, max_ranges, || {
+    let ran = counters::pass::run_pass(prepared, max_ranges, replay, || {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             benchmarks::run(spec, params, &mut std::io::sink(), stop).map_err(|e| e.to_string())
         }))

@@ -26,6 +26,8 @@ pub mod target;
 
 use std::fmt;
 
+pub use target::Replay;
+
 use crate::model::{KernelMetrics, MetricDef, MetricSource};
 
 /// The metrics `--metrics` (or `--metrics default`) collects: seed 000's set
@@ -234,13 +236,23 @@ impl std::error::Error for CounterError {}
 
 /// The line a capture prints (and the report keeps) about how its counters
 /// were collected.
-pub fn pass_note(matched: usize, kernels: usize, passes: usize) -> String {
+pub fn pass_note(matched: usize, kernels: usize, passes: usize, replay: Replay) -> String {
+    let plural = if passes == 1 { "" } else { "es" };
+    let how = match replay {
+        Replay::User => format!(
+            "counters from separate counter runs: the benchmark ran again under CUPTI's range \
+             profiler, once per pass ({passes} pass{plural}, one range per kernel)"
+        ),
+        Replay::Kernel => format!(
+            "counters from a separate counter run with kernel replay: the benchmark launches \
+             CUDA graphs, which CUPTI profiles per kernel only by replaying each kernel alone \
+             ({passes} pass{plural}, one range per kernel); CUPTI saves and restores the memory \
+             a replayed kernel touches, so its DRAM writes may include that restore"
+        ),
+    };
     format!(
-        "counters from separate counter runs: the benchmark ran again under CUPTI's range \
-         profiler, once per pass ({passes} pass{}, one range per kernel), so the timeline's \
-         timings are those of the plain run; {matched} of {kernels} kernel instances matched by \
-         launch order",
-        if passes == 1 { "" } else { "es" }
+        "{how}, so the timeline's timings are those of the plain run; {matched} of {kernels} \
+         kernel instances matched by launch order"
     )
 }
 

@@ -8,7 +8,7 @@ use super::flush::CacheFlush;
 use super::host::{self, Host};
 use super::matching::{self, TimelineKernel};
 use super::names::SupportedMetrics;
-use super::target::{self, PrimaryContext, RangeProfiler};
+use super::target::{self, PrimaryContext, RangeProfiler, Replay};
 use super::{Caches, CounterError, CounterRequest, MAX_PASSES};
 use crate::model::{KernelMetrics, Trace};
 
@@ -74,14 +74,53 @@ pub struct CounterRanges {
     pub image: Vec<u8>,
     /// Whether the caches were flushed before each kernel.
     pub caches: Caches,
+    /// How the passes ran.
+    pub replay: Replay,
 }
 
-/// Runs `work` (the benchmark, on this thread) under the range profiler once
-/// per pass (user replay), room for `max_ranges` kernels, and evaluates every
-/// range.
+/// How the counter pass must replay a benchmark whose plain run gave `trace`:
+/// kernel replay where a CUDA graph launched kernels (CUPTI profiles those
+/// per kernel with nothing else), user replay otherwise.
+pub fn replay_for(trace: &Trace) -> Replay {
+    if trace.kernels.graph_node_id.iter().any(|node| node != 0) {
+        Replay::Kernel
+    } else {
+        Replay::User
+    }
+}
+
+/// The most kernels a counter pass with kernel replay takes on. Kernel
+/// replay costs about 0.2 s a kernel for the default metric set's 9 passes
+/// (150 kernels of launch-overhead: 30 s, on an H200), and that cost follows
+/// every kernel the benchmark launches, not the ranges asked for: with room
+/// for 256 ranges, launch-overhead's 120,000 kernels had not finished after
+/// 200 s; with room for all of them, CUPTI spent 77 s preparing, then failed
+/// to start (CUPTI_ERROR_UNKNOWN). A larger run is refused with the reason.
+pub const MAX_KERNEL_REPLAY_KERNELS: usize = 256;
+
+/// How many ranges the counter pass makes room for, when the plain run gave
+/// `trace` (every kernel and some more), or why it is not run.
+pub fn range_room(trace: &Trace, replay: Replay) -> Result<usize, String> {
+    let kernels = trace.kernels.spans.len();
+    if replay == Replay::Kernel && kernels > MAX_KERNEL_REPLAY_KERNELS {
+        return Err(format!(
+            "the benchmark launches CUDA graphs, whose kernels CUPTI counts only by replaying \
+             each kernel alone, about 0.2 s a kernel: its {kernels} kernels would take about \
+             {} min; for counters, run it with at most {MAX_KERNEL_REPLAY_KERNELS} kernels \
+             (e.g. launch-overhead --launches 50 --iterations 1 --warmup 0)",
+            (kernels / 5).div_ceil(60)
+        ));
+    }
+    Ok(kernels + 64)
+}
+
+/// Runs `work` (the benchmark, on this thread) under the range profiler,
+/// once per pass with user replay or once with kernel replay, room for
+/// `max_ranges` kernels, and evaluates every range.
 pub fn run_pass(
     prepared: &Prepared,
     max_ranges: usize,
+    replay: Replay,
     mut work: impl FnMut() -> Result<(), String>,
 ) -> Result<CounterRanges, CounterError> {
     let max_ranges = max_ranges.max(1);
@@ -91,6 +130,12 @@ pub fn run_pass(
         // flushed; dropped (unsubscribed, buffers freed) after the last run.
         let flush = if prepared.request.warm_caches {
             Err(Caches::Warm)
+        } else if replay == Replay::Kernel {
+            // A flush runs before a launch call; a graph's kernels are all
+            // launched by one call, so there is no place between them.
+            Err(Caches::NotFlushed(
+                "CUDA graph launches: no launch call between a graph's kernels to flush at".into(),
+            ))
         } else {
             CacheFlush::install(&ctx).map_err(|e| Caches::NotFlushed(e.to_string()))
         };
@@ -100,8 +145,13 @@ pub fn run_pass(
         } else {
             max_ranges
         };
-        let mut profiler =
-            RangeProfiler::enable(&ctx, &prepared.config, &prepared.request.metrics, room)?;
+        let mut profiler = RangeProfiler::enable(
+            &ctx,
+            &prepared.config,
+            &prepared.request.metrics,
+            room,
+            replay,
+        )?;
         // CUPTI says when it has every pass; the bound only guards against a
         // profiler that never does.
         let mut runs = 0;
@@ -116,6 +166,11 @@ pub fn run_pass(
             runs += 1;
             if all_submitted {
                 break;
+            }
+            if replay == Replay::Kernel {
+                return Err(CounterError::Cupti(
+                    "kernel replay left passes unsubmitted after the run".into(),
+                ));
             }
             if runs > prepared.passes.max(1) * 2 {
                 return Err(CounterError::Cupti(format!(
@@ -154,6 +209,7 @@ pub fn run_pass(
     }
     ranges.dropped = dropped;
     ranges.caches = caches;
+    ranges.replay = replay;
     Ok(ranges)
 }
 
@@ -225,8 +281,12 @@ pub fn to_kernel_metrics(
             }
         }
     }
-    set.notes
-        .push(super::pass_note(join.pairs.len(), kernels.len(), passes));
+    set.notes.push(super::pass_note(
+        join.pairs.len(),
+        kernels.len(),
+        passes,
+        ranges.replay,
+    ));
     set.notes.push(super::conditions_note(&ranges.caches));
     if join.by_order_only && !join.pairs.is_empty() {
         set.notes

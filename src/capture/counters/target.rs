@@ -180,6 +180,25 @@ impl Drop for PrimaryContext {
     }
 }
 
+/// How the passes a metric set needs are run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Replay {
+    /// The caller runs the whole workload once per pass (`start`, work,
+    /// `stop`, until every pass is submitted). Preferred: kernel replay's
+    /// save and restore of the memory a kernel touches showed in its DRAM
+    /// write counts on the H100 (10 MB for a GEMM whose 4 MB result ncu sees
+    /// stay in L2).
+    #[default]
+    User,
+    /// CUPTI replays each kernel alone, once per pass, within one run. The
+    /// only per-kernel mode for kernels a CUDA graph launches: CUPTI's release
+    /// notes (Known Issues, "Range Profiling API") say user and application
+    /// replay with auto range do not support them; `cuptiRangeProfilerStop`
+    /// then fails with CUPTI_ERROR_UNKNOWN (seen on the H200 with
+    /// `launch-overhead`).
+    Kernel,
+}
+
 /// A range profiler enabled on a context, with its counter-data image.
 pub struct RangeProfiler {
     object: *mut cupti::CUpti_RangeProfiler_Object,
@@ -189,17 +208,14 @@ pub struct RangeProfiler {
 
 impl RangeProfiler {
     /// Enables the profiler on `ctx` and configures it: one range per kernel
-    /// (auto range), room for `max_ranges` ranges, and user replay: the
-    /// caller runs the whole workload once per pass (`start`, work, `stop`
-    /// until every pass is submitted). Kernel replay, where CUPTI saves and
-    /// restores the memory a kernel touches and replays it alone, was tried
-    /// first: on the H100 its DRAM write counts carried that restore's
-    /// write-backs (10 MB for a GEMM whose 4 MB result ncu sees stay in L2).
+    /// (auto range), room for `max_ranges` ranges, and `replay` (see
+    /// [`Replay`]).
     pub fn enable(
         ctx: &PrimaryContext,
         config: &[u8],
         metrics: &[String],
         max_ranges: usize,
+        replay: Replay,
     ) -> Result<RangeProfiler, CounterError> {
         let mut en = params!(
             cupti::CUpti_RangeProfiler_Enable_Params,
@@ -255,7 +271,10 @@ impl RangeProfiler {
         set.counterDataImageSize = profiler.image.len();
         set.pCounterDataImage = profiler.image.as_mut_ptr();
         set.range = cupti::CUpti_ProfilerRange::CUPTI_AutoRange;
-        set.replayMode = cupti::CUpti_ProfilerReplayMode::CUPTI_UserReplay;
+        set.replayMode = match replay {
+            Replay::User => cupti::CUpti_ProfilerReplayMode::CUPTI_UserReplay,
+            Replay::Kernel => cupti::CUpti_ProfilerReplayMode::CUPTI_KernelReplay,
+        };
         set.maxRangesPerPass = max_ranges;
         set.numNestingLevels = 1;
         set.minNestingLevel = 1;
