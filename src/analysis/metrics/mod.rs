@@ -27,6 +27,43 @@ pub fn kernel_devices(trace: &Trace) -> Vec<Option<u32>> {
     devices
 }
 
+/// Kernel instances picked out of a metric set: each gets a slot, found by
+/// indexing a table by kernel rather than searching for every row (a set
+/// holds a row per instance and metric: 30 million at 3.4M kernels).
+pub(crate) struct Selection {
+    /// Kernel index → its slot, [`Selection::NONE`] if not picked.
+    slot_of: Vec<u32>,
+    /// How many distinct instances were picked.
+    pub len: usize,
+}
+
+impl Selection {
+    const NONE: u32 = u32::MAX;
+
+    pub fn new(kernels: &[u32]) -> Selection {
+        let size = kernels.iter().max().map_or(0, |&k| k as usize + 1);
+        let mut slot_of = vec![Self::NONE; size];
+        let mut len = 0;
+        for &k in kernels {
+            let slot = &mut slot_of[k as usize];
+            if *slot == Self::NONE {
+                *slot = len as u32;
+                len += 1;
+            }
+        }
+        Selection { slot_of, len }
+    }
+
+    /// The slot of `kernel`, if it was picked.
+    #[inline]
+    pub fn slot(&self, kernel: u32) -> Option<usize> {
+        match self.slot_of.get(kernel as usize) {
+            Some(&s) if s != Self::NONE => Some(s as usize),
+            _ => None,
+        }
+    }
+}
+
 /// One metric of one kernel name over its instances.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricStats {
@@ -45,11 +82,10 @@ pub struct MetricStats {
 /// instances with at least [`sampled::MIN_SAMPLES`] samples. The median of an
 /// even count is the mean of the middle two.
 pub fn stats_over(set: &KernelMetrics, kernels: &[u32]) -> Vec<MetricStats> {
-    let mut wanted = kernels.to_vec();
-    wanted.sort_unstable();
+    let wanted = Selection::new(kernels);
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); set.metrics.len()];
     for i in 0..set.len() {
-        if wanted.binary_search(&set.kernel[i]).is_err() {
+        if wanted.slot(set.kernel[i]).is_none() {
             continue;
         }
         if set
@@ -96,14 +132,12 @@ pub fn too_short(set: &KernelMetrics, kernels: &[u32]) -> usize {
     if set.samples.is_empty() {
         return 0;
     }
-    let mut wanted = kernels.to_vec();
-    wanted.sort_unstable();
     // An instance counts once, however often it is named.
-    wanted.dedup();
-    let mut sampled = vec![false; wanted.len()];
+    let wanted = Selection::new(kernels);
+    let mut sampled = vec![false; wanted.len];
     for i in 0..set.len() {
         if set.samples[i] >= sampled::MIN_SAMPLES
-            && let Ok(p) = wanted.binary_search(&set.kernel[i])
+            && let Some(p) = wanted.slot(set.kernel[i])
         {
             sampled[p] = true;
         }
@@ -172,7 +206,7 @@ pub fn summarise(
             &empty
         };
         out.push(SetSummary {
-            speed_of_light: speed_of_light::of_kernels(set, kernels),
+            speed_of_light: speed_of_light::of_stats(set, &stats),
             roofline: roofline::point(trace, set, kernels, work_ref),
             set: set.clone(),
             stats,

@@ -189,8 +189,8 @@ pub fn benchmark_flops(trace: &Trace) -> HashMap<u32, f64> {
 
 /// FLOPs of one instance from FP32 instruction counters, when all three were
 /// collected.
-fn counter_flops(values: &HashMap<u16, f64>, set: &KernelMetrics) -> Option<f64> {
-    let v = |name: &str| set.metric_index(name).and_then(|m| values.get(&(m as u16)));
+fn counter_flops(value: impl Fn(usize) -> Option<f64>, set: &KernelMetrics) -> Option<f64> {
+    let v = |name: &str| set.metric_index(name).and_then(&value);
     Some(2.0 * v(FFMA)? + v(FADD)? + v(FMUL)?)
 }
 
@@ -202,15 +202,18 @@ pub fn point(
     kernels: &[u32],
     work: &HashMap<u32, f64>,
 ) -> Result<Point, NotPlotted> {
-    let mut wanted = kernels.to_vec();
-    wanted.sort_unstable();
-    let mut values: HashMap<u32, HashMap<u16, f64>> = HashMap::new();
+    // Each picked instance's values, a row of the set's metrics (NaN where
+    // it has none), in slot order: a deterministic sum, and no map per
+    // instance.
+    let wanted = super::Selection::new(kernels);
+    let width = set.metrics.len();
+    let mut values = vec![f64::NAN; wanted.len * width];
+    let mut kernel_of = vec![0u32; wanted.len];
     for i in 0..set.len() {
-        if wanted.binary_search(&set.kernel[i]).is_ok() {
-            values
-                .entry(set.kernel[i])
-                .or_default()
-                .insert(set.metric[i], set.value[i]);
+        let (k, m) = (set.kernel[i], set.metric[i] as usize);
+        if let Some(slot) = wanted.slot(k).filter(|_| m < width) {
+            values[slot * width + m] = set.value[i];
+            kernel_of[slot] = k;
         }
     }
     let (Some(read), Some(write)) = (set.metric_index(DRAM_READ), set.metric_index(DRAM_WRITE))
@@ -218,19 +221,20 @@ pub fn point(
         return Err(NotPlotted::NoDramBytes);
     };
     let spans = &trace.kernels.spans;
-    let tensor = set.metric_index(TENSOR_PIPE).map(|m| m as u16);
+    let tensor = set.metric_index(TENSOR_PIPE);
     let mut uncounted_tensor = false;
     let (mut flops, mut bytes, mut ns, mut n) = (0.0, 0.0, 0i64, 0usize);
     let mut source = None;
     let mut any_bytes = false;
-    for (&kernel, v) in &values {
-        let (Some(r), Some(w)) = (v.get(&(read as u16)), v.get(&(write as u16))) else {
+    for (row, &kernel) in values.chunks_exact(width.max(1)).zip(&kernel_of) {
+        let v = |m: usize| row.get(m).copied().filter(|x| !x.is_nan());
+        let (Some(r), Some(w)) = (v(read), v(write)) else {
             continue;
         };
         any_bytes = true;
         let on_tensor_cores = tensor
-            .and_then(|m| v.get(&m))
-            .is_some_and(|&pct| pct > TENSOR_ACTIVE_PCT);
+            .and_then(v)
+            .is_some_and(|pct| pct > TENSOR_ACTIVE_PCT);
         let counted = counter_flops(v, set).filter(|&f| f > 0.0 && !on_tensor_cores);
         let f = match counted {
             Some(f) => Some((f, FlopSource::Counters)),
