@@ -15,6 +15,7 @@ use crossbeam_channel::Receiver;
 use eframe::egui::{self, ColorImage, Rect, Stroke, pos2, vec2};
 
 use super::format;
+use super::job::Job;
 use crate::model::Ns;
 
 /// Frames drawn between the request and the capture (the menu closes).
@@ -65,7 +66,7 @@ enum State {
         since: Instant,
     },
     /// The PNG is being encoded and written.
-    Writing(Receiver<Result<PathBuf, String>>),
+    Writing(Job<Result<PathBuf, String>>),
 }
 
 /// The export in progress, and the path box of the File menu.
@@ -291,37 +292,33 @@ impl ImageExport {
                         .into(),
                 )),
             },
-            State::Writing(rx) => match rx.try_recv() {
-                Ok(Ok(path)) => Some(Outcome::Saved(path)),
-                Ok(Err(e)) => Some(Outcome::Failed(e)),
-                Err(crossbeam_channel::TryRecvError::Empty) => {
-                    self.state = State::Writing(rx);
+            State::Writing(mut job) => match job.take() {
+                Some(Ok(path)) => Some(Outcome::Saved(path)),
+                Some(Err(e)) => Some(Outcome::Failed(e)),
+                None if job.is_running() => {
+                    self.state = State::Writing(job);
                     ctx.request_repaint_after(Duration::from_millis(50));
                     None
                 }
-                Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                    Some(Outcome::Failed("writing the image failed".into()))
-                }
+                // The worker ended without a result: it panicked.
+                None => Some(Outcome::Failed("writing the image failed".into())),
             },
         }
     }
 
     /// Encodes and writes on a worker thread.
     fn write(&mut self, image: ColorImage, path: PathBuf) -> Option<Outcome> {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let spawned = std::thread::Builder::new()
-            .name("sightline-export-image".into())
-            .spawn(move || {
-                let _ = tx.send(write_png(&path, &image).map(|()| path));
-            });
-        match spawned {
-            Ok(_) => {
-                self.state = State::Writing(rx);
-                None
-            }
-            Err(e) => Some(Outcome::Failed(format!(
-                "cannot start writing the image: {e}"
-            ))),
+        let mut job = Job::default();
+        let started = job.start("sightline-export-image", None, move |_| {
+            Some(write_png(&path, &image).map(|()| path))
+        });
+        if started {
+            self.state = State::Writing(job);
+            None
+        } else {
+            Some(Outcome::Failed(
+                "cannot start writing the image: no thread".into(),
+            ))
         }
     }
 }

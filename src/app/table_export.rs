@@ -10,9 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crossbeam_channel::Receiver;
 use eframe::egui::{self, Ui};
 
+use super::job::Job;
 use crate::analysis::Table;
 
 /// Builds the table to export; runs on the worker thread.
@@ -35,14 +35,14 @@ enum Request {
 pub struct TableExport {
     /// The Save CSV path box, shown once "Save CSV…" is clicked.
     path: Option<String>,
-    pending: Option<Receiver<Outcome>>,
+    job: Job<Outcome>,
     /// What the last copy or save did, for the line beside the buttons.
     pub status: Option<Result<String, String>>,
 }
 
 impl TableExport {
     pub fn is_pending(&self) -> bool {
-        self.pending.is_some()
+        self.job.is_running()
     }
 
     /// Forgets the last outcome and closes the path box: the table shown
@@ -146,11 +146,11 @@ impl TableExport {
     }
 
     fn start(&mut self, request: Request, job: TableJob) {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let work = move || {
+        self.status = None;
+        let started = self.job.start("sightline-export", None, move |_| {
             let table = job();
             let rows = table.rows.len();
-            let outcome = match request {
+            Some(match request {
                 Request::Copy => Outcome::Copy(table.to_tsv(), rows),
                 Request::Save(path) => {
                     match crate::files::write_aside(&path, table.to_csv().as_bytes()) {
@@ -158,45 +158,24 @@ impl TableExport {
                         Err(e) => Outcome::Failed(format!("cannot write {}: {e}", path.display())),
                     }
                 }
-            };
-            let _ = tx.send(outcome);
-        };
-        // A worker if one can be started; otherwise the work is done here,
-        // late but right. Both hand their outcome over the same channel.
-        let (work_tx, work_rx) = crossbeam_channel::bounded::<Box<dyn FnOnce() + Send>>(1);
-        let spawned = std::thread::Builder::new()
-            .name("sightline-export".into())
-            .spawn(move || {
-                if let Ok(work) = work_rx.recv() {
-                    work();
-                }
-            });
-        let work: Box<dyn FnOnce() + Send> = Box::new(work);
-        match spawned {
-            Ok(_) => {
-                if let Err(unsent) = work_tx.send(work) {
-                    (unsent.0)();
-                }
-            }
-            Err(_) => work(),
+            })
+        });
+        if !started {
+            self.status = Some(Err("cannot start the export: no thread".into()));
         }
-        self.status = None;
-        self.pending = Some(rx);
     }
 
     /// Takes a finished copy or save; true when one arrived.
     pub fn poll(&mut self, ctx: &egui::Context) -> bool {
-        let Some(rx) = &self.pending else {
+        if !self.job.is_running() {
             return false;
+        }
+        let outcome = match self.job.take() {
+            Some(outcome) => outcome,
+            None if self.job.is_running() => return false,
+            // The worker ended without an outcome: it panicked.
+            None => Outcome::Failed("the export stopped before it finished".into()),
         };
-        let outcome = match rx.try_recv() {
-            Ok(outcome) => outcome,
-            Err(crossbeam_channel::TryRecvError::Empty) => return false,
-            Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                Outcome::Failed("the export stopped before it finished".into())
-            }
-        };
-        self.pending = None;
         self.status = Some(match outcome {
             Outcome::Copy(text, rows) => {
                 ctx.copy_text(text);
