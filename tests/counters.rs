@@ -470,24 +470,26 @@ fn graph_launched_kernels_choose_kernel_replay() {
     assert_eq!(pass::replay_for(&plain), Replay::User);
     // Room for every kernel and more with user replay; kernel replay, at
     // about 0.2 s a kernel, is bounded.
-    let room = pass::range_room(&plain, Replay::User).expect("room");
+    let room = pass::range_room(&plain, Replay::User, 9).expect("room");
     assert!(room > plain.kernels.spans.len());
-    assert!(pass::range_room(&graphs, Replay::Kernel).is_ok());
+    assert!(pass::range_room(&graphs, Replay::Kernel, 9).is_ok());
     // More kernels than kernel replay takes on in a capture's time: refused,
     // with the reason and what to do.
     let mut many = Trace::default();
-    for i in 0..=pass::MAX_KERNEL_REPLAY_KERNELS as i64 {
+    for i in 0..304 {
         many.kernels
             .spans
             .push(i * 10, i * 10 + 5, sightline::model::StrId(1));
         many.kernels.graph_node_id.push(7);
     }
     assert_eq!(pass::replay_for(&many), Replay::Kernel);
-    let why = pass::range_room(&many, Replay::Kernel).expect_err("refused");
+    let why = pass::range_room(&many, Replay::Kernel, 9).expect_err("refused");
     assert!(
-        why.contains("CUDA graphs") && why.contains("at most 256 kernels"),
+        why.contains("CUDA graphs") && why.contains("at most 303 kernels"),
         "{why}"
     );
+    // Fewer passes, more kernels: one pass takes these 304 on.
+    assert!(pass::range_room(&many, Replay::Kernel, 1).is_ok());
     let note = sightline::capture::counters::pass_note(3, 3, 2, Replay::Kernel);
     assert!(
         note.contains("kernel replay") && note.contains("CUDA graphs"),

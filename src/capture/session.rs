@@ -269,7 +269,7 @@ pub fn capture(
         )),
         Some(Ok(prepared)) => 'pass: {
             let replay = counters::pass::replay_for(&trace);
-            let max_ranges = match counters::pass::range_room(&trace, replay) {
+            let max_ranges = match counters::pass::range_room(&trace, replay, prepared.passes) {
                 Ok(room) => room,
                 Err(why) => break 'pass Some(CounterOutcome::Skipped(why)),
             };

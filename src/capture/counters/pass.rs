@@ -89,26 +89,34 @@ pub fn replay_for(trace: &Trace) -> Replay {
     }
 }
 
-/// The most kernels a counter pass with kernel replay takes on. Kernel
-/// replay costs about 0.2 s a kernel for the default metric set's 9 passes
-/// (150 kernels of launch-overhead: 30 s, on an H200), and that cost follows
-/// every kernel the benchmark launches, not the ranges asked for: with room
-/// for 256 ranges, launch-overhead's 120,000 kernels had not finished after
-/// 200 s; with room for all of them, CUPTI spent 77 s preparing, then failed
-/// to start (CUPTI_ERROR_UNKNOWN). A larger run is refused with the reason.
-pub const MAX_KERNEL_REPLAY_KERNELS: usize = 256;
+/// What kernel replay costs, per kernel and pass: 150 kernels of
+/// launch-overhead took 30 s for the default set's 9 passes (H200). The cost
+/// follows every kernel the benchmark launches, not the ranges asked for:
+/// with room for 256 ranges, launch-overhead's 120,000 kernels had not
+/// finished after 200 s; with room for all of them, CUPTI spent 77 s
+/// preparing, then failed to start (CUPTI_ERROR_UNKNOWN).
+pub const KERNEL_REPLAY_SECONDS_PER_KERNEL_PASS: f64 = 0.022;
 
-/// How many ranges the counter pass makes room for, when the plain run gave
-/// `trace` (every kernel and some more), or why it is not run.
-pub fn range_room(trace: &Trace, replay: Replay) -> Result<usize, String> {
+/// The longest counter pass with kernel replay taken on; a longer one is
+/// refused with the estimate (at 9 passes: 303 kernels).
+pub const MAX_KERNEL_REPLAY_SECONDS: f64 = 60.0;
+
+/// How many ranges a counter pass of `passes` passes makes room for, when
+/// the plain run gave `trace` (every kernel and some more), or why it is not
+/// run.
+pub fn range_room(trace: &Trace, replay: Replay, passes: usize) -> Result<usize, String> {
     let kernels = trace.kernels.spans.len();
-    if replay == Replay::Kernel && kernels > MAX_KERNEL_REPLAY_KERNELS {
+    let seconds = (kernels * passes.max(1)) as f64 * KERNEL_REPLAY_SECONDS_PER_KERNEL_PASS;
+    if replay == Replay::Kernel && seconds > MAX_KERNEL_REPLAY_SECONDS {
+        let most = (MAX_KERNEL_REPLAY_SECONDS
+            / (passes.max(1) as f64 * KERNEL_REPLAY_SECONDS_PER_KERNEL_PASS))
+            as usize;
         return Err(format!(
             "the benchmark launches CUDA graphs, whose kernels CUPTI counts only by replaying \
-             each kernel alone, about 0.2 s a kernel: its {kernels} kernels would take about \
-             {} min; for counters, run it with at most {MAX_KERNEL_REPLAY_KERNELS} kernels \
-             (e.g. launch-overhead --launches 50 --iterations 1 --warmup 0)",
-            (kernels / 5).div_ceil(60)
+             each kernel alone, once per pass: its {kernels} kernels × {passes} passes would \
+             take about {} min; for counters, run it with at most {most} kernels (e.g. \
+             launch-overhead --launches 50 --iterations 1 --warmup 0), or name fewer metrics",
+            (seconds / 60.0).ceil()
         ));
     }
     Ok(kernels + 64)
