@@ -71,12 +71,14 @@ impl MetricsStrip {
         ramp((v - self.lo) / (self.hi - self.lo))
     }
 
-    /// Paints the band at the bottom of a kernels row; returns the runs drawn.
+    /// Paints the band at the bottom of a kernels row whose lane's sparse
+    /// index of starts is `sparse` (see `rows`); returns the runs drawn.
     pub fn paint(
         &self,
         painter: &Painter,
         trace: &Trace,
         track: &Track,
+        sparse: &[Ns],
         rect: Rect,
         map: &Mapping,
     ) -> usize {
@@ -88,7 +90,6 @@ impl MetricsStrip {
         if lo >= hi {
             return 0;
         }
-        let starts = &spans.start[lo..hi];
         let band = Rect::from_min_max(pos2(rect.left(), rect.bottom() - STRIP_H), rect.max);
         let mut runs = 0;
         let mut run: Option<(f32, Color32)> = None;
@@ -106,11 +107,7 @@ impl MetricsStrip {
         };
         for px in left..right {
             let t = map.t(px as f32 + 0.5) as Ns;
-            let i = starts.partition_point(|&s| s <= t);
-            let color = i
-                .checked_sub(1)
-                .map(|j| lo + j)
-                .filter(|&k| spans.end(k) >= t)
+            let color = kernel_at(spans, track, sparse, lo..hi, t)
                 .and_then(|k| self.value(k))
                 .map(|v| self.color(v));
             match (run, color) {
@@ -177,6 +174,30 @@ impl MetricsStrip {
     }
 }
 
+/// The kernel of `track` (rows `window` of `spans`) running at `t`: the
+/// last one starting at or before it, if it has not ended. One block of the
+/// lane's sparse index of starts is searched, not the whole row, whose
+/// starts (millions at a whole-trace zoom) miss the cache.
+fn kernel_at(
+    spans: &crate::model::SpanColumns,
+    track: &Track,
+    sparse: &[Ns],
+    window: std::ops::Range<usize>,
+    t: Ns,
+) -> Option<usize> {
+    let after = super::paint::first_at_or_after(
+        &spans.start,
+        sparse,
+        track.events.start as usize,
+        window.start,
+        window.end,
+        t.saturating_add(1) as f64,
+    );
+    (after > window.start)
+        .then(|| after - 1)
+        .filter(|&k| spans.end(k) >= t)
+}
+
 /// Low values blue, middling green, high (at the roof) red.
 pub fn ramp(f: f32) -> Color32 {
     let f = if f.is_finite() {
@@ -209,5 +230,53 @@ mod tests {
         assert!(low.b() > low.r() && high.r() > high.b());
         assert_eq!(ramp(f32::NAN), low);
         assert_eq!(ramp(2.0), high);
+    }
+
+    use crate::app::timeline::rows::SPARSE_STRIDE;
+    use crate::model::{SpanColumns, StrId};
+
+    #[test]
+    fn the_kernel_under_a_pixel_is_the_one_a_whole_row_search_finds() {
+        // A row of 5,000 kernels of varied lengths and gaps after 37 rows of
+        // another track: the strip's blocked search against a plain one.
+        let mut spans = SpanColumns::default();
+        for i in 0..37 {
+            spans.push(i, i + 1, StrId(0));
+        }
+        let mut t = 1_000;
+        let mut seed = 7u64;
+        for _ in 0..5_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let length = 1 + (seed >> 33) as i64 % 900;
+            let gap = (seed >> 20) as i64 % 700;
+            spans.push(t, t + length, StrId(1));
+            t += length + gap;
+        }
+        let track = Track {
+            events: 37..spans.len() as u32,
+            max_duration: 900,
+            depth: 1,
+        };
+        let row = track.events.start as usize..track.events.end as usize;
+        let sparse: Vec<Ns> = spans.start[row.clone()]
+            .iter()
+            .step_by(SPARSE_STRIDE)
+            .copied()
+            .collect();
+        for probe in (0..t + 2_000).step_by(37) {
+            let starts = &spans.start[row.clone()];
+            let plain = starts
+                .partition_point(|&s| s <= probe)
+                .checked_sub(1)
+                .map(|j| row.start + j)
+                .filter(|&k| spans.end(k) >= probe);
+            assert_eq!(
+                kernel_at(&spans, &track, &sparse, row.clone(), probe),
+                plain,
+                "at {probe}"
+            );
+        }
     }
 }

@@ -596,7 +596,7 @@ impl Timeline {
                     if *table == crate::app::events::Table::Kernel
                         && let Some(strip) = &self.metrics_strip
                     {
-                        painted += strip.paint(&lane_painter, trace, track, row_rect, &map);
+                        painted += strip.paint(&lane_painter, trace, track, sparse, row_rect, &map);
                     }
                 }
                 RowKind::IdleWhy { device } => {

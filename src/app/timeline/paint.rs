@@ -219,7 +219,7 @@ pub fn lane(
 
 /// The first index in `[lo, hi)` whose start is ≥ `t`: a search of the
 /// cached sparse index narrows it to one block of `SPARSE_STRIDE` starts.
-fn first_at_or_after(
+pub(super) fn first_at_or_after(
     starts: &[Ns],
     sparse: &[Ns],
     base: usize,
