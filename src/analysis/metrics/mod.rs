@@ -107,20 +107,28 @@ pub fn stats_over(set: &KernelMetrics, kernels: &[u32]) -> Vec<MetricStats> {
         .enumerate()
         .filter(|(_, v)| !v.is_empty())
         .map(|(m, mut v)| {
-            v.sort_by(f64::total_cmp);
             let n = v.len();
+            let mean = v.iter().sum::<f64>() / n as f64;
+            let (min, max) = v
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                    (lo.min(x), hi.max(x))
+                });
+            // A selection, not a sort: a kernel can have millions of instances.
+            let (lower, &mut upper, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
             let median = if n % 2 == 1 {
-                v[n / 2]
+                upper
             } else {
-                (v[n / 2 - 1] + v[n / 2]) / 2.0
+                let below = lower.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                (below + upper) / 2.0
             };
             MetricStats {
                 metric: m as u16,
                 instances: n,
-                min: v[0],
+                min,
                 median,
-                max: v[n - 1],
-                mean: v.iter().sum::<f64>() / n as f64,
+                max,
+                mean,
             }
         })
         .collect()
@@ -166,6 +174,40 @@ mod tests {
         assert_eq!((s[0].min, s[0].median, s[0].max), (10.0, 20.0, 30.0));
         assert_eq!(s[0].instances, 3);
         assert_eq!(too_short(&set, &[0, 1, 2, 3, 4]), 2);
+    }
+
+    #[test]
+    fn min_median_max_are_those_of_the_sorted_values_for_odd_and_even_counts() {
+        let def = MetricDef {
+            name: "m".into(),
+            unit: "".into(),
+        };
+        for count in [1u32, 2, 7, 10, 1001] {
+            let mut set = KernelMetrics::new(MetricSource::Counters, vec![def.clone()]);
+            let mut seed = 11u64 + count as u64;
+            let mut values = Vec::new();
+            for k in 0..count {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let v = ((seed >> 40) % 500) as f64 / 4.0;
+                set.push(k, 0, v);
+                values.push(v);
+            }
+            values.sort_by(f64::total_cmp);
+            let n = values.len();
+            let median = if n % 2 == 1 {
+                values[n / 2]
+            } else {
+                (values[n / 2 - 1] + values[n / 2]) / 2.0
+            };
+            let all: Vec<u32> = (0..count).collect();
+            let s = &stats_over(&set, &all)[0];
+            assert_eq!((s.min, s.median, s.max), (values[0], median, values[n - 1]));
+            let mean = values.iter().sum::<f64>() / n as f64;
+            assert!(
+                (s.mean - mean).abs() <= 1e-9 * mean.abs().max(1.0),
+                "{count}"
+            );
+        }
     }
 }
 
