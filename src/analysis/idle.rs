@@ -601,6 +601,11 @@ impl Summary {
             .map_or(0, |c| c.time)
     }
 
+    /// `cause`'s part of this lane's idle time, in percent.
+    pub fn idle_percent(&self, cause: &CauseTotal) -> f64 {
+        cause.time as f64 * 100.0 / self.idle.max(1) as f64
+    }
+
     /// "GPU idle 89 % of 7.0 ms; the thread spent 6.7 ms allocating/freeing
     /// (cudaMalloc, cudaFree), 0.5 ms launching".
     pub fn sentence(&self) -> String {

@@ -91,11 +91,6 @@ impl SpanColumns {
         (0..self.len()).map(|i| self.end(i))
     }
 
-    /// The ends of events `range`, in index order.
-    pub fn ends_of(&self, range: Range<usize>) -> impl ExactSizeIterator<Item = Ns> + '_ {
-        range.map(|i| self.end(i))
-    }
-
     fn long_end(&self, i: usize) -> Ns {
         let at = self.long_ends.partition_point(|&(j, _)| (j as usize) < i);
         self.long_ends[at].1

@@ -128,7 +128,7 @@ impl IdleRows {
                     cause_color(c.cause),
                     format!(
                         "  {:.0} % {} ({} in {} gaps)",
-                        c.time as f64 * 100.0 / s.idle.max(1) as f64,
+                        s.idle_percent(c),
                         c.cause.label(),
                         human_ns(c.time),
                         c.gaps
@@ -227,7 +227,7 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
                 cause_color(c.cause),
                 format!(
                     "{:.0} % {} — {}{}",
-                    c.time as f64 * 100.0 / s.idle.max(1) as f64,
+                    s.idle_percent(c),
                     c.cause.label(),
                     human_ns(c.time),
                     if names.is_empty() {
