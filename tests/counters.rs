@@ -475,13 +475,17 @@ fn graph_launched_kernels_choose_kernel_replay() {
     assert!(pass::range_room(&graphs, Replay::Kernel, 9).is_ok());
     // More kernels than kernel replay takes on in a capture's time: refused,
     // with the reason and what to do.
-    let mut many = Trace::default();
+    let mut kernels = sightline::model::Kernels::default();
     for i in 0..304 {
-        many.kernels
+        kernels
             .spans
             .push(i * 10, i * 10 + 5, sightline::model::StrId(1));
-        many.kernels.graph_node_id.push(7);
+        kernels.graph_node_id.push(7);
     }
+    let many = Trace {
+        kernels: std::sync::Arc::new(kernels),
+        ..Trace::default()
+    };
     assert_eq!(pass::replay_for(&many), Replay::Kernel);
     let why = pass::range_room(&many, Replay::Kernel, 9).expect_err("refused");
     assert!(

@@ -318,7 +318,10 @@ fn a_background_load_reports_progress_then_the_trace() {
             .recv_timeout(std::time::Duration::from_secs(60))
         {
             Ok(LoadMessage::Progress(p)) => fractions.push(p.fraction),
-            Ok(LoadMessage::Done(result)) => break result.unwrap_or_else(|e| panic!("{e}")),
+            Ok(LoadMessage::Partial { .. }) => {}
+            Ok(LoadMessage::Done { result, .. }) => {
+                break result.unwrap_or_else(|e| panic!("{e}"));
+            }
             Err(e) => panic!("no message from the loader: {e}"),
         }
     };
@@ -396,5 +399,111 @@ fn a_report_without_the_newer_columns_loads_and_matches_nsys() {
                 .unwrap_or_else(|e| panic!("{e}"));
         let got = compute(&trace, report, None).to_csv();
         assert_eq!(got.trim_end(), expected.trim_end(), "{name}");
+    }
+}
+
+/// A progressive load publishes the report as it is read, and every
+/// snapshot is a prefix of the final trace: each table is either not read
+/// yet (empty, and named as still to come) or exactly the final table, so an
+/// event shown early keeps its index. The final trace is the one a plain load
+/// gives. Checked on every fixture report, not one.
+#[test]
+fn a_progressive_load_shows_whole_tables_that_keep_their_indexes() {
+    for name in [
+        "streams.sqlite",
+        "sync_timing.sqlite",
+        "torch_work.sqlite",
+        "timing_cases.sqlite",
+        "torch_metrics_excerpt.sqlite",
+    ] {
+        let path = fixture_dir().join(name);
+        let mut snapshots: Vec<(usize, sightline::model::Trace)> = Vec::new();
+        let loaded = sightline::loader::load_progressive(
+            &path,
+            &mut |_| {},
+            &mut |attempt, trace| snapshots.push((attempt, trace)),
+            &AtomicBool::new(false),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let whole = loaded.trace;
+        let plain = sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(whole.event_count(), plain.event_count(), "{name}");
+        assert_eq!(
+            whole.kernels.spans.start, plain.kernels.spans.start,
+            "{name}"
+        );
+        assert_eq!(
+            whole.cuda_api.spans.start, plain.cuda_api.spans.start,
+            "{name}"
+        );
+        assert!(whole.is_complete(), "{name}");
+        assert!(
+            snapshots.len() >= 5,
+            "{name}: {} snapshots",
+            snapshots.len()
+        );
+        // The first is drawn before any event is read: GPUs and a time axis.
+        let first = &snapshots[0].1;
+        assert_eq!(first.event_count(), 0, "{name}");
+        assert_eq!(first.gpus.len(), whole.gpus.len(), "{name}");
+        let (lo, hi) = first.info.time_range;
+        let (wlo, whi) = whole.info.time_range;
+        assert!(
+            lo < hi && lo <= whi && hi >= wlo,
+            "{name}: axis {lo}..{hi} vs {wlo}..{whi}"
+        );
+        let mut counts = Vec::new();
+        for (attempt, snap) in &snapshots {
+            assert_eq!(*attempt, loaded.attempt, "{name}");
+            assert!(!snap.is_complete(), "{name}");
+            // Whole tables or none, with the final trace's indexes.
+            for (what, part, full) in [
+                ("kernels", &snap.kernels.spans, &whole.kernels.spans),
+                ("copies", &snap.memcpys.spans, &whole.memcpys.spans),
+                ("NVTX", &snap.nvtx.spans, &whole.nvtx.spans),
+                ("CUDA API", &snap.cuda_api.spans, &whole.cuda_api.spans),
+                ("OS runtime", &snap.osrt.spans, &whole.osrt.spans),
+            ] {
+                if !part.is_empty() {
+                    assert_eq!(part.start, full.start, "{name}: {what}");
+                    assert!(part.ends().eq(full.ends()), "{name}: {what}");
+                    assert_eq!(part.name, full.name, "{name}: {what}");
+                }
+            }
+            // Streams and threads already there keep their index and events.
+            for (i, s) in snap.streams.iter().enumerate() {
+                assert_eq!(s.kernels.events, whole.streams[i].kernels.events, "{name}");
+            }
+            for (i, t) in snap.threads.iter().enumerate() {
+                assert_eq!(t.global_tid, whole.threads[i].global_tid, "{name}");
+            }
+            // The axis holds every event read so far.
+            let (lo, hi) = snap.info.time_range;
+            if let (Some(&s), Some(e)) = (
+                snap.kernels.spans.start.iter().min(),
+                snap.kernels.spans.ends().max(),
+            ) {
+                assert!(lo <= s && e <= hi, "{name}");
+            }
+            counts.push((snap.event_count(), snap.info.still_loading.len()));
+        }
+        // Rows come in, never go; what is still to come only shrinks.
+        assert!(
+            counts
+                .windows(2)
+                .all(|w| w[0].0 <= w[1].0 && w[0].1 > w[1].1),
+            "{name}: {counts:?}"
+        );
+        // GPU rows come before the CPU side.
+        let gpu_first = snapshots
+            .iter()
+            .position(|(_, t)| !t.kernels.spans.is_empty());
+        let api_first = snapshots
+            .iter()
+            .position(|(_, t)| !t.cuda_api.spans.is_empty());
+        if let (Some(g), Some(a)) = (gpu_first, api_first) {
+            assert!(g < a, "{name}");
+        }
     }
 }

@@ -27,7 +27,8 @@ fn synthetic_trace() -> Trace {
         state ^= state << 17;
         state
     };
-    let spans = &mut trace.kernels.spans;
+    let mut kernels = sightline::model::Kernels::default();
+    let spans = &mut kernels.spans;
     for s in 0..STREAMS {
         let first = spans.start.len() as u32;
         let mut t = 1_000_000i64;
@@ -58,6 +59,7 @@ fn synthetic_trace() -> Trace {
     }
     let last = spans.ends().max().unwrap_or(0);
     trace.info.time_range = (1_000_000, last);
+    trace.kernels = std::sync::Arc::new(kernels);
     trace
 }
 

@@ -124,6 +124,19 @@ impl AnnotationsPanel {
         panel
     }
 
+    /// The report grew. Notes whose events were not found are looked for
+    /// again; where events were numbered afresh (`ids_kept` false), every
+    /// note's event is.
+    pub fn trace_grew(&mut self, ids_kept: bool) {
+        if !ids_kept {
+            for entry in &mut self.notes {
+                entry.event = None;
+            }
+        }
+        self.unresolved = true;
+        self.marks_stale = true;
+    }
+
     /// Notes are off (no report file to keep them beside).
     pub fn is_enabled(&self) -> bool {
         self.report.is_some()

@@ -178,7 +178,9 @@ impl Slot {
         loop {
             match job.messages.try_recv() {
                 Ok(LoadMessage::Progress(p)) => *progress = p,
-                Ok(LoadMessage::Done(result)) => done = Some(*result),
+                Ok(LoadMessage::Done { result, .. }) => done = Some(*result),
+                // A comparison needs both reports whole.
+                Ok(LoadMessage::Partial { .. }) => {}
                 Err(crossbeam_channel::TryRecvError::Empty) => break,
                 Err(crossbeam_channel::TryRecvError::Disconnected) => {
                     gone = true;

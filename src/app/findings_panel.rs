@@ -74,14 +74,16 @@ pub struct FindingsPanel {
     /// A newer trace that arrived while a job ran: analysed when it ends, so
     /// a growing capture runs one job at a time, not one per snapshot.
     queued: Option<Arc<Trace>>,
-    /// The selected NVTX range and its timing facts, computed once per
-    /// selection: why it has a finding, or why not.
-    /// The selected NVTX range: its row, its timing facts and its name.
+    /// The selected NVTX range: its row, its timing facts and its name,
+    /// computed once per selection: why it has a finding, or why not.
     explained: Option<(EventRef, Option<RangeTiming>, String)>,
     /// Set when a lesson step opens the panel: the list is scrolled, once,
     /// to the group of this kind (`Some(None)`: to the top), whatever
     /// scroll position another step or tab left behind.
     pub reveal: Option<Option<FindingKind>>,
+    /// The trace is a report still being opened: its findings would miss
+    /// what is not read yet, so the engine waits for the whole report.
+    awaiting_whole_report: bool,
 }
 
 impl FindingsPanel {
@@ -99,8 +101,9 @@ impl FindingsPanel {
             job: Job::default(),
             queued: None,
             explained: None,
+            awaiting_whole_report: false,
         };
-        panel.spawn(trace.clone());
+        panel.request(trace);
         panel
     }
 
@@ -113,7 +116,11 @@ impl FindingsPanel {
         self.explained = None;
         self.active = None;
         self.took = None;
-        if self.job.is_running() {
+        self.awaiting_whole_report = !trace.is_complete();
+        if self.awaiting_whole_report {
+            self.job.cancel();
+            self.queued = None;
+        } else if self.job.is_running() {
             self.queued = Some(trace.clone());
         } else {
             self.spawn(trace.clone());
@@ -315,6 +322,12 @@ impl FindingsPanel {
     /// The toolbar badge: "3 findings" (a spinner while the engine runs);
     /// a click shows or hides the panel.
     pub fn badge(&mut self, ui: &mut Ui) {
+        if self.awaiting_whole_report {
+            ui.weak("findings after loading").on_hover_text(
+                "timing and sync mistakes are looked for once the whole report is read",
+            );
+            return;
+        }
         if self.is_pending() {
             ui.spinner();
             ui.weak("finding mistakes…");
@@ -357,6 +370,10 @@ impl FindingsPanel {
                     ui.add(egui::Label::new(line).wrap());
                 }
             });
+        }
+        if self.awaiting_whole_report {
+            ui.label("Findings come when the whole report is read.");
+            return None;
         }
         if self.is_pending() {
             ui.label("Looking for timing and sync mistakes…");

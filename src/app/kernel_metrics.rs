@@ -49,8 +49,15 @@ pub struct MetricSets {
 }
 
 impl MetricSets {
-    /// The report's own sets now; the sampled GPU metrics on a worker.
+    /// The report's own sets now; the sampled GPU metrics on a worker. A
+    /// report still being opened has none yet (its counters are read last).
     pub fn start(trace: &Arc<Trace>) -> Self {
+        if !trace.is_complete() {
+            return MetricSets {
+                generation: next_generation(),
+                ..MetricSets::default()
+            };
+        }
         let mut sets = MetricSets {
             sets: trace.kernel_metrics.iter().cloned().map(Arc::new).collect(),
             generation: next_generation(),

@@ -404,6 +404,26 @@ impl KernelPanel {
         }
     }
 
+    /// The report grew: the kernel shown (named `name` in `trace`, whose ids
+    /// may differ from the old trace's) is computed again over the same range.
+    /// What is on screen stays until the new view is in.
+    pub fn refresh(&mut self, trace: &Arc<Trace>, name: StrId) {
+        let range = self.range;
+        self.name = Some(name);
+        if trace.kernels.spans.len() < INLINE_KERNELS {
+            self.job.cancel();
+            self.view = KernelView::compute(trace, name, range).map(Arc::new);
+            return;
+        }
+        let shared = trace.clone();
+        let started = self.job.start("sightline-kernel", None, move |_| {
+            Some(KernelView::compute(&shared, name, range))
+        });
+        if !started {
+            self.view = KernelView::compute(trace, name, range).map(Arc::new);
+        }
+    }
+
     pub fn close(&mut self) {
         self.name = None;
         self.view = None;

@@ -86,7 +86,7 @@ pub fn belongs_to_shown_tab(app: &SightlineApp) -> bool {
         return app.lessons.broken.is_some();
     };
     match app.tabs.get(app.active) {
-        Some(Tab::Ready(doc)) => run.pending || run.owns(&doc.path),
+        Some(Tab::Ready(doc)) => run.pending || run.owns(&doc.path) || doc.is_loading(),
         Some(Tab::Compare(_)) => false,
         Some(Tab::Loading(_)) | None => true,
     }
@@ -466,7 +466,7 @@ fn apply_pending(app: &mut SightlineApp) {
         let loading = app
             .tabs
             .get(app.active)
-            .is_some_and(|t| matches!(t, Tab::Loading(_)) && same_file(t.path(), &report));
+            .is_some_and(|t| t.is_loading() && same_file(t.path(), &report));
         if failure.is_none() && !loading {
             // Opens it, or shows its tab when it is already open.
             app.open(report);
@@ -485,9 +485,10 @@ fn apply_pending(app: &mut SightlineApp) {
         return;
     };
     let saved = &mut app.lessons.saved;
+    // A step acts on the whole report, not on a snapshot of one being read.
     let Some(doc) = app.tabs.get_mut(app.active).and_then(|t| match t {
-        Tab::Ready(d) => Some(d),
-        Tab::Loading(_) | Tab::Compare(_) => None,
+        Tab::Ready(d) if !d.is_loading() => Some(d),
+        Tab::Ready(_) | Tab::Loading(_) | Tab::Compare(_) => None,
     }) else {
         app.lessons.run = Some(run);
         return;

@@ -106,13 +106,15 @@ pub struct Document {
     /// What File ▸ Export image takes, as of the last frame: the caption
     /// (while an export is under way) and the timeline down to its last row.
     pub export_area: Option<egui::Rect>,
+    /// The rest of the report, while it is still being read (the trace is
+    /// then a snapshot of the tables read so far).
+    loading: Option<Loading>,
 }
 
 impl Document {
-    fn new(trace: Trace, path: PathBuf) -> Self {
+    fn new(trace: Arc<Trace>, path: PathBuf) -> Self {
         let timeline = Timeline::new(&trace);
         let notes = annotations_panel::AnnotationsPanel::load(&path, &trace);
-        let trace = Arc::new(trace);
         Document {
             path,
             notes,
@@ -127,7 +129,13 @@ impl Document {
             live: None,
             kernel_pending: None,
             export_area: None,
+            loading: None,
         }
+    }
+
+    /// Whether the report is still being read (the trace is a snapshot).
+    pub fn is_loading(&self) -> bool {
+        self.loading.is_some()
     }
 
     /// A tab for a capture that has recorded nothing yet.
@@ -136,7 +144,7 @@ impl Document {
             strings: crate::model::Strings::new(),
             ..Trace::default()
         };
-        let mut doc = Document::new(empty, PathBuf::from(&job.label));
+        let mut doc = Document::new(Arc::new(empty), PathBuf::from(&job.label));
         // No report file yet to keep notes beside (the label may even name
         // the replayed report, whose notes are not this tab's).
         doc.notes = Default::default();
@@ -144,17 +152,41 @@ impl Document {
         doc
     }
 
-    /// Takes a newer snapshot of this report (a capture that grew) without
-    /// losing the view; range summaries and search matches refer to event
-    /// indexes of the old snapshot, so they go.
-    pub fn replace_trace(&mut self, trace: Arc<Trace>) {
-        self.timeline.adopt(&trace);
+    /// Takes a newer state of this report (a snapshot of a report being
+    /// opened, or of a capture that grew) and keeps what the user did: the
+    /// view, the selected event, the selected range (its summaries are taken
+    /// again), the search (run again), the kernel panel (computed again) and
+    /// the notes. Where `ids_kept`, every event keeps its index (snapshots of
+    /// one load); otherwise the selection and the notes' events are found
+    /// again by kind, times and name, and the kernel by its name.
+    pub fn grow(&mut self, trace: Arc<Trace>, ids_kept: bool) {
+        let selected = self.timeline.selected.and_then(|ev| {
+            if ids_kept {
+                return Some(ev);
+            }
+            let key = crate::annotations::key_of(&self.trace, ev.into())?;
+            crate::annotations::resolve(&trace, &[&key])
+                .into_iter()
+                .next()
+                .flatten()
+                .map(EventRef::from)
+        });
+        let kernel = self
+            .kernel
+            .name
+            .map(|n| self.trace.name(n).to_string())
+            .and_then(|name| trace.strings.find(&name));
+        self.timeline.adopt(&trace, selected);
         self.trace = trace;
-        self.stats.clear();
-        self.timeline.range = None;
-        self.search = Search::default();
-        self.kernel.close();
+        self.stats.refresh(self.trace.clone());
+        self.search.refresh(&self.trace, None);
+        match kernel {
+            Some(name) => self.kernel.refresh(&self.trace, name),
+            None => self.kernel.close(),
+        }
+        self.kernel_pending = None;
         self.nvtx_gpu = nvtx_gpu::NvtxGpu::default();
+        self.notes.trace_grew(ids_kept);
         self.findings.request(&self.trace);
         self.metric_sets = kernel_metrics::MetricSets::start(&self.trace);
         self.timeline.metrics_strip = None;
@@ -170,7 +202,8 @@ impl Document {
             LiveUpdate::Nothing => false,
             LiveUpdate::Trace(trace) => {
                 let follow = live.follow || first;
-                self.replace_trace(trace);
+                // Each snapshot is read afresh: events are numbered anew.
+                self.grow(trace, false);
                 if follow {
                     self.timeline.show_all();
                 }
@@ -250,10 +283,24 @@ impl Document {
     }
 }
 
+/// A report being read in the background.
 struct Loading {
     job: LoadJob,
     progress: Progress,
+    /// When the load began: its snapshots are shown from
+    /// [`SHOW_SNAPSHOTS_AFTER`] on.
+    began: std::time::Instant,
+    /// The newest snapshot not shown yet, and its load attempt.
+    latest: Option<(Arc<Trace>, usize)>,
+    /// The load attempt of the snapshot shown (see [`crate::loader::Loaded`]).
+    shown_attempt: usize,
 }
+
+/// A report being opened shows its snapshots once its load has taken this
+/// long: one read faster opens whole, as it always did, with no half-drawn
+/// frame in between; a big one shows its time axis and GPUs in well under
+/// a second, then each kind of row as it is read.
+const SHOW_SNAPSHOTS_AFTER: Duration = Duration::from_millis(250);
 
 /// One tab: a report being read, an open one, or two compared.
 enum Tab {
@@ -263,6 +310,24 @@ enum Tab {
 }
 
 impl Tab {
+    /// The load of a report being read: before anything is shown, or while
+    /// its snapshots are.
+    fn loading(self) -> Option<Loading> {
+        match self {
+            Tab::Loading(l) => Some(l),
+            Tab::Ready(d) => d.loading,
+            Tab::Compare(_) => None,
+        }
+    }
+
+    fn is_loading(&self) -> bool {
+        match self {
+            Tab::Loading(_) => true,
+            Tab::Ready(d) => d.is_loading(),
+            Tab::Compare(_) => false,
+        }
+    }
+
     fn path(&self) -> &Path {
         match self {
             Tab::Loading(l) => &l.job.path,
@@ -275,7 +340,10 @@ impl Tab {
         let name = format::file_name(self.path());
         match self {
             Tab::Loading(l) => format!("{name} ({:.0}%)", l.progress.fraction * 100.0),
-            Tab::Ready(_) => name,
+            Tab::Ready(d) => match &d.loading {
+                Some(l) => format!("{name} ({:.0}%)", l.progress.fraction * 100.0),
+                None => name,
+            },
             Tab::Compare(c) => c.title(),
         }
     }
@@ -371,7 +439,7 @@ impl SightlineApp {
     pub fn with_trace(trace: Trace) -> Self {
         let path = PathBuf::from(&trace.info.path);
         SightlineApp {
-            tabs: vec![Tab::Ready(Box::new(Document::new(trace, path)))],
+            tabs: vec![Tab::Ready(Box::new(Document::new(Arc::new(trace), path)))],
             ..Default::default()
         }
     }
@@ -536,7 +604,7 @@ impl SightlineApp {
         if i >= self.tabs.len() {
             return;
         }
-        if let Tab::Loading(l) = self.tabs.remove(i) {
+        if let Some(l) = self.tabs.remove(i).loading() {
             l.job.cancel();
         }
         if self.active > i || self.active >= self.tabs.len() {
@@ -545,7 +613,7 @@ impl SightlineApp {
     }
 
     pub fn is_loading(&self) -> bool {
-        self.tabs.iter().any(|t| matches!(t, Tab::Loading(_)))
+        self.tabs.iter().any(Tab::is_loading)
     }
 
     /// Opens `path` in a new tab, read in the background; a report that is
@@ -560,12 +628,20 @@ impl SightlineApp {
             self.active = i;
             return;
         }
+        self.open_job(LoadJob::spawn(path));
+    }
+
+    /// Shows a load's report in a new tab, as it comes in.
+    pub fn open_job(&mut self, job: LoadJob) {
         self.tabs.push(Tab::Loading(Loading {
-            job: LoadJob::spawn(path),
+            job,
             progress: Progress {
                 phase: "opening",
                 fraction: 0.0,
             },
+            began: std::time::Instant::now(),
+            latest: None,
+            shown_attempt: 0,
         }));
         self.active = self.tabs.len() - 1;
     }
@@ -688,41 +764,41 @@ impl SightlineApp {
         let mut running = false;
         let mut i = 0;
         while i < self.tabs.len() {
-            let Tab::Loading(loading) = &mut self.tabs[i] else {
-                i += 1;
-                continue;
+            let loading = match &mut self.tabs[i] {
+                Tab::Loading(l) => l,
+                Tab::Ready(doc) => match doc.loading.as_mut() {
+                    Some(l) => l,
+                    None => {
+                        i += 1;
+                        continue;
+                    }
+                },
+                Tab::Compare(_) => {
+                    i += 1;
+                    continue;
+                }
             };
             let mut done = None;
             while let Ok(msg) = loading.job.messages.try_recv() {
                 match msg {
                     LoadMessage::Progress(p) => loading.progress = p,
-                    LoadMessage::Done(result) => done = Some(*result),
+                    LoadMessage::Partial { trace, attempt } => {
+                        loading.latest = Some((trace, attempt));
+                    }
+                    LoadMessage::Done { result, attempt } => done = Some((*result, attempt)),
                 }
             }
-            let Some(result) = done else {
-                running = true;
-                i += 1;
-                continue;
-            };
-            let path = loading.job.path.clone();
-            match result {
-                Ok(trace) => {
-                    self.remember_recent(&path);
-                    let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-                    let mut doc = Document::new(trace, path);
-                    doc.findings.focus_on_arrival = true;
-                    if let Some(v) = &self.saved_view {
-                        doc.timeline.view.show_names = v.show_names;
-                    }
-                    // Collapsed and hidden rows come back for this report only.
-                    if let Some(rows) = self.saved_rows.get(&canonical) {
-                        doc.timeline.view.collapsed = rows.collapsed.clone();
-                        doc.timeline.view.hidden = rows.hidden.clone();
-                    }
-                    self.tabs[i] = Tab::Ready(Box::new(doc));
+            match done {
+                None => {
+                    running = true;
+                    self.show_snapshot(i);
                     i += 1;
                 }
-                Err(e) => {
+                Some((Ok(trace), attempt)) => {
+                    self.finish_load(i, Arc::new(trace), attempt);
+                    i += 1;
+                }
+                Some((Err(e), _)) => {
                     // Each failed report is named: opening fifteen files
                     // with five bad ones shows five messages, not the last.
                     self.error = Some(match self.error.take() {
@@ -734,6 +810,80 @@ impl SightlineApp {
             }
         }
         running
+    }
+
+    /// Shows tab `i`'s newest snapshot, if its load has run long enough
+    /// (see [`SHOW_SNAPSHOTS_AFTER`]).
+    fn show_snapshot(&mut self, i: usize) {
+        match &mut self.tabs[i] {
+            Tab::Loading(l) => {
+                if l.began.elapsed() < SHOW_SNAPSHOTS_AFTER {
+                    return;
+                }
+                let Some((trace, attempt)) = l.latest.take() else {
+                    return;
+                };
+                l.shown_attempt = attempt;
+                let path = l.job.path.clone();
+                let doc = self.new_document(path, trace);
+                let old = std::mem::replace(&mut self.tabs[i], Tab::Ready(Box::new(doc)));
+                if let (Tab::Ready(doc), Some(l)) = (&mut self.tabs[i], old.loading()) {
+                    doc.loading = Some(l);
+                }
+            }
+            Tab::Ready(doc) => {
+                let Some((trace, attempt)) = doc.loading.as_mut().and_then(|l| l.latest.take())
+                else {
+                    return;
+                };
+                let ids_kept = doc
+                    .loading
+                    .as_ref()
+                    .is_some_and(|l| l.shown_attempt == attempt);
+                if let Some(l) = doc.loading.as_mut() {
+                    l.shown_attempt = attempt;
+                }
+                doc.grow(trace, ids_kept);
+            }
+            Tab::Compare(_) => {}
+        }
+    }
+
+    /// Tab `i`'s report is read: it opens, or its snapshot becomes the whole
+    /// report, keeping what the user did meanwhile.
+    fn finish_load(&mut self, i: usize, trace: Arc<Trace>, attempt: usize) {
+        let path = self.tabs[i].path().to_path_buf();
+        self.remember_recent(&path);
+        match &mut self.tabs[i] {
+            Tab::Ready(doc) => {
+                let ids_kept = doc
+                    .loading
+                    .take()
+                    .is_some_and(|l| l.shown_attempt == attempt);
+                doc.grow(trace, ids_kept);
+            }
+            _ => {
+                let doc = self.new_document(path, trace);
+                self.tabs[i] = Tab::Ready(Box::new(doc));
+            }
+        }
+    }
+
+    /// A tab for a report read from `path`, with the view options and the
+    /// rows' state the last session kept for it.
+    fn new_document(&self, path: PathBuf, trace: Arc<Trace>) -> Document {
+        let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let mut doc = Document::new(trace, path);
+        doc.findings.focus_on_arrival = true;
+        if let Some(v) = &self.saved_view {
+            doc.timeline.view.show_names = v.show_names;
+        }
+        // Collapsed and hidden rows come back for this report only.
+        if let Some(rows) = self.saved_rows.get(&canonical) {
+            doc.timeline.view.collapsed = rows.collapsed.clone();
+            doc.timeline.view.hidden = rows.hidden.clone();
+        }
+        doc
     }
 
     /// Blocks until the open report's search is in, and shows the match it
@@ -1473,7 +1623,14 @@ impl SightlineApp {
     fn status_bar(&mut self, ui: &mut Ui) {
         let mut cancel = None;
         for (i, tab) in self.tabs.iter().enumerate() {
-            let Tab::Loading(l) = tab else { continue };
+            let (l, shown) = match tab {
+                Tab::Loading(l) => (l, None),
+                Tab::Ready(d) => match &d.loading {
+                    Some(l) => (l, Some(&d.trace)),
+                    None => continue,
+                },
+                Tab::Compare(_) => continue,
+            };
             ui.horizontal(|ui| {
                 ui.label(format!("Loading {}:", l.job.path.display()));
                 ui.add(
@@ -1487,6 +1644,13 @@ impl SightlineApp {
                 );
                 if ui.button("Cancel").clicked() {
                     cancel = Some(i);
+                }
+                // What the timeline and the summaries do not show yet.
+                if let Some(trace) = shown {
+                    ui.weak(format!(
+                        "shown so far; still to come: {}",
+                        trace.info.still_loading.join(", ")
+                    ));
                 }
             });
         }

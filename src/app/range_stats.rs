@@ -75,14 +75,27 @@ pub struct RangeStats {
 
 impl RangeStats {
     pub fn request(&mut self, trace: Arc<Trace>, range: TimeRange) {
-        let rule = self.rule;
-        self.trace = Some(trace.clone());
-        self.range = Some(range);
         self.tables.clear();
         self.sort = None;
         self.active = None;
-        self.took = None;
         self.export.forget();
+        self.compute(trace, range);
+    }
+
+    /// The report grew (a capture, a report being opened): the same range's
+    /// tables are taken again from `trace`. The old tables stay on screen,
+    /// sorted as they were, until each new one replaces its own.
+    pub fn refresh(&mut self, trace: Arc<Trace>) {
+        if let Some(range) = self.range {
+            self.compute(trace, range);
+        }
+    }
+
+    fn compute(&mut self, trace: Arc<Trace>, range: TimeRange) {
+        let rule = self.rule;
+        self.trace = Some(trace.clone());
+        self.range = Some(range);
+        self.took = None;
         self.job
             .start_stream("sightline-stats", None, move |cancel, emit| {
                 let t0 = Instant::now();
@@ -125,7 +138,10 @@ impl RangeStats {
 
     fn accept(&mut self, msg: Msg) {
         match msg {
-            Msg::Table(r, t) => self.tables.push((r, t)),
+            Msg::Table(r, t) => match self.tables.iter_mut().find(|(old, _)| *old == r) {
+                Some(slot) => slot.1 = t,
+                None => self.tables.push((r, t)),
+            },
             Msg::Done(took) => self.took = Some(took),
         }
     }

@@ -36,6 +36,8 @@ pub struct Search {
     pub rule: RangeRule,
     /// The query and mode the matches are for.
     ran_for: Option<(String, bool)>,
+    /// The query the matches are for, to run again on a trace that grew.
+    last: Option<Query>,
     /// The search under way, and what to do with its first match.
     job: Job<Found>,
     pending: Option<(Query, Then)>,
@@ -166,6 +168,21 @@ impl Search {
         self.step(forward).map(|ev| (ev, then))
     }
 
+    /// The report grew: the last query runs again on `trace`, and its matches
+    /// replace the old ones when they are in (the old ones stay outlined
+    /// meanwhile).
+    pub fn refresh(&mut self, trace: &Arc<Trace>, repaint: Option<eframe::egui::Context>) {
+        // A search under way reads the old trace: it starts again, and still
+        // does what it was asked to when it is in.
+        let (query, then) = match (self.pending.take(), self.last.clone()) {
+            (Some(running), _) => running,
+            (None, Some(last)) => (last, Then::Outline),
+            (None, None) => return,
+        };
+        self.job.cancel();
+        self.launch(trace, repaint, query, then);
+    }
+
     /// Whether a search is under way.
     pub fn is_searching(&self) -> bool {
         self.job.is_running()
@@ -192,6 +209,7 @@ impl Search {
     }
 
     fn apply(&mut self, query: &Query, found: Found) {
+        self.last = Some(query.clone());
         self.error = found.error;
         self.matches = found.matches;
         self.truncated = found.truncated;
@@ -223,6 +241,7 @@ impl Search {
 
     fn clear_matches(&mut self) {
         self.ran_for = None;
+        self.last = None;
         self.matches.clear();
         self.mask.clear();
         self.current = None;

@@ -2,6 +2,7 @@
 //! NVTX ranges, CUDA graph records.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
@@ -9,8 +10,8 @@ use super::group::{Grouping, stack_levels};
 use super::parallel::{RowSink, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
-    GraphRecord, Ns, NvtxKind, NvtxTrack, Payload, Process, SpanColumns, SparseColumn, StrId,
-    Thread, Track,
+    ApiCalls, GraphRecord, Ns, NvtxKind, NvtxRanges, NvtxTrack, OsCalls, Payload, Process,
+    SpanColumns, SparseColumn, StrId, Thread, Track,
 };
 
 use crate::model::nsys::event_type::*;
@@ -176,14 +177,13 @@ impl RawSpans {
     }
 }
 
-pub(super) fn read_cpu_events(b: &mut Builder) -> rusqlite::Result<()> {
+// Threads that only had a name (ThreadNames lists every thread of the
+// machine) are not created: a thread exists once it has events.
+
+/// CUDA API calls, and the CUDA graphs those calls built.
+pub(super) fn read_api_events(b: &mut Builder) -> rusqlite::Result<()> {
     read_cuda_api(b)?;
-    read_osrt(b)?;
-    read_nvtx(b)?;
-    read_graph_records(b)?;
-    // Threads that only had a name (ThreadNames lists every thread of the
-    // machine) are not created: a thread exists once it has events.
-    Ok(())
+    read_graph_records(b)
 }
 
 fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
@@ -214,13 +214,15 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
     warn_bad(b, raw.bad, raw.missing, "CUDA API calls");
     let threads = b.threads_of(&raw.global_tid);
     let g = Grouping::new(&threads, &raw.start, None, b.trace.threads.len());
-    let api = &mut b.trace.cuda_api;
-    api.spans = raw.grouped(&g);
-    api.correlation = g.take(correlation);
-    api.return_value = SparseColumn::from_vec(g.take(return_value));
+    let api = ApiCalls {
+        spans: raw.grouped(&g),
+        correlation: g.take(correlation),
+        return_value: SparseColumn::from_vec(g.take(return_value)),
+    };
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
         thread.cuda_api = g.track(i, &api.spans);
     }
+    b.trace.cuda_api = Arc::new(api);
     Ok(())
 }
 
@@ -259,7 +261,7 @@ impl RowSink for ApiRows {
     }
 }
 
-fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
+pub(super) fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
     let mut warnings = Vec::new();
     let Some(sql) = b.report.select(
         "OSRT_API",
@@ -301,17 +303,19 @@ fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
     warn_bad(b, raw.bad, raw.missing, "OS runtime calls");
     let threads = b.threads_of(&raw.global_tid);
     let g = Grouping::new(&threads, &raw.start, None, b.trace.threads.len());
-    let os = &mut b.trace.osrt;
-    os.spans = raw.grouped(&g);
-    os.return_value = g.take(return_value);
-    os.event_class = g.take(event_class);
+    let os = OsCalls {
+        spans: raw.grouped(&g),
+        return_value: g.take(return_value),
+        event_class: g.take(event_class),
+    };
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
         thread.osrt = g.track(i, &os.spans);
     }
+    b.trace.osrt = Arc::new(os);
     Ok(())
 }
 
-fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
+pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     let mut warnings = Vec::new();
     let Some(sql) = b.report.select(
         "NVTX_EVENTS",
@@ -488,7 +492,7 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
         unended.push(r.kind != NvtxKind::Mark && r.end.is_none());
     }
     let g = Grouping::new(&keys, &starts, Some(&ends), track_keys.len());
-    let nvtx = &mut b.trace.nvtx;
+    let mut nvtx = NvtxRanges::default();
     let names = g.order.iter().map(|&r| rows_out[r as usize].text).collect();
     nvtx.spans = SpanColumns::from_columns(g.take(starts), g.take(ends), names);
     nvtx.unended = g.take(unended);
@@ -521,13 +525,12 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     }
     for (i, end_tid) in ended_elsewhere {
         let thread = b.thread(end_tid);
-        b.trace.nvtx.end_thread.insert(i, thread);
+        nvtx.end_thread.insert(i, thread);
     }
-    let nvtx = &mut b.trace.nvtx;
     for (i, (thread, domain)) in track_keys.into_iter().enumerate() {
         let mut track = g.track(i, &nvtx.spans);
         let range = track.events.start as usize..track.events.end as usize;
-        track.depth = assign_levels(nvtx, range);
+        track.depth = assign_levels(&mut nvtx, range);
         b.trace.threads[thread as usize]
             .nvtx
             .push(NvtxTrack { domain, track });
@@ -546,8 +549,9 @@ fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     }
     for ((pid, domain, category), name) in categories {
         let domain = domains.get(&(pid, domain)).cloned().unwrap_or_default();
-        b.trace.nvtx.category_names.insert((domain, category), name);
+        nvtx.category_names.insert((domain, category), name);
     }
+    b.trace.nvtx = Arc::new(nvtx);
     warn_bad(b, bad, missing, "NVTX events");
     let mut unknown: Vec<_> = unknown_types.into_iter().collect();
     unknown.sort_unstable();
@@ -584,6 +588,7 @@ fn assign_levels(nvtx: &mut crate::model::NvtxRanges, range: std::ops::Range<usi
 }
 
 fn read_graph_records(b: &mut Builder) -> rusqlite::Result<()> {
+    let mut graph_records = Vec::new();
     for (table, id_col, original_col, is_node) in [
         (
             "CUDA_GRAPH_NODE_EVENTS",
@@ -629,7 +634,7 @@ fn read_graph_records(b: &mut Builder) -> rusqlite::Result<()> {
         for (start, end, tid, name, id, original) in records {
             let thread = b.thread(tid);
             let name = name.map(|n| b.string(n)).unwrap_or_default();
-            b.trace.graph_records.push(GraphRecord {
+            graph_records.push(GraphRecord {
                 start,
                 end: end.max(start),
                 thread,
@@ -640,6 +645,7 @@ fn read_graph_records(b: &mut Builder) -> rusqlite::Result<()> {
             });
         }
     }
+    b.trace.graph_records = Arc::new(graph_records);
     Ok(())
 }
 

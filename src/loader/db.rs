@@ -117,6 +117,35 @@ impl Report {
         ))
     }
 
+    /// A first guess at the times a table of events spans, from its first
+    /// and last rows by rowid (nsys writes rows about in time order): a few
+    /// reads of the b-tree's ends, where the exact bounds need every row.
+    /// None when the table is absent, empty or odd.
+    pub fn time_hint(&self, table: &str) -> Option<(i64, i64)> {
+        const ROWS: u32 = 1024;
+        if !self.has_column(table, "start") {
+            return None;
+        }
+        let end = if self.has_column(table, "end") {
+            "coalesce(\"end\", start)"
+        } else {
+            "start"
+        };
+        let sql = format!(
+            "SELECT min(s), max(e) FROM ( \
+               SELECT * FROM (SELECT start AS s, {end} AS e FROM \"{table}\" ORDER BY rowid LIMIT {ROWS}) \
+               UNION ALL \
+               SELECT * FROM (SELECT start AS s, {end} AS e FROM \"{table}\" ORDER BY rowid DESC LIMIT {ROWS}))"
+        );
+        self.conn
+            .query_row(&sql, [], |r| {
+                Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
+            })
+            .ok()
+            .and_then(|(lo, hi)| lo.zip(hi))
+            .filter(|(lo, hi)| lo <= hi)
+    }
+
     /// About how many rows a table has, for progress: the rowid span, read
     /// from the b-tree's ends instead of counting every row.
     pub fn estimated_rows(&self, table: &str) -> u64 {

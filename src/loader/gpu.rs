@@ -2,6 +2,7 @@
 //! executions, CUDA event records, metric samples, and the correlation index.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::cells::{Cells, RawRows};
 use super::cpu::warn_bad;
@@ -10,8 +11,9 @@ use super::group::Grouping;
 use super::parallel::{RowSink, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
-    CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOp, GpuOpKind, IdColumn, KernelNames,
-    LaunchConfig, MetricSeries, Ns, SpanColumns, SparseColumn, StrId, Stream, Track,
+    CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOp, GpuOpKind, GraphExecs, IdColumn,
+    KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns, SpanColumns,
+    SparseColumn, StrId, Stream, Syncs, Track,
 };
 
 /// (pid, device, context, stream) → stream number.
@@ -127,7 +129,6 @@ fn stream_key(row: &impl Cells) -> StreamKey {
 }
 
 pub(super) fn read_gpu_events(b: &mut Builder) -> rusqlite::Result<()> {
-    read_devices(b)?;
     let mut streams = Streams {
         by_key: HashMap::new(),
     };
@@ -167,7 +168,9 @@ pub(super) fn read_gpu_events(b: &mut Builder) -> rusqlite::Result<()> {
     Ok(())
 }
 
-fn read_devices(b: &mut Builder) -> rusqlite::Result<()> {
+/// The GPUs of `TARGET_INFO_GPU` (read before any event: a report being
+/// opened shows them first).
+pub(super) fn read_devices(b: &mut Builder) -> rusqlite::Result<()> {
     let mut warnings = Vec::new();
     let Some(sql) = b.report.select(
         "TARGET_INFO_GPU",
@@ -320,19 +323,19 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     warn_bad(b, raw.bad, raw.missing, "kernels");
     let (g, spans, correlation) = raw.group(b.trace.streams.len());
     set_tracks(b, &g, &spans, |s| &mut s.kernels);
-    let mut table = std::mem::take(&mut b.trace.kernels);
-    table.names =
-        KernelNames::from_columns(&spans.name, &g.take(short_name), &g.take(mangled_name));
-    table.config = g.take(config);
-    table.grid_id = IdColumn::from_vec(g.take(grid_id));
-    table.graph_node_id = SparseColumn::from_vec(g.take(graph_node_id));
-    table.configs = vec![LaunchConfig::default(); configs.len()];
+    let mut configs_by_id = vec![LaunchConfig::default(); configs.len()];
     for (cfg, i) in configs {
-        table.configs[i as usize] = cfg;
+        configs_by_id[i as usize] = cfg;
     }
-    table.spans = spans;
-    table.correlation = correlation;
-    b.trace.kernels = table;
+    b.trace.kernels = Arc::new(Kernels {
+        names: KernelNames::from_columns(&spans.name, &g.take(short_name), &g.take(mangled_name)),
+        config: g.take(config),
+        grid_id: IdColumn::from_vec(g.take(grid_id)),
+        graph_node_id: SparseColumn::from_vec(g.take(graph_node_id)),
+        configs: configs_by_id,
+        spans,
+        correlation,
+    });
     Ok(())
 }
 
@@ -591,17 +594,18 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         return Ok(());
     };
     set_tracks(b, &g, &spans, |s| &mut s.memcpys);
-    let m = &mut b.trace.memcpys;
-    m.bytes = g.take(own.bytes);
-    m.copy_kind = g.take(own.copy_kind);
-    m.src_kind = g.take(own.src_kind);
-    m.dst_kind = g.take(own.dst_kind);
-    m.kind_known = g.take(own.kind_known);
-    m.src_device = g.take(own.src_device);
-    m.dst_device = g.take(own.dst_device);
-    m.green_context = g.take(own.green_context);
-    m.spans = spans;
-    m.correlation = correlation;
+    b.trace.memcpys = Arc::new(Memcpys {
+        bytes: g.take(own.bytes),
+        copy_kind: g.take(own.copy_kind),
+        src_kind: g.take(own.src_kind),
+        dst_kind: g.take(own.dst_kind),
+        kind_known: g.take(own.kind_known),
+        src_device: g.take(own.src_device),
+        dst_device: g.take(own.dst_device),
+        green_context: g.take(own.green_context),
+        spans,
+        correlation,
+    });
     Ok(())
 }
 
@@ -646,13 +650,14 @@ fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         return Ok(());
     };
     set_tracks(b, &g, &spans, |s| &mut s.memsets);
-    let m = &mut b.trace.memsets;
-    m.bytes = g.take(own.bytes);
-    m.value = g.take(own.value);
-    m.mem_kind = g.take(own.mem_kind);
-    m.green_context = g.take(own.green_context);
-    m.spans = spans;
-    m.correlation = correlation;
+    b.trace.memsets = Arc::new(Memsets {
+        bytes: g.take(own.bytes),
+        value: g.take(own.value),
+        mem_kind: g.take(own.mem_kind),
+        green_context: g.take(own.green_context),
+        spans,
+        correlation,
+    });
     Ok(())
 }
 
@@ -698,11 +703,12 @@ fn read_syncs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
         return Ok(());
     };
     set_tracks(b, &g, &spans, |s| &mut s.syncs);
-    let s = &mut b.trace.syncs;
-    s.sync_type = g.take(own.sync_type);
-    s.event_id = g.take(own.event_id);
-    s.spans = spans;
-    s.correlation = correlation;
+    b.trace.syncs = Arc::new(Syncs {
+        sync_type: g.take(own.sync_type),
+        event_id: g.take(own.event_id),
+        spans,
+        correlation,
+    });
     Ok(())
 }
 
@@ -737,11 +743,12 @@ fn read_graph_execs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
         return Ok(());
     };
     set_tracks(b, &g, &spans, |s| &mut s.graphs);
-    let t = &mut b.trace.graph_execs;
-    t.graph_id = g.take(own.graph_id);
-    t.graph_exec_id = g.take(own.graph_exec_id);
-    t.spans = spans;
-    t.correlation = correlation;
+    b.trace.graph_execs = Arc::new(GraphExecs {
+        graph_id: g.take(own.graph_id),
+        graph_exec_id: g.take(own.graph_exec_id),
+        spans,
+        correlation,
+    });
     Ok(())
 }
 
@@ -765,6 +772,7 @@ fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
     let report = b.report.clone();
     let mut stmt = report.conn.prepare(&sql)?;
     let mut rows = stmt.query([])?;
+    let mut records = Vec::new();
     while let Some(row) = rows.next()? {
         let key = (
             pid_of(int(row, 0)),
@@ -773,12 +781,13 @@ fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
             int(row, 3) as u32,
         );
         let stream = streams.get(b, key);
-        b.trace.cuda_events.push(CudaEventRecord {
+        records.push(CudaEventRecord {
             stream,
             correlation: int(row, 4) as u32,
             event_id: int(row, 5) as u32,
         });
     }
+    b.trace.cuda_events = Arc::new(records);
     Ok(())
 }
 
@@ -910,7 +919,7 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
             gpu.metrics.push(i as u32);
         }
     }
-    b.trace.metrics = series;
+    b.trace.metrics = Arc::new(series);
     Ok(())
 }
 
@@ -952,6 +961,6 @@ pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
             }
         }
     }
-    b.trace.correlation = CorrelationIndex::build(&api, &gpu);
+    b.trace.correlation = Arc::new(CorrelationIndex::build(&api, &gpu));
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! Reports without them (every nsys report) load as before.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::Builder;
 use crate::model::{KernelMetrics, MetricDef, MetricSource};
@@ -68,6 +69,6 @@ pub(super) fn read_kernel_metrics(b: &mut Builder) -> rusqlite::Result<()> {
             "{VALUES}: {unknown} counter values name no kernel of the report (left out)"
         ));
     }
-    b.trace.kernel_metrics.push(set);
+    b.trace.kernel_metrics = Arc::new(vec![set]);
     Ok(())
 }

@@ -42,6 +42,18 @@ pub struct Progress {
 #[derive(Clone, Debug, Default)]
 pub struct PhaseTimes(pub Vec<(&'static str, Duration)>);
 
+/// A whole load: the trace, the time each phase took, and which attempt gave
+/// it (see [`load_progressive`]).
+pub struct Loaded {
+    pub trace: Trace,
+    pub phases: PhaseTimes,
+    pub attempt: usize,
+}
+
+/// Called with each snapshot a progressive load publishes: the attempt it
+/// belongs to, and the trace so far (see [`Trace::share`]).
+pub type OnPartial<'a> = &'a mut dyn FnMut(usize, Trace);
+
 /// Loads a report on this thread. `on_progress` is called now and then; set
 /// `cancel` from another thread to stop early with [`Problem::Cancelled`].
 ///
@@ -74,6 +86,34 @@ pub fn load_timed(
     on_progress: &mut dyn FnMut(Progress),
     cancel: &AtomicBool,
 ) -> Result<(Trace, PhaseTimes), LoadError> {
+    load_attempts(path, on_progress, None, cancel).map(|l| (l.trace, l.phases))
+}
+
+/// [`load_timed`], also publishing the trace as it is read: after each phase
+/// `on_partial` gets the tables read so far, each whole, so
+/// that a window can show a big report long before its last row is in. The
+/// first comes before any event is read: the GPUs and the time axis. The
+/// order of the phases, and why, is at `PHASES`.
+///
+/// Every snapshot of one attempt numbers its events as the final trace does:
+/// an event shown early keeps its index. A file that changed while it was
+/// read is read again (see [`load_timed`]); that attempt's snapshots and
+/// trace carry the next attempt number, and their events are numbered afresh.
+pub fn load_progressive(
+    path: &Path,
+    on_progress: &mut dyn FnMut(Progress),
+    on_partial: OnPartial,
+    cancel: &AtomicBool,
+) -> Result<Loaded, LoadError> {
+    load_attempts(path, on_progress, Some(on_partial), cancel)
+}
+
+fn load_attempts(
+    path: &Path,
+    on_progress: &mut dyn FnMut(Progress),
+    mut on_partial: Option<OnPartial>,
+    cancel: &AtomicBool,
+) -> Result<Loaded, LoadError> {
     // A writer may commit while the report is read (its stamp then changes):
     // the rows would come from two states, so the load is done again; the
     // last try reads a private copy taken while nothing changed.
@@ -81,7 +121,21 @@ pub fn load_timed(
     for attempt in 0..TRIES {
         let copy = attempt + 1 == TRIES;
         let before = snapshot::Stamp::of(path);
-        let result = load_committed(path, copy, on_progress, cancel);
+        let mut publish = on_partial
+            .as_mut()
+            .map(|f| move |trace: Trace| f(attempt, trace));
+        let result = load_committed(
+            path,
+            copy,
+            on_progress,
+            publish.as_mut().map(|f| f as &mut dyn FnMut(Trace)),
+            cancel,
+        )
+        .map(|(trace, phases)| Loaded {
+            trace,
+            phases,
+            attempt,
+        });
         if copy || snapshot::Stamp::of(path) == before {
             return result;
         }
@@ -97,6 +151,7 @@ fn load_committed(
     path: &Path,
     always_copy: bool,
     on_progress: &mut dyn FnMut(Progress),
+    mut on_partial: Option<&mut dyn FnMut(Trace)>,
     cancel: &AtomicBool,
 ) -> Result<(Trace, PhaseTimes), LoadError> {
     db::check_file(path)?;
@@ -143,14 +198,7 @@ fn load_committed(
         }
     }
     let mut times = PhaseTimes::default();
-    let phases: [(&'static str, Phase); 5] = [
-        ("strings and threads", cpu::read_names),
-        ("CPU events", cpu::read_cpu_events),
-        ("GPU events", gpu::read_gpu_events),
-        ("indexes", gpu::build_correlation),
-        ("kernel metrics", kernel_metrics::read_kernel_metrics),
-    ];
-    for (phase, run) in phases {
+    for (i, &(phase, run, _)) in PHASES.iter().enumerate() {
         let t0 = Instant::now();
         builder.phase = phase;
         builder.report_progress(true);
@@ -159,6 +207,10 @@ fn load_committed(
         }
         run(&mut builder).map_err(|e| builder.error(&e))?;
         times.0.push((phase, t0.elapsed()));
+        let later = &PHASES[i + 1..];
+        if let (Some(publish), false) = (on_partial.as_mut(), later.is_empty()) {
+            publish(builder.snapshot(later.iter().map(|p| p.2).collect()));
+        }
     }
     let trace = builder.finish();
     Ok((trace, times))
@@ -167,10 +219,69 @@ fn load_committed(
 /// One step of a load.
 type Phase = fn(&mut Builder) -> rusqlite::Result<()>;
 
-/// A message from a background load.
+/// The phases of a load: a name for progress, the step, and what it adds
+/// (what a snapshot lists as still to come). Ordered for a user opening a big
+/// report: first what the report says about its machine (threads, GPUs, the
+/// time axis), read in moments; then the GPU rows, what a CUDA profile is
+/// opened for; then the NVTX ranges that name that work (few rows); then the
+/// CUDA API and OS runtime calls, the most rows of a report and the least
+/// looked at; then the links between calls and GPU work, which need both.
+const PHASES: [(&str, Phase, &str); 7] = [
+    ("strings and threads", read_layout, "threads and GPUs"),
+    ("GPU events", gpu::read_gpu_events, GPU_ROWS),
+    ("NVTX", cpu::read_nvtx, "NVTX ranges"),
+    ("CUDA API", cpu::read_api_events, "CUDA API calls"),
+    ("OS runtime", cpu::read_osrt, "OS runtime calls"),
+    (
+        "indexes",
+        gpu::build_correlation,
+        "links between CUDA API calls and GPU work",
+    ),
+    (
+        "kernel metrics",
+        kernel_metrics::read_kernel_metrics,
+        "kernel metrics",
+    ),
+];
+
+/// What a snapshot lists as still to come until the GPU events are read.
+pub const GPU_ROWS: &str = "GPU rows";
+
+/// The first phase: names, threads' names, GPUs, and a first guess at the
+/// time axis, so that the first snapshot can draw one.
+fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {
+    cpu::read_names(b)?;
+    gpu::read_devices(b)?;
+    b.axis_hint = EVENT_TABLES
+        .iter()
+        .filter_map(|t| b.report.time_hint(t))
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
+    Ok(())
+}
+
+/// The tables of timed events.
+const EVENT_TABLES: [&str; 7] = [
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    "NVTX_EVENTS",
+    "OSRT_API",
+];
+
+/// A message from a background load. `attempt` is [`Loaded::attempt`].
 pub enum LoadMessage {
     Progress(Progress),
-    Done(Box<Result<Trace, LoadError>>),
+    /// The report so far, shared (see [`load_progressive`]).
+    Partial {
+        trace: Arc<Trace>,
+        attempt: usize,
+    },
+    Done {
+        result: Box<Result<Trace, LoadError>>,
+        attempt: usize,
+    },
 }
 
 /// A load running on a worker thread.
@@ -193,15 +304,32 @@ impl LoadJob {
                 let mut send = |p: Progress| {
                     let _ = progress_tx.send(LoadMessage::Progress(p));
                 };
-                let result = load(&job_path, &mut send, &flag);
-                let _ = tx.send(LoadMessage::Done(Box::new(result)));
+                let partial_tx = tx.clone();
+                let mut publish = |attempt, trace| {
+                    let _ = partial_tx.send(LoadMessage::Partial {
+                        trace: Arc::new(trace),
+                        attempt,
+                    });
+                };
+                let (result, attempt) =
+                    match load_progressive(&job_path, &mut send, &mut publish, &flag) {
+                        Ok(l) => (Ok(l.trace), l.attempt),
+                        Err(e) => (Err(e), 0),
+                    };
+                let _ = tx.send(LoadMessage::Done {
+                    result: Box::new(result),
+                    attempt,
+                });
             })
             .map_or_else(
                 |e| {
                     // No thread, no load: report it as the result.
                     let (tx, rx) = crossbeam_channel::bounded(1);
                     let err = LoadError::new(&path, Problem::Unreadable(e.to_string()));
-                    let _ = tx.send(LoadMessage::Done(Box::new(Err(err))));
+                    let _ = tx.send(LoadMessage::Done {
+                        result: Box::new(Err(err)),
+                        attempt: 0,
+                    });
                     LoadJob {
                         path: path.clone(),
                         messages: rx,
@@ -214,6 +342,16 @@ impl LoadJob {
                     cancel: cancel.clone(),
                 },
             )
+    }
+
+    /// A load whose messages someone else sends (a test that feeds a real
+    /// load's messages at its own pace).
+    pub fn from_channel(path: PathBuf, messages: Receiver<LoadMessage>) -> LoadJob {
+        LoadJob {
+            path,
+            messages,
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     pub fn cancel(&self) {
@@ -242,6 +380,9 @@ pub(crate) struct Builder<'a> {
     process_names: HashMap<u32, String>,
     thread_names: HashMap<i64, String>,
     thread_priorities: HashMap<i64, i32>,
+    /// A first guess at the time axis (see [`Report::time_hint`]), for
+    /// snapshots taken before the tables that bound it are read.
+    axis_hint: Option<(i64, i64)>,
 }
 
 impl<'a> Builder<'a> {
@@ -251,20 +392,12 @@ impl<'a> Builder<'a> {
         on_progress: &'a mut dyn FnMut(Progress),
         cancel: &'a AtomicBool,
     ) -> Self {
-        let rows_total = [
-            "CUPTI_ACTIVITY_KIND_RUNTIME",
-            "CUPTI_ACTIVITY_KIND_KERNEL",
-            "CUPTI_ACTIVITY_KIND_MEMCPY",
-            "CUPTI_ACTIVITY_KIND_MEMSET",
-            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-            "NVTX_EVENTS",
-            "OSRT_API",
-            "GPU_METRICS",
-        ]
-        .iter()
-        .map(|t| report.estimated_rows(t))
-        .sum::<u64>()
-        .max(1);
+        let rows_total = EVENT_TABLES
+            .iter()
+            .chain(&["GPU_METRICS"])
+            .map(|t| report.estimated_rows(t))
+            .sum::<u64>()
+            .max(1);
         let mut trace = Trace {
             strings: Strings::new(),
             ..Trace::default()
@@ -287,6 +420,7 @@ impl<'a> Builder<'a> {
             process_names: HashMap::new(),
             thread_names: HashMap::new(),
             thread_priorities: HashMap::new(),
+            axis_hint: None,
         }
     }
 
@@ -335,31 +469,52 @@ impl<'a> Builder<'a> {
         self.string_ids.get(nsys_id).unwrap_or_default()
     }
 
+    /// The trace so far, for a progressive load to publish; its time axis
+    /// spans the events read and the first guess (the final trace's spans
+    /// exactly its events).
+    fn snapshot(&self, still_loading: Vec<&'static str>) -> Trace {
+        let mut trace = self.trace.share(still_loading);
+        let read = time_range(&self.trace);
+        trace.info.time_range = match (read, self.axis_hint) {
+            (Some((a, b)), Some((c, d))) => (a.min(c), b.max(d)),
+            (Some(r), None) | (None, Some(r)) => r,
+            (None, None) => (0, 0),
+        };
+        // Worked out here, off the window's thread.
+        trace.activity_span();
+        trace
+    }
+
     fn finish(mut self) -> Trace {
         (self.on_progress)(Progress {
             phase: "done",
             fraction: 1.0,
         });
-        let t = &mut self.trace;
-        let mut lo = i64::MAX;
-        let mut hi = i64::MIN;
-        for spans in [
-            &t.cuda_api.spans,
-            &t.osrt.spans,
-            &t.nvtx.spans,
-            &t.kernels.spans,
-            &t.memcpys.spans,
-            &t.memsets.spans,
-            &t.syncs.spans,
-        ] {
-            if let (Some(&s), Some(e)) = (spans.start.iter().min(), spans.ends().max()) {
-                lo = lo.min(s);
-                hi = hi.max(e);
-            }
-        }
-        t.info.time_range = if lo <= hi { (lo, hi) } else { (0, 0) };
+        self.trace.info.time_range = time_range(&self.trace).unwrap_or((0, 0));
+        self.trace.activity_span();
         self.trace
     }
+}
+
+/// From the earliest start to the latest end of the events read.
+fn time_range(t: &Trace) -> Option<(i64, i64)> {
+    let mut lo = i64::MAX;
+    let mut hi = i64::MIN;
+    for spans in [
+        &t.cuda_api.spans,
+        &t.osrt.spans,
+        &t.nvtx.spans,
+        &t.kernels.spans,
+        &t.memcpys.spans,
+        &t.memsets.spans,
+        &t.syncs.spans,
+    ] {
+        if let (Some(&s), Some(e)) = (spans.start.iter().min(), spans.ends().max()) {
+            lo = lo.min(s);
+            hi = hi.max(e);
+        }
+    }
+    (lo <= hi).then_some((lo, hi))
 }
 
 /// nsys ids → our ids: a vector when the ids are dense (the usual case), a hash

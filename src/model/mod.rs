@@ -19,6 +19,8 @@ pub use ids::{EventId, EventKind};
 pub use metrics::{KernelMetrics, MetricDef, MetricSource};
 pub use strings::{StrId, Strings};
 
+use std::sync::Arc;
+
 /// Index into [`Trace::threads`].
 pub type ThreadIdx = u32;
 /// Index into [`Trace::streams`].
@@ -148,9 +150,17 @@ pub struct ReportInfo {
     pub schema_version: Option<String>,
     /// The earliest and latest timestamps of any event.
     pub time_range: (Ns, Ns),
+    /// The tables still to be read when this is a snapshot of a report
+    /// being opened (see [`Trace::share`]); empty once the whole report is in.
+    pub still_loading: Vec<&'static str>,
 }
 
 /// A loaded report.
+///
+/// The event tables sit behind `Arc`: a report being opened is shown as it is
+/// read ([`Trace::share`]), each table from the moment it is whole, without
+/// copying the tables read so far. An event's index never changes once its
+/// table is shown.
 #[derive(Debug, Default)]
 pub struct Trace {
     pub info: ReportInfo,
@@ -159,26 +169,67 @@ pub struct Trace {
     pub threads: Vec<Thread>,
     pub gpus: Vec<Gpu>,
     pub streams: Vec<Stream>,
-    pub cuda_api: ApiCalls,
-    pub osrt: OsCalls,
-    pub nvtx: NvtxRanges,
-    pub kernels: Kernels,
-    pub memcpys: Memcpys,
-    pub memsets: Memsets,
-    pub syncs: Syncs,
-    pub graph_execs: GraphExecs,
-    pub graph_records: Vec<GraphRecord>,
-    pub cuda_events: Vec<CudaEventRecord>,
-    pub metrics: Vec<MetricSeries>,
+    pub cuda_api: Arc<ApiCalls>,
+    pub osrt: Arc<OsCalls>,
+    pub nvtx: Arc<NvtxRanges>,
+    pub kernels: Arc<Kernels>,
+    pub memcpys: Arc<Memcpys>,
+    pub memsets: Arc<Memsets>,
+    pub syncs: Arc<Syncs>,
+    pub graph_execs: Arc<GraphExecs>,
+    pub graph_records: Arc<Vec<GraphRecord>>,
+    pub cuda_events: Arc<Vec<CudaEventRecord>>,
+    pub metrics: Arc<Vec<MetricSeries>>,
     /// Hardware metrics per kernel instance stored in the report (a Sightline
     /// capture's counters); other sources are joined in analysis.
-    pub kernel_metrics: Vec<KernelMetrics>,
-    pub correlation: CorrelationIndex,
+    pub kernel_metrics: Arc<Vec<KernelMetrics>>,
+    pub correlation: Arc<CorrelationIndex>,
     /// What the loader skipped or repaired, for the user to see.
     pub warnings: Vec<String>,
+    /// [`Trace::activity_span`], worked out on first use: a scan of every
+    /// GPU operation and NVTX range (10 ms at 10M events), which the loader
+    /// does on its thread before it hands a trace over, not the window.
+    pub activity: std::sync::OnceLock<Option<(Ns, Ns)>>,
 }
 
 impl Trace {
+    /// This trace as it stands, sharing its event tables: what a loader
+    /// publishes while it goes on reading (cheap: the small parts are copied,
+    /// the tables are not). `still_loading` names what is not read yet.
+    pub fn share(&self, still_loading: Vec<&'static str>) -> Trace {
+        Trace {
+            info: ReportInfo {
+                still_loading,
+                ..self.info.clone()
+            },
+            strings: self.strings.clone(),
+            processes: self.processes.clone(),
+            threads: self.threads.clone(),
+            gpus: self.gpus.clone(),
+            streams: self.streams.clone(),
+            cuda_api: self.cuda_api.clone(),
+            osrt: self.osrt.clone(),
+            nvtx: self.nvtx.clone(),
+            kernels: self.kernels.clone(),
+            memcpys: self.memcpys.clone(),
+            memsets: self.memsets.clone(),
+            syncs: self.syncs.clone(),
+            graph_execs: self.graph_execs.clone(),
+            graph_records: self.graph_records.clone(),
+            cuda_events: self.cuda_events.clone(),
+            metrics: self.metrics.clone(),
+            kernel_metrics: self.kernel_metrics.clone(),
+            correlation: self.correlation.clone(),
+            warnings: self.warnings.clone(),
+            activity: Default::default(),
+        }
+    }
+
+    /// Whether the whole report is in (not a snapshot of one being opened).
+    pub fn is_complete(&self) -> bool {
+        self.info.still_loading.is_empty()
+    }
+
     pub fn name(&self, id: StrId) -> &str {
         self.strings.get(id)
     }
@@ -188,6 +239,10 @@ impl Trace {
     /// is often mostly start-up and tear-down around a few milliseconds of
     /// work. None when the report has neither.
     pub fn activity_span(&self) -> Option<(Ns, Ns)> {
+        *self.activity.get_or_init(|| self.scan_activity())
+    }
+
+    fn scan_activity(&self) -> Option<(Ns, Ns)> {
         let tables = [
             &self.kernels.spans,
             &self.memcpys.spans,

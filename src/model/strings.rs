@@ -8,7 +8,7 @@ use std::collections::HashMap;
 pub struct StrId(pub u32);
 
 /// The string table of one trace.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Strings {
     values: Vec<Box<str>>,
     lookup: HashMap<Box<str>, StrId>,

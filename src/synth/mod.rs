@@ -712,7 +712,7 @@ impl<'t> ReportWriter<'t> {
 
     fn write_cuda_events(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
         for (_, dc) in self.shifts() {
-            for e in &self.trace.cuda_events {
+            for e in self.trace.cuda_events.iter() {
                 let Some(s) = self.trace.streams.get(e.stream as usize) else {
                     continue;
                 };

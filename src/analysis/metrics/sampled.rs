@@ -96,7 +96,7 @@ pub fn kernel_metrics(trace: &Trace) -> Option<KernelMetrics> {
     let mut out = KernelMetrics::new(MetricSource::NsysSampling, defs);
     // Series of each device, each with its metric's index.
     let mut by_device: HashMap<u32, Vec<(u16, Prefix)>> = HashMap::new();
-    for s in &trace.metrics {
+    for s in trace.metrics.iter() {
         let metric = index_of[trace.name(s.name)];
         by_device
             .entry(s.device_id)

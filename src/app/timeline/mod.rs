@@ -187,11 +187,12 @@ impl Timeline {
         }
     }
 
-    /// Takes a newer snapshot of the same report (a capture that grew): rows,
-    /// colours and time limits are rebuilt, the view (times, collapsed and
-    /// hidden rows, scroll) is kept. Event indexes change between snapshots,
-    /// so the selection and highlights go.
-    pub fn adopt(&mut self, trace: &Trace) {
+    /// Takes a newer state of the same report (a capture that grew, a report
+    /// being opened): rows, colours and time limits are rebuilt, the view
+    /// (times, collapsed and hidden rows, scroll) is kept. `selected` is the
+    /// selection as found in the new trace (see `Document::grow`); the
+    /// search's outlines come back with its matches.
+    pub fn adopt(&mut self, trace: &Trace, selected: Option<EventRef>) {
         let (lo, hi) = trace.info.time_range;
         self.limits = (lo as f64, hi.max(lo + 1) as f64);
         self.rows = rows::build(trace);
@@ -200,9 +201,15 @@ impl Timeline {
             .iter()
             .map(|(_, s)| colors::for_name(s))
             .collect();
-        self.selected = None;
-        self.related.clear();
-        self.highlight.clear();
+        // A view nobody has moved opens on the GPU work, as a fresh open of
+        // this trace would: a report being opened shows its work once read.
+        if self.is_untouched() {
+            let (start, end) = activity_view(trace).unwrap_or(self.limits);
+            self.view.set(start, end);
+            self.opened_on = (self.view.start, self.view.end);
+        }
+        self.selected = selected;
+        self.related = selected.map(|e| e.related(trace)).unwrap_or_default();
         self.layout.clear();
         self.projection = None;
         self.projection_job.cancel();

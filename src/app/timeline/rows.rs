@@ -158,8 +158,9 @@ fn header(
     rows.len() - 1
 }
 
-/// Sums event counts into headers and drops headers left without children.
-fn finish(rows: Vec<Row>) -> Vec<Row> {
+/// Sums event counts into headers and drops headers left without children,
+/// but for those in `placeholders` (a GPU whose rows are still being read).
+fn finish(rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
     let mut rows = rows;
     let mut series = vec![0usize; rows.len()];
     for i in (0..rows.len()).rev() {
@@ -179,6 +180,9 @@ fn finish(rows: Vec<Row>) -> Vec<Row> {
     }
     // A header is kept when any row below it is not a header.
     let mut keep = vec![false; rows.len()];
+    for &i in placeholders {
+        keep[i] = true;
+    }
     for i in (0..rows.len()).rev() {
         if !rows[i].is_header() {
             keep[i] = true;
@@ -196,7 +200,8 @@ fn finish(rows: Vec<Row>) -> Vec<Row> {
             new_index[i] = out.len();
             let mut row = row;
             row.parent = row.parent.map(|p| new_index[p]);
-            if let RowKind::Header { events } = row.kind {
+            if let (RowKind::Header { events }, false) = (&row.kind, placeholders.contains(&i)) {
+                let events = *events;
                 row.label = if series[i] > 0 && events == 0 {
                     format!("{} · {} series", row.label, series[i])
                 } else {
@@ -211,6 +216,11 @@ fn finish(rows: Vec<Row>) -> Vec<Row> {
 
 pub fn build(trace: &Trace) -> Vec<Row> {
     let mut rows = Vec::new();
+    // A report still being opened: its GPUs show before their rows do; the
+    // rows that need every kind of event (GPU idle causes, NVTX ranges on
+    // the GPU, which need the API calls' links) wait for the whole report.
+    let complete = trace.is_complete();
+    let mut placeholders = Vec::new();
     for p in &trace.processes {
         let name = if p.name.is_empty() {
             "process"
@@ -272,7 +282,7 @@ pub fn build(trace: &Trace) -> Vec<Row> {
                     &n.track,
                 );
                 // Only ranges on a thread that calls CUDA can own GPU work.
-                if !n.track.is_empty() && !th.cuda_api.is_empty() {
+                if complete && !n.track.is_empty() && !th.cuda_api.is_empty() {
                     rows.push(Row {
                         label: format!("{label} on GPU"),
                         key: format!("{}/nvtx{k}/gpu", rows[th_row].key),
@@ -289,14 +299,27 @@ pub fn build(trace: &Trace) -> Vec<Row> {
     let mut listed = vec![false; trace.streams.len()];
     for g in &trace.gpus {
         let name = if g.name.is_empty() { "GPU" } else { &g.name };
+        let reading =
+            g.streams.is_empty() && trace.info.still_loading.contains(&crate::loader::GPU_ROWS);
         let gh = header(
             &mut rows,
-            format!("GPU {}: {name}", g.device_id),
+            format!(
+                "GPU {}: {name}{}",
+                g.device_id,
+                if reading {
+                    " · reading its rows…"
+                } else {
+                    ""
+                }
+            ),
             format!("g{}", g.device_id),
             0,
             None,
         );
-        if !g.streams.is_empty() {
+        if reading {
+            placeholders.push(gh);
+        }
+        if complete && !g.streams.is_empty() {
             rows.push(Row {
                 label: super::idle_row::LABEL.into(),
                 key: format!("g{}/idle", g.device_id),
@@ -353,7 +376,7 @@ pub fn build(trace: &Trace) -> Vec<Row> {
             stream_rows(trace, &mut rows, s, gh);
         }
     }
-    finish(rows)
+    finish(rows, &placeholders)
 }
 
 fn stream_rows(trace: &Trace, rows: &mut Vec<Row>, s: usize, parent: usize) {

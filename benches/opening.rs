@@ -1,0 +1,162 @@
+//! Opening benchmark (issue 17, progressive opening): opens a report the way
+//! File ▸ Open does — a loader thread, snapshots shown as they come — and runs
+//! the window's frames meanwhile at the pace the window asks for while a load
+//! runs (a repaint every 50 ms; `FRAME_GAP`), with no renderer: each frame is
+//! `SightlineApp::ui` plus tessellation, as in `benches/frame.rs`. Then loads the report again with
+//! no window, for the cost of opening progressively, side by side.
+//!
+//! Prints when the first picture was drawn and what it held, when the GPU
+//! rows and the whole report were in, and the frames' times while loading.
+//!
+//! `cargo bench --bench opening` ; report from `SIGHTLINE_BENCH_FILE`, else the
+//! 10M-event scaled report if present, else `many_kernels.sqlite`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use eframe::egui;
+use sightline::app::SightlineApp;
+
+fn report() -> PathBuf {
+    if let Ok(p) = std::env::var("SIGHTLINE_BENCH_FILE") {
+        return p.into();
+    }
+    let big = PathBuf::from("/work/bench-data/many_kernels_x17.sqlite");
+    if big.is_file() {
+        return big;
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/nsys-2025.3/many_kernels.sqlite")
+}
+
+/// The window repaints every 50 ms while a load runs (and at once on input).
+const FRAME_GAP: Duration = Duration::from_millis(50);
+
+fn frame(ctx: &egui::Context, app: &mut SightlineApp, t: f64) -> Duration {
+    let input = egui::RawInput {
+        screen_rect: Some(egui::Rect::from_min_size(
+            egui::Pos2::ZERO,
+            egui::vec2(1600.0, 1000.0),
+        )),
+        time: Some(t),
+        ..Default::default()
+    };
+    let t0 = Instant::now();
+    let mut out = ctx.run_ui(input, |ui| app.ui(ui));
+    out.textures_delta.clear();
+    let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
+    std::hint::black_box(prims);
+    t0.elapsed()
+}
+
+fn main() {
+    let path = report();
+    // From the page cache, as `sightline bench` reads: the disk is not timed.
+    if let Ok(mut f) = std::fs::File::open(&path) {
+        let _ = std::io::copy(&mut f, &mut std::io::sink());
+    }
+    let ctx = egui::Context::default();
+    let mut app = SightlineApp::default();
+    // Fonts and galleys warmed on an empty window first.
+    let mut t = 0.0;
+    for _ in 0..3 {
+        t += 0.016;
+        frame(&ctx, &mut app, t);
+    }
+    let began = Instant::now();
+    app.open(path.clone());
+    let mut first_picture: Option<(Duration, usize, String)> = None;
+    let mut gpu_rows: Option<(Duration, usize)> = None;
+    let mut frames = Vec::new();
+    let mut slowest: (Duration, Duration) = (Duration::ZERO, Duration::ZERO);
+    let mut shown_events = 0;
+    let mut growths = Vec::new();
+    loop {
+        t += 0.016;
+        // The snapshot is taken in (Document::grow) apart from the frame
+        // that draws it, to tell the two costs apart; the frame is timed
+        // with both, as the window pays them.
+        let taken = Instant::now();
+        app.poll_loading();
+        let grow = taken.elapsed();
+        let d = grow + frame(&ctx, &mut app, t);
+        frames.push(d);
+        let now = began.elapsed();
+        if d > slowest.0 {
+            slowest = (d, now);
+        }
+        let Some(doc) = app.doc() else {
+            std::thread::sleep(FRAME_GAP.saturating_sub(d));
+            continue;
+        };
+        let events = doc.trace.event_count();
+        if first_picture.is_none() {
+            let what = if doc.is_loading() {
+                format!("still to come: {}", doc.trace.info.still_loading.join(", "))
+            } else {
+                "the whole report".into()
+            };
+            first_picture = Some((now, events, what));
+        }
+        if events != shown_events {
+            growths.push((now, events, d, grow));
+            shown_events = events;
+        }
+        if gpu_rows.is_none() && !doc.trace.kernels.spans.is_empty() {
+            gpu_rows = Some((now, events));
+        }
+        if !doc.is_loading() {
+            break;
+        }
+        std::thread::sleep(FRAME_GAP.saturating_sub(d));
+    }
+    let whole = began.elapsed();
+    drop(app);
+    let plain = Instant::now();
+    let trace = sightline::loader::load(
+        &path,
+        &mut |_| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    );
+    let plain = plain.elapsed();
+    drop(trace);
+    let s = |d: Duration| d.as_secs_f64();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("report {}", path.display());
+    if let Some((at, events, what)) = &first_picture {
+        println!(
+            "first picture     {:7.3} s  ({events} events; {what})",
+            s(*at)
+        );
+    }
+    if let Some((at, events)) = gpu_rows {
+        println!("GPU rows drawn    {:7.3} s  ({events} events)", s(at));
+    }
+    for (at, events, d, grow) in &growths {
+        println!(
+            "  grew at {:7.3} s to {events:>10} events, that frame {:6.1} ms ({:.1} ms taking the snapshot in)",
+            s(*at),
+            ms(*d),
+            ms(*grow)
+        );
+    }
+    println!(
+        "whole report      {:7.3} s  ({shown_events} events)",
+        s(whole)
+    );
+    println!(
+        "plain load        {:7.3} s  (no window, no snapshots; whole / plain = {:.2})",
+        s(plain),
+        s(whole) / s(plain)
+    );
+    frames.sort();
+    let p95 = frames[(frames.len() * 95 / 100).min(frames.len() - 1)];
+    println!(
+        "frames while opening: {} , median {:.2} ms, p95 {:.2} ms, slowest {:.1} ms at {:.3} s",
+        frames.len(),
+        ms(frames[frames.len() / 2]),
+        ms(p95),
+        ms(slowest.0),
+        s(slowest.1)
+    );
+}
