@@ -241,6 +241,15 @@ fn a_report_being_opened_is_drawn_from_its_first_snapshot_and_keeps_what_the_use
             .iter()
             .any(|r| r.label.contains("reading"))
     );
+    // Saving now would write a report without its CPU side: refused, said.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("half.sqlite");
+    h.state_mut().save_as(out.clone());
+    h.state_mut().wait_for_captures();
+    assert!(!out.exists(), "a report being read is not saved half");
+    let error = h.state().error.clone().unwrap_or_default();
+    assert!(error.contains("still being read"), "{error}");
+    h.state_mut().error = None;
     // The user works in it: selects a kernel, the whole span, opens the
     // kernel's panel, searches for a CUDA API call not read yet.
     let user = act(&mut h, whole_span, "Synchronize");

@@ -1,25 +1,37 @@
 //! Timing of the stats engine on a 10-million-kernel trace built in memory.
 //! Ignored by default; run with
 //! `cargo test --release --test stats_perf -- --ignored --nocapture`.
+//! `SIGHTLINE_PERF_SHAPE=KERNELS,STREAMS,NAMES` changes the trace, e.g.
+//! `34000000,2,2` for the kernels of the 100M-event report.
 
 use std::time::Instant;
 
 use sightline::analysis::{RangeRule, Report, TimeRange, compute, compute_in};
 use sightline::model::{Stream, Strings, Trace, Track};
 
-const KERNELS: usize = 10_000_000;
-const STREAMS: usize = 32;
-const NAMES: usize = 500;
+/// Kernels, streams and names of the trace (see the file's doc).
+fn shape() -> (usize, usize, usize) {
+    let given: Vec<usize> = std::env::var("SIGHTLINE_PERF_SHAPE")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|n| n.trim().parse().ok())
+        .collect();
+    match given[..] {
+        [k, s, n] if k > 0 && s > 0 && n > 0 => (k, s, n),
+        _ => (10_000_000, 32, 500),
+    }
+}
 
 fn synthetic_trace() -> Trace {
+    let (kernels_wanted, streams, name_count) = shape();
     let mut trace = Trace {
         strings: Strings::new(),
         ..Trace::default()
     };
-    let names: Vec<_> = (0..NAMES)
+    let names: Vec<_> = (0..name_count)
         .map(|i| trace.strings.intern(&format!("kernel_{i}(float *, int)")))
         .collect();
-    let per_stream = KERNELS / STREAMS;
+    let per_stream = kernels_wanted / streams;
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut random = move || {
         state ^= state << 13;
@@ -29,7 +41,7 @@ fn synthetic_trace() -> Trace {
     };
     let mut kernels = sightline::model::Kernels::default();
     let spans = &mut kernels.spans;
-    for s in 0..STREAMS {
+    for s in 0..streams {
         let first = spans.start.len() as u32;
         let mut t = 1_000_000i64;
         let mut longest = 0;
@@ -37,7 +49,7 @@ fn synthetic_trace() -> Trace {
             let r = random();
             let duration = 1_000 + (r % 50_000) as i64;
             // Skewed names: a few hot kernels, a long tail.
-            let pick = ((r >> 20) % NAMES as u64) as usize;
+            let pick = ((r >> 20) % name_count as u64) as usize;
             spans.push(
                 t,
                 t + duration,
@@ -82,7 +94,8 @@ fn kern_sum_on_ten_million_kernels() {
     let (full_ms, rows) = best_of(5, || {
         compute(&trace, Report::CudaGpuKernSum, None).rows.len()
     });
-    println!("cuda_gpu_kern_sum, all {KERNELS} kernels: {full_ms:.1} ms ({rows} rows)");
+    let kernels = trace.kernels.spans.len();
+    println!("cuda_gpu_kern_sum, all {kernels} kernels: {full_ms:.1} ms ({rows} rows)");
     let width = (last - first) / 100;
     let middle = first + (last - first) / 2;
     let range = TimeRange {

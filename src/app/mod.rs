@@ -715,6 +715,12 @@ impl SightlineApp {
             self.error = Some("stop the capture before saving it".into());
             return;
         }
+        // A snapshot lacks the tables still to come: saved, it would be a
+        // report that silently misses them.
+        if doc.is_loading() {
+            self.error = Some("the report is still being read: save it once it is whole".into());
+            return;
+        }
         let started = self.saving.start("sightline-save", None, move |_| {
             let result = match report {
                 Some(live) => live
@@ -1330,8 +1336,14 @@ impl SightlineApp {
                     self.compare_menu(ui);
                     ui.separator();
                     if let Some(Tab::Ready(doc)) = self.tabs.get_mut(self.active) {
+                        // Joined to a snapshot, the results would go with
+                        // the next one: attached once the report is whole.
                         let trace = doc.trace.clone();
-                        doc.metric_sets.menu(ui, &trace);
+                        ui.add_enabled_ui(!doc.is_loading(), |ui| {
+                            doc.metric_sets.menu(ui, &trace);
+                        })
+                        .response
+                        .on_disabled_hover_text("the report is still being read");
                         ui.separator();
                     }
                     ui.horizontal(|ui| {
