@@ -541,8 +541,19 @@ mod tests {
             .step_by(super::super::rows::SPARSE_STRIDE)
             .copied()
             .collect();
-        for (lo, hi) in [(base, 4900), (base + 300, 4000), (2000, 2001), (4899, 4900)] {
-            for t in [-5.0, 0.0, 700.0, 700.5, 5000.0, 11_430.0, 1e9] {
+        let mut ranges = vec![(base, 4900), (base + 300, 4000), (2000, 2001), (4899, 4900)];
+        // Every start of a block and its neighbours, as the painter's walk
+        // from left to right asks.
+        for lo in (base..4900).step_by(37).chain((base..4900).step_by(256)) {
+            ranges.push((lo, 4900));
+            ranges.push((lo + 1, 4900));
+        }
+        let times: Vec<f64> = [-5.0, 0.0, 700.0, 700.5, 5000.0, 11_430.0, 1e9]
+            .into_iter()
+            .chain((0..12_000).step_by(97).map(|t| t as f64))
+            .collect();
+        for (lo, hi) in ranges {
+            for &t in &times {
                 let want = lo + starts[lo..hi].partition_point(|&s| (s as f64) < t);
                 assert_eq!(
                     first_at_or_after(&starts, &sparse, base, lo, hi, t),
