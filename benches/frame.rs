@@ -5,42 +5,14 @@
 //! `cargo bench --bench frame` ; report from `SIGHTLINE_BENCH_FILE`, else the
 //! 10M-event scaled report if present, else `many_kernels.sqlite`.
 
-use std::path::PathBuf;
+mod support;
+use support::{frame, report};
+
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use eframe::egui;
 use sightline::app::SightlineApp;
-
-fn report() -> PathBuf {
-    if let Ok(p) = std::env::var("SIGHTLINE_BENCH_FILE") {
-        return p.into();
-    }
-    let big = PathBuf::from("/work/bench-data/many_kernels_x17.sqlite");
-    if big.is_file() {
-        return big;
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/nsys-2025.3/many_kernels.sqlite")
-}
-
-fn frame(ctx: &egui::Context, app: &mut SightlineApp, t: f64) -> Duration {
-    let input = egui::RawInput {
-        screen_rect: Some(egui::Rect::from_min_size(
-            egui::Pos2::ZERO,
-            egui::vec2(1600.0, 1000.0),
-        )),
-        time: Some(t),
-        ..Default::default()
-    };
-    let t0 = Instant::now();
-    let mut out = ctx.run_ui(input, |ui| app.ui(ui));
-    // No renderer takes the texture uploads (a debug build asserts on them).
-    out.textures_delta.clear();
-    let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
-    std::hint::black_box(prims);
-    t0.elapsed()
-}
 
 fn stats(name: &str, mut v: Vec<Duration>, painted: usize) {
     v.sort();

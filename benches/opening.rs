@@ -1,9 +1,9 @@
 //! Opening benchmark (issue 17, progressive opening): opens a report the way
 //! File ▸ Open does — a loader thread, snapshots shown as they come — and runs
 //! the window's frames meanwhile at the pace the window asks for while a load
-//! runs (a repaint every 50 ms; `FRAME_GAP`), with no renderer: each frame is
-//! `SightlineApp::ui` plus tessellation, as in `benches/frame.rs`. Then loads the report again with
-//! no window, for the cost of opening progressively, side by side.
+//! runs (a repaint every 50 ms; `FRAME_GAP`), with no renderer (see
+//! `support::frame`). Then loads the report again with no window, for the
+//! cost of opening progressively, side by side.
 //!
 //! Prints when the first picture was drawn and what it held, when the GPU
 //! rows and the whole report were in, and the frames' times while loading.
@@ -11,43 +11,16 @@
 //! `cargo bench --bench opening` ; report from `SIGHTLINE_BENCH_FILE`, else the
 //! 10M-event scaled report if present, else `many_kernels.sqlite`.
 
-use std::path::PathBuf;
+mod support;
+use support::{frame, report};
+
 use std::time::{Duration, Instant};
 
 use eframe::egui;
 use sightline::app::SightlineApp;
 
-fn report() -> PathBuf {
-    if let Ok(p) = std::env::var("SIGHTLINE_BENCH_FILE") {
-        return p.into();
-    }
-    let big = PathBuf::from("/work/bench-data/many_kernels_x17.sqlite");
-    if big.is_file() {
-        return big;
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/nsys-2025.3/many_kernels.sqlite")
-}
-
 /// The window repaints every 50 ms while a load runs (and at once on input).
 const FRAME_GAP: Duration = Duration::from_millis(50);
-
-fn frame(ctx: &egui::Context, app: &mut SightlineApp, t: f64) -> Duration {
-    let input = egui::RawInput {
-        screen_rect: Some(egui::Rect::from_min_size(
-            egui::Pos2::ZERO,
-            egui::vec2(1600.0, 1000.0),
-        )),
-        time: Some(t),
-        ..Default::default()
-    };
-    let t0 = Instant::now();
-    let mut out = ctx.run_ui(input, |ui| app.ui(ui));
-    out.textures_delta.clear();
-    let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
-    std::hint::black_box(prims);
-    t0.elapsed()
-}
 
 fn main() {
     let path = report();

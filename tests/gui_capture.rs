@@ -3,44 +3,18 @@
 //! tab, follow mode, Stop and Save as are tested without a GPU.
 
 mod common;
-use common::fixture;
+use common::{empty_window as harness, fixture, step_until};
 
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use eframe::egui::{self, vec2};
+use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::app::SightlineApp;
 
-fn harness() -> Harness<'static, SightlineApp> {
-    Harness::builder()
-        .with_size(vec2(1400.0, 900.0))
-        .build_ui_state(
-            |ui, app: &mut SightlineApp| app.ui(ui),
-            SightlineApp::default(),
-        )
-}
-
 fn events(h: &Harness<'_, SightlineApp>) -> usize {
     h.state().doc().map_or(0, |d| d.trace.event_count())
-}
-
-/// Steps the UI (with real time passing) until `done` or the timeout.
-fn step_until(
-    h: &mut Harness<'_, SightlineApp>,
-    timeout: Duration,
-    mut done: impl FnMut(&Harness<'_, SightlineApp>) -> bool,
-) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        h.step();
-        if done(h) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 fn report_span() -> (f64, sightline::model::Trace) {

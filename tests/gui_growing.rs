@@ -5,13 +5,12 @@
 //! there at the end, and what it shows equals a whole load of the report.
 
 mod common;
-use common::fixture;
+use common::{empty_window as harness, fixture, step_until};
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use eframe::egui::vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::analysis::stats::{self, TimeRange};
@@ -21,32 +20,6 @@ use sightline::app::kernel_panel::KernelView;
 use sightline::app::search::Then;
 use sightline::loader::{LoadJob, LoadMessage};
 use sightline::model::Trace;
-
-fn harness() -> Harness<'static, SightlineApp> {
-    Harness::builder()
-        .with_size(vec2(1400.0, 900.0))
-        .build_ui_state(
-            |ui, app: &mut SightlineApp| app.ui(ui),
-            SightlineApp::default(),
-        )
-}
-
-/// Steps the UI (with real time passing) until `done` or the timeout.
-fn step_until(
-    h: &mut Harness<'_, SightlineApp>,
-    timeout: Duration,
-    mut done: impl FnMut(&Harness<'_, SightlineApp>) -> bool,
-) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        h.step();
-        if done(h) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
-}
 
 /// The kernel with the most instances, and one instance of it.
 fn busiest_kernel(trace: &Trace) -> (String, u32) {

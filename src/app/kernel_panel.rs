@@ -388,28 +388,23 @@ impl KernelPanel {
         self.what_if_block = 0;
         self.config_export.forget();
         self.instance_export.forget();
-        if trace.kernels.spans.len() < INLINE_KERNELS {
-            self.job.cancel();
-            self.view = KernelView::compute(trace, name, range).map(Arc::new);
-            return;
-        }
-        // Big reports: on a worker; a kernel opened meanwhile replaces it.
-        let shared = trace.clone();
-        let started = self.job.start("sightline-kernel", None, move |_| {
-            Some(KernelView::compute(&shared, name, range))
-        });
-        if !started {
-            // No thread could be started: compute here, late but right.
-            self.view = KernelView::compute(trace, name, range).map(Arc::new);
-        }
+        self.compute(trace);
     }
 
     /// The report grew: the kernel shown (named `name` in `trace`, whose ids
     /// may differ from the old trace's) is computed again over the same range.
     /// What is on screen stays until the new view is in.
     pub fn refresh(&mut self, trace: &Arc<Trace>, name: StrId) {
-        let range = self.range;
         self.name = Some(name);
+        self.compute(trace);
+    }
+
+    /// Computes the view of the kernel and range shown: here for small
+    /// reports, on a worker for big ones (a newer request replaces it).
+    fn compute(&mut self, trace: &Arc<Trace>) {
+        let (Some(name), range) = (self.name, self.range) else {
+            return;
+        };
         if trace.kernels.spans.len() < INLINE_KERNELS {
             self.job.cancel();
             self.view = KernelView::compute(trace, name, range).map(Arc::new);
@@ -420,6 +415,7 @@ impl KernelPanel {
             Some(KernelView::compute(&shared, name, range))
         });
         if !started {
+            // No thread could be started: compute here, late but right.
             self.view = KernelView::compute(trace, name, range).map(Arc::new);
         }
     }

@@ -37,3 +37,31 @@ impl eframe::Storage for MemStorage {
     }
     fn flush(&mut self) {}
 }
+
+/// A window with no report, 1400×900, driven headless.
+pub fn empty_window() -> egui_kittest::Harness<'static, sightline::app::SightlineApp> {
+    egui_kittest::Harness::builder()
+        .with_size(eframe::egui::vec2(1400.0, 900.0))
+        .build_ui_state(
+            |ui, app: &mut sightline::app::SightlineApp| app.ui(ui),
+            sightline::app::SightlineApp::default(),
+        )
+}
+
+/// Steps the window (with real time passing: workers run meanwhile) until
+/// `done` holds or `timeout` has passed; whether `done` held.
+pub fn step_until(
+    h: &mut egui_kittest::Harness<'_, sightline::app::SightlineApp>,
+    timeout: std::time::Duration,
+    mut done: impl FnMut(&egui_kittest::Harness<'_, sightline::app::SightlineApp>) -> bool,
+) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    while std::time::Instant::now() < deadline {
+        h.step();
+        if done(h) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
