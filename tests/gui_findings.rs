@@ -459,3 +459,27 @@ fn a_wait_on_earlier_work_is_hatched_and_linked() {
     assert_eq!(hatch.end, doc.trace.kernels.spans.end(last_warmup));
     assert!(doc.timeline.overlays_painted > 0);
 }
+
+/// Zoomed out until many ranges' GPU-work bars fall in the same pixel
+/// columns, one rect is drawn per column and lane level, not one per bar:
+/// on a report of 17,000 ranges they were 17,000 rects a frame.
+#[test]
+fn bars_narrower_than_a_pixel_share_it() {
+    let trace = load(&fixture("sync_timing.sqlite"));
+    let mut h = harness(trace);
+    let doc = h.state_mut().doc_mut().expect("doc");
+    doc.timeline.fit_all();
+    let under = doc
+        .timeline
+        .overlays_of(OVERLAY_SOURCE)
+        .filter(|m| matches!(m.anchor, Anchor::Under(_)))
+        .count();
+    let other = doc.timeline.overlays.len() - under;
+    assert!(under > 20, "{under} bars under ranges");
+    h.run_steps(2);
+    let painted = h.state().doc().expect("doc").timeline.overlays_painted;
+    assert!(
+        painted < other + under / 2,
+        "{painted} marks painted for {under} bars under ranges and {other} other marks"
+    );
+}

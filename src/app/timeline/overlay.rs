@@ -106,6 +106,10 @@ pub(super) fn paint(
     // of findings, one rect per covered pixel column, not one per mark.
     let width = ruler.width().max(0.0) as usize + 1;
     let mut covered = vec![false; width];
+    // The same for bars under events, per lane level (by its bottom edge):
+    // 17,000 NVTX ranges' GPU-work bars at a whole-trace zoom were 17,000
+    // rects to tessellate, 13 ms a frame at 100M events.
+    let mut covered_under: Vec<(i32, Vec<bool>)> = Vec::new();
     let mut drawn = 0;
     // Flags whose tags are drawn once all lines are (tags go on top).
     let mut flags: Vec<(f32, &Overlay)> = Vec::new();
@@ -153,6 +157,22 @@ pub(super) fn paint(
                 let Some(slot) = tl.slot(trace, ev, map) else {
                     continue;
                 };
+                let px = (x0 - ruler.left()).floor();
+                if x1 - x0 < 1.0 && px >= 0.0 && (px as usize) < width {
+                    let level = slot.bottom().round() as i32;
+                    let row = match covered_under.iter().position(|(l, _)| *l == level) {
+                        Some(r) => r,
+                        None => {
+                            covered_under.push((level, vec![false; width]));
+                            covered_under.len() - 1
+                        }
+                    };
+                    let cell = &mut covered_under[row].1[px as usize];
+                    if *cell {
+                        continue;
+                    }
+                    *cell = true;
+                }
                 let bar = Rect::from_min_max(
                     pos2(x0, slot.bottom() - UNDER_H),
                     pos2(x1.max(x0 + 2.0), slot.bottom()),
