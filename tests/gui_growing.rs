@@ -155,6 +155,7 @@ fn a_report_being_opened_is_drawn_from_its_first_snapshot_and_keeps_what_the_use
     // The load's own messages, fed at the test's pace.
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut h = harness();
+    let opened = Instant::now();
     h.state_mut()
         .open_job(LoadJob::from_channel(path.clone(), rx));
     let mut snapshots = std::collections::VecDeque::from(snapshots);
@@ -170,8 +171,11 @@ fn a_report_being_opened_is_drawn_from_its_first_snapshot_and_keeps_what_the_use
         };
     send_next(&tx, &mut snapshots);
     h.step();
-    // Not before the load has run a while: a quick one opens whole.
-    assert!(h.state().doc().is_none(), "a snapshot is not shown at once");
+    // Not before the load has run a while: a quick one opens whole. (Checked
+    // when this step came soon enough: a loaded machine may take longer.)
+    if opened.elapsed() < std::time::Duration::from_millis(200) {
+        assert!(h.state().doc().is_none(), "a snapshot is not shown at once");
+    }
     std::thread::sleep(Duration::from_millis(300));
     h.step();
     h.step();
@@ -266,8 +270,10 @@ fn a_live_capture_keeps_the_selection_range_kernel_panel_and_search_through_its_
         end: full.info.time_range.1 + 1,
     };
     let mut h = harness();
-    // About 16 s for the whole report: the kernels take the last 6 s.
-    h.state_mut().start_replay(path, span / 16e9);
+    // About 24 s for the whole report: the kernels take the last 8 s, in
+    // which about 40 snapshots arrive on an idle 2-core machine (10 needed,
+    // with room for a loaded CI machine).
+    h.state_mut().start_replay(path, span / 24e9);
     let events =
         |h: &Harness<'_, SightlineApp>| h.state().doc().map_or(0, |d| d.trace.event_count());
     assert!(step_until(&mut h, Duration::from_secs(30), |h| {
