@@ -288,6 +288,51 @@ pub fn key_of(trace: &Trace, ev: EventId) -> Option<EventKey> {
     })
 }
 
+/// Finds one key's event in `trace`: by a binary search of each track of
+/// its kind (rows of a track are in start order), where [`resolve`] reads
+/// every row of the kind. What a window does each time a capture's trace
+/// grows with an event selected: a few microseconds, not a pass over
+/// millions of rows. Alike events (never seen in a real report) give the
+/// first, as [`resolve`] does.
+pub fn find(trace: &Trace, key: &EventKey) -> Option<EventId> {
+    let name = trace.strings.find(&key.name)?;
+    let spans = spans_of(trace, key.kind);
+    let mut found: Option<u32> = None;
+    for rows in tracks_of(trace, key.kind) {
+        let (from, to) = (rows.start as usize, (rows.end as usize).min(spans.len()));
+        let Some(starts) = spans.start.get(from..to) else {
+            continue;
+        };
+        let mut i = from + starts.partition_point(|&s| s < key.start);
+        while i < to && spans.start[i] == key.start {
+            if spans.name[i] == name && spans.end(i) == key.end {
+                found = Some(found.map_or(i as u32, |f| f.min(i as u32)));
+                break;
+            }
+            i += 1;
+        }
+    }
+    found.map(|i| EventId::new(key.kind, i))
+}
+
+/// The row ranges of the tracks that hold events of `kind`.
+fn tracks_of(trace: &Trace, kind: EventKind) -> Vec<crate::model::Span> {
+    let threads = trace.threads.iter();
+    let streams = trace.streams.iter();
+    match kind {
+        EventKind::Api => threads.map(|t| t.cuda_api.events.clone()).collect(),
+        EventKind::Osrt => threads.map(|t| t.osrt.events.clone()).collect(),
+        EventKind::Nvtx => threads
+            .flat_map(|t| t.nvtx.iter().map(|n| n.track.events.clone()))
+            .collect(),
+        EventKind::Kernel => streams.map(|s| s.kernels.events.clone()).collect(),
+        EventKind::Memcpy => streams.map(|s| s.memcpys.events.clone()).collect(),
+        EventKind::Memset => streams.map(|s| s.memsets.events.clone()).collect(),
+        EventKind::Sync => streams.map(|s| s.syncs.events.clone()).collect(),
+        EventKind::Graph => streams.map(|s| s.graphs.events.clone()).collect(),
+    }
+}
+
 /// Finds each key's event in `trace` (`None` where it is not there). One
 /// pass over each kind of event that a key names, however many keys: a
 /// report of ten million events with a hundred notes still opens at once.

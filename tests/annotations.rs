@@ -269,3 +269,38 @@ fn deleting_the_last_note_removes_the_sidecar() {
     assert!(panel.error.is_none(), "{:?}", panel.error);
     assert_eq!(files_in(dir.path()), vec!["sync_timing.sqlite"]);
 }
+
+/// Finding one key by a search of its kind's tracks gives what reading every
+/// row gives, for events of every kind of two real reports (the first of
+/// alike events, the key's own event otherwise).
+#[test]
+fn finding_one_key_agrees_with_reading_every_row() {
+    use sightline::annotations::find;
+    for report in ["streams.sqlite", "sync_timing.sqlite"] {
+        let trace = common::load(report);
+        let kinds = [
+            (EventKind::Api, trace.cuda_api.spans.len()),
+            (EventKind::Osrt, trace.osrt.spans.len()),
+            (EventKind::Nvtx, trace.nvtx.spans.len()),
+            (EventKind::Kernel, trace.kernels.spans.len()),
+            (EventKind::Memcpy, trace.memcpys.spans.len()),
+            (EventKind::Memset, trace.memsets.spans.len()),
+            (EventKind::Sync, trace.syncs.spans.len()),
+        ];
+        let mut checked = 0;
+        for (kind, n) in kinds {
+            for i in (0..n).step_by((n / 200).max(1)).chain(n.checked_sub(1)) {
+                let key = key_of(&trace, EventId::new(kind, i as u32)).expect("a key");
+                let by_rows = resolve(&trace, &[&key]).into_iter().next().flatten();
+                assert_eq!(find(&trace, &key), by_rows, "{report}: {key:?}");
+                assert!(by_rows.is_some());
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "{report}: {checked} keys");
+        // A key the report does not hold is not found.
+        let mut gone = key_of(&trace, EventId::new(EventKind::Kernel, 0)).expect("a kernel");
+        gone.start -= 1;
+        assert_eq!(find(&trace, &gone), None);
+    }
+}

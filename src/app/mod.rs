@@ -165,11 +165,7 @@ impl Document {
                 return Some(ev);
             }
             let key = crate::annotations::key_of(&self.trace, ev.into())?;
-            crate::annotations::resolve(&trace, &[&key])
-                .into_iter()
-                .next()
-                .flatten()
-                .map(EventRef::from)
+            crate::annotations::find(&trace, &key).map(EventRef::from)
         });
         let kernel = self
             .kernel
