@@ -334,13 +334,14 @@ impl Tab {
 
     fn title(&self) -> String {
         let name = format::file_name(self.path());
-        match self {
-            Tab::Loading(l) => format!("{name} ({:.0}%)", l.progress.fraction * 100.0),
-            Tab::Ready(d) => match &d.loading {
-                Some(l) => format!("{name} ({:.0}%)", l.progress.fraction * 100.0),
-                None => name,
-            },
-            Tab::Compare(c) => c.title(),
+        let loading = match self {
+            Tab::Loading(l) => Some(l),
+            Tab::Ready(d) => d.loading.as_ref(),
+            Tab::Compare(c) => return c.title(),
+        };
+        match loading {
+            Some(l) => format!("{name} ({:.0}%)", l.progress.fraction * 100.0),
+            None => name,
         }
     }
 }

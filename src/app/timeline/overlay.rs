@@ -102,14 +102,7 @@ pub(super) fn paint(
     let (from, to) = map.visible();
     let ruler_painter = painter.with_clip_rect(ruler);
     let lane_painter = painter.with_clip_rect(canvas);
-    // Ruler marks narrower than a pixel share it: on a report with thousands
-    // of findings, one rect per covered pixel column, not one per mark.
-    let width = ruler.width().max(0.0) as usize + 1;
-    let mut covered = vec![false; width];
-    // The same for bars under events, per lane level (by its bottom edge):
-    // 17,000 NVTX ranges' GPU-work bars at a whole-trace zoom were 17,000
-    // rects to tessellate, 13 ms a frame at 100M events.
-    let mut covered_under: Vec<(i32, Vec<bool>)> = Vec::new();
+    let mut covered = PixelColumns::new(ruler);
     let mut drawn = 0;
     // Flags whose tags are drawn once all lines are (tags go on top).
     let mut flags: Vec<(f32, &Overlay)> = Vec::new();
@@ -121,15 +114,8 @@ pub(super) fn paint(
         let x1 = map.x(m.end).min(ruler.right() + 8.0);
         match m.anchor {
             Anchor::Ruler => {
-                let narrow = x1 - x0 < 1.0;
-                if narrow {
-                    let px = (x0 - ruler.left()).floor();
-                    if px >= 0.0 && (px as usize) < width {
-                        if covered[px as usize] {
-                            continue;
-                        }
-                        covered[px as usize] = true;
-                    }
+                if covered.already_drawn(RULER_BAND, x0, x1) {
+                    continue;
                 }
                 // A mark spanning most of the view would hide the short ones
                 // drawn over it in the same colour: it gets a thin line.
@@ -157,21 +143,8 @@ pub(super) fn paint(
                 let Some(slot) = tl.slot(trace, ev, map) else {
                     continue;
                 };
-                let px = (x0 - ruler.left()).floor();
-                if x1 - x0 < 1.0 && px >= 0.0 && (px as usize) < width {
-                    let level = slot.bottom().round() as i32;
-                    let row = match covered_under.iter().position(|(l, _)| *l == level) {
-                        Some(r) => r,
-                        None => {
-                            covered_under.push((level, vec![false; width]));
-                            covered_under.len() - 1
-                        }
-                    };
-                    let cell = &mut covered_under[row].1[px as usize];
-                    if *cell {
-                        continue;
-                    }
-                    *cell = true;
+                if covered.already_drawn(slot.bottom().round() as i32, x0, x1) {
+                    continue;
                 }
                 let bar = Rect::from_min_max(
                     pos2(x0, slot.bottom() - UNDER_H),
@@ -228,6 +201,48 @@ pub(super) fn paint(
     }
     flag_tags(&lane_painter, canvas, &mut flags);
     drawn
+}
+
+/// The band of ruler marks in [`PixelColumns`] (lane bands are keyed by
+/// their bottom edge, a screen coordinate: never this).
+const RULER_BAND: i32 = i32::MIN;
+
+/// Marks narrower than a pixel share it: one rect per pixel column and band
+/// (the ruler, or one level of a lane), not one per mark. On a report with
+/// thousands of findings the ruler's marks, and at a whole-trace zoom of
+/// 100M events the 17,000 bars under NVTX ranges (13 ms of tessellation a
+/// frame), are a few hundred rects.
+struct PixelColumns {
+    left: f32,
+    width: usize,
+    bands: Vec<(i32, Vec<bool>)>,
+}
+
+impl PixelColumns {
+    fn new(area: Rect) -> Self {
+        PixelColumns {
+            left: area.left(),
+            width: area.width().max(0.0) as usize + 1,
+            bands: Vec::new(),
+        }
+    }
+
+    /// Whether a mark from `x0` to `x1` in `band` is narrower than a pixel
+    /// whose column that band already has drawn; takes the column if not.
+    fn already_drawn(&mut self, band: i32, x0: f32, x1: f32) -> bool {
+        let px = (x0 - self.left).floor();
+        if x1 - x0 >= 1.0 || px < 0.0 || px as usize >= self.width {
+            return false;
+        }
+        let b = match self.bands.iter().position(|(k, _)| *k == band) {
+            Some(b) => b,
+            None => {
+                self.bands.push((band, vec![false; self.width]));
+                self.bands.len() - 1
+            }
+        };
+        std::mem::replace(&mut self.bands[b].1[px as usize], true)
+    }
 }
 
 /// A flag's pole and pennant in the ruler and its line down the rows (its
