@@ -156,9 +156,13 @@ fn clicking_a_kernel_shows_details_and_its_api_call() {
     };
     click(&mut h, pos);
     let doc = h.state().doc().expect("doc");
-    assert_eq!(doc.timeline.selected, Some(kernel));
+    assert_eq!(doc.timeline.selection.event, Some(kernel));
     assert!(
-        doc.timeline.related.iter().any(|r| r.table == Table::Api),
+        doc.timeline
+            .selection
+            .related
+            .iter()
+            .any(|r| r.table == Table::Api),
         "the launching API call is highlighted"
     );
     let name = kernel.name(&doc.trace).to_string();
@@ -171,7 +175,10 @@ fn clicking_a_kernel_shows_details_and_its_api_call() {
     // Escape clears the selection.
     h.key_press(egui::Key::Escape);
     h.run_steps(2);
-    assert_eq!(h.state().doc().and_then(|d| d.timeline.selected), None);
+    assert_eq!(
+        h.state().doc().and_then(|d| d.timeline.selection.event),
+        None
+    );
 }
 
 /// Screen x of session time `t` in the last frame.
@@ -226,11 +233,11 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     drag_ruler(&mut h, x0, x1);
     let app = h.state_mut();
     let doc = app.doc_mut().expect("doc");
-    let (a, b) = doc.timeline.range.expect("a range is selected");
+    let range = doc.timeline.selection.range.expect("a range is selected");
+    let (a, b) = (range.start, range.end);
     assert!(b > a);
     doc.stats.wait();
-    let range = TimeRange { start: a, end: b };
-    assert_eq!(doc.stats.range, Some(range));
+    assert_eq!(doc.stats.range(), Some(range));
     assert_eq!(
         doc.stats.tables.len(),
         sightline::app::range_stats::REPORTS.len()
@@ -302,7 +309,11 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     let first_sel = {
         let doc = h.state().doc().expect("doc");
         assert_eq!(doc.search.matches.len(), started);
-        let sel = doc.timeline.selected.expect("an instance is selected");
+        let sel = doc
+            .timeline
+            .selection
+            .event
+            .expect("an instance is selected");
         assert_eq!(sel.table, Table::Kernel);
         assert!((a..b).contains(&sel.start(&doc.trace)));
         sel
@@ -310,7 +321,7 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     click_link(&h, &kernel_name);
     h.run_steps(3);
     let doc = h.state().doc().expect("doc");
-    let second = doc.timeline.selected.expect("next instance");
+    let second = doc.timeline.selection.event.expect("next instance");
     assert_ne!(second, first_sel);
     assert!(second.start(&doc.trace) >= first_sel.start(&doc.trace));
     assert_eq!(doc.search.current, Some(1));
@@ -338,7 +349,7 @@ fn an_nvtx_range_aggregates_from_the_details_panel() {
     let doc = h.state_mut().doc_mut().expect("doc");
     doc.stats.wait();
     let (s, e) = (ev.start(&doc.trace), ev.end(&doc.trace));
-    assert_eq!(doc.stats.range, Some(TimeRange { start: s, end: e }));
+    assert_eq!(doc.stats.range(), Some(TimeRange { start: s, end: e }));
     let nvtx = doc.stats.table(Report::NvtxSum).expect("nvtx table");
     assert!(
         nvtx.rows
@@ -513,7 +524,7 @@ fn search_finds_and_selects_matches() {
     h.run_steps(2);
     let doc = h.state().doc().expect("doc");
     assert!(!doc.search.matches.is_empty(), "matches for {needle}");
-    let sel = doc.timeline.selected.expect("first match selected");
+    let sel = doc.timeline.selection.event.expect("first match selected");
     assert!(
         sel.name(&doc.trace)
             .to_lowercase()
@@ -627,9 +638,9 @@ fn opening_a_second_report_opens_a_fresh_tab() {
     assert!(app.error.is_none(), "{:?}", app.error);
     let doc = app.doc().expect("doc");
     assert_eq!(doc.path, streams);
-    assert!(doc.timeline.selected.is_none());
-    assert!(doc.timeline.range.is_none());
-    assert!(doc.stats.range.is_none() && doc.stats.tables.is_empty());
+    assert!(doc.timeline.selection.event.is_none());
+    assert!(doc.timeline.selection.range.is_none());
+    assert!(doc.stats.range().is_none() && doc.stats.tables.is_empty());
     assert!(doc.search.query.is_empty() && doc.search.matches.is_empty());
     assert_eq!(
         app.recent.first(),
@@ -651,7 +662,7 @@ fn opening_a_second_report_opens_a_fresh_tab() {
     h.run_steps(3);
     let doc = h.state().doc().expect("doc");
     assert!(doc.path.ends_with("sync_timing.sqlite"));
-    assert!(doc.timeline.selected.is_some() && doc.timeline.range.is_some());
+    assert!(doc.timeline.selection.event.is_some() && doc.timeline.selection.range.is_some());
     assert_eq!(doc.search.query, "cuda");
     assert!(h.query_by_label("Selected event").is_some());
 }
@@ -843,4 +854,137 @@ fn a_selected_range_shows_its_idle_time_once_summed() {
             .is_some(),
         "the range's idle sentence"
     );
+}
+
+/// How many instances of kernel `name` start in `range`.
+fn instances_in(trace: &Trace, name: sightline::model::StrId, range: TimeRange) -> usize {
+    let k = &trace.kernels.spans;
+    (0..k.len())
+        .filter(|&i| k.name[i] == name && (range.start..range.end).contains(&k.start[i]))
+        .count()
+}
+
+#[test]
+fn every_panel_follows_the_one_selected_range() {
+    // Wide, so that the kernel panel, which floats at the right of the
+    // timeline, leaves the left of the ruler free to drag on.
+    let mut h = Harness::builder()
+        .with_size(vec2(2600.0, 900.0))
+        .build_ui_state(
+            |ui, app: &mut SightlineApp| app.ui(ui),
+            SightlineApp::with_trace(load("sync_timing.sqlite")),
+        );
+    h.run_steps(3);
+    // The most launched kernel, its instances shown in the left third of
+    // the timeline: drags stay there, the kernel panel floats on the right.
+    let (name, starts) = {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        let k = &doc.trace.kernels.spans;
+        let whole = TimeRange {
+            start: i64::MIN,
+            end: i64::MAX,
+        };
+        let name = *k
+            .name
+            .iter()
+            .max_by_key(|&&n| instances_in(&doc.trace, n, whole))
+            .expect("kernels");
+        let mut starts: Vec<i64> = (0..k.len())
+            .filter(|&i| k.name[i] == name)
+            .map(|i| k.start[i])
+            .collect();
+        starts.sort_unstable();
+        (name, starts)
+    };
+    let (lo, hi) = (starts[0] as f64, *starts.last().expect("starts") as f64);
+    let view_them = |h: &mut Harness<'_, SightlineApp>| {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        doc.timeline.zoom_to_span(lo - 1.0, lo + (hi - lo) * 3.0);
+        h.run_steps(2);
+    };
+    view_them(&mut h);
+    h.run_steps(2);
+    let at = |h: &Harness<'_, SightlineApp>, q: usize| x_of(h, starts[starts.len() * q / 8]);
+    let (x0, x1, x2) = (at(&h, 1) - 0.5, at(&h, 3) - 0.5, at(&h, 6) - 0.5);
+    drag_ruler(&mut h, x0, x1);
+    let first = {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        let first = doc.timeline.selection.range.expect("a range is selected");
+        doc.stats.wait();
+        assert_eq!(doc.stats.range(), Some(first));
+        assert!(instances_in(&doc.trace, name, first) > 0);
+        doc.open_kernel(name);
+        assert_eq!(doc.kernel.range(), Some(first));
+        first
+    };
+    h.run_steps(2);
+
+    // A second range dragged out on the timeline: the tables, the kernel
+    // panel and a stats row's instances are all over it.
+    drag_ruler(&mut h, x1, x2);
+    h.run_steps(2);
+    let second = {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        let second = doc.timeline.selection.range.expect("a range is selected");
+        assert_ne!(second, first);
+        doc.stats.wait();
+        assert_eq!(doc.stats.range(), Some(second));
+        assert_eq!(doc.kernel.range(), Some(second));
+        doc.kernel.wait(&doc.trace.clone());
+        let view = doc
+            .kernel
+            .view
+            .clone()
+            .expect("the kernel starts in the range");
+        assert_eq!(view.points.len(), instances_in(&doc.trace, name, second));
+        let text = doc.trace.name(name).to_string();
+        doc.step_instances(&text, None);
+        second
+    };
+    h.state_mut().wait_for_search();
+    h.run_steps(2);
+    {
+        let doc = h.state().doc().expect("doc");
+        assert!(!doc.search.matches.is_empty());
+        for ev in &doc.search.matches {
+            assert!((second.start..second.end).contains(&ev.start(&doc.trace)));
+        }
+    }
+
+    // Escape clears the selection: the tables go, the panel is over the
+    // whole report.
+    h.key_press(egui::Key::Escape);
+    h.run_steps(2);
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        assert_eq!(doc.timeline.selection.range, None);
+        assert!(doc.stats.range().is_none() && doc.stats.tables.is_empty());
+        assert_eq!(doc.kernel.range(), None);
+        doc.kernel.wait(&doc.trace.clone());
+        let whole = doc.kernel.view.clone().expect("view");
+        let all = doc
+            .trace
+            .kernels
+            .spans
+            .name
+            .iter()
+            .filter(|&&n| n == name)
+            .count();
+        assert_eq!(whole.points.len(), all);
+    }
+
+    // "Whole report" keeps the panel there whatever is selected next.
+    // (Showing the row's first instance moved the view.)
+    view_them(&mut h);
+    drag_ruler(&mut h, x0, x1);
+    h.run_steps(2);
+    assert_eq!(h.state().doc().expect("doc").kernel.range(), Some(first));
+    h.get_by_label("Whole report").click();
+    h.run_steps(2);
+    drag_ruler(&mut h, x1, x2);
+    h.run_steps(2);
+    let doc = h.state().doc().expect("doc");
+    assert_eq!(doc.timeline.selection.range, Some(second));
+    assert_eq!(doc.stats.range(), Some(second));
+    assert_eq!(doc.kernel.range(), None);
 }

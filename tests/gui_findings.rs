@@ -217,7 +217,7 @@ fn clicking_a_finding_zooms_to_it_and_selects_its_event() {
         hi - lo
     );
     assert_eq!(
-        doc.timeline.selected,
+        doc.timeline.selection.event,
         Some(EventRef::from(target.events[0])),
         "its first event is selected"
     );

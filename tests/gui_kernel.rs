@@ -85,13 +85,13 @@ fn clicking_the_still_selected_kernel_reopens_its_closed_panel() {
     h.run_steps(20);
     let pos = {
         let doc = h.state().doc().expect("doc");
-        assert_eq!(doc.timeline.selected, Some(ev), "still selected");
+        assert_eq!(doc.timeline.selection.event, Some(ev), "still selected");
         doc.timeline.event_pos(&doc.trace, ev).expect("drawn")
     };
     click(&mut h, pos);
     h.run_steps(20);
     let doc = h.state().doc().expect("doc");
-    assert_eq!(doc.timeline.selected, Some(ev));
+    assert_eq!(doc.timeline.selection.event, Some(ev));
     assert!(doc.kernel.is_open(), "the click reopened the kernel panel");
 }
 
@@ -105,7 +105,7 @@ fn clicking_a_kernel_opens_its_panel_with_kernel_stats_numbers() {
     click_event(&mut h, EventRef::new(Table::Kernel, row));
     let doc = h.state().doc().expect("doc");
     assert_eq!(
-        doc.timeline.selected,
+        doc.timeline.selection.event,
         Some(EventRef::new(Table::Kernel, row))
     );
     assert!(doc.kernel.is_open(), "the click opened the kernel panel");
@@ -181,7 +181,11 @@ fn clicking_a_scatter_point_selects_that_instance_on_the_timeline() {
     click(&mut h, pos);
     let doc = h.state().doc().expect("doc");
     let ev = EventRef::new(Table::Kernel, target);
-    assert_eq!(doc.timeline.selected, Some(ev), "the instance is selected");
+    assert_eq!(
+        doc.timeline.selection.event,
+        Some(ev),
+        "the instance is selected"
+    );
     // ... and the timeline zoomed to it.
     let (s, e) = (ev.start(&doc.trace) as f64, ev.end(&doc.trace) as f64);
     let v = &doc.timeline.view;
@@ -213,10 +217,10 @@ fn clicking_a_histogram_bar_steps_through_its_instances() {
     };
     assert!(rows.len() > 1, "bin {bin} holds several instances");
     click(&mut h, pos);
-    let first = h.state().doc().and_then(|d| d.timeline.selected);
+    let first = h.state().doc().and_then(|d| d.timeline.selection.event);
     assert_eq!(first, Some(EventRef::new(Table::Kernel, rows[0])));
     click(&mut h, pos);
-    let second = h.state().doc().and_then(|d| d.timeline.selected);
+    let second = h.state().doc().and_then(|d| d.timeline.selection.event);
     assert_eq!(second, Some(EventRef::new(Table::Kernel, rows[1])));
 }
 
@@ -233,11 +237,12 @@ fn the_panel_command_path_selects_an_instance() {
         view.points.last().expect("points").2
     };
     let command = sightline::app::kernel_panel::KernelPanel::show_instance(last);
-    h.state_mut().doc_mut().expect("doc").apply(command);
+    let ctx = h.ctx.clone();
+    h.state_mut().doc_mut().expect("doc").apply(command, &ctx);
     h.run_steps(2);
     let doc = h.state().doc().expect("doc");
     assert_eq!(
-        doc.timeline.selected,
+        doc.timeline.selection.event,
         Some(EventRef::new(Table::Kernel, last))
     );
 }

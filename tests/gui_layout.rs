@@ -82,7 +82,11 @@ fn double_clicking_an_event_on_the_right_zooms_to_it() {
         press(&mut h, pos);
         h.run_steps(3);
         let doc = h.state().doc().expect("doc");
-        assert_eq!(doc.timeline.selected, Some(ev), "kernel {i} selected");
+        assert_eq!(
+            doc.timeline.selection.event,
+            Some(ev),
+            "kernel {i} selected"
+        );
         let after = doc.timeline.view.span();
         assert!(
             after < before / 5.0,
@@ -115,7 +119,7 @@ fn selecting_an_event_does_not_move_the_timeline() {
     press(&mut h, pos);
     h.run_steps(3);
     let doc = h.state().doc().expect("doc");
-    assert_eq!(doc.timeline.selected, Some(ev));
+    assert_eq!(doc.timeline.selection.event, Some(ev));
     assert_eq!(doc.timeline.canvas, canvas, "the canvas kept its place");
     assert_eq!(doc.timeline.event_pos(&doc.trace, ev), Some(pos));
 }
@@ -276,11 +280,11 @@ fn escape_closes_the_help_before_it_clears_the_selection() {
     h.key_press(egui::Key::Escape);
     h.run_steps(2);
     assert!(h.query_by_label("Keys and mouse").is_none(), "help closed");
-    let selected = h.state().doc().expect("doc").timeline.selected;
+    let selected = h.state().doc().expect("doc").timeline.selection.event;
     assert_eq!(selected, Some(kernel), "the selection stays");
     h.key_press(egui::Key::Escape);
     h.run_steps(2);
-    assert_eq!(h.state().doc().expect("doc").timeline.selected, None);
+    assert_eq!(h.state().doc().expect("doc").timeline.selection.event, None);
 }
 
 #[test]
@@ -392,7 +396,7 @@ fn presentation_mode_does_not_shrink_the_details_panel_for_good() {
     // still one line each.
     // (The lesson's step may have cleared the selection: select a kernel.)
     let doc_trace = h.state().doc().expect("doc").trace.clone();
-    let sel = match h.state().doc().expect("doc").timeline.selected {
+    let sel = match h.state().doc().expect("doc").timeline.selection.event {
         Some(sel) => sel,
         None => {
             h.state_mut()
@@ -424,7 +428,14 @@ fn presentation_mode_does_not_shrink_the_details_panel_for_good() {
     h.run_steps(3);
     h.state_mut().lessons.run = None;
     h.run_steps(3);
-    if h.state().doc().expect("doc").timeline.selected.is_none() {
+    if h.state()
+        .doc()
+        .expect("doc")
+        .timeline
+        .selection
+        .event
+        .is_none()
+    {
         let shown = h.state().doc().expect("doc").trace.clone();
         h.state_mut()
             .doc_mut()

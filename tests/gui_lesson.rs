@@ -97,7 +97,7 @@ fn assert_step_shown(h: &Harness<'_, SightlineApp>, lesson: &Lesson, i: usize) {
         }
         Some(View::Around(..)) | None => {}
     }
-    let selected = doc.timeline.selected.map(EventId::from);
+    let selected = doc.timeline.selection.event.map(EventId::from);
     assert_eq!(selected, expected.select, "{at}: the selection");
     if let Some(ev) = expected.select {
         assert!(
@@ -106,7 +106,8 @@ fn assert_step_shown(h: &Harness<'_, SightlineApp>, lesson: &Lesson, i: usize) {
         );
     }
     assert_eq!(
-        doc.timeline.range, expected.range,
+        doc.timeline.selection.range.map(|r| (r.start, r.end)),
+        expected.range,
         "{at}: the selected span"
     );
     assert_eq!(

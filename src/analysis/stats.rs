@@ -45,13 +45,9 @@ use super::gpu_reports::KernelNaming;
 use super::{format, gpu_reports, kernels, projection, reports, traces};
 use crate::model::{Ns, NvtxKind, Trace};
 
-/// A half-open time span `[start, end)` in session nanoseconds. Which events
-/// belong to it is a [`RangeRule`]; by default, those that start inside it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct TimeRange {
-    pub start: Ns,
-    pub end: Ns,
-}
+/// Which events of a range belong to it is a [`RangeRule`]; by default,
+/// those that start inside it.
+pub use crate::model::TimeRange;
 
 /// Which events of a [`TimeRange`] a summary counts, and with what duration
 /// (see the module documentation).

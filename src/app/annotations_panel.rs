@@ -16,6 +16,7 @@ use std::time::Duration;
 use eframe::egui::{self, Color32, Key, RichText, Ui, vec2};
 
 use super::Document;
+use super::command::Command;
 use super::events::EventRef;
 use super::format;
 use super::timeline::{self, Anchor, Overlay};
@@ -51,13 +52,6 @@ impl NoteEntry {
     pub fn is_orphan(&self) -> bool {
         matches!(self.note.pin, Pin::Event(_)) && self.event.is_none()
     }
-}
-
-/// What a click in the panel asks of the document.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Command {
-    ShowEvent(EventRef),
-    ShowTime(Ns),
 }
 
 /// One report's notes.
@@ -589,7 +583,7 @@ impl Document {
         {
             // The selected event if there is one, else the time under the
             // pointer (the middle of the view when it is elsewhere).
-            if let Some(ev) = self.timeline.selected {
+            if let Some(ev) = self.timeline.selection.event {
                 self.notes.add_on(&self.trace, ev);
             } else {
                 let pointer = ui.input(|i| i.pointer.hover_pos());
@@ -607,10 +601,8 @@ impl Document {
                 .min_size(240.0)
                 .resizable(true)
                 .show(ui, |ui| cmd = self.notes.ui(ui, now));
-            match cmd {
-                Some(Command::ShowEvent(ev)) => self.show_event(ev),
-                Some(Command::ShowTime(t)) => self.show_time(t),
-                None => {}
+            if let Some(cmd) = cmd {
+                self.apply(cmd, ui.ctx());
             }
         }
         if let Some(since) = self.notes.text_dirty_since {
@@ -641,7 +633,7 @@ impl Document {
             return;
         };
         let enabled = self.notes.is_enabled();
-        let event = hit.or(self.timeline.selected);
+        let event = hit.or(self.timeline.selection.event);
         let trace = &self.trace;
         let mut add_time = false;
         let mut add_event = false;

@@ -770,7 +770,7 @@ impl CompareView {
                 }
             });
             h.set_axis(axis);
-            let before = h.timeline.selected;
+            let before = h.timeline.selection.event;
             let builder = egui::UiBuilder::new()
                 .max_rect(body)
                 .id_salt(("compare_half", side.index()));
@@ -781,8 +781,13 @@ impl CompareView {
             if h.axis() != axis {
                 changed[side.index()] = Some(h.axis());
             }
-            if h.timeline.selected != before {
-                selected_changed = Some(h.timeline.selected.map(|event| SideEvent { side, event }));
+            if h.timeline.selection.event != before {
+                selected_changed = Some(
+                    h.timeline
+                        .selection
+                        .event
+                        .map(|event| SideEvent { side, event }),
+                );
             }
         }
         // Zoom and pan: the half under the pointer leads (keys reach both
@@ -823,7 +828,7 @@ impl CompareView {
                 ui.strong(h.file_name());
             });
             egui::ScrollArea::vertical().show(ui, |ui| {
-                jump = super::details::ui(ui, &h.trace, sel.event, &h.timeline.related);
+                jump = super::details::ui(ui, &h.trace, sel.event, &h.timeline.selection.related);
             });
         }
         if let Some(ev) = jump {

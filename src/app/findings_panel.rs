@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use eframe::egui::{self, Color32, RichText, Ui};
 
 use super::Document;
+use super::command::Command;
 use super::events::{EventRef, Table};
 use super::format;
 use super::job::Job;
@@ -34,13 +35,6 @@ const MAX_WORK_BARS: usize = 100_000;
 /// ~1,700 findings, and wrapped entries are laid out every frame). Every one
 /// of them is still marked on the timeline.
 const MAX_LISTED: usize = 200;
-
-/// What a click in the panel asks of the document.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Command {
-    /// Show finding `i` (index into [`FindingsPanel::findings`]).
-    Show(usize),
-}
 
 struct Done {
     result: Result<Vec<Finding>, Cancelled>,
@@ -296,8 +290,7 @@ impl FindingsPanel {
 
     /// Carries out a click: selects the finding's first event, outlines the
     /// others, and zooms to the finding with the events that prove it.
-    pub fn apply(&mut self, cmd: Command, trace: &Trace, timeline: &mut Timeline) {
-        let Command::Show(i) = cmd;
+    pub fn show(&mut self, i: usize, trace: &Trace, timeline: &mut Timeline) {
         let Some(f) = self.findings.get(i) else {
             return;
         };
@@ -414,7 +407,7 @@ impl FindingsPanel {
                         );
                         for &e in of_kind.iter().take(MAX_LISTED) {
                             if let Some(i) = self.group(ui, e, fix) {
-                                cmd = Some(Command::Show(i));
+                                cmd = Some(Command::ShowFinding(i));
                             }
                         }
                         if of_kind.len() > MAX_LISTED {
@@ -749,7 +742,7 @@ impl Document {
         // Only while the panel shows it: the facts take a pass over the
         // report's ranges.
         self.findings
-            .explain_selection(&self.trace, self.timeline.selected);
+            .explain_selection(&self.trace, self.timeline.selection.event);
         let mut cmd = None;
         egui::Panel::left("findings")
             .default_size(440.0)
@@ -757,7 +750,7 @@ impl Document {
             .resizable(true)
             .show(ui, |ui| cmd = self.findings.ui(ui));
         if let Some(c) = cmd {
-            self.findings.apply(c, &self.trace, &mut self.timeline);
+            self.apply(c, ui.ctx());
         }
     }
 

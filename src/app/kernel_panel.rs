@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use eframe::egui::{self, Color32, Pos2, RichText, Ui};
 use egui_plot::{Bar, BarChart, Plot, PlotPoints, Points, VLine};
 
+use super::command::Command;
 use super::events::{EventRef, Table};
 use super::format;
 use super::job::Job;
@@ -35,13 +36,6 @@ const BINS: usize = 40;
 const LOG_SPREAD: f64 = 20.0;
 /// A click on the scatter selects the nearest point within this many pixels.
 const PICK_PX: f32 = 8.0;
-
-/// What the panel asks the app to do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Command {
-    /// Select this event on the timeline and zoom to it.
-    ShowEvent(EventRef),
-}
 
 /// Bars of a histogram over `[edges[i], edges[i + 1])` (nanoseconds).
 #[derive(Clone, Debug, Default)]
@@ -335,7 +329,11 @@ fn decimate(points: &[(Ns, Ns, u32)], x0: f64, x1: f64, columns: usize) -> Vec<u
 pub struct KernelPanel {
     /// The kernel shown (a demangled name), and the range it is over.
     pub name: Option<StrId>,
-    pub range: Option<TimeRange>,
+    range: Option<TimeRange>,
+    /// Whether the panel is over the document's selected range, and follows
+    /// it (the whole report while none is selected), or over the whole
+    /// report whatever is selected ("Whole report").
+    follows_selection: bool,
     pub view: Option<Arc<KernelView>>,
     /// The view being computed for a big report (a newer kernel cancels it).
     job: Job<Option<KernelView>>,
@@ -372,9 +370,28 @@ impl KernelPanel {
         self.job.is_running()
     }
 
-    /// Shows kernel `name` over `range` (the whole report without one); does
-    /// nothing when that is already shown.
+    /// Shows kernel `name` over the selected `range` (the whole report
+    /// without one), following the selection from now on.
     pub fn open(&mut self, trace: &Arc<Trace>, name: StrId, range: Option<TimeRange>) {
+        self.follows_selection = true;
+        self.show(trace, name, range);
+    }
+
+    /// The range the panel is over (`None`: the whole report).
+    pub fn range(&self) -> Option<TimeRange> {
+        self.range
+    }
+
+    /// The document's selected range is `selected` now: a panel that follows
+    /// the selection is computed over it (nothing happens when it already is).
+    pub fn follow(&mut self, trace: &Arc<Trace>, selected: Option<TimeRange>) {
+        if let (Some(name), true) = (self.name, self.follows_selection) {
+            self.show(trace, name, selected);
+        }
+    }
+
+    /// Shows kernel `name` over `range`; does nothing when that is already shown.
+    fn show(&mut self, trace: &Arc<Trace>, name: StrId, range: Option<TimeRange>) {
         if self.name == Some(name) && self.range == range {
             return;
         }
@@ -506,7 +523,7 @@ impl KernelPanel {
                 ui.horizontal(|ui| {
                     let over = match self.range {
                         Some(r) => format!(
-                            "over {} – {} (instances that start in it)",
+                            "over the selected range, {} – {} (instances that start in it)",
                             format::duration(r.start),
                             format::duration(r.end)
                         ),
@@ -547,7 +564,9 @@ impl KernelPanel {
                 command = self.charts(ui, trace, &view);
             });
         if let Some(r) = rescope {
-            self.open(trace, name, r);
+            // "Whole report" stays so when another range is selected.
+            self.follows_selection = r.is_some();
+            self.show(trace, name, r);
         }
         if !open {
             self.close();

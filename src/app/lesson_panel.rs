@@ -650,10 +650,7 @@ pub fn show(doc: &mut Document, shown: &Shown) {
     doc.findings.focus_on_arrival = false;
     match shown.range {
         Some((s, e)) => doc.select_range(s, e),
-        None => {
-            doc.stats.clear();
-            doc.timeline.range = None;
-        }
+        None => doc.clear_range(),
     }
     match &shown.search {
         Some(s) => {

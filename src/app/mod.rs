@@ -5,6 +5,7 @@ pub mod annotations_panel;
 pub mod capture_panel;
 pub mod cells;
 pub mod colors;
+pub mod command;
 pub mod compare_view;
 pub mod details;
 pub mod events;
@@ -23,6 +24,7 @@ pub mod prefs;
 pub mod range_stats;
 pub mod roofline;
 pub mod search;
+pub mod selection;
 pub mod speed_of_light;
 pub mod table_export;
 pub mod timeline;
@@ -34,12 +36,13 @@ use std::time::Duration;
 use eframe::egui::{self, Color32, Key, RichText, Ui};
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::stats::TimeRange;
 use crate::capture::benchmarks::{BenchmarkSpec, Params};
 use crate::capture::session::{CaptureJob, CaptureOptions};
 use crate::loader::{LoadJob, LoadMessage, Progress};
+use crate::model::TimeRange;
 use crate::model::Trace;
 use capture_panel::{CaptureDialog, Live, LiveUpdate};
+use command::Command;
 use compare_view::CompareView;
 pub use compare_view::run_compare;
 use events::{EventRef, Table};
@@ -160,7 +163,7 @@ impl Document {
     /// one load); otherwise the selection and the notes' events are found
     /// again by kind, times and name, and the kernel by its name.
     pub fn grow(&mut self, trace: Arc<Trace>, ids_kept: bool) {
-        let selected = self.timeline.selected.and_then(|ev| {
+        let selected = self.timeline.selection.event.and_then(|ev| {
             if ids_kept {
                 return Some(ev);
             }
@@ -208,11 +211,32 @@ impl Document {
         }
     }
 
-    /// Selects `[start, end)` and starts its summaries.
+    /// Selects `[start, end)`; its summaries start at once.
     pub fn select_range(&mut self, start: i64, end: i64) {
-        self.timeline.range = Some((start, end));
-        self.stats
-            .request(self.trace.clone(), TimeRange { start, end });
+        self.timeline.selection.range = Some(TimeRange { start, end });
+        self.follow_selection();
+    }
+
+    /// No range selected any more: its tables go with it.
+    pub fn clear_range(&mut self) {
+        self.timeline.selection.range = None;
+        self.follow_selection();
+    }
+
+    /// Brings the panels that read the selected range up to date with it,
+    /// whatever changed it (the timeline, a menu, a lesson, a panel): the
+    /// range tables are taken for a new range and dropped with it; a kernel
+    /// panel scoped to the selection is computed over the new one. Called
+    /// every frame; does nothing when they already show it.
+    pub fn follow_selection(&mut self) {
+        let range = self.timeline.selection.range;
+        if self.stats.range() != range {
+            match range {
+                Some(r) => self.stats.request(self.trace.clone(), r),
+                None => self.stats.clear(),
+            }
+        }
+        self.kernel.follow(&self.trace, range);
     }
 
     /// A stats row was clicked: the first time, highlight every instance of
@@ -220,11 +244,9 @@ impl Document {
     /// The instances are looked for on a worker; [`Document::take_search`]
     /// shows the first when they are in.
     pub fn step_instances(&mut self, name: &str, repaint: Option<egui::Context>) {
-        let same = self.search.query == name
-            && !self.search.regex
-            && self.search.range.is_some()
-            && self.search.range == self.stats.range
-            && self.search.rule == self.stats.rule
+        let (range, rule) = (self.timeline.selection.range, self.stats.rule);
+        let same = range.is_some()
+            && self.search.has_instances_of(name, range, rule)
             && !self.search.matches.is_empty()
             && !self.search.is_searching();
         if same {
@@ -233,7 +255,6 @@ impl Document {
             }
             return;
         }
-        let (range, rule) = (self.stats.range, self.stats.rule);
         self.search
             .start_exact(&self.trace, repaint, name, range, rule);
     }
@@ -259,15 +280,28 @@ impl Document {
     }
 
     /// Opens the kernel panel for kernel `name` over the selected range (the
-    /// whole report without one).
+    /// whole report without one); it follows the selection from then on.
     pub fn open_kernel(&mut self, name: crate::model::StrId) {
-        self.kernel.open(&self.trace, name, self.stats.range);
+        self.kernel
+            .open(&self.trace, name, self.timeline.selection.range);
     }
 
-    /// Does what a panel asked for.
-    pub fn apply(&mut self, command: kernel_panel::Command) {
+    /// Does what a panel asked for; `ctx` repaints the window when work the
+    /// command started on a worker is done.
+    pub fn apply(&mut self, command: Command, ctx: &egui::Context) {
         match command {
-            kernel_panel::Command::ShowEvent(ev) => self.show_event(ev),
+            Command::ShowEvent(ev) => self.show_event(ev),
+            Command::ShowTime(t) => self.show_time(t),
+            Command::SelectRange(r) => self.select_range(r.start, r.end.max(r.start + 1)),
+            Command::StepInstances(row) => {
+                self.step_instances(&row.name, Some(ctx.clone()));
+                if row.kernel
+                    && let Some(id) = self.trace.strings.find(&row.name)
+                {
+                    self.open_kernel(id);
+                }
+            }
+            Command::ShowFinding(i) => self.findings.show(i, &self.trace, &mut self.timeline),
         }
     }
 
@@ -1079,20 +1113,20 @@ impl SightlineApp {
                     egui::ScrollArea::both()
                         .auto_shrink([false, false])
                         .show(ui, |ui| {
-                            let Some(sel) = doc.timeline.selected else {
+                            let Some(sel) = doc.timeline.selection.event else {
                                 details::overview(ui, &doc.trace);
                                 return;
                             };
                             if let Some(ev) =
-                                details::ui(ui, &doc.trace, sel, &doc.timeline.related)
+                                details::ui(ui, &doc.trace, sel, &doc.timeline.selection.related)
                             {
-                                doc.show_event(ev);
+                                doc.apply(Command::ShowEvent(ev), ui.ctx());
                             }
                             if sel.table == Table::Nvtx
                                 && ui.button("Aggregate this range").clicked()
                             {
-                                let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
-                                doc.select_range(s, e.max(s + 1));
+                                let (start, end) = (sel.start(&doc.trace), sel.end(&doc.trace));
+                                doc.apply(Command::SelectRange(TimeRange { start, end }), ui.ctx());
                             }
                             if sel.table == Table::Nvtx {
                                 doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
@@ -1104,18 +1138,13 @@ impl SightlineApp {
         }
         doc.findings_frame(ui);
         doc.notes_frame(ui);
-        if doc.stats.range.is_some() {
+        if doc.stats.range().is_some() {
             egui::Panel::bottom("range_stats")
                 .default_size(280.0)
                 .resizable(true)
                 .show(ui, |ui| {
-                    if let Some(row) = doc.stats.ui(ui) {
-                        doc.step_instances(&row.name, Some(ui.ctx().clone()));
-                        if row.kernel
-                            && let Some(id) = doc.trace.strings.find(&row.name)
-                        {
-                            doc.open_kernel(id);
-                        }
+                    if let Some(command) = doc.stats.ui(ui) {
+                        doc.apply(command, ui.ctx());
                     }
                 });
         }
@@ -1126,12 +1155,13 @@ impl SightlineApp {
         let show_idle = doc.timeline.view.show_idle_why
             || doc
                 .timeline
-                .selected
+                .selection
+                .event
                 .is_some_and(|e| e.table == Table::Nvtx);
         if doc.timeline.idle_rows.prepare(show_idle, &doc.trace) {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
-        let selected_before = doc.timeline.selected;
+        let selected_before = doc.timeline.selection.event;
         let central = egui::CentralPanel::default().show(ui, |ui| {
             // An exported image says what it shows: the report, the span
             // and a scale (drawn only while the image is taken).
@@ -1175,13 +1205,8 @@ impl SightlineApp {
                 live.follow = false;
             }
             doc.search.mask = std::mem::take(&mut doc.timeline.highlight);
-            if let Some((a, b)) = out.range_selected {
-                doc.select_range(a, b);
-            }
-            // Escape cleared the range: its tables go with it.
-            if doc.timeline.range.is_none() && doc.stats.range.is_some() {
-                doc.stats.clear();
-            }
+            // A range dragged out, or cleared by Escape.
+            doc.follow_selection();
             out.clicked
         });
         // A kernel clicked on the timeline opens its panel once a double-click
@@ -1191,8 +1216,8 @@ impl SightlineApp {
         // A click on the kernel still selected counts too: its panel may
         // have been closed since.
         let clicked = central.inner;
-        if let Some(ev) = doc.timeline.selected
-            && (doc.timeline.selected != selected_before || clicked == Some(ev))
+        if let Some(ev) = doc.timeline.selection.event
+            && (doc.timeline.selection.event != selected_before || clicked == Some(ev))
             && ev.table == Table::Kernel
             && let Some(&name) = doc.trace.kernels.spans.name.get(ev.index as usize)
         {
@@ -1207,7 +1232,7 @@ impl SightlineApp {
                     .request_repaint_after(Duration::from_secs_f64(at - now));
             }
         }
-        let range = doc.stats.range;
+        let range = doc.timeline.selection.range;
         // The panel floats over the timeline only: the details and the range
         // tables stay clickable beside it.
         let area = central.response.rect;
@@ -1222,7 +1247,7 @@ impl SightlineApp {
             .metrics
             .set_sources(&doc.metric_sets.sets, doc.metric_sets.generation);
         if let Some(command) = doc.kernel.ui(ui.ctx(), &doc.trace, range, area) {
-            doc.apply(command);
+            doc.apply(command, ui.ctx());
         }
     }
 
@@ -1483,8 +1508,7 @@ impl SightlineApp {
                         ui.close();
                     }
                     if ui.button("Clear range").clicked() {
-                        doc.stats.clear();
-                        doc.timeline.range = None;
+                        doc.clear_range();
                         ui.close();
                     }
                 });

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, RichText, Ui};
 
+use super::command::Command;
 use super::format;
 use super::job::Job;
 use super::table_export::TableExport;
@@ -52,7 +53,9 @@ pub struct RowClick {
 
 #[derive(Default)]
 pub struct RangeStats {
-    pub range: Option<TimeRange>,
+    /// The range the tables are for: the document's selected range once
+    /// [`crate::app::Document::follow_selection`] has run.
+    range: Option<TimeRange>,
     /// Finished tables, in the order they arrived (tab order).
     pub tables: Vec<(Report, Table)>,
     /// The tables being computed, each sent as it is done (a newer range
@@ -74,6 +77,11 @@ pub struct RangeStats {
 }
 
 impl RangeStats {
+    /// The range the tables are for.
+    pub fn range(&self) -> Option<TimeRange> {
+        self.range
+    }
+
     pub fn request(&mut self, trace: Arc<Trace>, range: TimeRange) {
         self.tables.clear();
         self.sort = None;
@@ -184,8 +192,8 @@ impl RangeStats {
             .map(|r| format!("--range {}:{}{flag}", r.start, r.end))
     }
 
-    /// Draws the tabs and the chosen table; returns a clicked row.
-    pub fn ui(&mut self, ui: &mut Ui) -> Option<RowClick> {
+    /// Draws the tabs and the chosen table; returns what a click on a row asked.
+    pub fn ui(&mut self, ui: &mut Ui) -> Option<Command> {
         let range = self.range?;
         let mut clicked = None;
         // Wrapped, not one line: a line that overflows widens the panel's ui, and everything
@@ -388,7 +396,7 @@ impl RangeStats {
         if let Some(c) = &clicked {
             self.active = Some(c.clone());
         }
-        clicked
+        clicked.map(Command::StepInstances)
     }
 }
 

@@ -30,10 +30,6 @@ pub struct Search {
     /// By `StrId`: names that match, for outlining on the timeline.
     pub mask: Vec<bool>,
     pub truncated: bool,
-    /// Matches are limited to the events of this span (a stats row)...
-    pub range: Option<TimeRange>,
-    /// ...that the span's rule counts (start in it, or overlap it).
-    pub rule: RangeRule,
     /// The query and mode the matches are for.
     ran_for: Option<(String, bool)>,
     /// The query the matches are for, to run again on a trace that grew.
@@ -217,20 +213,21 @@ impl Search {
         self.current = None;
         match query {
             Query::Text { query, regex } => {
-                self.range = None;
-                self.rule = RangeRule::default();
                 if self.error.is_some() {
                     self.clear_matches();
                 } else {
                     self.ran_for = Some((query.clone(), *regex));
                 }
             }
-            Query::Exact { name, range, rule } => {
-                self.range = *range;
-                self.rule = *rule;
-                self.ran_for = Some((name.clone(), false));
-            }
+            Query::Exact { name, .. } => self.ran_for = Some((name.clone(), false)),
         }
+    }
+
+    /// Whether the matches are a stats row's instances: the events named
+    /// `name` that `rule` counts in `range`.
+    pub fn has_instances_of(&self, name: &str, range: Option<TimeRange>, rule: RangeRule) -> bool {
+        matches!(&self.last, Some(Query::Exact { name: n, range: r, rule: u })
+            if n == name && *r == range && *u == rule)
     }
 
     /// True when the matches are not for the query as it reads now (edited
@@ -249,7 +246,6 @@ impl Search {
 
     pub fn clear(&mut self) {
         self.query.clear();
-        self.range = None;
         self.error = None;
         self.clear_matches();
     }

@@ -14,6 +14,15 @@ use super::strings::StrId;
 /// Nanoseconds on the session clock.
 pub type Ns = i64;
 
+/// A half-open time span `[start, end)` in session nanoseconds: a range the
+/// user selected, or the span a summary covers. Which events belong to it is
+/// the analysis's rule (`analysis::stats::RangeRule`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TimeRange {
+    pub start: Ns,
+    pub end: Ns,
+}
+
 /// A slice of a table: the events of one track.
 pub type Span = Range<u32>;
 

@@ -16,7 +16,8 @@ use eframe::egui::{
 use crate::app::colors;
 use crate::app::events::EventRef;
 use crate::app::format;
-use crate::model::{Ns, Trace};
+use crate::app::selection::Selection;
+use crate::model::{Ns, TimeRange, Trace};
 pub use overlay::{Anchor, Overlay};
 use rows::{LANE_H, Row, RowKind};
 use view::{Mapping, ViewState};
@@ -50,8 +51,6 @@ const KEEP_SELECTION_FRAMES: u8 = 3;
 /// What happened this frame that the app must react to.
 #[derive(Default)]
 pub struct Output {
-    /// A time range was selected (ruler drag or shift-drag).
-    pub range_selected: Option<(Ns, Ns)>,
     /// The rows' response, for views that add to its context menu (see
     /// [`Timeline::context_at`] for where it was opened).
     pub canvas: Option<egui::Response>,
@@ -63,7 +62,10 @@ pub struct Output {
 enum Drag {
     None,
     Pan,
-    Range(f64),
+    /// A range being dragged out: where it began, and the range so far
+    /// (shown, but not selected until the drag ends: every panel follows the
+    /// selection, and one frame's range is not worth their work).
+    Range(f64, Option<TimeRange>),
 }
 
 pub struct Timeline {
@@ -76,10 +78,9 @@ pub struct Timeline {
     /// history entry.
     last_step: f64,
     name_colors: Vec<Color32>,
-    pub selected: Option<EventRef>,
-    pub related: Vec<EventRef>,
-    /// The selected time span, shown shaded.
-    pub range: Option<(Ns, Ns)>,
+    /// The document's selection: the selected event, its linked events and
+    /// the selected range (shown shaded).
+    pub selection: Selection,
     /// By `StrId`: names to outline.
     pub highlight: Vec<bool>,
     drag: Drag,
@@ -163,9 +164,7 @@ impl Timeline {
             history: Vec::new(),
             last_step: f64::NEG_INFINITY,
             name_colors,
-            selected: None,
-            related: Vec::new(),
-            range: None,
+            selection: Selection::default(),
             highlight: Vec::new(),
             drag: Drag::None,
             layout: Vec::new(),
@@ -208,8 +207,7 @@ impl Timeline {
             self.view.set(start, end);
             self.opened_on = (self.view.start, self.view.end);
         }
-        self.selected = selected;
-        self.related = selected.map(|e| e.related(trace)).unwrap_or_default();
+        self.selection.set_event(trace, selected);
         self.layout.clear();
         self.projection = None;
         self.projection_job.cancel();
@@ -335,10 +333,17 @@ impl Timeline {
     }
 
     pub fn select(&mut self, trace: &Trace, ev: Option<EventRef>) {
-        self.selected = ev;
+        self.selection.set_event(trace, ev);
         // The details panel opens with a selection: keep it on screen.
         self.keep_selection_frames = KEEP_SELECTION_FRAMES;
-        self.related = ev.map(|e| e.related(trace)).unwrap_or_default();
+    }
+
+    /// The range drawn: the one being dragged out, else the selected one.
+    fn shown_range(&self) -> Option<TimeRange> {
+        match self.drag {
+            Drag::Range(_, Some(dragged)) => Some(dragged),
+            _ => self.selection.range,
+        }
     }
 
     /// Row index and lane rect holding `ev` in the last frame, if it is drawn.
@@ -484,9 +489,8 @@ impl Timeline {
         painter.rect_filled(full, 0.0, visuals.extreme_bg_color);
         let map = Mapping::new(canvas, &self.view);
         // With a range selected, the ruler counts from its start.
-        let origin = self
-            .range
-            .map_or(self.ruler_origin.unwrap_or(0.0), |(a, _)| a as f64);
+        let shown_range = self.shown_range();
+        let origin = shown_range.map_or(self.ruler_origin.unwrap_or(0.0), |r| r.start as f64);
         let ticks = paint::ruler(
             &painter.with_clip_rect(ruler_rect),
             ruler_rect,
@@ -514,14 +518,15 @@ impl Timeline {
         let style = paint::LaneStyle {
             name_colors: &self.name_colors,
             highlight: &style_highlight,
-            selected: self.selected,
-            related: &self.related,
+            selected: self.selection.event,
+            related: &self.selection.related,
             show_names: self.view.show_names,
         };
         let lane_painter = painter.with_clip_rect(canvas);
         // (start, end, device) of the selected kernel, for the metric rows.
         let selected_kernel = self
-            .selected
+            .selection
+            .event
             .filter(|ev| ev.table == crate::app::events::Table::Kernel)
             .and_then(|ev| {
                 let i = ev.index as usize;
@@ -543,7 +548,8 @@ impl Timeline {
             let h = row.height();
             let row_rect = Rect::from_min_size(pos2(canvas.left(), y), vec2(canvas.width(), h));
             y += h;
-            if let (Some(sel), RowKind::Lane { table, track, .. }) = (self.selected, &row.kind)
+            if let (Some(sel), RowKind::Lane { table, track, .. }) =
+                (self.selection.event, &row.kind)
                 && *table == sel.table
                 && track.events.contains(&sel.index)
             {
@@ -742,7 +748,7 @@ impl Timeline {
         }
 
         // The selected range, shaded over rows and ruler.
-        if let Some((a, b)) = self.range {
+        if let Some(TimeRange { start: a, end: b }) = shown_range {
             let (x0, x1) = (map.x(a).max(canvas.left()), map.x(b).min(canvas.right()));
             if x1 > x0 {
                 let r = Rect::from_min_max(pos2(x0, full.top()), pos2(x1, full.bottom()));
@@ -767,10 +773,10 @@ impl Timeline {
         }
 
         // API call ⇄ GPU work: arrows from the call to what it launched.
-        if let Some(sel) = self.selected
+        if let Some(sel) = self.selection.event
             && let Some(p0) = self.event_pos(trace, sel)
         {
-            for &rel in &self.related {
+            for &rel in &self.selection.related {
                 if let Some(p1) = self.event_pos(trace, rel) {
                     let (from, to) = if sel.table == crate::app::events::Table::Api {
                         (p0, p1)
@@ -882,7 +888,7 @@ impl Timeline {
         if resp.drag_started() || ruler.drag_started() {
             let origin = ui.input(|i| i.pointer.press_origin()).unwrap_or_default();
             self.drag = if ruler.drag_started() || shift {
-                Drag::Range(map.t(origin.x))
+                Drag::Range(map.t(origin.x), None)
             } else {
                 self.remember();
                 Drag::Pan
@@ -895,20 +901,22 @@ impl Timeline {
                 self.view.scroll_y -= d.y;
                 ui.ctx().set_cursor_icon(CursorIcon::Grabbing);
             }
-            Drag::Range(t0) if resp.dragged() || ruler.dragged() => {
+            Drag::Range(t0, ref mut so_far) if resp.dragged() || ruler.dragged() => {
                 if let Some(p) = pointer {
                     let t1 = map.t(p.x);
-                    self.range = Some((t0.min(t1) as Ns, t0.max(t1) as Ns));
+                    *so_far = Some(TimeRange {
+                        start: t0.min(t1) as Ns,
+                        end: t0.max(t1) as Ns,
+                    });
                 }
             }
             _ => {}
         }
         if resp.drag_stopped() || ruler.drag_stopped() {
-            if let Drag::Range(_) = self.drag
-                && let Some((a, b)) = self.range
-                && b > a
+            if let Drag::Range(_, Some(range)) = self.drag
+                && range.end > range.start
             {
-                out.range_selected = Some((a, b));
+                self.selection.range = Some(range);
             }
             self.drag = Drag::None;
         }
@@ -967,10 +975,10 @@ impl Timeline {
             self.view.pan_ns(self.view.span() * 0.15, limits);
         }
         if f {
-            if let Some(ev) = self.selected {
+            if let Some(ev) = self.selection.event {
                 self.zoom_to(ev.start(trace) as f64, ev.end(trace) as f64);
-            } else if let Some((a, b)) = self.range {
-                self.zoom_to(a as f64, b as f64);
+            } else if let Some(r) = self.selection.range {
+                self.zoom_to(r.start as f64, r.end as f64);
             }
         }
         if home || zero {
@@ -981,7 +989,7 @@ impl Timeline {
         }
         if esc {
             self.select(trace, None);
-            self.range = None;
+            self.selection.clear();
         }
         if back {
             self.back();

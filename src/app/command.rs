@@ -1,0 +1,25 @@
+//! What a panel asks of its document.
+//!
+//! Panels draw themselves and return what a click asked for; only the
+//! document acts on it ([`crate::app::Document::apply`]). A panel so changes
+//! nothing outside itself — not the selection, not the view — which keeps
+//! each one testable alone and the selection in one place.
+
+use super::events::EventRef;
+use super::range_stats::RowClick;
+use crate::model::{Ns, TimeRange};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Select this event and bring it into view.
+    ShowEvent(EventRef),
+    /// Bring this time into view (a note pinned to a time).
+    ShowTime(Ns),
+    /// Select this range: every panel that reads the selection follows.
+    SelectRange(TimeRange),
+    /// A stats row was clicked: step through its instances, and open the
+    /// kernel panel when the row names a kernel.
+    StepInstances(RowClick),
+    /// Show finding `i` of the findings panel, with the events that prove it.
+    ShowFinding(usize),
+}
