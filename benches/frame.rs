@@ -3,7 +3,8 @@
 //! tessellates the result (what a frame costs the CPU before the GPU gets it).
 //!
 //! `cargo bench --bench frame` ; report from `SIGHTLINE_BENCH_FILE`, else the
-//! 10M-event scaled report if present, else `many_kernels.sqlite`.
+//! 10M-event scaled report if present, else `many_kernels.sqlite`;
+//! `SIGHTLINE_BENCH_FRAMES` frames per view (60).
 
 mod support;
 use support::{frame, report};
@@ -83,7 +84,11 @@ fn main() {
     if let Some(d) = app.doc_mut() {
         d.wait_for_background_work();
     }
-    let n = 60;
+    // More frames per view for a profiler to sample (`SIGHTLINE_BENCH_FRAMES`).
+    let n = std::env::var("SIGHTLINE_BENCH_FRAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
     let mid = (lo + hi) as f64 / 2.0;
     let full = (hi - lo) as f64;
     let cases: [(&str, f64); 3] = [

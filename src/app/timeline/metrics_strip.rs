@@ -105,9 +105,11 @@ impl MetricsStrip {
                 runs += 1;
             }
         };
+        let mut search =
+            super::paint::ForwardSearch::new(&spans.start, sparse, track.events.start as usize, hi);
         for px in left..right {
             let t = map.t(px as f32 + 0.5) as Ns;
-            let color = kernel_at(spans, track, sparse, lo..hi, t)
+            let color = kernel_at(spans, &mut search, lo, t)
                 .and_then(|k| self.value(k))
                 .map(|v| self.color(v));
             match (run, color) {
@@ -174,26 +176,19 @@ impl MetricsStrip {
     }
 }
 
-/// The kernel of `track` (rows `window` of `spans`) running at `t`: the
-/// last one starting at or before it, if it has not ended. One block of the
-/// lane's sparse index of starts is searched, not the whole row, whose
-/// starts (millions at a whole-trace zoom) miss the cache.
+/// The kernel running at `t` among rows `lo..` of `spans` (one track,
+/// searched by `search`): the last one starting at or before it, if it has
+/// not ended. One block of the lane's sparse index of starts is searched,
+/// not the whole row, whose starts (millions at a whole-trace zoom) miss the
+/// cache.
 fn kernel_at(
     spans: &crate::model::SpanColumns,
-    track: &Track,
-    sparse: &[Ns],
-    window: std::ops::Range<usize>,
+    search: &mut super::paint::ForwardSearch,
+    lo: usize,
     t: Ns,
 ) -> Option<usize> {
-    let after = super::paint::first_at_or_after(
-        &spans.start,
-        sparse,
-        track.events.start as usize,
-        window.start,
-        window.end,
-        t.saturating_add(1) as f64,
-    );
-    (after > window.start)
+    let after = search.first_at_or_after(lo, t.saturating_add(1) as f64);
+    (after > lo)
         .then(|| after - 1)
         .filter(|&k| spans.end(k) >= t)
 }
@@ -232,6 +227,7 @@ mod tests {
         assert_eq!(ramp(2.0), high);
     }
 
+    use crate::app::timeline::paint::ForwardSearch;
     use crate::app::timeline::rows::SPARSE_STRIDE;
     use crate::model::{SpanColumns, StrId};
 
@@ -265,7 +261,11 @@ mod tests {
             .step_by(SPARSE_STRIDE)
             .copied()
             .collect();
-        for probe in (0..t + 2_000).step_by(37) {
+        // Left to right, as the strip asks, then in an order that jumps back.
+        let mut search = ForwardSearch::new(&spans.start, &sparse, row.start, row.end);
+        let forward = (0..t + 2_000).step_by(37);
+        let jumping = (0..t + 2_000).step_by(37).map(|p| (p * 7919) % (t + 2_000));
+        for probe in forward.chain(jumping) {
             let starts = &spans.start[row.clone()];
             let plain = starts
                 .partition_point(|&s| s <= probe)
@@ -273,7 +273,7 @@ mod tests {
                 .map(|j| row.start + j)
                 .filter(|&k| spans.end(k) >= probe);
             assert_eq!(
-                kernel_at(&spans, &track, &sparse, row.clone(), probe),
+                kernel_at(&spans, &mut search, row.start, probe),
                 plain,
                 "at {probe}"
             );

@@ -1,0 +1,88 @@
+//! A lane drawn at a zoom where every one of its events is narrower than a
+//! pixel (a whole-trace view of a big report): the painter marks exactly
+//! the pixel columns that hold an event's start, and nothing else. Checked
+//! on every lane of real reports, against the starts themselves.
+
+mod common;
+use common::load;
+
+use std::collections::BTreeSet;
+
+use eframe::egui::{self, Color32, Rect, pos2};
+use sightline::app::timeline::paint::{LaneStyle, lane};
+use sightline::app::timeline::rows::{self, RowKind};
+use sightline::app::timeline::view::{Mapping, ViewState};
+
+/// The rects `paint` adds, drawn in a frame of a bare context.
+fn painted(paint: impl FnOnce(&egui::Painter)) -> Vec<Rect> {
+    let ctx = egui::Context::default();
+    let mut paint = Some(paint);
+    let mut out = ctx.run_ui(egui::RawInput::default(), |ui| {
+        if let Some(p) = paint.take() {
+            p(&ui.ctx().layer_painter(egui::LayerId::background()));
+        }
+    });
+    // No renderer takes the font texture.
+    out.textures_delta.clear();
+    out.shapes
+        .into_iter()
+        .filter_map(|c| match c.shape {
+            egui::Shape::Rect(r) => Some(r.rect),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_lane_of_events_narrower_than_a_pixel_marks_the_columns_holding_their_starts() {
+    let mut lanes_checked = 0;
+    for report in ["sync_timing.sqlite", "torch_work.sqlite", "streams.sqlite"] {
+        let trace = load(report);
+        let (lo, hi) = trace.info.time_range;
+        let view = ViewState {
+            start: lo as f64,
+            end: hi as f64,
+            ..Default::default()
+        };
+        let colors = vec![Color32::GRAY; trace.strings.len()];
+        let style = LaneStyle {
+            name_colors: &colors,
+            highlight: &[],
+            selected: None,
+            related: &[],
+            show_names: false,
+        };
+        for row in rows::build(&trace) {
+            let RowKind::Lane { table, track, sparse } = &row.kind else {
+                continue;
+            };
+            // As wide as leaves the longest event under half a pixel.
+            let span = (hi - lo) as f64;
+            let width = (0.4 * span / track.max_duration.max(1) as f64).min(4000.0).floor();
+            if width < 16.0 || track.events.is_empty() {
+                continue;
+            }
+            let rect = Rect::from_min_max(pos2(0.0, 0.0), pos2(width as f32, 400.0));
+            let map = Mapping::new(rect, &view);
+            let spans = table.spans(&trace);
+            let want: BTreeSet<i64> = track
+                .events
+                .clone()
+                .map(|i| map.x(spans.start[i as usize]).floor() as i64)
+                .collect();
+            let rects = painted(|p| {
+                lane(p, &trace, *table, track, sparse, rect, &map, &style);
+            });
+            let mut got = BTreeSet::new();
+            for r in &rects {
+                assert!(r.width() >= 1.0, "{report} {}: only busy runs, {r:?}", row.label);
+                for px in r.left() as i64..r.right() as i64 {
+                    got.insert(px);
+                }
+            }
+            assert_eq!(got, want, "{report} {}: columns marked busy", row.label);
+            lanes_checked += 1;
+        }
+    }
+    assert!(lanes_checked >= 6, "{lanes_checked} lanes checked");
+}
