@@ -53,12 +53,19 @@ fn a_lane_of_events_narrower_than_a_pixel_marks_the_columns_holding_their_starts
             show_names: false,
         };
         for row in rows::build(&trace) {
-            let RowKind::Lane { table, track, sparse } = &row.kind else {
+            let RowKind::Lane {
+                table,
+                track,
+                sparse,
+            } = &row.kind
+            else {
                 continue;
             };
             // As wide as leaves the longest event under half a pixel.
             let span = (hi - lo) as f64;
-            let width = (0.4 * span / track.max_duration.max(1) as f64).min(4000.0).floor();
+            let width = (0.4 * span / track.max_duration.max(1) as f64)
+                .min(4000.0)
+                .floor();
             if width < 16.0 || track.events.is_empty() {
                 continue;
             }
@@ -75,7 +82,11 @@ fn a_lane_of_events_narrower_than_a_pixel_marks_the_columns_holding_their_starts
             });
             let mut got = BTreeSet::new();
             for r in &rects {
-                assert!(r.width() >= 1.0, "{report} {}: only busy runs, {r:?}", row.label);
+                assert!(
+                    r.width() >= 1.0,
+                    "{report} {}: only busy runs, {r:?}",
+                    row.label
+                );
                 for px in r.left() as i64..r.right() as i64 {
                     got.insert(px);
                 }

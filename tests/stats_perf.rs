@@ -2,7 +2,8 @@
 //! Ignored by default; run with
 //! `cargo test --release --test stats_perf -- --ignored --nocapture`.
 //! `SIGHTLINE_PERF_SHAPE=KERNELS,STREAMS,NAMES` changes the trace, e.g.
-//! `34000000,2,2` for the kernels of the 100M-event report.
+//! `34000000,2,2` for the kernels of the 100M-event report;
+//! `SIGHTLINE_BENCH_FILE=REPORT` times a real report instead.
 
 use std::time::Instant;
 
@@ -89,7 +90,14 @@ fn best_of(runs: usize, mut f: impl FnMut() -> usize) -> (f64, usize) {
 #[test]
 #[ignore]
 fn kern_sum_on_ten_million_kernels() {
-    let trace = synthetic_trace();
+    let trace = match std::env::var("SIGHTLINE_BENCH_FILE") {
+        Ok(path) => {
+            let cancel = std::sync::atomic::AtomicBool::new(false);
+            sightline::loader::load(std::path::Path::new(&path), &mut |_| {}, &cancel)
+                .expect("the report loads")
+        }
+        Err(_) => synthetic_trace(),
+    };
     let (first, last) = trace.info.time_range;
     let (full_ms, rows) = best_of(5, || {
         compute(&trace, Report::CudaGpuKernSum, None).rows.len()

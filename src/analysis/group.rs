@@ -275,15 +275,21 @@ impl Summary {
             let d = v as f64 - avg;
             d * d
         };
-        let squares: f64 = values.iter().map(|&v| square(v)).sum();
-        let median = match HistogramMedian::new(n, min, max) {
+        // The squares are summed in the values' order (the same bits as a
+        // plain sum); a big group's histogram is counted in the same pass.
+        let (squares, median) = match HistogramMedian::new(n, min, max) {
             Some(mut h) => {
+                let mut squares = 0.0;
                 for &v in values.iter() {
+                    squares += square(v);
                     h.count(v);
                 }
-                h.median(values, max)
+                (squares, h.median(values, max))
             }
-            None => median(values),
+            None => {
+                let squares: f64 = values.iter().map(|&v| square(v)).sum();
+                (squares, median(values))
+            }
         };
         let stddev = if n <= 1 {
             0.0

@@ -531,7 +531,7 @@ fn time_range(t: &Trace) -> Option<(i64, i64)> {
         &t.memsets.spans,
         &t.syncs.spans,
     ] {
-        if let (Some(&s), Some(e)) = (spans.start.iter().min(), spans.ends().max()) {
+        if let Some((s, e)) = spans.bounds() {
             lo = lo.min(s);
             hi = hi.max(e);
         }

@@ -41,6 +41,10 @@ pub struct SpanColumns {
     /// `(index, end)` of the events whose duration does not fit, by index.
     long_ends: Vec<(u32, Ns)>,
     pub name: Vec<StrId>,
+    /// The earliest start and the latest end, kept as the columns grow, so
+    /// that a report's time axis is not a pass over every event (a loader
+    /// publishing snapshots asks for it after each table).
+    bounds: Option<(Ns, Ns)>,
 }
 
 /// The duration that says "look the end up in the side table".
@@ -52,15 +56,23 @@ impl SpanColumns {
         debug_assert_eq!(start.len(), end.len());
         let mut durations = Vec::with_capacity(start.len());
         let mut long_ends = Vec::new();
+        let mut bounds = None;
         for (i, (&s, &e)) in start.iter().zip(&end).enumerate() {
             durations.push(encode(i, s, e, &mut long_ends));
+            bounds = widen(bounds, s, e);
         }
         SpanColumns {
             start,
             durations,
             long_ends,
             name,
+            bounds,
         }
+    }
+
+    /// The earliest start and the latest end of the events, `None` for none.
+    pub fn bounds(&self) -> Option<(Ns, Ns)> {
+        self.bounds
     }
 
     /// Appends one event; its index is the previous length.
@@ -70,6 +82,7 @@ impl SpanColumns {
             .push(encode(i, start, end, &mut self.long_ends));
         self.start.push(start);
         self.name.push(name);
+        self.bounds = widen(self.bounds, start, end);
     }
 
     pub fn len(&self) -> usize {
@@ -141,6 +154,15 @@ impl SpanColumns {
 }
 
 /// The stored duration of event `i`, noting its end aside when it does not fit.
+/// `bounds` taking in an event `[start, end]`.
+#[inline]
+fn widen(bounds: Option<(Ns, Ns)>, start: Ns, end: Ns) -> Option<(Ns, Ns)> {
+    Some(match bounds {
+        Some((lo, hi)) => (lo.min(start), hi.max(end)),
+        None => (start, end),
+    })
+}
+
 fn encode(i: usize, start: Ns, end: Ns, long_ends: &mut Vec<(u32, Ns)>) -> u32 {
     match end.checked_sub(start).map(u32::try_from) {
         Some(Ok(d)) if d != LONG => d,
@@ -439,6 +461,32 @@ mod tests {
         }
         // Four of seven went aside: 4 bytes each for the rest.
         assert_eq!(whole.long_ends.len(), 4);
+    }
+
+    #[test]
+    fn bounds_kept_as_columns_grow_equal_a_pass_over_every_event() {
+        // In no order, one ending before it starts (a damaged report), one
+        // whose end went aside, and the extremes last.
+        let cases: [(Ns, Ns); 6] = [
+            (500, 900),
+            (100, 5_000),
+            (7_000, 6_000),
+            (50, 50 + u32::MAX as Ns + 9),
+            (3_000, 3_001),
+            (i64::MIN, i64::MAX),
+        ];
+        let mut grown = SpanColumns::default();
+        assert_eq!(grown.bounds(), None);
+        for (n, &(s, e)) in cases.iter().enumerate() {
+            grown.push(s, e, StrId(1));
+            let seen = &cases[..=n];
+            let lo = seen.iter().map(|c| c.0).min();
+            let hi = seen.iter().map(|c| c.1).max();
+            assert_eq!(grown.bounds(), lo.zip(hi), "after {} events", n + 1);
+        }
+        let (starts, ends): (Vec<Ns>, Vec<Ns>) = cases[..5].iter().copied().unzip();
+        let whole = SpanColumns::from_columns(starts, ends, vec![StrId(1); 5]);
+        assert_eq!(whole.bounds(), Some((50, 50 + u32::MAX as Ns + 9)));
     }
 
     #[test]

@@ -251,7 +251,7 @@ impl Trace {
         ];
         let mut span: Option<(Ns, Ns)> = None;
         for t in tables {
-            let (Some(&lo), Some(hi)) = (t.start.iter().min(), t.ends().max()) else {
+            let Some((lo, hi)) = t.bounds() else {
                 continue;
             };
             span = Some(span.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
