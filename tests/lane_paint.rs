@@ -97,3 +97,53 @@ fn a_lane_of_events_narrower_than_a_pixel_marks_the_columns_holding_their_starts
     }
     assert!(lanes_checked >= 6, "{lanes_checked} lanes checked");
 }
+
+#[test]
+fn the_loader_samples_every_tracks_starts_and_the_rows_share_them() {
+    use sightline::model::SAMPLED_STARTS_STRIDE;
+    for report in ["sync_timing.sqlite", "torch_work.sqlite", "streams.sqlite"] {
+        let trace = load(report);
+        let mut tracks = Vec::new();
+        for st in &trace.streams {
+            tracks.push((&st.kernels, &trace.kernels.spans.start));
+            tracks.push((&st.memcpys, &trace.memcpys.spans.start));
+            tracks.push((&st.memsets, &trace.memsets.spans.start));
+            tracks.push((&st.syncs, &trace.syncs.spans.start));
+            tracks.push((&st.graphs, &trace.graph_execs.spans.start));
+        }
+        for th in &trace.threads {
+            tracks.push((&th.cuda_api, &trace.cuda_api.spans.start));
+            tracks.push((&th.osrt, &trace.osrt.spans.start));
+            for n in &th.nvtx {
+                tracks.push((&n.track, &trace.nvtx.spans.start));
+            }
+        }
+        let mut sampled = 0;
+        let samples: Vec<_> = tracks
+            .iter()
+            .map(|(t, _)| t.sampled_starts.clone())
+            .collect();
+        for (track, starts) in tracks {
+            let own = &starts[track.events.start as usize..track.events.end as usize];
+            let want: Vec<i64> = own.iter().step_by(SAMPLED_STARTS_STRIDE).copied().collect();
+            assert_eq!(&*track.sampled_starts, &want[..], "{report}");
+            sampled += usize::from(!want.is_empty());
+        }
+        assert!(sampled >= 3, "{report}: {sampled} tracks");
+        // The window's lanes take the loader's samples, not a copy of their own.
+        let lanes: Vec<_> = rows::build(&trace)
+            .into_iter()
+            .filter_map(|r| match r.kind {
+                RowKind::Lane { sparse, .. } => Some(sparse),
+                _ => None,
+            })
+            .collect();
+        assert!(!lanes.is_empty());
+        for sparse in lanes {
+            assert!(
+                samples.iter().any(|s| std::sync::Arc::ptr_eq(s, &sparse)),
+                "{report}: a lane sampled its track's starts again"
+            );
+        }
+    }
+}

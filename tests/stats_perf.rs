@@ -66,6 +66,7 @@ fn synthetic_trace() -> Trace {
                 events: first..end,
                 max_duration: longest,
                 depth: 1,
+                ..Track::default()
             },
             ..Stream::default()
         });

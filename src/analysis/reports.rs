@@ -228,7 +228,10 @@ pub(crate) fn in_parts(tracks: &[&Track], parts: usize) -> Vec<Vec<Track>> {
             if let Some(part) = out.last_mut() {
                 part.push(Track {
                     events: from..from + take,
-                    ..(*track).clone()
+                    max_duration: track.max_duration,
+                    depth: track.depth,
+                    // The track's samples are not the part's: none.
+                    sampled_starts: Default::default(),
                 });
             }
             from += take;

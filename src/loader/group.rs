@@ -50,18 +50,22 @@ impl Grouping {
         self.order.iter().map(|&r| column[r as usize]).collect()
     }
 
-    /// The track record of group `i`, with the longest duration in it.
+    /// The track record of group `i`, with the longest duration in it and
+    /// its sampled starts.
     pub fn track(&self, i: usize, spans: &SpanColumns) -> Track {
         let events = self.tracks[i].clone();
         let max_duration = (events.start as usize..events.end as usize)
             .map(|j| spans.duration(j))
             .max()
             .unwrap_or(0);
-        Track {
+        let mut track = Track {
             events,
             max_duration,
             depth: 1,
-        }
+            ..Track::default()
+        };
+        track.index_starts(&spans.start);
+        track
     }
 }
 

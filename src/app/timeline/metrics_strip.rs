@@ -254,6 +254,7 @@ mod tests {
             events: 37..spans.len() as u32,
             max_duration: 900,
             depth: 1,
+            ..Track::default()
         };
         let row = track.events.start as usize..track.events.end as usize;
         let sparse: Vec<Ns> = spans.start[row.clone()]

@@ -4,12 +4,13 @@
 
 use crate::app::events::{Table, stream_label, thread_label};
 use crate::app::format::grouped;
+use std::sync::Arc;
+
 use crate::model::{Ns, Trace, Track};
 
-/// Every `SPARSE_STRIDE`-th start of a lane is copied into a small index that
-/// stays in cache, so the per-pixel skip-ahead search misses cache ~4 times,
-/// not ~23 (a plain binary search over 10M starts).
-pub const SPARSE_STRIDE: usize = 256;
+/// A lane's sparse index holds every `SPARSE_STRIDE`-th start of its track
+/// (the model's [`Track::sampled_starts`]).
+pub const SPARSE_STRIDE: usize = crate::model::SAMPLED_STARTS_STRIDE;
 
 pub const HEADER_H: f32 = 20.0;
 pub const LANE_H: f32 = 18.0;
@@ -23,7 +24,9 @@ pub enum RowKind {
     Lane {
         table: Table,
         track: Track,
-        sparse: Vec<Ns>,
+        /// Every [`SPARSE_STRIDE`]-th start of the track: the track's own
+        /// index, shared (a loader builds it on its thread).
+        sparse: Arc<[Ns]>,
     },
     /// A sampled GPU metric, index into `Trace::metrics`.
     Metric(MetricRow),
@@ -125,8 +128,11 @@ fn lane(
     if track.is_empty() {
         return;
     }
-    let starts = &table.spans(trace).start[track.events.start as usize..track.events.end as usize];
-    let sparse = starts.iter().step_by(SPARSE_STRIDE).copied().collect();
+    // A trace that was not built by the loader (a test's) may not have
+    // sampled its tracks' starts: sampled here then.
+    let mut track = track.clone();
+    track.index_starts(&table.spans(trace).start);
+    let sparse = track.sampled_starts.clone();
     let key = format!("{}/{suffix}", rows[parent].key);
     rows.push(Row {
         label: format!("{label} ({})", grouped(track.len() as i64)),
@@ -135,7 +141,7 @@ fn lane(
         parent: Some(parent),
         kind: RowKind::Lane {
             table,
-            track: track.clone(),
+            track,
             sparse,
         },
     });
