@@ -134,9 +134,19 @@ fn run_capture(
         for message in rx {
             match message {
                 CaptureMessage::Output(line) => println!("{line}"),
-                CaptureMessage::Snapshot(_, status) => {
-                    ages.push(status.newest_event_age.as_secs_f64() * 1e3);
-                    costs.push(status.snapshot_cost.as_secs_f64() * 1e3);
+                CaptureMessage::Snapshot(trace, status) => {
+                    let (age, cost) = (
+                        status.newest_event_age.as_secs_f64() * 1e3,
+                        status.snapshot_cost.as_secs_f64() * 1e3,
+                    );
+                    // Each snapshot's size beside its cost: how the cost grows.
+                    eprintln!(
+                        "live: snapshot {} of {} events, load {cost:.1} ms, newest event {age:.1} ms old",
+                        ages.len() + 1,
+                        trace.event_count(),
+                    );
+                    ages.push(age);
+                    costs.push(cost);
                 }
                 CaptureMessage::Finished(_) => {}
             }
