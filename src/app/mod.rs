@@ -39,8 +39,7 @@ use serde::{Deserialize, Serialize};
 use crate::capture::benchmarks::{BenchmarkSpec, Params};
 use crate::capture::session::{CaptureJob, CaptureOptions};
 use crate::loader::{LoadJob, LoadMessage, Progress};
-use crate::model::TimeRange;
-use crate::model::Trace;
+use crate::model::{TimeRange, Trace};
 use capture_panel::{CaptureDialog, Live, LiveUpdate};
 use command::Command;
 use compare_view::CompareView;
@@ -246,6 +245,8 @@ impl Document {
     pub fn step_instances(&mut self, name: &str, repaint: Option<egui::Context>) {
         let (range, rule) = (self.timeline.selection.range, self.stats.rule);
         let same = range.is_some()
+            && self.search.query == name
+            && !self.search.regex
             && self.search.has_instances_of(name, range, rule)
             && !self.search.matches.is_empty()
             && !self.search.is_searching();

@@ -26,9 +26,4 @@ impl Selection {
         self.event = ev;
         self.related = ev.map(|e| e.related(trace)).unwrap_or_default();
     }
-
-    /// Nothing selected: the state Escape leaves.
-    pub fn clear(&mut self) {
-        *self = Selection::default();
-    }
 }

@@ -153,7 +153,6 @@ impl SpanColumns {
     }
 }
 
-/// The stored duration of event `i`, noting its end aside when it does not fit.
 /// `bounds` taking in an event `[start, end]`.
 #[inline]
 fn widen(bounds: Option<(Ns, Ns)>, start: Ns, end: Ns) -> Option<(Ns, Ns)> {
@@ -163,6 +162,7 @@ fn widen(bounds: Option<(Ns, Ns)>, start: Ns, end: Ns) -> Option<(Ns, Ns)> {
     })
 }
 
+/// The stored duration of event `i`, noting its end aside when it does not fit.
 fn encode(i: usize, start: Ns, end: Ns, long_ends: &mut Vec<(u32, Ns)>) -> u32 {
     match end.checked_sub(start).map(u32::try_from) {
         Some(Ok(d)) if d != LONG => d,

@@ -177,10 +177,9 @@ impl MetricsStrip {
 }
 
 /// The kernel running at `t` among rows `lo..` of `spans` (one track,
-/// searched by `search`): the last one starting at or before it, if it has
-/// not ended. One block of the lane's sparse index of starts is searched,
-/// not the whole row, whose starts (millions at a whole-trace zoom) miss the
-/// cache.
+/// searched by `search`, as the lane's painter searches it: pixel columns
+/// left to right): the last one starting at or before it, if it has not
+/// ended.
 fn kernel_at(
     spans: &crate::model::SpanColumns,
     search: &mut super::paint::ForwardSearch,

@@ -989,7 +989,7 @@ impl Timeline {
         }
         if esc {
             self.select(trace, None);
-            self.selection.clear();
+            self.selection.range = None;
         }
         if back {
             self.back();
