@@ -174,6 +174,37 @@ fn replay_grows_and_ends_with_the_whole_report() {
 }
 
 #[test]
+fn a_replays_snapshots_say_how_far_behind_its_clock_they_are() {
+    let path = fixture("sync_timing.sqlite");
+    let full = sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("load");
+    let span = (full.info.time_range.1 - full.info.time_range.0) as f64;
+    // About 1.5 s of wall time.
+    let job = CaptureJob::replay(path, span / 1.5e9);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut ages = Vec::new();
+    while Instant::now() < deadline {
+        match job.messages.recv_timeout(Duration::from_millis(100)) {
+            Ok(CaptureMessage::Snapshot(_, status)) => {
+                ages.push((status.newest_event_age, status.snapshot_cost))
+            }
+            Ok(CaptureMessage::Finished(_)) => break,
+            _ => {}
+        }
+    }
+    assert!(!ages.is_empty());
+    // The newest event of a snapshot is as old as the replay's clock is ahead
+    // of it: at most the time between two copies and the snapshot's load, a
+    // fraction of a second here — not the time since 1970 (a capture's
+    // wall-clock reading applied to a replayed report's session clock).
+    for (age, cost) in &ages {
+        assert!(
+            *age < *cost + Duration::from_secs(2),
+            "newest event {age:?} old (snapshot load {cost:?}): {ages:?}"
+        );
+    }
+}
+
+#[test]
 fn stop_ends_a_replay_early_with_what_it_had() {
     let path = fixture("sync_timing.sqlite");
     let full = sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("load");

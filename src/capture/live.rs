@@ -224,6 +224,12 @@ impl LiveReport {
         self.conn()?.execute_batch("COMMIT").map_err(sql)
     }
 
+    /// A replay copied every event known before `t` (the report's clock):
+    /// the newest timestamp it holds, as far as snapshots' ages go.
+    pub fn saw_until(&mut self, t: i64) {
+        self.saw(u64::try_from(t).unwrap_or(0));
+    }
+
     fn saw(&mut self, t: u64) {
         if t == 0 {
             return;

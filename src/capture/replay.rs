@@ -66,7 +66,7 @@ pub fn replay(
         1.0
     };
     let started = Instant::now();
-    let mut publisher = Publisher::new(started, true);
+    let mut publisher = Publisher::replaying(started, first, speed);
     let mut copied_until = i64::MIN;
     let mut stopped_early = false;
     loop {
@@ -82,6 +82,8 @@ pub fn replay(
         )
         .map_err(|e| fail(e.to_string()))?;
         live.add_counts(counts);
+        // Every event known before this instant of the report is in.
+        live.saw_until(until.min(last));
         copied_until = until;
         publisher.maybe_publish(&live, messages);
         if done {

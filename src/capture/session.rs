@@ -362,6 +362,16 @@ pub(crate) struct Publisher {
     last: Instant,
     last_cost: Duration,
     last_total: u64,
+    clock: EventClock,
+}
+
+/// The clock of the events recorded, to tell how old the newest one is.
+enum EventClock {
+    /// A capture's: CUPTI's timestamps are CLOCK_REALTIME nanoseconds.
+    Realtime,
+    /// A replay's: the report's own session clock, which the replay runs
+    /// from `first` at `speed` times its pace since it started.
+    Replay { first: i64, speed: f64 },
 }
 
 impl Publisher {
@@ -372,23 +382,43 @@ impl Publisher {
             last: started,
             last_cost: Duration::ZERO,
             last_total: 0,
+            clock: EventClock::Realtime,
+        }
+    }
+
+    /// A publisher for a replay whose clock reads `first` at `started` and
+    /// runs `speed` times the report's pace.
+    pub(crate) fn replaying(started: Instant, first: i64, speed: f64) -> Publisher {
+        Publisher {
+            clock: EventClock::Replay { first, speed },
+            ..Publisher::new(started, true)
         }
     }
 
     pub(crate) fn status(&self, live: &LiveReport, cost: Duration) -> LiveStatus {
         let elapsed = self.started.elapsed();
         let counts = live.counts();
-        // Record times are CLOCK_REALTIME nanoseconds, as is SystemTime.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
         let newest = live.last_timestamp();
+        let newest_event_age = match self.clock {
+            EventClock::Realtime => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64);
+                Duration::from_nanos(now.saturating_sub(newest))
+            }
+            EventClock::Replay { first, speed } => {
+                // How far the replay's clock is past the newest event, in
+                // the report's nanoseconds, then in wall time at its pace.
+                let now = first as f64 + elapsed.as_nanos() as f64 * speed;
+                Duration::from_secs_f64(((now - newest as f64) / speed / 1e9).max(0.0))
+            }
+        };
         LiveStatus {
             counts,
             elapsed,
             events_per_second: counts.total() as f64 / elapsed.as_secs_f64().max(1e-9),
             snapshot_cost: cost,
-            newest_event_age: Duration::from_nanos(now.saturating_sub(newest)),
+            newest_event_age,
         }
     }
 

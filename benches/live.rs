@@ -1,0 +1,110 @@
+//! Live benchmark (issue 17): a saved report fed through the live capture
+//! path (`sightline replay`, the CI-side version of a long capture), with the
+//! window's frames run meanwhile at 60 per second and no renderer (see
+//! `support::frame`). Prints each snapshot the window took in (its events,
+//! what loading it cost the capture's thread, how old its newest event was,
+//! and the frame that took it in), then the frames' times over the whole
+//! capture.
+//!
+//! `cargo bench --bench live` ; report from `SIGHTLINE_BENCH_FILE`, else the
+//! 10M-event scaled report if present, else `many_kernels.sqlite`; replayed
+//! in about `SIGHTLINE_REPLAY_SECONDS` (20) of its own time, however long
+//! the report ran.
+
+mod support;
+use support::{frame, report};
+
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use eframe::egui;
+use sightline::app::SightlineApp;
+
+/// The window's pace while a capture runs (it asks for a repaint each frame).
+const FRAME_GAP: Duration = Duration::from_millis(16);
+
+fn main() {
+    let path = report();
+    let seconds: f64 = std::env::var("SIGHTLINE_REPLAY_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|s: &f64| *s > 0.0)
+        .unwrap_or(20.0);
+    // The report's span, for the replay's speed.
+    let span = match sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)) {
+        Ok(t) => {
+            let (lo, hi) = t.info.time_range;
+            (hi - lo).max(1) as f64
+        }
+        Err(e) => {
+            eprintln!("live bench: {e}");
+            std::process::exit(1);
+        }
+    };
+    let speed = span / (seconds * 1e9);
+    let ctx = egui::Context::default();
+    let mut app = SightlineApp::default();
+    let mut t = 0.0;
+    for _ in 0..3 {
+        t += 0.016;
+        frame(&ctx, &mut app, t);
+    }
+    let began = Instant::now();
+    app.start_replay(path.clone(), speed);
+    let mut frames = Vec::new();
+    let mut shown_events = 0;
+    let mut snapshots = Vec::new();
+    let mut slowest = (Duration::ZERO, Duration::ZERO);
+    loop {
+        t += 0.016;
+        let taken = Instant::now();
+        let running = app.poll_captures();
+        let take_in = taken.elapsed();
+        let d = take_in + frame(&ctx, &mut app, t);
+        frames.push(d);
+        let now = began.elapsed();
+        if d > slowest.0 {
+            slowest = (d, now);
+        }
+        if let Some(doc) = app.doc() {
+            let events = doc.trace.event_count();
+            if events != shown_events {
+                shown_events = events;
+                let status = doc.live.as_ref().map(|l| l.status);
+                snapshots.push((now, events, status, take_in, d));
+            }
+        }
+        if !running {
+            break;
+        }
+        std::thread::sleep(FRAME_GAP.saturating_sub(d));
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "report {} replayed at {speed:.0}x (about {seconds} s of its time) in {:.1} s",
+        path.display(),
+        began.elapsed().as_secs_f64()
+    );
+    for (k, (at, events, status, take_in, d)) in snapshots.iter().enumerate() {
+        let (cost, age) = status.as_ref().map_or((0.0, 0.0), |s| {
+            (ms(s.snapshot_cost), ms(s.newest_event_age))
+        });
+        println!(
+            "snapshot {:>3} at {:7.2} s: {events:>10} events, load {cost:7.1} ms, newest event {age:7.1} ms old, taken in {:5.1} ms, that frame {:5.1} ms",
+            k + 1,
+            at.as_secs_f64(),
+            ms(*take_in),
+            ms(*d)
+        );
+    }
+    frames.sort();
+    let pick = |q: f64| frames[((frames.len() - 1) as f64 * q) as usize];
+    println!(
+        "frames while live: {}, median {:.2} ms, p95 {:.2} ms, slowest {:.1} ms at {:.2} s",
+        frames.len(),
+        ms(pick(0.5)),
+        ms(pick(0.95)),
+        ms(slowest.0),
+        slowest.1.as_secs_f64()
+    );
+}
