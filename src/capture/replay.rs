@@ -21,12 +21,10 @@ use super::environment::CaptureError;
 use super::live::{LiveCounts, LiveReport};
 use super::session::{CaptureJob, CaptureMessage, CaptureResult, MIN_SNAPSHOT_INTERVAL, Publisher};
 
-/// An event table of the report and how its rows are counted.
+/// An event table of the report. Its rows' times are in `temp."when_NAME"`
+/// (see [`copy_schema`]).
 struct EventTable {
     name: String,
-    /// SQL for the time an event is known: its end, or its start if it has
-    /// none (marks, unended ranges).
-    known_at: &'static str,
 }
 
 impl CaptureJob {
@@ -135,14 +133,22 @@ fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTa
             .collect::<Result<_, _>>()?;
         let has = |c: &str| columns.iter().any(|x| x == c);
         if has("start") {
-            events.push(EventTable {
-                known_at: if has("end") {
-                    "COALESCE(\"end\", start)"
-                } else {
-                    "start"
-                },
-                name,
-            });
+            // The time an event is known: its end, or its start if it has
+            // none (marks, unended ranges).
+            let known_at = if has("end") {
+                "COALESCE(\"end\", start)"
+            } else {
+                "start"
+            };
+            // Each source row's time, indexed: a slice is then a range of
+            // the index, not a scan of the whole table (a replay of 10M
+            // events fell behind its clock, scanning them every slice).
+            conn.execute_batch(&format!(
+                "CREATE TEMP TABLE \"when_{name}\" AS
+                   SELECT rowid AS src_row, {known_at} AS known_at FROM src.\"{name}\";
+                 CREATE INDEX temp.\"when_{name}_at\" ON \"when_{name}\"(known_at, src_row);"
+            ))?;
+            events.push(EventTable { name });
         } else {
             conn.execute_batch(&format!(
                 "INSERT INTO main.\"{name}\" SELECT * FROM src.\"{name}\""
@@ -160,8 +166,8 @@ fn time_span(conn: &Connection, tables: &[EventTable]) -> rusqlite::Result<(i64,
     for t in tables {
         let (lo, hi): (Option<i64>, Option<i64>) = conn.query_row(
             &format!(
-                "SELECT MIN({0}), MAX({0}) FROM src.\"{1}\"",
-                t.known_at, t.name
+                "SELECT MIN(known_at), MAX(known_at) FROM temp.\"when_{0}\"",
+                t.name
             ),
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
@@ -182,10 +188,13 @@ fn copy_slice(
     let mut counts = LiveCounts::default();
     conn.execute_batch("BEGIN")?;
     for t in tables {
+        // In the source's row order within the slice, as a scan gave them.
         let n = conn.execute(
             &format!(
-                "INSERT INTO main.\"{0}\" SELECT * FROM src.\"{0}\" WHERE {1} >= ?1 AND {1} < ?2",
-                t.name, t.known_at
+                "INSERT INTO main.\"{0}\" SELECT s.* FROM temp.\"when_{0}\" w
+                   JOIN src.\"{0}\" s ON s.rowid = w.src_row
+                 WHERE w.known_at >= ?1 AND w.known_at < ?2 ORDER BY w.src_row",
+                t.name
             ),
             [from, until],
         )? as u64;
