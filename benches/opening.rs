@@ -84,6 +84,14 @@ fn main() {
         std::thread::sleep(FRAME_GAP.saturating_sub(d));
     }
     let whole = began.elapsed();
+    // Closing the report's tab, once the work it started is done (as when a
+    // user closes it later): what the window's thread pays for it.
+    if let Some(d) = app.doc_mut() {
+        d.wait_for_background_work();
+    }
+    let closing = Instant::now();
+    app.close_tab(0);
+    let closed = closing.elapsed();
     drop(app);
     let plain = Instant::now();
     let trace = sightline::loader::load(
@@ -96,6 +104,10 @@ fn main() {
     let s = |d: Duration| d.as_secs_f64();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!("report {}", path.display());
+    println!(
+        "closing its tab   {:7.1} ms on the window's thread",
+        ms(closed)
+    );
     if let Some((at, events, what)) = &first_picture {
         println!(
             "first picture     {:7.3} s  ({events} events; {what})",

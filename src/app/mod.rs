@@ -175,7 +175,9 @@ impl Document {
             .map(|n| self.trace.name(n).to_string())
             .and_then(|name| trace.strings.find(&name));
         self.timeline.adopt(&trace, selected);
-        self.trace = trace;
+        // A capture's snapshots share nothing: the old one may be the last
+        // reference to millions of events.
+        job::drop_off_thread(std::mem::replace(&mut self.trace, trace));
         self.stats.refresh(self.trace.clone());
         self.search.refresh(&self.trace, None);
         match kernel {
@@ -636,9 +638,17 @@ impl SightlineApp {
         if i >= self.tabs.len() {
             return;
         }
-        if let Some(l) = self.tabs.remove(i).loading() {
+        let tab = self.tabs.remove(i);
+        let loading = match &tab {
+            Tab::Loading(l) => Some(l),
+            Tab::Ready(d) => d.loading.as_ref(),
+            Tab::Compare(_) => None,
+        };
+        if let Some(l) = loading {
             l.job.cancel();
         }
+        // A big report frees gigabytes: not on the window's thread.
+        job::drop_off_thread(tab);
         if self.active > i || self.active >= self.tabs.len() {
             self.active = self.active.saturating_sub(1);
         }
