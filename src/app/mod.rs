@@ -638,17 +638,30 @@ impl SightlineApp {
         if i >= self.tabs.len() {
             return;
         }
-        let tab = self.tabs.remove(i);
-        let loading = match &tab {
-            Tab::Loading(l) => Some(l),
-            Tab::Ready(d) => d.loading.as_ref(),
+        // The report's events and the timeline's rows and idle gaps (as many
+        // as its kernels) are freed on another thread: the last reference to
+        // a big report frees gigabytes. The rest of the tab here, which
+        // cancels its panels' jobs as it goes.
+        let heavy = match self.tabs.remove(i) {
+            Tab::Ready(doc) => {
+                let Document {
+                    trace,
+                    timeline,
+                    loading,
+                    ..
+                } = *doc;
+                if let Some(l) = loading {
+                    l.job.cancel();
+                }
+                Some((trace, timeline))
+            }
+            Tab::Loading(l) => {
+                l.job.cancel();
+                None
+            }
             Tab::Compare(_) => None,
         };
-        if let Some(l) = loading {
-            l.job.cancel();
-        }
-        // A big report frees gigabytes: not on the window's thread.
-        job::drop_off_thread(tab);
+        job::drop_off_thread(heavy);
         if self.active > i || self.active >= self.tabs.len() {
             self.active = self.active.saturating_sub(1);
         }
