@@ -671,18 +671,4 @@ impl Document {
             self.notes.add_on(&self.trace, ev);
         }
     }
-
-    /// Brings time `t` into view with some context: the view keeps its zoom
-    /// when it is close already, else shows a twentieth of the report.
-    pub fn show_time(&mut self, t: Ns) {
-        let (lo, hi) = self.timeline.limits();
-        let span = self
-            .timeline
-            .view
-            .span()
-            .min((hi - lo) / 20.0)
-            .max(10_000.0);
-        let t = t as f64;
-        self.timeline.zoom_to_span(t - span / 2.0, t + span / 2.0);
-    }
 }

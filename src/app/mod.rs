@@ -308,6 +308,20 @@ impl Document {
         }
     }
 
+    /// Brings time `t` into view with some context: the view keeps its zoom
+    /// when it is close already, else shows a twentieth of the report.
+    pub fn show_time(&mut self, t: crate::model::Ns) {
+        let (lo, hi) = self.timeline.limits();
+        let span = self
+            .timeline
+            .view
+            .span()
+            .min((hi - lo) / 20.0)
+            .max(10_000.0);
+        let t = t as f64;
+        self.timeline.zoom_to_span(t - span / 2.0, t + span / 2.0);
+    }
+
     /// Selects an event and brings it into view.
     pub fn show_event(&mut self, ev: EventRef) {
         self.timeline.select(&self.trace, Some(ev));
