@@ -269,6 +269,31 @@ impl Drop for CompareView {
 }
 
 impl CompareView {
+    /// Takes the view apart as its tab closes: its jobs are cancelled as
+    /// the rest drops here; returned are what its two reports hold (their
+    /// events and timelines), which a caller frees elsewhere.
+    pub fn into_reports(mut self) -> Vec<(Arc<Trace>, Timeline)> {
+        self.slots
+            .iter_mut()
+            .map(|slot| std::mem::replace(slot, Slot::Failed(String::new())))
+            .filter_map(|slot| match slot {
+                Slot::Ready(half) => {
+                    let Half {
+                        trace, timeline, ..
+                    } = *half;
+                    Some((trace, timeline))
+                }
+                Slot::Loading { job, .. } => {
+                    job.cancel();
+                    None
+                }
+                Slot::Failed(_) => None,
+            })
+            .collect()
+    }
+}
+
+impl CompareView {
     pub fn new(a: Source, b: Source) -> Self {
         let mut view = CompareView {
             slots: [Slot::from_source(a), Slot::from_source(b)],

@@ -667,13 +667,13 @@ impl SightlineApp {
                 if let Some(l) = loading {
                     l.job.cancel();
                 }
-                Some((trace, timeline))
+                vec![(trace, timeline)]
             }
             Tab::Loading(l) => {
                 l.job.cancel();
-                None
+                Vec::new()
             }
-            Tab::Compare(_) => None,
+            Tab::Compare(view) => view.into_reports(),
         };
         job::drop_off_thread(heavy);
         if self.active > i || self.active >= self.tabs.len() {
