@@ -12,13 +12,10 @@
 //! the report ran.
 
 mod support;
-use support::{frame, report};
+use support::{frame, report, warmed_window};
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-
-use eframe::egui;
-use sightline::app::SightlineApp;
 
 /// The window's pace while a capture runs (it asks for a repaint each frame).
 const FRAME_GAP: Duration = Duration::from_millis(16);
@@ -42,13 +39,7 @@ fn main() {
         }
     };
     let speed = span / (seconds * 1e9);
-    let ctx = egui::Context::default();
-    let mut app = SightlineApp::default();
-    let mut t = 0.0;
-    for _ in 0..3 {
-        t += 0.016;
-        frame(&ctx, &mut app, t);
-    }
+    let (ctx, mut app, mut t) = warmed_window();
     let began = Instant::now();
     app.start_replay(path.clone(), speed);
     let mut frames = Vec::new();

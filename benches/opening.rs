@@ -12,12 +12,9 @@
 //! 10M-event scaled report if present, else `many_kernels.sqlite`.
 
 mod support;
-use support::{frame, report};
+use support::{frame, report, warmed_window};
 
 use std::time::{Duration, Instant};
-
-use eframe::egui;
-use sightline::app::SightlineApp;
 
 /// The window repaints every 50 ms while a load runs (and at once on input).
 const FRAME_GAP: Duration = Duration::from_millis(50);
@@ -28,14 +25,7 @@ fn main() {
     if let Ok(mut f) = std::fs::File::open(&path) {
         let _ = std::io::copy(&mut f, &mut std::io::sink());
     }
-    let ctx = egui::Context::default();
-    let mut app = SightlineApp::default();
-    // Fonts and galleys warmed on an empty window first.
-    let mut t = 0.0;
-    for _ in 0..3 {
-        t += 0.016;
-        frame(&ctx, &mut app, t);
-    }
+    let (ctx, mut app, mut t) = warmed_window();
     let began = Instant::now();
     app.open(path.clone());
     let mut first_picture: Option<(Duration, usize, String)> = None;

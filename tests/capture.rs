@@ -147,13 +147,19 @@ fn run_to_end(job: &CaptureJob, timeout: Duration) -> (Vec<u64>, Option<CaptureM
     (sizes, None)
 }
 
-#[test]
-fn replay_grows_and_ends_with_the_whole_report() {
+/// sync_timing loaded whole, and its replay at a pace that takes about
+/// `seconds` of wall time, whatever the report's own span.
+fn replay_of_sync_timing(seconds: f64) -> (sightline::model::Trace, CaptureJob) {
     let path = fixture("sync_timing.sqlite");
     let full = sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("load");
     let span = (full.info.time_range.1 - full.info.time_range.0) as f64;
-    // About 1.5 s of wall time, whatever the report's own span.
-    let job = CaptureJob::replay(path, span / 1.5e9);
+    let job = CaptureJob::replay(path, span / (seconds * 1e9));
+    (full, job)
+}
+
+#[test]
+fn replay_grows_and_ends_with_the_whole_report() {
+    let (full, job) = replay_of_sync_timing(1.5);
     let (sizes, end) = run_to_end(&job, Duration::from_secs(60));
     assert!(sizes.len() >= 2, "snapshots while it ran: {sizes:?}");
     assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "grows: {sizes:?}");
@@ -175,11 +181,7 @@ fn replay_grows_and_ends_with_the_whole_report() {
 
 #[test]
 fn a_replays_snapshots_say_how_far_behind_its_clock_they_are() {
-    let path = fixture("sync_timing.sqlite");
-    let full = sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("load");
-    let span = (full.info.time_range.1 - full.info.time_range.0) as f64;
-    // About 1.5 s of wall time.
-    let job = CaptureJob::replay(path, span / 1.5e9);
+    let (_, job) = replay_of_sync_timing(1.5);
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut ages = Vec::new();
     while Instant::now() < deadline {
@@ -206,11 +208,8 @@ fn a_replays_snapshots_say_how_far_behind_its_clock_they_are() {
 
 #[test]
 fn stop_ends_a_replay_early_with_what_it_had() {
-    let path = fixture("sync_timing.sqlite");
-    let full = sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("load");
-    let span = (full.info.time_range.1 - full.info.time_range.0) as f64;
     // A pace that would take about 30 s: Stop comes long before the end.
-    let job = CaptureJob::replay(path, span / 30e9);
+    let (full, job) = replay_of_sync_timing(30.0);
     std::thread::sleep(Duration::from_millis(600));
     job.stop();
     let (_, end) = run_to_end(&job, Duration::from_secs(20));

@@ -41,3 +41,18 @@ pub fn frame(ctx: &egui::Context, app: &mut SightlineApp, t: f64) -> Duration {
     std::hint::black_box(prims);
     t0.elapsed()
 }
+
+/// An empty window whose fonts and galleys are warmed by a few frames, and
+/// the input time it has reached (what the opening and live benchmarks open
+/// into; the frame benchmark warms a window holding its report instead).
+#[allow(dead_code)]
+pub fn warmed_window() -> (egui::Context, SightlineApp, f64) {
+    let ctx = egui::Context::default();
+    let mut app = SightlineApp::default();
+    let mut t = 0.0;
+    for _ in 0..3 {
+        t += 0.016;
+        frame(&ctx, &mut app, t);
+    }
+    (ctx, app, t)
+}
