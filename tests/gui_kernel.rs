@@ -12,7 +12,7 @@ use sightline::analysis::projection::project_nvtx;
 use sightline::app::SightlineApp;
 use sightline::app::events::{EventRef, Table};
 use sightline::app::format::grouped;
-use sightline::model::Trace;
+use sightline::model::{TimeRange, Trace};
 
 /// A tall window, so the kernel panel's charts are on screen.
 fn harness(trace: Trace) -> Harness<'static, SightlineApp> {
@@ -579,5 +579,76 @@ fn a_cut_name_in_gpu_work_shows_whole_once_on_hover() {
         after.len(),
         before + 1,
         "one tooltip with the whole name: {after:?}"
+    );
+}
+
+/// The kernel panel pinned to "Whole report" stays pinned when an instance
+/// of that same kernel is clicked on the timeline (README: it follows the
+/// selected range "unless you pin it to Whole report").
+#[test]
+fn a_kernel_panel_pinned_to_the_whole_report_stays_pinned_when_its_kernel_is_clicked() {
+    let trace = load("sync_timing.sqlite");
+    // The most launched kernel and its instances by start.
+    let k = &trace.kernels.spans;
+    let name = *k
+        .name
+        .iter()
+        .max_by_key(|&&n| k.name.iter().filter(|&&m| m == n).count())
+        .expect("kernels");
+    let mut rows: Vec<u32> = (0..k.len() as u32)
+        .filter(|&i| k.name[i as usize] == name)
+        .collect();
+    rows.sort_by_key(|&i| k.start[i as usize]);
+    let (a, b) = (rows[0], rows[rows.len() / 2]);
+    let range = TimeRange {
+        start: k.start[a as usize],
+        end: k.start[b as usize] + 1,
+    };
+    let clicked = EventRef::new(Table::Kernel, rows[rows.len() / 4]);
+    let mut h = sized_harness(trace, 2600.0);
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        doc.select_range(range.start, range.end);
+        doc.open_kernel(name);
+        assert_eq!(doc.kernel.range(), Some(range));
+    }
+    h.run_steps(5);
+    // Pinned to the whole report.
+    h.get_by_label("Whole report").click();
+    h.run_steps(3);
+    assert_eq!(h.state().doc().expect("doc").kernel.range(), None);
+
+    // An instance of the same kernel, clicked on the timeline (left of the
+    // floating panel).
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        let (s, e) = (
+            clicked.start(&doc.trace) as f64,
+            clicked.end(&doc.trace) as f64,
+        );
+        let span = (e - s).max(1.0) * 20.0;
+        doc.timeline.zoom_to_span(s - span * 0.2, s + span * 0.8);
+    }
+    h.run_steps(3);
+    let pos = {
+        let doc = h.state().doc().expect("doc");
+        doc.timeline
+            .event_pos(&doc.trace, clicked)
+            .expect("the instance is drawn")
+    };
+    click(&mut h, pos);
+    h.run_steps(40);
+    let doc = h.state().doc().expect("doc");
+    assert_eq!(
+        doc.timeline.selection.event,
+        Some(clicked),
+        "the click selected it"
+    );
+    assert_eq!(doc.timeline.selection.range, Some(range));
+    assert!(doc.kernel.is_open());
+    assert_eq!(
+        doc.kernel.range(),
+        None,
+        "the panel pinned to the whole report went back to the selected range"
     );
 }

@@ -371,8 +371,13 @@ impl KernelPanel {
     }
 
     /// Shows kernel `name` over the selected `range` (the whole report
-    /// without one), following the selection from now on.
+    /// without one), following the selection from now on. The kernel it
+    /// already shows stays as it is: a click on one of its instances must
+    /// not undo a pin to the whole report.
     pub fn open(&mut self, trace: &Arc<Trace>, name: StrId, range: Option<TimeRange>) {
+        if self.name == Some(name) {
+            return;
+        }
         self.follows_selection = true;
         self.show(trace, name, range);
     }

@@ -2,10 +2,13 @@
 //! kernels row, a band coloured by one chosen metric of one source (SM
 //! throughput, DRAM throughput, ...), with a legend, so the kernels that sit
 //! at the roof show at a glance. Each pixel column takes the kernel under its
-//! middle: a lookup per column, whatever the number of kernels.
+//! middle: a lookup per column, whatever the number of kernels. Where even
+//! the longest kernel is under half a pixel, a column is coloured when a
+//! kernel starts in it, as the lanes mark it busy, by one that does.
 
 use eframe::egui::{self, Color32, Painter, Rect, Stroke, pos2, vec2};
 
+use super::rows::SPARSE_STRIDE;
 use super::view::Mapping;
 use crate::model::{KernelMetrics, Ns, Trace, Track};
 
@@ -20,8 +23,22 @@ pub struct MetricsStrip {
     pub unit: String,
     /// By kernel row; NaN where the source has no value.
     values: Vec<f32>,
+    /// Per kernels track, the values of the kernels its sparse index of
+    /// starts samples (every `SPARSE_STRIDE`-th from its first): at a zoom
+    /// where a pixel column holds hundreds of kernels, the column takes a
+    /// sampled kernel's value from here, in cache, where `values` would miss
+    /// it at every column.
+    sampled: Vec<SampledValues>,
     pub lo: f32,
     pub hi: f32,
+}
+
+/// The values of one track's sampled kernels, for the track they were
+/// taken from (a trace that has grown since gets none).
+#[derive(Clone, Debug)]
+struct SampledValues {
+    events: crate::model::Span,
+    values: Vec<f32>,
 }
 
 impl MetricsStrip {
@@ -53,13 +70,42 @@ impl MetricsStrip {
         if hi <= lo {
             hi = lo + 1.0;
         }
+        let mut sampled: Vec<SampledValues> = trace
+            .streams
+            .iter()
+            .map(|s| &s.kernels.events)
+            .filter(|events| !events.is_empty())
+            .map(|events| SampledValues {
+                events: events.clone(),
+                values: values
+                    .get(events.start as usize..events.end as usize)
+                    .unwrap_or_default()
+                    .iter()
+                    .step_by(SPARSE_STRIDE)
+                    .copied()
+                    .collect(),
+            })
+            .collect();
+        sampled.sort_by_key(|s| s.events.start);
         Some(MetricsStrip {
             label: format!("{} ({})", def.name, set.source.label()),
             unit: def.unit.clone(),
             values,
+            sampled,
             lo,
             hi,
         })
+    }
+
+    /// The sampled values of `track`, if taken from it as it is now.
+    fn sampled_of(&self, track: &Track) -> Option<&[f32]> {
+        let at = self
+            .sampled
+            .partition_point(|s| s.events.start < track.events.start);
+        self.sampled
+            .get(at)
+            .filter(|s| s.events == track.events)
+            .map(|s| s.values.as_slice())
     }
 
     /// The value of kernel row `k`, if the source has one.
@@ -105,13 +151,32 @@ impl MetricsStrip {
                 runs += 1;
             }
         };
-        let mut search =
-            super::paint::ForwardSearch::new(&spans.start, sparse, track.events.start as usize, hi);
+        let base = track.events.start as usize;
+        let mut search = super::paint::ForwardSearch::new(&spans.start, sparse, base, hi);
+        // As the lanes: where even the longest kernel is under half a pixel,
+        // a column is busy if a kernel starts in it, and takes the value of
+        // one that does (a sampled one where the column holds one).
+        let sub_pixel_only =
+            (track.max_duration as f64) * map.px_per_ns < f64::from(super::paint::MIN_BOX_PX) / 2.0;
+        let sampled = self
+            .sampled_of(track)
+            .filter(|s| s.len() == sparse.len())
+            .unwrap_or_default();
+        let value_of = |k: usize| {
+            let (b, off) = ((k - base) / SPARSE_STRIDE, (k - base) % SPARSE_STRIDE);
+            match sampled.get(b) {
+                Some(&v) if off == 0 => Some(v).filter(|v| v.is_finite()),
+                _ => self.value(k),
+            }
+        };
         for px in left..right {
-            let t = map.t(px as f32 + 0.5) as Ns;
-            let color = kernel_at(spans, &mut search, lo, t)
-                .and_then(|k| self.value(k))
-                .map(|v| self.color(v));
+            let kernel = if sub_pixel_only {
+                let (t0, t1) = (map.t(px as f32), map.t(px as f32 + 1.0));
+                kernel_starting_in(spans, &mut search, base, lo, t0, t1)
+            } else {
+                kernel_at(spans, &mut search, lo, map.t(px as f32 + 0.5) as Ns)
+            };
+            let color = kernel.and_then(value_of).map(|v| self.color(v));
             match (run, color) {
                 (Some((_, c)), Some(n)) if c == n => {}
                 (_, Some(n)) => {
@@ -192,6 +257,30 @@ fn kernel_at(
         .filter(|&k| spans.end(k) >= t)
 }
 
+/// A kernel starting in `[t0, t1)` among rows `lo..` of a track whose first
+/// row is `base`: the first one its sparse index samples there, else the
+/// first one there. Searched as [`kernel_at`] is, columns left to right.
+fn kernel_starting_in(
+    spans: &crate::model::SpanColumns,
+    search: &mut super::paint::ForwardSearch,
+    base: usize,
+    lo: usize,
+    t0: f64,
+    t1: f64,
+) -> Option<usize> {
+    let b = search.sample_at_or_after(t0);
+    let sampled = base + b * SPARSE_STRIDE;
+    if sampled >= lo && search.sample_start(b).is_some_and(|s| (s as f64) < t1) {
+        return Some(sampled);
+    }
+    let k = search.first_at_or_after(lo, t0);
+    spans
+        .start
+        .get(k)
+        .filter(|&&s| (s as f64) < t1 && k < search.end())
+        .map(|_| k)
+}
+
 /// Low values blue, middling green, high (at the roof) red.
 pub fn ramp(f: f32) -> Color32 {
     let f = if f.is_finite() {
@@ -227,7 +316,6 @@ mod tests {
     }
 
     use crate::app::timeline::paint::ForwardSearch;
-    use crate::app::timeline::rows::SPARSE_STRIDE;
     use crate::model::{SpanColumns, StrId};
 
     #[test]
@@ -278,5 +366,121 @@ mod tests {
                 "at {probe}"
             );
         }
+    }
+
+    /// Kernels of 1–4 ns with gaps of 0–60 ns after 37 rows of another
+    /// track, and the track's sparse index of starts.
+    fn dense_row() -> (SpanColumns, Track, Vec<Ns>) {
+        let mut spans = SpanColumns::default();
+        for i in 0..37 {
+            spans.push(i, i + 1, StrId(0));
+        }
+        let (mut t, mut seed) = (1_000, 11u64);
+        for _ in 0..20_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let length = 1 + (seed >> 33) as i64 % 4;
+            // Mostly packed, now and then a gap wider than a column.
+            let gap = if (seed >> 20) % 97 == 0 {
+                5_000
+            } else {
+                (seed >> 24) as i64 % 60
+            };
+            spans.push(t, t + length, StrId(1));
+            t += length + gap;
+        }
+        let track = Track {
+            events: 37..spans.len() as u32,
+            max_duration: 4,
+            depth: 1,
+            ..Track::default()
+        };
+        let row = track.events.start as usize..track.events.end as usize;
+        let sparse = spans.start[row]
+            .iter()
+            .step_by(SPARSE_STRIDE)
+            .copied()
+            .collect();
+        (spans, track, sparse)
+    }
+
+    #[test]
+    fn a_column_of_many_kernels_takes_one_that_starts_in_it() {
+        let (spans, track, sparse) = dense_row();
+        let row = track.events.start as usize..track.events.end as usize;
+        let last = spans.start[row.end - 1];
+        // Columns of 3, 700 and 9,000 ns: fewer, as many and more kernels
+        // than a sparse block holds.
+        for width in [3.0, 700.0, 9_000.0] {
+            let mut search = ForwardSearch::new(&spans.start, &sparse, row.start, row.end);
+            let mut t0 = 900.0;
+            while t0 < last as f64 + width {
+                let t1 = t0 + width;
+                let starts = &spans.start[row.clone()];
+                let first_in = row.start + starts.partition_point(|&s| (s as f64) < t0);
+                let any = first_in < row.end && (spans.start[first_in] as f64) < t1;
+                let got = kernel_starting_in(&spans, &mut search, row.start, row.start, t0, t1);
+                assert_eq!(got.is_some(), any, "column [{t0}, {t1})");
+                if let Some(k) = got {
+                    let s = spans.start[k] as f64;
+                    assert!(row.contains(&k) && s >= t0 && s < t1, "{k} in [{t0}, {t1})");
+                    // The first sampled kernel where the column holds one,
+                    // else the column's first kernel.
+                    let sampled_in = sparse
+                        .iter()
+                        .position(|&s| (s as f64) >= t0 && (s as f64) < t1)
+                        .map(|b| row.start + b * SPARSE_STRIDE);
+                    assert_eq!(k, sampled_in.unwrap_or(first_in), "[{t0}, {t1})");
+                }
+                t0 = t1;
+            }
+        }
+    }
+
+    #[test]
+    fn sampled_values_are_the_values_of_the_sampled_kernels() {
+        let (spans, track, _) = dense_row();
+        let kernels = spans.len() as u32;
+        let trace = Trace {
+            kernels: std::sync::Arc::new(crate::model::Kernels {
+                spans,
+                ..Default::default()
+            }),
+            streams: vec![crate::model::Stream {
+                kernels: track.clone(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut set = KernelMetrics::new(
+            crate::model::MetricSource::Counters,
+            vec![crate::model::MetricDef {
+                name: "m".into(),
+                unit: "%".into(),
+            }],
+        );
+        // Every third kernel has no value.
+        for k in (0..kernels).filter(|k| k % 3 != 0) {
+            set.push(k, 0, f64::from(k % 100));
+        }
+        let strip = MetricsStrip::new(&trace, &set, 0).expect("values");
+        let sampled = strip.sampled_of(&track).expect("the track's samples");
+        let row = track.events.start as usize..track.events.end as usize;
+        assert_eq!(sampled.len(), row.len().div_ceil(SPARSE_STRIDE));
+        for (b, &v) in sampled.iter().enumerate() {
+            let k = row.start + b * SPARSE_STRIDE;
+            assert_eq!(
+                strip.value(k),
+                Some(v).filter(|v| v.is_finite()),
+                "kernel {k}"
+            );
+        }
+        // A track that has grown since is not sampled from stale values.
+        let grown = Track {
+            events: track.events.start..track.events.end + 5,
+            ..track
+        };
+        assert!(strip.sampled_of(&grown).is_none());
     }
 }

@@ -12,7 +12,7 @@ use crate::app::format;
 use crate::model::{MetricSeries, Ns, Trace, Track};
 
 /// Narrower than this (in points), an event merges into the busy mark.
-const MIN_BOX_PX: f32 = 1.0;
+pub(super) const MIN_BOX_PX: f32 = 1.0;
 /// How far back (in events) to look for long events hidden behind short ones.
 const LOOKBACK: usize = 64;
 
@@ -288,12 +288,29 @@ impl<'a> ForwardSearch<'a> {
         }
     }
 
+    /// The first sparse entry whose start is ≥ `t` (`sparse.len()` if
+    /// none): entry `b` is the start of event `base + b * SPARSE_STRIDE`.
+    pub(super) fn sample_at_or_after(&mut self, t: f64) -> usize {
+        let b = partition_near(self.sparse, 0, self.sparse.len(), self.below, t);
+        self.below = b;
+        b
+    }
+
+    /// The start sparse entry `b` holds.
+    pub(super) fn sample_start(&self, b: usize) -> Option<Ns> {
+        self.sparse.get(b).copied()
+    }
+
+    /// The end of the rows searched (`hi`).
+    pub(super) fn end(&self) -> usize {
+        self.hi
+    }
+
     /// The first index in `[lo, hi)` whose start is ≥ `t`.
     pub(super) fn first_at_or_after(&mut self, lo: usize, t: f64) -> usize {
         use super::rows::SPARSE_STRIDE;
         let (sparse, hi) = (self.sparse, self.hi);
-        let b = partition_near(sparse, 0, sparse.len(), self.below, t);
-        self.below = b;
+        let b = self.sample_at_or_after(t);
         // Sparse entry `k` is the start of event `base + k * SPARSE_STRIDE`:
         // the answer is after the one below `t` and at most the one above.
         let block_lo = match b {

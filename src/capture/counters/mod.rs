@@ -241,7 +241,10 @@ pub fn pass_note(matched: usize, kernels: usize, passes: usize, replay: Replay) 
     let how = match replay {
         Replay::User => format!(
             "counters from separate counter runs: the benchmark ran again under CUPTI's range \
-             profiler, once per pass ({passes} pass{plural}, one range per kernel)"
+             profiler, once per pass ({passes} pass{plural}, one range per kernel); compare \
+             with `ncu --replay-mode application --clock-control none`, which runs it so \
+             (ncu's default kernel replay restores memory between passes, which adds DRAM \
+             writes)"
         ),
         Replay::Kernel => format!(
             "counters from a separate counter run with kernel replay: the benchmark launches \
