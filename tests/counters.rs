@@ -287,7 +287,7 @@ fn counter_ranges_join_the_recorded_run_and_survive_save_and_load() {
     // The capture's own CUPTI records, converted again, as the capture did.
     let dump = sightline::capture::dump::read_dump(&fixture("counters/gemm_small.rec"))
         .expect("record dump");
-    let live = dump.to_report(4242).expect("report");
+    let mut live = dump.to_report(4242).expect("report");
     let trace = live.snapshot().expect("snapshot");
     let recorded = recorded_ranges(&fixture(DUMP));
     let request = CounterRequest {

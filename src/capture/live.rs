@@ -14,7 +14,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use rusqlite::Connection;
 
@@ -83,6 +82,8 @@ pub struct LiveReport {
     /// store times from there, as nsys does, so the ruler reads 0.25 s rather
     /// than 1,795,440,416.25 s.
     origin: u64,
+    /// What snapshots keep from one to the next: the rows read so far.
+    carry: crate::loader::Carry,
 }
 
 fn sql(e: rusqlite::Error) -> String {
@@ -135,6 +136,7 @@ impl LiveReport {
             first_timestamp: None,
             last_timestamp: 0,
             origin: 0,
+            carry: Default::default(),
         })
     }
 
@@ -562,10 +564,12 @@ impl LiveReport {
         rows::kernel_metrics(self.conn()?, trace, set).map_err(sql)
     }
 
-    /// The report as it stands, read by the loader.
-    pub fn snapshot(&self) -> Result<Trace, String> {
-        let never = AtomicBool::new(false);
-        crate::loader::load(&self.path, &mut |_| {}, &never).map_err(|e| e.to_string())
+    /// The report as it stands, read by the loader: of its big tables only
+    /// the rows added since the last snapshot are read (see
+    /// [`crate::loader::load_growing`]; this file only grows, and only this
+    /// thread writes it).
+    pub fn snapshot(&mut self) -> Result<Trace, String> {
+        crate::loader::load_growing(&self.path, &mut self.carry).map_err(|e| e.to_string())
     }
 
     /// Saves a compact copy at `dest`: written beside it, then renamed, so a

@@ -237,7 +237,7 @@ pub fn capture(
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
         }
-        publisher.maybe_publish(&live, messages);
+        publisher.maybe_publish(&mut live, messages);
     }
     let bench_result = bench
         .join()
@@ -422,7 +422,7 @@ impl Publisher {
         }
     }
 
-    pub(crate) fn maybe_publish(&mut self, live: &LiveReport, to: &Sender<CaptureMessage>) {
+    pub(crate) fn maybe_publish(&mut self, live: &mut LiveReport, to: &Sender<CaptureMessage>) {
         // Loading a snapshot may take at most half the time: the interval
         // grows with the capture.
         let interval = MIN_SNAPSHOT_INTERVAL.max(self.last_cost * 2);

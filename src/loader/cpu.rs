@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, stack_levels};
-use super::parallel::{RowSink, read_table};
+use super::parallel::{RowSink, Rows, column, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
     ApiCalls, GraphRecord, Ns, NvtxKind, NvtxRanges, NvtxTrack, OsCalls, Payload, Process,
@@ -206,29 +206,42 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
         return Ok(());
     };
     b.trace.warnings.extend(warnings);
-    let ApiRows {
-        spans: raw,
-        correlation,
-        return_value,
-    } = read_table::<ApiRows>(b, "CUPTI_ACTIVITY_KIND_RUNTIME", &sql)?;
-    warn_bad(b, raw.bad, raw.missing, "CUDA API calls");
-    let threads = b.threads_of(&raw.global_tid);
-    let g = Grouping::new(&threads, &raw.start, None, b.trace.threads.len());
+    let table = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    let mut carry = b.carry.take();
+    let rows = match carry.as_deref_mut() {
+        Some(carry) => carry.api.read(b, table, &sql),
+        None => read_table::<ApiRows>(b, table, &sql).map(Rows::Read),
+    };
+    let result = rows.map(|rows| api_calls_from(b, rows));
+    b.carry = carry;
+    result
+}
+
+/// The CUDA API calls of `rows`, grouped by thread.
+fn api_calls_from(b: &mut Builder, mut rows: Rows<ApiRows>) {
+    let spans = &rows.get().spans;
+    warn_bad(b, spans.bad, spans.missing, "CUDA API calls");
+    let threads = b.threads_of(&column!(rows, spans.global_tid));
+    let start = column!(rows, spans.start);
+    let g = Grouping::new(&threads, &start, None, b.trace.threads.len());
     let api = ApiCalls {
-        spans: raw.grouped(&g),
-        correlation: g.take(correlation),
-        return_value: SparseColumn::from_vec(g.take(return_value)),
+        spans: SpanColumns::from_columns(
+            g.take(start),
+            g.take(column!(rows, spans.end)),
+            g.take(column!(rows, spans.name)),
+        ),
+        correlation: g.take(column!(rows, correlation)),
+        return_value: SparseColumn::from_vec(g.take(column!(rows, return_value))),
     };
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
         thread.cuda_api = g.track(i, &api.spans);
     }
     b.trace.cuda_api = Arc::new(api);
-    Ok(())
 }
 
 /// CUDA API rows as read, before grouping by thread.
 #[derive(Default)]
-struct ApiRows {
+pub(super) struct ApiRows {
     spans: RawSpans,
     correlation: Vec<u32>,
     return_value: Vec<i32>,

@@ -16,6 +16,9 @@ use super::error::{LoadError, Problem};
 pub struct Report {
     pub conn: Connection,
     tables: HashMap<String, HashSet<String>>,
+    /// Tables with a column of their own that is their rowid (an `INTEGER
+    /// PRIMARY KEY`): rows may be inserted with any rowid.
+    rowid_aliases: HashSet<String>,
 }
 
 /// A column a reader wants, and what to use when the report lacks it.
@@ -34,6 +37,7 @@ impl Report {
         let mut report = Report {
             conn,
             tables: HashMap::new(),
+            rowid_aliases: HashSet::new(),
         };
         report
             .read_schema()
@@ -48,17 +52,31 @@ impl Report {
             .query_map([], |row| row.get(0))?
             .collect::<Result<_, _>>()?;
         for name in names {
-            let columns: HashSet<String> = self
+            // (name, declared type, place in the primary key)
+            let columns: Vec<(String, String, i64)> = self
                 .conn
                 .prepare(&format!(
                     "PRAGMA table_info(\"{}\")",
                     name.replace('"', "\"\"")
                 ))?
-                .query_map([], |row| row.get::<_, String>(1))?
+                .query_map([], |row| Ok((row.get(1)?, row.get(2)?, row.get(5)?)))?
                 .collect::<Result<_, _>>()?;
-            self.tables.insert(name, columns);
+            let keys: Vec<&(String, String, i64)> = columns.iter().filter(|c| c.2 > 0).collect();
+            if let [(_, declared, _)] = keys[..]
+                && declared.eq_ignore_ascii_case("INTEGER")
+            {
+                self.rowid_aliases.insert(name.clone());
+            }
+            self.tables
+                .insert(name, columns.into_iter().map(|c| c.0).collect());
         }
         Ok(())
+    }
+
+    /// Whether `table` has a column that is its rowid (an `INTEGER PRIMARY
+    /// KEY`), so that its rows need not be numbered in the order they came.
+    pub fn has_rowid_alias(&self, table: &str) -> bool {
+        self.rowid_aliases.contains(table)
     }
 
     pub fn has_table(&self, table: &str) -> bool {

@@ -8,7 +8,7 @@ use super::cells::{Cells, RawRows};
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::Grouping;
-use super::parallel::{RowSink, read_table};
+use super::parallel::{RowSink, Rows, column, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
     CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOp, GpuOpKind, GraphExecs, IdColumn,
@@ -95,12 +95,31 @@ impl RawOps {
     }
 
     fn group(self, stream_count: usize) -> (Grouping, SpanColumns, Vec<u32>) {
-        let g = Grouping::new(&self.stream, &self.start, None, stream_count);
-        let spans =
-            SpanColumns::from_columns(g.take(self.start), g.take(self.end), g.take(self.name));
-        let correlation = g.take(self.correlation);
-        (g, spans, correlation)
+        group_ops(
+            &self.stream,
+            self.start,
+            self.end,
+            self.name,
+            self.correlation,
+            stream_count,
+        )
     }
+}
+
+/// GPU operations' columns grouped by their streams' numbers (`stream`), and
+/// the grouping.
+fn group_ops(
+    stream: &[u32],
+    start: impl AsRef<[Ns]>,
+    end: impl AsRef<[Ns]>,
+    name: impl AsRef<[StrId]>,
+    correlation: impl AsRef<[u32]>,
+    stream_count: usize,
+) -> (Grouping, SpanColumns, Vec<u32>) {
+    let g = Grouping::new(stream, start.as_ref(), None, stream_count);
+    let spans = SpanColumns::from_columns(g.take(start), g.take(end), g.take(name));
+    let correlation = g.take(correlation);
+    (g, spans, correlation)
 }
 
 /// The leading columns of every GPU op query: start, end, globalPid, deviceId,
@@ -308,40 +327,54 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         return Ok(());
     };
     b.trace.warnings.extend(warnings);
-    let rows = read_table::<KernelRows>(b, "CUPTI_ACTIVITY_KIND_KERNEL", &sql)?;
-    let mut raw = rows.ops;
-    raw.stream = streams.resolve(b, &rows.stream_keys);
-    let KernelRows {
-        short_name,
-        mangled_name,
-        config,
-        grid_id,
-        graph_node_id,
-        configs,
-        ..
-    } = rows;
-    warn_bad(b, raw.bad, raw.missing, "kernels");
-    let (g, spans, correlation) = raw.group(b.trace.streams.len());
+    let table = "CUPTI_ACTIVITY_KIND_KERNEL";
+    let mut carry = b.carry.take();
+    let rows = match carry.as_deref_mut() {
+        Some(carry) => carry.kernels.read(b, table, &sql),
+        None => read_table::<KernelRows>(b, table, &sql).map(Rows::Read),
+    };
+    let result = rows.map(|rows| kernels_from(b, streams, rows));
+    b.carry = carry;
+    result
+}
+
+/// The kernels of `rows`, grouped by stream.
+fn kernels_from(b: &mut Builder, streams: &mut Streams, mut rows: Rows<KernelRows>) {
+    let stream = streams.resolve(b, &column!(rows, stream_keys));
+    let ops = &rows.get().ops;
+    warn_bad(b, ops.bad, ops.missing, "kernels");
+    let (g, spans, correlation) = group_ops(
+        &stream,
+        column!(rows, ops.start),
+        column!(rows, ops.end),
+        column!(rows, ops.name),
+        column!(rows, ops.correlation),
+        b.trace.streams.len(),
+    );
     set_tracks(b, &g, &spans, |s| &mut s.kernels);
+    let configs = &rows.get().configs;
     let mut configs_by_id = vec![LaunchConfig::default(); configs.len()];
-    for (cfg, i) in configs {
-        configs_by_id[i as usize] = cfg;
+    for (cfg, &i) in configs {
+        configs_by_id[i as usize] = *cfg;
     }
     b.trace.kernels = Arc::new(Kernels {
-        names: KernelNames::from_columns(&spans.name, &g.take(short_name), &g.take(mangled_name)),
-        config: g.take(config),
-        grid_id: IdColumn::from_vec(g.take(grid_id)),
-        graph_node_id: SparseColumn::from_vec(g.take(graph_node_id)),
+        names: KernelNames::from_columns(
+            &spans.name,
+            &g.take(column!(rows, short_name)),
+            &g.take(column!(rows, mangled_name)),
+        ),
+        config: g.take(column!(rows, config)),
+        grid_id: IdColumn::from_vec(g.take(column!(rows, grid_id))),
+        graph_node_id: SparseColumn::from_vec(g.take(column!(rows, graph_node_id))),
         configs: configs_by_id,
         spans,
         correlation,
     });
-    Ok(())
 }
 
 /// Kernel rows as read, before grouping by stream.
 #[derive(Default)]
-struct KernelRows {
+pub(super) struct KernelRows {
     ops: RawOps,
     stream_keys: Vec<StreamKey>,
     short_name: Vec<StrId>,

@@ -130,6 +130,7 @@ fn load_attempts(
             on_progress,
             publish.as_mut().map(|f| f as &mut dyn FnMut(Trace)),
             cancel,
+            None,
         )
         .map(|(trace, phases)| Loaded {
             trace,
@@ -146,13 +147,43 @@ fn load_attempts(
     Err(LoadError::new(path, Problem::Changing))
 }
 
-/// One load of the report's committed state (see [`snapshot`]).
+/// What the loads of a report that only grows keep from one to the next:
+/// the rows of its big tables (kernels, CUDA API calls) read so far. See
+/// [`load_growing`].
+#[derive(Default)]
+pub struct Carry {
+    kernels: parallel::Carried<gpu::KernelRows>,
+    api: parallel::Carried<cpu::ApiRows>,
+}
+
+/// Loads a report that grows only by rows added to its tables (a capture's
+/// working file), reading of its kernels and CUDA API calls only the rows
+/// added since the last load with the same `carry`: decoding rows is most
+/// of a load. The trace is the one [`load`] would give. One attempt: nothing
+/// may write the file while it is read (the capture writes and loads it on
+/// one thread).
+pub fn load_growing(path: &Path, carry: &mut Carry) -> Result<Trace, LoadError> {
+    load_growing_timed(path, carry).map(|(trace, _)| trace)
+}
+
+/// [`load_growing`], also returning the time each phase took.
+pub fn load_growing_timed(
+    path: &Path,
+    carry: &mut Carry,
+) -> Result<(Trace, PhaseTimes), LoadError> {
+    let never = AtomicBool::new(false);
+    load_committed(path, false, &mut |_| {}, None, &never, Some(carry))
+}
+
+/// One load of the report's committed state (see [`snapshot`]); `carry`
+/// for a growing report's (see [`load_growing`]).
 fn load_committed(
     path: &Path,
     always_copy: bool,
     on_progress: &mut dyn FnMut(Progress),
     mut on_partial: Option<&mut dyn FnMut(Trace)>,
     cancel: &AtomicBool,
+    carry: Option<&mut Carry>,
 ) -> Result<(Trace, PhaseTimes), LoadError> {
     db::check_file(path)?;
     let source = snapshot::Source::prepare(path, always_copy).map_err(|why| {
@@ -180,6 +211,7 @@ fn load_committed(
         return Err(LoadError::new(path, Problem::NotNsysReport(why.into())));
     }
     let mut builder = Builder::new(path, report, on_progress, cancel);
+    builder.carry = carry;
     builder.source = source.read_from.clone();
     if let Some(note) = &source.note {
         builder.warn(note.clone());
@@ -383,6 +415,8 @@ pub(crate) struct Builder<'a> {
     /// A first guess at the time axis (see [`Report::time_hint`]), for
     /// snapshots taken before the tables that bound it are read.
     axis_hint: Option<(i64, i64)>,
+    /// The rows earlier loads of a growing report read (see [`Carry`]).
+    carry: Option<&'a mut Carry>,
 }
 
 impl<'a> Builder<'a> {
@@ -421,6 +455,7 @@ impl<'a> Builder<'a> {
             thread_names: HashMap::new(),
             thread_priorities: HashMap::new(),
             axis_hint: None,
+            carry: None,
         }
     }
 

@@ -42,7 +42,9 @@ struct Piece {
 /// The most rows a piece reserves room for before it sees them.
 const MAX_RESERVED_ROWS: i128 = 1 << 24;
 
-fn split_by_rowid(b: &Builder, table: &str) -> Vec<Piece> {
+/// The pieces of `table` from rowid `from` on (the whole table without
+/// one), and the table's last rowid (`None` when it has no rows or no rowids).
+fn split_by_rowid(b: &Builder, table: &str, from: Option<i64>) -> (Vec<Piece>, Option<i64>) {
     let bounds = b.report.conn.query_row(
         &format!(
             "SELECT (SELECT min(rowid) FROM \"{table}\"), (SELECT max(rowid) FROM \"{table}\")"
@@ -52,20 +54,21 @@ fn split_by_rowid(b: &Builder, table: &str) -> Vec<Piece> {
     );
     let whole = |expected_rows| {
         vec![Piece {
-            from: None,
+            from,
             to: None,
             expected_rows,
         }]
     };
     let Ok((Some(lo), Some(hi))) = bounds else {
-        return whole(0);
+        return (whole(0), None);
     };
+    let lo = from.map_or(lo, |from| from.max(lo));
     // In i128: a damaged table may use the whole i64 range of rowids.
-    let span = hi as i128 - lo as i128 + 1;
+    let span = (hi as i128 - lo as i128 + 1).max(0);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8)) as i128;
     // Small tables are not worth a second connection.
     if span < 200_000 || workers == 1 {
-        return whole(span.min(MAX_RESERVED_ROWS) as usize);
+        return (whole(span.min(MAX_RESERVED_ROWS) as usize), Some(hi));
     }
     let step = span / workers + 1;
     let expected_rows = step.min(MAX_RESERVED_ROWS) as usize;
@@ -73,7 +76,7 @@ fn split_by_rowid(b: &Builder, table: &str) -> Vec<Piece> {
         .map(|k| (lo as i128 + k * step) as i64)
         .collect();
     let mut pieces = Vec::with_capacity(cuts.len() + 1);
-    let mut from = None;
+    let mut from = from;
     for cut in cuts {
         pieces.push(Piece {
             from,
@@ -87,7 +90,7 @@ fn split_by_rowid(b: &Builder, table: &str) -> Vec<Piece> {
         to: None,
         expected_rows,
     });
-    pieces
+    (pieces, Some(hi))
 }
 
 /// Runs `sql` (a `SELECT ... FROM table` without WHERE) over `table` on all
@@ -97,7 +100,18 @@ pub(super) fn read_table<S: RowSink>(
     table: &str,
     sql: &str,
 ) -> rusqlite::Result<S> {
-    let pieces = split_by_rowid(b, table);
+    read_table_from(b, table, sql, None).map(|(rows, _)| rows)
+}
+
+/// [`read_table`] of the rows from rowid `from` on (all without one), and
+/// the table's last rowid when it has rowids.
+pub(super) fn read_table_from<S: RowSink>(
+    b: &mut Builder,
+    table: &str,
+    sql: &str,
+    from: Option<i64>,
+) -> rusqlite::Result<(S, Option<i64>)> {
+    let (pieces, last_rowid) = split_by_rowid(b, table, from);
     let done = AtomicU64::new(0);
     let path = b.source.clone();
     // Disjoint borrows of the builder: the workers read the string map while
@@ -195,8 +209,86 @@ pub(super) fn read_table<S: RowSink>(
         whole.append(piece?);
     }
     b.tick(done.load(Ordering::Relaxed))?;
-    Ok(whole)
+    Ok((whole, last_rowid))
 }
+
+/// Rows of one table read by the loads of a report that only grows (a
+/// capture's working file): each load reads the rows added since the last
+/// one and appends them here, instead of reading the whole table again.
+/// Decoding rows is most of a load (three fifths at 10M events); what is
+/// built from them (grouping, indexes) is built afresh each time, so a load
+/// gives exactly what reading the whole file would.
+#[derive(Default)]
+pub(super) struct Carried<S> {
+    rows: S,
+    /// The first rowid not read yet; `None` before the first read.
+    next_rowid: Option<i64>,
+}
+
+impl<S: RowSink> Carried<S> {
+    /// Every row of `table` (read by `sql`): those read before, and those
+    /// added since. Rows are taken to be appended only (no row changed or
+    /// deleted) and numbered in the order they were added, which holds for
+    /// a table without its own rowid column when nothing deletes from it;
+    /// a table with one (rows may come with any rowid) is read whole.
+    pub(super) fn read(
+        &mut self,
+        b: &mut Builder,
+        table: &str,
+        sql: &str,
+    ) -> rusqlite::Result<Rows<'_, S>> {
+        if b.report.has_rowid_alias(table) {
+            *self = Carried::default();
+            return read_table(b, table, sql).map(Rows::Read);
+        }
+        let (more, last_rowid) = read_table_from::<S>(b, table, sql, self.next_rowid)?;
+        match last_rowid {
+            Some(last) => {
+                self.rows.append(more);
+                self.next_rowid = Some(last + 1);
+                Ok(Rows::Carried(&self.rows))
+            }
+            // No rowids (a view, a WITHOUT ROWID table) or no rows: nothing
+            // to carry.
+            None => {
+                *self = Carried::default();
+                Ok(Rows::Read(more))
+            }
+        }
+    }
+}
+
+/// The rows a table's reader builds its part of the trace from: read by
+/// this load (each column is moved out as it is grouped, which frees it at
+/// once: the rows and the trace are never both whole in memory), or kept by
+/// a growing report's carry (each column is read where it lies, and kept).
+pub(super) enum Rows<'c, S> {
+    Read(S),
+    Carried(&'c S),
+}
+
+impl<S> Rows<'_, S> {
+    pub(super) fn get(&self) -> &S {
+        match self {
+            Rows::Read(rows) => rows,
+            Rows::Carried(rows) => rows,
+        }
+    }
+}
+
+/// Column `field` of a [`Rows`]: moved out of rows read by this load,
+/// borrowed from carried ones (a `Cow<[T]>`).
+macro_rules! column {
+    ($rows:expr, $($field:ident).+) => {
+        match &mut $rows {
+            $crate::loader::parallel::Rows::Read(r) => {
+                std::borrow::Cow::Owned(std::mem::take(&mut r.$($field).+))
+            }
+            $crate::loader::parallel::Rows::Carried(r) => std::borrow::Cow::Borrowed(&r.$($field).+[..]),
+        }
+    };
+}
+pub(super) use column;
 
 /// Tells the loading thread that a reader thread ended, when dropped (so also
 /// when the reader fails or unwinds).

@@ -1,0 +1,309 @@
+//! A report that grows by appended rows (a capture's working file), loaded
+//! again and again with `loader::load_growing`, which reads only the rows of
+//! the big tables added since its last load, gives at every step the trace a
+//! fresh `loader::load` of the file gives.
+//!
+//! Real reports are rebuilt row by row in a new file: first their small
+//! tables, then every event table in five slices of rowids, loaded after
+//! each slice.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use rusqlite::Connection;
+use sightline::analysis::{Report, compute};
+use sightline::loader::{Carry, load, load_growing};
+use sightline::model::{SpanColumns, Trace, Track};
+
+const SLICES: i64 = 5;
+
+/// Tables copied in slices, as a capture adds to them (the rest are copied
+/// whole first).
+const EVENT_TABLES: [&str; 9] = [
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+    "CUDA_GRAPH_NODE_EVENTS",
+    "NVTX_EVENTS",
+    "OSRT_API",
+];
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+struct Growing {
+    conn: Connection,
+    path: PathBuf,
+    /// (table, first rowid, last rowid) of the event tables the source has.
+    tables: Vec<(String, i64, i64)>,
+}
+
+impl Growing {
+    /// A new file beside the others of this test with `source`'s schema and
+    /// its tables other than the event tables.
+    fn start(source: &Path, name: &str) -> Growing {
+        let path = std::env::temp_dir().join(format!(
+            "sightline-growing-{}-{name}.sqlite",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&path);
+        let conn = Connection::open(&path).expect("working file");
+        conn.execute("ATTACH DATABASE ?1 AS src", [source.to_string_lossy()])
+            .expect("attach");
+        let tables: Vec<(String, String)> = conn
+            .prepare("SELECT name, sql FROM src.sqlite_master WHERE type = 'table' AND sql IS NOT NULL AND name NOT LIKE 'sqlite_%'")
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<Result<_, _>>()
+            })
+            .expect("schema");
+        let mut slices = Vec::new();
+        for (table, sql) in &tables {
+            conn.execute_batch(sql).expect("create table");
+            if EVENT_TABLES.contains(&table.as_str()) {
+                let bounds: (Option<i64>, Option<i64>) = conn
+                    .query_row(
+                        &format!("SELECT min(rowid), max(rowid) FROM src.\"{table}\""),
+                        [],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .expect("bounds");
+                if let (Some(lo), Some(hi)) = bounds {
+                    slices.push((table.clone(), lo, hi));
+                }
+            } else {
+                conn.execute_batch(&format!(
+                    "INSERT INTO main.\"{table}\" SELECT * FROM src.\"{table}\""
+                ))
+                .expect("copy table");
+            }
+        }
+        Growing {
+            conn,
+            path,
+            tables: slices,
+        }
+    }
+
+    /// Adds slice `k` (of `slices`) of every event table, in rowid order.
+    fn add_slice(&self, k: i64, slices: i64) {
+        for (table, lo, hi) in &self.tables {
+            let width = (hi - lo) / slices + 1;
+            let (from, to) = (lo + k * width, lo + (k + 1) * width);
+            self.conn
+                .execute(
+                    &format!(
+                        "INSERT INTO main.\"{table}\" SELECT * FROM src.\"{table}\" \
+                         WHERE rowid >= ?1 AND rowid < ?2 ORDER BY rowid"
+                    ),
+                    [from, to],
+                )
+                .expect("copy slice");
+        }
+    }
+}
+
+impl Drop for Growing {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn same_spans(what: &str, a: &SpanColumns, b: &SpanColumns) {
+    assert_eq!(a.start, b.start, "{what}: starts");
+    assert_eq!(a.name, b.name, "{what}: names");
+    let ends = |s: &SpanColumns| s.ends().collect::<Vec<_>>();
+    assert_eq!(ends(a), ends(b), "{what}: ends");
+}
+
+fn same_track(what: &str, a: &Track, b: &Track) {
+    assert_eq!(a.events, b.events, "{what}: events");
+    assert_eq!(a.max_duration, b.max_duration, "{what}: longest");
+    assert_eq!(a.depth, b.depth, "{what}: depth");
+    assert_eq!(a.sampled_starts, b.sampled_starts, "{what}: sampled starts");
+}
+
+/// Everything a view or a report reads, event by event.
+fn assert_same(grown: &Trace, whole: &Trace, at: &str) {
+    assert_eq!(grown.event_count(), whole.event_count(), "{at}: events");
+    let strings = |t: &Trace| {
+        t.strings
+            .iter()
+            .map(|(_, s)| s.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strings(grown), strings(whole), "{at}: strings");
+    same_spans(at, &grown.kernels.spans, &whole.kernels.spans);
+    same_spans(at, &grown.cuda_api.spans, &whole.cuda_api.spans);
+    same_spans(at, &grown.memcpys.spans, &whole.memcpys.spans);
+    same_spans(at, &grown.memsets.spans, &whole.memsets.spans);
+    same_spans(at, &grown.syncs.spans, &whole.syncs.spans);
+    same_spans(at, &grown.nvtx.spans, &whole.nvtx.spans);
+    same_spans(at, &grown.osrt.spans, &whole.osrt.spans);
+    same_spans(at, &grown.graph_execs.spans, &whole.graph_execs.spans);
+    let (gk, wk) = (&grown.kernels, &whole.kernels);
+    assert_eq!(
+        gk.correlation, wk.correlation,
+        "{at}: kernel correlation ids"
+    );
+    // Launch configurations are numbered in the order a hash map gives
+    // them (in a whole load too, across its pieces): compared as what the
+    // numbers stand for.
+    let configs = |k: &sightline::model::Kernels| {
+        k.config
+            .iter()
+            .map(|&c| k.configs[c as usize])
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(configs(gk), configs(wk), "{at}: launch configurations");
+    assert_eq!(
+        gk.grid_id.iter().collect::<Vec<_>>(),
+        wk.grid_id.iter().collect::<Vec<_>>(),
+        "{at}: grid ids"
+    );
+    assert_eq!(
+        gk.graph_node_id.iter().collect::<Vec<_>>(),
+        wk.graph_node_id.iter().collect::<Vec<_>>(),
+        "{at}: graph node ids"
+    );
+    for i in 0..wk.spans.len() {
+        assert_eq!(gk.short_name(i), wk.short_name(i), "{at}: kernel {i}");
+        assert_eq!(gk.mangled_name(i), wk.mangled_name(i), "{at}: kernel {i}");
+    }
+    let (ga, wa) = (&grown.cuda_api, &whole.cuda_api);
+    assert_eq!(ga.correlation, wa.correlation, "{at}: API correlation ids");
+    assert_eq!(
+        ga.return_value.iter().collect::<Vec<_>>(),
+        wa.return_value.iter().collect::<Vec<_>>(),
+        "{at}: API return values"
+    );
+    assert_eq!(grown.threads.len(), whole.threads.len(), "{at}: threads");
+    for (g, w) in grown.threads.iter().zip(&whole.threads) {
+        assert_eq!(g.global_tid, w.global_tid, "{at}: thread");
+        same_track(at, &g.cuda_api, &w.cuda_api);
+        same_track(at, &g.osrt, &w.osrt);
+        assert_eq!(g.nvtx.len(), w.nvtx.len(), "{at}: NVTX domains");
+        for (gn, wn) in g.nvtx.iter().zip(&w.nvtx) {
+            same_track(at, &gn.track, &wn.track);
+        }
+    }
+    assert_eq!(grown.streams.len(), whole.streams.len(), "{at}: streams");
+    for (g, w) in grown.streams.iter().zip(&whole.streams) {
+        for (gt, wt) in [
+            (&g.kernels, &w.kernels),
+            (&g.memcpys, &w.memcpys),
+            (&g.memsets, &w.memsets),
+            (&g.syncs, &w.syncs),
+            (&g.graphs, &w.graphs),
+        ] {
+            same_track(at, gt, wt);
+        }
+    }
+    assert_eq!(
+        grown.info.time_range, whole.info.time_range,
+        "{at}: time range"
+    );
+    for report in Report::ALL {
+        assert_eq!(
+            compute(grown, report, None).rows,
+            compute(whole, report, None).rows,
+            "{at}: {}",
+            report.name()
+        );
+    }
+}
+
+fn grows_as_a_whole_load_reads(name: &str) {
+    let growing = Growing::start(&fixture(name), name);
+    let mut carry = Carry::default();
+    let never = AtomicBool::new(false);
+    // Before any event, then after each slice, and once more with nothing new.
+    for step in 0..=SLICES + 1 {
+        if (1..=SLICES).contains(&step) {
+            growing.add_slice(step - 1, SLICES);
+        }
+        let grown = load_growing(&growing.path, &mut carry).expect("growing load");
+        let whole = load(&growing.path, &mut |_| {}, &never).expect("whole load");
+        assert_same(&grown, &whole, &format!("{name}, step {step}"));
+        if step == SLICES {
+            assert_eq!(whole.event_count(), {
+                let src = load(&fixture(name), &mut |_| {}, &never).expect("source");
+                src.event_count()
+            });
+        }
+    }
+}
+
+#[test]
+fn a_growing_report_loads_as_a_whole_load_at_every_step_sync_timing() {
+    grows_as_a_whole_load_reads("sync_timing.sqlite");
+}
+
+#[test]
+fn a_growing_report_loads_as_a_whole_load_at_every_step_streams() {
+    grows_as_a_whole_load_reads("streams.sqlite");
+}
+
+#[test]
+fn a_growing_report_loads_as_a_whole_load_at_every_step_torch_work() {
+    grows_as_a_whole_load_reads("torch_work.sqlite");
+}
+
+/// Timing, not a check: `SIGHTLINE_BENCH_FILE=REPORT cargo test --release
+/// --test growing_load -- --ignored --nocapture` rebuilds REPORT in
+/// `SIGHTLINE_SLICES` slices (5) and loads it after each growing, and
+/// whole after every fifth (`SIGHTLINE_GROWING_ONLY=1`: never).
+#[test]
+#[ignore]
+fn growing_loads_against_whole_loads() {
+    let Ok(path) = std::env::var("SIGHTLINE_BENCH_FILE") else {
+        eprintln!("SIGHTLINE_BENCH_FILE names the report to grow");
+        return;
+    };
+    let growing = Growing::start(Path::new(&path), "bench");
+    let mut carry = Carry::default();
+    let never = AtomicBool::new(false);
+    let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
+    let slices: i64 = std::env::var("SIGHTLINE_SLICES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(SLICES);
+    for step in 0..slices {
+        growing.add_slice(step, slices);
+        let t = std::time::Instant::now();
+        let (grown, phases) =
+            sightline::loader::load_growing_timed(&growing.path, &mut carry).expect("growing");
+        let grown_ms = ms(t);
+        // `SIGHTLINE_GROWING_ONLY=1`: no whole loads (for a profiler).
+        if std::env::var_os("SIGHTLINE_GROWING_ONLY").is_some() || (step + 1) % 5 != 0 {
+            println!(
+                "slice {}: {} events, growing load {grown_ms:.0} ms",
+                step + 1,
+                grown.event_count()
+            );
+            continue;
+        }
+        let t = std::time::Instant::now();
+        let whole = load(&growing.path, &mut |_| {}, &never).expect("whole");
+        let whole_ms = ms(t);
+        assert_eq!(grown.event_count(), whole.event_count());
+        let phases: Vec<String> = phases
+            .0
+            .iter()
+            .map(|(p, d)| format!("{p} {:.0}", d.as_secs_f64() * 1e3))
+            .collect();
+        println!(
+            "slice {} of {slices}: {} events, growing load {grown_ms:.0} ms ({}), whole load {whole_ms:.0} ms, ratio {:.2}",
+            step + 1,
+            whole.event_count(),
+            phases.join(", "),
+            grown_ms / whole_ms
+        );
+    }
+}
