@@ -224,15 +224,22 @@ fn api_calls_from(b: &mut Builder, mut rows: Rows<ApiRows>) {
     let threads = b.threads_of(&column!(rows, spans.global_tid));
     let start = column!(rows, spans.start);
     let g = Grouping::new(&threads, &start, None, b.trace.threads.len());
-    let api = ApiCalls {
-        spans: SpanColumns::from_columns(
-            g.take(start),
-            g.take(column!(rows, spans.end)),
-            g.take(column!(rows, spans.name)),
-        ),
-        correlation: g.take(column!(rows, correlation)),
-        return_value: SparseColumn::from_vec(g.take(column!(rows, return_value))),
-    };
+    drop(threads);
+    let (end, name) = (column!(rows, spans.end), column!(rows, spans.name));
+    let (correlation, return_value) = (column!(rows, correlation), column!(rows, return_value));
+    // Each column reordered on its own thread (see `gpu::kernels_from`).
+    let g = &g;
+    let api = std::thread::scope(|scope| {
+        let spans = scope
+            .spawn(move || SpanColumns::from_columns(g.take(start), g.take(end), g.take(name)));
+        let correlation = scope.spawn(move || g.take(correlation));
+        let return_value = SparseColumn::from_vec(g.take(return_value));
+        ApiCalls {
+            spans: super::gpu::joined(spans),
+            correlation: super::gpu::joined(correlation),
+            return_value,
+        }
+    });
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
         thread.cuda_api = g.track(i, &api.spans);
     }

@@ -343,33 +343,60 @@ fn kernels_from(b: &mut Builder, streams: &mut Streams, mut rows: Rows<KernelRow
     let stream = streams.resolve(b, &column!(rows, stream_keys));
     let ops = &rows.get().ops;
     warn_bad(b, ops.bad, ops.missing, "kernels");
-    let (g, spans, correlation) = group_ops(
-        &stream,
-        column!(rows, ops.start),
+    let start = column!(rows, ops.start);
+    let g = Grouping::new(&stream, &start, None, b.trace.streams.len());
+    drop(stream);
+    let (end, name, correlation) = (
         column!(rows, ops.end),
         column!(rows, ops.name),
         column!(rows, ops.correlation),
-        b.trace.streams.len(),
     );
-    set_tracks(b, &g, &spans, |s| &mut s.kernels);
+    let (short, mangled, config) = (
+        column!(rows, short_name),
+        column!(rows, mangled_name),
+        column!(rows, config),
+    );
+    let (grid_id, graph_node_id) = (column!(rows, grid_id), column!(rows, graph_node_id));
+    // Each column is reordered on its own thread: the reads are scattered,
+    // so a column takes one core's worth of memory bandwidth at most.
+    let g = &g;
+    let ((spans, names), (correlation, config), (grid_id, graph_node_id)) =
+        std::thread::scope(|scope| {
+            let spans = scope.spawn(move || {
+                let spans = SpanColumns::from_columns(g.take(start), g.take(end), g.take(name));
+                let names =
+                    KernelNames::from_columns(&spans.name, &g.take(short), &g.take(mangled));
+                (spans, names)
+            });
+            let ids = scope.spawn(move || (g.take(correlation), g.take(config)));
+            let graph = (
+                IdColumn::from_vec(g.take(grid_id)),
+                SparseColumn::from_vec(g.take(graph_node_id)),
+            );
+            (joined(spans), joined(ids), graph)
+        });
+    set_tracks(b, g, &spans, |s| &mut s.kernels);
     let configs = &rows.get().configs;
     let mut configs_by_id = vec![LaunchConfig::default(); configs.len()];
     for (cfg, &i) in configs {
         configs_by_id[i as usize] = *cfg;
     }
     b.trace.kernels = Arc::new(Kernels {
-        names: KernelNames::from_columns(
-            &spans.name,
-            &g.take(column!(rows, short_name)),
-            &g.take(column!(rows, mangled_name)),
-        ),
-        config: g.take(column!(rows, config)),
-        grid_id: IdColumn::from_vec(g.take(column!(rows, grid_id))),
-        graph_node_id: SparseColumn::from_vec(g.take(column!(rows, graph_node_id))),
+        names,
+        config,
+        grid_id,
+        graph_node_id,
         configs: configs_by_id,
         spans,
         correlation,
     });
+}
+
+/// What a scoped thread returned; its panic, if it panicked, goes on here.
+pub(super) fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Kernel rows as read, before grouping by stream.
