@@ -281,7 +281,11 @@ fn rows_added_below_the_last_rowid_read_are_not_missed() {
         growing.add_slice(k, SLICES);
         let grown = load_growing(&growing.path, &mut carry).expect("growing load");
         let whole = load(&growing.path, &mut |_| {}, &never).expect("whole load");
-        assert_same(&grown, &whole, &format!("{name} with rowid columns, slice {k}"));
+        assert_same(
+            &grown,
+            &whole,
+            &format!("{name} with rowid columns, slice {k}"),
+        );
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::cells::{Cells, RawRows};
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
-use super::group::Grouping;
+use super::group::{Grouping, Runs};
 use super::parallel::{RowSink, Rows, column, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
@@ -24,19 +24,14 @@ struct Streams {
 }
 
 impl Streams {
-    /// Stream numbers of `keys`, resolving each run of equal keys once.
-    fn resolve(&mut self, b: &mut Builder, keys: &[StreamKey]) -> Vec<u32> {
-        let mut last: Option<(StreamKey, u32)> = None;
-        keys.iter()
-            .map(|&k| match last {
-                Some((lk, s)) if lk == k => s,
-                _ => {
-                    let s = self.get(b, k);
-                    last = Some((k, s));
-                    s
-                }
-            })
-            .collect()
+    /// The stream number of every row whose keys are `keys`, in row order.
+    fn resolve(&mut self, b: &mut Builder, keys: &Runs<StreamKey>) -> Vec<u32> {
+        let mut numbers = Vec::new();
+        for (key, n) in keys.runs() {
+            let s = self.get(b, key);
+            numbers.extend(std::iter::repeat_n(s, n as usize));
+        }
+        numbers
     }
 
     fn get(&mut self, b: &mut Builder, key: StreamKey) -> u32 {
@@ -69,10 +64,15 @@ struct RawOps {
 
 impl RawOps {
     fn push(&mut self, start: Ns, end: Ns, name: StrId, stream: u32, correlation: u32) {
+        self.push_unresolved(start, end, name, correlation);
+        self.stream.push(stream);
+    }
+
+    /// A row whose stream is kept elsewhere (`stream` stays empty).
+    fn push_unresolved(&mut self, start: Ns, end: Ns, name: StrId, correlation: u32) {
         self.start.push(start);
         self.end.push(checked_end(start, end, &mut self.bad));
         self.name.push(name);
-        self.stream.push(stream);
         self.correlation.push(correlation);
     }
 
@@ -340,7 +340,7 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
 
 /// The kernels of `rows`, grouped by stream.
 fn kernels_from(b: &mut Builder, streams: &mut Streams, mut rows: Rows<KernelRows>) {
-    let stream = streams.resolve(b, &column!(rows, stream_keys));
+    let stream = streams.resolve(b, &rows.get().stream_keys);
     let ops = &rows.get().ops;
     warn_bad(b, ops.bad, ops.missing, "kernels");
     let start = column!(rows, ops.start);
@@ -403,7 +403,7 @@ pub(super) fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
 #[derive(Default)]
 pub(super) struct KernelRows {
     ops: RawOps,
-    stream_keys: Vec<StreamKey>,
+    stream_keys: Runs<StreamKey>,
     short_name: Vec<StrId>,
     mangled_name: Vec<StrId>,
     config: Vec<u32>,
@@ -434,7 +434,6 @@ impl KernelRows {
 impl RowSink for KernelRows {
     fn reserve(&mut self, rows: usize) {
         self.ops.reserve(rows);
-        self.stream_keys.reserve(rows);
         self.short_name.reserve(rows);
         self.mangled_name.reserve(rows);
         self.config.reserve(rows);
@@ -453,8 +452,9 @@ impl RowSink for KernelRows {
             .and_then(|id| strings.get(id))
             .unwrap_or_default();
         self.stream_keys.push(stream_key(row));
-        // The stream is resolved after reading; 0 is a placeholder.
-        self.ops.push(start, end, name, 0, int(row, 6) as u32);
+        // The stream is resolved after reading (from `stream_keys`).
+        self.ops
+            .push_unresolved(start, end, name, int(row, 6) as u32);
         self.short_name.push(
             opt_int(row, c + 1)
                 .and_then(|n| strings.get(n))
@@ -494,7 +494,7 @@ impl RowSink for KernelRows {
         self.config
             .extend(later.config.iter().map(|&i| remap[i as usize]));
         self.ops.append(later.ops);
-        self.stream_keys.extend(later.stream_keys);
+        self.stream_keys.append(later.stream_keys);
         self.short_name.extend(later.short_name);
         self.mangled_name.extend(later.mangled_name);
         self.grid_id.extend(later.grid_id);

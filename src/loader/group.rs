@@ -71,6 +71,39 @@ impl Grouping {
     }
 }
 
+/// A column of rows whose values come in long runs (the stream a kernel ran
+/// on): each run is kept once, with its length, where a column would keep
+/// the value for every row (16 bytes a kernel, kept between a growing
+/// report's loads).
+#[derive(Debug, Default)]
+pub struct Runs<T> {
+    runs: Vec<(T, u32)>,
+}
+
+impl<T: Copy + PartialEq> Runs<T> {
+    pub fn push(&mut self, value: T) {
+        match self.runs.last_mut() {
+            Some((last, n)) if *last == value && *n < u32::MAX => *n += 1,
+            _ => self.runs.push((value, 1)),
+        }
+    }
+
+    /// Rows `later` after these.
+    pub fn append(&mut self, later: Runs<T>) {
+        for (value, n) in later.runs {
+            match self.runs.last_mut() {
+                Some((last, m)) if *last == value && m.checked_add(n).is_some() => *m += n,
+                _ => self.runs.push((value, n)),
+            }
+        }
+    }
+
+    /// Each run's value and length, in row order.
+    pub fn runs(&self) -> impl Iterator<Item = (T, u32)> + '_ {
+        self.runs.iter().copied()
+    }
+}
+
 /// Nesting levels for events sorted by start (enclosing first): each event
 /// takes the first level that is free at its start. Properly nested push/pop
 /// ranges get exactly their nesting depth; overlapping start/end ranges get
@@ -109,6 +142,27 @@ mod tests {
         let g = Grouping::new(&keys, &starts, None, 3);
         assert_eq!(g.tracks, vec![0..2, 2..5, 5..5]);
         assert_eq!(g.take(starts), vec![1, 5, 10, 20, 30]);
+    }
+
+    #[test]
+    fn runs_give_back_every_row_in_order() {
+        let rows = [3, 3, 3, 7, 7, 3, 1, 1, 1, 1];
+        let (mut whole, mut first, mut second) =
+            (Runs::default(), Runs::default(), Runs::default());
+        for (i, &r) in rows.iter().enumerate() {
+            whole.push(r);
+            if i < 4 { first.push(r) } else { second.push(r) }
+        }
+        first.append(second);
+        let expand = |r: &Runs<i32>| {
+            r.runs()
+                .flat_map(|(v, n)| std::iter::repeat_n(v, n as usize))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(expand(&whole), rows);
+        assert_eq!(expand(&first), rows);
+        // A run cut between two reads is one run again.
+        assert_eq!(first.runs().count(), 4);
     }
 
     #[test]
