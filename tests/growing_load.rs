@@ -289,6 +289,36 @@ fn rows_added_below_the_last_rowid_read_are_not_missed() {
     }
 }
 
+/// A table whose last rowid is the largest there is (a whole load reads
+/// it as any other) loads the same by growing loads, again and again.
+#[test]
+fn a_table_at_the_last_rowid_there_is_loads_as_a_whole_load() {
+    let name = "streams.sqlite";
+    let growing = Growing::start(&fixture(name), "last-rowid");
+    for k in 0..SLICES {
+        growing.add_slice(k, SLICES);
+    }
+    growing
+        .conn
+        .execute(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = 9223372036854775807 \
+             WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)",
+            [],
+        )
+        .expect("last rowid");
+    let mut carry = Carry::default();
+    let never = AtomicBool::new(false);
+    let whole = load(&growing.path, &mut |_| {}, &never).expect("whole load");
+    for at in ["first", "second", "third"] {
+        let grown = load_growing(&growing.path, &mut carry).expect("growing load");
+        assert_same(
+            &grown,
+            &whole,
+            &format!("{name} at the last rowid, {at} load"),
+        );
+    }
+}
+
 #[test]
 fn a_growing_report_loads_as_a_whole_load_at_every_step_sync_timing() {
     grows_as_a_whole_load_reads("sync_timing.sqlite");

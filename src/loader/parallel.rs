@@ -245,8 +245,15 @@ impl<S: RowSink> Carried<S> {
         match last_rowid {
             Some(last) => {
                 self.rows.append(more);
-                self.next_rowid = Some(last + 1);
-                Ok(Rows::Carried(&self.rows))
+                match last.checked_add(1) {
+                    Some(next) => {
+                        self.next_rowid = Some(next);
+                        Ok(Rows::Carried(&self.rows))
+                    }
+                    // The last rowid there is: no later row can be told from
+                    // those read, so nothing is kept (read whole next time).
+                    None => Ok(Rows::Read(std::mem::take(self).rows)),
+                }
             }
             // No rowids (a view, a WITHOUT ROWID table) or no rows: nothing
             // to carry.
