@@ -513,3 +513,49 @@ fn the_lesson_panel_shows_only_over_its_lessons_tabs() {
     assert!(h.query_all_by_label_contains(&title).next().is_some());
     assert_eq!(h.state().lessons.step(), Some(0));
 }
+
+/// Two steps in a row show one kernel's panel over two ranges. A user who
+/// pinned the panel to "Whole report" on the first still gets the second
+/// step as its file says: the panel over the second step's range.
+#[test]
+fn a_step_shows_its_kernel_panel_over_its_range_even_after_a_pin() {
+    let text = r#"
+title = "Two ranges, one kernel"
+about = "test"
+report = "sync_timing.sqlite"
+
+[[step]]
+title = "No sync"
+text = "The first range, add2_kernel over no-sync."
+select = { kernel = "add2_kernel", within = "no-sync", occurrence = 2 }
+range = { nvtx = "no-sync" }
+panels = ["kernel"]
+
+[[step]]
+title = "Sync after only"
+text = "The second range, add2_kernel over sync-after-only."
+select = { kernel = "add2_kernel", within = "sync-after-only", occurrence = 2 }
+range = { nvtx = "sync-after-only" }
+panels = ["kernel"]
+"#;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/lessons/two_ranges.toml");
+    let lesson = lessons::parse(text, &path).unwrap_or_else(|e| panic!("{e}"));
+    let mut h = harness_with(lesson.clone());
+    assert_step_shown(&h, &lesson, 0);
+    let over = |h: &Harness<'_, SightlineApp>| {
+        let doc = h.state().doc().expect("doc");
+        (doc.kernel.range(), doc.timeline.selection.range)
+    };
+    let (panel, selected) = over(&h);
+    assert!(selected.is_some());
+    assert_eq!(panel, selected, "the first step's panel is over its range");
+    h.get_by_label("Whole report").click();
+    h.run_steps(3);
+    assert_eq!(over(&h).0, None, "pinned to the whole report");
+    h.get_by_label("Next >").click();
+    settle(&mut h);
+    assert_step_shown(&h, &lesson, 1);
+    let (panel, selected) = over(&h);
+    assert!(selected.is_some());
+    assert_eq!(panel, selected, "the second step's panel is over its range");
+}

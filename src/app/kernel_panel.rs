@@ -382,6 +382,12 @@ impl KernelPanel {
         self.show(trace, name, range);
     }
 
+    /// The panel follows the selected range again (undoes a pin to "Whole
+    /// report"): a lesson step shows it as its file says.
+    pub fn unpin(&mut self) {
+        self.follows_selection = true;
+    }
+
     /// The range the panel is over (`None`: the whole report).
     pub fn range(&self) -> Option<TimeRange> {
         self.range

@@ -677,7 +677,11 @@ pub fn show(doc: &mut Document, shown: &Shown) {
         .filter(|ev| shown.kernel_panel && ev.table == Table::Kernel)
         .and_then(|ev| trace.kernels.spans.name.get(ev.index as usize).copied());
     match kernel {
-        Some(name) => doc.open_kernel(name),
+        Some(name) => {
+            doc.kernel.unpin();
+            doc.open_kernel(name);
+            doc.follow_selection();
+        }
         None => doc.kernel.close(),
     }
 }
