@@ -618,25 +618,8 @@ fn a_kernel_panel_pinned_to_the_whole_report_stays_pinned_when_its_kernel_is_cli
     h.run_steps(3);
     assert_eq!(h.state().doc().expect("doc").kernel.range(), None);
 
-    // An instance of the same kernel, clicked on the timeline (left of the
-    // floating panel).
-    {
-        let doc = h.state_mut().doc_mut().expect("doc");
-        let (s, e) = (
-            clicked.start(&doc.trace) as f64,
-            clicked.end(&doc.trace) as f64,
-        );
-        let span = (e - s).max(1.0) * 20.0;
-        doc.timeline.zoom_to_span(s - span * 0.2, s + span * 0.8);
-    }
-    h.run_steps(3);
-    let pos = {
-        let doc = h.state().doc().expect("doc");
-        doc.timeline
-            .event_pos(&doc.trace, clicked)
-            .expect("the instance is drawn")
-    };
-    click(&mut h, pos);
+    // An instance of the same kernel, clicked on the timeline.
+    click_event(&mut h, clicked);
     h.run_steps(40);
     let doc = h.state().doc().expect("doc");
     assert_eq!(

@@ -322,33 +322,11 @@ mod tests {
     fn the_kernel_under_a_pixel_is_the_one_a_whole_row_search_finds() {
         // A row of 5,000 kernels of varied lengths and gaps after 37 rows of
         // another track: the strip's blocked search against a plain one.
-        let mut spans = SpanColumns::default();
-        for i in 0..37 {
-            spans.push(i, i + 1, StrId(0));
-        }
-        let mut t = 1_000;
-        let mut seed = 7u64;
-        for _ in 0..5_000 {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let length = 1 + (seed >> 33) as i64 % 900;
-            let gap = (seed >> 20) as i64 % 700;
-            spans.push(t, t + length, StrId(1));
-            t += length + gap;
-        }
-        let track = Track {
-            events: 37..spans.len() as u32,
-            max_duration: 900,
-            depth: 1,
-            ..Track::default()
-        };
+        let (spans, track, sparse) = row_of(5_000, 7, 900, |r| {
+            (1 + (r >> 33) as i64 % 900, (r >> 20) as i64 % 700)
+        });
         let row = track.events.start as usize..track.events.end as usize;
-        let sparse: Vec<Ns> = spans.start[row.clone()]
-            .iter()
-            .step_by(SPARSE_STRIDE)
-            .copied()
-            .collect();
+        let t = spans.end(row.end - 1);
         // Left to right, as the strip asks, then in an order that jumps back.
         let mut search = ForwardSearch::new(&spans.start, &sparse, row.start, row.end);
         let forward = (0..t + 2_000).step_by(37);
@@ -368,31 +346,32 @@ mod tests {
         }
     }
 
-    /// Kernels of 1–4 ns with gaps of 0–60 ns after 37 rows of another
-    /// track, and the track's sparse index of starts.
-    fn dense_row() -> (SpanColumns, Track, Vec<Ns>) {
+    /// `count` kernels after 37 rows of another track, from time 1,000 on,
+    /// each one's length and the gap after it drawn by `shape` from a
+    /// sequence seeded with `seed`; the track (its longest `longest`) and its
+    /// sparse index of starts.
+    fn row_of(
+        count: usize,
+        seed: u64,
+        longest: Ns,
+        shape: impl Fn(u64) -> (Ns, Ns),
+    ) -> (SpanColumns, Track, Vec<Ns>) {
         let mut spans = SpanColumns::default();
         for i in 0..37 {
             spans.push(i, i + 1, StrId(0));
         }
-        let (mut t, mut seed) = (1_000, 11u64);
-        for _ in 0..20_000 {
+        let (mut t, mut seed) = (1_000, seed);
+        for _ in 0..count {
             seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let length = 1 + (seed >> 33) as i64 % 4;
-            // Mostly packed, now and then a gap wider than a column.
-            let gap = if (seed >> 20) % 97 == 0 {
-                5_000
-            } else {
-                (seed >> 24) as i64 % 60
-            };
+            let (length, gap) = shape(seed);
             spans.push(t, t + length, StrId(1));
             t += length + gap;
         }
         let track = Track {
             events: 37..spans.len() as u32,
-            max_duration: 4,
+            max_duration: longest,
             depth: 1,
             ..Track::default()
         };
@@ -403,6 +382,19 @@ mod tests {
             .copied()
             .collect();
         (spans, track, sparse)
+    }
+
+    /// Kernels of 1–4 ns, mostly packed (gaps of 0–60 ns), now and then a
+    /// gap wider than a column.
+    fn dense_row() -> (SpanColumns, Track, Vec<Ns>) {
+        row_of(20_000, 11, 4, |r| {
+            let gap = if (r >> 20) % 97 == 0 {
+                5_000
+            } else {
+                (r >> 24) as i64 % 60
+            };
+            (1 + (r >> 33) as i64 % 4, gap)
+        })
     }
 
     #[test]
