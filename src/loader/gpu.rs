@@ -110,13 +110,13 @@ impl RawOps {
 /// the grouping.
 fn group_ops(
     stream: &[u32],
-    start: impl AsRef<[Ns]>,
-    end: impl AsRef<[Ns]>,
-    name: impl AsRef<[StrId]>,
-    correlation: impl AsRef<[u32]>,
+    start: Vec<Ns>,
+    end: Vec<Ns>,
+    name: Vec<StrId>,
+    correlation: Vec<u32>,
     stream_count: usize,
 ) -> (Grouping, SpanColumns, Vec<u32>) {
-    let g = Grouping::new(stream, start.as_ref(), None, stream_count);
+    let g = Grouping::new(stream, &start, None, stream_count);
     let spans = SpanColumns::from_columns(g.take(start), g.take(end), g.take(name));
     let correlation = g.take(correlation);
     (g, spans, correlation)

@@ -2,12 +2,40 @@
 //! by start inside each track. A counting sort by track (O(n)) then a sort of
 //! only those tracks that are not already in order (nsys writes most in order).
 
+use std::borrow::Cow;
+
 use crate::model::{Ns, Span, SpanColumns, Track};
 
 /// A permutation of the rows, and where each track's rows ended up.
 pub struct Grouping {
     pub order: Vec<u32>,
     pub tracks: Vec<Span>,
+    /// The rows were in track order already (`order[i] == i`: one thread's
+    /// calls, one stream's kernels): a column is its own reordering.
+    in_order: bool,
+    /// Where rows come in long stretches of consecutive rows (a thread's
+    /// calls between another's few), `order` as those stretches: (first
+    /// row, rows), copied whole instead of row by row.
+    stretches: Option<Vec<(u32, u32)>>,
+}
+
+/// `order` as stretches of consecutive rows, when there are few enough of
+/// them (on average 16 rows or more) for copying stretches to pay.
+fn stretches(order: &[u32]) -> Option<Vec<(u32, u32)>> {
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    let most = (order.len() / 16).max(1);
+    for &r in order {
+        match out.last_mut() {
+            Some((first, n)) if *first + *n == r => *n += 1,
+            _ => {
+                if out.len() >= most {
+                    return None;
+                }
+                out.push((r, 1));
+            }
+        }
+    }
+    Some(out)
 }
 
 impl Grouping {
@@ -40,16 +68,38 @@ impl Grouping {
                 rows.sort_by_key(key);
             }
         }
-        Grouping { order, tracks }
+        let stretches = stretches(&order);
+        let in_order = stretches
+            .as_ref()
+            .is_some_and(|s| s.len() == 1 && s[0].0 == 0);
+        Grouping {
+            order,
+            tracks,
+            in_order,
+            stretches,
+        }
     }
 
     /// `column` reordered into track order. Given the column itself (not a
     /// borrow), it frees the row-order copy at once: at ten million rows,
     /// holding both orders of every column at the same time is what sets the
-    /// peak memory of a load.
-    pub fn take<T: Copy>(&self, column: impl AsRef<[T]>) -> Vec<T> {
-        let column = column.as_ref();
-        self.order.iter().map(|&r| column[r as usize]).collect()
+    /// peak memory of a load. Rows already in order keep the column as it
+    /// is (a borrowed one is copied).
+    pub fn take<'a, T: Copy + 'a>(&self, column: impl Into<Cow<'a, [T]>>) -> Vec<T> {
+        let column = column.into();
+        if self.in_order {
+            return column.into_owned();
+        }
+        match &self.stretches {
+            Some(stretches) => {
+                let mut out = Vec::with_capacity(self.order.len());
+                for &(first, n) in stretches {
+                    out.extend_from_slice(&column[first as usize..(first + n) as usize]);
+                }
+                out
+            }
+            None => self.order.iter().map(|&r| column[r as usize]).collect(),
+        }
     }
 
     /// The track record of group `i`, with the longest duration in it and
@@ -141,7 +191,42 @@ mod tests {
         let starts = [30, 5, 10, 1, 20];
         let g = Grouping::new(&keys, &starts, None, 3);
         assert_eq!(g.tracks, vec![0..2, 2..5, 5..5]);
-        assert_eq!(g.take(starts), vec![1, 5, 10, 20, 30]);
+        assert_eq!(g.take(&starts[..]), vec![1, 5, 10, 20, 30]);
+    }
+
+    #[test]
+    fn rows_already_in_track_order_keep_their_columns() {
+        let (keys, starts) = ([0, 0, 1, 1, 1], [5, 9, 1, 2, 2]);
+        let g = Grouping::new(&keys, &starts, None, 2);
+        assert_eq!(g.tracks, vec![0..2, 2..5]);
+        let column = vec![10u8, 11, 12, 13, 14];
+        let at = column.as_ptr();
+        let kept = g.take(column);
+        assert_eq!(kept, vec![10, 11, 12, 13, 14]);
+        assert_eq!(kept.as_ptr(), at, "moved, not copied");
+        assert_eq!(g.take(&starts[..]), starts);
+        // One row out of place: reordered as before.
+        let g = Grouping::new(&[1, 0], &[1, 2], None, 2);
+        assert_eq!(g.take(vec![7, 8]), vec![8, 7]);
+    }
+
+    #[test]
+    fn long_stretches_of_one_track_are_copied_as_a_gather_would() {
+        // Thread 0's 1,000 calls with two of thread 1's among them, and a
+        // thousand rows alternating between two tracks (no stretches).
+        for keys in [
+            (0..1_002u32)
+                .map(|i| u32::from(i == 300 || i == 700))
+                .collect::<Vec<_>>(),
+            (0..1_000u32).map(|i| i % 2).collect(),
+        ] {
+            let starts: Vec<i64> = (0..keys.len() as i64).collect();
+            let g = Grouping::new(&keys, &starts, None, 2);
+            let column: Vec<u64> = (0..keys.len() as u64).map(|i| i * 3).collect();
+            let gathered: Vec<u64> = g.order.iter().map(|&r| column[r as usize]).collect();
+            assert_eq!(g.take(&column[..]), gathered);
+            assert_eq!(g.take(column), gathered);
+        }
     }
 
     #[test]
