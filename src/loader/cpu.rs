@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, stack_levels};
-use super::parallel::{RowSink, Rows, column, read_table};
+use super::parallel::{RowSink, Rows, column, joined, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
     ApiCalls, GraphRecord, Ns, NvtxKind, NvtxRanges, NvtxTrack, OsCalls, Payload, Process,
@@ -206,15 +206,13 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
         return Ok(());
     };
     b.trace.warnings.extend(warnings);
-    let table = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    let mut carry = b.carry.take();
-    let rows = match carry.as_deref_mut() {
-        Some(carry) => carry.api.read(b, table, &sql),
-        None => read_table::<ApiRows>(b, table, &sql).map(Rows::Read),
-    };
-    let result = rows.map(|rows| api_calls_from(b, rows));
-    b.carry = carry;
-    result
+    read_rows(
+        b,
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        &sql,
+        |carry| &mut carry.api,
+        api_calls_from,
+    )
 }
 
 /// The CUDA API calls of `rows`, grouped by thread.
@@ -235,8 +233,8 @@ fn api_calls_from(b: &mut Builder, mut rows: Rows<ApiRows>) {
         let correlation = scope.spawn(move || g.take(correlation));
         let return_value = SparseColumn::from_vec(g.take(return_value));
         ApiCalls {
-            spans: super::gpu::joined(spans),
-            correlation: super::gpu::joined(correlation),
+            spans: joined(spans),
+            correlation: joined(correlation),
             return_value,
         }
     });

@@ -8,7 +8,7 @@ use super::cells::{Cells, RawRows};
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, Runs};
-use super::parallel::{RowSink, Rows, column, read_table};
+use super::parallel::{RowSink, Rows, column, joined, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
     CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOp, GpuOpKind, GraphExecs, IdColumn,
@@ -95,31 +95,12 @@ impl RawOps {
     }
 
     fn group(self, stream_count: usize) -> (Grouping, SpanColumns, Vec<u32>) {
-        group_ops(
-            &self.stream,
-            self.start,
-            self.end,
-            self.name,
-            self.correlation,
-            stream_count,
-        )
+        let g = Grouping::new(&self.stream, &self.start, None, stream_count);
+        let spans =
+            SpanColumns::from_columns(g.take(self.start), g.take(self.end), g.take(self.name));
+        let correlation = g.take(self.correlation);
+        (g, spans, correlation)
     }
-}
-
-/// GPU operations' columns grouped by their streams' numbers (`stream`), and
-/// the grouping.
-fn group_ops(
-    stream: &[u32],
-    start: Vec<Ns>,
-    end: Vec<Ns>,
-    name: Vec<StrId>,
-    correlation: Vec<u32>,
-    stream_count: usize,
-) -> (Grouping, SpanColumns, Vec<u32>) {
-    let g = Grouping::new(stream, &start, None, stream_count);
-    let spans = SpanColumns::from_columns(g.take(start), g.take(end), g.take(name));
-    let correlation = g.take(correlation);
-    (g, spans, correlation)
 }
 
 /// The leading columns of every GPU op query: start, end, globalPid, deviceId,
@@ -327,15 +308,13 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         return Ok(());
     };
     b.trace.warnings.extend(warnings);
-    let table = "CUPTI_ACTIVITY_KIND_KERNEL";
-    let mut carry = b.carry.take();
-    let rows = match carry.as_deref_mut() {
-        Some(carry) => carry.kernels.read(b, table, &sql),
-        None => read_table::<KernelRows>(b, table, &sql).map(Rows::Read),
-    };
-    let result = rows.map(|rows| kernels_from(b, streams, rows));
-    b.carry = carry;
-    result
+    read_rows(
+        b,
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        &sql,
+        |carry| &mut carry.kernels,
+        |b, rows| kernels_from(b, streams, rows),
+    )
 }
 
 /// The kernels of `rows`, grouped by stream.
@@ -390,13 +369,6 @@ fn kernels_from(b: &mut Builder, streams: &mut Streams, mut rows: Rows<KernelRow
         spans,
         correlation,
     });
-}
-
-/// What a scoped thread returned; its panic, if it panicked, goes on here.
-pub(super) fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    handle
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Kernel rows as read, before grouping by stream.

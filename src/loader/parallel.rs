@@ -265,6 +265,34 @@ impl<S: RowSink> Carried<S> {
     }
 }
 
+/// Reads `table` (by `sql`) and builds from its rows with `build`: the whole
+/// table, or, in a growing report's load, the rows its carry (`pick`) kept
+/// and those added since.
+pub(super) fn read_rows<S: RowSink>(
+    b: &mut Builder,
+    table: &str,
+    sql: &str,
+    pick: fn(&mut super::Carry) -> &mut Carried<S>,
+    build: impl FnOnce(&mut Builder, Rows<S>),
+) -> rusqlite::Result<()> {
+    // The carry is taken out of the builder while its rows are borrowed.
+    let mut carry = b.carry.take();
+    let rows = match carry.as_deref_mut() {
+        Some(carry) => pick(carry).read(b, table, sql),
+        None => read_table::<S>(b, table, sql).map(Rows::Read),
+    };
+    let result = rows.map(|rows| build(b, rows));
+    b.carry = carry;
+    result
+}
+
+/// What a scoped thread returned; its panic, if it panicked, goes on here.
+pub(super) fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
 /// The rows a table's reader builds its part of the trace from: read by
 /// this load (each column is moved out as it is grouped, which frees it at
 /// once: the rows and the trace are never both whole in memory), or kept by
