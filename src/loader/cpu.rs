@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
-use super::group::{Grouping, stack_levels};
+use super::group::{Grouping, Runs, stack_levels};
 use super::parallel::{RowSink, Rows, column, joined, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
@@ -118,20 +118,10 @@ impl Builder<'_> {
         index
     }
 
-    /// Thread numbers of `global_tids`, resolving each run of equal ids once.
-    fn threads_of(&mut self, global_tids: &[i64]) -> Vec<u32> {
-        let mut last = None;
-        global_tids
-            .iter()
-            .map(|&g| match last {
-                Some((lg, t)) if lg == g => t,
-                _ => {
-                    let t = self.thread(g);
-                    last = Some((g, t));
-                    t
-                }
-            })
-            .collect()
+    /// The thread number of each run of rows of one `globalTid`, with its
+    /// length, in row order.
+    fn threads_of(&mut self, global_tids: &Runs<i64>) -> Vec<(u32, u32)> {
+        global_tids.tracks(|g| self.thread(g))
     }
 }
 
@@ -141,7 +131,8 @@ struct RawSpans {
     start: Vec<Ns>,
     end: Vec<Ns>,
     name: Vec<StrId>,
-    global_tid: Vec<i64>,
+    /// Each run of rows of one thread (its `globalTid`, and how many).
+    global_tid: Runs<i64>,
     bad: u64,
     /// Rows skipped for a NULL start or end.
     missing: u64,
@@ -160,20 +151,19 @@ impl RawSpans {
         self.start.reserve(rows);
         self.end.reserve(rows);
         self.name.reserve(rows);
-        self.global_tid.reserve(rows);
     }
 
     fn append(&mut self, later: RawSpans) {
         self.start.extend(later.start);
         self.end.extend(later.end);
         self.name.extend(later.name);
-        self.global_tid.extend(later.global_tid);
+        self.global_tid.append(later.global_tid);
         self.bad += later.bad;
         self.missing += later.missing;
     }
 
     fn grouped(self, g: &Grouping) -> SpanColumns {
-        SpanColumns::from_columns(g.take(self.start), g.take(self.end), g.take(self.name))
+        SpanColumns::from_columns(g.take(self.start), &g.view(&self.end), g.take(self.name))
     }
 }
 
@@ -219,17 +209,16 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
 fn api_calls_from(b: &mut Builder, mut rows: Rows<ApiRows>) {
     let spans = &rows.get().spans;
     warn_bad(b, spans.bad, spans.missing, "CUDA API calls");
-    let threads = b.threads_of(&column!(rows, spans.global_tid));
+    let threads = b.threads_of(&spans.global_tid);
     let start = column!(rows, spans.start);
-    let g = Grouping::new(&threads, &start, None, b.trace.threads.len());
-    drop(threads);
+    let g = Grouping::from_runs(&threads, &start, b.trace.threads.len());
     let (end, name) = (column!(rows, spans.end), column!(rows, spans.name));
     let (correlation, return_value) = (column!(rows, correlation), column!(rows, return_value));
     // Each column reordered on its own thread (see `gpu::kernels_from`).
     let g = &g;
     let api = std::thread::scope(|scope| {
         let spans = scope
-            .spawn(move || SpanColumns::from_columns(g.take(start), g.take(end), g.take(name)));
+            .spawn(move || SpanColumns::from_columns(g.take(start), &g.view(&end), g.take(name)));
         let correlation = scope.spawn(move || g.take(correlation));
         let return_value = SparseColumn::from_vec(g.take(return_value));
         ApiCalls {
@@ -320,7 +309,7 @@ pub(super) fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
     }
     warn_bad(b, raw.bad, raw.missing, "OS runtime calls");
     let threads = b.threads_of(&raw.global_tid);
-    let g = Grouping::new(&threads, &raw.start, None, b.trace.threads.len());
+    let g = Grouping::from_runs(&threads, &raw.start, b.trace.threads.len());
     let os = OsCalls {
         spans: raw.grouped(&g),
         return_value: g.take(return_value),
@@ -512,7 +501,7 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     let g = Grouping::new(&keys, &starts, Some(&ends), track_keys.len());
     let mut nvtx = NvtxRanges::default();
     let names = g.order.iter().map(|&r| rows_out[r as usize].text).collect();
-    nvtx.spans = SpanColumns::from_columns(g.take(starts), g.take(ends), names);
+    nvtx.spans = SpanColumns::from_columns(g.take(starts), &g.view(&ends), names);
     nvtx.unended = g.take(unended);
     nvtx.row_id = g
         .order

@@ -11,9 +11,9 @@ use super::group::{Grouping, Runs};
 use super::parallel::{RowSink, Rows, column, joined, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
-    CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOp, GpuOpKind, GraphExecs, IdColumn,
+    CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOpKind, GraphExecs, IdColumn,
     KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns, SpanColumns,
-    SparseColumn, StrId, Stream, Syncs, Track,
+    SparseColumn, StrId, Stream, Syncs, Track, TrackIds,
 };
 
 /// (pid, device, context, stream) → stream number.
@@ -24,14 +24,10 @@ struct Streams {
 }
 
 impl Streams {
-    /// The stream number of every row whose keys are `keys`, in row order.
-    fn resolve(&mut self, b: &mut Builder, keys: &Runs<StreamKey>) -> Vec<u32> {
-        let mut numbers = Vec::new();
-        for (key, n) in keys.runs() {
-            let s = self.get(b, key);
-            numbers.extend(std::iter::repeat_n(s, n as usize));
-        }
-        numbers
+    /// The stream number of each run of rows whose keys are `keys`, with
+    /// its length, in row order.
+    fn resolve(&mut self, b: &mut Builder, keys: &Runs<StreamKey>) -> Vec<(u32, u32)> {
+        keys.tracks(|key| self.get(b, key))
     }
 
     fn get(&mut self, b: &mut Builder, key: StreamKey) -> u32 {
@@ -97,7 +93,7 @@ impl RawOps {
     fn group(self, stream_count: usize) -> (Grouping, SpanColumns, Vec<u32>) {
         let g = Grouping::new(&self.stream, &self.start, None, stream_count);
         let spans =
-            SpanColumns::from_columns(g.take(self.start), g.take(self.end), g.take(self.name));
+            SpanColumns::from_columns(g.take(self.start), &g.view(&self.end), g.take(self.name));
         let correlation = g.take(self.correlation);
         (g, spans, correlation)
     }
@@ -323,8 +319,7 @@ fn kernels_from(b: &mut Builder, streams: &mut Streams, mut rows: Rows<KernelRow
     let ops = &rows.get().ops;
     warn_bad(b, ops.bad, ops.missing, "kernels");
     let start = column!(rows, ops.start);
-    let g = Grouping::new(&stream, &start, None, b.trace.streams.len());
-    drop(stream);
+    let g = Grouping::from_runs(&stream, &start, b.trace.streams.len());
     let (end, name, correlation) = (
         column!(rows, ops.end),
         column!(rows, ops.name),
@@ -342,9 +337,9 @@ fn kernels_from(b: &mut Builder, streams: &mut Streams, mut rows: Rows<KernelRow
     let ((spans, names), (correlation, config), (grid_id, graph_node_id)) =
         std::thread::scope(|scope| {
             let spans = scope.spawn(move || {
-                let spans = SpanColumns::from_columns(g.take(start), g.take(end), g.take(name));
+                let spans = SpanColumns::from_columns(g.take(start), &g.view(&end), g.take(name));
                 let names =
-                    KernelNames::from_columns(&spans.name, &g.take(short), &g.take(mangled));
+                    KernelNames::from_columns(&spans.name, &g.view(&short), &g.view(&mangled));
                 (spans, names)
             });
             let ids = scope.spawn(move || (g.take(correlation), g.take(config)));
@@ -961,36 +956,34 @@ fn metrics_device(type_id: i64) -> u32 {
     (type_id & 0xff) as u32
 }
 
-/// CUPTI numbers correlation ids from 1; 0 is what a NULL (or absent) id
-/// reads as, and pairs with nothing — else every such call would pair with
-/// every such kernel, as no SQL join would.
-const NO_CORRELATION: u32 = 0;
-
 pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
     let t = &b.trace;
-    let mut api = Vec::with_capacity(t.cuda_api.spans.len());
-    for thread in &t.threads {
-        for i in thread.cuda_api.events.clone() {
-            let id = t.cuda_api.correlation[i as usize];
-            if id != NO_CORRELATION {
-                api.push((thread.pid, id, i));
-            }
-        }
-    }
+    let api: Vec<TrackIds> = t
+        .threads
+        .iter()
+        .map(|thread| TrackIds {
+            pid: thread.pid,
+            events: thread.cuda_api.events.clone(),
+            ids: &t.cuda_api.correlation,
+        })
+        .collect();
     let mut gpu = Vec::new();
     for stream in &t.streams {
-        for (kind, track, correlation) in [
+        for (kind, track, ids) in [
             (GpuOpKind::Kernel, &stream.kernels, &t.kernels.correlation),
             (GpuOpKind::Memcpy, &stream.memcpys, &t.memcpys.correlation),
             (GpuOpKind::Memset, &stream.memsets, &t.memsets.correlation),
             (GpuOpKind::Sync, &stream.syncs, &t.syncs.correlation),
         ] {
-            for index in track.events.clone() {
-                let id = correlation[index as usize];
-                if id != NO_CORRELATION {
-                    gpu.push((stream.pid, id, GpuOp { kind, index }));
-                }
-            }
+            let events = track.events.clone();
+            gpu.push((
+                kind,
+                TrackIds {
+                    pid: stream.pid,
+                    events,
+                    ids,
+                },
+            ));
         }
     }
     b.trace.correlation = Arc::new(CorrelationIndex::build(&api, &gpu));

@@ -80,6 +80,48 @@ impl Grouping {
         }
     }
 
+    /// [`Grouping::new`] for rows whose tracks come in runs: `runs` is each
+    /// run's track and length, in row order (a stream's kernels, a thread's
+    /// calls). Rows are placed a run at a time, and rows whose runs come in
+    /// track order already are known to be so without a look at the order.
+    pub fn from_runs(runs: &[(u32, u32)], starts: &[Ns], track_count: usize) -> Self {
+        let mut offsets = vec![0u32; track_count + 1];
+        for &(k, n) in runs {
+            offsets[k as usize + 1] += n;
+        }
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
+        }
+        let tracks: Vec<Span> = offsets.windows(2).map(|w| w[0]..w[1]).collect();
+        let mut cursor = offsets;
+        let mut order = vec![0u32; starts.len()];
+        let mut row = 0u32;
+        for &(k, n) in runs {
+            let at = cursor[k as usize] as usize;
+            for (slot, r) in order[at..at + n as usize].iter_mut().zip(row..) {
+                *slot = r;
+            }
+            cursor[k as usize] += n;
+            row += n;
+        }
+        let mut sorted = true;
+        for span in &tracks {
+            let rows = &mut order[span.start as usize..span.end as usize];
+            let key = |r: &u32| starts[*r as usize];
+            if !rows.is_sorted_by_key(key) {
+                rows.sort_by_key(key);
+                sorted = false;
+            }
+        }
+        let in_order = sorted && runs.is_sorted_by_key(|&(k, _)| k);
+        Grouping {
+            stretches: (!in_order).then(|| stretches(&order)).flatten(),
+            order,
+            tracks,
+            in_order,
+        }
+    }
+
     /// `column` reordered into track order. Given the column itself (not a
     /// borrow), it frees the row-order copy at once: at ten million rows,
     /// holding both orders of every column at the same time is what sets the
@@ -99,6 +141,16 @@ impl Grouping {
                 out
             }
             None => self.order.iter().map(|&r| column[r as usize]).collect(),
+        }
+    }
+
+    /// `column` in track order, for reading only: the column itself when
+    /// its rows are in order already (no copy), else reordered.
+    pub fn view<'a, T: Copy>(&self, column: &'a [T]) -> Cow<'a, [T]> {
+        if self.in_order {
+            Cow::Borrowed(column)
+        } else {
+            Cow::Owned(self.take(column))
         }
     }
 
@@ -148,9 +200,10 @@ impl<T: Copy + PartialEq> Runs<T> {
         }
     }
 
-    /// Each run's value and length, in row order.
-    pub fn runs(&self) -> impl Iterator<Item = (T, u32)> + '_ {
-        self.runs.iter().copied()
+    /// The runs with each value turned into a track number by `track`
+    /// (called once per run).
+    pub fn tracks(&self, mut track: impl FnMut(T) -> u32) -> Vec<(u32, u32)> {
+        self.runs.iter().map(|&(v, n)| (track(v), n)).collect()
     }
 }
 
@@ -184,6 +237,42 @@ pub fn stack_levels(starts: &[Ns], ends: &[Ns]) -> (Vec<u8>, u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Grouping by runs gives what grouping by each row's key gives: the
+    /// same order, tracks and reordered columns; rows in order are moved.
+    #[test]
+    fn runs_group_as_row_keys_do() {
+        // (track, rows) runs, and each row's start.
+        type Case<'a> = (&'a [(u32, u32)], &'a [i64]);
+        let cases: [Case; 5] = [
+            // Two tracks, each one run, in order: moved.
+            (&[(0, 3), (1, 2)], &[1, 2, 3, 1, 2]),
+            // Tracks interleaved in runs.
+            (&[(1, 2), (0, 2), (1, 1), (2, 3)], &[5, 6, 1, 2, 7, 0, 1, 2]),
+            // One track out of time order inside a run.
+            (&[(0, 4)], &[3, 1, 2, 5]),
+            // Runs in track order, but a later run of track 0 starts earlier.
+            (&[(0, 2), (0, 2), (1, 1)], &[5, 6, 1, 2, 0]),
+            // A track with no rows between two.
+            (&[(2, 2), (0, 1)], &[4, 4, 9]),
+        ];
+        for (runs, starts) in cases {
+            let keys: Vec<u32> = runs
+                .iter()
+                .flat_map(|&(k, n)| std::iter::repeat_n(k, n as usize))
+                .collect();
+            let by_rows = Grouping::new(&keys, starts, None, 3);
+            let by_runs = Grouping::from_runs(runs, starts, 3);
+            assert_eq!(by_runs.order, by_rows.order, "{runs:?}");
+            assert_eq!(by_runs.tracks, by_rows.tracks, "{runs:?}");
+            assert_eq!(by_runs.in_order, by_rows.in_order, "{runs:?}");
+            let column: Vec<i64> = starts.iter().map(|s| s * 10).collect();
+            assert_eq!(by_runs.take(&column[..]), by_rows.take(&column[..]));
+            let at = column.as_ptr();
+            let taken = by_runs.take(column);
+            assert_eq!(taken.as_ptr() == at, by_runs.in_order, "{runs:?}");
+        }
+    }
 
     #[test]
     fn groups_by_track_and_sorts_each() {
@@ -240,14 +329,15 @@ mod tests {
         }
         first.append(second);
         let expand = |r: &Runs<i32>| {
-            r.runs()
-                .flat_map(|(v, n)| std::iter::repeat_n(v, n as usize))
+            r.tracks(|v| v as u32)
+                .into_iter()
+                .flat_map(|(v, n)| std::iter::repeat_n(v as i32, n as usize))
                 .collect::<Vec<_>>()
         };
         assert_eq!(expand(&whole), rows);
         assert_eq!(expand(&first), rows);
         // A run cut between two reads is one run again.
-        assert_eq!(first.runs().count(), 4);
+        assert_eq!(first.tracks(|v| v as u32).len(), 4);
     }
 
     #[test]

@@ -29,15 +29,23 @@ impl<T> Default for SparseColumn<T> {
 
 impl<T: Copy + Default + PartialEq> SparseColumn<T> {
     pub fn from_vec(values: Vec<T>) -> Self {
-        let mut column = Self::default();
         let others = values.iter().filter(|&&v| v != T::default()).count();
-        if sparse_is_smaller::<T>(others, values.len()) {
-            for v in values {
-                column.push(v);
-            }
-            column
-        } else {
-            SparseColumn::Dense(values)
+        if !sparse_is_smaller::<T>(others, values.len()) {
+            return SparseColumn::Dense(values);
+        }
+        // Built at once, not pushed value by value: a push weighs dense
+        // against sparse each time, and the whole column is known here.
+        let mut kept = Vec::with_capacity(others);
+        kept.extend(
+            values
+                .iter()
+                .enumerate()
+                .filter(|&(_, &v)| v != T::default())
+                .map(|(i, &v)| (i as u32, v)),
+        );
+        SparseColumn::Sparse {
+            len: values.len(),
+            others: kept,
         }
     }
 

@@ -7,6 +7,7 @@
 //! back to hash maps.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 const NONE: u32 = u32::MAX;
 
@@ -97,31 +98,158 @@ impl<'a> ProcessCorrelation<'a> {
     }
 }
 
+/// What a scoped thread returned; its panic, if it panicked, goes on here.
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
 #[derive(Debug, Default)]
 pub struct CorrelationIndex {
     by_pid: HashMap<u32, Slots>,
 }
 
+/// CUPTI numbers correlation ids from 1; 0 is what a NULL (or absent) id
+/// reads as, and pairs with nothing — else every such call would pair with
+/// every such kernel, as no SQL join would.
+pub const NO_CORRELATION: u32 = 0;
+
+/// One track's events as the index reads them: their process, where they
+/// lie in their table, and that table's whole correlation column.
+#[derive(Clone, Debug)]
+pub struct TrackIds<'a> {
+    pub pid: u32,
+    pub events: Range<u32>,
+    pub ids: &'a [u32],
+}
+
+impl TrackIds<'_> {
+    /// Each event's index and correlation id, those without one left out.
+    fn entries(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let ids = self
+            .ids
+            .get(self.events.start as usize..self.events.end as usize)
+            .unwrap_or_default();
+        (self.events.start..)
+            .zip(ids.iter().copied())
+            .filter(|&(_, id)| id != NO_CORRELATION)
+    }
+}
+
+/// Per process: the lowest and highest id, and how many entries.
+type Bounds = HashMap<u32, (u32, u32, usize)>;
+
+fn bounds<'a>(tracks: impl Iterator<Item = &'a TrackIds<'a>>) -> Bounds {
+    let mut pids = Bounds::new();
+    for t in tracks {
+        let (lo, hi, n) = t.entries().fold((u32::MAX, 0, 0), |(lo, hi, n), (_, id)| {
+            (lo.min(id), hi.max(id), n + 1)
+        });
+        if n == 0 {
+            continue;
+        }
+        let e = pids.entry(t.pid).or_insert((lo, hi, 0));
+        e.0 = e.0.min(lo);
+        e.1 = e.1.max(hi);
+        e.2 += n;
+    }
+    pids
+}
+
+/// The API half of a process's slots, filled on its own thread.
+enum ApiSlots<'a> {
+    Dense { base: u32, api: &'a mut [u32] },
+    Sparse(&'a mut HashMap<u32, u32>),
+}
+
+/// The GPU half of a process's slots.
+enum OpSlots<'a> {
+    Dense {
+        base: u32,
+        offsets: &'a mut Vec<u32>,
+        ops: &'a mut Vec<u32>,
+    },
+    Sparse(&'a mut HashMap<u32, Vec<u32>>),
+}
+
+fn fill_api(tracks: &[TrackIds], slots: &mut HashMap<u32, ApiSlots>) {
+    for t in tracks {
+        match slots.get_mut(&t.pid) {
+            Some(ApiSlots::Dense { base, api }) => {
+                for (index, id) in t.entries() {
+                    api[(id - *base) as usize] = index;
+                }
+            }
+            Some(ApiSlots::Sparse(api)) => api.extend(t.entries().map(|(index, id)| (id, index))),
+            None => {}
+        }
+    }
+}
+
+/// GPU ops: counted per slot, prefix sums, then filled (a CSR layout), in
+/// the order of `tracks`.
+fn fill_ops(tracks: &[(GpuOpKind, TrackIds)], slots: &mut HashMap<u32, OpSlots>) {
+    for (_, t) in tracks {
+        if let Some(OpSlots::Dense { base, offsets, .. }) = slots.get_mut(&t.pid) {
+            for (_, id) in t.entries() {
+                offsets[(id - *base) as usize + 1] += 1;
+            }
+        }
+    }
+    let mut cursors: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (pid, slot) in slots.iter_mut() {
+        if let OpSlots::Dense { offsets, ops, .. } = slot {
+            for i in 1..offsets.len() {
+                offsets[i] += offsets[i - 1];
+            }
+            ops.resize(offsets.last().copied().unwrap_or(0) as usize, 0);
+            cursors.insert(*pid, offsets[..offsets.len() - 1].to_vec());
+        }
+    }
+    for &(kind, ref t) in tracks {
+        match slots.get_mut(&t.pid) {
+            Some(OpSlots::Dense { base, ops, .. }) => {
+                let Some(cursor) = cursors.get_mut(&t.pid) else {
+                    continue;
+                };
+                for (index, id) in t.entries() {
+                    let slot = (id - *base) as usize;
+                    ops[cursor[slot] as usize] = GpuOp { kind, index }.pack();
+                    cursor[slot] += 1;
+                }
+            }
+            Some(OpSlots::Sparse(ops)) => {
+                for (index, id) in t.entries() {
+                    ops.entry(id)
+                        .or_default()
+                        .push(GpuOp { kind, index }.pack());
+                }
+            }
+            None => {}
+        }
+    }
+}
+
 impl CorrelationIndex {
-    /// Builds the index from `(pid, correlation id, api call index)` and
-    /// `(pid, correlation id, gpu op)` entries.
-    pub fn build(api_calls: &[(u32, u32, u32)], gpu_ops: &[(u32, u32, GpuOp)]) -> Self {
-        let mut pids: HashMap<u32, (u32, u32, usize)> = HashMap::new();
-        // Per process: the lowest and highest id, and how many entries.
-        let mut note = |pid: u32, ids: &mut dyn Iterator<Item = u32>| {
-            let (lo, hi, count) = ids.fold((u32::MAX, 0, 0), |(lo, hi, n), id| {
-                (lo.min(id), hi.max(id), n + 1)
-            });
+    /// Builds the index from the CUDA API calls' tracks and the GPU
+    /// operations' (each with its kind), read straight from their tables'
+    /// correlation columns. The API half and the GPU half are filled on two
+    /// threads (each is a pass over millions of events). Where two calls of
+    /// one process share an id, the later in `api` wins; a call's GPU
+    /// operations are listed in the order of `gpu`.
+    pub fn build(api: &[TrackIds], gpu: &[(GpuOpKind, TrackIds)]) -> Self {
+        let (api_bounds, gpu_bounds) = std::thread::scope(|scope| {
+            let of_api = scope.spawn(|| bounds(api.iter()));
+            let of_gpu = bounds(gpu.iter().map(|(_, t)| t));
+            (join(of_api), of_gpu)
+        });
+        let mut pids = api_bounds;
+        for (pid, (lo, hi, n)) in gpu_bounds {
             let e = pids.entry(pid).or_insert((lo, hi, 0));
             e.0 = e.0.min(lo);
             e.1 = e.1.max(hi);
-            e.2 += count;
-        };
-        for run in api_calls.chunk_by(|a, b| a.0 == b.0) {
-            note(run[0].0, &mut run.iter().map(|e| e.1));
-        }
-        for run in gpu_ops.chunk_by(|a, b| a.0 == b.0) {
-            note(run[0].0, &mut run.iter().map(|e| e.1));
+            e.2 += n;
         }
         let mut by_pid: HashMap<u32, Slots> = pids
             .into_iter()
@@ -143,60 +271,33 @@ impl CorrelationIndex {
                 (pid, slots)
             })
             .collect();
-        // Entries come in long runs of one process (they are listed thread by
-        // thread, stream by stream): look the process up once per run.
-        for run in api_calls.chunk_by(|a, b| a.0 == b.0) {
-            match by_pid.get_mut(&run[0].0) {
-                Some(Slots::Dense { base, api, .. }) => {
-                    for &(_, id, index) in run {
-                        api[(id - *base) as usize] = index;
-                    }
-                }
-                Some(Slots::Sparse { api, .. }) => {
-                    api.extend(run.iter().map(|&(_, id, index)| (id, index)));
-                }
-                None => {}
-            }
+        let mut api_slots = HashMap::new();
+        let mut op_slots = HashMap::new();
+        for (&pid, slots) in by_pid.iter_mut() {
+            let (a, o) = match slots {
+                Slots::Dense {
+                    base,
+                    api,
+                    offsets,
+                    ops,
+                } => (
+                    ApiSlots::Dense { base: *base, api },
+                    OpSlots::Dense {
+                        base: *base,
+                        offsets,
+                        ops,
+                    },
+                ),
+                Slots::Sparse { api, ops } => (ApiSlots::Sparse(api), OpSlots::Sparse(ops)),
+            };
+            api_slots.insert(pid, a);
+            op_slots.insert(pid, o);
         }
-        // GPU ops: count per slot, prefix sums, then fill (a CSR layout).
-        for run in gpu_ops.chunk_by(|a, b| a.0 == b.0) {
-            if let Some(Slots::Dense { base, offsets, .. }) = by_pid.get_mut(&run[0].0) {
-                for &(_, id, _) in run {
-                    offsets[(id - *base) as usize + 1] += 1;
-                }
-            }
-        }
-        let mut cursors: HashMap<u32, Vec<u32>> = HashMap::new();
-        for (pid, slots) in by_pid.iter_mut() {
-            if let Slots::Dense { offsets, ops, .. } = slots {
-                for i in 1..offsets.len() {
-                    offsets[i] += offsets[i - 1];
-                }
-                ops.resize(*offsets.last().unwrap_or(&0) as usize, 0);
-                cursors.insert(*pid, offsets[..offsets.len() - 1].to_vec());
-            }
-        }
-        for run in gpu_ops.chunk_by(|a, b| a.0 == b.0) {
-            let pid = run[0].0;
-            match by_pid.get_mut(&pid) {
-                Some(Slots::Dense { base, ops, .. }) => {
-                    let Some(cursor) = cursors.get_mut(&pid) else {
-                        continue;
-                    };
-                    for &(_, id, op) in run {
-                        let slot = (id - *base) as usize;
-                        ops[cursor[slot] as usize] = op.pack();
-                        cursor[slot] += 1;
-                    }
-                }
-                Some(Slots::Sparse { ops, .. }) => {
-                    for &(_, id, op) in run {
-                        ops.entry(id).or_default().push(op.pack());
-                    }
-                }
-                None => {}
-            }
-        }
+        std::thread::scope(|scope| {
+            let api_half = scope.spawn(|| fill_api(api, &mut api_slots));
+            fill_ops(gpu, &mut op_slots);
+            join(api_half);
+        });
         CorrelationIndex { by_pid }
     }
 
@@ -240,27 +341,27 @@ mod tests {
         }
     }
 
+    fn track(pid: u32, events: Range<u32>, ids: &[u32]) -> TrackIds<'_> {
+        TrackIds { pid, events, ids }
+    }
+
     #[test]
     fn finds_both_directions_dense_and_sparse() {
+        // API calls 0..5: two of process 7's, one of 8's, two of 9's (one
+        // id far from the rest: sparse), and one without an id.
+        let api_ids = [10, 11, 10, 5, 4_000_000_000, NO_CORRELATION];
+        let kernel_ids = [11, 10, 4_000_000_000, NO_CORRELATION];
+        let sync_ids = [0, 0, 0, 11];
         let api = [
-            (7, 10, 0),
-            (7, 11, 1),
-            (8, 10, 2),
-            (9, 5, 3),
-            (9, 4_000_000_000, 4),
+            track(7, 0..2, &api_ids),
+            track(8, 2..3, &api_ids),
+            track(9, 3..6, &api_ids),
         ];
         let gpu = [
-            (7, 11, kernel(0)),
-            (
-                7,
-                11,
-                GpuOp {
-                    kind: GpuOpKind::Sync,
-                    index: 3,
-                },
-            ),
-            (8, 10, kernel(1)),
-            (9, 4_000_000_000, kernel(2)),
+            (GpuOpKind::Kernel, track(7, 0..1, &kernel_ids)),
+            (GpuOpKind::Sync, track(7, 3..4, &sync_ids)),
+            (GpuOpKind::Kernel, track(8, 1..2, &kernel_ids)),
+            (GpuOpKind::Kernel, track(9, 2..4, &kernel_ids)),
         ];
         let index = CorrelationIndex::build(&api, &gpu);
         assert_eq!(index.api_call(7, 11), Some(1));
@@ -268,6 +369,7 @@ mod tests {
         assert_eq!(index.api_call(7, 12), None);
         assert_eq!(index.api_call(7, 3), None);
         assert_eq!(index.api_call(1, 3), None);
+        assert_eq!(index.api_call(9, NO_CORRELATION), None);
         let ops: Vec<_> = index.gpu_ops(7, 11).collect();
         assert_eq!(
             ops,
@@ -285,5 +387,59 @@ mod tests {
             index.gpu_ops(9, 4_000_000_000).collect::<Vec<_>>(),
             vec![kernel(2)]
         );
+        assert_eq!(index.gpu_ops(9, NO_CORRELATION).count(), 0);
+    }
+
+    /// The index answers as a plain map of every entry does, on ids dense
+    /// and sparse, shared by processes, repeated, and absent.
+    #[test]
+    fn answers_as_a_map_of_every_entry() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as u32
+        };
+        for spread in [50u32, 5_000_000] {
+            let api_ids: Vec<u32> = (0..3_000).map(|_| next(spread)).collect();
+            let op_ids: Vec<u32> = (0..4_000).map(|_| next(spread)).collect();
+            let (api, gpu) = (
+                [
+                    track(1, 0..1_000, &api_ids),
+                    track(2, 1_000..3_000, &api_ids),
+                ],
+                [
+                    (GpuOpKind::Kernel, track(2, 0..2_500, &op_ids)),
+                    (GpuOpKind::Memcpy, track(1, 2_500..4_000, &op_ids)),
+                ],
+            );
+            let index = CorrelationIndex::build(&api, &gpu);
+            let mut calls: HashMap<(u32, u32), u32> = HashMap::new();
+            for t in &api {
+                for i in t.events.clone() {
+                    if api_ids[i as usize] != NO_CORRELATION {
+                        calls.insert((t.pid, api_ids[i as usize]), i);
+                    }
+                }
+            }
+            let mut ops: HashMap<(u32, u32), Vec<GpuOp>> = HashMap::new();
+            for (kind, t) in &gpu {
+                for index in t.events.clone() {
+                    let id = op_ids[index as usize];
+                    if id != NO_CORRELATION {
+                        let op = GpuOp { kind: *kind, index };
+                        ops.entry((t.pid, id)).or_default().push(op);
+                    }
+                }
+            }
+            for pid in [1, 2, 3] {
+                for id in (0..spread.min(20_000)).chain(op_ids.iter().copied()) {
+                    assert_eq!(index.api_call(pid, id), calls.get(&(pid, id)).copied());
+                    let found: Vec<GpuOp> = index.gpu_ops(pid, id).collect();
+                    assert_eq!(found, ops.get(&(pid, id)).cloned().unwrap_or_default());
+                }
+            }
+        }
     }
 }

@@ -51,13 +51,14 @@ pub struct SpanColumns {
 const LONG: u32 = u32::MAX;
 
 impl SpanColumns {
-    /// Columns from whole start, end and name vectors (of one length).
-    pub fn from_columns(start: Vec<Ns>, end: Vec<Ns>, name: Vec<StrId>) -> Self {
+    /// Columns from whole start, end and name columns (of one length); the
+    /// ends are read, not kept (durations are).
+    pub fn from_columns(start: Vec<Ns>, end: &[Ns], name: Vec<StrId>) -> Self {
         debug_assert_eq!(start.len(), end.len());
         let mut durations = Vec::with_capacity(start.len());
         let mut long_ends = Vec::new();
         let mut bounds = None;
-        for (i, (&s, &e)) in start.iter().zip(&end).enumerate() {
+        for (i, (&s, &e)) in start.iter().zip(end).enumerate() {
             durations.push(encode(i, s, e, &mut long_ends));
             bounds = widen(bounds, s, e);
         }
@@ -292,8 +293,21 @@ impl KernelNames {
     /// Names for kernels whose demangled names are `names`, in index order.
     pub fn from_columns(names: &[StrId], short: &[StrId], mangled: &[StrId]) -> Self {
         let mut kept = KernelNames::default();
+        // The last pairs seen, by the name's low bits: a few kernels make up
+        // most of a stream, and a hash per kernel was most of this loop.
+        let mut recent = [(StrId::default(), None::<(StrId, StrId)>); 16];
         for ((&name, &short), &mangled) in names.iter().zip(short).zip(mangled) {
-            kept.push(name, short, mangled);
+            let slot = &mut recent[(name.0 & 15) as usize];
+            let usual = match *slot {
+                (n, Some(pair)) if n == name => pair,
+                _ => {
+                    let pair = *kept.by_name.entry(name).or_insert((short, mangled));
+                    *slot = (name, Some(pair));
+                    pair
+                }
+            };
+            kept.unusual
+                .push((usual != (short, mangled)).then_some((short, mangled)));
         }
         kept
     }
@@ -446,7 +460,7 @@ mod tests {
         ];
         let (starts, ends): (Vec<Ns>, Vec<Ns>) = cases.iter().copied().unzip();
         let names = vec![StrId(1); cases.len()];
-        let whole = SpanColumns::from_columns(starts, ends.clone(), names);
+        let whole = SpanColumns::from_columns(starts, &ends, names);
         let mut grown = SpanColumns::default();
         for &(s, e) in &cases {
             grown.push(s, e, StrId(1));
@@ -485,7 +499,7 @@ mod tests {
             assert_eq!(grown.bounds(), lo.zip(hi), "after {} events", n + 1);
         }
         let (starts, ends): (Vec<Ns>, Vec<Ns>) = cases[..5].iter().copied().unzip();
-        let whole = SpanColumns::from_columns(starts, ends, vec![StrId(1); 5]);
+        let whole = SpanColumns::from_columns(starts, &ends, vec![StrId(1); 5]);
         assert_eq!(whole.bounds(), Some((50, 50 + u32::MAX as Ns + 9)));
     }
 
@@ -500,7 +514,7 @@ mod tests {
         let names = [name, name, name];
         let kept = KernelNames::from_columns(&names, &pairs.map(|p| p.0), &pairs.map(|p| p.1));
         let kernels = Kernels {
-            spans: SpanColumns::from_columns(vec![0; 3], vec![1; 3], names.to_vec()),
+            spans: SpanColumns::from_columns(vec![0; 3], &[1; 3], names.to_vec()),
             names: kept,
             ..Kernels::default()
         };

@@ -13,7 +13,9 @@ pub mod peaks;
 mod strings;
 
 pub use columns::{IdColumn, SparseColumn};
-pub use correlation::{CorrelationIndex, GpuOp, GpuOpKind, ProcessCorrelation};
+pub use correlation::{
+    CorrelationIndex, GpuOp, GpuOpKind, NO_CORRELATION, ProcessCorrelation, TrackIds,
+};
 pub use events::*;
 pub use ids::{EventId, EventKind};
 pub use metrics::{KernelMetrics, MetricDef, MetricSource};
