@@ -237,6 +237,16 @@ pub fn capture(
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
         }
+        // What waited while the last snapshot loaded is written before the
+        // next one: else each snapshot shows events one batch newer than the
+        // last, and the screen falls behind by the whole queue. Only what is
+        // queued now: under a flood, snapshots still come.
+        for _ in 0..batches.len() {
+            match batches.try_recv() {
+                Ok(batch) => append(&mut live, batch)?,
+                Err(_) => break,
+            }
+        }
         publisher.maybe_publish(&mut live, messages);
     }
     let bench_result = bench
