@@ -334,6 +334,16 @@ fn a_growing_report_loads_as_a_whole_load_at_every_step_torch_work() {
     grows_as_a_whole_load_reads("torch_work.sqlite");
 }
 
+#[test]
+fn a_growing_report_loads_as_a_whole_load_at_every_step_timing_cases() {
+    grows_as_a_whole_load_reads("timing_cases.sqlite");
+}
+
+#[test]
+fn a_growing_report_loads_as_a_whole_load_at_every_step_torch_metrics() {
+    grows_as_a_whole_load_reads("torch_metrics_excerpt.sqlite");
+}
+
 /// Timing, not a check: `SIGHTLINE_BENCH_FILE=REPORT cargo test --release
 /// --test growing_load -- --ignored --nocapture` rebuilds REPORT in
 /// `SIGHTLINE_SLICES` slices (5) and loads it after each growing, and
