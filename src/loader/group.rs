@@ -92,6 +92,11 @@ impl Grouping {
         for i in 1..offsets.len() {
             offsets[i] += offsets[i - 1];
         }
+        debug_assert_eq!(
+            offsets.last().map(|&n| n as usize),
+            Some(starts.len()),
+            "the runs cover every row"
+        );
         let tracks: Vec<Span> = offsets.windows(2).map(|w| w[0]..w[1]).collect();
         let mut cursor = offsets;
         let mut order = vec![0u32; starts.len()];

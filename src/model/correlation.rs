@@ -125,15 +125,18 @@ pub struct TrackIds<'a> {
 }
 
 impl TrackIds<'_> {
-    /// Each event's index and correlation id, those without one left out.
+    /// Each event's index and correlation id, those without one left out
+    /// (and those past the column's end, which a damaged table could give).
     fn entries(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let ids = self
-            .ids
-            .get(self.events.start as usize..self.events.end as usize)
-            .unwrap_or_default();
-        (self.events.start..)
-            .zip(ids.iter().copied())
-            .filter(|&(_, id)| id != NO_CORRELATION)
+        let end = (self.events.end as usize).min(self.ids.len());
+        let start = (self.events.start as usize).min(end);
+        // The ids first: the indexes then stop with them, not one past.
+        self.ids[start..end]
+            .iter()
+            .copied()
+            .zip(start as u32..)
+            .filter(|&(id, _)| id != NO_CORRELATION)
+            .map(|(id, index)| (index, id))
     }
 }
 
@@ -388,6 +391,17 @@ mod tests {
             vec![kernel(2)]
         );
         assert_eq!(index.gpu_ops(9, NO_CORRELATION).count(), 0);
+    }
+
+    /// A track reaching past its column (a damaged table) keeps the events
+    /// the column has.
+    #[test]
+    fn a_track_past_its_column_keeps_what_the_column_has() {
+        let ids = [5, 6, 7];
+        let index = CorrelationIndex::build(&[track(1, 1..5, &ids)], &[]);
+        assert_eq!(index.api_call(1, 6), Some(1));
+        assert_eq!(index.api_call(1, 7), Some(2));
+        assert_eq!(index.api_call(1, 5), None);
     }
 
     /// The index answers as a plain map of every entry does, on ids dense
