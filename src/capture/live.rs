@@ -8,9 +8,11 @@
 //!
 //! Why not a second builder beside the loader: one conversion (CUPTI → nsys
 //! rows) keeps the live view, the saved file and `nsys stats` on that file in
-//! agreement by construction. A snapshot costs one load of the working file,
-//! O(events) — about 0.3 µs an event here, fine for benchmark-sized runs; the
-//! session spaces snapshots by how long the last one took.
+//! agreement by construction. A snapshot decodes only the rows added since
+//! the last one but builds the model from all of them
+//! ([`crate::loader::load_growing`]): still O(events), about 40 ns an event
+//! at 12M events on the GPU machine; the session spaces snapshots by how
+//! long the last one took.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
