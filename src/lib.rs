@@ -15,3 +15,4 @@ pub mod lessons;
 pub mod loader;
 pub mod model;
 pub mod synth;
+pub mod threads;

@@ -41,10 +41,7 @@ pub fn map<T: Sync, R: Send>(
         std::thread::scope(|s| {
             let helpers: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
             let mut parts = vec![work()];
-            parts.extend(helpers.into_iter().map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            }));
+            parts.extend(helpers.into_iter().map(crate::threads::joined));
             parts
         })
     };

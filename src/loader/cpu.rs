@@ -7,12 +7,13 @@ use std::sync::Arc;
 use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, Runs, stack_levels};
-use super::parallel::{RowSink, Rows, column, joined, read_rows};
+use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
     ApiCalls, GraphRecord, Ns, NvtxKind, NvtxRanges, NvtxTrack, OsCalls, Payload, Process,
     SpanColumns, SparseColumn, StrId, Thread, Track,
 };
+use crate::threads::joined;
 
 use crate::model::nsys::event_type::*;
 

@@ -8,13 +8,14 @@ use super::cells::{Cells, RawRows};
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, Runs};
-use super::parallel::{RowSink, Rows, column, joined, read_rows};
+use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
     CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOpKind, GraphExecs, IdColumn,
     KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns, SpanColumns,
     SparseColumn, StrId, Stream, Syncs, Track, TrackIds,
 };
+use crate::threads::joined;
 
 /// (pid, device, context, stream) → stream number.
 type StreamKey = (u32, u32, u32, u32);

@@ -43,48 +43,30 @@ impl Grouping {
     /// each group by `starts[row]`, ties broken by longer-first when `ends` is
     /// given (so an enclosing range precedes what it encloses).
     pub fn new(keys: &[u32], starts: &[Ns], ends: Option<&[Ns]>, track_count: usize) -> Self {
-        let mut offsets = vec![0u32; track_count + 1];
+        let mut runs = Runs::default();
         for &k in keys {
-            offsets[k as usize + 1] += 1;
+            runs.push(k);
         }
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
-        let tracks: Vec<Span> = offsets.windows(2).map(|w| w[0]..w[1]).collect();
-        let mut cursor = offsets;
-        let mut order = vec![0u32; keys.len()];
-        for (row, &k) in keys.iter().enumerate() {
-            let slot = &mut cursor[k as usize];
-            order[*slot as usize] = row as u32;
-            *slot += 1;
-        }
-        for span in &tracks {
-            let rows = &mut order[span.start as usize..span.end as usize];
-            let key = |r: &u32| {
-                let r = *r as usize;
-                (starts[r], std::cmp::Reverse(ends.map_or(0, |e| e[r])))
-            };
-            if !rows.is_sorted_by_key(key) {
-                rows.sort_by_key(key);
-            }
-        }
-        let stretches = stretches(&order);
-        let in_order = stretches
-            .as_ref()
-            .is_some_and(|s| s.len() == 1 && s[0].0 == 0);
-        Grouping {
-            order,
-            tracks,
-            in_order,
-            stretches,
-        }
+        Grouping::grouped(&runs.tracks(|k| k), starts, ends, track_count)
     }
 
     /// [`Grouping::new`] for rows whose tracks come in runs: `runs` is each
     /// run's track and length, in row order (a stream's kernels, a thread's
-    /// calls). Rows are placed a run at a time, and rows whose runs come in
-    /// track order already are known to be so without a look at the order.
+    /// calls), as the readers keep them.
     pub fn from_runs(runs: &[(u32, u32)], starts: &[Ns], track_count: usize) -> Self {
+        Grouping::grouped(runs, starts, None, track_count)
+    }
+
+    /// Rows are placed a run at a time (a counting sort by track), then the
+    /// tracks not in time order already are sorted. Rows whose runs come in
+    /// track order and need no sort are known to be in order without a look
+    /// at the permutation.
+    fn grouped(
+        runs: &[(u32, u32)],
+        starts: &[Ns],
+        ends: Option<&[Ns]>,
+        track_count: usize,
+    ) -> Self {
         let mut offsets = vec![0u32; track_count + 1];
         for &(k, n) in runs {
             offsets[k as usize + 1] += n;
@@ -112,7 +94,10 @@ impl Grouping {
         let mut sorted = true;
         for span in &tracks {
             let rows = &mut order[span.start as usize..span.end as usize];
-            let key = |r: &u32| starts[*r as usize];
+            let key = |r: &u32| {
+                let r = *r as usize;
+                (starts[r], std::cmp::Reverse(ends.map_or(0, |e| e[r])))
+            };
             if !rows.is_sorted_by_key(key) {
                 rows.sort_by_key(key);
                 sorted = false;
@@ -249,39 +234,51 @@ pub fn stack_levels(starts: &[Ns], ends: &[Ns]) -> (Vec<u8>, u8) {
 mod tests {
     use super::*;
 
-    /// Grouping by runs gives what grouping by each row's key gives: the
-    /// same order, tracks and reordered columns; rows in order are moved.
+    /// Grouping by runs and by each row's key both give the rows in order
+    /// of (track, start), ties in row order; rows already so are moved.
     #[test]
-    fn runs_group_as_row_keys_do() {
+    fn runs_and_row_keys_group_by_track_then_start() {
         // (track, rows) runs, and each row's start.
         type Case<'a> = (&'a [(u32, u32)], &'a [i64]);
-        let cases: [Case; 5] = [
+        let cases: [Case; 6] = [
             // Two tracks, each one run, in order: moved.
             (&[(0, 3), (1, 2)], &[1, 2, 3, 1, 2]),
             // Tracks interleaved in runs.
             (&[(1, 2), (0, 2), (1, 1), (2, 3)], &[5, 6, 1, 2, 7, 0, 1, 2]),
-            // One track out of time order inside a run.
-            (&[(0, 4)], &[3, 1, 2, 5]),
+            // One track out of time order inside a run, with a tie.
+            (&[(0, 4)], &[3, 1, 3, 5]),
             // Runs in track order, but a later run of track 0 starts earlier.
             (&[(0, 2), (0, 2), (1, 1)], &[5, 6, 1, 2, 0]),
             // A track with no rows between two.
             (&[(2, 2), (0, 1)], &[4, 4, 9]),
+            // No rows.
+            (&[], &[]),
         ];
         for (runs, starts) in cases {
             let keys: Vec<u32> = runs
                 .iter()
                 .flat_map(|&(k, n)| std::iter::repeat_n(k, n as usize))
                 .collect();
-            let by_rows = Grouping::new(&keys, starts, None, 3);
-            let by_runs = Grouping::from_runs(runs, starts, 3);
-            assert_eq!(by_runs.order, by_rows.order, "{runs:?}");
-            assert_eq!(by_runs.tracks, by_rows.tracks, "{runs:?}");
-            assert_eq!(by_runs.in_order, by_rows.in_order, "{runs:?}");
-            let column: Vec<i64> = starts.iter().map(|s| s * 10).collect();
-            assert_eq!(by_runs.take(&column[..]), by_rows.take(&column[..]));
-            let at = column.as_ptr();
-            let taken = by_runs.take(column);
-            assert_eq!(taken.as_ptr() == at, by_runs.in_order, "{runs:?}");
+            let mut expected: Vec<u32> = (0..keys.len() as u32).collect();
+            expected.sort_by_key(|&r| (keys[r as usize], starts[r as usize]));
+            let in_order = expected.iter().enumerate().all(|(i, &r)| r as usize == i);
+            for g in [
+                Grouping::from_runs(runs, starts, 3),
+                Grouping::new(&keys, starts, None, 3),
+            ] {
+                assert_eq!(g.order, expected, "{runs:?}");
+                let counts: Vec<u32> = g.tracks.iter().map(|t| t.end - t.start).collect();
+                let by_track = (0..3u32).map(|k| keys.iter().filter(|&&x| x == k).count() as u32);
+                assert_eq!(counts, by_track.collect::<Vec<_>>(), "{runs:?}");
+                let column: Vec<i64> = starts.iter().map(|s| s * 10).collect();
+                let gathered: Vec<i64> = expected.iter().map(|&r| column[r as usize]).collect();
+                assert_eq!(g.take(&column[..]), gathered, "{runs:?}");
+                let at = column.as_ptr();
+                let taken = g.take(column);
+                if !taken.is_empty() {
+                    assert_eq!(taken.as_ptr() == at, in_order, "{runs:?}");
+                }
+            }
         }
     }
 

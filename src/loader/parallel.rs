@@ -286,13 +286,6 @@ pub(super) fn read_rows<S: RowSink>(
     result
 }
 
-/// What a scoped thread returned; its panic, if it panicked, goes on here.
-pub(super) fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    handle
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
 /// The rows a table's reader builds its part of the trace from: read by
 /// this load (each column is moved out as it is grouped, which frees it at
 /// once: the rows and the trace are never both whole in memory), or kept by

@@ -9,6 +9,8 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
+use crate::threads::joined;
+
 const NONE: u32 = u32::MAX;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -96,13 +98,6 @@ impl<'a> ProcessCorrelation<'a> {
         };
         packed.iter().map(|&p| GpuOp::unpack(p))
     }
-}
-
-/// What a scoped thread returned; its panic, if it panicked, goes on here.
-fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    handle
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 #[derive(Debug, Default)]
@@ -245,7 +240,7 @@ impl CorrelationIndex {
         let (api_bounds, gpu_bounds) = std::thread::scope(|scope| {
             let of_api = scope.spawn(|| bounds(api.iter()));
             let of_gpu = bounds(gpu.iter().map(|(_, t)| t));
-            (join(of_api), of_gpu)
+            (joined(of_api), of_gpu)
         });
         let mut pids = api_bounds;
         for (pid, (lo, hi, n)) in gpu_bounds {
@@ -299,7 +294,7 @@ impl CorrelationIndex {
         std::thread::scope(|scope| {
             let api_half = scope.spawn(|| fill_api(api, &mut api_slots));
             fill_ops(gpu, &mut op_slots);
-            join(api_half);
+            joined(api_half);
         });
         CorrelationIndex { by_pid }
     }

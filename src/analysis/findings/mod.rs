@@ -233,9 +233,7 @@ pub fn analyze(
         timing::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
         api_errors::api_errors(&ctx, &mut found, cancel)?;
         nsys_rules::rule_findings(&ctx, thresholds, &mut found, cancel)?;
-        let idle = idle
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        let idle = crate::threads::joined(idle)?;
         Ok::<_, Cancelled>((ctx, idle, found))
     })?;
     timing::range_work_pass(&ctx, &idle, thresholds, &mut found, cancel)?;
