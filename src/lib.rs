@@ -13,6 +13,12 @@ pub mod cli;
 pub mod files;
 pub mod lessons;
 pub mod loader;
+pub mod memory;
 pub mod model;
 pub mod synth;
 pub mod threads;
+
+/// Big buffers on huge pages (see [`memory::BigBuffersOnHugePages`]): the
+/// library's, so the app, its tests and its benchmarks all run with it.
+#[global_allocator]
+static ALLOCATOR: memory::BigBuffersOnHugePages = memory::BigBuffersOnHugePages;

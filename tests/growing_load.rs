@@ -369,12 +369,18 @@ fn growing_loads_against_whole_loads() {
         let (grown, phases) =
             sightline::loader::load_growing_timed(&growing.path, &mut carry).expect("growing");
         let grown_ms = ms(t);
+        let phases: Vec<String> = phases
+            .0
+            .iter()
+            .map(|(p, d)| format!("{p} {:.0}", d.as_secs_f64() * 1e3))
+            .collect();
         // `SIGHTLINE_GROWING_ONLY=1`: no whole loads (for a profiler).
         if std::env::var_os("SIGHTLINE_GROWING_ONLY").is_some() || (step + 1) % 5 != 0 {
             println!(
-                "slice {}: {} events, growing load {grown_ms:.0} ms",
+                "slice {}: {} events, growing load {grown_ms:.0} ms ({})",
                 step + 1,
-                grown.event_count()
+                grown.event_count(),
+                phases.join(", "),
             );
             continue;
         }
@@ -382,11 +388,6 @@ fn growing_loads_against_whole_loads() {
         let whole = load(&growing.path, &mut |_| {}, &never).expect("whole");
         let whole_ms = ms(t);
         assert_eq!(grown.event_count(), whole.event_count());
-        let phases: Vec<String> = phases
-            .0
-            .iter()
-            .map(|(p, d)| format!("{p} {:.0}", d.as_secs_f64() * 1e3))
-            .collect();
         println!(
             "slice {} of {slices}: {} events, growing load {grown_ms:.0} ms ({}), whole load {whole_ms:.0} ms, ratio {:.2}",
             step + 1,
@@ -394,5 +395,17 @@ fn growing_loads_against_whole_loads() {
             phases.join(", "),
             grown_ms / whole_ms
         );
+    }
+    // `SIGHTLINE_REPEAT=n`: n more growing loads with nothing new, the
+    // rebuild alone (for a profiler).
+    let repeat: usize = std::env::var("SIGHTLINE_REPEAT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    for _ in 0..repeat {
+        let t = std::time::Instant::now();
+        let (grown, _) =
+            sightline::loader::load_growing_timed(&growing.path, &mut carry).expect("growing");
+        println!("again: {} events, {:.0} ms", grown.event_count(), ms(t));
     }
 }

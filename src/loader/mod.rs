@@ -186,7 +186,7 @@ fn load_committed(
     carry: Option<&mut Carry>,
 ) -> Result<(Trace, PhaseTimes), LoadError> {
     db::check_file(path)?;
-    map_big_buffers_alone();
+    crate::memory::map_big_buffers_alone();
     let source = snapshot::Source::prepare(path, always_copy).map_err(|why| {
         LoadError::new(
             path,
@@ -528,57 +528,8 @@ impl<'a> Builder<'a> {
         });
         self.trace.info.time_range = time_range(&self.trace).unwrap_or((0, 0));
         self.trace.activity_span();
-        give_back_freed_memory();
+        crate::memory::give_back_freed_memory();
         self.trace
-    }
-}
-
-/// Returns to the system the pages the load's row buffers held. The readers'
-/// buffers (rows as read, before grouping) are freed table by table; glibc
-/// keeps freed pages that sit below live ones, which left ~9 bytes an event
-/// resident for nothing once the GPU tables came to be read before the
-/// (bigger) CUDA API table, whose buffers no longer fit in the holes.
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        unsafe extern "C" {
-            /// glibc: releases free memory at the heap's top and, since 2.8,
-            /// free whole pages anywhere in every arena (madvise).
-            fn malloc_trim(pad: usize) -> std::ffi::c_int;
-        }
-        // SAFETY: malloc_trim takes no pointer and only touches the
-        // allocator's free lists, under its own locks.
-        unsafe {
-            malloc_trim(0);
-        }
-    }
-}
-
-/// Buffers this big or bigger (a column of a big table) get pages of their
-/// own, given back whole when freed.
-const OWN_PAGES_FROM: std::ffi::c_int = 8 << 20;
-
-/// Has glibc map every buffer of [`OWN_PAGES_FROM`] bytes or more on its own.
-/// By default the size from which it does so follows the biggest buffer
-/// freed so far (up to 32 MB): after the first columns of a load are freed,
-/// columns of a few million events are carved from the reading threads'
-/// arenas instead, and whether one of them (27 MB at 10M events) stays
-/// resident after the load's `malloc_trim` depended on which arena it fell
-/// in — 29.8 or 32.5 B an event, from one run to the next.
-fn map_big_buffers_alone() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        unsafe extern "C" {
-            /// glibc: sets an allocator parameter; returns 1 on success.
-            fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
-        }
-        /// glibc's `M_MMAP_THRESHOLD` (malloc.h).
-        const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
-        // SAFETY: mallopt takes no pointer; glibc takes its own lock.
-        ONCE.call_once(|| unsafe {
-            mallopt(M_MMAP_THRESHOLD, OWN_PAGES_FROM);
-        });
     }
 }
 
