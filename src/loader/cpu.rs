@@ -10,8 +10,8 @@ use super::group::{Grouping, Runs, stack_levels};
 use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
-    ApiCalls, GraphRecord, Ns, NvtxKind, NvtxRanges, NvtxTrack, OsCalls, Payload, Process,
-    SpanColumns, SparseColumn, StrId, Thread, Track,
+    ApiCalls, EncodedEnds, GraphRecord, Ns, NvtxKind, NvtxRanges, NvtxTrack, OsCalls, Payload,
+    Process, SpanColumns, SparseColumn, StrId, Thread, Track,
 };
 use crate::threads::joined;
 
@@ -218,12 +218,17 @@ fn api_calls_from(b: &mut Builder, mut rows: Rows<ApiRows>) {
     // Each column reordered on its own thread (see `gpu::kernels_from`).
     let g = &g;
     let api = std::thread::scope(|scope| {
-        let spans = scope
-            .spawn(move || SpanColumns::from_columns(g.take(start), &g.view(&end), g.take(name)));
+        let starts = scope.spawn(move || {
+            let start = g.take(start);
+            let ends = EncodedEnds::new(&start, &g.view(&end));
+            (start, ends)
+        });
+        let name = scope.spawn(move || g.take(name));
         let correlation = scope.spawn(move || g.take(correlation));
         let return_value = SparseColumn::from_vec(g.take(return_value));
+        let (start, ends) = joined(starts);
         ApiCalls {
-            spans: joined(spans),
+            spans: SpanColumns::from_parts(start, ends, joined(name)),
             correlation: joined(correlation),
             return_value,
         }
@@ -500,29 +505,21 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
         unended.push(r.kind != NvtxKind::Mark && r.end.is_none());
     }
     let g = Grouping::new(&keys, &starts, Some(&ends), track_keys.len());
+    let order = g.order();
     let mut nvtx = NvtxRanges::default();
-    let names = g.order.iter().map(|&r| rows_out[r as usize].text).collect();
+    let names = order.iter().map(|&r| rows_out[r as usize].text).collect();
     nvtx.spans = SpanColumns::from_columns(g.take(starts), &g.view(&ends), names);
     nvtx.unended = g.take(unended);
-    nvtx.row_id = g
-        .order
-        .iter()
-        .map(|&r| rows_out[r as usize].row_id)
-        .collect();
-    nvtx.kind = g.order.iter().map(|&r| rows_out[r as usize].kind).collect();
-    nvtx.color = g
-        .order
-        .iter()
-        .map(|&r| rows_out[r as usize].color)
-        .collect();
-    nvtx.category = g
-        .order
+    nvtx.row_id = order.iter().map(|&r| rows_out[r as usize].row_id).collect();
+    nvtx.kind = order.iter().map(|&r| rows_out[r as usize].kind).collect();
+    nvtx.color = order.iter().map(|&r| rows_out[r as usize].color).collect();
+    nvtx.category = order
         .iter()
         .map(|&r| rows_out[r as usize].category)
         .collect();
-    nvtx.depth = vec![0; g.order.len()];
+    nvtx.depth = vec![0; order.len()];
     let mut ended_elsewhere = Vec::new();
-    for (i, &r) in g.order.iter().enumerate() {
+    for (i, &r) in order.iter().enumerate() {
         let row = &rows_out[r as usize];
         if let Some(p) = &row.payload {
             nvtx.payload.insert(i as u32, p.clone());

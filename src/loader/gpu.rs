@@ -11,8 +11,8 @@ use super::group::{Grouping, Runs};
 use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
-    CorrelationIndex, CudaEventRecord, Gpu, GpuLimits, GpuOpKind, GraphExecs, IdColumn,
-    KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns, SpanColumns,
+    CorrelationIndex, CudaEventRecord, EncodedEnds, Gpu, GpuLimits, GpuOpKind, GraphExecs,
+    IdColumn, KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns, SpanColumns,
     SparseColumn, StrId, Stream, Syncs, Track, TrackIds,
 };
 use crate::threads::joined;
@@ -332,24 +332,31 @@ fn kernels_from(b: &mut Builder, streams: &mut Streams, mut rows: Rows<KernelRow
         column!(rows, config),
     );
     let (grid_id, graph_node_id) = (column!(rows, grid_id), column!(rows, graph_node_id));
-    // Each column is reordered on its own thread: the reads are scattered,
-    // so a column takes one core's worth of memory bandwidth at most.
+    // Each column is reordered (or, rows in order, copied from a growing
+    // report's carry) on its own thread: the reads are scattered, so a column
+    // takes one core's worth of memory bandwidth at most. The starts with
+    // the ends, the names with what is kept of the short and mangled ones.
     let g = &g;
-    let ((spans, names), (correlation, config), (grid_id, graph_node_id)) =
+    let ((start, ends), (name, names), (correlation, config), (grid_id, graph_node_id)) =
         std::thread::scope(|scope| {
-            let spans = scope.spawn(move || {
-                let spans = SpanColumns::from_columns(g.take(start), &g.view(&end), g.take(name));
-                let names =
-                    KernelNames::from_columns(&spans.name, &g.view(&short), &g.view(&mangled));
-                (spans, names)
+            let starts = scope.spawn(move || {
+                let start = g.take(start);
+                let ends = EncodedEnds::new(&start, &g.view(&end));
+                (start, ends)
+            });
+            let names = scope.spawn(move || {
+                let name = g.take(name);
+                let names = KernelNames::from_columns(&name, &g.view(&short), &g.view(&mangled));
+                (name, names)
             });
             let ids = scope.spawn(move || (g.take(correlation), g.take(config)));
             let graph = (
                 IdColumn::from_vec(g.take(grid_id)),
                 SparseColumn::from_vec(g.take(graph_node_id)),
             );
-            (joined(spans), joined(ids), graph)
+            (joined(starts), joined(names), joined(ids), graph)
         });
+    let spans = SpanColumns::from_parts(start, ends, name);
     set_tracks(b, g, &spans, |s| &mut s.kernels);
     let configs = &rows.get().configs;
     let mut configs_by_id = vec![LaunchConfig::default(); configs.len()];

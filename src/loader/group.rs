@@ -8,11 +8,13 @@ use crate::model::{Ns, Span, SpanColumns, Track};
 
 /// A permutation of the rows, and where each track's rows ended up.
 pub struct Grouping {
-    pub order: Vec<u32>,
+    /// The row at each place; empty when `in_order` (each row at its own).
+    order: Vec<u32>,
     pub tracks: Vec<Span>,
     /// The rows were in track order already (`order[i] == i`: one thread's
     /// calls, one stream's kernels): a column is its own reordering.
     in_order: bool,
+    rows: usize,
     /// Where rows come in long stretches of consecutive rows (a thread's
     /// calls between another's few), `order` as those stretches: (first
     /// row, rows), copied whole instead of row by row.
@@ -80,6 +82,26 @@ impl Grouping {
             "the runs cover every row"
         );
         let tracks: Vec<Span> = offsets.windows(2).map(|w| w[0]..w[1]).collect();
+        let key = |r: usize| (starts[r], std::cmp::Reverse(ends.map_or(0, |e| e[r])));
+        // Runs in track order put each track's rows where they are: if each
+        // track's rows are in time order too, there is nothing to move, and
+        // no permutation to write (4 bytes a row, every load and snapshot).
+        if runs.is_sorted_by_key(|&(k, _)| k)
+            && tracks.iter().all(|span| match ends {
+                None => starts[span.start as usize..span.end as usize].is_sorted(),
+                Some(_) => (span.start as usize..span.end as usize)
+                    .map(key)
+                    .is_sorted(),
+            })
+        {
+            return Grouping {
+                order: Vec::new(),
+                tracks,
+                in_order: true,
+                rows: starts.len(),
+                stretches: None,
+            };
+        }
         let mut cursor = offsets;
         let mut order = vec![0u32; starts.len()];
         let mut row = 0u32;
@@ -94,12 +116,8 @@ impl Grouping {
         let mut sorted = true;
         for span in &tracks {
             let rows = &mut order[span.start as usize..span.end as usize];
-            let key = |r: &u32| {
-                let r = *r as usize;
-                (starts[r], std::cmp::Reverse(ends.map_or(0, |e| e[r])))
-            };
-            if !rows.is_sorted_by_key(key) {
-                rows.sort_by_key(key);
+            if !rows.is_sorted_by_key(|&r| key(r as usize)) {
+                rows.sort_by_key(|&r| key(r as usize));
                 sorted = false;
             }
         }
@@ -109,6 +127,16 @@ impl Grouping {
             order,
             tracks,
             in_order,
+            rows: starts.len(),
+        }
+    }
+
+    /// The row at each place in track order.
+    pub fn order(&self) -> Cow<'_, [u32]> {
+        if self.in_order && self.order.len() != self.rows {
+            Cow::Owned((0..self.rows as u32).collect())
+        } else {
+            Cow::Borrowed(&self.order)
         }
     }
 
@@ -266,7 +294,7 @@ mod tests {
                 Grouping::from_runs(runs, starts, 3),
                 Grouping::new(&keys, starts, None, 3),
             ] {
-                assert_eq!(g.order, expected, "{runs:?}");
+                assert_eq!(*g.order(), expected, "{runs:?}");
                 let counts: Vec<u32> = g.tracks.iter().map(|t| t.end - t.start).collect();
                 let by_track = (0..3u32).map(|k| keys.iter().filter(|&&x| x == k).count() as u32);
                 assert_eq!(counts, by_track.collect::<Vec<_>>(), "{runs:?}");
@@ -324,7 +352,7 @@ mod tests {
             let starts: Vec<i64> = (0..keys.len() as i64).collect();
             let g = Grouping::new(&keys, &starts, None, 2);
             let column: Vec<u64> = (0..keys.len() as u64).map(|i| i * 3).collect();
-            let gathered: Vec<u64> = g.order.iter().map(|&r| column[r as usize]).collect();
+            let gathered: Vec<u64> = g.order().iter().map(|&r| column[r as usize]).collect();
             assert_eq!(g.take(&column[..]), gathered);
             assert_eq!(g.take(column), gathered);
         }

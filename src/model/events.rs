@@ -47,13 +47,18 @@ pub struct SpanColumns {
     bounds: Option<(Ns, Ns)>,
 }
 
-/// The duration that says "look the end up in the side table".
-const LONG: u32 = u32::MAX;
+/// A column of ends as [`SpanColumns`] keeps it, made apart from its starts
+/// and names ([`SpanColumns::from_parts`]).
+#[derive(Debug, Default)]
+pub struct EncodedEnds {
+    durations: Vec<u32>,
+    long_ends: Vec<(u32, Ns)>,
+    bounds: Option<(Ns, Ns)>,
+}
 
-impl SpanColumns {
-    /// Columns from whole start, end and name columns (of one length); the
-    /// ends are read, not kept (durations are).
-    pub fn from_columns(start: Vec<Ns>, end: &[Ns], name: Vec<StrId>) -> Self {
+impl EncodedEnds {
+    /// The ends `end` of events starting at `start` (of one length).
+    pub fn new(start: &[Ns], end: &[Ns]) -> Self {
         debug_assert_eq!(start.len(), end.len());
         let mut durations = Vec::with_capacity(start.len());
         let mut long_ends = Vec::new();
@@ -62,12 +67,37 @@ impl SpanColumns {
             durations.push(encode(i, s, e, &mut long_ends));
             bounds = widen(bounds, s, e);
         }
-        SpanColumns {
-            start,
+        EncodedEnds {
             durations,
             long_ends,
-            name,
             bounds,
+        }
+    }
+}
+
+/// The duration that says "look the end up in the side table".
+const LONG: u32 = u32::MAX;
+
+impl SpanColumns {
+    /// Columns from whole start, end and name columns (of one length); the
+    /// ends are read, not kept (durations are).
+    pub fn from_columns(start: Vec<Ns>, end: &[Ns], name: Vec<StrId>) -> Self {
+        let ends = EncodedEnds::new(&start, end);
+        SpanColumns::from_parts(start, ends, name)
+    }
+
+    /// Columns from whole start and name columns and the ends encoded from
+    /// them ([`EncodedEnds::new`] of the same starts): the three can be made
+    /// on threads of their own.
+    pub fn from_parts(start: Vec<Ns>, ends: EncodedEnds, name: Vec<StrId>) -> Self {
+        debug_assert_eq!(start.len(), ends.durations.len());
+        debug_assert_eq!(start.len(), name.len());
+        SpanColumns {
+            start,
+            durations: ends.durations,
+            long_ends: ends.long_ends,
+            name,
+            bounds: ends.bounds,
         }
     }
 
