@@ -61,7 +61,7 @@ fn main() {
             let events = doc.trace.event_count();
             if events != shown_events {
                 shown_events = events;
-                let status = doc.live.as_ref().map(|l| l.status);
+                let status = doc.live.as_ref().map(|l| l.status.clone());
                 snapshots.push((now, events, status, take_in, d));
             }
         }

@@ -187,6 +187,16 @@ fn a_replays_snapshots_say_how_far_behind_its_clock_they_are() {
     while Instant::now() < deadline {
         match job.messages.recv_timeout(Duration::from_millis(100)) {
             Ok(CaptureMessage::Snapshot(_, status)) => {
+                // Each snapshot says where its load's time went: every
+                // phase of a load, together within the load's time.
+                let phases = &status.snapshot_phases.0;
+                let names: Vec<&str> = phases.iter().map(|(p, _)| *p).collect();
+                assert!(
+                    names.contains(&"GPU events") && names.contains(&"indexes"),
+                    "{names:?}"
+                );
+                let sum: Duration = phases.iter().map(|(_, d)| *d).sum();
+                assert!(sum <= status.snapshot_cost, "{phases:?} in {status:?}");
                 ages.push((status.newest_event_age, status.snapshot_cost))
             }
             Ok(CaptureMessage::Finished(_)) => break,

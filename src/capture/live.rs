@@ -571,7 +571,12 @@ impl LiveReport {
     /// [`crate::loader::load_growing`]; this file only grows, and only this
     /// thread writes it).
     pub fn snapshot(&mut self) -> Result<Trace, String> {
-        crate::loader::load_growing(&self.path, &mut self.carry).map_err(|e| e.to_string())
+        self.snapshot_timed().map(|(trace, _)| trace)
+    }
+
+    /// [`LiveReport::snapshot`], also returning the time each phase took.
+    pub fn snapshot_timed(&mut self) -> Result<(Trace, crate::loader::PhaseTimes), String> {
+        crate::loader::load_growing_timed(&self.path, &mut self.carry).map_err(|e| e.to_string())
     }
 
     /// Saves a compact copy at `dest`: written beside it, then renamed, so a

@@ -23,6 +23,7 @@ use super::cupti::{ActivityCapture, Batch};
 use super::dump::DumpWriter;
 use super::environment::{self, CaptureError};
 use super::live::{LiveCounts, LiveReport};
+use crate::loader::PhaseTimes;
 use crate::model::Trace;
 use crate::synth::rows::GpuRow;
 
@@ -41,7 +42,7 @@ pub enum CaptureMessage {
 }
 
 /// How far a capture has come.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LiveStatus {
     pub counts: LiveCounts,
     pub elapsed: Duration,
@@ -49,6 +50,8 @@ pub struct LiveStatus {
     pub events_per_second: f64,
     /// How long the last snapshot took to load.
     pub snapshot_cost: Duration,
+    /// And each phase of that load: where a snapshot's cost lies.
+    pub snapshot_phases: PhaseTimes,
     /// How old the newest event of the snapshot was when it was published:
     /// the delay from an event happening to its being on screen (CUPTI's
     /// flush, the conversion and the snapshot together).
@@ -428,6 +431,7 @@ impl Publisher {
             elapsed,
             events_per_second: counts.total() as f64 / elapsed.as_secs_f64().max(1e-9),
             snapshot_cost: cost,
+            snapshot_phases: PhaseTimes::default(),
             newest_event_age,
         }
     }
@@ -443,13 +447,16 @@ impl Publisher {
             return;
         }
         let t0 = Instant::now();
-        let Ok(trace) = live.snapshot() else {
+        let Ok((trace, phases)) = live.snapshot_timed() else {
             return;
         };
         self.last_cost = t0.elapsed();
         self.last = Instant::now();
         self.last_total = live.counts().total();
-        let status = self.status(live, self.last_cost);
+        let status = LiveStatus {
+            snapshot_phases: phases,
+            ..self.status(live, self.last_cost)
+        };
         let _ = to.send(CaptureMessage::Snapshot(Arc::new(trace), status));
     }
 }

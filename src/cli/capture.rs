@@ -139,11 +139,21 @@ fn run_capture(
                         status.newest_event_age.as_secs_f64() * 1e3,
                         status.snapshot_cost.as_secs_f64() * 1e3,
                     );
-                    // Each snapshot's size beside its cost: how the cost grows.
+                    // Each snapshot's size beside its cost (and where it
+                    // lies, the load's phases of a millisecond or more):
+                    // how the cost grows.
+                    let phases: Vec<String> = status
+                        .snapshot_phases
+                        .0
+                        .iter()
+                        .filter(|(_, d)| d.as_secs_f64() >= 1e-3)
+                        .map(|(p, d)| format!("{p} {:.0}", d.as_secs_f64() * 1e3))
+                        .collect();
                     eprintln!(
-                        "live: snapshot {} of {} events, load {cost:.1} ms, newest event {age:.1} ms old",
+                        "live: snapshot {} of {} events, load {cost:.1} ms, newest event {age:.1} ms old ({})",
                         ages.len() + 1,
                         trace.event_count(),
+                        phases.join(", "),
                     );
                     ages.push(age);
                     costs.push(cost);
