@@ -197,6 +197,11 @@ fn a_replays_snapshots_say_how_far_behind_its_clock_they_are() {
                 );
                 let sum: Duration = phases.iter().map(|(_, d)| *d).sum();
                 assert!(sum <= status.snapshot_cost, "{phases:?} in {status:?}");
+                // Its newest event was written before the load, so younger then.
+                assert!(
+                    status.newest_event_age_written <= status.newest_event_age,
+                    "{status:?}"
+                );
                 ages.push((status.newest_event_age, status.snapshot_cost))
             }
             Ok(CaptureMessage::Finished(_)) => break,

@@ -83,6 +83,7 @@ pub fn replay(
         // Every event known before this instant of the report is in.
         live.saw_until(until.min(last));
         copied_until = until;
+        publisher.written(&live);
         publisher.maybe_publish(&mut live, messages);
         if done {
             break;

@@ -56,6 +56,10 @@ pub struct LiveStatus {
     /// the delay from an event happening to its being on screen (CUPTI's
     /// flush, the conversion and the snapshot together).
     pub newest_event_age: Duration,
+    /// How old that event was when the capture had written it to its
+    /// working file (before the snapshot's load): CUPTI's flush, the
+    /// conversion and the writing, without the load.
+    pub newest_event_age_written: Duration,
 }
 
 /// A finished capture: its report, and the working file it can be saved from.
@@ -236,7 +240,10 @@ pub fn capture(
     };
     while !bench.is_finished() {
         match batches.recv_timeout(MIN_SNAPSHOT_INTERVAL) {
-            Ok(batch) => append(&mut live, batch)?,
+            Ok(batch) => {
+                append(&mut live, batch)?;
+                publisher.written(&live);
+            }
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
         }
@@ -246,7 +253,10 @@ pub fn capture(
         // queued now: under a flood, snapshots still come.
         for _ in 0..batches.len() {
             match batches.try_recv() {
-                Ok(batch) => append(&mut live, batch)?,
+                Ok(batch) => {
+                    append(&mut live, batch)?;
+                    publisher.written(&live);
+                }
                 Err(_) => break,
             }
         }
@@ -376,6 +386,9 @@ pub(crate) struct Publisher {
     last_cost: Duration,
     last_total: u64,
     clock: EventClock,
+    /// How old the newest event was when it was last written (see
+    /// [`LiveStatus::newest_event_age_written`]).
+    age_written: Duration,
 }
 
 /// The clock of the events recorded, to tell how old the newest one is.
@@ -396,7 +409,14 @@ impl Publisher {
             last_cost: Duration::ZERO,
             last_total: 0,
             clock: EventClock::Realtime,
+            age_written: Duration::ZERO,
         }
+    }
+
+    /// Notes that what was recorded so far is written: how old its newest
+    /// event is now.
+    pub(crate) fn written(&mut self, live: &LiveReport) {
+        self.age_written = self.newest_event_age(live);
     }
 
     /// A publisher for a replay whose clock reads `first` at `started` and
@@ -411,8 +431,22 @@ impl Publisher {
     pub(crate) fn status(&self, live: &LiveReport, cost: Duration) -> LiveStatus {
         let elapsed = self.started.elapsed();
         let counts = live.counts();
+        LiveStatus {
+            counts,
+            elapsed,
+            events_per_second: counts.total() as f64 / elapsed.as_secs_f64().max(1e-9),
+            snapshot_cost: cost,
+            snapshot_phases: PhaseTimes::default(),
+            newest_event_age: self.newest_event_age(live),
+            newest_event_age_written: self.age_written,
+        }
+    }
+
+    /// How old the newest event recorded is now.
+    fn newest_event_age(&self, live: &LiveReport) -> Duration {
+        let elapsed = self.started.elapsed();
         let newest = live.last_timestamp();
-        let newest_event_age = match self.clock {
+        match self.clock {
             EventClock::Realtime => {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -425,14 +459,6 @@ impl Publisher {
                 let now = first as f64 + elapsed.as_nanos() as f64 * speed;
                 Duration::from_secs_f64(((now - newest as f64) / speed / 1e9).max(0.0))
             }
-        };
-        LiveStatus {
-            counts,
-            elapsed,
-            events_per_second: counts.total() as f64 / elapsed.as_secs_f64().max(1e-9),
-            snapshot_cost: cost,
-            snapshot_phases: PhaseTimes::default(),
-            newest_event_age,
         }
     }
 

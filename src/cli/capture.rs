@@ -150,9 +150,10 @@ fn run_capture(
                         .map(|(p, d)| format!("{p} {:.0}", d.as_secs_f64() * 1e3))
                         .collect();
                     eprintln!(
-                        "live: snapshot {} of {} events, load {cost:.1} ms, newest event {age:.1} ms old ({})",
+                        "live: snapshot {} of {} events, load {cost:.1} ms, newest event {age:.1} ms old, {:.1} ms when written ({})",
                         ages.len() + 1,
                         trace.event_count(),
+                        status.newest_event_age_written.as_secs_f64() * 1e3,
                         phases.join(", "),
                     );
                     ages.push(age);
