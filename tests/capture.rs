@@ -358,3 +358,35 @@ fn capture_on_the_gpu_records_every_launch() {
     let back = sightline::loader::load(&out, &mut |_| {}, &AtomicBool::new(false)).expect("load");
     assert_eq!(back.event_count(), t.event_count());
 }
+
+/// How fast a capture writes what CUPTI hands over (`--ignored`, a benchmark):
+/// the streams benchmark's real records, many times over, in batches as
+/// CUPTI's buffers bring them. `SIGHTLINE_COPIES` copies (200).
+#[test]
+#[ignore]
+fn writer_throughput() {
+    let dump = read_dump(&fixture("capture/streams.rec")).expect("read dump");
+    let copies: usize = std::env::var("SIGHTLINE_COPIES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200);
+    let mut live = sightline::capture::dump::Dump {
+        records: Vec::new(),
+        started_ranges: dump.started_ranges.clone(),
+    }
+    .to_report(4242)
+    .expect("report");
+    let batch = &dump.records;
+    let t = Instant::now();
+    for _ in 0..copies {
+        live.append(batch).expect("append");
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let n = batch.len() * copies;
+    println!(
+        "{n} records in {:.0} ms: {:.0}k records/s ({} a batch)",
+        secs * 1e3,
+        n as f64 / secs / 1e3,
+        batch.len()
+    );
+}

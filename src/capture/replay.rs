@@ -84,7 +84,8 @@ pub fn replay(
         live.saw_until(until.min(last));
         copied_until = until;
         publisher.written(&live);
-        publisher.maybe_publish(&mut live, messages);
+        // Slices are copied between snapshots, never beside them: none waits.
+        publisher.maybe_publish(&mut live, messages, false);
         if done {
             break;
         }
