@@ -84,8 +84,7 @@ pub fn replay(
         live.saw_until(until.min(last));
         copied_until = until;
         publisher.written(&live);
-        // Slices are copied between snapshots, never beside them: none waits.
-        publisher.maybe_publish(&mut live, messages, false);
+        publisher.maybe_publish(&mut live, messages);
         if done {
             break;
         }

@@ -260,7 +260,7 @@ pub fn capture(
                 Err(_) => break,
             }
         }
-        publisher.maybe_publish(&mut live, messages, !batches.is_empty());
+        publisher.maybe_publish(&mut live, messages);
     }
     let bench_result = bench
         .join()
@@ -378,20 +378,6 @@ fn counter_pass(
     ))
 }
 
-/// Whether a snapshot is due `since_last` after the last one, which took
-/// `last_cost` to load, on the thread that also writes the records: the
-/// interval grows with the capture. The writing keeps two thirds of the
-/// thread (a snapshot waits twice its cost), or four fifths while records
-/// wait to be written (`behind`): a snapshot then would show old events and
-/// let more queue, the writing falling further behind (on the GPU machine a
-/// 10M-kernel capture's newest written event was 0.5-5 s old from its 9
-/// millionth event on). It waits no longer than that, so that snapshots still
-/// come under a flood that never lets up.
-fn snapshot_due(since_last: Duration, last_cost: Duration, behind: bool) -> bool {
-    let factor = if behind { 4 } else { 2 };
-    since_last >= MIN_SNAPSHOT_INTERVAL.max(last_cost * factor)
-}
-
 /// Decides when to publish a snapshot and sends it.
 pub(crate) struct Publisher {
     enabled: bool,
@@ -476,16 +462,12 @@ impl Publisher {
         }
     }
 
-    /// Publishes a snapshot if one is due (see [`snapshot_due`]); `behind`:
-    /// records are waiting to be written.
-    pub(crate) fn maybe_publish(
-        &mut self,
-        live: &mut LiveReport,
-        to: &Sender<CaptureMessage>,
-        behind: bool,
-    ) {
+    pub(crate) fn maybe_publish(&mut self, live: &mut LiveReport, to: &Sender<CaptureMessage>) {
+        // Loading a snapshot may take at most half the time: the interval
+        // grows with the capture.
+        let interval = MIN_SNAPSHOT_INTERVAL.max(self.last_cost * 2);
         if !self.enabled
-            || !snapshot_due(self.last.elapsed(), self.last_cost, behind)
+            || self.last.elapsed() < interval
             || live.counts().total() == self.last_total
         {
             return;
@@ -624,23 +606,4 @@ fn read_gpus() -> Vec<GpuFacts> {
         });
     }
     gpus
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_snapshot_waits_longer_while_records_wait_to_be_written_but_not_forever() {
-        let ms = Duration::from_millis;
-        // Cheap snapshots: the floor.
-        assert!(!snapshot_due(ms(49), ms(1), false));
-        assert!(snapshot_due(ms(50), ms(1), true));
-        // A 300 ms load: twice that after it, four times while behind.
-        assert!(!snapshot_due(ms(599), ms(300), false));
-        assert!(snapshot_due(ms(600), ms(300), false));
-        assert!(!snapshot_due(ms(600), ms(300), true));
-        assert!(!snapshot_due(ms(1199), ms(300), true));
-        assert!(snapshot_due(ms(1200), ms(300), true));
-    }
 }
