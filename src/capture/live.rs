@@ -10,9 +10,10 @@
 //! rows) keeps the live view, the saved file and `nsys stats` on that file in
 //! agreement by construction. A snapshot decodes only the rows added since
 //! the last one but builds the model from all of them
-//! ([`crate::loader::load_growing`]): still O(events), about 40 ns an event
-//! at 12M events on the GPU machine; the session spaces snapshots by how
-//! long the last one took.
+//! ([`crate::loader::load_growing`]): still O(events), 25-35 ns an event at
+//! 12M events on an H100, against 30-55 ms for the rest of an event's way to
+//! the screen (BENCHMARKS.md); the session spaces snapshots by how long the
+//! last one took.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

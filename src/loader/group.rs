@@ -1,6 +1,8 @@
 //! Rows arrive in table order; the model wants them grouped by track and sorted
 //! by start inside each track. A counting sort by track (O(n)) then a sort of
-//! only those tracks that are not already in order (nsys writes most in order).
+//! only those tracks that are not already in order (nsys writes most in order);
+//! rows already in track order (one stream's kernels, one thread's calls) are
+//! known to be so from a look at their starts, and left where they are.
 
 use std::borrow::Cow;
 
