@@ -120,8 +120,10 @@ pub(crate) fn collect_parts(
         let end = offsets.last().copied().unwrap_or(0) + group_sizes.iter().sum::<u32>();
         offsets.push(end);
     }
+    // On 2 MB pages when big (the global allocator, `crate::memory`): the
+    // values of a report over 34M kernels are 272 MB, and faulting them in
+    // 4 KB at a time took as long as the walk that fills them.
     let mut values = vec![0i64; offsets[groups] as usize];
-    prefer_huge_pages(&mut values);
     // Each part's slice of each group: the buffer cut group by group, then
     // each group's slice part by part.
     let mut slots: Vec<Vec<&mut [i64]>> = (0..parts).map(|_| Vec::with_capacity(groups)).collect();
@@ -164,46 +166,6 @@ pub(crate) fn collect_parts(
         }
     });
     Grouped { values, offsets }
-}
-
-/// Asks Linux to back a big buffer, not yet written, with 2 MB pages: the
-/// values of a report over 34M kernels are 272 MB, and faulting them in 4 KB
-/// at a time (66,000 faults) took as long as the walk that fills them.
-/// Only a hint: where it is refused, or elsewhere, nothing changes.
-fn prefer_huge_pages(buffer: &mut [i64]) {
-    #[cfg(target_os = "linux")]
-    {
-        const MADV_HUGEPAGE: std::ffi::c_int = 14;
-        const HUGE: usize = 2 << 20;
-        let bytes = std::mem::size_of_val(buffer);
-        if bytes < 4 * HUGE {
-            return;
-        }
-        unsafe extern "C" {
-            fn madvise(
-                addr: *mut std::ffi::c_void,
-                len: usize,
-                advice: std::ffi::c_int,
-            ) -> std::ffi::c_int;
-        }
-        // madvise wants a page-aligned start: the buffer's whole 2 MB
-        // stretches inside it.
-        let start = buffer.as_mut_ptr() as usize;
-        let aligned = start.next_multiple_of(HUGE);
-        let end = (start + bytes) / HUGE * HUGE;
-        if end > aligned {
-            // SAFETY: the range lies inside `buffer`, which this function
-            // borrows mutably; MADV_HUGEPAGE changes how its pages are
-            // backed, never their contents.
-            unsafe {
-                madvise(
-                    aligned as *mut std::ffi::c_void,
-                    end - aligned,
-                    MADV_HUGEPAGE,
-                );
-            }
-        }
-    }
 }
 
 /// `work(part)` for each of `parts`, part 0 on this thread and the others on
