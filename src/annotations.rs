@@ -315,22 +315,26 @@ pub fn find(trace: &Trace, key: &EventKey) -> Option<EventId> {
     found.map(|i| EventId::new(key.kind, i))
 }
 
-/// The row ranges of the tracks that hold events of `kind`.
+/// The row ranges (the runs) of the tracks that hold events of `kind`.
 fn tracks_of(trace: &Trace, kind: EventKind) -> Vec<crate::model::Span> {
     let threads = trace.threads.iter();
     let streams = trace.streams.iter();
-    match kind {
-        EventKind::Api => threads.map(|t| t.cuda_api.events.clone()).collect(),
-        EventKind::Osrt => threads.map(|t| t.osrt.events.clone()).collect(),
+    let tracks: Vec<&crate::model::Track> = match kind {
+        EventKind::Api => threads.map(|t| &t.cuda_api).collect(),
+        EventKind::Osrt => threads.map(|t| &t.osrt).collect(),
         EventKind::Nvtx => threads
-            .flat_map(|t| t.nvtx.iter().map(|n| n.track.events.clone()))
+            .flat_map(|t| t.nvtx.iter().map(|n| &n.track))
             .collect(),
-        EventKind::Kernel => streams.map(|s| s.kernels.events.clone()).collect(),
-        EventKind::Memcpy => streams.map(|s| s.memcpys.events.clone()).collect(),
-        EventKind::Memset => streams.map(|s| s.memsets.events.clone()).collect(),
-        EventKind::Sync => streams.map(|s| s.syncs.events.clone()).collect(),
-        EventKind::Graph => streams.map(|s| s.graphs.events.clone()).collect(),
-    }
+        EventKind::Kernel => streams.map(|s| &s.kernels).collect(),
+        EventKind::Memcpy => streams.map(|s| &s.memcpys).collect(),
+        EventKind::Memset => streams.map(|s| &s.memsets).collect(),
+        EventKind::Sync => streams.map(|s| &s.syncs).collect(),
+        EventKind::Graph => streams.map(|s| &s.graphs).collect(),
+    };
+    tracks
+        .into_iter()
+        .flat_map(|t| t.runs().iter().map(|r| r.events.clone()))
+        .collect()
 }
 
 /// Finds each key's event in `trace` (`None` where it is not there). One

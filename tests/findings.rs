@@ -565,7 +565,7 @@ fn gpu_gaps_finds_an_inserted_gap() {
     let mut expected = (0i64, 0i64);
     let trace = edited("sync_timing", |conn, trace| {
         let k = &trace.kernels.spans;
-        let mut starts: Vec<i64> = k.start.clone();
+        let mut starts: Vec<i64> = k.start.to_vec();
         starts.sort_unstable();
         let cut = starts[starts.len() / 2];
         conn.execute_batch(&format!(

@@ -107,9 +107,7 @@ fn nested_nvtx_ranges_never_share_their_parents_colour() {
     let mut checked = 0;
     for thread in &trace.threads {
         for track in &thread.nvtx {
-            let events: Vec<usize> = (track.track.events.start..track.track.events.end)
-                .map(|i| i as usize)
-                .collect();
+            let events: Vec<usize> = (track.track.rows()).map(|i| i as usize).collect();
             for &child in &events {
                 let d = n.depth[child];
                 if d == 0 {

@@ -53,32 +53,26 @@ fn a_lane_of_events_narrower_than_a_pixel_marks_the_columns_holding_their_starts
             show_names: false,
         };
         for row in rows::build(&trace) {
-            let RowKind::Lane {
-                table,
-                track,
-                sparse,
-            } = &row.kind
-            else {
+            let RowKind::Lane { table, track } = &row.kind else {
                 continue;
             };
             // As wide as leaves the longest event under half a pixel.
             let span = (hi - lo) as f64;
-            let width = (0.4 * span / track.max_duration.max(1) as f64)
+            let width = (0.4 * span / track.max_duration().max(1) as f64)
                 .min(4000.0)
                 .floor();
-            if width < 16.0 || track.events.is_empty() {
+            if width < 16.0 || track.is_empty() {
                 continue;
             }
             let rect = Rect::from_min_max(pos2(0.0, 0.0), pos2(width as f32, 400.0));
             let map = Mapping::new(rect, &view);
             let spans = table.spans(&trace);
             let want: BTreeSet<i64> = track
-                .events
-                .clone()
+                .rows()
                 .map(|i| map.x(spans.start[i as usize]).floor() as i64)
                 .collect();
             let rects = painted(|p| {
-                lane(p, &trace, *table, track, sparse, rect, &map, &style);
+                lane(p, &trace, *table, track, rect, &map, &style);
             });
             let mut got = BTreeSet::new();
             for r in &rects {
@@ -121,27 +115,33 @@ fn the_loader_samples_every_tracks_starts_and_the_rows_share_them() {
         let mut sampled = 0;
         let samples: Vec<_> = tracks
             .iter()
-            .map(|(t, _)| t.sampled_starts.clone())
+            .flat_map(|(t, _)| t.runs().iter().map(|r| r.sampled_starts.clone()))
             .collect();
         for (track, starts) in tracks {
-            let own = &starts[track.events.start as usize..track.events.end as usize];
-            let want: Vec<i64> = own.iter().step_by(SAMPLED_STARTS_STRIDE).copied().collect();
-            assert_eq!(&*track.sampled_starts, &want[..], "{report}");
-            sampled += usize::from(!want.is_empty());
+            for run in track.runs() {
+                let own = &starts[run.rows()];
+                let want: Vec<i64> = own.iter().step_by(SAMPLED_STARTS_STRIDE).copied().collect();
+                assert_eq!(&*run.sampled_starts, &want[..], "{report}");
+                sampled += usize::from(!want.is_empty());
+            }
         }
         assert!(sampled >= 3, "{report}: {sampled} tracks");
         // The window's lanes take the loader's samples, not a copy of their own.
         let lanes: Vec<_> = rows::build(&trace)
             .into_iter()
             .filter_map(|r| match r.kind {
-                RowKind::Lane { sparse, .. } => Some(sparse),
+                RowKind::Lane { track, .. } => Some(track),
                 _ => None,
             })
             .collect();
         assert!(!lanes.is_empty());
-        for sparse in lanes {
+        for sparse in lanes
+            .iter()
+            .flat_map(|t| t.runs())
+            .map(|r| &r.sampled_starts)
+        {
             assert!(
-                samples.iter().any(|s| std::sync::Arc::ptr_eq(s, &sparse)),
+                samples.iter().any(|s| std::sync::Arc::ptr_eq(s, sparse)),
                 "{report}: a lane sampled its track's starts again"
             );
         }

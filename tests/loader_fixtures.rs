@@ -74,7 +74,7 @@ fn every_cuda_api_call_nsys_lists_is_loaded_with_its_fields() {
         // Index our calls by (tid, start).
         let mut ours = HashMap::new();
         for thread in &trace.threads {
-            for i in thread.cuda_api.events.clone() {
+            for i in thread.cuda_api.rows() {
                 ours.insert(
                     (thread.tid, trace.cuda_api.spans.start[i as usize]),
                     (thread, i as usize),
@@ -138,8 +138,8 @@ fn every_gpu_operation_nsys_lists_is_loaded_and_correlated() {
                 (GpuOpKind::Kernel, &stream.kernels)
             };
             let spans = trace.gpu_spans(kind);
-            let found = spans.starting_in(&track.events, start, start + 1);
-            let index = (found.start..found.end)
+            let index = track
+                .starting_in(spans, start, start + 1)
                 .find(|&i| trace.name(spans.name[i as usize]) == label)
                 .unwrap_or_else(|| panic!("{name}: no {label} at {start} on stream {stream_id}"));
             let i = index as usize;
@@ -200,10 +200,7 @@ fn nvtx_nesting_levels_match_nsys() {
                 .unwrap_or_else(|| panic!("{name}: no thread {tid}"));
             let nvtx = &trace.nvtx;
             let found = thread.nvtx.iter().find_map(|track| {
-                let r = nvtx
-                    .spans
-                    .starting_in(&track.track.events, start, start + 1);
-                (r.start..r.end)
+                (track.track.starting_in(&nvtx.spans, start, start + 1))
                     .find(|&i| {
                         format!(
                             "{}:{}",
@@ -228,11 +225,7 @@ fn nvtx_nesting_levels_match_nsys() {
             let across_domains: usize = thread
                 .nvtx
                 .iter()
-                .map(|t| {
-                    (t.track.events.start..t.track.events.end)
-                        .filter(|&j| encloses(j as usize))
-                        .count()
-                })
+                .map(|t| (t.track.rows()).filter(|&j| encloses(j as usize)).count())
                 .sum();
             assert_eq!(
                 across_domains as i64,
@@ -243,12 +236,8 @@ fn nvtx_nesting_levels_match_nsys() {
             let own = thread
                 .nvtx
                 .iter()
-                .find(|t| t.track.events.contains(&(i as u32)))
-                .map(|t| {
-                    (t.track.events.start..t.track.events.end)
-                        .filter(|&j| encloses(j as usize))
-                        .count()
-                });
+                .find(|t| t.track.contains(i as u32))
+                .map(|t| (t.track.rows()).filter(|&j| encloses(j as usize)).count());
             assert_eq!(
                 Some(nvtx.depth[i] as usize),
                 own,
@@ -473,7 +462,7 @@ fn a_progressive_load_shows_whole_tables_that_keep_their_indexes() {
             }
             // Streams and threads already there keep their index and events.
             for (i, s) in snap.streams.iter().enumerate() {
-                assert_eq!(s.kernels.events, whole.streams[i].kernels.events, "{name}");
+                assert_eq!(s.kernels, whole.streams[i].kernels, "{name}");
             }
             for (i, t) in snap.threads.iter().enumerate() {
                 assert_eq!(t.global_tid, whole.threads[i].global_tid, "{name}");

@@ -141,7 +141,7 @@ fn launched_inside(trace: &Trace, k: u32, name: &str) -> bool {
     let pid = trace
         .streams
         .iter()
-        .find(|s| s.kernels.events.contains(&k))
+        .find(|s| s.kernels.contains(k))
         .map(|s| s.pid)
         .expect("a stream");
     let call = trace

@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use sightline::analysis::{RangeRule, Report, TimeRange, compute, compute_in};
-use sightline::model::{Stream, Strings, Trace, Track};
+use sightline::model::{Run, Stream, Strings, Trace, Track};
 
 /// Kernels, streams and names of the trace (see the file's doc).
 fn shape() -> (usize, usize, usize) {
@@ -62,12 +62,14 @@ fn synthetic_trace() -> Trace {
         let end = spans.start.len() as u32;
         trace.streams.push(Stream {
             stream_id: s as u32,
-            kernels: Track {
-                events: first..end,
-                max_duration: longest,
-                depth: 1,
-                ..Track::default()
-            },
+            kernels: Track::whole(
+                Run {
+                    events: first..end,
+                    max_duration: longest,
+                    ..Run::default()
+                },
+                1,
+            ),
             ..Stream::default()
         });
     }

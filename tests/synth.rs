@@ -259,7 +259,7 @@ fn api_calls_pair_with_gpu_work_of_their_own_copy() {
     let copy_of = |t: i64| (t - lo).div_euclid(summary.copy_shift);
     let mut paired = 0;
     for stream in &scaled.streams {
-        for i in stream.kernels.events.clone() {
+        for i in stream.kernels.rows() {
             let corr = scaled.kernels.correlation[i as usize];
             let api = scaled
                 .correlation

@@ -381,7 +381,7 @@ pub fn instances(
                     let Some(id) = trace.strings.find(message) else {
                         continue;
                     };
-                    for i in reports::events_in(spans, &track.track.events, range) {
+                    for i in reports::events_in(spans, &track.track, range) {
                         let kind_style = match trace.nvtx.kind.get(i) {
                             Some(crate::model::NvtxKind::PushPop) => NvtxStyle::PushPop,
                             Some(crate::model::NvtxKind::StartEnd) => NvtxStyle::StartEnd,
@@ -413,10 +413,10 @@ pub fn instances(
             let mut by_id: std::collections::BTreeMap<u32, Vec<(i64, EventId)>> =
                 std::collections::BTreeMap::new();
             let mut take = |spans: &crate::model::SpanColumns,
-                            span: &crate::model::Span,
+                            track: &crate::model::Track,
                             kind: EventKind,
                             counted: &dyn Fn(usize) -> bool| {
-                for i in reports::events_in(spans, span, range) {
+                for i in reports::events_in(spans, track, range) {
                     if is_wanted(spans.name[i]) && counted(i) {
                         by_id
                             .entry(spans.name[i].0)
@@ -430,7 +430,7 @@ pub fn instances(
                     for thread in &trace.threads {
                         take(
                             &trace.cuda_api.spans,
-                            &thread.cuda_api.events,
+                            &thread.cuda_api,
                             EventKind::Api,
                             &|_| true,
                         );
@@ -440,7 +440,7 @@ pub fn instances(
                     for stream in &trace.streams {
                         take(
                             &trace.kernels.spans,
-                            &stream.kernels.events,
+                            &stream.kernels,
                             EventKind::Kernel,
                             &|_| true,
                         );
@@ -453,13 +453,13 @@ pub fn instances(
                         // not in cuda_gpu_mem_time_sum, so not in the row.
                         take(
                             &trace.memcpys.spans,
-                            &stream.memcpys.events,
+                            &stream.memcpys,
                             EventKind::Memcpy,
                             &|i| known.get(i).copied().unwrap_or(false),
                         );
                         take(
                             &trace.memsets.spans,
-                            &stream.memsets.events,
+                            &stream.memsets,
                             EventKind::Memset,
                             &|_| true,
                         );
@@ -499,7 +499,7 @@ fn nvtx_range_counts(trace: &Trace) -> Vec<u64> {
     let spans = &trace.nvtx.spans;
     for thread in &trace.threads {
         for track in &thread.nvtx {
-            for i in reports::events_in(spans, &track.track.events, None) {
+            for i in reports::events_in(spans, &track.track, None) {
                 if is_range(trace, i)
                     && let Some(c) = counts.get_mut(spans.name[i].0 as usize)
                 {
@@ -553,7 +553,7 @@ pub fn nvtx_ranges_named(trace: &Trace, name: &str) -> Vec<EventId> {
     let mut found: Vec<(i64, EventId)> = Vec::new();
     for thread in &trace.threads {
         for track in &thread.nvtx {
-            for i in reports::events_in(spans, &track.track.events, None) {
+            for i in reports::events_in(spans, &track.track, None) {
                 if spans.name[i] == id && is_range(trace, i) {
                     found.push((spans.start[i], EventId::new(EventKind::Nvtx, i as u32)));
                 }

@@ -50,7 +50,7 @@ pub fn kernel_names(trace: &Trace, naming: KernelNaming) -> Vec<Cow<'_, str>> {
                 .map(|i| Cow::Borrowed(trace.name(k.spans.name[i])))
                 .collect();
             for stream in &trace.streams {
-                for i in stream.kernels.events.clone() {
+                for i in stream.kernels.rows() {
                     let i = i as usize;
                     let Some(call) = k
                         .correlation

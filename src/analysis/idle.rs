@@ -212,15 +212,17 @@ pub struct IdleShare {
 pub struct WalkHints(Vec<usize>);
 
 impl WalkHints {
-    /// The first index of `starts` (sorted) at or after `from`, searched
-    /// forward from `thread`'s last answer by doubling steps, or over the
-    /// whole slice when `from` lies before it.
-    fn seek(&mut self, thread: u32, starts: &[Ns], from: Ns) -> usize {
+    /// The first index of `starts` (sorted; the starts of rows `base..` of
+    /// one run of `thread`'s calls) at or after `from`, searched forward
+    /// from `thread`'s last answer by doubling steps, or over the whole slice
+    /// when `from` lies before it. The answer is remembered as a row, so a
+    /// hint from another run of the thread only costs a wider search.
+    fn seek(&mut self, thread: u32, starts: &[Ns], base: usize, from: Ns) -> usize {
         let t = thread as usize;
         if self.0.len() <= t {
             self.0.resize(t + 1, 0);
         }
-        let hint = self.0[t].min(starts.len());
+        let hint = self.0[t].saturating_sub(base).min(starts.len());
         let found = if hint > 0 && starts[hint - 1] >= from {
             starts.partition_point(|&s| s < from)
         } else {
@@ -233,7 +235,7 @@ impl WalkHints {
             let hi = (lo + step).min(starts.len());
             lo + starts[lo..hi].partition_point(|&s| s < from)
         };
-        self.0[t] = found;
+        self.0[t] = base + found;
         found
     }
 }
@@ -242,7 +244,8 @@ impl WalkHints {
 pub struct Classifier<'a> {
     trace: &'a Trace,
     classes: Vec<ApiClass>,
-    /// `(first api row, end, thread)` of every thread's API track, by first row.
+    /// `(first api row, end, thread)` of every run of every thread's API
+    /// track, by first row.
     tracks: Vec<(u32, u32, u32)>,
     /// Each track's process correlations, in `tracks` order: looked up once
     /// here instead of hashed for every call walked.
@@ -262,8 +265,12 @@ impl<'a> Classifier<'a> {
             .threads
             .iter()
             .enumerate()
-            .filter(|(_, t)| !t.cuda_api.events.is_empty())
-            .map(|(i, t)| (t.cuda_api.events.start, t.cuda_api.events.end, i as u32))
+            .flat_map(|(i, t)| {
+                t.cuda_api
+                    .runs()
+                    .iter()
+                    .map(move |r| (r.events.start, r.events.end, i as u32))
+            })
             .collect();
         tracks.sort_unstable();
         let pid = |thread: u32| trace.threads[thread as usize].pid;
@@ -374,29 +381,33 @@ impl<'a> Classifier<'a> {
             return;
         };
         let spans = &self.trace.cuda_api.spans;
-        let track = &t.cuda_api.events;
-        let starts = &spans.start[track.start as usize..track.end as usize];
-        let first_after = hints.seek(thread, starts, from);
-        // Calls on a thread rarely overlap but for nesting: the call covering
-        // `from` is among the last few that start before it.
-        let lo = first_after.saturating_sub(4);
         let mut reach = from;
-        for i in lo..starts.len() {
-            let api = track.start as usize + i;
-            let (s, e) = (spans.start[api], spans.end(api));
-            if s >= to {
-                break;
-            }
-            let s = s.max(reach);
-            let e = e.min(to);
-            if e <= s {
+        'runs: for run in t.cuda_api.runs() {
+            let base = run.rows().start;
+            let Some(starts) = spans.start.get(run.rows()) else {
                 continue;
+            };
+            let first_after = hints.seek(thread, starts, base, from);
+            // Calls on a thread rarely overlap but for nesting: the call
+            // covering `from` is among the last few that start before it.
+            let lo = first_after.saturating_sub(4);
+            for i in lo..starts.len() {
+                let api = base + i;
+                let (s, e) = (spans.start[api], spans.end(api));
+                if s >= to {
+                    break 'runs;
+                }
+                let s = s.max(reach);
+                let e = e.min(to);
+                if e <= s {
+                    continue;
+                }
+                if s > reach {
+                    visit(None, Cause::Outside, s.saturating_sub(reach));
+                }
+                visit(Some(api), self.cause(api), e.saturating_sub(s));
+                reach = e;
             }
-            if s > reach {
-                visit(None, Cause::Outside, s.saturating_sub(reach));
-            }
-            visit(Some(api), self.cause(api), e.saturating_sub(s));
-            reach = e;
         }
         if reach < to {
             visit(None, Cause::Outside, to.saturating_sub(reach));
@@ -460,8 +471,8 @@ impl<'a> Merge<'a> {
                 (GpuOpKind::Memcpy, &st.memcpys),
                 (GpuOpKind::Memset, &st.memsets),
             ] {
-                if !track.events.is_empty() {
-                    cursors.push((kind, track.events.start, track.events.end, st.pid));
+                for run in track.runs() {
+                    cursors.push((kind, run.events.start, run.events.end, st.pid));
                 }
             }
         }
@@ -869,9 +880,22 @@ mod tests {
             (1, 7),
         ] {
             let expected = starts.partition_point(|&s| s < from);
-            assert_eq!(hints.seek(thread, &starts, from), expected, "from {from}");
+            assert_eq!(
+                hints.seek(thread, &starts, 0, from),
+                expected,
+                "from {from}"
+            );
+            // A later run of the thread (rows 10..): a hint from the other
+            // run only widens the search.
+            let later: Vec<Ns> = starts.iter().map(|s| s + 40).collect();
+            let expected = later.partition_point(|&s| s < from + 20);
+            assert_eq!(
+                hints.seek(thread, &later, 10, from + 20),
+                expected,
+                "from {from} + 20"
+            );
         }
-        assert_eq!(WalkHints::default().seek(3, &[], 5), 0);
+        assert_eq!(WalkHints::default().seek(3, &[], 0, 5), 0);
     }
 
     #[test]

@@ -117,7 +117,7 @@ fn kernel_time(trace: &Trace, range: Option<TimeRange>) -> i128 {
     trace
         .streams
         .iter()
-        .flat_map(|s| events_in(spans, &s.kernels.events, range))
+        .flat_map(|s| events_in(spans, &s.kernels, range))
         .map(|i| spans.duration(i) as i128)
         .sum()
 }
@@ -139,7 +139,7 @@ fn kernel_stats_where(
     type Instances = (Vec<u32>, Vec<StreamIdx>, Vec<i64>);
     let mut by_name: HashMap<StrId, Instances> = HashMap::new();
     for (s, stream) in trace.streams.iter().enumerate() {
-        for i in events_in(spans, &stream.kernels.events, range) {
+        for i in events_in(spans, &stream.kernels, range) {
             if !wanted(spans.name[i]) {
                 continue;
             }

@@ -59,7 +59,7 @@ pub struct ProjectedRange {
 fn candidate_ranges(trace: &Trace, thread: usize) -> Vec<(u32, &str)> {
     let mut out = Vec::new();
     for track in &trace.threads[thread].nvtx {
-        for i in track.track.events.clone() {
+        for i in track.track.rows() {
             let kind = trace.nvtx.kind.get(i as usize);
             if matches!(kind, Some(NvtxKind::PushPop | NvtxKind::StartEnd))
                 && !trace.nvtx.end_thread.contains_key(&i)
@@ -75,16 +75,19 @@ fn candidate_ranges(trace: &Trace, thread: usize) -> Vec<(u32, &str)> {
 /// inside NVTX range `nvtx`.
 fn calls_inside(trace: &Trace, thread: usize, nvtx: u32) -> impl Iterator<Item = usize> + '_ {
     let api = &trace.cuda_api.spans;
-    let track = &trace.threads[thread].cuda_api.events;
-    let (from, to) = (track.start as usize, track.end as usize);
     let (start, end) = (
         trace.nvtx.spans.start[nvtx as usize],
         trace.nvtx.spans.end(nvtx as usize),
     );
-    let starts = &api.start[from..to];
-    let lo = from + starts.partition_point(|&s| s < start);
-    let hi = from + starts.partition_point(|&s| s <= end);
-    (lo..hi).filter(move |&i| api.end(i) <= end)
+    trace.threads[thread]
+        .cuda_api
+        .runs()
+        .iter()
+        .flat_map(move |run| {
+            let rows = run.starting_in(api, start, end.saturating_add(1));
+            rows.start as usize..rows.end as usize
+        })
+        .filter(move |&i| api.end(i) <= end)
 }
 
 /// The span of the GPU work (kernels, copies, sets) API call `call` of a thread
@@ -152,7 +155,7 @@ pub fn gpu_work(trace: &Trace, nvtx: u32) -> Vec<GpuOp> {
     let Some(t) = trace
         .threads
         .iter()
-        .position(|th| th.nvtx.iter().any(|n| n.track.events.contains(&nvtx)))
+        .position(|th| th.nvtx.iter().any(|n| n.track.contains(nvtx)))
     else {
         return Vec::new();
     };
@@ -191,17 +194,20 @@ fn project_all(trace: &Trace) -> Vec<ProjectedRange> {
         if thread.nvtx.is_empty() || thread.cuda_api.is_empty() {
             continue;
         }
-        // Each call's GPU span, computed once per thread.
-        let base = thread.cuda_api.events.start as usize;
-        let spans: Vec<Option<(Ns, Ns)>> = (base..thread.cuda_api.events.end as usize)
-            .map(|call| gpu_span(trace, thread.pid, call))
+        // Each call's GPU span, computed once per thread, by the call's
+        // position in the thread's track.
+        let spans: Vec<Option<(Ns, Ns)>> = thread
+            .cuda_api
+            .rows()
+            .map(|call| gpu_span(trace, thread.pid, call as usize))
             .collect();
+        let position = |call: usize| thread.cuda_api.position(call as u32);
         let mut projected: Vec<ProjectedRange> = Vec::new();
         for (nvtx, domain) in candidate_ranges(trace, t) {
             let mut ops = 0u32;
             let mut span: Option<(Ns, Ns)> = None;
             for call in calls_inside(trace, t, nvtx) {
-                if let Some((s, e)) = spans[call - base] {
+                if let Some((s, e)) = position(call).and_then(|k| spans[k]) {
                     ops += 1;
                     span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
                 }
@@ -439,7 +445,7 @@ pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
         if thread.cuda_api.is_empty() {
             continue;
         }
-        let base = thread.cuda_api.events.start as usize;
+        let position = |call: usize| thread.cuda_api.position(call as u32);
         let mut covered = vec![false; thread.cuda_api.len()];
         for (nvtx, domain) in candidate_ranges(trace, t) {
             let style = style_text(trace.nvtx.kind[nvtx as usize]);
@@ -450,7 +456,9 @@ pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
                     tags.len() as u32 - 1
                 });
             for call in calls_inside(trace, t, nvtx) {
-                covered[call - base] = true;
+                if let Some(k) = position(call) {
+                    covered[k] = true;
+                }
                 if !in_time_range(call) {
                     continue;
                 }
@@ -462,8 +470,8 @@ pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
                 }
             }
         }
-        for call in events_in(api, &thread.cuda_api.events, range) {
-            if covered[call - base] {
+        for call in events_in(api, &thread.cuda_api, range) {
+            if position(call).is_some_and(|k| covered[k]) {
                 continue;
             }
             for k in kernels_of(thread.pid, call) {
@@ -542,7 +550,7 @@ pub(crate) fn nvtx_pushpop_trace(trace: &Trace, range: Option<TimeRange>) -> Tab
     for (t, thread) in trace.threads.iter().enumerate() {
         let mut ranges: Vec<(u32, &str)> = Vec::new();
         for track in &thread.nvtx {
-            for i in track.track.events.clone() {
+            for i in track.track.rows() {
                 if trace.nvtx.kind.get(i as usize) == Some(&NvtxKind::PushPop) {
                     ranges.push((i, track.domain.as_str()));
                 }

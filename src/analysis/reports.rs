@@ -18,50 +18,50 @@ use super::group::{
 };
 use super::stats::{Cell, RangeRule, Scope, Table, TimeRange};
 use crate::model::nsys::strip_version_suffix;
-use crate::model::{GpuOpKind, NvtxKind, Span, SpanColumns, StrId, Trace, Track};
+use crate::model::{GpuOpKind, NvtxKind, RowOwners, Run, Span, SpanColumns, StrId, Trace, Track};
 
 /// The OS runtime calls `osrt_sum` counts (others are start/finish markers).
 const OSRT_CALL_CLASS: u8 = crate::model::nsys::event_class::OS_RUNTIME as u8;
 
-/// The rows of `track` that belong to `range` (all of them without a range).
-pub(crate) fn events_in(
-    spans: &SpanColumns,
-    track: &Span,
+/// The rows of `track` that belong to `range` (all of them without a range),
+/// in start order.
+pub(crate) fn events_in<'a>(
+    spans: &'a SpanColumns,
+    track: &'a Track,
     range: Option<TimeRange>,
-) -> Range<usize> {
-    let span = match range {
-        Some(r) => spans.starting_in(track, r.start, r.end),
-        None => track.clone(),
-    };
-    span.start as usize..span.end as usize
+) -> impl Iterator<Item = usize> + Clone + 'a {
+    track.runs().iter().flat_map(move |run| {
+        let rows = match range {
+            Some(r) => run.starting_in(spans, r.start, r.end),
+            None => run.events.clone(),
+        };
+        rows.start as usize..rows.end as usize
+    })
 }
 
-/// Which rows of a track a scope walks, and how their durations count.
+/// Which rows of a run a scope walks, and how their durations count.
 pub(crate) enum Walk {
     /// These rows, each with its whole duration (no range, or the default
     /// rule, whose rows are those that start in the range).
     Whole(Range<usize>),
-    /// These rows (a window widened by the track's longest event), each
+    /// These rows (a window widened by the run's longest event), each
     /// counted as [`RangeRule::counted`] says for this range.
     Clipped(Range<usize>, TimeRange),
 }
 
-pub(crate) fn walk(spans: &SpanColumns, track: &Track, scope: Scope) -> Walk {
+pub(crate) fn walk(spans: &SpanColumns, run: &Run, scope: Scope) -> Walk {
     let usize_range = |rows: Span| rows.start as usize..rows.end as usize;
     match scope.range {
-        None => Walk::Whole(usize_range(track.events.clone())),
+        None => Walk::Whole(run.rows()),
         Some(r) => match scope.rule {
-            RangeRule::StartsInside => Walk::Whole(usize_range(spans.starting_in(
-                &track.events,
-                r.start,
-                r.end,
-            ))),
-            // Rows that start before the range by up to the track's longest
+            RangeRule::StartsInside => {
+                Walk::Whole(usize_range(run.starting_in(spans, r.start, r.end)))
+            }
+            // Rows that start before the range by up to the run's longest
             // event may still reach into it; `counted` decides.
-            RangeRule::Overlapping => Walk::Clipped(
-                usize_range(spans.window(&track.events, r.start, r.end, track.max_duration)),
-                r,
-            ),
+            RangeRule::Overlapping => {
+                Walk::Clipped(usize_range(run.window(spans, r.start, r.end)), r)
+            }
         },
     }
 }
@@ -96,15 +96,23 @@ pub(crate) fn each_clipped(
 macro_rules! for_each_counted {
     ($spans:expr, $track:expr, $scope:expr, |$row:ident, $duration:pat_param| $body:block) => {{
         let spans: &$crate::model::SpanColumns = $spans;
-        match $crate::analysis::reports::walk(spans, $track, $scope) {
-            $crate::analysis::reports::Walk::Whole(rows) => {
-                for $row in rows {
-                    let $duration = spans.duration($row);
-                    $body
+        let track: &$crate::model::Track = $track;
+        for run in track.runs() {
+            match $crate::analysis::reports::walk(spans, run, $scope) {
+                $crate::analysis::reports::Walk::Whole(rows) => {
+                    for $row in rows {
+                        let $duration = spans.duration($row);
+                        $body
+                    }
                 }
-            }
-            $crate::analysis::reports::Walk::Clipped(rows, range) => {
-                $crate::analysis::reports::each_clipped(spans, rows, range, |$row, $duration| $body)
+                $crate::analysis::reports::Walk::Clipped(rows, range) => {
+                    $crate::analysis::reports::each_clipped(
+                        spans,
+                        rows,
+                        range,
+                        |$row, $duration| $body,
+                    )
+                }
             }
         }
     }};
@@ -216,26 +224,28 @@ pub(crate) fn in_parts(tracks: &[&Track], parts: usize) -> Vec<Vec<Track>> {
     let mut out: Vec<Vec<Track>> = vec![Vec::new()];
     let mut room = per_part;
     for track in tracks {
-        let mut from = track.events.start;
-        while from < track.events.end {
-            if room == 0 {
-                out.push(Vec::new());
-                room = per_part;
-            }
-            let take = (track.events.end - from).min(room as u32);
-            // A part of a track is a track: its rows are in start order,
-            // and its longest event is at most the track's.
-            if let Some(part) = out.last_mut() {
-                part.push(Track {
+        for run in track.runs() {
+            let mut from = run.events.start;
+            while from < run.events.end {
+                if room == 0 {
+                    out.push(Vec::new());
+                    room = per_part;
+                }
+                let take = (run.events.end - from).min(room as u32);
+                // A part of a run is a run: its rows are in start order, and
+                // its longest event is at most the run's.
+                let part = Run {
                     events: from..from + take,
-                    max_duration: track.max_duration,
-                    depth: track.depth,
-                    // The track's samples are not the part's: none.
+                    max_duration: run.max_duration,
+                    // The run's samples are not the part's: none.
                     sampled_starts: Default::default(),
-                });
+                };
+                if let Some(cut) = out.last_mut() {
+                    cut.push(Track::whole(part, track.depth));
+                }
+                from += take;
+                room -= take as usize;
             }
-            from += take;
-            room -= take as usize;
         }
     }
     out
@@ -659,20 +669,8 @@ pub(crate) fn cuda_kern_exec_sum(trace: &Trace, scope: Scope) -> Table {
     let api = &trace.cuda_api.spans;
     let kernels = &trace.kernels.spans;
     // Which device ran kernel row i: the stream whose kernel track holds i.
-    let mut device_of_rows: Vec<(u32, u32, u32)> = trace
-        .streams
-        .iter()
-        .filter(|s| !s.kernels.is_empty())
-        .map(|s| (s.kernels.events.start, s.kernels.events.end, s.device_id))
-        .collect();
-    device_of_rows.sort_unstable();
-    let device_of = |row: u32| -> u32 {
-        let at = device_of_rows.partition_point(|&(start, _, _)| start <= row);
-        match at.checked_sub(1).map(|i| device_of_rows[i]) {
-            Some((_, end, device)) if row < end => device,
-            _ => 0,
-        }
-    };
+    let device_of_rows = RowOwners::of(trace.streams.iter().map(|s| (s.device_id, &s.kernels)));
+    let device_of = |row: u32| -> u32 { device_of_rows.owner_of(row).unwrap_or(0) };
 
     let mut raw_groups: HashMap<LaunchKey, u32> = HashMap::new();
     let mut raw_keys: Vec<LaunchKey> = Vec::new();
@@ -840,16 +838,12 @@ mod tests {
     fn a_walk_in_parts_summarizes_as_one_walk() {
         let trace = streams_report();
         let tracks: Vec<&Track> = trace.streams.iter().map(|s| &s.kernels).collect();
-        let all: Vec<u32> = tracks.iter().flat_map(|t| t.events.clone()).collect();
+        let all: Vec<u32> = tracks.iter().flat_map(|t| t.rows()).collect();
         assert!(all.len() > 10_000);
         for parts in 1..=4 {
             let cut = in_parts(&tracks, parts);
             assert_eq!(cut.len(), parts);
-            let rows: Vec<u32> = cut
-                .iter()
-                .flatten()
-                .flat_map(|t| t.events.clone())
-                .collect();
+            let rows: Vec<u32> = cut.iter().flatten().flat_map(|t| t.rows()).collect();
             assert_eq!(rows, all, "{parts} parts");
             let sizes: Vec<usize> = cut.iter().map(|p| p.iter().map(Track::len).sum()).collect();
             let (lo, hi) = (sizes.iter().min(), sizes.iter().max());

@@ -92,7 +92,7 @@ fn api_order(trace: &Trace, range: Option<TimeRange>) -> Vec<ApiRef> {
     let api = &trace.cuda_api;
     let mut order = Vec::new();
     for (t, thread) in trace.threads.iter().enumerate() {
-        for i in events_in(&api.spans, &thread.cuda_api.events, range) {
+        for i in events_in(&api.spans, &thread.cuda_api, range) {
             order.push(ApiRef {
                 start: api.spans.start[i],
                 correlation: api.correlation.get(i).copied().unwrap_or(0),
@@ -132,7 +132,7 @@ fn stream_of_rows(trace: &Trace, kind: GpuOpKind) -> Vec<StreamIdx> {
             GpuOpKind::Memset => &stream.memsets,
             GpuOpKind::Sync => &stream.syncs,
         };
-        for i in track.events.clone() {
+        for i in track.rows() {
             if let Some(slot) = of.get_mut(i as usize) {
                 *slot = s as StreamIdx;
             }
@@ -224,7 +224,7 @@ fn gpu_order(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<StrId>
                 index: index as u32,
             })
         };
-        for i in events_in(&k.spans, &stream.kernels.events, range) {
+        for i in events_in(&k.spans, &stream.kernels, range) {
             if only_kernel.is_some_and(|name| k.spans.name[i] != name) {
                 continue;
             }
@@ -233,13 +233,13 @@ fn gpu_order(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<StrId>
         if only_kernel.is_some() {
             continue;
         }
-        for i in events_in(&c.spans, &stream.memcpys.events, range) {
+        for i in events_in(&c.spans, &stream.memcpys, range) {
             if !c.kind_known.get(i).copied().unwrap_or(false) {
                 continue;
             }
             push(GpuOpKind::Memcpy, c.spans.start[i], c.correlation.get(i), i);
         }
-        for i in events_in(&m.spans, &stream.memsets.events, range) {
+        for i in events_in(&m.spans, &stream.memsets, range) {
             push(GpuOpKind::Memset, m.spans.start[i], m.correlation.get(i), i);
         }
     }
@@ -381,7 +381,7 @@ fn kern_exec_order(trace: &Trace, range: Option<TimeRange>) -> Vec<KernExecRef> 
     let k = &trace.kernels;
     let mut order = Vec::new();
     for (t, thread) in trace.threads.iter().enumerate() {
-        for call in events_in(api, &thread.cuda_api.events, range) {
+        for call in events_in(api, &thread.cuda_api, range) {
             let Some(&correlation) = trace.cuda_api.correlation.get(call) else {
                 continue;
             };

@@ -178,13 +178,13 @@ impl EventRef {
             return trace
                 .streams
                 .iter()
-                .position(|s| s.graphs.events.contains(&self.index))
+                .position(|s| s.graphs.contains(self.index))
                 .map_or("unknown stream".into(), |s| stream_label(trace, s));
         }
         let thread = trace.threads.iter().position(|t| match self.table {
-            Table::Api => t.cuda_api.events.contains(&self.index),
-            Table::Osrt => t.osrt.events.contains(&self.index),
-            _ => t.nvtx.iter().any(|n| n.track.events.contains(&self.index)),
+            Table::Api => t.cuda_api.contains(self.index),
+            Table::Osrt => t.osrt.contains(self.index),
+            _ => t.nvtx.iter().any(|n| n.track.contains(self.index)),
         });
         thread.map_or("unknown thread".into(), |t| thread_label(trace, t))
     }
@@ -192,7 +192,7 @@ impl EventRef {
     /// The events this one is correlated with: an API call's GPU work, or the
     /// API call that launched a GPU operation.
     pub fn related(self, trace: &Trace) -> Vec<EventRef> {
-        let corr = |v: &Vec<u32>| v.get(self.index as usize).copied();
+        let corr = |v: &[u32]| v.get(self.index as usize).copied();
         if self.table == Table::Api {
             let (Some(t), Some(c)) = (
                 trace.thread_of_api_call(self.index),
@@ -229,7 +229,7 @@ impl EventRef {
             None => trace
                 .streams
                 .iter()
-                .position(|s| s.graphs.events.contains(&self.index))
+                .position(|s| s.graphs.contains(self.index))
                 .map(|s| s as u32),
         };
         let Some(s) = stream else { return Vec::new() };

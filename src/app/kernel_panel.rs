@@ -147,25 +147,11 @@ impl KernelView {
         let t0 = Instant::now();
         let stats = kernel_stats_for(trace, name, range)?;
         let spans = &trace.kernels.spans;
-        // Which stream each kernel row lives on: streams own contiguous rows.
-        let mut owners: Vec<(u32, u32, StreamIdx)> = trace
-            .streams
-            .iter()
-            .enumerate()
-            .map(|(s, st)| {
-                (
-                    st.kernels.events.start,
-                    st.kernels.events.end,
-                    s as StreamIdx,
-                )
-            })
-            .collect();
-        owners.sort_unstable();
-        let stream_of = |row: u32| -> Option<StreamIdx> {
-            let i = owners.partition_point(|o| o.0 <= row).checked_sub(1)?;
-            let (a, b, s) = owners[i];
-            (a <= row && row < b).then_some(s)
-        };
+        // Which stream each kernel row lives on.
+        let owners = crate::model::RowOwners::of(
+            (trace.streams.iter().enumerate()).map(|(s, st)| (s as StreamIdx, &st.kernels)),
+        );
+        let stream_of = |row: u32| owners.owner_of(row);
         // The same attribution as `cuda_gpu_kern_sum:nvtx-name`.
         let innermost = innermost_ranges(trace);
         let mut under: std::collections::HashMap<StrId, u64> = std::collections::HashMap::new();
@@ -641,12 +627,22 @@ impl KernelPanel {
         let warp = limits.warp_size.max(1);
         let curve = occupancy_curve(&limits, &row.config);
         ui.horizontal(|ui| {
-            ui.label("What if the block had");
+            let label = ui.label("What if the block had");
+            // The slider and its value box both named by the label (screen
+            // readers, and the UI tests' accessibility check).
             ui.add(
                 egui::Slider::new(&mut self.what_if_block, warp..=limits.max_threads_per_block)
                     .step_by(warp as f64)
+                    .show_value(false),
+            )
+            .labelled_by(label.id);
+            ui.add(
+                egui::DragValue::new(&mut self.what_if_block)
+                    .range(warp..=limits.max_threads_per_block)
+                    .speed(warp as f64)
                     .suffix(" threads"),
-            );
+            )
+            .labelled_by(label.id);
             let mut shape = LaunchShape::from(&row.config);
             shape.threads_per_block = self.what_if_block;
             match theoretical_occupancy(&limits, &shape) {
@@ -1103,6 +1099,28 @@ mod tests {
         let same = [5, 5, 5];
         assert_eq!(Histogram::of(&same).counts, vec![3]);
         assert!(Histogram::of(&[]).counts.is_empty());
+    }
+
+    /// Every instance is attributed to its stream (the run of a track that
+    /// holds its row), so to an NVTX range or to none.
+    #[test]
+    fn every_instance_counts_under_a_range_or_none() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sync_timing.sqlite"
+        );
+        let never = std::sync::atomic::AtomicBool::new(false);
+        let trace =
+            crate::loader::load(std::path::Path::new(path), &mut |_| {}, &never).expect("loads");
+        let mut names: Vec<StrId> = trace.kernels.spans.name.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert!(!names.is_empty());
+        for name in names {
+            let view = KernelView::compute(&trace, name, None).expect("a view");
+            let counted: u64 = view.nvtx.iter().map(|(_, n)| n).sum();
+            assert_eq!(counted, view.points.len() as u64, "{}", trace.name(name));
+        }
     }
 
     #[test]

@@ -235,7 +235,7 @@ fn events(trace: &Trace, kind: EventKind) -> Vec<Located<'_>> {
                         .collect(),
                 };
                 for (track, domain) in tracks {
-                    out.extend(track.events.clone().map(|index| Located {
+                    out.extend(track.rows().map(|index| Located {
                         index,
                         thread: Some(t),
                         domain,
@@ -261,7 +261,7 @@ fn events(trace: &Trace, kind: EventKind) -> Vec<Located<'_>> {
                     EventKind::Sync => &st.syncs,
                     _ => &st.graphs,
                 };
-                out.extend(track.events.clone().map(|index| Located {
+                out.extend(track.rows().map(|index| Located {
                     index,
                     thread: None,
                     domain: "",
@@ -366,7 +366,7 @@ fn inside(trace: &Trace, kind: EventKind, ev: &Located<'_>, r: &RangeInstance) -
             let Some(th) = trace.threads.get(r.thread) else {
                 return false;
             };
-            th.cuda_api.events.contains(&call)
+            th.cuda_api.contains(call)
                 && trace
                     .cuda_api
                     .spans

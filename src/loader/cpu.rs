@@ -229,7 +229,7 @@ fn api_calls_from(b: &mut Builder, mut rows: Rows<ApiRows>) {
         let (start, ends) = joined(starts);
         ApiCalls {
             spans: SpanColumns::from_parts(start, ends, joined(name)),
-            correlation: joined(correlation),
+            correlation: joined(correlation).into(),
             return_value,
         }
     });
@@ -534,8 +534,7 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     }
     for (i, (thread, domain)) in track_keys.into_iter().enumerate() {
         let mut track = g.track(i, &nvtx.spans);
-        let range = track.events.start as usize..track.events.end as usize;
-        track.depth = assign_levels(&mut nvtx, range);
+        track.depth = assign_levels(&mut nvtx, track.rows().map(|i| i as usize));
         b.trace.threads[thread as usize]
             .nvtx
             .push(NvtxTrack { domain, track });
@@ -571,9 +570,9 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
 /// Rows within one NVTX track: push/pop ranges take their nesting depth (the
 /// level nsys reports); start/end ranges and marks, which need not nest, take
 /// lanes below the deepest push/pop level. Returns the rows used.
-fn assign_levels(nvtx: &mut crate::model::NvtxRanges, range: std::ops::Range<usize>) -> u8 {
+fn assign_levels(nvtx: &mut crate::model::NvtxRanges, rows: impl Iterator<Item = usize>) -> u8 {
     let (pushpop, other): (Vec<usize>, Vec<usize>) =
-        range.partition(|&i| nvtx.kind[i] == NvtxKind::PushPop);
+        rows.partition(|&i| nvtx.kind[i] == NvtxKind::PushPop);
     let mut used = 0u8;
     let mut offset = 0u8;
     for rows in [pushpop, other] {

@@ -365,12 +365,12 @@ fn kernels_from(b: &mut Builder, streams: &mut Streams, mut rows: Rows<KernelRow
     }
     b.trace.kernels = Arc::new(Kernels {
         names,
-        config,
+        config: config.into(),
         grid_id,
         graph_node_id,
         configs: configs_by_id,
         spans,
-        correlation,
+        correlation: correlation.into(),
     });
 }
 
@@ -639,7 +639,7 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         dst_device: g.take(own.dst_device),
         green_context: g.take(own.green_context),
         spans,
-        correlation,
+        correlation: correlation.into(),
     });
     Ok(())
 }
@@ -691,7 +691,7 @@ fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         mem_kind: g.take(own.mem_kind),
         green_context: g.take(own.green_context),
         spans,
-        correlation,
+        correlation: correlation.into(),
     });
     Ok(())
 }
@@ -742,7 +742,7 @@ fn read_syncs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
         sync_type: g.take(own.sync_type),
         event_id: g.take(own.event_id),
         spans,
-        correlation,
+        correlation: correlation.into(),
     });
     Ok(())
 }
@@ -782,7 +782,7 @@ fn read_graph_execs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
         graph_id: g.take(own.graph_id),
         graph_exec_id: g.take(own.graph_exec_id),
         spans,
-        correlation,
+        correlation: correlation.into(),
     });
     Ok(())
 }
@@ -969,10 +969,12 @@ pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
     let api: Vec<TrackIds> = t
         .threads
         .iter()
-        .map(|thread| TrackIds {
-            pid: thread.pid,
-            events: thread.cuda_api.events.clone(),
-            ids: &t.cuda_api.correlation,
+        .flat_map(|thread| {
+            thread.cuda_api.runs().iter().map(|run| TrackIds {
+                pid: thread.pid,
+                events: run.events.clone(),
+                ids: &t.cuda_api.correlation,
+            })
         })
         .collect();
     let mut gpu = Vec::new();
@@ -983,15 +985,16 @@ pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
             (GpuOpKind::Memset, &stream.memsets, &t.memsets.correlation),
             (GpuOpKind::Sync, &stream.syncs, &t.syncs.correlation),
         ] {
-            let events = track.events.clone();
-            gpu.push((
-                kind,
-                TrackIds {
-                    pid: stream.pid,
-                    events,
-                    ids,
-                },
-            ));
+            for run in track.runs() {
+                gpu.push((
+                    kind,
+                    TrackIds {
+                        pid: stream.pid,
+                        events: run.events.clone(),
+                        ids,
+                    },
+                ));
+            }
         }
     }
     b.trace.correlation = Arc::new(CorrelationIndex::build(&api, &gpu));

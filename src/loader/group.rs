@@ -183,19 +183,7 @@ impl Grouping {
     /// The track record of group `i`, with the longest duration in it and
     /// its sampled starts.
     pub fn track(&self, i: usize, spans: &SpanColumns) -> Track {
-        let events = self.tracks[i].clone();
-        let max_duration = (events.start as usize..events.end as usize)
-            .map(|j| spans.duration(j))
-            .max()
-            .unwrap_or(0);
-        let mut track = Track {
-            events,
-            max_duration,
-            depth: 1,
-            ..Track::default()
-        };
-        track.index_starts(&spans.start);
-        track
+        Track::of(self.tracks[i].clone(), spans)
     }
 }
 

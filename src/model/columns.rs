@@ -6,23 +6,29 @@
 //! vectors would pay 4 or 8 bytes an event for them; these columns pay for the
 //! exceptions only, and fall back to a plain vector where exceptions are the
 //! rule, so no report costs more than before. Both only grow: `push` appends,
-//! and an index, once given, keeps its value.
+//! and an index, once given, keeps its value. Their values sit in shared
+//! [`Column`]s, so a growing trace's snapshots share them.
+
+use super::column::Column;
 
 /// A column whose usual value is `T::default()`, storing only the others.
 #[derive(Debug, Clone)]
-pub enum SparseColumn<T> {
+pub enum SparseColumn<T: Copy> {
     /// Every value, where too many differ from the default.
-    Dense(Vec<T>),
+    Dense(Column<T>),
     /// The length, and `(index, value)` of the values that are not the
     /// default, in index order.
-    Sparse { len: usize, others: Vec<(u32, T)> },
+    Sparse {
+        len: usize,
+        others: Column<(u32, T)>,
+    },
 }
 
-impl<T> Default for SparseColumn<T> {
+impl<T: Copy> Default for SparseColumn<T> {
     fn default() -> Self {
         SparseColumn::Sparse {
             len: 0,
-            others: Vec::new(),
+            others: Column::new(),
         }
     }
 }
@@ -31,7 +37,7 @@ impl<T: Copy + Default + PartialEq> SparseColumn<T> {
     pub fn from_vec(values: Vec<T>) -> Self {
         let others = values.iter().filter(|&&v| v != T::default()).count();
         if !sparse_is_smaller::<T>(others, values.len()) {
-            return SparseColumn::Dense(values);
+            return SparseColumn::Dense(values.into());
         }
         // Built at once, not pushed value by value: a push weighs dense
         // against sparse each time, and the whole column is known here.
@@ -45,7 +51,7 @@ impl<T: Copy + Default + PartialEq> SparseColumn<T> {
         );
         SparseColumn::Sparse {
             len: values.len(),
-            others: kept,
+            others: kept.into(),
         }
     }
 
@@ -148,15 +154,15 @@ fn sparse_is_smaller<T>(others: usize, len: usize) -> bool {
 /// an event from a base, or 8 where they spread wider.
 #[derive(Debug, Clone)]
 pub enum IdColumn {
-    Narrow { base: u64, offsets: Vec<u32> },
-    Wide(Vec<u64>),
+    Narrow { base: u64, offsets: Column<u32> },
+    Wide(Column<u64>),
 }
 
 impl Default for IdColumn {
     fn default() -> Self {
         IdColumn::Narrow {
             base: 0,
-            offsets: Vec::new(),
+            offsets: Column::new(),
         }
     }
 }
@@ -172,7 +178,7 @@ impl IdColumn {
                 offsets: values.iter().map(|&v| (v - lo) as u32).collect(),
             }
         } else {
-            IdColumn::Wide(values)
+            IdColumn::Wide(values.into())
         }
     }
 
@@ -190,7 +196,7 @@ impl IdColumn {
             offsets.push(offset);
             return;
         }
-        let mut wide: Vec<u64> = self.iter().collect();
+        let mut wide: Column<u64> = self.iter().collect();
         wide.push(value);
         *self = IdColumn::Wide(wide);
     }

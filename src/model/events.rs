@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
+use super::column::Column;
 use super::columns::{IdColumn, SparseColumn};
 use super::strings::StrId;
 
@@ -35,12 +36,12 @@ pub type Span = Range<u32>;
 /// Columns only grow: `push` appends, and an event's index never changes.
 #[derive(Debug, Default, Clone)]
 pub struct SpanColumns {
-    pub start: Vec<Ns>,
+    pub start: Column<Ns>,
     /// `end - start`, or [`LONG`] when the end is in `long_ends`.
-    durations: Vec<u32>,
+    durations: Column<u32>,
     /// `(index, end)` of the events whose duration does not fit, by index.
-    long_ends: Vec<(u32, Ns)>,
-    pub name: Vec<StrId>,
+    long_ends: Column<(u32, Ns)>,
+    pub name: Column<StrId>,
     /// The earliest start and the latest end, kept as the columns grow, so
     /// that a report's time axis is not a pass over every event (a loader
     /// publishing snapshots asks for it after each table).
@@ -93,10 +94,10 @@ impl SpanColumns {
         debug_assert_eq!(start.len(), ends.durations.len());
         debug_assert_eq!(start.len(), name.len());
         SpanColumns {
-            start,
-            durations: ends.durations,
-            long_ends: ends.long_ends,
-            name,
+            start: start.into(),
+            durations: ends.durations.into(),
+            long_ends: ends.long_ends.into(),
+            name: name.into(),
             bounds: ends.bounds,
         }
     }
@@ -109,8 +110,9 @@ impl SpanColumns {
     /// Appends one event; its index is the previous length.
     pub fn push(&mut self, start: Ns, end: Ns, name: StrId) {
         let i = self.start.len();
-        self.durations
-            .push(encode(i, start, end, &mut self.long_ends));
+        let mut long = Vec::new();
+        self.durations.push(encode(i, start, end, &mut long));
+        self.long_ends.extend_from_slice(&long);
         self.start.push(start);
         self.name.push(name);
         self.bounds = widen(self.bounds, start, end);
@@ -208,7 +210,7 @@ fn encode(i: usize, start: Ns, end: Ns, long_ends: &mut Vec<(u32, Ns)>) -> u32 {
 #[derive(Debug, Default)]
 pub struct ApiCalls {
     pub spans: SpanColumns,
-    pub correlation: Vec<u32>,
+    pub correlation: Column<u32>,
     /// The CUDA result code: 0 for nearly every call, so stored sparse.
     pub return_value: SparseColumn<i32>,
 }
@@ -288,8 +290,8 @@ pub struct Kernels {
     /// The short and mangled names, read through [`Kernels::short_name`] and
     /// [`Kernels::mangled_name`].
     pub names: KernelNames,
-    pub correlation: Vec<u32>,
-    pub config: Vec<u32>,
+    pub correlation: Column<u32>,
+    pub config: Column<u32>,
     pub grid_id: IdColumn,
     /// 0 when the kernel was not launched from a CUDA graph.
     pub graph_node_id: SparseColumn<u64>,
@@ -377,7 +379,7 @@ impl KernelNames {
 #[derive(Debug, Default)]
 pub struct Memcpys {
     pub spans: SpanColumns,
-    pub correlation: Vec<u32>,
+    pub correlation: Column<u32>,
     pub bytes: Vec<u64>,
     /// `ENUM_CUDA_MEMCPY_OPER` (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP, ...).
     pub copy_kind: Vec<u8>,
@@ -399,7 +401,7 @@ pub struct Memcpys {
 #[derive(Debug, Default)]
 pub struct Memsets {
     pub spans: SpanColumns,
-    pub correlation: Vec<u32>,
+    pub correlation: Column<u32>,
     pub bytes: Vec<u64>,
     pub value: Vec<u32>,
     pub mem_kind: Vec<u8>,
@@ -412,7 +414,7 @@ pub struct Memsets {
 #[derive(Debug, Default)]
 pub struct Syncs {
     pub spans: SpanColumns,
-    pub correlation: Vec<u32>,
+    pub correlation: Column<u32>,
     /// `ENUM_CUPTI_SYNC_TYPE`: 1 event sync, 2 stream wait event, 3 stream sync, 4 context sync.
     pub sync_type: Vec<u8>,
     pub event_id: Vec<u32>,
@@ -422,7 +424,7 @@ pub struct Syncs {
 #[derive(Debug, Default)]
 pub struct GraphExecs {
     pub spans: SpanColumns,
-    pub correlation: Vec<u32>,
+    pub correlation: Column<u32>,
     pub graph_id: Vec<u32>,
     pub graph_exec_id: Vec<u32>,
 }

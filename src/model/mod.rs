@@ -3,6 +3,7 @@
 //! Built once by the loader, then read-only. Events live in columnar tables
 //! ([`events`]); processes, threads, GPUs and streams name slices of them.
 
+pub mod column;
 pub mod columns;
 mod correlation;
 pub mod events;
@@ -11,7 +12,9 @@ pub mod metrics;
 pub mod nsys;
 pub mod peaks;
 mod strings;
+pub mod track;
 
+pub use column::Column;
 pub use columns::{IdColumn, SparseColumn};
 pub use correlation::{
     CorrelationIndex, GpuOp, GpuOpKind, NO_CORRELATION, ProcessCorrelation, TrackIds,
@@ -20,6 +23,7 @@ pub use events::*;
 pub use ids::{EventId, EventKind};
 pub use metrics::{KernelMetrics, MetricDef, MetricSource};
 pub use strings::{StrId, Strings};
+pub use track::{RowOwners, Run, SAMPLED_STARTS_STRIDE, Track};
 
 use std::sync::Arc;
 
@@ -33,49 +37,6 @@ pub struct Process {
     pub pid: u32,
     pub name: String,
     pub threads: Vec<ThreadIdx>,
-}
-
-/// Every `SAMPLED_STARTS_STRIDE`-th start of a track is kept in a small index
-/// ([`Track::sampled_starts`]) that stays in cache: a search of it leaves one
-/// block of this many starts to look at.
-pub const SAMPLED_STARTS_STRIDE: usize = 256;
-
-/// The events of one thread's track kind, and how deep they stack.
-#[derive(Debug, Clone, Default)]
-pub struct Track {
-    pub events: Span,
-    /// The longest event of the track, so that a window query finds events that
-    /// start before the window but still reach into it.
-    pub max_duration: Ns,
-    /// Number of stacked levels (1 for flat tracks).
-    pub depth: u8,
-    /// Every [`SAMPLED_STARTS_STRIDE`]-th start of the track's events, from
-    /// its first: built by the loader as it groups a table (on its thread;
-    /// 10 ms for 34M kernels, which the window paid when drawing its rows);
-    /// empty until [`Track::index_starts`].
-    pub sampled_starts: Arc<[Ns]>,
-}
-
-impl Track {
-    /// Samples the track's starts (`starts`: its table's whole column) into
-    /// [`Track::sampled_starts`], unless done already.
-    pub fn index_starts(&mut self, starts: &[Ns]) {
-        if !self.sampled_starts.is_empty() || self.is_empty() {
-            return;
-        }
-        let own = starts
-            .get(self.events.start as usize..self.events.end as usize)
-            .unwrap_or_default();
-        self.sampled_starts = own.iter().step_by(SAMPLED_STARTS_STRIDE).copied().collect();
-    }
-
-    pub fn len(&self) -> usize {
-        (self.events.end - self.events.start) as usize
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
-    }
 }
 
 /// The NVTX ranges of one thread in one domain.
@@ -306,7 +267,7 @@ impl Trace {
     pub fn thread_of_api_call(&self, index: u32) -> Option<ThreadIdx> {
         self.threads
             .iter()
-            .position(|t| t.cuda_api.events.contains(&index))
+            .position(|t| t.cuda_api.contains(index))
             .map(|i| i as ThreadIdx)
     }
 
@@ -321,7 +282,7 @@ impl Trace {
                     GpuOpKind::Memset => &s.memsets,
                     GpuOpKind::Sync => &s.syncs,
                 };
-                track.events.contains(&op.index)
+                track.contains(op.index)
             })
             .map(|i| i as StreamIdx)
     }
@@ -372,7 +333,8 @@ impl Trace {
             + self.correlation.heap_bytes()
             + self
                 .tracks()
-                .map(|t| t.sampled_starts.len() * 8)
+                .flat_map(|t| t.runs())
+                .map(|r| r.sampled_starts.len() * 8)
                 .sum::<usize>()
     }
 

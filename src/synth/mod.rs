@@ -418,7 +418,7 @@ impl<'t> ReportWriter<'t> {
         let api = &self.trace.cuda_api;
         for (dt, dc) in self.shifts() {
             for thread in &self.trace.threads {
-                for i in thread.cuda_api.events.clone() {
+                for i in thread.cuda_api.rows() {
                     let i = i as usize;
                     rows::api(
                         conn,
@@ -443,7 +443,7 @@ impl<'t> ReportWriter<'t> {
         let os = &self.trace.osrt;
         for (dt, _) in self.shifts() {
             for thread in &self.trace.threads {
-                for i in thread.osrt.events.clone() {
+                for i in thread.osrt.rows() {
                     let i = i as usize;
                     rows::osrt(
                         conn,
@@ -523,7 +523,7 @@ impl<'t> ReportWriter<'t> {
                             .copied()
                             .unwrap_or(0)
                     };
-                    for i in track.track.events.clone() {
+                    for i in track.track.rows() {
                         let idx = i as usize;
                         let kind = nvtx.kind[idx];
                         let (event_type, end) = match kind {
@@ -598,7 +598,7 @@ impl<'t> ReportWriter<'t> {
         let default_config = Default::default();
         for shift in self.shifts() {
             for s in &self.trace.streams {
-                for i in s.kernels.events.clone() {
+                for i in s.kernels.rows() {
                     let i = i as usize;
                     let c = k
                         .configs
@@ -643,7 +643,7 @@ impl<'t> ReportWriter<'t> {
         let device = |v: &[i32], i: usize| v.get(i).copied().filter(|&d| d >= 0);
         for shift in self.shifts() {
             for s in &self.trace.streams {
-                for i in s.memcpys.events.clone() {
+                for i in s.memcpys.rows() {
                     let i = i as usize;
                     rows::memcpy(
                         conn,
@@ -669,7 +669,7 @@ impl<'t> ReportWriter<'t> {
         let m = &self.trace.memsets;
         for shift in self.shifts() {
             for s in &self.trace.streams {
-                for i in s.memsets.events.clone() {
+                for i in s.memsets.rows() {
                     let i = i as usize;
                     let kind = m.mem_kind[i];
                     rows::memset(
@@ -693,7 +693,7 @@ impl<'t> ReportWriter<'t> {
         let y = &self.trace.syncs;
         for shift in self.shifts() {
             for s in &self.trace.streams {
-                for i in s.syncs.events.clone() {
+                for i in s.syncs.rows() {
                     let i = i as usize;
                     rows::sync(
                         conn,

@@ -87,7 +87,7 @@ pub(super) fn api_errors(
             });
             group.clear();
         };
-        for a in thread.cuda_api.events.clone().map(|i| i as usize) {
+        for a in thread.cuda_api.rows().map(|i| i as usize) {
             if api.return_value.get(a).unwrap_or(0) == 0 {
                 continue;
             }

@@ -98,7 +98,7 @@ impl<'a> Context<'a> {
                 // Rows of a track are sorted by start: a stack of open ranges
                 // gives each its parent.
                 let mut open: Vec<usize> = Vec::new();
-                for i in nvtx.track.events.clone() {
+                for i in nvtx.track.rows() {
                     let row = i as usize;
                     if trace.nvtx.kind.get(row) == Some(&NvtxKind::Mark) {
                         continue;
@@ -151,10 +151,16 @@ impl<'a> Context<'a> {
     }
 
     /// The API calls of `thread` that start in `[from, to)`.
-    pub fn api_calls(&self, thread: u32, from: Ns, to: Ns) -> std::ops::Range<usize> {
-        let track = &self.trace.threads[thread as usize].cuda_api.events;
-        let span = self.trace.cuda_api.spans.starting_in(track, from, to);
-        span.start as usize..span.end as usize
+    pub fn api_calls(
+        &self,
+        thread: u32,
+        from: Ns,
+        to: Ns,
+    ) -> impl Iterator<Item = usize> + Clone + '_ {
+        let track = &self.trace.threads[thread as usize].cuda_api;
+        track
+            .starting_in(&self.trace.cuda_api.spans, from, to)
+            .map(|i| i as usize)
     }
 
     /// The GPU operations (kernels, copies, sets; not sync records) an API call
@@ -260,7 +266,7 @@ impl<'a> Context<'a> {
     pub fn api_threads(&self) -> Vec<u32> {
         let mut of = vec![0u32; self.trace.cuda_api.spans.len()];
         for (t, thread) in self.trace.threads.iter().enumerate() {
-            for i in thread.cuda_api.events.clone() {
+            for i in thread.cuda_api.rows() {
                 if let Some(slot) = of.get_mut(i as usize) {
                     *slot = t as u32;
                 }

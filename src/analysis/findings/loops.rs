@@ -50,8 +50,7 @@ pub(super) fn sync_in_loop(
         let th = th as u32;
         let syncs: Vec<usize> = thread
             .cuda_api
-            .events
-            .clone()
+            .rows()
             .map(|i| i as usize)
             .filter(|&a| ctx.class(a).is_sync())
             .collect();
@@ -231,7 +230,7 @@ pub(super) fn alloc_in_loop(
         // The loop of the run's allocations: an allocation of another loop
         // (or of setup outside it) starts a new run.
         let mut run_scope: Option<usize> = None;
-        for api in thread.cuda_api.events.clone().map(|i| i as usize) {
+        for api in thread.cuda_api.rows().map(|i| i as usize) {
             match ctx.class(api) {
                 ApiClass::Alloc => {
                     let (s, e) = ctx.api_span(api);

@@ -292,22 +292,24 @@ fn pending_on_stream(ctx: &Context, stream: usize, time: Ns) -> Option<(Ns, GpuO
                     trace.cuda_api.spans.start[api as usize]
                 })
         };
-        let (lo, hi) = (track.events.start, track.events.end);
-        // partition_point over the row numbers lo..hi.
-        let (mut a, mut b) = (lo, hi);
-        while a < b {
-            let mid = a + (b - a) / 2;
-            if launch(mid) < time {
-                a = mid + 1;
-            } else {
-                b = mid;
+        for run in track.runs() {
+            let (lo, hi) = (run.events.start, run.events.end);
+            // partition_point over the row numbers lo..hi.
+            let (mut a, mut b) = (lo, hi);
+            while a < b {
+                let mid = a + (b - a) / 2;
+                if launch(mid) < time {
+                    a = mid + 1;
+                } else {
+                    b = mid;
+                }
             }
-        }
-        // A few before the boundary, in case two launches raced.
-        for row in a.saturating_sub(4).max(lo)..a {
-            let end = spans.end(row as usize);
-            if best.is_none_or(|(e, _)| end > e) {
-                best = Some((end, GpuOp { kind, index: row }));
+            // A few before the boundary, in case two launches raced.
+            for row in a.saturating_sub(4).max(lo)..a {
+                let end = spans.end(row as usize);
+                if best.is_none_or(|(e, _)| end > e) {
+                    best = Some((end, GpuOp { kind, index: row }));
+                }
             }
         }
     }

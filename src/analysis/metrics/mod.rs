@@ -18,7 +18,7 @@ pub(crate) use crate::analysis::stats::Scope;
 pub fn kernel_devices(trace: &Trace) -> Vec<Option<u32>> {
     let mut devices = vec![None; trace.kernels.spans.len()];
     for s in &trace.streams {
-        for k in s.kernels.events.clone() {
+        for k in s.kernels.rows() {
             if let Some(d) = devices.get_mut(k as usize) {
                 *d = Some(s.device_id);
             }

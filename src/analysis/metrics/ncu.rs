@@ -411,7 +411,7 @@ fn launches(trace: &Trace) -> Vec<(Ns, Option<u32>)> {
     let k = &trace.kernels;
     let mut thread_of_call: Vec<u32> = vec![u32::MAX; trace.cuda_api.spans.len()];
     for (t, thread) in trace.threads.iter().enumerate() {
-        for c in thread.cuda_api.events.clone() {
+        for c in thread.cuda_api.rows() {
             if let Some(slot) = thread_of_call.get_mut(c as usize) {
                 *slot = t as u32;
             }
@@ -421,7 +421,7 @@ fn launches(trace: &Trace) -> Vec<(Ns, Option<u32>)> {
         .map(|i| (k.spans.start[i], None))
         .collect();
     for stream in &trace.streams {
-        for i in stream.kernels.events.clone() {
+        for i in stream.kernels.rows() {
             let i = i as usize;
             let call = k
                 .correlation
@@ -449,7 +449,7 @@ fn inside_range(trace: &Trace, launch: &[(Ns, Option<u32>)], name: &str) -> Vec<
     let mut all: Vec<(Ns, Ns)> = Vec::new();
     for (t, thread) in trace.threads.iter().enumerate() {
         for track in &thread.nvtx {
-            for r in track.track.events.clone() {
+            for r in track.track.rows() {
                 let r = r as usize;
                 if trace.name(nvtx.name[r]) == name {
                     by_thread

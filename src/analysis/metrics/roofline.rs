@@ -149,7 +149,7 @@ pub fn benchmark_flops(trace: &Trace) -> HashMap<u32, f64> {
     // range → kernels launched with it innermost
     let mut by_range: HashMap<u32, Vec<u32>> = HashMap::new();
     for stream in &trace.streams {
-        for i in stream.kernels.events.clone() {
+        for i in stream.kernels.rows() {
             let call = k
                 .correlation
                 .get(i as usize)

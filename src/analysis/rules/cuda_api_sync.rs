@@ -14,7 +14,7 @@ pub(super) fn run(trace: &Trace, window: Window) -> Table {
     let mut is_sync: Vec<Option<bool>> = vec![None; trace.strings.len()];
     let mut found: Vec<(i64, i64, u32, u32, &str)> = Vec::new();
     for thread in &trace.threads {
-        for i in thread.cuda_api.events.clone() {
+        for i in thread.cuda_api.rows() {
             let i = i as usize;
             let (start, end) = (spans.start[i], spans.end(i));
             if !window.overlaps(start, end) {

@@ -23,7 +23,7 @@ pub(crate) fn matches_by(trace: &Trace, window: Window, api: impl Fn(&str) -> bo
     let m = &trace.memsets;
     let mut found: Vec<Match> = Vec::new();
     for (s, stream) in trace.streams.iter().enumerate() {
-        for i in stream.memsets.events.clone() {
+        for i in stream.memsets.rows() {
             let i = i as usize;
             if !window.overlaps(m.spans.start[i], m.spans.end(i))
                 || !REPORTED_KINDS.contains(&m.mem_kind[i])

@@ -29,7 +29,7 @@ pub(super) fn by_device(trace: &Trace, window: Window) -> BTreeMap<(u32, u32), V
             (&trace.memcpys.spans, &stream.memcpys),
             (&trace.memsets.spans, &stream.memsets),
         ] {
-            for i in track.events.clone() {
+            for i in track.rows() {
                 let i = i as usize;
                 let (start, end) = (spans.start[i], spans.end(i));
                 if start > 0 && window.overlaps(start, end) {

@@ -79,7 +79,7 @@ pub(crate) fn matches_by(
     let m = &trace.memcpys;
     let mut found: Vec<Match> = Vec::new();
     for (s, stream) in trace.streams.iter().enumerate() {
-        for i in stream.memcpys.events.clone() {
+        for i in stream.memcpys.rows() {
             let i = i as usize;
             if !window.overlaps(m.spans.start[i], m.spans.end(i)) {
                 continue;

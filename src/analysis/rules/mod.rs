@@ -258,7 +258,7 @@ fn find_nvtx(trace: &Trace, spec: &str) -> Option<TimeRange> {
     let mut best: Option<TimeRange> = None;
     for thread in &trace.threads {
         for track in thread.nvtx.iter().filter(|t| t.domain == domain) {
-            for i in track.track.events.clone() {
+            for i in track.track.rows() {
                 let i = i as usize;
                 if trace.nvtx.kind.get(i) == Some(&NvtxKind::Mark) {
                     continue;

@@ -10,7 +10,7 @@ use eframe::egui::{self, Color32, Painter, Rect, Stroke, pos2, vec2};
 
 use super::rows::SPARSE_STRIDE;
 use super::view::Mapping;
-use crate::model::{KernelMetrics, Ns, Trace, Track};
+use crate::model::{KernelMetrics, Ns, Run, Trace, Track};
 
 /// The band's height, at the bottom of a kernels row.
 pub const STRIP_H: f32 = 5.0;
@@ -23,7 +23,7 @@ pub struct MetricsStrip {
     pub unit: String,
     /// By kernel row; NaN where the source has no value.
     values: Vec<f32>,
-    /// Per kernels track, the values of the kernels its sparse index of
+    /// Per run of a kernels track, the values of the kernels its sparse index of
     /// starts samples (every `SPARSE_STRIDE`-th from its first): at a zoom
     /// where a pixel column holds hundreds of kernels, the column takes a
     /// sampled kernel's value from here, in cache, where `values` would miss
@@ -33,8 +33,8 @@ pub struct MetricsStrip {
     pub hi: f32,
 }
 
-/// The values of one track's sampled kernels, for the track they were
-/// taken from (a trace that has grown since gets none).
+/// The values of one run's sampled kernels, for the run they were taken
+/// from (a run that has grown since gets none).
 #[derive(Clone, Debug)]
 struct SampledValues {
     events: crate::model::Span,
@@ -73,8 +73,8 @@ impl MetricsStrip {
         let mut sampled: Vec<SampledValues> = trace
             .streams
             .iter()
-            .map(|s| &s.kernels.events)
-            .filter(|events| !events.is_empty())
+            .flat_map(|s| s.kernels.runs())
+            .map(|run| &run.events)
             .map(|events| SampledValues {
                 events: events.clone(),
                 values: values
@@ -97,14 +97,14 @@ impl MetricsStrip {
         })
     }
 
-    /// The sampled values of `track`, if taken from it as it is now.
-    fn sampled_of(&self, track: &Track) -> Option<&[f32]> {
+    /// The sampled values of `run`, if taken from it as it is now.
+    fn sampled_of(&self, run: &Run) -> Option<&[f32]> {
         let at = self
             .sampled
-            .partition_point(|s| s.events.start < track.events.start);
+            .partition_point(|s| s.events.start < run.events.start);
         self.sampled
             .get(at)
-            .filter(|s| s.events == track.events)
+            .filter(|s| s.events == run.events)
             .map(|s| s.values.as_slice())
     }
 
@@ -117,49 +117,72 @@ impl MetricsStrip {
         ramp((v - self.lo) / (self.hi - self.lo))
     }
 
-    /// Paints the band at the bottom of a kernels row whose lane's sparse
-    /// index of starts is `sparse` (see `rows`); returns the runs drawn.
+    /// Paints the band at the bottom of a kernels row, run after run of its
+    /// track; returns the stretches of colour drawn.
     pub fn paint(
         &self,
         painter: &Painter,
         trace: &Trace,
         track: &Track,
-        sparse: &[Ns],
+        rect: Rect,
+        map: &Mapping,
+    ) -> usize {
+        track
+            .runs()
+            .iter()
+            .map(|run| self.paint_run(painter, trace, run, rect, map))
+            .sum()
+    }
+
+    /// The band of one run, in the pixel columns its kernels may cover.
+    fn paint_run(
+        &self,
+        painter: &Painter,
+        trace: &Trace,
+        run: &Run,
         rect: Rect,
         map: &Mapping,
     ) -> usize {
         let spans = &trace.kernels.spans;
+        let sparse: &[Ns] = &run.sampled_starts;
         let (from, to) = map.visible();
         let (from_ns, to_ns) = (from.floor() as Ns, (to.ceil() as Ns).saturating_add(1));
-        let win = spans.window(&track.events, from_ns, to_ns, track.max_duration);
+        let win = run.window(spans, from_ns, to_ns);
         let (lo, hi) = (win.start as usize, win.end as usize);
         if lo >= hi {
             return 0;
         }
         let band = Rect::from_min_max(pos2(rect.left(), rect.bottom() - STRIP_H), rect.max);
-        let mut runs = 0;
-        let mut run: Option<(f32, Color32)> = None;
-        let left = rect.left().max(map.xf(from)).floor() as i32;
-        let right = rect.right().ceil() as i32;
-        let mut flush = |run: &mut Option<(f32, Color32)>, x: f32| {
-            if let Some((x0, c)) = run.take() {
+        let mut drawn = 0;
+        let mut stretch: Option<(f32, Color32)> = None;
+        // Only the columns the run's kernels may cover: a track of many runs
+        // is not a walk of every column per run.
+        let left = rect
+            .left()
+            .max(map.xf(from))
+            .max(map.x(spans.start[lo]))
+            .floor() as i32;
+        let last_end = spans.start[hi - 1].saturating_add(run.max_duration);
+        let right = rect.right().min(map.x(last_end) + 1.0).ceil() as i32;
+        let mut flush = |stretch: &mut Option<(f32, Color32)>, x: f32| {
+            if let Some((x0, c)) = stretch.take() {
                 painter.rect_filled(
                     Rect::from_min_max(pos2(x0, band.top()), pos2(x, band.bottom())),
                     0.0,
                     c,
                 );
-                runs += 1;
+                drawn += 1;
             }
         };
-        let base = track.events.start as usize;
+        let base = run.events.start as usize;
         let mut search = super::paint::ForwardSearch::new(&spans.start, sparse, base, hi);
         // As the lanes: where even the longest kernel is under half a pixel,
         // a column is busy if a kernel starts in it, and takes the value of
         // one that does (a sampled one where the column holds one).
         let sub_pixel_only =
-            (track.max_duration as f64) * map.px_per_ns < f64::from(super::paint::MIN_BOX_PX) / 2.0;
+            (run.max_duration as f64) * map.px_per_ns < f64::from(super::paint::MIN_BOX_PX) / 2.0;
         let sampled = self
-            .sampled_of(track)
+            .sampled_of(run)
             .filter(|s| s.len() == sparse.len())
             .unwrap_or_default();
         let value_of = |k: usize| {
@@ -177,17 +200,17 @@ impl MetricsStrip {
                 kernel_at(spans, &mut search, lo, map.t(px as f32 + 0.5) as Ns)
             };
             let color = kernel.and_then(value_of).map(|v| self.color(v));
-            match (run, color) {
+            match (stretch, color) {
                 (Some((_, c)), Some(n)) if c == n => {}
                 (_, Some(n)) => {
-                    flush(&mut run, px as f32);
-                    run = Some((px as f32, n));
+                    flush(&mut stretch, px as f32);
+                    stretch = Some((px as f32, n));
                 }
-                (_, None) => flush(&mut run, px as f32),
+                (_, None) => flush(&mut stretch, px as f32),
             }
         }
-        flush(&mut run, right as f32);
-        runs
+        flush(&mut stretch, right as f32);
+        drawn
     }
 
     /// The legend: the metric, and the colour ramp from `lo` to `hi`, at the
@@ -325,7 +348,7 @@ mod tests {
         let (spans, track, sparse) = row_of(5_000, 7, 900, |r| {
             (1 + (r >> 33) as i64 % 900, (r >> 20) as i64 % 700)
         });
-        let row = track.events.start as usize..track.events.end as usize;
+        let row = track.rows();
         let t = spans.end(row.end - 1);
         // Left to right, as the strip asks, then in an order that jumps back.
         let mut search = ForwardSearch::new(&spans.start, &sparse, row.start, row.end);
@@ -355,7 +378,7 @@ mod tests {
         seed: u64,
         longest: Ns,
         shape: impl Fn(u64) -> (Ns, Ns),
-    ) -> (SpanColumns, Track, Vec<Ns>) {
+    ) -> (SpanColumns, Run, Vec<Ns>) {
         let mut spans = SpanColumns::default();
         for i in 0..37 {
             spans.push(i, i + 1, StrId(0));
@@ -369,24 +392,22 @@ mod tests {
             spans.push(t, t + length, StrId(1));
             t += length + gap;
         }
-        let track = Track {
+        let run = Run {
             events: 37..spans.len() as u32,
             max_duration: longest,
-            depth: 1,
-            ..Track::default()
+            ..Run::default()
         };
-        let row = track.events.start as usize..track.events.end as usize;
-        let sparse = spans.start[row]
+        let sparse = spans.start[run.rows()]
             .iter()
             .step_by(SPARSE_STRIDE)
             .copied()
             .collect();
-        (spans, track, sparse)
+        (spans, run, sparse)
     }
 
     /// Kernels of 1–4 ns, mostly packed (gaps of 0–60 ns), now and then a
     /// gap wider than a column.
-    fn dense_row() -> (SpanColumns, Track, Vec<Ns>) {
+    fn dense_row() -> (SpanColumns, Run, Vec<Ns>) {
         row_of(20_000, 11, 4, |r| {
             let gap = if (r >> 20) % 97 == 0 {
                 5_000
@@ -400,7 +421,7 @@ mod tests {
     #[test]
     fn a_column_of_many_kernels_takes_one_that_starts_in_it() {
         let (spans, track, sparse) = dense_row();
-        let row = track.events.start as usize..track.events.end as usize;
+        let row = track.rows();
         let last = spans.start[row.end - 1];
         // Columns of 3, 700 and 9,000 ns: fewer, as many and more kernels
         // than a sparse block holds.
@@ -432,7 +453,7 @@ mod tests {
 
     #[test]
     fn sampled_values_are_the_values_of_the_sampled_kernels() {
-        let (spans, track, _) = dense_row();
+        let (spans, run, _) = dense_row();
         let kernels = spans.len() as u32;
         let trace = Trace {
             kernels: std::sync::Arc::new(crate::model::Kernels {
@@ -440,7 +461,7 @@ mod tests {
                 ..Default::default()
             }),
             streams: vec![crate::model::Stream {
-                kernels: track.clone(),
+                kernels: Track::whole(run.clone(), 1),
                 ..Default::default()
             }],
             ..Default::default()
@@ -457,8 +478,8 @@ mod tests {
             set.push(k, 0, f64::from(k % 100));
         }
         let strip = MetricsStrip::new(&trace, &set, 0).expect("values");
-        let sampled = strip.sampled_of(&track).expect("the track's samples");
-        let row = track.events.start as usize..track.events.end as usize;
+        let sampled = strip.sampled_of(&run).expect("the run's samples");
+        let row = run.rows();
         assert_eq!(sampled.len(), row.len().div_ceil(SPARSE_STRIDE));
         for (b, &v) in sampled.iter().enumerate() {
             let k = row.start + b * SPARSE_STRIDE;
@@ -468,10 +489,10 @@ mod tests {
                 "kernel {k}"
             );
         }
-        // A track that has grown since is not sampled from stale values.
-        let grown = Track {
-            events: track.events.start..track.events.end + 5,
-            ..track
+        // A run that has grown since is not sampled from stale values.
+        let grown = Run {
+            events: run.events.start..run.events.end + 5,
+            ..run
         };
         assert!(strip.sampled_of(&grown).is_none());
     }

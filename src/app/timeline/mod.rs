@@ -353,7 +353,7 @@ impl Timeline {
             .copied()
             .find(|&(r, _)| match &self.rows[r].kind {
                 RowKind::Lane { table, track, .. } => {
-                    *table == ev.table && track.events.contains(&ev.index)
+                    *table == ev.table && track.contains(ev.index)
                 }
                 _ => false,
             })
@@ -534,7 +534,7 @@ impl Timeline {
                 let device = trace
                     .streams
                     .iter()
-                    .find(|s| s.kernels.events.contains(&ev.index))?
+                    .find(|s| s.kernels.contains(ev.index))?
                     .device_id;
                 let (start, end) = spans.get(i)?;
                 Some((start, end, device))
@@ -551,7 +551,7 @@ impl Timeline {
             if let (Some(sel), RowKind::Lane { table, track, .. }) =
                 (self.selection.event, &row.kind)
                 && *table == sel.table
-                && track.events.contains(&sel.index)
+                && track.contains(sel.index)
             {
                 selected_row = Some(row_rect);
             }
@@ -590,26 +590,14 @@ impl Timeline {
                         }
                     }
                 }
-                RowKind::Lane {
-                    table,
-                    track,
-                    sparse,
-                } => {
+                RowKind::Lane { table, track } => {
                     self.layout.push((r, row_rect));
-                    painted += paint::lane(
-                        &lane_painter,
-                        trace,
-                        *table,
-                        track,
-                        sparse,
-                        row_rect,
-                        &map,
-                        &style,
-                    );
+                    painted +=
+                        paint::lane(&lane_painter, trace, *table, track, row_rect, &map, &style);
                     if *table == crate::app::events::Table::Kernel
                         && let Some(strip) = &self.metrics_strip
                     {
-                        painted += strip.paint(&lane_painter, trace, track, sparse, row_rect, &map);
+                        painted += strip.paint(&lane_painter, trace, track, row_rect, &map);
                     }
                 }
                 RowKind::IdleWhy { device } => {

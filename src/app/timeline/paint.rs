@@ -9,7 +9,7 @@ use super::view::Mapping;
 use crate::app::colors;
 use crate::app::events::{EventRef, Table};
 use crate::app::format;
-use crate::model::{MetricSeries, Ns, Trace, Track};
+use crate::model::{MetricSeries, Ns, Run, Span, Trace, Track};
 
 /// Narrower than this (in points), an event merges into the busy mark.
 pub(super) const MIN_BOX_PX: f32 = 1.0;
@@ -60,14 +60,33 @@ pub fn event_color(trace: &Trace, ev: EventRef, name_colors: &[Color32]) -> Colo
     }
 }
 
-#[allow(clippy::too_many_arguments)] // all per-lane inputs; a struct would only rename them
-/// Paints one lane into `rect`; returns how many boxes and busy marks it drew.
+/// Paints one lane into `rect`, run after run of its track (see
+/// [`crate::model::track`]); returns how many boxes and busy marks it drew.
 pub fn lane(
     painter: &Painter,
     trace: &Trace,
     table: Table,
     track: &Track,
-    sparse: &[Ns],
+    rect: Rect,
+    map: &Mapping,
+    style: &LaneStyle,
+) -> usize {
+    let depth = track.depth.max(1) as usize;
+    track
+        .runs()
+        .iter()
+        .map(|run| lane_run(painter, trace, table, run, depth, rect, map, style))
+        .sum()
+}
+
+#[allow(clippy::too_many_arguments)] // all per-lane inputs; a struct would only rename them
+/// Paints one run of a lane's track, `depth` levels deep.
+fn lane_run(
+    painter: &Painter,
+    trace: &Trace,
+    table: Table,
+    run: &Run,
+    depth: usize,
     rect: Rect,
     map: &Mapping,
     style: &LaneStyle,
@@ -77,7 +96,7 @@ pub fn lane(
     // `as` saturates at i64::MAX when the view reaches past an extreme
     // timestamp; `+ 1` must not overflow there.
     let (from_ns, to_ns) = (from.floor() as Ns, (to.ceil() as Ns).saturating_add(1));
-    let win = spans.window(&track.events, from_ns, to_ns, track.max_duration);
+    let win = run.window(spans, from_ns, to_ns);
     let (lo, hi) = (win.start as usize, win.end as usize);
     let starts = &spans.start;
     let mut drawn = 0;
@@ -154,9 +173,8 @@ pub fn lane(
     // width (a whole-trace view of millions of events), no event is drawn
     // as a box: its end, a cache miss per pixel column, is not read, nor
     // are the skipped events looked back over for a long one.
-    let sub_pixel_only = (track.max_duration as f64) * map.px_per_ns < f64::from(MIN_BOX_PX) / 2.0;
-    let mut search = ForwardSearch::new(starts, sparse, track.events.start as usize, hi);
-    let depth = track.depth.max(1) as usize;
+    let sub_pixel_only = (run.max_duration as f64) * map.px_per_ns < f64::from(MIN_BOX_PX) / 2.0;
+    let mut search = ForwardSearch::new(starts, &run.sampled_starts, run.events.start as usize, hi);
     let mut busy: Vec<Option<(f32, f32)>> = vec![None; depth];
     let mut busy_color: Vec<Color32> = vec![Color32::GRAY; depth];
     let flush = |run: (f32, f32), l: usize, c: Color32, drawn: &mut usize| {
@@ -347,16 +365,21 @@ pub fn hit(
     let t = map.t(pos.x);
     let tol = 3.0 / map.px_per_ns;
     let want_level = ((pos.y - rect.top()) / LANE_H).floor().max(0.0) as u8;
-    let win = spans.window(
-        &track.events,
-        (t - tol).floor() as Ns,
-        // Saturating: a view near i64::MAX (extreme timestamps) must not overflow.
-        ((t + tol).ceil() as Ns).saturating_add(1),
-        track.max_duration,
-    );
+    let windows: Vec<Span> = track
+        .windows(
+            spans,
+            (t - tol).floor() as Ns,
+            // Saturating: a view near i64::MAX (extreme timestamps) must not overflow.
+            ((t + tol).ceil() as Ns).saturating_add(1),
+        )
+        .collect();
     let mut best: Option<(f64, usize)> = None;
     // From the last candidate backwards: the nearest events are at the end.
-    for i in (win.start as usize..win.end as usize).rev().take(4096) {
+    let candidates = windows
+        .iter()
+        .rev()
+        .flat_map(|w| (w.start as usize..w.end as usize).rev());
+    for i in candidates.take(4096) {
         if level(trace, table, i) != want_level {
             continue;
         }
@@ -471,9 +494,18 @@ pub fn activity(
     color: Color32,
 ) -> usize {
     let spans = table.spans(trace);
-    let events = track.events.start as usize..track.events.end as usize;
-    let Some(starts) = spans.start.get(events.clone()) else {
-        return 0;
+    let runs: Vec<(usize, &[Ns])> = track
+        .runs()
+        .iter()
+        .filter_map(|r| Some((r.rows().start, spans.start.get(r.rows())?)))
+        .collect();
+    // The last event starting before `t`: in the last run that has one
+    // (runs are in time order).
+    let last_before = |t: f64| {
+        runs.iter().rev().find_map(|&(base, starts)| {
+            let i = starts.partition_point(|&s| (s as f64) < t);
+            (i > 0).then(|| base + i - 1)
+        })
     };
     let (left, right) = (rect.left().max(map.left), rect.right());
     let mut marks = 0;
@@ -484,8 +516,7 @@ pub fn activity(
         // The last event starting before the column's end: busy if it
         // reaches into the column (nested ranges end inside their parents,
         // so a column inside a long outer range may read idle: a summary).
-        let i = starts.partition_point(|&s| (s as f64) < b);
-        let busy = i > 0 && (spans.end(events.start + i - 1) as f64) > a;
+        let busy = last_before(b).is_some_and(|i| (spans.end(i) as f64) > a);
         match (busy, run) {
             (true, None) => run = Some(x),
             (false, Some(x0)) => {

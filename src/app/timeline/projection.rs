@@ -68,11 +68,13 @@ impl Projection {
             .and_then(|i| self.ranges.get(i))
     }
 
-    /// The projected ranges of one NVTX track.
-    fn of_track(&self, track: &Track) -> &[Projected] {
-        let lo = self.ranges.partition_point(|p| p.nvtx < track.events.start);
-        let hi = self.ranges.partition_point(|p| p.nvtx < track.events.end);
-        &self.ranges[lo..hi.max(lo)]
+    /// The projected ranges of one NVTX track, run after run.
+    fn of_track<'a>(&'a self, track: &'a Track) -> impl Iterator<Item = &'a Projected> + 'a {
+        track.runs().iter().flat_map(|run| {
+            let lo = self.ranges.partition_point(|p| p.nvtx < run.events.start);
+            let hi = self.ranges.partition_point(|p| p.nvtx < run.events.end);
+            &self.ranges[lo..hi.max(lo)]
+        })
     }
 
     /// Paints the ranges of `track` into `rect`; returns the ranges drawn,
@@ -152,8 +154,9 @@ impl Projection {
         let t = map.t(pos.x);
         let tol = 3.0 / map.px_per_ns;
         let level = ((pos.y - rect.top()) / LANE_H).floor().max(0.0) as u8;
-        self.of_track(track)
-            .iter()
+        let ranges: Vec<&Projected> = self.of_track(track).collect();
+        ranges
+            .into_iter()
             .rev()
             .find(|p| {
                 trace.nvtx.depth.get(p.nvtx as usize).copied().unwrap_or(0) == level

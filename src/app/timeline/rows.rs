@@ -4,9 +4,8 @@
 
 use crate::app::events::{Table, stream_label, thread_label};
 use crate::app::format::grouped;
-use std::sync::Arc;
 
-use crate::model::{Ns, Trace, Track};
+use crate::model::{Trace, Track};
 
 /// A lane's sparse index holds every `SPARSE_STRIDE`-th start of its track
 /// (the model's [`Track::sampled_starts`]).
@@ -21,13 +20,8 @@ pub enum RowKind {
     /// A collapsible group: a process, thread, GPU or stream.
     Header { events: u64 },
     /// Events of one track, stacked `track.depth` levels deep.
-    Lane {
-        table: Table,
-        track: Track,
-        /// Every [`SPARSE_STRIDE`]-th start of the track: the track's own
-        /// index, shared (a loader builds it on its thread).
-        sparse: Arc<[Ns]>,
-    },
+    /// Its runs' starts are sampled (a loader samples them on its thread).
+    Lane { table: Table, track: Track },
     /// A sampled GPU metric, index into `Trace::metrics`.
     Metric(MetricRow),
     /// The NVTX ranges of `track` drawn over the span of the GPU work they
@@ -132,18 +126,13 @@ fn lane(
     // sampled its tracks' starts: sampled here then.
     let mut track = track.clone();
     track.index_starts(&table.spans(trace).start);
-    let sparse = track.sampled_starts.clone();
     let key = format!("{}/{suffix}", rows[parent].key);
     rows.push(Row {
         label: format!("{label} ({})", grouped(track.len() as i64)),
         key,
         indent: rows[parent].indent + 1,
         parent: Some(parent),
-        kind: RowKind::Lane {
-            table,
-            track,
-            sparse,
-        },
+        kind: RowKind::Lane { table, track },
     });
 }
 

@@ -1,0 +1,252 @@
+//! An append-only column that snapshots share.
+//!
+//! A growing trace is published again and again while the window reads the
+//! last snapshot: copying every column into each one is a pass over all the
+//! events for a handful of new ones. A [`Column`] is a vector whose clones
+//! share one buffer: a clone costs a reference count, and a `push` on one
+//! clone writes past the end every other clone sees, so no clone ever sees
+//! a value change. Only one clone can write past a given end (the first to
+//! claim it); a push from any other, or past the buffer's room, moves that
+//! clone to a buffer of its own, twice as big (amortized O(1) a value).
+//!
+//! Why not `Arc<Vec<T>>` and `make_mut`: the window always holds the last
+//! snapshot, so `make_mut` would copy the whole column at every snapshot.
+
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The buffer clones share: `capacity` slots, of which the first `claimed`
+/// are written and never written again.
+struct Buffer<T> {
+    ptr: *mut T,
+    capacity: usize,
+    claimed: AtomicUsize,
+}
+
+// Safety: the values are only read below a length the reader was handed (the
+// slots are written before, and the handing over orders the writes first),
+// and written at most once, by the one clone that claimed them. `T: Copy`
+// values own nothing.
+unsafe impl<T: Copy + Send + Sync> Send for Buffer<T> {}
+unsafe impl<T: Copy + Send + Sync> Sync for Buffer<T> {}
+
+impl<T> Drop for Buffer<T> {
+    fn drop(&mut self) {
+        // Safety: `ptr` and `capacity` come from a `Vec<T>` this buffer took
+        // apart (see `Column::from`); its values are `Copy` (no drop), so the
+        // vector is rebuilt empty to free the allocation.
+        unsafe { drop(Vec::from_raw_parts(self.ptr, 0, self.capacity)) }
+    }
+}
+
+/// A vector of `Copy` values that only grows, whose clones share their
+/// values (see the module's notes).
+pub struct Column<T: Copy> {
+    buffer: Arc<Buffer<T>>,
+    len: usize,
+}
+
+impl<T: Copy> From<Vec<T>> for Column<T> {
+    /// Takes the vector's allocation as it is (its spare room included):
+    /// no copy.
+    fn from(values: Vec<T>) -> Self {
+        let mut values = ManuallyDrop::new(values);
+        let (ptr, len, capacity) = (values.as_mut_ptr(), values.len(), values.capacity());
+        Column {
+            buffer: Arc::new(Buffer {
+                ptr,
+                capacity,
+                claimed: AtomicUsize::new(len),
+            }),
+            len,
+        }
+    }
+}
+
+impl<T: Copy> Default for Column<T> {
+    fn default() -> Self {
+        Column::from(Vec::new())
+    }
+}
+
+impl<T: Copy> Clone for Column<T> {
+    fn clone(&self) -> Self {
+        Column {
+            buffer: self.buffer.clone(),
+            len: self.len,
+        }
+    }
+}
+
+impl<T: Copy> Deref for Column<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        // Safety: the first `len` slots were written before this clone was
+        // made or grew to `len`, and are never written again.
+        unsafe { std::slice::from_raw_parts(self.buffer.ptr, self.len) }
+    }
+}
+
+impl<T: Copy + std::fmt::Debug> std::fmt::Debug for Column<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: Copy + PartialEq> PartialEq for Column<T> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Copy + PartialEq> PartialEq<Vec<T>> for Column<T> {
+    fn eq(&self, other: &Vec<T>) -> bool {
+        **self == other[..]
+    }
+}
+
+impl<T: Copy> FromIterator<T> for Column<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        Column::from(iter.into_iter().collect::<Vec<T>>())
+    }
+}
+
+impl<T: Copy> Column<T> {
+    pub fn new() -> Self {
+        Column::default()
+    }
+
+    pub fn with_capacity(capacity: usize) -> Self {
+        Column::from(Vec::with_capacity(capacity))
+    }
+
+    /// Slots of the buffer this clone writes to (shared with other clones).
+    pub fn capacity(&self) -> usize {
+        self.buffer.capacity
+    }
+
+    pub fn push(&mut self, value: T) {
+        self.extend_from_slice(std::slice::from_ref(&value));
+    }
+
+    /// Appends `values`: in place when this clone holds the buffer's last
+    /// value and there is room, else into a buffer of its own.
+    pub fn extend_from_slice(&mut self, values: &[T]) {
+        if values.is_empty() {
+            return;
+        }
+        let end = self.len + values.len();
+        let fits = end <= self.buffer.capacity;
+        let claimed = fits
+            && self
+                .buffer
+                .claimed
+                .compare_exchange(self.len, end, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok();
+        if !claimed {
+            self.move_to_own_buffer(end);
+        }
+        // Safety: slots `len..end` are within the buffer and this clone
+        // claimed them (or owns a new buffer whose `claimed` it set): no
+        // other clone reads or writes them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                values.as_ptr(),
+                self.buffer.ptr.add(self.len),
+                values.len(),
+            );
+        }
+        self.len = end;
+    }
+
+    /// A buffer of this clone's own with room for `end` values (at least
+    /// twice the length), holding a copy of its values and claimed to `end`.
+    fn move_to_own_buffer(&mut self, end: usize) {
+        let mut values = Vec::with_capacity(end.max(2 * self.len).max(16));
+        values.extend_from_slice(self);
+        let mut moved = Column::from(values);
+        moved.buffer.claimed.store(end, Ordering::Relaxed);
+        moved.len = self.len;
+        *self = moved;
+    }
+}
+
+impl<'a, T: Copy> IntoIterator for &'a Column<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<T: Copy> Extend<T> for Column<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        let values: Vec<T> = iter.into_iter().collect();
+        self.extend_from_slice(&values);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_keep_what_they_saw_while_another_grows() {
+        let mut a: Column<u32> = Column::with_capacity(4);
+        a.extend_from_slice(&[1, 2]);
+        let before = a.clone();
+        a.push(3);
+        assert_eq!(&*before, &[1, 2], "a clone does not see a later push");
+        assert_eq!(&*a, &[1, 2, 3]);
+        assert!(std::ptr::eq(before.as_ptr(), a.as_ptr()), "in place");
+        // `before` no longer holds the buffer's last value: its push moves it.
+        let mut b = before.clone();
+        b.push(9);
+        assert_eq!(&*b, &[1, 2, 9]);
+        assert_eq!(&*a, &[1, 2, 3], "a push from an older clone never shows");
+        assert!(!std::ptr::eq(b.as_ptr(), a.as_ptr()));
+        // Past the room: a new buffer, the values carried over.
+        a.extend_from_slice(&[4, 5, 6]);
+        assert_eq!(&*a, &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(&*before, &[1, 2]);
+        assert!(a.capacity() >= 6);
+        let from_iter: Column<u32> = (0..3).collect();
+        assert_eq!(from_iter, vec![0, 1, 2]);
+    }
+
+    /// A reader on another thread holds snapshot after snapshot while the
+    /// writer pushes: every snapshot reads back exactly what it had.
+    #[test]
+    fn snapshots_read_on_another_thread_stay_whole() {
+        let (send, receive) = std::sync::mpsc::sync_channel::<Column<u64>>(4);
+        let reader = std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            for snapshot in receive {
+                kept.push(snapshot);
+                for s in &kept {
+                    assert!(s.iter().enumerate().all(|(i, &v)| v == i as u64 * 3));
+                }
+                if kept.len() > 8 {
+                    kept.remove(0);
+                }
+            }
+            kept.len()
+        });
+        let mut column = Column::new();
+        for round in 0..200u64 {
+            for i in 0..round {
+                let at = column.len() as u64;
+                column.push(at * 3);
+                let _ = i;
+            }
+            send.send(column.clone()).expect("reader alive");
+        }
+        drop(send);
+        assert!(reader.join().expect("reader") > 0);
+        assert_eq!(column.len(), (0..200).sum::<usize>());
+    }
+}

@@ -1,0 +1,314 @@
+//! Tracks: which rows of a table belong to one thread's or one stream's lane.
+//!
+//! A track is a list of [`Run`]s, each a stretch of consecutive rows sorted by
+//! start, the runs in time order. A report loaded whole has one run a track
+//! (its table is grouped by track). A report that grows (a live capture) adds
+//! each snapshot's new rows at the end of their tables, grouped by track, and
+//! gives every track that gained rows one more run: rows already shown keep
+//! their index, and a snapshot costs what it adds.
+//!
+//! Why runs and not one range a track: one range a track means every new row
+//! of any track but the last moves every row after it, so a snapshot is a
+//! rebuild of every table.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::events::{Ns, Span, SpanColumns};
+
+/// Every `SAMPLED_STARTS_STRIDE`-th start of a run is kept in a small index
+/// ([`Run::sampled_starts`]) that stays in cache: a search of it leaves one
+/// block of this many starts to look at.
+pub const SAMPLED_STARTS_STRIDE: usize = 256;
+
+/// Consecutive rows of a table, sorted by start (ties: longer first): all of
+/// a track, or one part of it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Run {
+    pub events: Span,
+    /// The longest event of the run, so that a window query finds events that
+    /// start before the window but still reach into it.
+    pub max_duration: Ns,
+    /// Every [`SAMPLED_STARTS_STRIDE`]-th start of the run's events, from its
+    /// first: built by the loader as it groups a table (on its thread; 10 ms
+    /// for 34M kernels, which the window paid when drawing its rows); empty
+    /// until [`Run::index_starts`].
+    pub sampled_starts: Arc<[Ns]>,
+}
+
+impl Run {
+    /// The run of rows `events` of `spans`, with its longest duration and
+    /// its sampled starts.
+    pub fn of(events: Span, spans: &SpanColumns) -> Run {
+        let max_duration = (events.start as usize..events.end as usize)
+            .map(|j| spans.duration(j))
+            .max()
+            .unwrap_or(0);
+        let mut run = Run {
+            events,
+            max_duration,
+            sampled_starts: Default::default(),
+        };
+        run.index_starts(&spans.start);
+        run
+    }
+
+    /// Samples the run's starts (`starts`: its table's whole column) into
+    /// [`Run::sampled_starts`], unless done already.
+    pub fn index_starts(&mut self, starts: &[Ns]) {
+        if !self.sampled_starts.is_empty() || self.is_empty() {
+            return;
+        }
+        let own = starts
+            .get(self.events.start as usize..self.events.end as usize)
+            .unwrap_or_default();
+        self.sampled_starts = own.iter().step_by(SAMPLED_STARTS_STRIDE).copied().collect();
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The rows as `usize` indexes.
+    pub fn rows(&self) -> Range<usize> {
+        self.events.start as usize..self.events.end as usize
+    }
+
+    /// The rows that may overlap `[from, to)`: those starting before `to`
+    /// and, thanks to `max_duration`, possibly ending after `from`.
+    pub fn window(&self, spans: &SpanColumns, from: Ns, to: Ns) -> Span {
+        spans.window(&self.events, from, to, self.max_duration)
+    }
+
+    /// The rows whose start lies in `[from, to)`.
+    pub fn starting_in(&self, spans: &SpanColumns, from: Ns, to: Ns) -> Span {
+        spans.starting_in(&self.events, from, to)
+    }
+}
+
+/// The events of one thread's or stream's track kind, and how deep they
+/// stack: runs of rows, read run after run in start order (see
+/// [`Track::push`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Track {
+    /// Never an empty run.
+    runs: Vec<Run>,
+    /// Number of stacked levels (1 for flat tracks).
+    pub depth: u8,
+}
+
+impl Track {
+    /// A track of one run (none when the run is empty).
+    pub fn whole(run: Run, depth: u8) -> Track {
+        let mut track = Track {
+            runs: Vec::new(),
+            depth,
+        };
+        track.push(run);
+        track
+    }
+
+    /// The track of rows `events` of `spans`, one run, flat.
+    pub fn of(events: Span, spans: &SpanColumns) -> Track {
+        Track::whole(Run::of(events, spans), 1)
+    }
+
+    /// Adds `run` after the others (an empty one is dropped). Its rows must
+    /// start no earlier than the last row of the run before it, so that the
+    /// track read run after run is in start order.
+    pub fn push(&mut self, run: Run) {
+        if !run.is_empty() {
+            self.runs.push(run);
+        }
+    }
+
+    pub fn runs(&self) -> &[Run] {
+        &self.runs
+    }
+
+    /// The runs, to index their starts (see [`Run::index_starts`]).
+    pub fn runs_mut(&mut self) -> &mut [Run] {
+        &mut self.runs
+    }
+
+    /// Every row of the track, in start order.
+    pub fn rows(&self) -> impl DoubleEndedIterator<Item = u32> + Clone + '_ {
+        self.runs.iter().flat_map(|r| r.events.clone())
+    }
+
+    /// Whether row `i` of the table is one of the track's.
+    pub fn contains(&self, i: u32) -> bool {
+        self.runs.iter().any(|r| r.events.contains(&i))
+    }
+
+    /// The position of row `i` among the track's rows (0 for its first).
+    pub fn position(&self, i: u32) -> Option<usize> {
+        let mut before = 0;
+        for r in &self.runs {
+            if r.events.contains(&i) {
+                return Some(before + (i - r.events.start) as usize);
+            }
+            before += r.len();
+        }
+        None
+    }
+
+    /// The row at position `k` among the track's rows.
+    pub fn row_at(&self, mut k: usize) -> Option<u32> {
+        for r in &self.runs {
+            if k < r.len() {
+                return Some(r.events.start + k as u32);
+            }
+            k -= r.len();
+        }
+        None
+    }
+
+    pub fn len(&self) -> usize {
+        self.runs.iter().map(Run::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// The longest event of the track.
+    pub fn max_duration(&self) -> Ns {
+        self.runs.iter().map(|r| r.max_duration).max().unwrap_or(0)
+    }
+
+    /// The first row (the earliest start).
+    pub fn first(&self) -> Option<u32> {
+        self.runs.first().map(|r| r.events.start)
+    }
+
+    /// The last row (the latest start).
+    pub fn last(&self) -> Option<u32> {
+        self.runs.last().map(|r| r.events.end - 1)
+    }
+
+    /// Each run's rows that may overlap `[from, to)` (see [`Run::window`]),
+    /// empty ones left out.
+    pub fn windows<'a>(
+        &'a self,
+        spans: &'a SpanColumns,
+        from: Ns,
+        to: Ns,
+    ) -> impl Iterator<Item = Span> + 'a {
+        self.runs
+            .iter()
+            .map(move |r| r.window(spans, from, to))
+            .filter(|w| !w.is_empty())
+    }
+
+    /// The rows whose start lies in `[from, to)`, in start order.
+    pub fn starting_in<'a>(
+        &'a self,
+        spans: &'a SpanColumns,
+        from: Ns,
+        to: Ns,
+    ) -> impl Iterator<Item = u32> + Clone + 'a {
+        self.runs
+            .iter()
+            .flat_map(move |r| r.starting_in(spans, from, to))
+    }
+
+    /// Samples every run's starts (see [`Run::index_starts`]).
+    pub fn index_starts(&mut self, starts: &[Ns]) {
+        for r in &mut self.runs {
+            r.index_starts(starts);
+        }
+    }
+}
+
+/// Which track holds a row of a table: each run's rows with its track's
+/// owner (a stream, a thread), sorted by first row, looked up by binary
+/// search.
+#[derive(Debug, Clone, Default)]
+pub struct RowOwners<T> {
+    runs: Vec<(Span, T)>,
+}
+
+impl<T: Copy> RowOwners<T> {
+    pub fn of<'a>(tracks: impl IntoIterator<Item = (T, &'a Track)>) -> Self {
+        let mut runs: Vec<(Span, T)> = tracks
+            .into_iter()
+            .flat_map(|(owner, t)| t.runs().iter().map(move |r| (r.events.clone(), owner)))
+            .collect();
+        runs.sort_unstable_by_key(|(rows, _)| rows.start);
+        RowOwners { runs }
+    }
+
+    /// The owner of the track holding `row`, if one does.
+    pub fn owner_of(&self, row: u32) -> Option<T> {
+        let at = self.runs.partition_point(|(rows, _)| rows.start <= row);
+        let (rows, owner) = self.runs.get(at.checked_sub(1)?)?;
+        rows.contains(&row).then_some(*owner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(events: &[(Ns, Ns)]) -> SpanColumns {
+        let mut s = SpanColumns::default();
+        for &(a, b) in events {
+            s.push(a, b, Default::default());
+        }
+        s
+    }
+
+    /// Rows 0..3 and 5..7 of a table, as a track of two runs: read run
+    /// after run, by position, by window and by start.
+    #[test]
+    fn a_track_of_two_runs_reads_as_its_rows_in_order() {
+        let s = spans(&[
+            (0, 10),
+            (20, 25),
+            (30, 100),
+            (5, 6), // another track's
+            (6, 7), // another track's
+            (200, 210),
+            (300, 301),
+        ]);
+        let mut t = Track::of(0..3, &s);
+        t.push(Run::of(5..7, &s));
+        t.push(Run::of(7..7, &s));
+        assert_eq!(t.runs().len(), 2, "an empty run is not kept");
+        assert_eq!(t.rows().collect::<Vec<_>>(), vec![0, 1, 2, 5, 6]);
+        assert_eq!(t.len(), 5);
+        assert!(t.contains(5) && !t.contains(3) && !t.contains(7));
+        assert_eq!(t.position(5), Some(3));
+        assert_eq!(t.position(4), None);
+        assert_eq!(t.row_at(4), Some(6));
+        assert_eq!(t.row_at(5), None);
+        assert_eq!((t.first(), t.last()), (Some(0), Some(6)));
+        assert_eq!(t.max_duration(), 70);
+        // Each run is widened by its own longest event: rows 1 and 2 may
+        // reach into [90, 250) (row 2 does), row 0 may not; row 6 starts after.
+        let w: Vec<Span> = t.windows(&s, 90, 250).collect();
+        assert_eq!(w, vec![1..3, 5..6]);
+        assert_eq!(t.windows(&s, 400, 500).count(), 0);
+        let starting: Vec<u32> = t.starting_in(&s, 20, 250).collect();
+        assert_eq!(starting, vec![1, 2, 5]);
+        let other = Track::of(3..5, &s);
+        let owners = RowOwners::of([('a', &t), ('b', &other)]);
+        let got: Vec<Option<char>> = (0..8).map(|row| owners.owner_of(row)).collect();
+        let want = [
+            Some('a'),
+            Some('a'),
+            Some('a'),
+            Some('b'),
+            Some('b'),
+            Some('a'),
+            Some('a'),
+            None,
+        ];
+        assert_eq!(got, want);
+    }
+}
