@@ -144,7 +144,11 @@ fn clicking_a_kernel_opens_its_panel_with_kernel_stats_numbers() {
         .find(|p| p[0] == block as f64)
         .expect("the curve covers the launched block size");
     assert_eq!(at[1], launched.theoretical_percent);
-    assert!(h.query_all_by_label("What if the block had").next().is_some());
+    assert!(
+        h.query_all_by_label("What if the block had")
+            .next()
+            .is_some()
+    );
     assert!(
         h.query_all_by_label_contains("Launch configurations (")
             .next()

@@ -148,18 +148,21 @@ fn load_attempts(
 }
 
 /// What the loads of a report that only grows keep from one to the next:
-/// the rows of its big tables (kernels, CUDA API calls) read so far. See
-/// [`load_growing`].
+/// its big tables (kernels, CUDA API calls) as last built, with their
+/// tracks and the first rowid not read. See [`load_growing`].
 #[derive(Default)]
 pub struct Carry {
-    kernels: parallel::Carried<gpu::KernelRows>,
-    api: parallel::Carried<cpu::ApiRows>,
+    kernels: gpu::GrownKernels,
+    api: cpu::GrownApi,
 }
 
 /// Loads a report that grows only by rows added to its tables (a capture's
-/// working file), reading of its kernels and CUDA API calls only the rows
-/// added since the last load with the same `carry`: decoding rows is most
-/// of a load. The trace is the one [`load`] would give. One attempt: nothing
+/// working file): its kernels and CUDA API calls are the last load's (same
+/// `carry`) with the rows added since appended, each thread or stream that
+/// gained some given a new run of rows ([`crate::model::track`]), so those
+/// tables cost what was added and rows already shown keep their index. The
+/// trace holds the events [`load`] would give, track by track, in the same
+/// order (not at the same indexes). One attempt: nothing
 /// may write the file while it is read (the capture writes and loads it on
 /// one thread).
 pub fn load_growing(path: &Path, carry: &mut Carry) -> Result<Trace, LoadError> {

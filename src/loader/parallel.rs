@@ -212,108 +212,33 @@ pub(super) fn read_table_from<S: RowSink>(
     Ok((whole, last_rowid))
 }
 
-/// Rows of one table read by the loads of a report that only grows (a
-/// capture's working file): each load reads the rows added since the last
-/// one and appends them here, instead of reading the whole table again.
-/// Decoding rows is most of a load (three fifths at 10M events); what is
-/// built from them (grouping, indexes) is built afresh each time, so a load
-/// gives exactly what reading the whole file would.
-#[derive(Default)]
-pub(super) struct Carried<S> {
-    rows: S,
-    /// The first rowid not read yet; `None` before the first read.
-    next_rowid: Option<i64>,
-}
-
-impl<S: RowSink> Carried<S> {
-    /// Every row of `table` (read by `sql`): those read before, and those
-    /// added since. Rows are taken to be appended only (no row changed or
-    /// deleted) and numbered in the order they were added, which holds for
-    /// a table without its own rowid column when nothing deletes from it;
-    /// a table with one (rows may come with any rowid) is read whole.
-    pub(super) fn read(
-        &mut self,
-        b: &mut Builder,
-        table: &str,
-        sql: &str,
-    ) -> rusqlite::Result<Rows<'_, S>> {
-        if b.report.has_rowid_alias(table) {
-            *self = Carried::default();
-            return read_table(b, table, sql).map(Rows::Read);
-        }
-        let (more, last_rowid) = read_table_from::<S>(b, table, sql, self.next_rowid)?;
-        match last_rowid {
-            Some(last) => {
-                self.rows.append(more);
-                match last.checked_add(1) {
-                    Some(next) => {
-                        self.next_rowid = Some(next);
-                        Ok(Rows::Carried(&self.rows))
-                    }
-                    // The last rowid there is: no later row can be told from
-                    // those read, so nothing is kept (read whole next time).
-                    None => Ok(Rows::Read(std::mem::take(self).rows)),
-                }
-            }
-            // No rowids (a view, a WITHOUT ROWID table) or no rows: nothing
-            // to carry.
-            None => {
-                *self = Carried::default();
-                Ok(Rows::Read(more))
-            }
-        }
-    }
-}
-
-/// Reads `table` (by `sql`) and builds from its rows with `build`: the whole
-/// table, or, in a growing report's load, the rows its carry (`pick`) kept
-/// and those added since.
+/// Reads `table` (by `sql`) and builds from its rows with `build`.
 pub(super) fn read_rows<S: RowSink>(
     b: &mut Builder,
     table: &str,
     sql: &str,
-    pick: fn(&mut super::Carry) -> &mut Carried<S>,
     build: impl FnOnce(&mut Builder, Rows<S>),
 ) -> rusqlite::Result<()> {
-    // The carry is taken out of the builder while its rows are borrowed.
-    let mut carry = b.carry.take();
-    let rows = match carry.as_deref_mut() {
-        Some(carry) => pick(carry).read(b, table, sql),
-        None => read_table::<S>(b, table, sql).map(Rows::Read),
-    };
-    let result = rows.map(|rows| build(b, rows));
-    b.carry = carry;
-    result
+    let rows = read_table::<S>(b, table, sql)?;
+    build(b, Rows(rows));
+    Ok(())
 }
 
-/// The rows a table's reader builds its part of the trace from: read by
-/// this load (each column is moved out as it is grouped, which frees it at
-/// once: the rows and the trace are never both whole in memory), or kept by
-/// a growing report's carry (each column is read where it lies, and kept).
-pub(super) enum Rows<'c, S> {
-    Read(S),
-    Carried(&'c S),
-}
+/// The rows a table's reader builds its part of the trace from: each
+/// column is moved out as it is grouped, which frees it at once (the rows
+/// and the trace are never both whole in memory).
+pub(super) struct Rows<S>(pub(super) S);
 
-impl<S> Rows<'_, S> {
+impl<S> Rows<S> {
     pub(super) fn get(&self) -> &S {
-        match self {
-            Rows::Read(rows) => rows,
-            Rows::Carried(rows) => rows,
-        }
+        &self.0
     }
 }
 
-/// Column `field` of a [`Rows`]: moved out of rows read by this load,
-/// borrowed from carried ones (a `Cow<[T]>`).
+/// Column `field` of a [`Rows`], moved out (a `Cow<[T]>`, owned).
 macro_rules! column {
     ($rows:expr, $($field:ident).+) => {
-        match &mut $rows {
-            $crate::loader::parallel::Rows::Read(r) => {
-                std::borrow::Cow::Owned(std::mem::take(&mut r.$($field).+))
-            }
-            $crate::loader::parallel::Rows::Carried(r) => std::borrow::Cow::Borrowed(&r.$($field).+[..]),
-        }
+        std::borrow::Cow::Owned(std::mem::take(&mut $rows.0.$($field).+))
     };
 }
 pub(super) use column;

@@ -118,6 +118,25 @@ impl SpanColumns {
         self.bounds = widen(self.bounds, start, end);
     }
 
+    /// Appends events `start[i]..end[i]` named `name[i]` (of one length):
+    /// their indexes follow the last, and every earlier index keeps its
+    /// event (shared columns are written past their ends only).
+    pub fn append(&mut self, start: &[Ns], end: &[Ns], name: &[StrId]) {
+        debug_assert!(start.len() == end.len() && start.len() == name.len());
+        let base = self.start.len();
+        let mut long = Vec::new();
+        let durations: Vec<u32> = (start.iter().zip(end).enumerate())
+            .map(|(i, (&s, &e))| {
+                self.bounds = widen(self.bounds, s, e);
+                encode(base + i, s, e, &mut long)
+            })
+            .collect();
+        self.durations.extend_from_slice(&durations);
+        self.long_ends.extend_from_slice(&long);
+        self.start.extend_from_slice(start);
+        self.name.extend_from_slice(name);
+    }
+
     pub fn len(&self) -> usize {
         self.start.len()
     }
@@ -207,7 +226,8 @@ fn encode(i: usize, start: Ns, end: Ns, long_ends: &mut Vec<(u32, Ns)>) -> u32 {
 }
 
 /// CUDA runtime and driver API calls (`CUPTI_ACTIVITY_KIND_RUNTIME`), by thread.
-#[derive(Debug, Default)]
+/// A clone shares the columns (see [`Column`]).
+#[derive(Debug, Default, Clone)]
 pub struct ApiCalls {
     pub spans: SpanColumns,
     pub correlation: Column<u32>,
@@ -283,8 +303,9 @@ pub struct LaunchConfig {
 }
 
 /// Kernels (`CUPTI_ACTIVITY_KIND_KERNEL`), by stream. `spans.name` is the
-/// demangled name, the one `nsys stats` reports.
-#[derive(Debug, Default)]
+/// demangled name, the one `nsys stats` reports. A clone shares the columns
+/// (see [`Column`]).
+#[derive(Debug, Default, Clone)]
 pub struct Kernels {
     pub spans: SpanColumns,
     /// The short and mangled names, read through [`Kernels::short_name`] and
