@@ -8,12 +8,12 @@
 //!
 //! Why not a second builder beside the loader: one conversion (CUPTI → nsys
 //! rows) keeps the live view, the saved file and `nsys stats` on that file in
-//! agreement by construction. A snapshot decodes only the rows added since
-//! the last one but builds the model from all of them
-//! ([`crate::loader::load_growing`]): still O(events), 25-35 ns an event at
-//! 12M events on an H100, against 30-55 ms for the rest of an event's way to
-//! the screen (BENCHMARKS.md); the session spaces snapshots by how long the
-//! last one took.
+//! agreement by construction. A snapshot appends the kernels and API calls
+//! added since the last one to that one's tables ([`crate::loader::load_growing`]);
+//! the correlation index and the small tables are still built whole, so a
+//! snapshot still grows with the capture (176-299 ms at 12-16M events on an
+//! H100, BENCHMARKS.md); the session spaces snapshots by how long the last
+//! one took.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
