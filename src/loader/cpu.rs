@@ -7,7 +7,8 @@ use std::sync::Arc;
 use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, Runs, stack_levels};
-use super::parallel::{RowSink, Rows, column, read_rows, read_table_from};
+use super::grow::{Grown, OutOfOrder, add_runs};
+use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
     ApiCalls, EncodedEnds, GraphRecord, Ns, NvtxKind, NvtxRanges, NvtxTrack, OsCalls, Payload,
@@ -202,114 +203,53 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
         Some(carry) if !b.report.has_rowid_alias(TABLE) => std::mem::take(&mut carry.api),
         _ => return read_rows(b, TABLE, &sql, api_calls_from),
     };
-    let grown = grow_api_calls(b, grown, TABLE, &sql)?;
+    let grown = grown.grow(b, TABLE, &sql, append_api_calls)?;
     b.trace.cuda_api = Arc::new(grown.table.clone());
-    // Without a rowid to go on from, the next load reads the table whole.
-    if let (Some(carry), Some(_)) = (b.carry.as_deref_mut(), grown.next_rowid) {
+    if let Some(carry) = b.carry.as_deref_mut()
+        && grown.goes_on()
+    {
         carry.api = grown;
     }
     Ok(())
 }
 
 /// What the loads of a report that only grows keep of its CUDA API calls
-/// (as [`super::gpu::GrownKernels`] keeps of its kernels): the table, each
-/// thread's track by `globalTid`, the first rowid not read yet.
-#[derive(Default)]
-pub(super) struct GrownApi {
-    table: ApiCalls,
-    tracks: Vec<(i64, Track)>,
-    next_rowid: Option<i64>,
-    bad: u64,
-    missing: u64,
-}
+/// (see [`super::grow`]): the table, and each thread's track by `globalTid`.
+pub(super) type GrownApi = Grown<ApiCalls, i64>;
 
-/// The CUDA API calls of a growing report: the rows added since the last
-/// load appended, grouped by thread, each thread that gained some given one
-/// more run; read whole once more when a thread's new calls start before
-/// its last one.
-fn grow_api_calls(
+/// `rows` appended to `grown`'s CUDA API calls, grouped by thread (see
+/// [`super::grow`]).
+fn append_api_calls(
     b: &mut Builder,
-    grown: GrownApi,
-    table: &str,
-    sql: &str,
-) -> rusqlite::Result<GrownApi> {
-    let (rows, last_rowid) = read_table_from::<ApiRows>(b, table, sql, grown.next_rowid)?;
-    let mut grown = match append_api_calls(b, grown, rows) {
-        Ok(grown) => grown,
-        Err(()) => {
-            let (rows, _) = read_table_from::<ApiRows>(b, table, sql, None)?;
-            append_api_calls(b, GrownApi::default(), rows)
-                .map_err(|()| super::not_a_report("API calls out of order in one read"))?
-        }
-    };
-    match last_rowid.and_then(|last| last.checked_add(1)) {
-        Some(next) => grown.next_rowid = Some(next),
-        None => grown.next_rowid = None,
-    }
-    Ok(grown)
-}
-
-/// `rows` appended to `grown` (see [`grow_api_calls`]); `Err` when a
-/// thread's new rows start before its last row.
-fn append_api_calls(b: &mut Builder, mut grown: GrownApi, rows: ApiRows) -> Result<GrownApi, ()> {
+    grown: &mut GrownApi,
+    rows: ApiRows,
+) -> Result<(), OutOfOrder> {
+    // The threads seen before keep their order (first come, as in one read).
     for &(global_tid, _) in &grown.tracks {
         b.thread(global_tid);
     }
     let threads = b.threads_of(&rows.spans.global_tid);
+    let g = Grouping::from_runs(&threads, &rows.spans.start, b.trace.threads.len());
+    let start = g.take(&rows.spans.start[..]);
+    let keys = b.trace.threads.iter().map(|t| t.global_tid);
+    if !grown.in_time_order(keys, &g, &start, &grown.table.spans) {
+        return Err(OutOfOrder);
+    }
     grown.bad += rows.spans.bad;
     grown.missing += rows.spans.missing;
     warn_bad(b, grown.bad, grown.missing, "CUDA API calls");
-    let g = Grouping::from_runs(&threads, &rows.spans.start, b.trace.threads.len());
-    let start = g.take(&rows.spans.start[..]);
-    let previous: HashMap<i64, &Track> = grown.tracks.iter().map(|(k, t)| (*k, t)).collect();
-    let spans = &grown.table.spans;
-    for (i, thread) in b.trace.threads.iter().enumerate() {
-        let (Some(new), Some(old)) = (g.tracks.get(i), previous.get(&thread.global_tid)) else {
-            continue;
-        };
-        let last = old.last().and_then(|r| spans.start.get(r as usize));
-        if let (Some(&last), Some(&first)) = (last, start.get(new.start as usize))
-            && !new.is_empty()
-            && first < last
-        {
-            return Err(());
-        }
-    }
-    let base = grown.table.spans.len() as u32;
     let t = &mut grown.table;
-    t.spans.append(
-        &start,
-        &g.view(&rows.spans.end[..]),
-        &g.take(&rows.spans.name[..]),
-    );
+    let base = t.spans.len() as u32;
+    let name = g.take(&rows.spans.name[..]);
+    t.spans.append(&start, &g.view(&rows.spans.end[..]), &name);
     t.correlation
         .extend_from_slice(&g.take(&rows.correlation[..]));
     for value in g.take(&rows.return_value[..]) {
         t.return_value.push(value);
     }
-    let mut tracks: HashMap<i64, Track> = std::mem::take(&mut grown.tracks).into_iter().collect();
-    let mut order = Vec::with_capacity(b.trace.threads.len());
-    for (i, thread) in b.trace.threads.iter_mut().enumerate() {
-        let key = thread.global_tid;
-        let mut track = tracks.remove(&key).unwrap_or_default();
-        if let Some(new) = g.tracks.get(i).filter(|r| !r.is_empty()) {
-            track.depth = 1;
-            track.push(crate::model::Run::of(
-                base + new.start..base + new.end,
-                &t.spans,
-            ));
-        }
-        thread.cuda_api = track.clone();
-        if !track.is_empty() {
-            order.push(key);
-            tracks.insert(key, track);
-        }
-    }
-    grown.tracks = order
-        .into_iter()
-        .filter_map(|k| Some((k, tracks.remove(&k)?)))
-        .collect();
-    Ok(grown)
+    let tracks = (b.trace.threads.iter_mut()).map(|t| (t.global_tid, &mut t.cuda_api));
+    add_runs(&mut grown.tracks, tracks, &g, base, &t.spans);
+    Ok(())
 }
 
 /// The CUDA API calls of `rows`, grouped by thread.

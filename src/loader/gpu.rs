@@ -8,12 +8,13 @@ use super::cells::{Cells, RawRows};
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, Runs};
-use super::parallel::{RowSink, Rows, column, read_rows, read_table_from};
+use super::grow::{Grown, OutOfOrder, add_runs};
+use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
     CorrelationIndex, CudaEventRecord, EncodedEnds, Gpu, GpuLimits, GpuOpKind, GraphExecs,
-    IdColumn, KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns, Run,
-    SpanColumns, SparseColumn, StrId, Stream, Syncs, Track, TrackIds,
+    IdColumn, KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns, SpanColumns,
+    SparseColumn, StrId, Stream, Syncs, Track, TrackIds,
 };
 use crate::threads::joined;
 
@@ -310,113 +311,63 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         Some(carry) if !b.report.has_rowid_alias(TABLE) => std::mem::take(&mut carry.kernels),
         _ => return read_rows(b, TABLE, &sql, |b, rows| kernels_from(b, streams, rows)),
     };
-    let grown = grow_kernels(b, streams, grown, TABLE, &sql)?;
-    b.trace.kernels = Arc::new(grown.table.clone());
-    // Without a rowid to go on from, the next load reads the table whole.
-    if let (Some(carry), Some(_)) = (b.carry.as_deref_mut(), grown.next_rowid) {
+    let grown = grown.grow(b, TABLE, &sql, |b, grown, rows| {
+        append_kernels(b, streams, grown, rows)
+    })?;
+    b.trace.kernels = Arc::new(grown.table.0.clone());
+    if let Some(carry) = b.carry.as_deref_mut()
+        && grown.goes_on()
+    {
         carry.kernels = grown;
     }
     Ok(())
 }
 
-/// What the loads of a report that only grows keep of its kernels: the
-/// table as last published (its columns shared with that snapshot), each
-/// stream's track by stream key, in the order the streams came, and the
-/// first rowid not read yet.
-#[derive(Default)]
-pub(super) struct GrownKernels {
-    table: Kernels,
-    tracks: Vec<(StreamKey, Track)>,
-    configs: HashMap<LaunchConfig, u32>,
-    next_rowid: Option<i64>,
-    bad: u64,
-    missing: u64,
-}
+/// What the loads of a report that only grows keep of its kernels (see
+/// [`super::grow`]): the table, with the numbers it gave launch
+/// configurations, and each stream's track by stream key.
+pub(super) type GrownKernels = Grown<(Kernels, HashMap<LaunchConfig, u32>), StreamKey>;
 
-/// The kernels of a growing report: the rows added since the last load,
-/// appended to the table, grouped by stream, each stream that gained some
-/// given one more run. Costs what was added. When a stream's new kernels
-/// start before its last one (rows not added in time order), the table is
-/// read and built whole once more.
-fn grow_kernels(
-    b: &mut Builder,
-    streams: &mut Streams,
-    grown: GrownKernels,
-    table: &str,
-    sql: &str,
-) -> rusqlite::Result<GrownKernels> {
-    let (rows, last_rowid) = read_table_from::<KernelRows>(b, table, sql, grown.next_rowid)?;
-    let mut grown = match append_kernels(b, streams, grown, rows) {
-        Ok(grown) => grown,
-        Err(()) => {
-            let (rows, _) = read_table_from::<KernelRows>(b, table, sql, None)?;
-            append_kernels(b, streams, GrownKernels::default(), rows)
-                .map_err(|()| super::not_a_report("kernels out of order in one read"))?
-        }
-    };
-    // Without rowids (or past the last one) nothing later can be told from
-    // what was read: no rowid to go on from.
-    match last_rowid.and_then(|last| last.checked_add(1)) {
-        Some(next) => grown.next_rowid = Some(next),
-        None => grown.next_rowid = None,
-    }
-    Ok(grown)
-}
-
-/// `rows` appended to `grown` (see [`grow_kernels`]); `Err` when a stream's
-/// new rows start before its last row.
+/// `rows` appended to `grown`'s kernels, grouped by stream (see
+/// [`super::grow`]).
 fn append_kernels(
     b: &mut Builder,
     streams: &mut Streams,
-    mut grown: GrownKernels,
+    grown: &mut GrownKernels,
     rows: KernelRows,
-) -> Result<GrownKernels, ()> {
+) -> Result<(), OutOfOrder> {
     // The streams seen before keep their order (first come, as in one read).
     for &(key, _) in &grown.tracks {
         streams.get(b, key);
     }
     let stream = streams.resolve(b, &rows.stream_keys);
-    grown.bad += rows.ops.bad;
-    grown.missing += rows.ops.missing;
-    warn_bad(b, grown.bad, grown.missing, "kernels");
     let g = Grouping::from_runs(&stream, &rows.ops.start, b.trace.streams.len());
     let start = g.take(&rows.ops.start[..]);
     let key_of = |s: &Stream| (s.pid, s.device_id, s.context_id, s.stream_id);
-    let previous: HashMap<StreamKey, &Track> = grown.tracks.iter().map(|(k, t)| (*k, t)).collect();
-    let spans = &grown.table.spans;
-    for (i, stream) in b.trace.streams.iter().enumerate() {
-        let (Some(new), Some(old)) = (g.tracks.get(i), previous.get(&key_of(stream))) else {
-            continue;
-        };
-        let last = old.last().and_then(|r| spans.start.get(r as usize));
-        if let (Some(&last), Some(&first)) = (last, start.get(new.start as usize))
-            && !new.is_empty()
-            && first < last
-        {
-            return Err(());
-        }
+    let keys = b.trace.streams.iter().map(key_of);
+    if !grown.in_time_order(keys, &g, &start, &grown.table.0.spans) {
+        return Err(OutOfOrder);
     }
-    let end = g.view(&rows.ops.end[..]);
-    let name = g.take(&rows.ops.name[..]);
-    let (short, mangled) = (g.view(&rows.short_name[..]), g.view(&rows.mangled_name[..]));
+    grown.bad += rows.ops.bad;
+    grown.missing += rows.ops.missing;
+    warn_bad(b, grown.bad, grown.missing, "kernels");
+    let (t, numbers) = &mut grown.table;
     // The read's launch configurations, numbered as the table numbers them.
     let mut number = vec![0u32; rows.configs.len()];
     for (config, &local) in &rows.configs {
-        let next = grown.table.configs.len() as u32;
-        let global = *grown.configs.entry(*config).or_insert_with(|| {
-            grown.table.configs.push(*config);
+        let next = t.configs.len() as u32;
+        number[local as usize] = *numbers.entry(*config).or_insert_with(|| {
+            t.configs.push(*config);
             next
         });
-        number[local as usize] = global;
     }
-    let config: Vec<u32> = g
-        .view(&rows.config[..])
-        .iter()
+    let config: Vec<u32> = (g.view(&rows.config[..]).iter())
         .map(|&c| number.get(c as usize).copied().unwrap_or(0))
         .collect();
-    let base = grown.table.spans.len() as u32;
-    let t = &mut grown.table;
-    t.spans.append(&start, &end, &name);
+    let base = t.spans.len() as u32;
+    let name = g.take(&rows.ops.name[..]);
+    t.spans.append(&start, &g.view(&rows.ops.end[..]), &name);
+    let (short, mangled) = (g.view(&rows.short_name[..]), g.view(&rows.mangled_name[..]));
     for ((&name, &short), &mangled) in name.iter().zip(short.iter()).zip(mangled.iter()) {
         t.names.push(name, short, mangled);
     }
@@ -429,28 +380,9 @@ fn append_kernels(
     for id in g.take(&rows.graph_node_id[..]) {
         t.graph_node_id.push(id);
     }
-    // Each stream's track: the one it had, and a run of its new rows.
-    let mut tracks: HashMap<StreamKey, Track> =
-        std::mem::take(&mut grown.tracks).into_iter().collect();
-    let mut order: Vec<StreamKey> = Vec::with_capacity(b.trace.streams.len());
-    for (i, stream) in b.trace.streams.iter_mut().enumerate() {
-        let key = key_of(stream);
-        let mut track = tracks.remove(&key).unwrap_or_default();
-        if let Some(new) = g.tracks.get(i).filter(|r| !r.is_empty()) {
-            track.depth = 1;
-            track.push(Run::of(base + new.start..base + new.end, &t.spans));
-        }
-        stream.kernels = track.clone();
-        if !track.is_empty() {
-            order.push(key);
-            tracks.insert(key, track);
-        }
-    }
-    grown.tracks = order
-        .into_iter()
-        .filter_map(|k| Some((k, tracks.remove(&k)?)))
-        .collect();
-    Ok(grown)
+    let tracks = (b.trace.streams.iter_mut()).map(|s| (key_of(s), &mut s.kernels));
+    add_runs(&mut grown.tracks, tracks, &g, base, &t.spans);
+    Ok(())
 }
 
 /// The kernels of `rows`, grouped by stream.

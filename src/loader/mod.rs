@@ -10,6 +10,7 @@ mod db;
 mod error;
 mod gpu;
 mod group;
+mod grow;
 mod kernel_metrics;
 mod parallel;
 mod snapshot;

@@ -1,0 +1,130 @@
+//! Tables of a report that only grows (a capture's working file), extended
+//! from one load to the next instead of built again.
+//!
+//! A load reads the rows added since the last one, groups them by track,
+//! appends them to the table as last published (its columns are shared
+//! [`crate::model::Column`]s, so the snapshot the window shows is not
+//! copied), and gives each track that gained rows one more run. Rows
+//! already shown keep their index. When a track's new rows start before its
+//! last row (rows not added in time order), the table is read and built
+//! whole once more: a track's runs must read in start order.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use super::Builder;
+use super::group::Grouping;
+use super::parallel::{RowSink, read_table_from};
+use crate::model::{Ns, Run, SpanColumns, Track};
+
+/// A table as last built, with what its next extension needs.
+pub(super) struct Grown<T, K> {
+    pub table: T,
+    /// Each track's runs, by the key that names its thread or stream, in
+    /// the order the tracks first came (as one read of the table numbers
+    /// them).
+    pub tracks: Vec<(K, Track)>,
+    /// The first rowid not read yet; `None` before the first read.
+    next_rowid: Option<i64>,
+    /// Rows ending before they start, and rows without times, so far.
+    pub bad: u64,
+    pub missing: u64,
+}
+
+impl<T: Default, K> Default for Grown<T, K> {
+    fn default() -> Self {
+        Grown {
+            table: T::default(),
+            tracks: Vec::new(),
+            next_rowid: None,
+            bad: 0,
+            missing: 0,
+        }
+    }
+}
+
+/// A track's new rows start before its last one.
+pub(super) struct OutOfOrder;
+
+impl<T: Default, K> Grown<T, K> {
+    /// `grown` with the rows of `table` (read by `sql`) added since its last
+    /// read, appended by `append`, which leaves `grown` as it was when it
+    /// answers [`OutOfOrder`]: then the table is read whole into a new one.
+    pub(super) fn grow<S: RowSink>(
+        mut self,
+        b: &mut Builder,
+        table: &str,
+        sql: &str,
+        mut append: impl FnMut(&mut Builder, &mut Self, S) -> Result<(), OutOfOrder>,
+    ) -> rusqlite::Result<Self> {
+        let (rows, last_rowid) = read_table_from::<S>(b, table, sql, self.next_rowid)?;
+        if append(b, &mut self, rows).is_err() {
+            self = Grown::default();
+            let (rows, _) = read_table_from::<S>(b, table, sql, None)?;
+            append(b, &mut self, rows)
+                .map_err(|OutOfOrder| super::not_a_report("rows out of order in one read"))?;
+        }
+        // Without rowids (or past the last one) nothing later can be told
+        // from what was read.
+        self.next_rowid = last_rowid.and_then(|last| last.checked_add(1));
+        Ok(self)
+    }
+
+    /// Whether a next load can go on from this one (else it reads whole).
+    pub(super) fn goes_on(&self) -> bool {
+        self.next_rowid.is_some()
+    }
+}
+
+impl<T, K: Copy + Eq + Hash> Grown<T, K> {
+    /// Whether each track's new rows (`g`'s group `i` of track `key_of(i)`,
+    /// whose starts are `start`) start no earlier than its last row
+    /// (`spans`: the table's).
+    pub(super) fn in_time_order(
+        &self,
+        keys: impl Iterator<Item = K>,
+        g: &Grouping,
+        start: &[Ns],
+        spans: &SpanColumns,
+    ) -> bool {
+        let previous: HashMap<K, &Track> = self.tracks.iter().map(|(k, t)| (*k, t)).collect();
+        keys.zip(&g.tracks).all(|(key, new)| {
+            let last = previous
+                .get(&key)
+                .and_then(|old| old.last())
+                .and_then(|r| spans.start.get(r as usize));
+            let first = start.get(new.start as usize);
+            match (last, first) {
+                (Some(last), Some(first)) if !new.is_empty() => first >= last,
+                _ => true,
+            }
+        })
+    }
+}
+
+/// Gives each track (`tracks`: every track of the trace with its key, in
+/// the grouping's order) its runs so far (`tracks_kept`) and a run of its new
+/// rows, which `g` grouped and the table (`spans`) holds from row `base` on;
+/// keeps them in `tracks_kept`, in that order.
+pub(super) fn add_runs<'a, K: Copy + Eq + Hash + 'a>(
+    tracks_kept: &mut Vec<(K, Track)>,
+    tracks: impl Iterator<Item = (K, &'a mut Track)>,
+    g: &Grouping,
+    base: u32,
+    spans: &SpanColumns,
+) {
+    {
+        let mut kept: HashMap<K, Track> = std::mem::take(tracks_kept).into_iter().collect();
+        for (i, (key, slot)) in tracks.enumerate() {
+            let mut track = kept.remove(&key).unwrap_or_default();
+            if let Some(new) = g.tracks.get(i).filter(|r| !r.is_empty()) {
+                track.depth = 1;
+                track.push(Run::of(base + new.start..base + new.end, spans));
+            }
+            if !track.is_empty() {
+                tracks_kept.push((key, track.clone()));
+            }
+            *slot = track;
+        }
+    }
+}
