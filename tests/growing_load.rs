@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use rusqlite::Connection;
-use sightline::analysis::{Report, compute};
+use sightline::analysis::{Report, compute, idle};
 use sightline::loader::{Carry, load, load_growing};
 use sightline::model::{LaunchConfig, SpanColumns, StrId, Trace, Track};
 
@@ -278,6 +278,18 @@ fn assert_same(grown: &Trace, whole: &Trace, at: &str) {
         grown.info.time_range, whole.info.time_range,
         "{at}: time range"
     );
+    // Idle gaps and their causes (walks of each thread's calls across its
+    // runs, the GPU ops merged across theirs): the same, ops aside (their
+    // rows differ).
+    let idle = |t: &Trace| {
+        let never = AtomicBool::new(false);
+        let found = idle::attribute(t, idle::Lanes::Device, &never).expect("not cancelled");
+        let gaps: Vec<_> = (found.gaps.iter())
+            .map(|g| (g.start, g.end, g.lane, g.thread, g.dominant, g.verdict))
+            .collect();
+        (gaps, found.spans)
+    };
+    assert_eq!(idle(grown), idle(whole), "{at}: idle gaps");
     for report in Report::ALL {
         assert_eq!(
             compute(grown, report, None).rows,

@@ -382,7 +382,13 @@ impl<'a> Classifier<'a> {
         };
         let spans = &self.trace.cuda_api.spans;
         let mut reach = from;
-        'runs: for run in t.cuda_api.runs() {
+        // From the last run with a call starting before `from` (it may cover
+        // `from`); the runs before it end their calls' starts earlier still.
+        let runs = t.cuda_api.runs();
+        let first_run = runs
+            .partition_point(|r| spans.start.get(r.rows().end - 1).is_some_and(|&s| s < from))
+            .saturating_sub(1);
+        'runs: for run in &runs[first_run..] {
             let base = run.rows().start;
             let Some(starts) = spans.start.get(run.rows()) else {
                 continue;

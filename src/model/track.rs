@@ -95,8 +95,11 @@ impl Run {
 /// [`Track::push`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Track {
-    /// Never an empty run.
+    /// Never an empty run; each run's rows come after the run before's (a
+    /// growing table appends), so a row's run is a binary search away.
     runs: Vec<Run>,
+    /// How many of the track's rows come before each run.
+    before: Vec<usize>,
     /// Number of stacked levels (1 for flat tracks).
     pub depth: u8,
 }
@@ -106,6 +109,7 @@ impl Track {
     pub fn whole(run: Run, depth: u8) -> Track {
         let mut track = Track {
             runs: Vec::new(),
+            before: Vec::new(),
             depth,
         };
         track.push(run);
@@ -118,12 +122,28 @@ impl Track {
     }
 
     /// Adds `run` after the others (an empty one is dropped). Its rows must
-    /// start no earlier than the last row of the run before it, so that the
-    /// track read run after run is in start order.
+    /// come after the run before's in the table, and start no earlier than
+    /// its last row, so that the track read run after run is in start order.
     pub fn push(&mut self, run: Run) {
-        if !run.is_empty() {
-            self.runs.push(run);
+        if run.is_empty() {
+            return;
         }
+        debug_assert!(
+            self.runs
+                .last()
+                .is_none_or(|r| r.events.end <= run.events.start)
+        );
+        self.before.push(self.len());
+        self.runs.push(run);
+    }
+
+    /// The index of the run holding row `i`, if one does.
+    fn run_holding(&self, i: u32) -> Option<usize> {
+        let k = self
+            .runs
+            .partition_point(|r| r.events.start <= i)
+            .checked_sub(1)?;
+        self.runs[k].events.contains(&i).then_some(k)
     }
 
     pub fn runs(&self) -> &[Run] {
@@ -142,34 +162,20 @@ impl Track {
 
     /// Whether row `i` of the table is one of the track's.
     pub fn contains(&self, i: u32) -> bool {
-        self.runs.iter().any(|r| r.events.contains(&i))
+        self.run_holding(i).is_some()
     }
 
     /// The position of row `i` among the track's rows (0 for its first).
     pub fn position(&self, i: u32) -> Option<usize> {
-        let mut before = 0;
-        for r in &self.runs {
-            if r.events.contains(&i) {
-                return Some(before + (i - r.events.start) as usize);
-            }
-            before += r.len();
-        }
-        None
-    }
-
-    /// The row at position `k` among the track's rows.
-    pub fn row_at(&self, mut k: usize) -> Option<u32> {
-        for r in &self.runs {
-            if k < r.len() {
-                return Some(r.events.start + k as u32);
-            }
-            k -= r.len();
-        }
-        None
+        let k = self.run_holding(i)?;
+        Some(self.before[k] + (i - self.runs[k].events.start) as usize)
     }
 
     pub fn len(&self) -> usize {
-        self.runs.iter().map(Run::len).sum()
+        match (self.before.last(), self.runs.last()) {
+            (Some(before), Some(last)) => before + last.len(),
+            _ => 0,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -285,8 +291,8 @@ mod tests {
         assert!(t.contains(5) && !t.contains(3) && !t.contains(7));
         assert_eq!(t.position(5), Some(3));
         assert_eq!(t.position(4), None);
-        assert_eq!(t.row_at(4), Some(6));
-        assert_eq!(t.row_at(5), None);
+        assert_eq!(t.position(6), Some(4));
+        assert_eq!(t.position(7), None);
         assert_eq!((t.first(), t.last()), (Some(0), Some(6)));
         assert_eq!(t.max_duration(), 70);
         // Each run is widened by its own longest event: rows 1 and 2 may

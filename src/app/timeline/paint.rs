@@ -499,13 +499,13 @@ pub fn activity(
         .iter()
         .filter_map(|r| Some((r.rows().start, spans.start.get(r.rows())?)))
         .collect();
-    // The last event starting before `t`: in the last run that has one
-    // (runs are in time order).
+    // The last event starting before `t`: in the last run whose first event
+    // does (runs are in time order).
     let last_before = |t: f64| {
-        runs.iter().rev().find_map(|&(base, starts)| {
-            let i = starts.partition_point(|&s| (s as f64) < t);
-            (i > 0).then(|| base + i - 1)
-        })
+        let k =
+            runs.partition_point(|&(_, starts)| starts.first().is_some_and(|&s| (s as f64) < t));
+        let (base, starts) = runs.get(k.checked_sub(1)?)?;
+        Some(base + starts.partition_point(|&s| (s as f64) < t) - 1)
     };
     let (left, right) = (rect.left().max(map.left), rect.right());
     let mut marks = 0;
