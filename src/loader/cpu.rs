@@ -201,14 +201,25 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
     let grown = match b.carry.as_deref_mut() {
         Some(carry) if !b.report.has_rowid_alias(TABLE) => std::mem::take(&mut carry.api),
-        _ => return read_rows(b, TABLE, &sql, api_calls_from),
+        carry => {
+            // Read whole: its rows' indexes may all change, and the links
+            // made on them with it.
+            if let Some(carry) = carry {
+                carry.links = Default::default();
+            }
+            return read_rows(b, TABLE, &sql, api_calls_from);
+        }
     };
     let grown = grown.grow(b, TABLE, &sql, append_api_calls)?;
     b.trace.cuda_api = Arc::new(grown.table.clone());
-    if let Some(carry) = b.carry.as_deref_mut()
-        && grown.goes_on()
-    {
-        carry.api = grown;
+    if let Some(carry) = b.carry.as_deref_mut() {
+        // The links were made between rows that may have moved.
+        if grown.restarted() {
+            carry.links = Default::default();
+        }
+        if grown.goes_on() {
+            carry.api = grown;
+        }
     }
     Ok(())
 }

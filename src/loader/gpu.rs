@@ -11,10 +11,11 @@ use super::group::{Grouping, Runs};
 use super::grow::{Grown, OutOfOrder, add_runs};
 use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
+use crate::model::grown_correlation::GrowingCorrelation;
 use crate::model::{
     CorrelationIndex, CudaEventRecord, EncodedEnds, Gpu, GpuLimits, GpuOpKind, GraphExecs,
     IdColumn, KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns, SpanColumns,
-    SparseColumn, StrId, Stream, Syncs, Track, TrackIds,
+    SparseColumn, StrId, Stream, Syncs, Trace, Track, TrackIds,
 };
 use crate::threads::joined;
 
@@ -309,16 +310,27 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
     let grown = match b.carry.as_deref_mut() {
         Some(carry) if !b.report.has_rowid_alias(TABLE) => std::mem::take(&mut carry.kernels),
-        _ => return read_rows(b, TABLE, &sql, |b, rows| kernels_from(b, streams, rows)),
+        carry => {
+            // Read whole: its rows' indexes may all change, and the links
+            // made on them with it.
+            if let Some(carry) = carry {
+                carry.links = Default::default();
+            }
+            return read_rows(b, TABLE, &sql, |b, rows| kernels_from(b, streams, rows));
+        }
     };
     let grown = grown.grow(b, TABLE, &sql, |b, grown, rows| {
         append_kernels(b, streams, grown, rows)
     })?;
     b.trace.kernels = Arc::new(grown.table.0.clone());
-    if let Some(carry) = b.carry.as_deref_mut()
-        && grown.goes_on()
-    {
-        carry.kernels = grown;
+    if let Some(carry) = b.carry.as_deref_mut() {
+        // The links were made between rows that may have moved.
+        if grown.restarted() {
+            carry.links = Default::default();
+        }
+        if grown.goes_on() {
+            carry.kernels = grown;
+        }
     }
     Ok(())
 }
@@ -1036,18 +1048,13 @@ fn metrics_device(type_id: i64) -> u32 {
 }
 
 pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
+    if let Some(carry) = b.carry.take() {
+        let result = grow_correlation(b, &mut carry.links);
+        b.carry = Some(carry);
+        return result;
+    }
     let t = &b.trace;
-    let api: Vec<TrackIds> = t
-        .threads
-        .iter()
-        .flat_map(|thread| {
-            thread.cuda_api.runs().iter().map(|run| TrackIds {
-                pid: thread.pid,
-                events: run.events.clone(),
-                ids: &t.cuda_api.correlation,
-            })
-        })
-        .collect();
+    let api = api_track_ids(t, 0);
     let mut gpu = Vec::new();
     for stream in &t.streams {
         for (kind, track, ids) in [
@@ -1056,18 +1063,83 @@ pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
             (GpuOpKind::Memset, &stream.memsets, &t.memsets.correlation),
             (GpuOpKind::Sync, &stream.syncs, &t.syncs.correlation),
         ] {
-            for run in track.runs() {
-                gpu.push((
-                    kind,
-                    TrackIds {
-                        pid: stream.pid,
-                        events: run.events.clone(),
-                        ids,
-                    },
-                ));
-            }
+            gpu.extend(track_ids(stream.pid, track, ids, 0).map(|t| (kind, t)));
         }
     }
     b.trace.correlation = Arc::new(CorrelationIndex::build(&api, &gpu));
+    Ok(())
+}
+
+/// The runs of `track` (of process `pid`, correlation ids `ids`) from row
+/// `from` on, as the correlation index reads them.
+fn track_ids<'a>(
+    pid: u32,
+    track: &'a Track,
+    ids: &'a [u32],
+    from: u32,
+) -> impl Iterator<Item = TrackIds<'a>> + 'a {
+    (track.runs().iter())
+        .filter(move |run| run.events.start >= from)
+        .map(move |run| TrackIds {
+            pid,
+            events: run.events.clone(),
+            ids,
+        })
+}
+
+/// Every thread's CUDA API runs from row `from` on.
+fn api_track_ids(t: &Trace, from: u32) -> Vec<TrackIds<'_>> {
+    (t.threads.iter())
+        .flat_map(|th| track_ids(th.pid, &th.cuda_api, &t.cuda_api.correlation, from))
+        .collect()
+}
+
+/// What a growing report's loads keep of its correlation index: the API
+/// call and kernel links made so far (see [`crate::model::grown_correlation`])
+/// and how many rows of each table they cover. Reset when either table is
+/// read afresh.
+#[derive(Default)]
+pub(super) struct GrownLinks {
+    links: GrowingCorrelation,
+    api_rows: u32,
+    kernel_rows: u32,
+    /// Ids too sparse for slots: the index is built whole at every load.
+    whole: bool,
+}
+
+/// A growing report's correlation index: the API calls and kernels added
+/// since the last load linked into the shared slots, the other GPU
+/// operations' index (their tables are read whole) built afresh.
+fn grow_correlation(b: &mut Builder, grown: &mut GrownLinks) -> rusqlite::Result<()> {
+    let t = &b.trace;
+    let (api_rows, kernel_rows) = (t.cuda_api.spans.len() as u32, t.kernels.spans.len() as u32);
+    if !grown.whole {
+        let api = api_track_ids(t, grown.api_rows);
+        let kernels: Vec<TrackIds> = (t.streams.iter())
+            .flat_map(|s| track_ids(s.pid, &s.kernels, &t.kernels.correlation, grown.kernel_rows))
+            .collect();
+        grown.whole = !grown.links.add(&api, &kernels);
+        (grown.api_rows, grown.kernel_rows) = (api_rows, kernel_rows);
+    }
+    if grown.whole {
+        // `b.carry` is out (see `build_correlation`): a whole build.
+        return build_correlation(b);
+    }
+    let mut others = Vec::new();
+    for stream in &t.streams {
+        for (kind, track, ids) in [
+            (GpuOpKind::Memcpy, &stream.memcpys, &t.memcpys.correlation),
+            (GpuOpKind::Memset, &stream.memsets, &t.memsets.correlation),
+            (GpuOpKind::Sync, &stream.syncs, &t.syncs.correlation),
+        ] {
+            others.extend(track_ids(stream.pid, track, ids, 0).map(|t| (kind, t)));
+        }
+    }
+    let others = CorrelationIndex::build(&[], &others);
+    b.trace.correlation = Arc::new(CorrelationIndex::with_grown(
+        others,
+        grown.links.views(),
+        api_rows,
+    ));
     Ok(())
 }

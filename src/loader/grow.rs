@@ -29,6 +29,8 @@ pub(super) struct Grown<T, K> {
     /// Rows ending before they start, and rows without times, so far.
     pub bad: u64,
     pub missing: u64,
+    /// The last read began the table afresh: rows read before are gone.
+    restarted: bool,
 }
 
 impl<T: Default, K> Default for Grown<T, K> {
@@ -39,6 +41,7 @@ impl<T: Default, K> Default for Grown<T, K> {
             next_rowid: None,
             bad: 0,
             missing: 0,
+            restarted: false,
         }
     }
 }
@@ -57,9 +60,12 @@ impl<T: Default, K> Grown<T, K> {
         sql: &str,
         mut append: impl FnMut(&mut Builder, &mut Self, S) -> Result<(), OutOfOrder>,
     ) -> rusqlite::Result<Self> {
+        let afresh = self.next_rowid.is_none();
         let (rows, last_rowid) = read_table_from::<S>(b, table, sql, self.next_rowid)?;
+        self.restarted = afresh;
         if append(b, &mut self, rows).is_err() {
             self = Grown::default();
+            self.restarted = true;
             let (rows, _) = read_table_from::<S>(b, table, sql, None)?;
             append(b, &mut self, rows)
                 .map_err(|OutOfOrder| super::not_a_report("rows out of order in one read"))?;
@@ -73,6 +79,12 @@ impl<T: Default, K> Grown<T, K> {
     /// Whether a next load can go on from this one (else it reads whole).
     pub(super) fn goes_on(&self) -> bool {
         self.next_rowid.is_some()
+    }
+
+    /// Whether the last read began the table afresh (every row's index may
+    /// have changed: what was built on the rows before must be too).
+    pub(super) fn restarted(&self) -> bool {
+        self.restarted
     }
 }
 

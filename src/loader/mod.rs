@@ -155,6 +155,7 @@ fn load_attempts(
 pub struct Carry {
     kernels: gpu::GrownKernels,
     api: cpu::GrownApi,
+    links: gpu::GrownLinks,
 }
 
 /// Loads a report that grows only by rows added to its tables (a capture's

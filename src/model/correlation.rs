@@ -8,10 +8,14 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::column::Column;
 
 use crate::threads::joined;
 
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum GpuOpKind {
@@ -29,7 +33,7 @@ pub struct GpuOp {
 }
 
 impl GpuOp {
-    fn pack(self) -> u32 {
+    pub(super) fn pack(self) -> u32 {
         let kind = match self.kind {
             GpuOpKind::Kernel => 0,
             GpuOpKind::Memcpy => 1,
@@ -70,12 +74,21 @@ enum Slots {
 
 /// The correlations of one process ([`CorrelationIndex::of_process`]).
 #[derive(Copy, Clone, Debug)]
-pub struct ProcessCorrelation<'a>(Option<&'a Slots>);
+pub struct ProcessCorrelation<'a> {
+    slots: Option<&'a Slots>,
+    /// A growing trace's slots of the API calls and kernels, shared by its
+    /// snapshots ([`GrownView`]), and how many API calls this snapshot has.
+    grown: Option<(&'a GrownView, u32)>,
+}
 
 impl<'a> ProcessCorrelation<'a> {
     /// The API call with this correlation id.
     pub fn api_call(self, id: u32) -> Option<u32> {
-        let found = match self.0? {
+        if let Some((grown, api_rows)) = self.grown {
+            // A later snapshot's call may fill this id's slot: not this one's.
+            return grown.api_call(id).filter(|&row| row < api_rows);
+        }
+        let found = match self.slots? {
             Slots::Dense { base, api, .. } => *api.get(id.checked_sub(*base)? as usize)?,
             Slots::Sparse { api, .. } => *api.get(&id)?,
         };
@@ -83,8 +96,8 @@ impl<'a> ProcessCorrelation<'a> {
     }
 
     /// The GPU operations caused by the API call with this correlation id.
-    pub fn gpu_ops(self, id: u32) -> impl Iterator<Item = GpuOp> + 'a {
-        let packed: &'a [u32] = match self.0 {
+    pub fn gpu_ops(self, id: u32) -> GpuOps<'a> {
+        let packed: &'a [u32] = match self.slots {
             Some(Slots::Dense {
                 base, offsets, ops, ..
             }) => match id.checked_sub(*base).map(|s| s as usize) {
@@ -96,13 +109,98 @@ impl<'a> ProcessCorrelation<'a> {
             Some(Slots::Sparse { ops, .. }) => ops.get(&id).map_or(&[], |v| v.as_slice()),
             None => &[],
         };
-        packed.iter().map(|&p| GpuOp::unpack(p))
+        let chain = self.grown.map(|(grown, _)| (grown, grown.first_node(id)));
+        GpuOps {
+            chain,
+            packed: packed.iter(),
+        }
+    }
+}
+
+/// The GPU operations of one API call ([`ProcessCorrelation::gpu_ops`]):
+/// a growing trace's kernels first (in the order they came), then those of
+/// a table's slots.
+pub struct GpuOps<'a> {
+    chain: Option<(&'a GrownView, u32)>,
+    packed: std::slice::Iter<'a, u32>,
+}
+
+impl Iterator for GpuOps<'_> {
+    type Item = GpuOp;
+
+    fn next(&mut self) -> Option<GpuOp> {
+        if let Some((grown, node)) = &mut self.chain {
+            match grown.op(*node) {
+                Some(op) => {
+                    *node = grown.next_node(*node);
+                    return Some(op);
+                }
+                None => self.chain = None,
+            }
+        }
+        self.packed.next().map(|&p| GpuOp::unpack(p))
+    }
+}
+
+/// One process's API-call and kernel correlations in a growing trace, as a
+/// snapshot sees them: slots shared with every other snapshot and filled as
+/// rows come ([`super::grown_correlation`]). A later snapshot's writes can
+/// reach this one's slots only with rows past its own (rows are appended):
+/// an API call past its count is left out, a chain stops at the first node
+/// past its nodes (a chain's nodes only grow).
+#[derive(Clone, Debug)]
+pub struct GrownView {
+    pub(super) base: u32,
+    /// `id - base` → API call row.
+    pub(super) api: Arc<[AtomicU32]>,
+    /// `id - base` → the first node of its kernels' chain.
+    pub(super) head: Arc<[AtomicU32]>,
+    /// Node → the next node of its chain.
+    pub(super) next: Arc<[AtomicU32]>,
+    /// Node → packed kernel ([`GpuOp::pack`]); this snapshot's nodes.
+    pub(super) ops: Column<u32>,
+}
+
+impl GrownView {
+    fn slot(&self, id: u32) -> Option<usize> {
+        id.checked_sub(self.base).map(|s| s as usize)
+    }
+
+    fn api_call(&self, id: u32) -> Option<u32> {
+        let row = self.api.get(self.slot(id)?)?.load(Ordering::Relaxed);
+        (row != NONE).then_some(row)
+    }
+
+    fn first_node(&self, id: u32) -> u32 {
+        self.slot(id)
+            .and_then(|s| self.head.get(s))
+            .map_or(NONE, |h| h.load(Ordering::Relaxed))
+    }
+
+    fn next_node(&self, node: u32) -> u32 {
+        self.next
+            .get(node as usize)
+            .map_or(NONE, |n| n.load(Ordering::Relaxed))
+    }
+
+    /// The op of `node`, None past this snapshot's nodes (a chain's nodes
+    /// only grow: the rest of it is later still).
+    fn op(&self, node: u32) -> Option<GpuOp> {
+        self.ops.get(node as usize).map(|&p| GpuOp::unpack(p))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        (self.api.len() + self.head.len() + self.next.len() + self.ops.capacity()) * 4
     }
 }
 
 #[derive(Debug, Default)]
 pub struct CorrelationIndex {
     by_pid: HashMap<u32, Slots>,
+    /// A growing trace's API calls and kernels, by process, with the rows
+    /// this snapshot holds; `by_pid` then holds the other GPU operations.
+    grown: HashMap<u32, GrownView>,
+    api_rows: u32,
 }
 
 /// CUPTI numbers correlation ids from 1; 0 is what a NULL (or absent) id
@@ -122,7 +220,7 @@ pub struct TrackIds<'a> {
 impl TrackIds<'_> {
     /// Each event's index and correlation id, those without one left out
     /// (and those past the column's end, which a damaged table could give).
-    fn entries(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+    pub(super) fn entries(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         let end = (self.events.end as usize).min(self.ids.len());
         let start = (self.events.start as usize).min(end);
         // The ids first: the indexes then stop with them, not one past.
@@ -296,7 +394,25 @@ impl CorrelationIndex {
             fill_ops(gpu, &mut op_slots);
             joined(api_half);
         });
-        CorrelationIndex { by_pid }
+        CorrelationIndex {
+            by_pid,
+            ..CorrelationIndex::default()
+        }
+    }
+
+    /// A growing trace's index: its API calls' and kernels' shared slots
+    /// (`grown`, of a snapshot holding `api_rows` API calls), and the other
+    /// GPU operations' index built whole (`others`).
+    pub fn with_grown(
+        others: CorrelationIndex,
+        grown: HashMap<u32, GrownView>,
+        api_rows: u32,
+    ) -> Self {
+        CorrelationIndex {
+            by_pid: others.by_pid,
+            grown,
+            api_rows,
+        }
     }
 
     /// The API call (index into `Trace::cuda_api`) with this correlation id.
@@ -305,26 +421,34 @@ impl CorrelationIndex {
     }
 
     /// The GPU operations caused by the API call with this correlation id.
-    pub fn gpu_ops(&self, pid: u32, id: u32) -> impl Iterator<Item = GpuOp> + '_ {
+    pub fn gpu_ops(&self, pid: u32, id: u32) -> GpuOps<'_> {
         self.of_process(pid).gpu_ops(id)
     }
 
     /// One process's correlations: looked up once for a loop over its calls
     /// (a hash lookup per call is a third of a range's work walk).
     pub fn of_process(&self, pid: u32) -> ProcessCorrelation<'_> {
-        ProcessCorrelation(self.by_pid.get(&pid))
+        ProcessCorrelation {
+            slots: self.by_pid.get(&pid),
+            grown: self.grown.get(&pid).map(|g| (g, self.api_rows)),
+        }
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.by_pid
+        self.grown
             .values()
-            .map(|s| match s {
-                Slots::Dense {
-                    api, offsets, ops, ..
-                } => (api.capacity() + offsets.capacity() + ops.capacity()) * 4,
-                Slots::Sparse { api, ops } => api.capacity() * 12 + ops.capacity() * 40,
-            })
-            .sum()
+            .map(GrownView::heap_bytes)
+            .sum::<usize>()
+            + self
+                .by_pid
+                .values()
+                .map(|s| match s {
+                    Slots::Dense {
+                        api, offsets, ops, ..
+                    } => (api.capacity() + offsets.capacity() + ops.capacity()) * 4,
+                    Slots::Sparse { api, ops } => api.capacity() * 12 + ops.capacity() * 40,
+                })
+                .sum::<usize>()
     }
 }
 

@@ -7,6 +7,7 @@ pub mod column;
 pub mod columns;
 mod correlation;
 pub mod events;
+pub mod grown_correlation;
 mod ids;
 pub mod metrics;
 pub mod nsys;
@@ -17,7 +18,8 @@ pub mod track;
 pub use column::Column;
 pub use columns::{IdColumn, SparseColumn};
 pub use correlation::{
-    CorrelationIndex, GpuOp, GpuOpKind, NO_CORRELATION, ProcessCorrelation, TrackIds,
+    CorrelationIndex, GpuOp, GpuOpKind, GpuOps, GrownView, NO_CORRELATION, ProcessCorrelation,
+    TrackIds,
 };
 pub use events::*;
 pub use ids::{EventId, EventKind};
