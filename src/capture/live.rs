@@ -9,11 +9,11 @@
 //! Why not a second builder beside the loader: one conversion (CUPTI → nsys
 //! rows) keeps the live view, the saved file and `nsys stats` on that file in
 //! agreement by construction. A snapshot appends the kernels and API calls
-//! added since the last one to that one's tables ([`crate::loader::load_growing`]);
-//! the correlation index and the small tables are still built whole, so a
-//! snapshot still grows with the capture (176-299 ms at 12-16M events on an
-//! H100, BENCHMARKS.md); the session spaces snapshots by how long the last
-//! one took.
+//! added since the last one to that one's tables, and links them into the
+//! correlation slots it shares with the last one
+//! ([`crate::loader::load_growing`]); NVTX and the small GPU tables are still
+//! read whole (BENCHMARKS.md has the costs); the session spaces snapshots by
+//! how long the last one took.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
