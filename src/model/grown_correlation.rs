@@ -9,6 +9,8 @@
 //! slots an earlier one reads, but only ever with rows and nodes past that
 //! snapshot's (rows are appended), which its reads leave out. An id's
 //! kernels read in the order they came (a whole load lists them by stream).
+//! A correlation id used twice by one process (the later call wins, as in a
+//! whole load) reads as no call in snapshots taken before the reuse.
 //! Ids too sparse for slots are not grown ([`GrowingCorrelation::add`]
 //! says so): such a trace's index is built whole.
 
