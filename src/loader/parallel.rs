@@ -39,6 +39,9 @@ struct Piece {
     expected_rows: usize,
 }
 
+/// The fewest rows worth a piece (a connection and a thread) of their own.
+const MIN_PIECE_ROWS: i128 = 50_000;
+
 /// The most rows a piece reserves room for before it sees them.
 const MAX_RESERVED_ROWS: i128 = 1 << 24;
 
@@ -65,9 +68,12 @@ fn split_by_rowid(b: &Builder, table: &str, from: Option<i64>) -> (Vec<Piece>, O
     let lo = from.map_or(lo, |from| from.max(lo));
     // In i128: a damaged table may use the whole i64 range of rowids.
     let span = (hi as i128 - lo as i128 + 1).max(0);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8)) as i128;
-    // Small tables are not worth a second connection.
-    if span < 200_000 || workers == 1 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8)) as i128;
+    // A piece per `MIN_PIECE_ROWS` at least: fewer rows are not worth a
+    // connection of their own. (A growing report's loads read a few hundred
+    // thousand rows each: one core for them was most of a snapshot.)
+    let workers = cores.min(span / MIN_PIECE_ROWS).max(1);
+    if workers == 1 {
         return (whole(span.min(MAX_RESERVED_ROWS) as usize), Some(hi));
     }
     let step = span / workers + 1;
