@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, Runs, stack_levels};
-use super::grow::{Grown, OutOfOrder, add_runs};
+use super::grow::{self, Grown, OutOfOrder, add_runs};
 use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
@@ -199,28 +199,13 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
     };
     b.trace.warnings.extend(warnings);
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    let grown = match b.carry.as_deref_mut() {
-        Some(carry) if !b.report.has_rowid_alias(TABLE) => std::mem::take(&mut carry.api),
-        carry => {
-            // Read whole: its rows' indexes may all change, and the links
-            // made on them with it.
-            if let Some(carry) = carry {
-                carry.links = Default::default();
-            }
-            return read_rows(b, TABLE, &sql, api_calls_from);
-        }
+    let slot: fn(&mut super::Carry) -> &mut GrownApi = |carry| &mut carry.api;
+    let Some(grown) = grow::take(b, TABLE, slot) else {
+        return read_rows(b, TABLE, &sql, api_calls_from);
     };
     let grown = grown.grow(b, TABLE, &sql, append_api_calls)?;
     b.trace.cuda_api = Arc::new(grown.table.clone());
-    if let Some(carry) = b.carry.as_deref_mut() {
-        // The links were made between rows that may have moved.
-        if grown.restarted() {
-            carry.links = Default::default();
-        }
-        if grown.goes_on() {
-            carry.api = grown;
-        }
-    }
+    grow::keep(b, grown, slot);
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use super::cells::{Cells, RawRows};
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, Runs};
-use super::grow::{Grown, OutOfOrder, add_runs};
+use super::grow::{self, Grown, OutOfOrder, add_runs};
 use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::grown_correlation::GrowingCorrelation;
@@ -308,30 +308,15 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     };
     b.trace.warnings.extend(warnings);
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
-    let grown = match b.carry.as_deref_mut() {
-        Some(carry) if !b.report.has_rowid_alias(TABLE) => std::mem::take(&mut carry.kernels),
-        carry => {
-            // Read whole: its rows' indexes may all change, and the links
-            // made on them with it.
-            if let Some(carry) = carry {
-                carry.links = Default::default();
-            }
-            return read_rows(b, TABLE, &sql, |b, rows| kernels_from(b, streams, rows));
-        }
+    let slot: fn(&mut super::Carry) -> &mut GrownKernels = |carry| &mut carry.kernels;
+    let Some(grown) = grow::take(b, TABLE, slot) else {
+        return read_rows(b, TABLE, &sql, |b, rows| kernels_from(b, streams, rows));
     };
     let grown = grown.grow(b, TABLE, &sql, |b, grown, rows| {
         append_kernels(b, streams, grown, rows)
     })?;
     b.trace.kernels = Arc::new(grown.table.0.clone());
-    if let Some(carry) = b.carry.as_deref_mut() {
-        // The links were made between rows that may have moved.
-        if grown.restarted() {
-            carry.links = Default::default();
-        }
-        if grown.goes_on() {
-            carry.kernels = grown;
-        }
-    }
+    grow::keep(b, grown, slot);
     Ok(())
 }
 

@@ -12,9 +12,9 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use super::Builder;
 use super::group::Grouping;
 use super::parallel::{RowSink, read_table_from};
+use super::{Builder, Carry};
 use crate::model::{Ns, Run, SpanColumns, Track};
 
 /// A table as last built, with what its next extension needs.
@@ -29,7 +29,8 @@ pub(super) struct Grown<T, K> {
     /// Rows ending before they start, and rows without times, so far.
     pub bad: u64,
     pub missing: u64,
-    /// The last read began the table afresh: rows read before are gone.
+    /// The last read began the table afresh: every row's index may have
+    /// changed, and what was built on the rows before must be built again.
     restarted: bool,
 }
 
@@ -43,6 +44,44 @@ impl<T: Default, K> Default for Grown<T, K> {
             missing: 0,
             restarted: false,
         }
+    }
+}
+
+/// In a growing load (the builder has a carry), the growing table `slot`
+/// picks from the carry, taken out of it; `None` in an ordinary load, or
+/// when `table` is read whole (it has a rowid column of its own: its rows
+/// may come below the last rowid read), which also drops the correlation
+/// links made on the table's rows (their indexes may all change).
+pub(super) fn take<T: Default, K>(
+    b: &mut Builder,
+    table: &str,
+    slot: fn(&mut Carry) -> &mut Grown<T, K>,
+) -> Option<Grown<T, K>> {
+    let whole = b.report.has_rowid_alias(table);
+    let carry = b.carry.as_deref_mut()?;
+    if whole {
+        carry.links = Default::default();
+        return None;
+    }
+    Some(std::mem::take(slot(carry)))
+}
+
+/// Puts `grown` back in the carry's `slot` for the next load, unless it
+/// cannot go on from this one; drops the correlation links when the table
+/// began afresh.
+pub(super) fn keep<T: Default, K>(
+    b: &mut Builder,
+    grown: Grown<T, K>,
+    slot: fn(&mut Carry) -> &mut Grown<T, K>,
+) {
+    let Some(carry) = b.carry.as_deref_mut() else {
+        return;
+    };
+    if grown.restarted {
+        carry.links = Default::default();
+    }
+    if grown.next_rowid.is_some() {
+        *slot(carry) = grown;
     }
 }
 
@@ -74,17 +113,6 @@ impl<T: Default, K> Grown<T, K> {
         // from what was read.
         self.next_rowid = last_rowid.and_then(|last| last.checked_add(1));
         Ok(self)
-    }
-
-    /// Whether a next load can go on from this one (else it reads whole).
-    pub(super) fn goes_on(&self) -> bool {
-        self.next_rowid.is_some()
-    }
-
-    /// Whether the last read began the table afresh (every row's index may
-    /// have changed: what was built on the rows before must be too).
-    pub(super) fn restarted(&self) -> bool {
-        self.restarted
     }
 }
 
