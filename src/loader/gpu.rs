@@ -1040,19 +1040,35 @@ pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
     }
     let t = &b.trace;
     let api = api_track_ids(t, 0);
-    let mut gpu = Vec::new();
-    for stream in &t.streams {
-        for (kind, track, ids) in [
-            (GpuOpKind::Kernel, &stream.kernels, &t.kernels.correlation),
-            (GpuOpKind::Memcpy, &stream.memcpys, &t.memcpys.correlation),
-            (GpuOpKind::Memset, &stream.memsets, &t.memsets.correlation),
-            (GpuOpKind::Sync, &stream.syncs, &t.syncs.correlation),
-        ] {
-            gpu.extend(track_ids(stream.pid, track, ids, 0).map(|t| (kind, t)));
-        }
-    }
+    let gpu = op_track_ids(
+        t,
+        &[
+            GpuOpKind::Kernel,
+            GpuOpKind::Memcpy,
+            GpuOpKind::Memset,
+            GpuOpKind::Sync,
+        ],
+    );
     b.trace.correlation = Arc::new(CorrelationIndex::build(&api, &gpu));
     Ok(())
+}
+
+/// Every stream's GPU operations of `kinds` (in that order, stream after
+/// stream: the order an id's operations are listed in), each run with its kind.
+fn op_track_ids<'a>(t: &'a Trace, kinds: &[GpuOpKind]) -> Vec<(GpuOpKind, TrackIds<'a>)> {
+    let mut ops = Vec::new();
+    for stream in &t.streams {
+        for &kind in kinds {
+            let (track, ids) = match kind {
+                GpuOpKind::Kernel => (&stream.kernels, &t.kernels.correlation),
+                GpuOpKind::Memcpy => (&stream.memcpys, &t.memcpys.correlation),
+                GpuOpKind::Memset => (&stream.memsets, &t.memsets.correlation),
+                GpuOpKind::Sync => (&stream.syncs, &t.syncs.correlation),
+            };
+            ops.extend(track_ids(stream.pid, track, ids, 0).map(|t| (kind, t)));
+        }
+    }
+    ops
 }
 
 /// The runs of `track` (of process `pid`, correlation ids `ids`) from row
@@ -1110,16 +1126,7 @@ fn grow_correlation(b: &mut Builder, grown: &mut GrownLinks) -> rusqlite::Result
         // `b.carry` is out (see `build_correlation`): a whole build.
         return build_correlation(b);
     }
-    let mut others = Vec::new();
-    for stream in &t.streams {
-        for (kind, track, ids) in [
-            (GpuOpKind::Memcpy, &stream.memcpys, &t.memcpys.correlation),
-            (GpuOpKind::Memset, &stream.memsets, &t.memsets.correlation),
-            (GpuOpKind::Sync, &stream.syncs, &t.syncs.correlation),
-        ] {
-            others.extend(track_ids(stream.pid, track, ids, 0).map(|t| (kind, t)));
-        }
-    }
+    let others = op_track_ids(t, &[GpuOpKind::Memcpy, GpuOpKind::Memset, GpuOpKind::Sync]);
     let others = CorrelationIndex::build(&[], &others);
     b.trace.correlation = Arc::new(CorrelationIndex::with_grown(
         others,
