@@ -221,6 +221,76 @@ fn a_replays_snapshots_say_how_far_behind_its_clock_they_are() {
     }
 }
 
+/// Every snapshot of a replay shows one committed state of the working
+/// file, though it is loaded on another thread while the replay writes: for
+/// the newest event it holds (by the time it became known: its end), it
+/// holds every kernel and CUDA API call of the report known by then, and no
+/// later one — never kernels of one commit beside calls of another, or a
+/// row twice.
+#[test]
+fn snapshots_loaded_while_a_replay_writes_are_each_one_commit() {
+    let path = fixture("streams.sqlite");
+    let full = sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("load");
+    let ends = |spans: &sightline::model::SpanColumns| -> Vec<i64> {
+        let mut ends: Vec<i64> = (0..spans.len()).map(|i| spans.end(i)).collect();
+        ends.sort_unstable();
+        ends
+    };
+    let (kernel_ends, api_ends) = (ends(&full.kernels.spans), ends(&full.cuda_api.spans));
+    let known_by = |ends: &[i64], t: i64| ends.partition_point(|&e| e <= t);
+    let span = (full.info.time_range.1 - full.info.time_range.0) as f64;
+    let job = CaptureJob::replay(path, span / 3e9);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut checked = 0;
+    while Instant::now() < deadline {
+        match job.messages.recv_timeout(Duration::from_millis(100)) {
+            Ok(CaptureMessage::Snapshot(trace, _)) => {
+                let (kernels, api) = (&trace.kernels.spans, &trace.cuda_api.spans);
+                let newest = (0..kernels.len())
+                    .map(|i| kernels.end(i))
+                    .chain((0..api.len()).map(|i| api.end(i)))
+                    .max();
+                let Some(newest) = newest else { continue };
+                assert_eq!(
+                    (kernels.len(), api.len()),
+                    (known_by(&kernel_ends, newest), known_by(&api_ends, newest)),
+                    "snapshot {checked}: kernels and API calls known by {newest}"
+                );
+                checked += 1;
+            }
+            Ok(CaptureMessage::Finished(end)) => {
+                assert!(end.is_ok(), "the replay ended cleanly");
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(checked >= 5, "{checked} snapshots");
+}
+
+/// A saved capture is an ordinary report, not in the working file's WAL
+/// mode: a reader of a WAL database must write beside it (`-shm`), which a
+/// read-only folder or another tool may not allow.
+#[test]
+fn a_saved_capture_is_in_rollback_mode() {
+    let dump = read_dump(&fixture("capture/streams.rec")).expect("read dump");
+    let live = dump.to_report(4242).expect("convert");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let saved = dir.path().join("capture.sqlite");
+    live.save(&saved).expect("save");
+    let mut header = [0u8; 20];
+    std::io::Read::read_exact(&mut std::fs::File::open(&saved).expect("open"), &mut header)
+        .expect("header");
+    // Bytes 18 and 19: file format write and read versions, 1 legacy
+    // (rollback journal), 2 WAL.
+    assert_eq!(&header[18..20], &[1, 1]);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["capture.sqlite"]);
+}
+
 #[test]
 fn stop_ends_a_replay_early_with_what_it_had() {
     // A pace that would take about 30 s: Stop comes long before the end.

@@ -118,8 +118,11 @@ impl LiveReport {
         ));
         let _ = std::fs::remove_file(&path);
         let conn = Connection::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        // A working file, copied on save: no journal, no syncing.
-        conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
+        // A working file, copied on save: no syncing. In WAL mode, so that
+        // snapshots are loaded on another thread while this one writes: a
+        // reader sees the last commit before its read began, and neither
+        // waits for the other.
+        conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;")
             .map_err(sql)?;
         Ok(LiveReport {
             path,
@@ -567,10 +570,21 @@ impl LiveReport {
         rows::kernel_metrics(self.conn()?, trace, set).map_err(sql)
     }
 
+    /// What the snapshots loaded so far keep for the next, taken out: a
+    /// loading thread of its own grows it ([`super::publisher`]) and gives
+    /// it back with [`LiveReport::give_carry`].
+    pub(crate) fn take_carry(&mut self) -> crate::loader::Carry {
+        std::mem::take(&mut self.carry)
+    }
+
+    pub(crate) fn give_carry(&mut self, carry: crate::loader::Carry) {
+        self.carry = carry;
+    }
+
     /// The report as it stands, read by the loader: of its big tables only
     /// the rows added since the last snapshot are read (see
-    /// [`crate::loader::load_growing`]; this file only grows, and only this
-    /// thread writes it).
+    /// [`crate::loader::load_growing`]; this file only grows). Another
+    /// thread may load while this one writes (the file is in WAL mode).
     pub fn snapshot(&mut self) -> Result<Trace, String> {
         self.snapshot_timed().map(|(trace, _)| trace)
     }
@@ -585,9 +599,16 @@ impl LiveReport {
     pub fn save(&self, dest: &Path) -> Result<(), String> {
         let temp = crate::synth::TempFile::beside(dest).map_err(|e| e.to_string())?;
         let target = temp.path().to_string_lossy().into_owned();
+        let failed = |e: rusqlite::Error| format!("{}: {e}", dest.display());
         self.conn()?
             .execute("VACUUM INTO ?1", [&target])
-            .map_err(|e| format!("{}: {e}", dest.display()))?;
+            .map_err(failed)?;
+        // The copy keeps the working file's WAL mode, in which a reader must
+        // be able to write beside the report: a saved report is an ordinary
+        // one, like nsys's.
+        Connection::open(temp.path())
+            .and_then(|c| c.query_row("PRAGMA journal_mode=DELETE", [], |_| Ok(())))
+            .map_err(failed)?;
         temp.persist(dest).map_err(|e| e.to_string())
     }
 }

@@ -17,6 +17,7 @@ pub mod dump;
 pub mod environment;
 pub mod live;
 pub mod nvtx;
+pub mod publisher;
 pub mod records;
 pub mod replay;
 pub mod session;

@@ -12,14 +12,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossbeam_channel::Sender;
 use rusqlite::Connection;
 
 use super::environment::CaptureError;
 use super::live::{LiveCounts, LiveReport};
-use super::session::{CaptureJob, CaptureMessage, CaptureResult, MIN_SNAPSHOT_INTERVAL, Publisher};
+use super::publisher::{MIN_SNAPSHOT_INTERVAL, Publisher};
+use super::session::{CaptureJob, CaptureMessage, CaptureResult};
 
 /// An event table of the report. Its rows' times are in `temp."when_NAME"`
 /// (see [`copy_schema`]).
@@ -64,7 +65,7 @@ pub fn replay(
         1.0
     };
     let started = Instant::now();
-    let mut publisher = Publisher::replaying(started, first, speed);
+    let mut publisher = Publisher::replaying(started, first, speed, &mut live, messages);
     let mut copied_until = i64::MIN;
     let mut stopped_early = false;
     loop {
@@ -84,7 +85,6 @@ pub fn replay(
         live.saw_until(until.min(last));
         copied_until = until;
         publisher.written(&live);
-        publisher.maybe_publish(&mut live, messages);
         if done {
             break;
         }
@@ -94,11 +94,12 @@ pub fn replay(
         }
         std::thread::sleep(MIN_SNAPSHOT_INTERVAL / 2);
     }
+    publisher.finish(&mut live);
     let conn = live.connection().map_err(fail)?;
     conn.execute_batch("DETACH DATABASE src")
         .map_err(|e| fail(e.to_string()))?;
     let trace = Arc::new(live.snapshot().map_err(fail)?);
-    let status = publisher.status(&live, Duration::ZERO);
+    let status = publisher.status(&live);
     Ok(CaptureResult {
         trace,
         live,

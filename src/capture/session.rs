@@ -23,13 +23,11 @@ use super::cupti::{ActivityCapture, Batch};
 use super::dump::DumpWriter;
 use super::environment::{self, CaptureError};
 use super::live::{LiveCounts, LiveReport};
+pub use super::publisher::MIN_SNAPSHOT_INTERVAL;
+use super::publisher::Publisher;
 use crate::loader::PhaseTimes;
 use crate::model::Trace;
 use crate::synth::rows::GpuRow;
-
-/// The shortest time between two snapshots: events reach the screen within
-/// about this plus CUPTI's flush period.
-pub const MIN_SNAPSHOT_INTERVAL: Duration = Duration::from_millis(50);
 
 /// What a running capture tells its owner.
 pub enum CaptureMessage {
@@ -230,7 +228,7 @@ pub fn capture(
         live.name_thread(tid, &format!("bench {}", spec.name));
     }
 
-    let mut publisher = Publisher::new(started, options.live_snapshots);
+    let mut publisher = Publisher::new(started, &mut live, options.live_snapshots, messages);
     let mut append = |live: &mut LiveReport, batch: Batch| -> Result<(), CaptureError> {
         if let (Some(dump), Some(raw)) = (dump.as_mut(), batch.raw.as_ref()) {
             dump.write(raw)
@@ -238,6 +236,7 @@ pub fn capture(
         }
         live.append(&batch.records).map_err(CaptureError::Save)
     };
+    // Snapshots are loaded on the publisher's thread: this one only writes.
     while !bench.is_finished() {
         match batches.recv_timeout(MIN_SNAPSHOT_INTERVAL) {
             Ok(batch) => {
@@ -247,21 +246,8 @@ pub fn capture(
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
         }
-        // What waited while the last snapshot loaded is written before the
-        // next one: else each snapshot shows events one batch newer than the
-        // last, and the screen falls behind by the whole queue. Only what is
-        // queued now: under a flood, snapshots still come.
-        for _ in 0..batches.len() {
-            match batches.try_recv() {
-                Ok(batch) => {
-                    append(&mut live, batch)?;
-                    publisher.written(&live);
-                }
-                Err(_) => break,
-            }
-        }
-        publisher.maybe_publish(&mut live, messages);
     }
+    publisher.finish(&mut live);
     let bench_result = bench
         .join()
         .unwrap_or_else(|_| Err(BenchError::Internal("the benchmark thread panicked".into())));
@@ -277,7 +263,7 @@ pub fn capture(
     }
     live.close_open_ranges().map_err(CaptureError::Save)?;
     let mut trace = Arc::new(live.snapshot().map_err(CaptureError::Save)?);
-    let status = publisher.status(&live, Duration::ZERO);
+    let status = publisher.status(&live);
     let (stopped_early, benchmark_error) = match bench_result {
         Ok(()) => (false, None),
         Err(BenchError::Cancelled) => (true, None),
@@ -376,115 +362,6 @@ fn counter_pass(
         prepared.passes,
         trace,
     ))
-}
-
-/// Decides when to publish a snapshot and sends it.
-pub(crate) struct Publisher {
-    enabled: bool,
-    started: Instant,
-    last: Instant,
-    last_cost: Duration,
-    last_total: u64,
-    clock: EventClock,
-    /// How old the newest event was when it was last written (see
-    /// [`LiveStatus::newest_event_age_written`]).
-    age_written: Duration,
-}
-
-/// The clock of the events recorded, to tell how old the newest one is.
-enum EventClock {
-    /// A capture's: CUPTI's timestamps are CLOCK_REALTIME nanoseconds.
-    Realtime,
-    /// A replay's: the report's own session clock, which the replay runs
-    /// from `first` at `speed` times its pace since it started.
-    Replay { first: i64, speed: f64 },
-}
-
-impl Publisher {
-    pub(crate) fn new(started: Instant, enabled: bool) -> Publisher {
-        Publisher {
-            enabled,
-            started,
-            last: started,
-            last_cost: Duration::ZERO,
-            last_total: 0,
-            clock: EventClock::Realtime,
-            age_written: Duration::ZERO,
-        }
-    }
-
-    /// Notes that what was recorded so far is written: how old its newest
-    /// event is now.
-    pub(crate) fn written(&mut self, live: &LiveReport) {
-        self.age_written = self.newest_event_age(live);
-    }
-
-    /// A publisher for a replay whose clock reads `first` at `started` and
-    /// runs `speed` times the report's pace.
-    pub(crate) fn replaying(started: Instant, first: i64, speed: f64) -> Publisher {
-        Publisher {
-            clock: EventClock::Replay { first, speed },
-            ..Publisher::new(started, true)
-        }
-    }
-
-    pub(crate) fn status(&self, live: &LiveReport, cost: Duration) -> LiveStatus {
-        let elapsed = self.started.elapsed();
-        let counts = live.counts();
-        LiveStatus {
-            counts,
-            elapsed,
-            events_per_second: counts.total() as f64 / elapsed.as_secs_f64().max(1e-9),
-            snapshot_cost: cost,
-            snapshot_phases: PhaseTimes::default(),
-            newest_event_age: self.newest_event_age(live),
-            newest_event_age_written: self.age_written,
-        }
-    }
-
-    /// How old the newest event recorded is now.
-    fn newest_event_age(&self, live: &LiveReport) -> Duration {
-        let elapsed = self.started.elapsed();
-        let newest = live.last_timestamp();
-        match self.clock {
-            EventClock::Realtime => {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as u64);
-                Duration::from_nanos(now.saturating_sub(newest))
-            }
-            EventClock::Replay { first, speed } => {
-                // How far the replay's clock is past the newest event, in
-                // the report's nanoseconds, then in wall time at its pace.
-                let now = first as f64 + elapsed.as_nanos() as f64 * speed;
-                Duration::from_secs_f64(((now - newest as f64) / speed / 1e9).max(0.0))
-            }
-        }
-    }
-
-    pub(crate) fn maybe_publish(&mut self, live: &mut LiveReport, to: &Sender<CaptureMessage>) {
-        // Loading a snapshot may take at most half the time: the interval
-        // grows with the capture.
-        let interval = MIN_SNAPSHOT_INTERVAL.max(self.last_cost * 2);
-        if !self.enabled
-            || self.last.elapsed() < interval
-            || live.counts().total() == self.last_total
-        {
-            return;
-        }
-        let t0 = Instant::now();
-        let Ok((trace, phases)) = live.snapshot_timed() else {
-            return;
-        };
-        self.last_cost = t0.elapsed();
-        self.last = Instant::now();
-        self.last_total = live.counts().total();
-        let status = LiveStatus {
-            snapshot_phases: phases,
-            ..self.status(live, self.last_cost)
-        };
-        let _ = to.send(CaptureMessage::Snapshot(Arc::new(trace), status));
-    }
 }
 
 /// Forwards what the benchmark prints, a line at a time.

@@ -15,6 +15,9 @@ use super::error::{LoadError, Problem};
 /// An open report and its schema.
 pub struct Report {
     pub conn: Connection,
+    /// Opened as a file another connection may be writing (see
+    /// [`Report::open_live`]).
+    pub live: bool,
     tables: HashMap<String, HashSet<String>>,
     /// Tables with a column of their own that is their rowid (an `INTEGER
     /// PRIMARY KEY`): rows may be inserted with any rowid.
@@ -33,9 +36,25 @@ pub enum Col<'a> {
 impl Report {
     /// Opens `path` (see [`open_read_only`]) and reads its schema.
     pub fn open(path: &Path) -> Result<Report, LoadError> {
-        let conn = open_read_only(path)?;
+        Report::with(path, open_read_only(path)?, false)
+    }
+
+    /// Opens `path` while another connection may be writing it (a capture's
+    /// working file, in WAL mode; see [`open_live`]) and holds one read
+    /// transaction until dropped: everything read through `conn` is of one
+    /// committed state, whatever is committed meanwhile.
+    pub fn open_live(path: &Path) -> Result<Report, LoadError> {
+        let conn = open_live(path)?;
+        conn.execute_batch("BEGIN")
+            .map_err(|e| LoadError::from_sqlite(path, &e))?;
+        // The transaction's state is fixed by its first read: the schema's.
+        Report::with(path, conn, true)
+    }
+
+    fn with(path: &Path, conn: Connection, live: bool) -> Result<Report, LoadError> {
         let mut report = Report {
             conn,
+            live,
             tables: HashMap::new(),
             rowid_aliases: HashSet::new(),
         };
@@ -192,6 +211,23 @@ pub fn open_read_only(path: &Path) -> Result<Connection, LoadError> {
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     Connection::open_with_flags(uri, flags).map_err(|e| LoadError::from_sqlite(path, &e))
+}
+
+/// Opens `path` read-only but not immutable, for a file another connection
+/// writes (a capture's working file): SQLite then takes the usual shared
+/// locks and reads a WAL's committed frames. It waits a moment for a lock a
+/// writer holds briefly (a WAL being reset) rather than failing.
+pub fn open_live(path: &Path) -> Result<Connection, LoadError> {
+    check_file(path)?;
+    let uri = format!("file:{}?mode=ro", uri_escape(&absolute(path)));
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn =
+        Connection::open_with_flags(uri, flags).map_err(|e| LoadError::from_sqlite(path, &e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(2))
+        .map_err(|e| LoadError::from_sqlite(path, &e))?;
+    Ok(conn)
 }
 
 /// The `file:` URI that opens `path` read-only and immutable (also for

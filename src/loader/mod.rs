@@ -186,12 +186,27 @@ fn load_committed(
     path: &Path,
     always_copy: bool,
     on_progress: &mut dyn FnMut(Progress),
-    mut on_partial: Option<&mut dyn FnMut(Trace)>,
+    on_partial: Option<&mut dyn FnMut(Trace)>,
     cancel: &AtomicBool,
     carry: Option<&mut Carry>,
 ) -> Result<(Trace, PhaseTimes), LoadError> {
     db::check_file(path)?;
     crate::memory::map_big_buffers_alone();
+    // A growing report is being written (by a capture, in WAL mode): read
+    // in place, in one read transaction (see [`Report::open_live`]).
+    if carry.is_some() {
+        let report = Report::open_live(path)?;
+        return build(
+            path,
+            report,
+            path,
+            None,
+            on_progress,
+            on_partial,
+            cancel,
+            carry,
+        );
+    }
     let source = snapshot::Source::prepare(path, always_copy).map_err(|why| {
         LoadError::new(
             path,
@@ -208,6 +223,31 @@ fn load_committed(
         e
     };
     let report = Report::open(&source.read_from).map_err(named)?;
+    build(
+        path,
+        report,
+        &source.read_from,
+        source.note.clone(),
+        on_progress,
+        on_partial,
+        cancel,
+        carry,
+    )
+}
+
+/// Builds the trace of `report` (opened from `read_from`, the report at
+/// `path` or a copy of it, with `note` saying why a copy).
+#[allow(clippy::too_many_arguments)]
+fn build(
+    path: &Path,
+    report: Report,
+    read_from: &Path,
+    note: Option<String>,
+    on_progress: &mut dyn FnMut(Progress),
+    mut on_partial: Option<&mut dyn FnMut(Trace)>,
+    cancel: &AtomicBool,
+    carry: Option<&mut Carry>,
+) -> Result<(Trace, PhaseTimes), LoadError> {
     if !report.has_table("StringIds") {
         let why = if report.has_table("sqlite_sequence") || !report.has_table("META_DATA_EXPORT") {
             "it has no StringIds table (is it from another program?)"
@@ -218,9 +258,9 @@ fn load_committed(
     }
     let mut builder = Builder::new(path, report, on_progress, cancel);
     builder.carry = carry;
-    builder.source = source.read_from.clone();
-    if let Some(note) = &source.note {
-        builder.warn(note.clone());
+    builder.source = read_from.to_path_buf();
+    if let Some(note) = note {
+        builder.warn(note);
     }
     // Unified-memory events are not loaded: say so, since `um_sum` then
     // prints nothing where nsys would print a summary.

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::cells::RawRows;
 
-use super::db::open_read_only;
+use super::db::{open_live, open_read_only};
 use super::{Builder, IdMap, Progress};
 
 /// Rows of one table read into columns. `push` sees every row of a piece in
@@ -28,8 +28,11 @@ pub(super) trait RowSink: Default + Send {
 const BATCH: u64 = 4096;
 
 /// Rowid bounds `[from, to)` of the pieces a table is read in; `None` is
-/// open-ended. One open piece when the table is small or has no rowid (a
-/// view, a WITHOUT ROWID table: then it is read by one query).
+/// open-ended. One open piece when the table has no rowid (a view, a
+/// WITHOUT ROWID table: then it is read by one query). The last piece ends
+/// at the last rowid the report's own connection sees: a growing report's
+/// pieces, read on connections opened later, see rows committed since, which
+/// belong to the next load.
 #[derive(Clone, Copy)]
 struct Piece {
     from: Option<i64>,
@@ -62,19 +65,42 @@ fn split_by_rowid(b: &Builder, table: &str, from: Option<i64>) -> (Vec<Piece>, O
             expected_rows,
         }]
     };
-    let Ok((Some(lo), Some(hi))) = bounds else {
-        return (whole(0), None);
+    let (lo, hi) = match bounds {
+        Ok((Some(lo), Some(hi))) => (lo, hi),
+        // No rows (as of the report's connection): nothing to read.
+        Ok(_) => return (Vec::new(), None),
+        Err(_) => return (whole(0), None),
     };
+    // Past the last rowid (damaged rowids at i64::MAX): open-ended.
+    let end = hi.checked_add(1);
     let lo = from.map_or(lo, |from| from.max(lo));
+    if lo > hi {
+        return (Vec::new(), Some(hi));
+    }
     // In i128: a damaged table may use the whole i64 range of rowids.
     let span = (hi as i128 - lo as i128 + 1).max(0);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8)) as i128;
     // A piece per `MIN_PIECE_ROWS` at least: fewer rows are not worth a
     // connection of their own. (A growing report's loads read a few hundred
     // thousand rows each: one core for them was most of a snapshot.)
-    let workers = cores.min(span / MIN_PIECE_ROWS).max(1);
+    // A live report's table whose rows may come with any rowid is read on
+    // the report's connection alone: a piece on another would see rows
+    // committed since among those it reads.
+    let alone = b.report.live && b.report.has_rowid_alias(table);
+    let workers = if alone {
+        1
+    } else {
+        cores.min(span / MIN_PIECE_ROWS).max(1)
+    };
     if workers == 1 {
-        return (whole(span.min(MAX_RESERVED_ROWS) as usize), Some(hi));
+        return (
+            vec![Piece {
+                from,
+                to: end,
+                expected_rows: span.min(MAX_RESERVED_ROWS) as usize,
+            }],
+            Some(hi),
+        );
     }
     let step = span / workers + 1;
     let expected_rows = step.min(MAX_RESERVED_ROWS) as usize;
@@ -93,7 +119,7 @@ fn split_by_rowid(b: &Builder, table: &str, from: Option<i64>) -> (Vec<Piece>, O
     }
     pieces.push(Piece {
         from,
-        to: None,
+        to: end,
         expected_rows,
     });
     (pieces, Some(hi))
@@ -119,7 +145,16 @@ pub(super) fn read_table_from<S: RowSink>(
 ) -> rusqlite::Result<(S, Option<i64>)> {
     let (pieces, last_rowid) = split_by_rowid(b, table, from);
     let done = AtomicU64::new(0);
+    // A live report's one piece is read on its own connection, in the load's
+    // read transaction (and without opening another).
+    if let ([piece], true) = (&pieces[..], b.report.live) {
+        let report = b.report.clone();
+        let rows = read_piece(&report.conn, sql, piece, &b.string_ids, &done, b.cancel)?;
+        b.tick(done.load(Ordering::Relaxed))?;
+        return Ok((rows, last_rowid));
+    }
     let path = b.source.clone();
+    let live = b.report.live;
     // Disjoint borrows of the builder: the workers read the string map while
     // this thread reports progress.
     let strings = &b.string_ids;
@@ -132,52 +167,21 @@ pub(super) fn read_table_from<S: RowSink>(
     let results: Vec<rusqlite::Result<S>> = std::thread::scope(|scope| {
         let handles: Vec<_> = pieces
             .iter()
-            .map(
-                |&Piece {
-                     from,
-                     to,
-                     expected_rows,
-                 }| {
-                    let (path, done) = (&path, &done);
-                    let ended = EndSignal(ended_tx.clone());
-                    // Open-ended first and last pieces: no row is left out, whatever
-                    // the rowids are.
-                    let (piece_sql, params): (String, Vec<i64>) = match (from, to) {
-                        (None, None) => (sql.to_string(), vec![]),
-                        (None, Some(to)) => (format!("{sql} WHERE rowid < ?1"), vec![to]),
-                        (Some(from), None) => (format!("{sql} WHERE rowid >= ?1"), vec![from]),
-                        (Some(from), Some(to)) => (
-                            format!("{sql} WHERE rowid >= ?1 AND rowid < ?2"),
-                            vec![from, to],
-                        ),
-                    };
-                    scope.spawn(move || -> rusqlite::Result<S> {
-                        let _ended = ended;
-                        let conn = open_read_only(path).map_err(|e| {
-                            rusqlite::Error::SqliteFailure(
-                                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
-                                Some(e.to_string()),
-                            )
-                        })?;
-                        let mut rows = RawRows::new(&conn, &piece_sql, &params)?;
-                        let mut sink = S::default();
-                        sink.reserve(expected_rows);
-                        let mut n = 0u64;
-                        while rows.step()? {
-                            sink.push(&rows, strings);
-                            n += 1;
-                            if n.is_multiple_of(BATCH) {
-                                done.fetch_add(BATCH, Ordering::Relaxed);
-                                if cancel.load(Ordering::Relaxed) {
-                                    return Err(super::cancelled());
-                                }
-                            }
-                        }
-                        done.fetch_add(n % BATCH, Ordering::Relaxed);
-                        Ok(sink)
-                    })
-                },
-            )
+            .map(|piece| {
+                let (path, done) = (&path, &done);
+                let ended = EndSignal(ended_tx.clone());
+                scope.spawn(move || -> rusqlite::Result<S> {
+                    let _ended = ended;
+                    let open = if live { open_live } else { open_read_only };
+                    let conn = open(path).map_err(|e| {
+                        rusqlite::Error::SqliteFailure(
+                            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                            Some(e.to_string()),
+                        )
+                    })?;
+                    read_piece(&conn, sql, piece, strings, done, cancel)
+                })
+            })
             .collect();
         // The calling thread reports progress while the workers read.
         let mut running = handles.len();
@@ -216,6 +220,42 @@ pub(super) fn read_table_from<S: RowSink>(
     }
     b.tick(done.load(Ordering::Relaxed))?;
     Ok((whole, last_rowid))
+}
+
+/// Reads the rows of `piece` by `sql` on `conn`, counting them in `done`.
+fn read_piece<S: RowSink>(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    piece: &Piece,
+    strings: &IdMap,
+    done: &AtomicU64,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> rusqlite::Result<S> {
+    let (piece_sql, params): (String, Vec<i64>) = match (piece.from, piece.to) {
+        (None, None) => (sql.to_string(), vec![]),
+        (None, Some(to)) => (format!("{sql} WHERE rowid < ?1"), vec![to]),
+        (Some(from), None) => (format!("{sql} WHERE rowid >= ?1"), vec![from]),
+        (Some(from), Some(to)) => (
+            format!("{sql} WHERE rowid >= ?1 AND rowid < ?2"),
+            vec![from, to],
+        ),
+    };
+    let mut rows = RawRows::new(conn, &piece_sql, &params)?;
+    let mut sink = S::default();
+    sink.reserve(piece.expected_rows);
+    let mut n = 0u64;
+    while rows.step()? {
+        sink.push(&rows, strings);
+        n += 1;
+        if n.is_multiple_of(BATCH) {
+            done.fetch_add(BATCH, Ordering::Relaxed);
+            if cancel.load(Ordering::Relaxed) {
+                return Err(super::cancelled());
+            }
+        }
+    }
+    done.fetch_add(n % BATCH, Ordering::Relaxed);
+    Ok(sink)
 }
 
 /// Reads `table` (by `sql`) and builds from its rows with `build`.
