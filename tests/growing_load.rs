@@ -480,3 +480,71 @@ fn growing_loads_against_whole_loads() {
         println!("again: {} events, {:.0} ms", grown.event_count(), ms(t));
     }
 }
+
+/// Loads made while another connection writes the file (as a capture's
+/// snapshots are, on a thread of their own, the file in WAL mode) each read
+/// one committed state: the kernels and API calls of the same number of
+/// slices, never rows of two commits, nor a row twice. The last equals a
+/// whole load.
+#[test]
+fn loads_while_the_file_is_written_each_read_one_commit() {
+    const SMALL_SLICES: i64 = 300;
+    let name = "streams.sqlite";
+    let growing = Growing::start(&fixture(name), "written-meanwhile");
+    growing
+        .conn
+        .query_row("PRAGMA main.journal_mode=WAL", [], |_| Ok(()))
+        .expect("WAL");
+    let path = growing.path.clone();
+    let count = |conn: &Connection, table: &str| -> usize {
+        conn.query_row(&format!("SELECT count(*) FROM \"{table}\""), [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .expect("count") as usize
+    };
+    let (done_tx, done) = std::sync::mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        // (kernels, API calls) after each commit.
+        let mut committed = vec![(0, 0)];
+        for k in 0..SMALL_SLICES {
+            growing.conn.execute_batch("BEGIN").expect("begin");
+            growing.add_slice(k, SMALL_SLICES);
+            growing.conn.execute_batch("COMMIT").expect("commit");
+            committed.push((
+                count(&growing.conn, "CUPTI_ACTIVITY_KIND_KERNEL"),
+                count(&growing.conn, "CUPTI_ACTIVITY_KIND_RUNTIME"),
+            ));
+        }
+        drop(done_tx);
+        (growing, committed)
+    });
+    let mut carry = Carry::default();
+    let mut seen = Vec::new();
+    loop {
+        let finished = matches!(
+            done.try_recv(),
+            Err(std::sync::mpsc::TryRecvError::Disconnected)
+        );
+        let grown = load_growing(&path, &mut carry).expect("a load while the file is written");
+        seen.push((grown.kernels.spans.len(), grown.cuda_api.spans.len()));
+        if finished {
+            let whole = load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("whole load");
+            assert_same(&grown, &whole, "after the last commit");
+            break;
+        }
+    }
+    let (_growing, committed) = writer.join().expect("writer");
+    let mid_write = seen
+        .iter()
+        .filter(|s| **s != committed[0] && Some(*s) != committed.last())
+        .count();
+    for (i, s) in seen.iter().enumerate() {
+        assert!(
+            committed.contains(s),
+            "load {i} of {}: (kernels, API calls) {s:?} is no commit's",
+            seen.len()
+        );
+    }
+    // The loads did overlap the writing.
+    assert!(mid_write >= 2, "{mid_write} loads while writing: {seen:?}");
+}
