@@ -12,8 +12,8 @@
 //! added since the last one to that one's tables, and links them into the
 //! correlation slots it shares with the last one
 //! ([`crate::loader::load_growing`]); NVTX and the small GPU tables are still
-//! read whole (BENCHMARKS.md has the costs); the session spaces snapshots by
-//! how long the last one took.
+//! read whole (BENCHMARKS.md has the costs). Snapshots are loaded on a
+//! thread of their own ([`super::publisher`]) while this file is written.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //!
 //! Sources of the trace model beside the SQLite loader: [`session`] records a
 //! benchmark with CUPTI ([`cupti`] → [`records`]) into a growing nsys-schema
-//! report ([`live`]) and publishes snapshots while it runs; [`replay`] feeds a
+//! report ([`live`]), whose snapshots [`publisher`] loads on a thread of its own while it runs; [`replay`] feeds a
 //! saved report through the same path at its recorded pace. [`environment`]
 //! checks the machine first (driver, CUPTI, another profiler), because cudarc
 //! panics on a missing library. The benchmarks themselves ([`benchmarks`],

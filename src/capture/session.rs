@@ -3,9 +3,9 @@
 //! A controller thread checks the machine, reads the GPU's properties, starts
 //! CUPTI, then runs the benchmark on a thread of its own. CUPTI's thread
 //! decodes buffers and sends record batches; the controller appends them to
-//! the working file ([`LiveReport`]) and publishes a snapshot of the report
-//! now and then, spaced by how long the last one took to load, so a capture of
-//! any size keeps the UI current without loading more than half the time.
+//! the working file ([`LiveReport`]), while a thread of the
+//! [`super::publisher`] loads snapshots of the report as it grows, so writing
+//! never waits for a load.
 //! The caller (the window or the CLI) only receives [`CaptureMessage`]s: it
 //! never blocks on the capture.
 

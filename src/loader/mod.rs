@@ -164,9 +164,10 @@ pub struct Carry {
 /// gained some given a new run of rows ([`crate::model::track`]), so those
 /// tables cost what was added and rows already shown keep their index. The
 /// trace holds the events [`load`] would give, track by track, in the same
-/// order (not at the same indexes). One attempt: nothing
-/// may write the file while it is read (the capture writes and loads it on
-/// one thread).
+/// order (not at the same indexes). Another connection may append to the
+/// file meanwhile (a capture writes it in WAL mode while another thread
+/// loads): the load reads the last commit before it began, in one read
+/// transaction, and its pieces stop at that commit's last rowids.
 pub fn load_growing(path: &Path, carry: &mut Carry) -> Result<Trace, LoadError> {
     load_growing_timed(path, carry).map(|(trace, _)| trace)
 }
