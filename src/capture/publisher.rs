@@ -70,6 +70,8 @@ struct Written {
     newest: u64,
     /// How old that event was when committed.
     age: Duration,
+    /// Batches waiting to be written then.
+    waiting: usize,
 }
 
 /// Follows what a capture writes and publishes snapshots of it.
@@ -137,15 +139,17 @@ impl Publisher {
         }
     }
 
-    /// Notes that what was recorded so far is committed: how old its newest
-    /// event is now, and that a snapshot may show it.
-    pub(crate) fn written(&mut self, live: &LiveReport) {
+    /// Notes that what was recorded so far is committed (with `waiting`
+    /// batches still to write): how old its newest event is now, and that a
+    /// snapshot may show it.
+    pub(crate) fn written(&mut self, live: &LiveReport, waiting: usize) {
         self.age_written = self.ages.of(live.last_timestamp());
         if let Some(loading) = &self.loading {
             let _ = loading.written.send(Written {
                 counts: live.counts(),
                 newest: live.last_timestamp(),
                 age: self.age_written,
+                waiting,
             });
         }
     }
@@ -175,6 +179,7 @@ impl Publisher {
                 counts: live.counts(),
                 newest: live.last_timestamp(),
                 age: self.age_written,
+                waiting: 0,
             },
         )
     }
@@ -200,6 +205,8 @@ fn status(ages: &Ages, written: Written) -> LiveStatus {
         snapshot_phases: PhaseTimes::default(),
         newest_event_age: ages.of(written.newest),
         newest_event_age_written: written.age,
+        batches_waiting: written.waiting,
+        wal_bytes: 0,
     }
 }
 
@@ -264,9 +271,12 @@ fn load_snapshots(
             continue;
         };
         last_total = Some(newest.counts.total());
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
         let status = LiveStatus {
             snapshot_cost: t0.elapsed(),
             snapshot_phases: phases,
+            wal_bytes: std::fs::metadata(wal).map_or(0, |m| m.len()),
             ..status(&ages, newest)
         };
         if to

@@ -84,7 +84,7 @@ pub fn replay(
         // Every event known before this instant of the report is in.
         live.saw_until(until.min(last));
         copied_until = until;
-        publisher.written(&live);
+        publisher.written(&live, 0);
         if done {
             break;
         }

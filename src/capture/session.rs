@@ -58,6 +58,12 @@ pub struct LiveStatus {
     /// working file (before the snapshot's load): CUPTI's flush, the
     /// conversion and the writing, without the load.
     pub newest_event_age_written: Duration,
+    /// Record batches that were waiting to be written when that event was:
+    /// more than a few, and the writing is behind what CUPTI hands over.
+    pub batches_waiting: usize,
+    /// The working file's write-ahead log when the snapshot was loaded (it
+    /// is folded into the file while no load reads it).
+    pub wal_bytes: u64,
 }
 
 /// A finished capture: its report, and the working file it can be saved from.
@@ -241,7 +247,7 @@ pub fn capture(
         match batches.recv_timeout(MIN_SNAPSHOT_INTERVAL) {
             Ok(batch) => {
                 append(&mut live, batch)?;
-                publisher.written(&live);
+                publisher.written(&live, batches.len());
             }
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,

@@ -158,12 +158,14 @@ fn run_capture(
                         on_screen.push((its_age, (came - before).as_secs_f64() * 1e3));
                     }
                     eprintln!(
-                        "live: snapshot {} at {:.2} s of {} events, load {cost:.1} ms, newest event {age:.1} ms old, {:.1} ms when written ({})",
+                        "live: snapshot {} at {:.2} s of {} events, load {cost:.1} ms, newest event {age:.1} ms old, {:.1} ms when written ({}); {} batches waiting, WAL {:.0} MB",
                         ages.len() + 1,
                         status.elapsed.as_secs_f64(),
                         trace.event_count(),
                         status.newest_event_age_written.as_secs_f64() * 1e3,
                         phases.join(", "),
+                        status.batches_waiting,
+                        status.wal_bytes as f64 / 1e6,
                     );
                     ages.push(age);
                     costs.push(cost);
