@@ -271,8 +271,7 @@ fn load_snapshots(
             continue;
         };
         last_total = Some(newest.counts.total());
-        let mut wal = path.as_os_str().to_owned();
-        wal.push("-wal");
+        let wal = crate::loader::companion(path, "-wal");
         let status = LiveStatus {
             snapshot_cost: t0.elapsed(),
             snapshot_phases: phases,

@@ -27,6 +27,7 @@ use rusqlite::types::ValueRef;
 pub(crate) use db::check_file;
 pub use db::{open_read_only, read_only_uri};
 pub use error::{LoadError, Problem};
+pub(crate) use snapshot::companion;
 
 use crate::model::{StrId, Strings, Trace};
 use cells::Cells;
