@@ -205,12 +205,7 @@ impl Report {
 /// Opens `path` read-only and immutable: SQLite writes no journal, no WAL and
 /// takes no lock, so the report is never modified, even on a read-only disk.
 pub fn open_read_only(path: &Path) -> Result<Connection, LoadError> {
-    check_file(path)?;
-    let uri = read_only_uri(path);
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    Connection::open_with_flags(uri, flags).map_err(|e| LoadError::from_sqlite(path, &e))
+    open_uri(path, &read_only_uri(path))
 }
 
 /// Opens `path` read-only but not immutable, for a file another connection
@@ -218,16 +213,22 @@ pub fn open_read_only(path: &Path) -> Result<Connection, LoadError> {
 /// locks and reads a WAL's committed frames. It waits a moment for a lock a
 /// writer holds briefly (a WAL being reset) rather than failing.
 pub fn open_live(path: &Path) -> Result<Connection, LoadError> {
-    check_file(path)?;
-    let uri = format!("file:{}?mode=ro", uri_escape(&absolute(path)));
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn =
-        Connection::open_with_flags(uri, flags).map_err(|e| LoadError::from_sqlite(path, &e))?;
+    let conn = open_uri(
+        path,
+        &format!("file:{}?mode=ro", uri_escape(&absolute(path))),
+    )?;
     conn.busy_timeout(std::time::Duration::from_secs(2))
         .map_err(|e| LoadError::from_sqlite(path, &e))?;
     Ok(conn)
+}
+
+/// Opens `path` (checked first) by the read-only `uri` naming it.
+fn open_uri(path: &Path, uri: &str) -> Result<Connection, LoadError> {
+    check_file(path)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(uri, flags).map_err(|e| LoadError::from_sqlite(path, &e))
 }
 
 /// The `file:` URI that opens `path` read-only and immutable (also for

@@ -145,8 +145,8 @@ pub(super) fn read_table_from<S: RowSink>(
 ) -> rusqlite::Result<(S, Option<i64>)> {
     let (pieces, last_rowid) = split_by_rowid(b, table, from);
     let done = AtomicU64::new(0);
-    // A live report's one piece is read on its own connection, in the load's
-    // read transaction (and without opening another).
+    // A live report's one piece is read on the report's connection, in the
+    // load's read transaction (and without opening another).
     if let ([piece], true) = (&pieces[..], b.report.live) {
         let report = b.report.clone();
         let rows = read_piece(&report.conn, sql, piece, &b.string_ids, &done, b.cancel)?;
