@@ -470,3 +470,33 @@ fn writer_throughput() {
         batch.len()
     );
 }
+
+/// A working file leaves nothing behind when dropped, even while a reader
+/// (a loading thread not yet ended) still has it open: not its WAL, not
+/// its shared-memory index.
+#[test]
+fn a_dropped_working_file_leaves_nothing_behind() {
+    let dump = read_dump(&fixture("capture/streams.rec")).expect("read dump");
+    let live = dump.to_report(4242).expect("convert");
+    let path = live.path().to_path_buf();
+    sightline::loader::load_growing(&path, &mut Default::default()).expect("a snapshot");
+    let still_open =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("a reader");
+    still_open
+        .query_row("SELECT count(*) FROM StringIds", [], |_| Ok(()))
+        .expect("read");
+    drop(live);
+    drop(still_open);
+    let name = path
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let left: Vec<String> = std::fs::read_dir(path.parent().expect("folder"))
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&name))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

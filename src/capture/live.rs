@@ -615,9 +615,14 @@ impl LiveReport {
 
 impl Drop for LiveReport {
     fn drop(&mut self) {
-        // Close before deleting: the working file is ours alone.
+        // Close before deleting: the working file is ours alone. Its WAL and
+        // shared-memory index go too: closing removes them only when the last
+        // connection is ours, and a loading thread may still hold one.
         self.conn.take();
         let _ = std::fs::remove_file(&self.path);
+        for suffix in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(crate::loader::companion(&self.path, suffix));
+        }
     }
 }
 
