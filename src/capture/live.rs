@@ -59,6 +59,8 @@ impl LiveCounts {
 pub struct LiveReport {
     path: PathBuf,
     conn: Option<Connection>,
+    /// The file is in WAL mode: another connection may load it meanwhile.
+    readable_while_written: bool,
     pid: u32,
     strings: HashMap<String, i64>,
     thread_names: HashMap<u32, String>,
@@ -121,12 +123,24 @@ impl LiveReport {
         // A working file, copied on save: no syncing. In WAL mode, so that
         // snapshots are loaded on another thread while this one writes: a
         // reader sees the last commit before its read began, and neither
-        // waits for the other.
-        conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;")
+        // waits for the other. A folder where SQLite cannot share the WAL's
+        // index (some network file systems) keeps the old mode: then no
+        // snapshot is loaded while the capture runs.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(sql)?;
+        let readable_while_written = mode.eq_ignore_ascii_case("wal");
+        let journal = if readable_while_written {
+            ""
+        } else {
+            "PRAGMA journal_mode=OFF;"
+        };
+        conn.execute_batch(&format!("{journal} PRAGMA synchronous=OFF;"))
             .map_err(sql)?;
         Ok(LiveReport {
             path,
             conn: Some(conn),
+            readable_while_written,
             pid,
             strings: HashMap::new(),
             thread_names: HashMap::new(),
@@ -568,6 +582,11 @@ impl LiveReport {
         set: &crate::model::KernelMetrics,
     ) -> Result<(), String> {
         rows::kernel_metrics(self.conn()?, trace, set).map_err(sql)
+    }
+
+    /// Whether another thread may load the file while this one writes it.
+    pub(crate) fn readable_while_written(&self) -> bool {
+        self.readable_while_written
     }
 
     /// What the snapshots loaded so far keep for the next, taken out: a

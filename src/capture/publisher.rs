@@ -91,8 +91,8 @@ struct LoadingThread {
 }
 
 impl Publisher {
-    /// A publisher of `live`'s snapshots to `to` (none unless `enabled`),
-    /// timing events by CUPTI's clock.
+    /// A publisher of `live`'s snapshots to `to` (none unless `enabled` and
+    /// the file can be read while written), timing events by CUPTI's clock.
     pub(crate) fn new(
         started: Instant,
         live: &mut LiveReport,
@@ -129,7 +129,7 @@ impl Publisher {
         enabled: bool,
         to: &Sender<CaptureMessage>,
     ) -> Publisher {
-        let loading = enabled
+        let loading = (enabled && live.readable_while_written())
             .then(|| LoadingThread::start(ages, live, to.clone()))
             .flatten();
         Publisher {

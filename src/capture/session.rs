@@ -312,11 +312,18 @@ pub fn capture(
         }
     };
     // The window shows a report's warnings: a capture without the counters
-    // asked for says why there.
-    if let Some(CounterOutcome::Skipped(why)) = &counters
-        && let Some(t) = Arc::get_mut(&mut trace)
-    {
-        t.warnings.push(format!("no counters: {why}"));
+    // asked for says why there, and one that could not be shown live.
+    if let Some(t) = Arc::get_mut(&mut trace) {
+        if let Some(CounterOutcome::Skipped(why)) = &counters {
+            t.warnings.push(format!("no counters: {why}"));
+        }
+        if options.live_snapshots && !live.readable_while_written() {
+            t.warnings.push(format!(
+                "not shown while it ran: SQLite could not put the working file {} in WAL \
+                 mode (is the temporary folder on a network file system?)",
+                live.path().display()
+            ));
+        }
     }
     Ok(CaptureResult {
         trace,
