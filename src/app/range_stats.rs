@@ -74,6 +74,11 @@ pub struct RangeStats {
     trace: Option<Arc<Trace>>,
     /// Copy and Save CSV of the table shown.
     pub export: TableExport,
+    /// A newer state of the report that came while the tables were being
+    /// taken from an older one: they are taken from it once those are in.
+    /// A capture's snapshots may come faster than a big range's tables:
+    /// starting again at each would never finish one.
+    grown: Option<Arc<Trace>>,
 }
 
 impl RangeStats {
@@ -83,6 +88,7 @@ impl RangeStats {
     }
 
     pub fn request(&mut self, trace: Arc<Trace>, range: TimeRange) {
+        self.grown = None;
         self.tables.clear();
         self.sort = None;
         self.active = None;
@@ -91,10 +97,17 @@ impl RangeStats {
     }
 
     /// The report grew (a capture, a report being opened): the same range's
-    /// tables are taken again from `trace`. The old tables stay on screen,
-    /// sorted as they were, until each new one replaces its own.
+    /// tables are taken again from `trace`, once those under way are in.
+    /// The old tables stay on screen, sorted as they were, until each new
+    /// one replaces its own.
     pub fn refresh(&mut self, trace: Arc<Trace>) {
-        if let Some(range) = self.range {
+        let Some(range) = self.range else {
+            return;
+        };
+        if self.job.is_running() {
+            self.trace = Some(trace.clone());
+            self.grown = Some(trace);
+        } else {
             self.compute(trace, range);
         }
     }
@@ -150,12 +163,18 @@ impl RangeStats {
                 Some(slot) => slot.1 = t,
                 None => self.tables.push((r, t)),
             },
-            Msg::Done(took) => self.took = Some(took),
+            Msg::Done(took) => {
+                self.took = Some(took);
+                if let (Some(trace), Some(range)) = (self.grown.take(), self.range) {
+                    self.compute(trace, range);
+                }
+            }
         }
     }
 
     pub fn clear(&mut self) {
         self.job.cancel();
+        self.grown = None;
         self.range = None;
         self.trace = None;
         self.tables.clear();
@@ -405,5 +424,55 @@ fn text_of<'a>(cell: &Option<&'a Cell>) -> &'a str {
     match cell {
         Some(Cell::Text(t)) => t,
         _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    fn load(name: &str) -> Arc<Trace> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        Arc::new(crate::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("load"))
+    }
+
+    /// A snapshot that comes while a range's tables are taken does not
+    /// start them again: those under way finish (a capture's snapshots may
+    /// come faster than a big range's tables), then the tables are taken
+    /// from the newest.
+    #[test]
+    fn tables_under_way_finish_before_a_grown_report_is_taken() {
+        let (older, newer) = (load("streams.sqlite"), load("sync_timing.sqlite"));
+        let range = TimeRange {
+            start: 0,
+            end: i64::MAX / 2,
+        };
+        let kernels = |t: &Trace| {
+            stats::compute_in(t, Report::CudaGpuKernSum, Some(range), RangeRule::default())
+                .expect("kernels")
+        };
+        let mut panel = RangeStats::default();
+        panel.request(older.clone(), range);
+        assert!(panel.is_pending());
+        panel.refresh(newer.clone());
+        panel.refresh(newer.clone());
+        // Up to the end of the older report's tables (whose end starts the
+        // newer's).
+        loop {
+            let msg = panel.job.wait_next().expect("the older report's tables");
+            let done = matches!(msg, Msg::Done(_));
+            panel.accept(msg);
+            if done {
+                break;
+            }
+        }
+        assert_eq!(panel.table(Report::CudaGpuKernSum), Some(&kernels(&older)));
+        assert!(panel.is_pending(), "the newer report's tables are taken");
+        panel.wait();
+        assert_eq!(panel.table(Report::CudaGpuKernSum), Some(&kernels(&newer)));
+        assert!(!panel.is_pending());
     }
 }
