@@ -89,6 +89,9 @@ pub struct LiveReport {
     origin: u64,
     /// What snapshots keep from one to the next: the rows read so far.
     carry: crate::loader::Carry,
+    /// The kernels of the batch being appended, in order (the kernel table
+    /// is written last in a batch, many rows a statement).
+    kernels_to_write: Vec<rows::KernelRow>,
 }
 
 fn sql(e: rusqlite::Error) -> String {
@@ -157,6 +160,7 @@ impl LiveReport {
             last_timestamp: 0,
             origin: 0,
             carry: Default::default(),
+            kernels_to_write: Vec::new(),
         })
     }
 
@@ -239,10 +243,13 @@ impl LiveReport {
 
     /// Adds a batch of records in one transaction.
     pub fn append(&mut self, records: &[Record]) -> Result<(), String> {
+        self.kernels_to_write.clear();
         self.conn()?.execute_batch("BEGIN").map_err(sql)?;
         for record in records {
             self.ingest(record).map_err(sql)?;
         }
+        rows::kernels(self.conn()?, &self.kernels_to_write).map_err(sql)?;
+        self.kernels_to_write.clear();
         self.conn()?.execute_batch("COMMIT").map_err(sql)
     }
 
@@ -327,33 +334,30 @@ impl LiveReport {
         // C++ names arrive mangled; nsys keeps the mangled one beside a
         // demangled one. Benchmark kernels are extern "C": plain names.
         let mangled = k.name.starts_with("_Z").then_some(name);
-        let conn = self.conn.as_ref();
         let u = |v: i32| v.max(0) as u32;
-        if let Some(conn) = conn {
-            rows::kernel(
-                conn,
-                &rows::KernelRow {
-                    op,
-                    demangled_name: name,
-                    short_name: name,
-                    mangled_name: mangled,
-                    // nsys's ENUM_CUDA_KERNEL_LAUNCH_TYPE is CUPTI's value + 1
-                    // (0 is "Unknown" there, "Regular" in CUPTI).
-                    launch_type: k.launch_type.saturating_add(1),
-                    cache_config: k.cache_config,
-                    registers_per_thread: k.registers_per_thread as u32,
-                    grid: k.grid.map(u),
-                    block: k.block.map(u),
-                    static_shared_memory: u(k.static_shared_memory),
-                    dynamic_shared_memory: u(k.dynamic_shared_memory),
-                    local_memory_per_thread: k.local_memory_per_thread,
-                    local_memory_total: k.local_memory_total as u64,
-                    grid_id: k.grid_id as u64,
-                    shared_memory_executed: k.shared_memory_executed,
-                    graph_node_id: (k.graph_node_id != 0).then_some(k.graph_node_id),
-                    shared_memory_limit_config: k.shared_memory_limit_config as u8,
-                },
-            )?;
+        if self.conn.is_some() {
+            // Written at the end of the batch, many a statement.
+            self.kernels_to_write.push(rows::KernelRow {
+                op,
+                demangled_name: name,
+                short_name: name,
+                mangled_name: mangled,
+                // nsys's ENUM_CUDA_KERNEL_LAUNCH_TYPE is CUPTI's value + 1
+                // (0 is "Unknown" there, "Regular" in CUPTI).
+                launch_type: k.launch_type.saturating_add(1),
+                cache_config: k.cache_config,
+                registers_per_thread: k.registers_per_thread as u32,
+                grid: k.grid.map(u),
+                block: k.block.map(u),
+                static_shared_memory: u(k.static_shared_memory),
+                dynamic_shared_memory: u(k.dynamic_shared_memory),
+                local_memory_per_thread: k.local_memory_per_thread,
+                local_memory_total: k.local_memory_total as u64,
+                grid_id: k.grid_id as u64,
+                shared_memory_executed: k.shared_memory_executed,
+                graph_node_id: (k.graph_node_id != 0).then_some(k.graph_node_id),
+                shared_memory_limit_config: k.shared_memory_limit_config as u8,
+            });
         }
         self.counts.kernels += 1;
         Ok(())
