@@ -325,7 +325,7 @@ const KERNELS_A_STATEMENT: usize = 32;
 pub fn kernels(conn: &Connection, rows: &[KernelRow]) -> rusqlite::Result<()> {
     let mut chunks = rows.chunks_exact(KERNELS_A_STATEMENT);
     if chunks.len() > 0 {
-        let mut stmt = conn.prepare_cached(&kernel_insert(KERNELS_A_STATEMENT))?;
+        let mut stmt = conn.prepare_cached(kernel_insert(true))?;
         for chunk in chunks.by_ref() {
             bind_kernels(&mut stmt, chunk)?;
             stmt.raw_execute()?;
@@ -333,7 +333,7 @@ pub fn kernels(conn: &Connection, rows: &[KernelRow]) -> rusqlite::Result<()> {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut stmt = conn.prepare_cached(&kernel_insert(1))?;
+        let mut stmt = conn.prepare_cached(kernel_insert(false))?;
         for r in rest {
             bind_kernels(&mut stmt, std::slice::from_ref(r))?;
             stmt.raw_execute()?;
@@ -373,14 +373,24 @@ const KERNEL_COLUMNS: [&str; 27] = [
     "sharedMemoryLimitConfig",
 ];
 
-/// `INSERT` of `n` kernels.
-fn kernel_insert(n: usize) -> String {
-    let one = format!("({})", vec!["?"; KERNEL_COLUMNS.len()].join(", "));
-    format!(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({}) VALUES {}",
-        KERNEL_COLUMNS.join(", "),
-        vec![one; n].join(", ")
-    )
+/// `INSERT` of one kernel, or of [`KERNELS_A_STATEMENT`]: made once (a
+/// synthetic report writes millions of kernels one at a time).
+fn kernel_insert(many: bool) -> &'static str {
+    static ONE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    static MANY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let build = |n: usize| {
+        let one = format!("({})", vec!["?"; KERNEL_COLUMNS.len()].join(", "));
+        format!(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({}) VALUES {}",
+            KERNEL_COLUMNS.join(", "),
+            vec![one; n].join(", ")
+        )
+    };
+    if many {
+        MANY.get_or_init(|| build(KERNELS_A_STATEMENT))
+    } else {
+        ONE.get_or_init(|| build(1))
+    }
 }
 
 /// Binds `rows` to an insert of as many kernels, in [`KERNEL_COLUMNS`]' order.
@@ -705,7 +715,7 @@ mod tests {
             },
             demangled_name: 200 + n,
             short_name: 300 + n,
-            mangled_name: (i % 3 == 0).then_some(400 + n),
+            mangled_name: i.is_multiple_of(3).then_some(400 + n),
             launch_type: (i % 4) as u8,
             cache_config: (i % 5) as u8,
             registers_per_thread: 16 + i,
@@ -738,7 +748,9 @@ mod tests {
             ))
             .expect("select");
         let read: Vec<Vec<Option<i64>>> = stmt
-            .query_map([], |r| (0..KERNEL_COLUMNS.len()).map(|c| r.get(c)).collect())
+            .query_map([], |r| {
+                (0..KERNEL_COLUMNS.len()).map(|c| r.get(c)).collect()
+            })
             .expect("query")
             .collect::<Result<_, _>>()
             .expect("rows");
