@@ -5,7 +5,8 @@
 //! loader reads back from a capture is what it reads from any other report.
 //!
 //! Statements are cached per connection (`prepare_cached`), so a caller just
-//! calls the function for each row.
+//! calls the function for each row; kernels, the most rows of a capture, may
+//! also come many at a time ([`kernels`]).
 
 use rusqlite::{Connection, params};
 
@@ -315,7 +316,7 @@ pub fn kernel(conn: &Connection, r: &KernelRow) -> rusqlite::Result<()> {
     kernels(conn, std::slice::from_ref(r))
 }
 
-/// Kernels in one statement: the fewest the writer inserts at a time.
+/// Kernels one multi-row insert writes.
 const KERNELS_A_STATEMENT: usize = 32;
 
 /// Kernels, in order: [`KERNELS_A_STATEMENT`] a statement while that many
