@@ -319,7 +319,7 @@ pub fn kernel(conn: &Connection, r: &KernelRow) -> rusqlite::Result<()> {
 /// Kernels one multi-row insert writes.
 const KERNELS_A_STATEMENT: usize = 32;
 
-/// Kernels, in order: [`KERNELS_A_STATEMENT`] a statement while that many
+/// Kernels, in order: `KERNELS_A_STATEMENT` (32) a statement while that many
 /// are left (a live capture's writer is bound by the statements it runs:
 /// one per 32 rows was ~1.45× the rows a second of one a row on the
 /// development VM), then one a statement.
