@@ -92,6 +92,8 @@ pub struct LiveReport {
     /// The kernels of the batch being appended, in order (the kernel table
     /// is written last in a batch, many rows a statement).
     kernels_to_write: Vec<rows::KernelRow>,
+    /// The API calls of that batch, likewise.
+    apis_to_write: Vec<rows::ApiRow>,
 }
 
 fn sql(e: rusqlite::Error) -> String {
@@ -161,6 +163,7 @@ impl LiveReport {
             origin: 0,
             carry: Default::default(),
             kernels_to_write: Vec::new(),
+            apis_to_write: Vec::new(),
         })
     }
 
@@ -244,12 +247,15 @@ impl LiveReport {
     /// Adds a batch of records in one transaction.
     pub fn append(&mut self, records: &[Record]) -> Result<(), String> {
         self.kernels_to_write.clear();
+        self.apis_to_write.clear();
         self.conn()?.execute_batch("BEGIN").map_err(sql)?;
         for record in records {
             self.ingest(record).map_err(sql)?;
         }
         rows::kernels(self.conn()?, &self.kernels_to_write).map_err(sql)?;
+        rows::apis(self.conn()?, &self.apis_to_write).map_err(sql)?;
         self.kernels_to_write.clear();
+        self.apis_to_write.clear();
         self.conn()?.execute_batch("COMMIT").map_err(sql)
     }
 
@@ -445,20 +451,15 @@ impl LiveReport {
         let name_id = self.string(&a.name)?;
         self.saw(a.start);
         self.saw(a.end);
-        if let Some(conn) = self.conn.as_ref() {
-            rows::api(
-                conn,
-                &rows::ApiRow {
-                    start: self.session_time(a.start),
-                    end: self.session_time(a.end),
-                    event_class: CUDA_RUNTIME,
-                    global_tid,
-                    correlation: a.correlation as i64,
-                    name_id,
-                    return_value: a.return_value as i32,
-                },
-            )?;
-        }
+        self.apis_to_write.push(rows::ApiRow {
+            start: self.session_time(a.start),
+            end: self.session_time(a.end),
+            event_class: CUDA_RUNTIME,
+            global_tid,
+            correlation: a.correlation as i64,
+            name_id,
+            return_value: a.return_value as i32,
+        });
         self.counts.api_calls += 1;
         Ok(())
     }

@@ -5,8 +5,8 @@
 //! loader reads back from a capture is what it reads from any other report.
 //!
 //! Statements are cached per connection (`prepare_cached`), so a caller just
-//! calls the function for each row; kernels, the most rows of a capture, may
-//! also come many at a time ([`kernels`]).
+//! calls the function for each row; kernels and API calls, the most rows of a
+//! capture, may also come many at a time ([`kernels`], [`apis`]).
 
 use rusqlite::{Connection, params};
 
@@ -141,21 +141,36 @@ pub struct ApiRow {
 }
 
 pub fn api(conn: &Connection, r: &ApiRow) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId,
-            nameId, returnValue, callchainId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL)",
-    )?
-    .execute(params![
-        r.start,
-        r.end,
-        r.event_class,
-        r.global_tid,
-        r.correlation,
-        r.name_id,
-        r.return_value
-    ])?;
-    Ok(())
+    apis(conn, std::slice::from_ref(r))
 }
+
+/// API calls, in order, many a statement (see [`write_many`]): a capture
+/// writes about as many of them as kernels.
+pub fn apis(conn: &Connection, rows: &[ApiRow]) -> rusqlite::Result<()> {
+    static TABLE: ManyRows = ManyRows::new("CUPTI_ACTIVITY_KIND_RUNTIME", &API_COLUMNS);
+    write_many(conn, &TABLE, rows, |bind, r| {
+        bind(&r.start)?;
+        bind(&r.end)?;
+        bind(&r.event_class)?;
+        bind(&r.global_tid)?;
+        bind(&r.correlation)?;
+        bind(&r.name_id)?;
+        bind(&r.return_value)?;
+        bind(&rusqlite::types::Null)
+    })
+}
+
+/// The API table's columns, as [`apis`] binds them.
+const API_COLUMNS: [&str; 8] = [
+    "start",
+    "end",
+    "eventClass",
+    "globalTid",
+    "correlationId",
+    "nameId",
+    "returnValue",
+    "callchainId",
+];
 
 /// An OS runtime call (`OSRT_API`).
 #[derive(Debug, Clone, Copy)]
@@ -316,34 +331,126 @@ pub fn kernel(conn: &Connection, r: &KernelRow) -> rusqlite::Result<()> {
     kernels(conn, std::slice::from_ref(r))
 }
 
-/// Kernels one multi-row insert writes.
-const KERNELS_A_STATEMENT: usize = 32;
+/// Rows one multi-row insert writes.
+const ROWS_A_STATEMENT: usize = 32;
 
-/// Kernels, in order: `KERNELS_A_STATEMENT` (32) a statement while that many
-/// are left (a live capture's writer is bound by the statements it runs:
-/// one per 32 rows was ~1.45× the rows a second of one a row on the
-/// development VM), then one a statement.
-pub fn kernels(conn: &Connection, rows: &[KernelRow]) -> rusqlite::Result<()> {
-    let mut chunks = rows.chunks_exact(KERNELS_A_STATEMENT);
+/// A table written [`ROWS_A_STATEMENT`] rows a statement: its name, its
+/// columns in binding order, and its two inserts, made once (a synthetic
+/// report writes millions of kernels one at a time).
+struct ManyRows {
+    table: &'static str,
+    columns: &'static [&'static str],
+    one: std::sync::OnceLock<String>,
+    many: std::sync::OnceLock<String>,
+}
+
+impl ManyRows {
+    const fn new(table: &'static str, columns: &'static [&'static str]) -> Self {
+        ManyRows {
+            table,
+            columns,
+            one: std::sync::OnceLock::new(),
+            many: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `INSERT` of one row, or of [`ROWS_A_STATEMENT`].
+    fn insert(&self, many: bool) -> &str {
+        let build = |n: usize| {
+            let one = format!("({})", vec!["?"; self.columns.len()].join(", "));
+            format!(
+                "INSERT INTO {} ({}) VALUES {}",
+                self.table,
+                self.columns.join(", "),
+                vec![one; n].join(", ")
+            )
+        };
+        if many {
+            self.many.get_or_init(|| build(ROWS_A_STATEMENT))
+        } else {
+            self.one.get_or_init(|| build(1))
+        }
+    }
+}
+
+/// Binds one value, the next parameter of the statement.
+type Bind<'a> = dyn FnMut(&dyn rusqlite::ToSql) -> rusqlite::Result<()> + 'a;
+
+/// Writes `rows`, in order: [`ROWS_A_STATEMENT`] (32) a statement while that
+/// many are left, then one a statement. A live capture's writer is bound by
+/// the statements it runs: one per 32 kernels was ~1.45× the rows a second
+/// of one a row on the development VM. `bind` binds one row's values in
+/// `table.columns`' order.
+fn write_many<R>(
+    conn: &Connection,
+    table: &ManyRows,
+    rows: &[R],
+    bind: impl Fn(&mut Bind, &R) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    let run = |stmt: &mut rusqlite::CachedStatement, rows: &[R]| {
+        let mut at = 0;
+        let mut bind_next = |v: &dyn rusqlite::ToSql| {
+            at += 1;
+            stmt.raw_bind_parameter(at, v)
+        };
+        for r in rows {
+            bind(&mut bind_next, r)?;
+        }
+        stmt.raw_execute().map(drop)
+    };
+    let mut chunks = rows.chunks_exact(ROWS_A_STATEMENT);
     if chunks.len() > 0 {
-        let mut stmt = conn.prepare_cached(kernel_insert(true))?;
+        let mut stmt = conn.prepare_cached(table.insert(true))?;
         for chunk in chunks.by_ref() {
-            bind_kernels(&mut stmt, chunk)?;
-            stmt.raw_execute()?;
+            run(&mut stmt, chunk)?;
         }
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut stmt = conn.prepare_cached(kernel_insert(false))?;
+        let mut stmt = conn.prepare_cached(table.insert(false))?;
         for r in rest {
-            bind_kernels(&mut stmt, std::slice::from_ref(r))?;
-            stmt.raw_execute()?;
+            run(&mut stmt, std::slice::from_ref(r))?;
         }
     }
     Ok(())
 }
 
-/// The kernel table's columns, as [`bind_kernels`] binds them.
+/// Kernels, in order, many a statement (see [`write_many`]).
+pub fn kernels(conn: &Connection, rows: &[KernelRow]) -> rusqlite::Result<()> {
+    static TABLE: ManyRows = ManyRows::new("CUPTI_ACTIVITY_KIND_KERNEL", &KERNEL_COLUMNS);
+    write_many(conn, &TABLE, rows, |bind, r| {
+        let o = &r.op;
+        bind(&o.start)?;
+        bind(&o.end)?;
+        bind(&o.device_id)?;
+        bind(&o.context_id)?;
+        bind(&o.stream_id)?;
+        bind(&o.correlation)?;
+        bind(&o.global_pid)?;
+        bind(&r.demangled_name)?;
+        bind(&r.short_name)?;
+        bind(&r.mangled_name)?;
+        bind(&r.launch_type)?;
+        bind(&r.cache_config)?;
+        bind(&r.registers_per_thread)?;
+        bind(&r.grid[0])?;
+        bind(&r.grid[1])?;
+        bind(&r.grid[2])?;
+        bind(&r.block[0])?;
+        bind(&r.block[1])?;
+        bind(&r.block[2])?;
+        bind(&r.static_shared_memory)?;
+        bind(&r.dynamic_shared_memory)?;
+        bind(&r.local_memory_per_thread)?;
+        bind(&(r.local_memory_total as i64))?;
+        bind(&(r.grid_id as i64))?;
+        bind(&r.shared_memory_executed)?;
+        bind(&r.graph_node_id.map(|n| n as i64))?;
+        bind(&r.shared_memory_limit_config)
+    })
+}
+
+/// The kernel table's columns, as [`kernels`] binds them.
 const KERNEL_COLUMNS: [&str; 27] = [
     "start",
     "end",
@@ -373,66 +480,6 @@ const KERNEL_COLUMNS: [&str; 27] = [
     "graphNodeId",
     "sharedMemoryLimitConfig",
 ];
-
-/// `INSERT` of one kernel, or of [`KERNELS_A_STATEMENT`]: made once (a
-/// synthetic report writes millions of kernels one at a time).
-fn kernel_insert(many: bool) -> &'static str {
-    static ONE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    static MANY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let build = |n: usize| {
-        let one = format!("({})", vec!["?"; KERNEL_COLUMNS.len()].join(", "));
-        format!(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({}) VALUES {}",
-            KERNEL_COLUMNS.join(", "),
-            vec![one; n].join(", ")
-        )
-    };
-    if many {
-        MANY.get_or_init(|| build(KERNELS_A_STATEMENT))
-    } else {
-        ONE.get_or_init(|| build(1))
-    }
-}
-
-/// Binds `rows` to an insert of as many kernels, in [`KERNEL_COLUMNS`]' order.
-fn bind_kernels(stmt: &mut rusqlite::CachedStatement, rows: &[KernelRow]) -> rusqlite::Result<()> {
-    let mut at = 0;
-    let mut bind = |v: &dyn rusqlite::ToSql| {
-        at += 1;
-        stmt.raw_bind_parameter(at, v)
-    };
-    for r in rows {
-        let o = &r.op;
-        bind(&o.start)?;
-        bind(&o.end)?;
-        bind(&o.device_id)?;
-        bind(&o.context_id)?;
-        bind(&o.stream_id)?;
-        bind(&o.correlation)?;
-        bind(&o.global_pid)?;
-        bind(&r.demangled_name)?;
-        bind(&r.short_name)?;
-        bind(&r.mangled_name)?;
-        bind(&r.launch_type)?;
-        bind(&r.cache_config)?;
-        bind(&r.registers_per_thread)?;
-        bind(&r.grid[0])?;
-        bind(&r.grid[1])?;
-        bind(&r.grid[2])?;
-        bind(&r.block[0])?;
-        bind(&r.block[1])?;
-        bind(&r.block[2])?;
-        bind(&r.static_shared_memory)?;
-        bind(&r.dynamic_shared_memory)?;
-        bind(&r.local_memory_per_thread)?;
-        bind(&(r.local_memory_total as i64))?;
-        bind(&(r.grid_id as i64))?;
-        bind(&r.shared_memory_executed)?;
-        bind(&r.graph_node_id.map(|n| n as i64))?;
-        bind(&r.shared_memory_limit_config)?;
-    }
-    Ok(())
-}
 
 /// A memory copy (`CUPTI_ACTIVITY_KIND_MEMCPY`). Memory kinds are `None`
 /// when unknown.
@@ -788,6 +835,53 @@ mod tests {
                     v(r.shared_memory_executed.into()),
                     r.graph_node_id.map(|n| n as i64),
                     v(r.shared_memory_limit_config.into()),
+                ]
+            })
+            .collect();
+        assert_eq!(read, expected);
+    }
+
+    /// API calls likewise (two chunks of 32 and five one by one), the
+    /// callchain left NULL as nsys leaves it without backtraces.
+    #[test]
+    fn api_calls_written_many_a_statement_read_back_as_given() {
+        let conn = Connection::open_in_memory().expect("db");
+        create_schema(&conn).expect("schema");
+        let given: Vec<ApiRow> = (0..69i64)
+            .map(|n| ApiRow {
+                start: 1000 * n,
+                end: 1000 * n + 1 + n,
+                event_class: 1 + n % 2,
+                global_tid: (1 << 24) + n,
+                correlation: 100 + n,
+                name_id: 200 + n,
+                return_value: (n % 7) as i32,
+            })
+            .collect();
+        apis(&conn, &given).expect("write");
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {} FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY rowid",
+                API_COLUMNS.join(", ")
+            ))
+            .expect("select");
+        let read: Vec<Vec<Option<i64>>> = stmt
+            .query_map([], |r| (0..API_COLUMNS.len()).map(|c| r.get(c)).collect())
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        let expected: Vec<Vec<Option<i64>>> = given
+            .iter()
+            .map(|r| {
+                vec![
+                    Some(r.start),
+                    Some(r.end),
+                    Some(r.event_class),
+                    Some(r.global_tid),
+                    Some(r.correlation),
+                    Some(r.name_id),
+                    Some(r.return_value.into()),
+                    None,
                 ]
             })
             .collect();
