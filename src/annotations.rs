@@ -315,6 +315,30 @@ pub fn find(trace: &Trace, key: &EventKey) -> Option<EventId> {
     found.map(|i| EventId::new(key.kind, i))
 }
 
+/// `ev` of `old` in `new`, a later state of the same report (a capture that
+/// grew): at its own index when the event there is the same (a growing
+/// trace keeps its kernels' and API calls' indexes: one look), else found
+/// by its key ([`find`]: NVTX and the small tables are numbered anew each
+/// snapshot). `None` where `new` does not hold it.
+pub fn carry(old: &Trace, new: &Trace, ev: EventId) -> Option<EventId> {
+    let (was, is) = (spans_of(old, ev.kind), spans_of(new, ev.kind));
+    let i = ev.index as usize;
+    let (start, end) = was.get(i)?;
+    let name = old.name(*was.name.get(i)?);
+    let same_here =
+        is.get(i) == Some((start, end)) && is.name.get(i).is_some_and(|&n| new.name(n) == name);
+    if same_here {
+        return Some(ev);
+    }
+    let key = EventKey {
+        kind: ev.kind,
+        start,
+        end,
+        name: name.to_string(),
+    };
+    find(new, &key)
+}
+
 /// The row ranges (the runs) of the tracks that hold events of `kind`.
 fn tracks_of(trace: &Trace, kind: EventKind) -> Vec<crate::model::Span> {
     let threads = trace.threads.iter();

@@ -483,3 +483,96 @@ fn bars_narrower_than_a_pixel_share_it() {
         "{painted} marks painted for {under} bars under ranges and {other} other marks"
     );
 }
+
+/// The events of each finding, as keys (kind, times, name) in `trace`.
+fn finding_keys(
+    trace: &Trace,
+    findings: &[Finding],
+) -> Vec<(String, Vec<Option<sightline::annotations::EventKey>>)> {
+    findings
+        .iter()
+        .map(|f| {
+            let keys = f
+                .events
+                .iter()
+                .map(|&ev| sightline::annotations::key_of(trace, ev))
+                .collect();
+            (f.message.clone(), keys)
+        })
+        .collect()
+}
+
+/// A capture's findings stay on screen through its snapshots: each
+/// snapshot's trace shows the findings of the one before (until the engine's
+/// of the new trace are in), naming the same events (by kind, times and
+/// name) although NVTX ranges and the small tables are numbered anew each
+/// snapshot. Before, each snapshot emptied the panel and the marks.
+#[test]
+fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
+    use sightline::capture::session::{CaptureJob, CaptureMessage};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let path = fixture("timing_cases.sqlite");
+    let full = load(&path);
+    let span = (full.info.time_range.1 - full.info.time_range.0) as f64;
+    let job = CaptureJob::replay(path, span / 3e9);
+    let mut snapshots: Vec<Arc<Trace>> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        match job.messages.recv_timeout(Duration::from_millis(100)) {
+            Ok(CaptureMessage::Snapshot(trace, _)) => snapshots.push(trace),
+            Ok(CaptureMessage::Finished(end)) => {
+                snapshots.push(end.expect("the replay ended").trace);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let first = snapshots
+        .iter()
+        .position(|t| !findings(t).is_empty())
+        .expect("a snapshot with findings");
+    let mut app = SightlineApp::with_shared_trace(snapshots[first].clone());
+    app.doc_mut().expect("doc").wait_for_findings();
+    let (mut carried, mut renumbered) = (0, 0);
+    for next in &snapshots[first + 1..] {
+        let doc = app.doc_mut().expect("doc");
+        let before = finding_keys(&doc.trace, &doc.findings.findings);
+        let indexes: Vec<_> = doc
+            .findings
+            .findings
+            .iter()
+            .map(|f| f.events.clone())
+            .collect();
+        let marks = doc.timeline.overlays_of(OVERLAY_SOURCE).count();
+        doc.grow(next.clone(), false);
+        let after = finding_keys(&doc.trace, &doc.findings.findings);
+        assert_eq!(after, before, "the findings shown, in the newer trace");
+        assert_eq!(
+            doc.timeline.overlays_of(OVERLAY_SOURCE).count(),
+            marks,
+            "their marks"
+        );
+        carried += after.len();
+        let now: Vec<_> = doc
+            .findings
+            .findings
+            .iter()
+            .map(|f| f.events.clone())
+            .collect();
+        renumbered += (now != indexes) as usize;
+        doc.wait_for_findings();
+    }
+    assert!(carried > 0, "findings were carried over");
+    assert!(
+        renumbered > 0,
+        "no snapshot renumbered a finding's events: the test shows nothing"
+    );
+    let doc = app.doc().expect("doc");
+    assert_eq!(
+        finding_keys(&doc.trace, &doc.findings.findings),
+        finding_keys(&full, &findings(&full)),
+        "the last findings are the whole report's"
+    );
+}

@@ -21,7 +21,7 @@ use crate::analysis::findings::{
     Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, entries,
     human_ns, range_gpu_spans, range_timing,
 };
-use crate::model::{EventKind, Ns, Trace};
+use crate::model::{EventId, EventKind, Ns, Trace};
 
 /// The overlay source name of this panel's marks.
 pub const OVERLAY_SOURCE: &str = "findings";
@@ -40,6 +40,9 @@ struct Done {
     result: Result<Vec<Finding>, Cancelled>,
     range_work: Vec<(u32, Ns, Ns)>,
     took: Duration,
+    /// The trace analysed: where the report grew meanwhile, the findings are
+    /// carried over to the newer trace.
+    trace: Arc<Trace>,
 }
 
 /// One report's findings and the job computing them.
@@ -101,15 +104,30 @@ impl FindingsPanel {
         panel
     }
 
-    /// The trace changed (a capture grew): its findings go (their event
-    /// indexes were the old trace's) and the engine runs again.
+    /// Findings of `trace` from nothing: none shown until the engine's are in.
     pub fn request(&mut self, trace: &Arc<Trace>) {
         self.findings.clear();
         self.entries.clear();
         self.range_work.clear();
-        self.explained = None;
         self.active = None;
         self.took = None;
+        self.schedule(trace);
+    }
+
+    /// The report grew from `old` to `new` (a capture's snapshot): the
+    /// findings shown stay, their events found again in `new`, until the
+    /// engine's findings of `new` replace them. A capture's findings would
+    /// otherwise blink out at every snapshot, and a big trace's could be
+    /// gone most of the time its capture runs.
+    pub fn grow(&mut self, old: &Trace, new: &Arc<Trace>, timeline: &mut Timeline) {
+        carry_over(old, new, &mut self.findings, &mut self.range_work);
+        timeline.set_overlays(OVERLAY_SOURCE, self.marks(new));
+        self.schedule(new);
+    }
+
+    /// Runs the engine on `trace` now, or after the job running.
+    fn schedule(&mut self, trace: &Arc<Trace>) {
+        self.explained = None;
         self.awaiting_whole_report = !trace.is_complete();
         if self.awaiting_whole_report {
             self.job.cancel();
@@ -132,6 +150,7 @@ impl FindingsPanel {
                 result,
                 range_work,
                 took,
+                trace,
             })
         });
     }
@@ -169,13 +188,20 @@ impl FindingsPanel {
     }
 
     fn accept(&mut self, done: Done, trace: &Trace, timeline: &mut Timeline) {
-        if self.start_queued() {
-            // Findings of an older trace: their indexes name other events.
+        // The report may have grown while the engine ran: then these are an
+        // older trace's findings, shown (carried over) while the newest
+        // trace's are computed.
+        self.start_queued();
+        let Ok(mut findings) = done.result else {
             return;
+        };
+        let mut range_work = done.range_work;
+        if !std::ptr::eq(&*done.trace, trace) {
+            carry_over(&done.trace, trace, &mut findings, &mut range_work);
         }
-        self.findings = done.result.unwrap_or_default();
+        self.findings = findings;
         self.entries = entries(&self.findings);
-        self.range_work = done.range_work;
+        self.range_work = range_work;
         self.took = Some(done.took);
         self.active = None;
         timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
@@ -625,6 +651,35 @@ fn explain(t: &RangeTiming, kinds: Vec<FindingKind>) -> Vec<String> {
 /// A bar under the range for its GPU work: the part inside the range muted,
 /// the part after its end in the warning colour, so the overhang is what
 /// catches the eye.
+/// Findings of `old` made to name `new`'s events (a later state of the same
+/// report): each event found again, dropped where `new` lacks it; each
+/// range's GPU work likewise by its NVTX row. The findings themselves stay,
+/// in order: their times and words do not depend on event indexes.
+fn carry_over(
+    old: &Trace,
+    new: &Trace,
+    findings: &mut [Finding],
+    range_work: &mut Vec<(u32, Ns, Ns)>,
+) {
+    for f in findings.iter_mut() {
+        f.events = f
+            .events
+            .iter()
+            .filter_map(|&ev| crate::annotations::carry(old, new, ev))
+            .collect();
+    }
+    range_work.retain_mut(|(row, _, _)| {
+        let ev = EventId::new(EventKind::Nvtx, *row);
+        match crate::annotations::carry(old, new, ev) {
+            Some(found) => {
+                *row = found.index;
+                true
+            }
+            None => false,
+        }
+    });
+}
+
 fn gpu_work_bars(trace: &Trace, f: &Finding) -> Vec<Overlay> {
     let Some(range) = f
         .events

@@ -157,17 +157,17 @@ impl Document {
     /// Takes a newer state of this report (a snapshot of a report being
     /// opened, or of a capture that grew) and keeps what the user did: the
     /// view, the selected event, the selected range (its summaries are taken
-    /// again), the search (run again), the kernel panel (computed again) and
-    /// the notes. Where `ids_kept`, every event keeps its index (snapshots of
-    /// one load); otherwise the selection and the notes' events are found
-    /// again by kind, times and name, and the kernel by its name.
+    /// again), the search (run again), the kernel panel (computed again), the
+    /// findings (shown until the new trace's are in) and the notes. Where
+    /// `ids_kept`, every event keeps its index (snapshots of one load);
+    /// otherwise the selection and the notes' events are found again by
+    /// kind, times and name, and the kernel by its name.
     pub fn grow(&mut self, trace: Arc<Trace>, ids_kept: bool) {
         let selected = self.timeline.selection.event.and_then(|ev| {
             if ids_kept {
                 return Some(ev);
             }
-            let key = crate::annotations::key_of(&self.trace, ev.into())?;
-            crate::annotations::find(&trace, &key).map(EventRef::from)
+            crate::annotations::carry(&self.trace, &trace, ev.into()).map(EventRef::from)
         });
         let kernel = self
             .kernel
@@ -175,6 +175,7 @@ impl Document {
             .map(|n| self.trace.name(n).to_string())
             .and_then(|name| trace.strings.find(&name));
         self.timeline.adopt(&trace, selected);
+        self.findings.grow(&self.trace, &trace, &mut self.timeline);
         // A capture's snapshots share nothing: the old one may be the last
         // reference to millions of events.
         job::drop_off_thread(std::mem::replace(&mut self.trace, trace));
@@ -187,7 +188,6 @@ impl Document {
         self.kernel_pending = None;
         self.nvtx_gpu = nvtx_gpu::NvtxGpu::default();
         self.notes.trace_grew(ids_kept);
-        self.findings.request(&self.trace);
         self.metric_sets = kernel_metrics::MetricSets::start(&self.trace);
         self.timeline.metrics_strip = None;
     }
@@ -485,9 +485,15 @@ pub fn bundled_report() -> Option<PathBuf> {
 impl SightlineApp {
     /// An app showing an already loaded trace (tests, benchmarks).
     pub fn with_trace(trace: Trace) -> Self {
+        SightlineApp::with_shared_trace(Arc::new(trace))
+    }
+
+    /// [`SightlineApp::with_trace`] of a trace held elsewhere too (a
+    /// capture's snapshot, in tests).
+    pub fn with_shared_trace(trace: Arc<Trace>) -> Self {
         let path = PathBuf::from(&trace.info.path);
         SightlineApp {
-            tabs: vec![Tab::Ready(Box::new(Document::new(Arc::new(trace), path)))],
+            tabs: vec![Tab::Ready(Box::new(Document::new(trace, path)))],
             ..Default::default()
         }
     }
