@@ -594,6 +594,18 @@ impl LiveReport {
         self.readable_while_written
     }
 
+    /// What a report shown live says when it could not be: `None` where
+    /// snapshots could be loaded while the file was written.
+    pub(crate) fn not_shown_live(&self) -> Option<String> {
+        (!self.readable_while_written).then(|| {
+            format!(
+                "not shown while it ran: SQLite could not put the working file {} in WAL \
+                 mode (is the temporary folder on a network file system?)",
+                self.path.display()
+            )
+        })
+    }
+
     /// What the snapshots loaded so far keep for the next, taken out: a
     /// loading thread of its own grows it ([`super::publisher`]) and gives
     /// it back with [`LiveReport::give_carry`].

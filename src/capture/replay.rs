@@ -98,7 +98,10 @@ pub fn replay(
     let conn = live.connection().map_err(fail)?;
     conn.execute_batch("DETACH DATABASE src")
         .map_err(|e| fail(e.to_string()))?;
-    let trace = Arc::new(live.snapshot().map_err(fail)?);
+    let mut trace = live.snapshot().map_err(fail)?;
+    // A replay is watched live: one that could not be says so.
+    trace.warnings.extend(live.not_shown_live());
+    let trace = Arc::new(trace);
     let status = publisher.status(&live);
     Ok(CaptureResult {
         trace,

@@ -317,12 +317,8 @@ pub fn capture(
         if let Some(CounterOutcome::Skipped(why)) = &counters {
             t.warnings.push(format!("no counters: {why}"));
         }
-        if options.live_snapshots && !live.readable_while_written() {
-            t.warnings.push(format!(
-                "not shown while it ran: SQLite could not put the working file {} in WAL \
-                 mode (is the temporary folder on a network file system?)",
-                live.path().display()
-            ));
+        if options.live_snapshots {
+            t.warnings.extend(live.not_shown_live());
         }
     }
     Ok(CaptureResult {
