@@ -548,3 +548,106 @@ fn loads_while_the_file_is_written_each_read_one_commit() {
     // The loads did overlap the writing.
     assert!(mid_write >= 2, "{mid_write} loads while writing: {seen:?}");
 }
+
+/// `INSERT` of copies of `table`'s rows up to rowid ?2 with their times
+/// moved by ?1 (past the newest: each track's rows stay in start order).
+fn shifted_copies(conn: &Connection, table: &str) -> String {
+    let columns: Vec<String> = conn
+        .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .expect("columns");
+    let shifted: Vec<String> = columns
+        .iter()
+        .map(|c| match c.as_str() {
+            "start" | "end" => format!("{c} + ?1"),
+            _ => c.clone(),
+        })
+        .collect();
+    format!(
+        "INSERT INTO main.\"{table}\" ({}) SELECT {} FROM main.\"{table}\" WHERE rowid <= ?2",
+        columns.join(", "),
+        shifted.join(", ")
+    )
+}
+
+/// A load reads a big table in pieces, each on a connection of its own
+/// opened after the load's read transaction began; the last piece stops at
+/// that transaction's last rowid, so rows committed meanwhile wait for the
+/// next load. Loaded again and again from nothing (every load reads the
+/// whole kernel table, 120k rows and more, in pieces, and the small API
+/// table on its own connection) while a writer commits kernels and an API
+/// call together: every load's (kernels, API calls) are one commit's.
+#[test]
+fn pieces_of_a_table_written_meanwhile_stop_at_the_loads_commit() {
+    const COMMITS: i64 = 150;
+    const KERNELS_A_COMMIT: i64 = 2_000;
+    const KERNELS: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+    const API: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    let growing = Growing::start(&fixture("streams.sqlite"), "pieces-meanwhile");
+    for k in 0..SLICES {
+        growing.add_slice(k, SLICES);
+    }
+    let conn = &growing.conn;
+    conn.query_row("PRAGMA main.journal_mode=WAL", [], |_| Ok(()))
+        .expect("WAL");
+    let (add_kernels, add_api) = (shifted_copies(conn, KERNELS), shifted_copies(conn, API));
+    // (rows, newest end - oldest start + 1) of a table.
+    let rows = |conn: &Connection, table: &str| -> (usize, i64) {
+        conn.query_row(
+            &format!("SELECT count(*), max(end) - min(start) + 1 FROM main.\"{table}\""),
+            [],
+            |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)?)),
+        )
+        .expect("count")
+    };
+    while rows(conn, KERNELS).0 < 120_000 {
+        let (n, span) = rows(conn, KERNELS);
+        conn.execute(&add_kernels, rusqlite::params![span, n as i64])
+            .expect("grow");
+    }
+    let state = move |conn: &Connection| (rows(conn, KERNELS).0, rows(conn, API).0);
+    let path = growing.path.clone();
+    let (done_tx, done) = std::sync::mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        let conn = &growing.conn;
+        let mut committed = vec![state(conn)];
+        for _ in 0..COMMITS {
+            let (kernel_span, api_span) = (rows(conn, KERNELS).1, rows(conn, API).1);
+            conn.execute_batch("BEGIN").expect("begin");
+            conn.execute(
+                &add_kernels,
+                rusqlite::params![kernel_span, KERNELS_A_COMMIT],
+            )
+            .expect("kernels");
+            conn.execute(&add_api, rusqlite::params![api_span, 1])
+                .expect("an API call");
+            conn.execute_batch("COMMIT").expect("commit");
+            committed.push(state(conn));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        drop(done_tx);
+        (growing, committed)
+    });
+    let mut seen = Vec::new();
+    while !matches!(
+        done.try_recv(),
+        Err(std::sync::mpsc::TryRecvError::Disconnected)
+    ) {
+        let fresh = load_growing(&path, &mut Carry::default()).expect("a load");
+        seen.push((fresh.kernels.spans.len(), fresh.cuda_api.spans.len()));
+    }
+    let (_growing, committed) = writer.join().expect("writer");
+    for (i, s) in seen.iter().enumerate() {
+        assert!(
+            committed.contains(s),
+            "load {i} of {}: (kernels, API calls) {s:?} is no commit's (first commits: {:?})",
+            seen.len(),
+            &committed[..3]
+        );
+    }
+    let mid_write = seen
+        .iter()
+        .filter(|&s| *s != committed[0] && Some(s) != committed.last())
+        .count();
+    assert!(mid_write >= 2, "{mid_write} loads while writing: {seen:?}");
+}
