@@ -535,6 +535,17 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
         .expect("a snapshot with findings");
     let mut app = SightlineApp::with_shared_trace(snapshots[first].clone());
     app.doc_mut().expect("doc").wait_for_findings();
+    // The user clicks a finding the whole report has too: it stays clicked.
+    let whole = findings(&full);
+    let same = |a: &Finding, b: &Finding| {
+        (a.kind, a.start, a.end, &a.range) == (b.kind, b.start, b.end, &b.range)
+    };
+    let doc = app.doc_mut().expect("doc");
+    let clicked = (doc.findings.findings.iter())
+        .position(|f| !f.events.is_empty() && whole.iter().any(|w| same(w, f)))
+        .expect("a finding the whole report has");
+    let clicked_finding = doc.findings.findings[clicked].clone();
+    doc.findings.show(clicked, &doc.trace, &mut doc.timeline);
     let (mut carried, mut renumbered) = (0, 0);
     for next in &snapshots[first + 1..] {
         let doc = app.doc_mut().expect("doc");
@@ -563,6 +574,11 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
             .collect();
         renumbered += (now != indexes) as usize;
         doc.wait_for_findings();
+        let active = doc.findings.active.map(|i| &doc.findings.findings[i]);
+        assert!(
+            active.is_some_and(|f| same(f, &clicked_finding)),
+            "the clicked finding stays clicked"
+        );
     }
     assert!(carried > 0, "findings were carried over");
     assert!(

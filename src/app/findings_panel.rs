@@ -199,11 +199,17 @@ impl FindingsPanel {
         if !std::ptr::eq(&*done.trace, trace) {
             carry_over(&done.trace, trace, &mut findings, &mut range_work);
         }
+        // The finding clicked stays clicked where the new list has it (a
+        // capture's findings come again after every snapshot).
+        let active = self
+            .active
+            .and_then(|i| self.findings.get(i))
+            .map(same_finding);
         self.findings = findings;
         self.entries = entries(&self.findings);
         self.range_work = range_work;
         self.took = Some(done.took);
-        self.active = None;
+        self.active = active.and_then(|was| self.findings.iter().position(|f| was(f)));
         timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
         if self.focus_on_arrival
             && timeline.is_untouched()
@@ -651,6 +657,14 @@ fn explain(t: &RangeTiming, kinds: Vec<FindingKind>) -> Vec<String> {
 /// A bar under the range for its GPU work: the part inside the range muted,
 /// the part after its end in the warning colour, so the overhang is what
 /// catches the eye.
+/// Whether another finding is `f` found again (in a newer trace's list): the
+/// same kind over the same span in the same range. Its words may differ (a
+/// count that grew).
+fn same_finding(f: &Finding) -> impl Fn(&Finding) -> bool + use<> {
+    let (kind, start, end, range) = (f.kind, f.start, f.end, f.range.clone());
+    move |g: &Finding| g.kind == kind && g.start == start && g.end == end && g.range == range
+}
+
 /// Findings of `old` made to name `new`'s events (a later state of the same
 /// report): each event found again, dropped where `new` lacks it; each
 /// range's GPU work likewise by its NVTX row. The findings themselves stay,
