@@ -209,7 +209,7 @@ impl FindingsPanel {
         self.entries = entries(&self.findings);
         self.range_work = range_work;
         self.took = Some(done.took);
-        self.active = active.and_then(|was| self.findings.iter().position(|f| was(f)));
+        self.active = active.and_then(|was| self.findings.iter().position(was));
         timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
         if self.focus_on_arrival
             && timeline.is_untouched()
