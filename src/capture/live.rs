@@ -24,9 +24,9 @@ use super::records::{
     ApiRecord, KernelRecord, MarkerDataRecord, MarkerPayload, MarkerRecord, MemcpyRecord,
     MemsetRecord, OpPlace, Record, SyncRecord, marker_flag,
 };
-use crate::model::Trace;
 use crate::model::nsys::event_class::CUDA_RUNTIME;
 use crate::model::nsys::event_type::{NVTX_MARK, NVTX_PUSHPOP, NVTX_STARTEND};
+use crate::model::{Ns, Trace};
 use crate::synth::rows::{self, GpuOpKey, GpuRow};
 
 /// An NVTX range whose end has not been seen yet.
@@ -194,6 +194,11 @@ impl LiveReport {
     /// The newest timestamp recorded (CUPTI clock), 0 before any.
     pub fn last_timestamp(&self) -> u64 {
         self.last_timestamp
+    }
+
+    /// The newest timestamp recorded, on the report's clock.
+    pub fn last_event_time(&self) -> Ns {
+        self.session_time(self.last_timestamp)
     }
 
     /// Nanoseconds between the first and the last timestamp recorded.

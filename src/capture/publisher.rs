@@ -68,6 +68,8 @@ struct Written {
     counts: LiveCounts,
     /// The newest timestamp committed (the recording's clock).
     newest: u64,
+    /// The same instant on the report's clock.
+    newest_at: crate::model::Ns,
     /// How old that event was when committed.
     age: Duration,
     /// Batches waiting to be written then.
@@ -148,6 +150,7 @@ impl Publisher {
             let _ = loading.written.send(Written {
                 counts: live.counts(),
                 newest: live.last_timestamp(),
+                newest_at: live.last_event_time(),
                 age: self.age_written,
                 waiting,
             });
@@ -178,6 +181,7 @@ impl Publisher {
             Written {
                 counts: live.counts(),
                 newest: live.last_timestamp(),
+                newest_at: live.last_event_time(),
                 age: self.age_written,
                 waiting: 0,
             },
@@ -204,6 +208,7 @@ fn status(ages: &Ages, written: Written) -> LiveStatus {
         snapshot_cost: Duration::ZERO,
         snapshot_phases: PhaseTimes::default(),
         newest_event_age: ages.of(written.newest),
+        newest_event_at: written.newest_at,
         newest_event_age_written: written.age,
         batches_waiting: written.waiting,
         wal_bytes: 0,

@@ -53,6 +53,10 @@ pub struct LiveStatus {
     /// the delay from an event happening to its being on screen (CUPTI's
     /// flush, the conversion and the snapshot together).
     pub newest_event_age: Duration,
+    /// When that event happened, on the report's clock: with its age, when
+    /// the snapshot came on that clock, so that any event's delay to the
+    /// screen can be told from its own time.
+    pub newest_event_at: crate::model::Ns,
     /// How old that event was when the capture had written it to its
     /// working file (before the snapshot's load): CUPTI's flush, the
     /// conversion and the writing, without the load.

@@ -135,6 +135,8 @@ fn run_capture(
         // the newest on screen), in ms.
         let mut on_screen: Vec<(f64, f64)> = Vec::new();
         let mut last_came: Option<(Instant, f64)> = None;
+        let mut delays = super::event_delays::EventDelays::default();
+        let mut last_shown: Option<(Instant, i64)> = None;
         for message in rx {
             match message {
                 CaptureMessage::Output(line) => println!("{line}"),
@@ -154,6 +156,13 @@ fn run_capture(
                         .map(|(p, d)| format!("{p} {:.0}", d.as_secs_f64() * 1e3))
                         .collect();
                     let came = Instant::now();
+                    // When it came, on the report's clock: its newest event's
+                    // time plus that event's age.
+                    let shown_at = status
+                        .newest_event_at
+                        .saturating_add(status.newest_event_age.as_nanos() as i64);
+                    delays.add(&trace, shown_at);
+                    last_shown = Some((came, shown_at));
                     if let Some((before, its_age)) = last_came.replace((came, age)) {
                         on_screen.push((its_age, (came - before).as_secs_f64() * 1e3));
                     }
@@ -192,15 +201,37 @@ fn run_capture(
                 time_quantile(&on_screen, 0.95),
             );
         }
+        last_shown.map(|last| (delays, last))
     });
     let result = session::capture(spec, &params, &options, &stop, &tx);
+    let ended = Instant::now();
     drop(tx);
-    let _ = printer.join();
+    let timing = printer.join().ok().flatten();
     let captured = match result {
         Ok(c) => c,
         Err(e) => return fail(&e.to_string()),
     };
     let captured_at = t0.elapsed();
+    if let Some((mut delays, (came, shown_at))) = timing {
+        // The events no snapshot showed reach the screen with the final
+        // report, when the capture ends.
+        let end_at = shown_at.saturating_add((ended - came).as_nanos() as i64);
+        delays.add(&captured.trace, end_at);
+        eprintln!(
+            "live: from an event's end to the first snapshot holding it ({} kernels and API \
+             calls{}): median {:.1} ms, p95 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            delays.count(),
+            if delays.untimed > 0 {
+                format!("; {} more in renumbered tables, not timed", delays.untimed)
+            } else {
+                String::new()
+            },
+            delays.quantile_ms(0.5),
+            delays.quantile_ms(0.95),
+            delays.quantile_ms(0.99),
+            delays.max_ns as f64 / 1e6,
+        );
+    }
     match &captured.counters {
         Some(CounterOutcome::Skipped(why)) => {
             eprintln!("sightline: no counters (the capture goes on without them): {why}")

@@ -11,6 +11,7 @@ pub mod capture;
 pub mod completions;
 mod counters;
 pub mod diff;
+mod event_delays;
 mod output;
 pub mod replay;
 pub mod run;
