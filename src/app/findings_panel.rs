@@ -188,17 +188,28 @@ impl FindingsPanel {
     }
 
     fn accept(&mut self, done: Done, trace: &Trace, timeline: &mut Timeline) {
+        let Done {
+            result,
+            mut range_work,
+            took,
+            trace: analysed,
+        } = done;
         // The report may have grown while the engine ran: then these are an
         // older trace's findings, shown (carried over) while the newest
         // trace's are computed.
         self.start_queued();
-        let Ok(mut findings) = done.result else {
+        let mut findings = result.ok();
+        if let Some(findings) = findings.as_mut()
+            && !std::ptr::eq(&*analysed, trace)
+        {
+            carry_over(&analysed, trace, findings, &mut range_work);
+        }
+        // It may be the last reference to an older snapshot.
+        super::job::drop_off_thread(analysed);
+        // Cancelled: what is shown stays.
+        let Some(findings) = findings else {
             return;
         };
-        let mut range_work = done.range_work;
-        if !std::ptr::eq(&*done.trace, trace) {
-            carry_over(&done.trace, trace, &mut findings, &mut range_work);
-        }
         // The finding clicked stays clicked where the new list has it (a
         // capture's findings come again after every snapshot).
         let active = self
@@ -208,7 +219,7 @@ impl FindingsPanel {
         self.findings = findings;
         self.entries = entries(&self.findings);
         self.range_work = range_work;
-        self.took = Some(done.took);
+        self.took = Some(took);
         self.active = active.and_then(|was| self.findings.iter().position(was));
         timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
         if self.focus_on_arrival
@@ -654,9 +665,6 @@ fn explain(t: &RangeTiming, kinds: Vec<FindingKind>) -> Vec<String> {
     lines
 }
 
-/// A bar under the range for its GPU work: the part inside the range muted,
-/// the part after its end in the warning colour, so the overhang is what
-/// catches the eye.
 /// Whether another finding is `f` found again (in a newer trace's list): the
 /// same kind over the same span in the same range. Its words may differ (a
 /// count that grew).
@@ -694,6 +702,9 @@ fn carry_over(
     });
 }
 
+/// A bar under the range for its GPU work: the part inside the range muted,
+/// the part after its end in the warning colour, so the overhang is what
+/// catches the eye.
 fn gpu_work_bars(trace: &Trace, f: &Finding) -> Vec<Overlay> {
     let Some(range) = f
         .events
