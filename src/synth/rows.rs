@@ -780,6 +780,16 @@ mod tests {
         }
     }
 
+    /// `table`'s rows in rowid order, each its `columns` in order.
+    fn read_back(conn: &Connection, table: &str, columns: &[&str]) -> Vec<Vec<Option<i64>>> {
+        let sql = format!("SELECT {} FROM {table} ORDER BY rowid", columns.join(", "));
+        let mut stmt = conn.prepare(&sql).expect("select");
+        stmt.query_map([], |r| (0..columns.len()).map(|c| r.get(c)).collect())
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    }
+
     /// Kernels written many a statement read back, row by row and column by
     /// column, as they were given (a chunk of 32, another, and the rest one
     /// by one): no value in another's column, no row out of order.
@@ -789,19 +799,7 @@ mod tests {
         create_schema(&conn).expect("schema");
         let given: Vec<KernelRow> = (0..70).map(kernel_row).collect();
         kernels(&conn, &given).expect("write");
-        let mut stmt = conn
-            .prepare(&format!(
-                "SELECT {} FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY rowid",
-                KERNEL_COLUMNS.join(", ")
-            ))
-            .expect("select");
-        let read: Vec<Vec<Option<i64>>> = stmt
-            .query_map([], |r| {
-                (0..KERNEL_COLUMNS.len()).map(|c| r.get(c)).collect()
-            })
-            .expect("query")
-            .collect::<Result<_, _>>()
-            .expect("rows");
+        let read = read_back(&conn, "CUPTI_ACTIVITY_KIND_KERNEL", &KERNEL_COLUMNS);
         let expected: Vec<Vec<Option<i64>>> = given
             .iter()
             .map(|r| {
@@ -859,17 +857,7 @@ mod tests {
             })
             .collect();
         apis(&conn, &given).expect("write");
-        let mut stmt = conn
-            .prepare(&format!(
-                "SELECT {} FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY rowid",
-                API_COLUMNS.join(", ")
-            ))
-            .expect("select");
-        let read: Vec<Vec<Option<i64>>> = stmt
-            .query_map([], |r| (0..API_COLUMNS.len()).map(|c| r.get(c)).collect())
-            .expect("query")
-            .collect::<Result<_, _>>()
-            .expect("rows");
+        let read = read_back(&conn, "CUPTI_ACTIVITY_KIND_RUNTIME", &API_COLUMNS);
         let expected: Vec<Vec<Option<i64>>> = given
             .iter()
             .map(|r| {
