@@ -502,22 +502,17 @@ fn finding_keys(
         .collect()
 }
 
-/// A capture's findings stay on screen through its snapshots: each
-/// snapshot's trace shows the findings of the one before (until the engine's
-/// of the new trace are in), naming the same events (by kind, times and
-/// name) although NVTX ranges and the small tables are numbered anew each
-/// snapshot. Before, each snapshot emptied the panel and the marks.
-#[test]
-fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
+/// The report `name` loaded whole, and the traces a replay of it shows:
+/// every snapshot, then the final one.
+fn replay_snapshots(name: &str) -> (Trace, Vec<std::sync::Arc<Trace>>) {
     use sightline::capture::session::{CaptureJob, CaptureMessage};
-    use std::sync::Arc;
     use std::time::{Duration, Instant};
 
-    let path = fixture("timing_cases.sqlite");
+    let path = fixture(name);
     let full = load(&path);
     let span = (full.info.time_range.1 - full.info.time_range.0) as f64;
     let job = CaptureJob::replay(path, span / 3e9);
-    let mut snapshots: Vec<Arc<Trace>> = Vec::new();
+    let mut snapshots = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {
         match job.messages.recv_timeout(Duration::from_millis(100)) {
@@ -529,6 +524,17 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
             _ => {}
         }
     }
+    (full, snapshots)
+}
+
+/// A capture's findings stay on screen through its snapshots: each
+/// snapshot's trace shows the findings of the one before (until the engine's
+/// of the new trace are in), naming the same events (by kind, times and
+/// name) although NVTX ranges and the small tables are numbered anew each
+/// snapshot. Before, each snapshot emptied the panel and the marks.
+#[test]
+fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
+    let (full, snapshots) = replay_snapshots("timing_cases.sqlite");
     let first = snapshots
         .iter()
         .position(|t| !findings(t).is_empty())
@@ -590,5 +596,43 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
         finding_keys(&doc.trace, &doc.findings.findings),
         finding_keys(&full, &findings(&full)),
         "the last findings are the whole report's"
+    );
+}
+
+/// While a growing report's findings are brought up to date (a capture runs
+/// the engine after every snapshot: nearly all the time), the badge counts
+/// the findings shown and opens the panel. It showed only "finding
+/// mistakes…" then, so the panel could not be opened while a capture ran.
+#[test]
+fn the_badge_counts_and_opens_while_a_growing_reports_findings_are_redone() {
+    let (_, snapshots) = replay_snapshots("timing_cases.sqlite");
+    let first = snapshots
+        .iter()
+        .position(|t| !findings(t).is_empty())
+        .expect("a snapshot with findings");
+    assert!(snapshots.len() >= first + 3, "two snapshots after it");
+    let app = SightlineApp::with_shared_trace(snapshots[first].clone());
+    let mut h = Harness::builder()
+        .with_size(vec2(1400.0, 2400.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(2);
+    h.state_mut().doc_mut().expect("doc").wait_for_findings();
+    h.run_steps(2);
+    // Two snapshots in a row: the second waits for the engine's run on the
+    // first, so a run is under way through the next frame whatever the
+    // first one's speed.
+    let doc = h.state_mut().doc_mut().expect("doc");
+    doc.grow(snapshots[first + 1].clone(), false);
+    doc.grow(snapshots[first + 2].clone(), false);
+    h.run_steps(1);
+    let doc = h.state().doc().expect("doc");
+    assert!(doc.findings.is_pending(), "the engine runs again");
+    let n = doc.findings.entries.len();
+    assert!(n > 0);
+    h.get_by_label(&badge_text(n)).click();
+    h.run_steps(1);
+    assert!(
+        h.state().doc().is_some_and(|d| d.findings.open),
+        "the badge opens the panel"
     );
 }

@@ -364,10 +364,16 @@ impl FindingsPanel {
             );
             return;
         }
+        // Nothing to count until the engine's first findings are in. After
+        // that a growing report's are shown while they are brought up to
+        // date (a capture runs the engine after every snapshot, so nearly
+        // all the time): they are counted, and the panel opens.
         if self.is_pending() {
             ui.spinner();
-            ui.weak("finding mistakes…");
-            return;
+            if self.took.is_none() {
+                ui.weak("finding mistakes…");
+                return;
+            }
         }
         // Entries, not instances: 2,456 tiny copies of one loop are one finding.
         let n = self.entries.len();
