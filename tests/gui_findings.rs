@@ -610,7 +610,7 @@ fn the_badge_counts_and_opens_while_a_growing_reports_findings_are_redone() {
         .iter()
         .position(|t| !findings(t).is_empty())
         .expect("a snapshot with findings");
-    assert!(snapshots.len() >= first + 3, "two snapshots after it");
+    assert!(snapshots.len() >= first + 5, "four snapshots after it");
     let app = SightlineApp::with_shared_trace(snapshots[first].clone());
     let mut h = Harness::builder()
         .with_size(vec2(1400.0, 2400.0))
@@ -618,21 +618,31 @@ fn the_badge_counts_and_opens_while_a_growing_reports_findings_are_redone() {
     h.run_steps(2);
     h.state_mut().doc_mut().expect("doc").wait_for_findings();
     h.run_steps(2);
+    assert!(!h.state().doc().expect("doc").findings.entries.is_empty());
     // Two snapshots in a row: the second waits for the engine's run on the
     // first, so a run is under way through the next frame whatever the
     // first one's speed.
-    let doc = h.state_mut().doc_mut().expect("doc");
-    doc.grow(snapshots[first + 1].clone(), false);
-    doc.grow(snapshots[first + 2].clone(), false);
-    h.run_steps(1);
-    let doc = h.state().doc().expect("doc");
-    assert!(doc.findings.is_pending(), "the engine runs again");
-    let n = doc.findings.entries.len();
-    assert!(n > 0);
+    let grow_twice = |h: &mut Harness<'_, SightlineApp>, k: usize| {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        doc.grow(snapshots[k].clone(), false);
+        doc.grow(snapshots[k + 1].clone(), false);
+        h.run_steps(1);
+        let doc = h.state().doc().expect("doc");
+        assert!(doc.findings.is_pending(), "the engine runs again");
+        doc.findings.entries.len()
+    };
+    let n = grow_twice(&mut h, first + 1);
     h.get_by_label(&badge_text(n)).click();
     h.run_steps(1);
     assert!(
         h.state().doc().is_some_and(|d| d.findings.open),
         "the badge opens the panel"
+    );
+    // The open panel lists them while the next run is under way.
+    grow_twice(&mut h, first + 3);
+    assert!(
+        h.query_by_label_contains("Click one to zoom to it")
+            .is_some(),
+        "the panel lists the findings"
     );
 }

@@ -164,6 +164,14 @@ impl FindingsPanel {
         self.job.is_running() || self.queued.is_some()
     }
 
+    /// Whether the engine's findings are in, for this trace or, carried
+    /// over, an older state of it. A growing report's are shown, counted
+    /// and listed while they are brought up to date: a capture runs the
+    /// engine after every snapshot, so nearly all the time.
+    fn has_findings(&self) -> bool {
+        self.took.is_some()
+    }
+
     /// Takes the finished job's findings and puts their marks on the
     /// timeline; true when something changed.
     pub fn poll(&mut self, trace: &Trace, timeline: &mut Timeline) -> bool {
@@ -364,13 +372,9 @@ impl FindingsPanel {
             );
             return;
         }
-        // Nothing to count until the engine's first findings are in. After
-        // that a growing report's are shown while they are brought up to
-        // date (a capture runs the engine after every snapshot, so nearly
-        // all the time): they are counted, and the panel opens.
         if self.is_pending() {
             ui.spinner();
-            if self.took.is_none() {
+            if !self.has_findings() {
                 ui.weak("finding mistakes…");
                 return;
             }
@@ -417,7 +421,7 @@ impl FindingsPanel {
             ui.label("Findings come when the whole report is read.");
             return None;
         }
-        if self.is_pending() {
+        if !self.has_findings() {
             ui.label("Looking for timing and sync mistakes…");
             return None;
         }
