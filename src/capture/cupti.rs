@@ -28,9 +28,14 @@ use super::records::{self, ApiDomain, Record, StringSource};
 /// How often records are pushed out of CUPTI while a capture runs.
 pub const FLUSH_PERIOD: Duration = Duration::from_millis(50);
 
-/// Size of each activity buffer: 8 MiB held 30k records with no drops in the
-/// probe, and a flush every 50 ms completes buffers long before they fill.
-const BUFFER_BYTES: usize = 8 << 20;
+/// Size of each activity buffer. A buffer is a batch for the writer, and its
+/// newest record waits for the whole batch: at the ~0.7M kernels/s of a
+/// CUDA-graph replay 8 MiB buffers filled between flushes and came as batches
+/// of ~40k records, their newest already ~130 ms old when written. With
+/// 1 MiB the newest event reached the screen 13–17 ms sooner (median) and the
+/// p95 fell from 173–1,077 to 125–160 ms, with no records dropped and no
+/// per-launch cost that the runs could tell from noise (H200, BENCHMARKS.md).
+const BUFFER_BYTES: usize = 1 << 20;
 /// CUPTI requires buffers aligned to 8 bytes.
 const BUFFER_ALIGN: usize = 8;
 
