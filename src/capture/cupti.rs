@@ -30,8 +30,8 @@ pub const FLUSH_PERIOD: Duration = Duration::from_millis(50);
 
 /// Size of each activity buffer. A buffer is a batch for the writer, and its
 /// newest record waits for the whole batch: at the ~0.7M kernels/s of a
-/// CUDA-graph replay 8 MiB buffers filled between flushes and came as batches
-/// of ~40k records, their newest already ~130 ms old when written. With
+/// CUDA-graph replay an 8 MiB buffer (~40k records) is about what comes
+/// between two flushes, and the newest event was ~130 ms old when written. With
 /// 1 MiB events reached the screen 8–17 ms sooner (median) and the
 /// p95 fell from 173–1,077 to 125–160 ms, with no records dropped and no
 /// per-launch cost that the runs could tell from noise (H200, BENCHMARKS.md).
