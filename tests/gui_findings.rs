@@ -502,9 +502,9 @@ fn finding_keys(
         .collect()
 }
 
-/// The report `name` loaded whole, and the traces a replay of it shows:
-/// every snapshot, then the final one.
-fn replay_snapshots(name: &str) -> (Trace, Vec<std::sync::Arc<Trace>>) {
+/// The report `name` loaded whole, and the traces a replay of it shows from
+/// the first snapshot with findings on: every snapshot, then the final one.
+fn replay_with_findings(name: &str) -> (Trace, Vec<std::sync::Arc<Trace>>) {
     use sightline::capture::session::{CaptureJob, CaptureMessage};
     use std::time::{Duration, Instant};
 
@@ -524,6 +524,11 @@ fn replay_snapshots(name: &str) -> (Trace, Vec<std::sync::Arc<Trace>>) {
             _ => {}
         }
     }
+    let first = snapshots
+        .iter()
+        .position(|t| !findings(t).is_empty())
+        .expect("a snapshot with findings");
+    snapshots.drain(..first);
     (full, snapshots)
 }
 
@@ -534,12 +539,8 @@ fn replay_snapshots(name: &str) -> (Trace, Vec<std::sync::Arc<Trace>>) {
 /// snapshot. Before, each snapshot emptied the panel and the marks.
 #[test]
 fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
-    let (full, snapshots) = replay_snapshots("timing_cases.sqlite");
-    let first = snapshots
-        .iter()
-        .position(|t| !findings(t).is_empty())
-        .expect("a snapshot with findings");
-    let mut app = SightlineApp::with_shared_trace(snapshots[first].clone());
+    let (full, snapshots) = replay_with_findings("timing_cases.sqlite");
+    let mut app = SightlineApp::with_shared_trace(snapshots[0].clone());
     app.doc_mut().expect("doc").wait_for_findings();
     // The user clicks a finding the whole report has too: it stays clicked.
     let whole = findings(&full);
@@ -553,7 +554,7 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
     let clicked_finding = doc.findings.findings[clicked].clone();
     doc.findings.show(clicked, &doc.trace, &mut doc.timeline);
     let (mut carried, mut renumbered) = (0, 0);
-    for next in &snapshots[first + 1..] {
+    for next in &snapshots[1..] {
         let doc = app.doc_mut().expect("doc");
         let before = finding_keys(&doc.trace, &doc.findings.findings);
         let indexes: Vec<_> = doc
@@ -605,13 +606,9 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
 /// mistakes…" then, so the panel could not be opened while a capture ran.
 #[test]
 fn the_badge_counts_and_opens_while_a_growing_reports_findings_are_redone() {
-    let (_, snapshots) = replay_snapshots("timing_cases.sqlite");
-    let first = snapshots
-        .iter()
-        .position(|t| !findings(t).is_empty())
-        .expect("a snapshot with findings");
-    assert!(snapshots.len() >= first + 5, "four snapshots after it");
-    let app = SightlineApp::with_shared_trace(snapshots[first].clone());
+    let (_, snapshots) = replay_with_findings("timing_cases.sqlite");
+    assert!(snapshots.len() >= 5, "four snapshots after the first");
+    let app = SightlineApp::with_shared_trace(snapshots[0].clone());
     let mut h = Harness::builder()
         .with_size(vec2(1400.0, 2400.0))
         .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
@@ -631,7 +628,7 @@ fn the_badge_counts_and_opens_while_a_growing_reports_findings_are_redone() {
         assert!(doc.findings.is_pending(), "the engine runs again");
         doc.findings.entries.len()
     };
-    let n = grow_twice(&mut h, first + 1);
+    let n = grow_twice(&mut h, 1);
     h.get_by_label(&badge_text(n)).click();
     h.run_steps(1);
     assert!(
@@ -639,7 +636,7 @@ fn the_badge_counts_and_opens_while_a_growing_reports_findings_are_redone() {
         "the badge opens the panel"
     );
     // The open panel lists them while the next run is under way.
-    grow_twice(&mut h, first + 3);
+    grow_twice(&mut h, 3);
     assert!(
         h.query_by_label_contains("Click one to zoom to it")
             .is_some(),
