@@ -68,9 +68,16 @@ pub struct FindingsPanel {
     pub range_work: Vec<(u32, Ns, Ns)>,
     /// The engine's run (dropped, and so cancelled, with the report).
     job: Job<Done>,
-    /// A newer trace that arrived while a job ran: analysed when it ends, so
-    /// a growing capture runs one job at a time, not one per snapshot.
+    /// A newer trace that arrived while a job ran or the engine rested:
+    /// analysed after, so a growing capture runs one job at a time, not one
+    /// per snapshot.
     queued: Option<Arc<Trace>>,
+    /// While a report grows, the next run waits until then: each run rests
+    /// as long as it took, so the engine takes at most half a core. Run
+    /// back to back after every snapshot it took a whole one, beside the
+    /// loads and the window's own thread (on two cores a findings-heavy
+    /// capture's frames went past 16 ms).
+    rest_until: Option<Instant>,
     /// The selected NVTX range: its row, its timing facts and its name,
     /// computed once per selection: why it has a finding, or why not.
     explained: Option<(EventRef, Option<RangeTiming>, String)>,
@@ -97,6 +104,7 @@ impl FindingsPanel {
             reveal: None,
             job: Job::default(),
             queued: None,
+            rest_until: None,
             explained: None,
             awaiting_whole_report: false,
         };
@@ -111,6 +119,7 @@ impl FindingsPanel {
         self.range_work.clear();
         self.active = None;
         self.took = None;
+        self.rest_until = None;
         self.schedule(trace);
     }
 
@@ -132,10 +141,9 @@ impl FindingsPanel {
         if self.awaiting_whole_report {
             self.job.cancel();
             self.queued = None;
-        } else if self.job.is_running() {
-            self.queued = Some(trace.clone());
         } else {
-            self.spawn(trace.clone());
+            self.queued = Some(trace.clone());
+            self.start_queued();
         }
     }
 
@@ -183,9 +191,11 @@ impl FindingsPanel {
         !self.job.is_running() && self.start_queued()
     }
 
-    /// Blocks until the findings of the current trace are in (tests).
+    /// Blocks until the findings of the current trace are in (tests), with
+    /// no rest between runs.
     pub fn wait(&mut self, trace: &Trace, timeline: &mut Timeline) {
         while self.job.is_running() || self.queued.is_some() {
+            self.rest_until = None;
             match self.job.wait() {
                 Some(done) => self.accept(done, trace, timeline),
                 None => {
@@ -204,7 +214,8 @@ impl FindingsPanel {
         } = done;
         // The report may have grown while the engine ran: then these are an
         // older trace's findings, shown (carried over) while the newest
-        // trace's are computed.
+        // trace's are computed, after a rest.
+        self.rest_until = Some(Instant::now() + took);
         self.start_queued();
         let mut findings = result.ok();
         if let Some(findings) = findings.as_mut()
@@ -262,7 +273,13 @@ impl FindingsPanel {
         .or_else(|| span(&|f| f.severity >= Severity::Warning))
     }
 
+    /// Starts the engine on the queued trace unless a run is under way or
+    /// the engine rests; true when it started.
     fn start_queued(&mut self) -> bool {
+        let resting = self.rest_until.is_some_and(|t| Instant::now() < t);
+        if self.job.is_running() || resting {
+            return false;
+        }
         match self.queued.take() {
             Some(t) => {
                 self.spawn(t);
@@ -854,5 +871,45 @@ impl Document {
     pub fn wait_for_background_work(&mut self) {
         self.wait_for_findings();
         self.timeline.idle_rows.wait(&self.trace);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(name: &str) -> Arc<Trace> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        let never = AtomicBool::new(false);
+        Arc::new(crate::loader::load(&path, &mut |_| {}, &never).expect("load"))
+    }
+
+    /// While a report grows, a run waits out the rest its last one earned;
+    /// the first frame after the rest starts it.
+    #[test]
+    fn a_growing_reports_engine_rests_as_long_as_its_last_run_took() {
+        let trace = load("timing_cases.sqlite");
+        let mut timeline = Timeline::new(&trace);
+        let mut panel = FindingsPanel::start(&trace);
+        panel.wait(&trace, &mut timeline);
+        let rest = panel.rest_until.expect("a run earns a rest");
+        let took = panel.took.expect("the run's time");
+        assert!(rest <= Instant::now() + took, "no longer than the run took");
+        // As after a run of an hour (a huge capture's): a snapshot waits.
+        panel.rest_until = Some(Instant::now() + Duration::from_secs(3600));
+        let newer = load("timing_cases.sqlite");
+        panel.grow(&trace, &newer, &mut timeline);
+        assert!(!panel.job.is_running(), "no run while resting");
+        assert!(panel.is_pending(), "the newer trace waits its turn");
+        assert!(!panel.poll(&newer, &mut timeline));
+        assert!(!panel.job.is_running());
+        // Rested: the next frame starts it.
+        panel.rest_until = Some(Instant::now());
+        assert!(panel.poll(&newer, &mut timeline), "started");
+        assert!(panel.job.is_running());
+        panel.wait(&newer, &mut timeline);
+        assert!(!panel.findings.is_empty());
     }
 }
