@@ -134,7 +134,7 @@ impl FindingsPanel {
         self.schedule(new);
     }
 
-    /// Runs the engine on `trace` now, or after the job running.
+    /// Runs the engine on `trace` now, or after the job running and its rest.
     fn schedule(&mut self, trace: &Arc<Trace>) {
         self.explained = None;
         self.awaiting_whole_report = !trace.is_complete();
@@ -187,8 +187,9 @@ impl FindingsPanel {
             self.accept(done, trace, timeline);
             return true;
         }
-        // A job that ended without a result (cancelled, or its thread died).
-        !self.job.is_running() && self.start_queued()
+        // A queued trace whose rest is over, or whose job ended without a
+        // result (cancelled, or its thread died).
+        self.start_queued()
     }
 
     /// Blocks until the findings of the current trace are in (tests), with
