@@ -502,6 +502,11 @@ fn finding_keys(
         .collect()
 }
 
+/// Each finding's events, as the trace shown numbers them.
+fn event_ids(findings: &[Finding]) -> Vec<Vec<sightline::model::EventId>> {
+    findings.iter().map(|f| f.events.clone()).collect()
+}
+
 /// The report `name` loaded whole, and the traces a replay of it shows from
 /// the first snapshot with findings on: every snapshot, then the final one.
 fn replay_with_findings(name: &str) -> (Trace, Vec<std::sync::Arc<Trace>>) {
@@ -557,12 +562,7 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
     for next in &snapshots[1..] {
         let doc = app.doc_mut().expect("doc");
         let before = finding_keys(&doc.trace, &doc.findings.findings);
-        let indexes: Vec<_> = doc
-            .findings
-            .findings
-            .iter()
-            .map(|f| f.events.clone())
-            .collect();
+        let indexes = event_ids(&doc.findings.findings);
         let marks = doc.timeline.overlays_of(OVERLAY_SOURCE).count();
         doc.grow(next.clone(), false);
         let after = finding_keys(&doc.trace, &doc.findings.findings);
@@ -573,13 +573,7 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
             "their marks"
         );
         carried += after.len();
-        let now: Vec<_> = doc
-            .findings
-            .findings
-            .iter()
-            .map(|f| f.events.clone())
-            .collect();
-        renumbered += (now != indexes) as usize;
+        renumbered += (event_ids(&doc.findings.findings) != indexes) as usize;
         doc.wait_for_findings();
         let active = doc.findings.active.map(|i| &doc.findings.findings[i]);
         assert!(

@@ -807,13 +807,7 @@ mod tests {
     use super::*;
 
     fn streams_report() -> Trace {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams.sqlite");
-        crate::loader::load(
-            path.as_ref(),
-            &mut |_| {},
-            &std::sync::atomic::AtomicBool::new(false),
-        )
-        .expect("the fixture loads")
+        crate::loader::load_fixture("streams.sqlite")
     }
 
     /// Kernels by name, their walk cut in `parts`.

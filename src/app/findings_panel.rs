@@ -880,11 +880,7 @@ mod tests {
     use super::*;
 
     fn load(name: &str) -> Arc<Trace> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name);
-        let never = AtomicBool::new(false);
-        Arc::new(crate::loader::load(&path, &mut |_| {}, &never).expect("load"))
+        Arc::new(crate::loader::load_fixture(name))
     }
 
     /// While a report grows, a run waits out the rest its last one earned;

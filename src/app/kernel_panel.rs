@@ -1105,13 +1105,7 @@ mod tests {
     /// holds its row), so to an NVTX range or to none.
     #[test]
     fn every_instance_counts_under_a_range_or_none() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/sync_timing.sqlite"
-        );
-        let never = std::sync::atomic::AtomicBool::new(false);
-        let trace =
-            crate::loader::load(std::path::Path::new(path), &mut |_| {}, &never).expect("loads");
+        let trace = crate::loader::load_fixture("sync_timing.sqlite");
         let mut names: Vec<StrId> = trace.kernels.spans.name.to_vec();
         names.sort_unstable();
         names.dedup();

@@ -430,13 +430,9 @@ fn text_of<'a>(cell: &Option<&'a Cell>) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
 
     fn load(name: &str) -> Arc<Trace> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name);
-        Arc::new(crate::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("load"))
+        Arc::new(crate::loader::load_fixture(name))
     }
 
     /// A snapshot that comes while a range's tables are taken does not

@@ -380,13 +380,7 @@ mod tests {
 
     #[test]
     fn a_search_on_a_worker_gives_what_one_in_place_gives() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/sync_timing.sqlite"
-        );
-        let trace = Arc::new(
-            crate::loader::load(path.as_ref(), &mut |_| {}, &AtomicBool::new(false)).expect("load"),
-        );
+        let trace = Arc::new(crate::loader::load_fixture("sync_timing.sqlite"));
         let mut here = Search {
             query: "cuda".into(),
             ..Search::default()

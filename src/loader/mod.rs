@@ -56,6 +56,17 @@ pub struct Loaded {
 /// belongs to, and the trace so far (see [`Trace::share`]).
 pub type OnPartial<'a> = &'a mut dyn FnMut(usize, Trace);
 
+/// `tests/fixtures/NAME` loaded whole: what unit tests across the crate
+/// read their real reports with.
+#[cfg(test)]
+pub(crate) fn load_fixture(name: &str) -> Trace {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    load(&path, &mut |_| {}, &AtomicBool::new(false))
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+}
+
 /// Loads a report on this thread. `on_progress` is called now and then; set
 /// `cancel` from another thread to stop early with [`Problem::Cancelled`].
 ///
