@@ -49,7 +49,7 @@ fn main() {
     loop {
         t += 0.016;
         let taken = Instant::now();
-        let running = app.poll_captures();
+        let running = app.poll_captures(None);
         let take_in = taken.elapsed();
         let d = take_in + frame(&ctx, &mut app, t);
         frames.push(d);

@@ -180,6 +180,45 @@ fn replay_grows_and_ends_with_the_whole_report() {
 }
 
 #[test]
+fn each_message_of_a_capture_wakes_its_reader_once_it_is_sent() {
+    use std::sync::atomic::AtomicUsize;
+    let (_, job) = replay_of_sync_timing(1.5);
+    let wakes = Arc::new(AtomicUsize::new(0));
+    let counter = wakes.clone();
+    job.wake_with(Arc::new(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+    }));
+    // A wake comes after its message is in the channel: never more wakes
+    // than messages taken, once each message is taken.
+    let mut taken = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut snapshots = 0;
+    while Instant::now() < deadline {
+        let Ok(message) = job.messages.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
+        taken += 1;
+        assert!(
+            wakes.load(Ordering::SeqCst) <= taken,
+            "woken before a message was sent"
+        );
+        match message {
+            CaptureMessage::Snapshot(..) => snapshots += 1,
+            CaptureMessage::Finished(_) => break,
+            CaptureMessage::Output(_) => {}
+        }
+    }
+    assert!(snapshots >= 2, "{snapshots} snapshots");
+    // The replay opens its report before its first message: the waker given
+    // right after the start is there for every one.
+    let settled = Instant::now() + Duration::from_secs(5);
+    while wakes.load(Ordering::SeqCst) < taken && Instant::now() < settled {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(wakes.load(Ordering::SeqCst), taken, "one wake a message");
+}
+
+#[test]
 fn a_replays_snapshots_say_how_far_behind_its_clock_they_are() {
     let (_, job) = replay_of_sync_timing(1.5);
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -319,6 +358,7 @@ fn stop_ends_a_replay_early_with_what_it_had() {
 fn replay_of_a_file_that_is_no_report_is_a_clear_error() {
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, _rx) = crossbeam_channel::unbounded();
+    let tx = sightline::capture::session::Outbox::new(tx);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let err = replay::replay(&path, 1.0, &stop, &tx)
         .err()
@@ -394,6 +434,7 @@ fn capture_on_the_gpu_records_every_launch() {
         .collect();
     let params = benchmarks::parse_args(spec, &args).expect("params");
     let (tx, rx) = crossbeam_channel::unbounded();
+    let tx = session::Outbox::new(tx);
     let stop = Arc::new(AtomicBool::new(false));
     let options = CaptureOptions {
         live_snapshots: true,

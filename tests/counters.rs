@@ -426,6 +426,7 @@ fn capture_with_default_counters(
         ..CaptureOptions::default()
     };
     let (tx, _rx) = crossbeam_channel::unbounded();
+    let tx = session::Outbox::new(tx);
     let result = session::capture(
         spec,
         &params,

@@ -115,3 +115,25 @@ fn a_finished_capture_saves_as_a_report_that_loads_the_same() {
         .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("saved.sqlite")]);
 }
+
+#[test]
+fn the_window_asks_a_capture_to_wake_it_at_each_message() {
+    // Without it a snapshot waited for the window's own timer (up to 50 ms)
+    // before it was shown. That each message wakes is tests/capture.rs's.
+    let (span, _) = report_span();
+    let mut h = harness();
+    h.state_mut()
+        .start_replay(fixture("sync_timing.sqlite"), span / 20e9);
+    h.step();
+    let live = h
+        .state()
+        .doc()
+        .and_then(|d| d.live.as_ref())
+        .expect("a capture tab");
+    assert!(
+        live.job.as_ref().is_some_and(|job| job.wakes()),
+        "the capture wakes the window"
+    );
+    live.stop();
+    h.state_mut().wait_for_captures();
+}

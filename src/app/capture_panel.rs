@@ -59,10 +59,15 @@ impl Live {
     }
 
     /// Takes the capture's messages; returns the newest snapshot, if any.
-    pub fn poll(&mut self) -> LiveUpdate {
+    /// `window`, when given, is woken by each message from then on.
+    pub fn poll(&mut self, window: Option<&egui::Context>) -> LiveUpdate {
         let Some(job) = &self.job else {
             return LiveUpdate::Nothing;
         };
+        if let Some(ctx) = window.filter(|_| !job.wakes()) {
+            let ctx = ctx.clone();
+            job.wake_with(Arc::new(move || ctx.request_repaint()));
+        }
         let mut newest = None;
         let mut finished = false;
         while let Ok(message) = job.messages.try_recv() {

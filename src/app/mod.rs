@@ -193,12 +193,12 @@ impl Document {
     }
 
     /// Takes a live capture's messages; true when the trace changed.
-    fn poll_live(&mut self) -> bool {
+    fn poll_live(&mut self, window: Option<&egui::Context>) -> bool {
         let Some(live) = self.live.as_mut() else {
             return false;
         };
         let first = self.trace.event_count() == 0;
-        match live.poll() {
+        match live.poll(window) {
             LiveUpdate::Nothing => false,
             LiveUpdate::Trace(trace) => {
                 let follow = live.follow || first;
@@ -767,12 +767,13 @@ impl SightlineApp {
         path
     }
 
-    /// Takes every live capture's messages; true while one runs.
-    pub fn poll_captures(&mut self) -> bool {
+    /// Takes every live capture's messages; true while one runs. `window`,
+    /// when given, is woken by their next messages.
+    pub fn poll_captures(&mut self, window: Option<&egui::Context>) -> bool {
         let mut running = false;
         for tab in &mut self.tabs {
             if let Tab::Ready(doc) = tab {
-                doc.poll_live();
+                doc.poll_live(window);
                 running |= doc.live.as_ref().is_some_and(Live::is_running);
             }
         }
@@ -835,7 +836,7 @@ impl SightlineApp {
 
     /// Blocks until every capture and save has finished (tests).
     pub fn wait_for_captures(&mut self) {
-        while self.poll_captures() || self.poll_saving() {
+        while self.poll_captures(None) || self.poll_saving() {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -1038,7 +1039,7 @@ impl SightlineApp {
 
     /// The whole window, given the root `Ui` (eframe and tests call this).
     pub fn ui(&mut self, ui: &mut Ui) {
-        let busy = self.poll_loading() | self.poll_captures() | self.poll_saving();
+        let busy = self.poll_loading() | self.poll_captures(Some(ui.ctx())) | self.poll_saving();
         self.poll_dialog();
         let timeline_area = self.doc().and_then(|d| d.export_area);
         if let Some(outcome) = self.image_export.poll(ui.ctx(), timeline_area) {

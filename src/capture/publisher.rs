@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::live::{LiveCounts, LiveReport};
-use super::session::{CaptureMessage, LiveStatus};
+use super::session::{CaptureMessage, LiveStatus, Outbox};
 use crate::loader::{Carry, PhaseTimes};
 
 /// The shortest time between the starts of two snapshots' loads: an event
@@ -99,7 +99,7 @@ impl Publisher {
         started: Instant,
         live: &mut LiveReport,
         enabled: bool,
-        to: &Sender<CaptureMessage>,
+        to: &Outbox,
     ) -> Publisher {
         Publisher::with(
             Ages {
@@ -119,18 +119,13 @@ impl Publisher {
         first: i64,
         speed: f64,
         live: &mut LiveReport,
-        to: &Sender<CaptureMessage>,
+        to: &Outbox,
     ) -> Publisher {
         let clock = EventClock::Replay { first, speed };
         Publisher::with(Ages { started, clock }, live, true, to)
     }
 
-    fn with(
-        ages: Ages,
-        live: &mut LiveReport,
-        enabled: bool,
-        to: &Sender<CaptureMessage>,
-    ) -> Publisher {
+    fn with(ages: Ages, live: &mut LiveReport, enabled: bool, to: &Outbox) -> Publisher {
         let loading = (enabled && live.readable_while_written())
             .then(|| LoadingThread::start(ages, live, to.clone()))
             .flatten();
@@ -218,11 +213,7 @@ fn status(ages: &Ages, written: Written) -> LiveStatus {
 impl LoadingThread {
     /// None when no thread can be had: then no snapshots while the capture
     /// runs (it goes on; its end loads the file whole).
-    fn start(
-        ages: Ages,
-        live: &mut LiveReport,
-        to: Sender<CaptureMessage>,
-    ) -> Option<LoadingThread> {
+    fn start(ages: Ages, live: &mut LiveReport, to: Outbox) -> Option<LoadingThread> {
         let (written, heard) = crossbeam_channel::unbounded();
         let ending = Arc::new(AtomicBool::new(false));
         let path = live.path().to_path_buf();
@@ -250,7 +241,7 @@ fn load_snapshots(
     heard: &Receiver<Written>,
     ending: &AtomicBool,
     ages: Ages,
-    to: &Sender<CaptureMessage>,
+    to: &Outbox,
 ) -> Carry {
     let mut last_start: Option<Instant> = None;
     let mut last_total = None;
@@ -283,10 +274,7 @@ fn load_snapshots(
             wal_bytes: std::fs::metadata(wal).map_or(0, |m| m.len()),
             ..status(&ages, newest)
         };
-        if to
-            .send(CaptureMessage::Snapshot(Arc::new(trace), status))
-            .is_err()
-        {
+        if !to.send(CaptureMessage::Snapshot(Arc::new(trace), status)) {
             break;
         }
     }

@@ -14,13 +14,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use crossbeam_channel::Sender;
 use rusqlite::Connection;
 
 use super::environment::CaptureError;
 use super::live::{LiveCounts, LiveReport};
 use super::publisher::{MIN_SNAPSHOT_INTERVAL, Publisher};
-use super::session::{CaptureJob, CaptureMessage, CaptureResult};
+use super::session::{CaptureJob, CaptureResult, Outbox};
 
 /// An event table of the report. Its rows' times are in `temp."when_NAME"`
 /// (see [`copy_schema`]).
@@ -47,7 +46,7 @@ pub fn replay(
     path: &Path,
     speed: f64,
     stop: &Arc<AtomicBool>,
-    messages: &Sender<CaptureMessage>,
+    messages: &Outbox,
 ) -> Result<CaptureResult, CaptureError> {
     let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
     // Opened by the loader first: a file that is no report gets the loader's

@@ -11,8 +11,8 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
@@ -106,12 +106,45 @@ pub struct CaptureOptions {
     pub dump_counters: Option<PathBuf>,
 }
 
+/// Called after each message a capture sends: the window's repaint.
+pub type Wake = Arc<dyn Fn() + Send + Sync>;
+
+/// Where a capture sends its messages, waking their reader if it asked to be.
+/// A window that only looked at its timer would show a snapshot up to a
+/// repaint period (50 ms) after it came: a large part of an event's way to
+/// the screen.
+#[derive(Clone)]
+pub struct Outbox {
+    to: Sender<CaptureMessage>,
+    wake: Arc<OnceLock<Wake>>,
+}
+
+impl Outbox {
+    /// An outbox into `to` that wakes nobody until [`CaptureJob::wake_with`].
+    pub fn new(to: Sender<CaptureMessage>) -> Outbox {
+        Outbox {
+            to,
+            wake: Arc::default(),
+        }
+    }
+
+    /// Sends `message`, then wakes the reader; false once nobody listens.
+    pub fn send(&self, message: CaptureMessage) -> bool {
+        let sent = self.to.send(message).is_ok();
+        if let Some(wake) = self.wake.get().filter(|_| sent) {
+            wake();
+        }
+        sent
+    }
+}
+
 /// A capture running in the background.
 pub struct CaptureJob {
     /// What is being captured: the benchmark, or `replay FILE`.
     pub label: String,
     pub messages: Receiver<CaptureMessage>,
     stop: Arc<AtomicBool>,
+    wake: Arc<OnceLock<Wake>>,
 }
 
 impl CaptureJob {
@@ -129,14 +162,13 @@ impl CaptureJob {
     /// Runs `source` on a thread of its own; its result ends the job.
     pub(crate) fn spawn_with(
         label: &str,
-        source: impl FnOnce(
-            Arc<AtomicBool>,
-            Sender<CaptureMessage>,
-        ) -> Result<CaptureResult, CaptureError>
+        source: impl FnOnce(Arc<AtomicBool>, Outbox) -> Result<CaptureResult, CaptureError>
         + Send
         + 'static,
     ) -> CaptureJob {
         let (tx, rx) = crossbeam_channel::unbounded();
+        let tx = Outbox::new(tx);
+        let wake = tx.wake.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let fail_tx = tx.clone();
@@ -144,10 +176,10 @@ impl CaptureJob {
             .name("sightline-capture".into())
             .spawn(move || {
                 let result = source(flag, tx.clone());
-                let _ = tx.send(CaptureMessage::Finished(result.map(Box::new)));
+                tx.send(CaptureMessage::Finished(result.map(Box::new)));
             });
         if let Err(e) = spawned {
-            let _ = fail_tx.send(CaptureMessage::Finished(Err(CaptureError::Benchmark(
+            fail_tx.send(CaptureMessage::Finished(Err(CaptureError::Benchmark(
                 format!("could not start the capture thread: {e}"),
             ))));
         }
@@ -155,7 +187,19 @@ impl CaptureJob {
             label: label.to_string(),
             messages: rx,
             stop,
+            wake,
         }
+    }
+
+    /// Calls `wake` after each message from now on (the first waker given
+    /// stays; a later one is ignored).
+    pub fn wake_with(&self, wake: Wake) {
+        let _ = self.wake.set(wake);
+    }
+
+    /// Whether a waker was given.
+    pub fn wakes(&self) -> bool {
+        self.wake.get().is_some()
     }
 
     /// Asks the benchmark to stop; what was recorded until then is kept.
@@ -170,7 +214,7 @@ pub fn capture(
     params: &Params,
     options: &CaptureOptions,
     stop: &Arc<AtomicBool>,
-    messages: &Sender<CaptureMessage>,
+    messages: &Outbox,
 ) -> Result<CaptureResult, CaptureError> {
     benchmarks::validate(spec, params).map_err(|e| CaptureError::Benchmark(e.to_string()))?;
     environment::check_cupti()?;
@@ -297,7 +341,7 @@ pub fn capture(
                     "once, each kernel replayed per pass (it launches CUDA graphs)"
                 }
             };
-            let _ = messages.send(CaptureMessage::Output(format!(
+            messages.send(CaptureMessage::Output(format!(
                 "counter pass: running {} again under CUPTI's range profiler, {how} ({} metrics, \
                  {} pass{}) …",
                 spec.name,
@@ -379,7 +423,7 @@ fn counter_pass(
 /// Forwards what the benchmark prints, a line at a time.
 struct LineSender {
     pending: Vec<u8>,
-    to: Sender<CaptureMessage>,
+    to: Outbox,
 }
 
 impl LineSender {
@@ -387,7 +431,7 @@ impl LineSender {
         if !self.pending.is_empty() {
             let line = String::from_utf8_lossy(&self.pending).into_owned();
             self.pending.clear();
-            let _ = self.to.send(CaptureMessage::Output(line));
+            self.to.send(CaptureMessage::Output(line));
         }
     }
 }

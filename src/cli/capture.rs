@@ -121,6 +121,7 @@ fn run_capture(
 ) -> ExitCode {
     let t0 = Instant::now();
     let (tx, rx) = crossbeam_channel::unbounded();
+    let tx = session::Outbox::new(tx);
     let ranges = options
         .counters
         .as_ref()
