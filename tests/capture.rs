@@ -482,7 +482,12 @@ fn capture_on_the_gpu_records_every_launch() {
 
 /// How fast a capture writes what CUPTI hands over (`--ignored`, a benchmark):
 /// the streams benchmark's real records, many times over, in batches as
-/// CUPTI's buffers bring them. `SIGHTLINE_COPIES` copies (200).
+/// CUPTI's buffers bring them. `SIGHTLINE_COPIES` copies (200). With
+/// `SIGHTLINE_LOADS_EVERY_MS` set, also with snapshots loaded meanwhile on
+/// another thread, that many ms from one load's start to the next as a live
+/// capture's publisher does: with the writer checkpointing (SQLite's default)
+/// and with the loading thread checkpointing after each load (the capture's
+/// way), each of the three in turn, twice.
 #[test]
 #[ignore]
 fn writer_throughput() {
@@ -491,25 +496,72 @@ fn writer_throughput() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(200);
-    let mut live = sightline::capture::dump::Dump {
-        records: Vec::new(),
-        started_ranges: dump.started_ranges.clone(),
+    let loads_every = std::env::var("SIGHTLINE_LOADS_EVERY_MS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .map(Duration::from_millis);
+    let ways: &[(&str, Option<bool>)] = match loads_every {
+        None => &[("alone", None)],
+        Some(_) => &[
+            ("alone", None),
+            ("loads beside, the writer checkpoints", Some(false)),
+            ("loads beside, the loads checkpoint", Some(true)),
+        ],
+    };
+    for _round in 0..if loads_every.is_some() { 2 } else { 1 } {
+        for &(way, loads_checkpoint) in ways {
+            let mut live = sightline::capture::dump::Dump {
+                records: Vec::new(),
+                started_ranges: dump.started_ranges.clone(),
+            }
+            .to_report(4242)
+            .expect("report");
+            let writing = Arc::new(AtomicBool::new(true));
+            let loader = loads_checkpoint
+                .zip(loads_every)
+                .map(|(checkpoint, every)| {
+                    live.leave_checkpoints_to_loads(checkpoint)
+                        .expect("checkpoint mode");
+                    let path = live.path().to_path_buf();
+                    let writing = writing.clone();
+                    std::thread::spawn(move || {
+                        let mut carry = sightline::loader::Carry::default();
+                        let checkpointer = checkpoint
+                            .then(|| sightline::capture::live::Checkpointer::open(&path))
+                            .flatten();
+                        let mut loads = 0;
+                        while writing.load(Ordering::Relaxed) {
+                            let t = Instant::now();
+                            sightline::loader::load_growing(&path, &mut carry).expect("a snapshot");
+                            if let Some(checkpointer) = &checkpointer {
+                                checkpointer.run();
+                            }
+                            loads += 1;
+                            std::thread::sleep(every.saturating_sub(t.elapsed()));
+                        }
+                        loads
+                    })
+                });
+            let t = Instant::now();
+            for _ in 0..copies {
+                live.append(&dump.records).expect("append");
+            }
+            let secs = t.elapsed().as_secs_f64();
+            writing.store(false, Ordering::Relaxed);
+            let loads = loader.map_or(0, |l| l.join().expect("loader"));
+            let wal =
+                std::fs::metadata(format!("{}-wal", live.path().display())).map_or(0, |m| m.len());
+            let n = dump.records.len() * copies;
+            println!(
+                "{way}: {n} records in {:.0} ms: {:.0}k records/s ({} a batch); {loads} loads; \
+                 WAL {:.0} MB",
+                secs * 1e3,
+                n as f64 / secs / 1e3,
+                dump.records.len(),
+                wal as f64 / 1e6,
+            );
+        }
     }
-    .to_report(4242)
-    .expect("report");
-    let batch = &dump.records;
-    let t = Instant::now();
-    for _ in 0..copies {
-        live.append(batch).expect("append");
-    }
-    let secs = t.elapsed().as_secs_f64();
-    let n = batch.len() * copies;
-    println!(
-        "{n} records in {:.0} ms: {:.0}k records/s ({} a batch)",
-        secs * 1e3,
-        n as f64 / secs / 1e3,
-        batch.len()
-    );
 }
 
 /// A working file leaves nothing behind when dropped, even while a reader

@@ -611,6 +611,20 @@ impl LiveReport {
         })
     }
 
+    /// Whether the writer leaves checkpoints to a loading thread's
+    /// [`Checkpointer`] (true) or runs them itself at each commit past
+    /// SQLite's 1,000 pages (false, as when nothing else reads the file).
+    pub fn leave_checkpoints_to_loads(&self, leave: bool) -> Result<(), String> {
+        let pages = if leave { 0 } else { 1000 };
+        self.conn()?
+            .query_row(
+                &format!("PRAGMA wal_autocheckpoint={pages}"),
+                [],
+                |_| Ok(()),
+            )
+            .map_err(sql)
+    }
+
     /// What the snapshots loaded so far keep for the next, taken out: a
     /// loading thread of its own grows it ([`super::publisher`]) and gives
     /// it back with [`LiveReport::give_carry`].
@@ -664,6 +678,34 @@ impl Drop for LiveReport {
         for suffix in ["-wal", "-shm"] {
             let _ = std::fs::remove_file(crate::loader::companion(&self.path, suffix));
         }
+    }
+}
+
+/// Copies what a capture committed from the working file's WAL into the file
+/// itself, on a connection of its own, for a loading thread to run between
+/// its loads ([`LiveReport::leave_checkpoints_to_loads`]).
+///
+/// Why not the writer, as SQLite does by default: a checkpoint copies only
+/// pages no reader may still need, and a snapshot's load is reading most of
+/// the time. The writer then checkpoints at every commit, a little each time,
+/// and its WAL never starts over; it wrote 27 % fewer records a second with
+/// loads beside it (`writer_throughput`, BENCHMARKS.md). Run by the loading
+/// thread between two of its own reads, a checkpoint copies all committed.
+pub struct Checkpointer(Connection);
+
+impl Checkpointer {
+    /// None when the file cannot be opened for writing: then the WAL grows
+    /// until the capture ends (its save copies it whole).
+    pub fn open(path: &Path) -> Option<Checkpointer> {
+        Connection::open(path).ok().map(Checkpointer)
+    }
+
+    /// Copies what no reader needs any more; a writer that holds the file
+    /// meanwhile is not waited for.
+    pub fn run(&self) {
+        let _ = self
+            .0
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::live::{LiveCounts, LiveReport};
+use super::live::{Checkpointer, LiveCounts, LiveReport};
 use super::session::{CaptureMessage, LiveStatus, Outbox};
 use crate::loader::{Carry, PhaseTimes};
 
@@ -166,6 +166,9 @@ impl Publisher {
             // A load that panicked leaves nothing to go on from: the last
             // snapshot then reads the file whole.
             live.give_carry(thread.join().unwrap_or_default());
+            // Nobody checkpoints for the writer any more. Should this fail,
+            // the WAL only grows until the save copies the file whole.
+            let _ = live.leave_checkpoints_to_loads(false);
         }
     }
 
@@ -217,11 +220,14 @@ impl LoadingThread {
         let (written, heard) = crossbeam_channel::unbounded();
         let ending = Arc::new(AtomicBool::new(false));
         let path = live.path().to_path_buf();
+        // The loads checkpoint, not the writer (see `Checkpointer`).
+        let checkpointer =
+            Checkpointer::open(&path).filter(|_| live.leave_checkpoints_to_loads(true).is_ok());
         let carry = live.take_carry();
         let stop = ending.clone();
         let thread = std::thread::Builder::new()
             .name("sightline-snapshots".into())
-            .spawn(move || load_snapshots(&path, carry, &heard, &stop, ages, &to))
+            .spawn(move || load_snapshots(&path, carry, &heard, &stop, ages, &to, checkpointer))
             .ok()?;
         Some(LoadingThread {
             written,
@@ -234,7 +240,8 @@ impl LoadingThread {
 /// The loading thread: a snapshot after each word of something new, spaced
 /// by [`MIN_SNAPSHOT_INTERVAL`] from the last one's start, until told to end.
 /// Loads run back to back when each takes longer: on this thread they hold
-/// up nothing but the next load.
+/// up nothing but the next load. After each snapshot is sent, the
+/// `checkpointer` copies what was committed into the file.
 fn load_snapshots(
     path: &Path,
     mut carry: Carry,
@@ -242,6 +249,7 @@ fn load_snapshots(
     ending: &AtomicBool,
     ages: Ages,
     to: &Outbox,
+    checkpointer: Option<Checkpointer>,
 ) -> Carry {
     let mut last_start: Option<Instant> = None;
     let mut last_total = None;
@@ -276,6 +284,9 @@ fn load_snapshots(
         };
         if !to.send(CaptureMessage::Snapshot(Arc::new(trace), status)) {
             break;
+        }
+        if let Some(checkpointer) = &checkpointer {
+            checkpointer.run();
         }
     }
     carry
