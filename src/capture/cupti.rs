@@ -4,9 +4,9 @@
 //! crossbeam channel. Nothing here blocks the thread that runs CUDA work.
 //!
 //! CUPTI completes buffers only when they are full unless asked: a flusher
-//! thread calls `cuptiActivityFlushAll(0)` every [`FLUSH_PERIOD`], which the
-//! probe on the GPU machine measured at a median record age of 19 ms for
-//! 0.4 ms a call (capture-notes.md).
+//! thread calls `cuptiActivityFlushAll(0)` every [`FLUSH_PERIOD`]. The probe
+//! on the GPU machine, flushing every 50 ms, measured a median record age of
+//! 19 ms for 0.4 ms a call (capture-notes.md).
 //!
 //! The buffer callbacks are plain C functions with no user pointer, so the
 //! channel they send to lives in a process-wide slot; one capture runs at a
@@ -25,8 +25,14 @@ use cudarc::cupti::sys as cupti;
 use super::environment::{self, CaptureError};
 use super::records::{self, ApiDomain, Record, StringSource};
 
-/// How often records are pushed out of CUPTI while a capture runs.
-pub const FLUSH_PERIOD: Duration = Duration::from_millis(50);
+/// How often records are pushed out of CUPTI while a capture runs. An event
+/// waits for the next flush, then for the next snapshot
+/// ([`super::publisher::MIN_SNAPSHOT_INTERVAL`]): at 50 ms each an event
+/// reached a snapshot after 134–287 ms at the 95th percentile, at 20 ms each
+/// after 70–95 ms (H200, `capture launch-overhead --launches 100000
+/// --iterations 35 --live`, BENCHMARKS.md). Host time per launch showed no
+/// difference between 50, 20 and 10 ms (4.3–6.2 µs either way, noise).
+pub const FLUSH_PERIOD: Duration = Duration::from_millis(20);
 
 /// Size of each activity buffer. A buffer is a batch for the writer, and its
 /// newest record waits for the whole batch: at the ~0.7M kernels/s of a

@@ -21,8 +21,11 @@ use super::session::{CaptureMessage, LiveStatus, Outbox};
 use crate::loader::{Carry, PhaseTimes};
 
 /// The shortest time between the starts of two snapshots' loads: an event
-/// reaches the screen within about this, a load, and CUPTI's flush period.
-pub const MIN_SNAPSHOT_INTERVAL: Duration = Duration::from_millis(50);
+/// reaches the screen within about this, a load, and CUPTI's flush period
+/// ([`super::cupti::FLUSH_PERIOD`] says how the two were chosen). Shorter, a
+/// load costs less (it reads what came since the last) but the window takes
+/// in more snapshots; at 10–15 ms the writer fell behind in one run of two.
+pub const MIN_SNAPSHOT_INTERVAL: Duration = Duration::from_millis(20);
 
 /// The clock of the events recorded, to tell how old the newest one is.
 #[derive(Clone, Copy)]
