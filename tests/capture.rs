@@ -487,11 +487,25 @@ fn capture_on_the_gpu_records_every_launch() {
 /// another thread, that many ms from one load's start to the next as a live
 /// capture's publisher does: with the writer checkpointing (SQLite's default)
 /// and with the loading thread checkpointing after each load (the capture's
-/// way), each of the three in turn, twice.
+/// way), each of the three in turn, twice. `SIGHTLINE_KERNELS_ONLY` set: a
+/// batch is as many kernels (the dump's, over and over), as a CUDA graph's
+/// replay brings.
 #[test]
 #[ignore]
 fn writer_throughput() {
-    let dump = read_dump(&fixture("capture/streams.rec")).expect("read dump");
+    let mut dump = read_dump(&fixture("capture/streams.rec")).expect("read dump");
+    if std::env::var_os("SIGHTLINE_KERNELS_ONLY").is_some() {
+        let kernels: Vec<_> = (dump.records.iter())
+            .filter(|r| matches!(r, sightline::capture::records::Record::Kernel(_)))
+            .cloned()
+            .collect();
+        dump.records = kernels
+            .iter()
+            .cycle()
+            .take(dump.records.len())
+            .cloned()
+            .collect();
+    }
     let copies: usize = std::env::var("SIGHTLINE_COPIES")
         .ok()
         .and_then(|n| n.parse().ok())

@@ -149,14 +149,14 @@ pub fn api(conn: &Connection, r: &ApiRow) -> rusqlite::Result<()> {
 pub fn apis(conn: &Connection, rows: &[ApiRow]) -> rusqlite::Result<()> {
     static TABLE: ManyRows = ManyRows::new("CUPTI_ACTIVITY_KIND_RUNTIME", &API_COLUMNS);
     write_many(conn, &TABLE, rows, |bind, r| {
-        bind(&r.start)?;
-        bind(&r.end)?;
-        bind(&r.event_class)?;
-        bind(&r.global_tid)?;
-        bind(&r.correlation)?;
-        bind(&r.name_id)?;
-        bind(&r.return_value)?;
-        bind(&rusqlite::types::Null)
+        bind.next(r.start)?;
+        bind.next(r.end)?;
+        bind.next(r.event_class)?;
+        bind.next(r.global_tid)?;
+        bind.next(r.correlation)?;
+        bind.next(r.name_id)?;
+        bind.next(r.return_value)?;
+        bind.next(rusqlite::types::Null)
     })
 }
 
@@ -373,8 +373,22 @@ impl ManyRows {
     }
 }
 
-/// Binds one value, the next parameter of the statement.
-type Bind<'a> = dyn FnMut(&dyn rusqlite::ToSql) -> rusqlite::Result<()> + 'a;
+/// Binds values to a statement's parameters, one after the other. Generic
+/// over the value's type, not through `&dyn ToSql`: each bind is then
+/// compiled for its type (the writer's kernels a second: see `write_many`).
+struct Bind<'s, 'c> {
+    stmt: &'s mut rusqlite::CachedStatement<'c>,
+    at: usize,
+}
+
+impl Bind<'_, '_> {
+    /// Binds `value` to the next parameter.
+    #[inline]
+    fn next<T: rusqlite::ToSql>(&mut self, value: T) -> rusqlite::Result<()> {
+        self.at += 1;
+        self.stmt.raw_bind_parameter(self.at, value)
+    }
+}
 
 /// Writes `rows`, in order: [`ROWS_A_STATEMENT`] (32) a statement while that
 /// many are left, then one a statement. A live capture's writer is bound by
@@ -388,13 +402,9 @@ fn write_many<R>(
     bind: impl Fn(&mut Bind, &R) -> rusqlite::Result<()>,
 ) -> rusqlite::Result<()> {
     let run = |stmt: &mut rusqlite::CachedStatement, rows: &[R]| {
-        let mut at = 0;
-        let mut bind_next = |v: &dyn rusqlite::ToSql| {
-            at += 1;
-            stmt.raw_bind_parameter(at, v)
-        };
+        let mut next = Bind { stmt, at: 0 };
         for r in rows {
-            bind(&mut bind_next, r)?;
+            bind(&mut next, r)?;
         }
         stmt.raw_execute().map(drop)
     };
@@ -420,33 +430,33 @@ pub fn kernels(conn: &Connection, rows: &[KernelRow]) -> rusqlite::Result<()> {
     static TABLE: ManyRows = ManyRows::new("CUPTI_ACTIVITY_KIND_KERNEL", &KERNEL_COLUMNS);
     write_many(conn, &TABLE, rows, |bind, r| {
         let o = &r.op;
-        bind(&o.start)?;
-        bind(&o.end)?;
-        bind(&o.device_id)?;
-        bind(&o.context_id)?;
-        bind(&o.stream_id)?;
-        bind(&o.correlation)?;
-        bind(&o.global_pid)?;
-        bind(&r.demangled_name)?;
-        bind(&r.short_name)?;
-        bind(&r.mangled_name)?;
-        bind(&r.launch_type)?;
-        bind(&r.cache_config)?;
-        bind(&r.registers_per_thread)?;
-        bind(&r.grid[0])?;
-        bind(&r.grid[1])?;
-        bind(&r.grid[2])?;
-        bind(&r.block[0])?;
-        bind(&r.block[1])?;
-        bind(&r.block[2])?;
-        bind(&r.static_shared_memory)?;
-        bind(&r.dynamic_shared_memory)?;
-        bind(&r.local_memory_per_thread)?;
-        bind(&(r.local_memory_total as i64))?;
-        bind(&(r.grid_id as i64))?;
-        bind(&r.shared_memory_executed)?;
-        bind(&r.graph_node_id.map(|n| n as i64))?;
-        bind(&r.shared_memory_limit_config)
+        bind.next(o.start)?;
+        bind.next(o.end)?;
+        bind.next(o.device_id)?;
+        bind.next(o.context_id)?;
+        bind.next(o.stream_id)?;
+        bind.next(o.correlation)?;
+        bind.next(o.global_pid)?;
+        bind.next(r.demangled_name)?;
+        bind.next(r.short_name)?;
+        bind.next(r.mangled_name)?;
+        bind.next(r.launch_type)?;
+        bind.next(r.cache_config)?;
+        bind.next(r.registers_per_thread)?;
+        bind.next(r.grid[0])?;
+        bind.next(r.grid[1])?;
+        bind.next(r.grid[2])?;
+        bind.next(r.block[0])?;
+        bind.next(r.block[1])?;
+        bind.next(r.block[2])?;
+        bind.next(r.static_shared_memory)?;
+        bind.next(r.dynamic_shared_memory)?;
+        bind.next(r.local_memory_per_thread)?;
+        bind.next(r.local_memory_total as i64)?;
+        bind.next(r.grid_id as i64)?;
+        bind.next(r.shared_memory_executed)?;
+        bind.next(r.graph_node_id.map(|n| n as i64))?;
+        bind.next(r.shared_memory_limit_config)
     })
 }
 
