@@ -651,3 +651,47 @@ fn pieces_of_a_table_written_meanwhile_stop_at_the_loads_commit() {
         .count();
     assert!(mid_write >= 2, "{mid_write} loads while writing: {seen:?}");
 }
+
+/// The rows of the tables read whole before (copies, memsets,
+/// synchronizations, OS runtime calls: the small GPU tables and OSRT) are
+/// kept from one growing load to the next and not read again, so that a load
+/// costs what was added. A row changed in place after it was read (a capture
+/// never changes a row it wrote; here it shows which rows were read again)
+/// keeps in the next growing load what was read; the rows added since are in.
+#[test]
+fn rows_of_the_small_tables_read_once_are_not_read_again() {
+    let growing = Growing::start(&fixture("timing_cases.sqlite"), "kept");
+    let never = AtomicBool::new(false);
+    let mut carry = Carry::default();
+    growing.add_slice(0, 2);
+    let first = load_growing(&growing.path, &mut carry).expect("first growing load");
+    let (copies, os_calls) = (first.memcpys.spans.len(), first.osrt.spans.len());
+    assert!(
+        copies > 0 && os_calls > 0,
+        "{copies} copies, {os_calls} OS calls"
+    );
+    growing
+        .conn
+        .execute_batch(
+            "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = bytes + 1;
+             UPDATE OSRT_API SET returnValue = returnValue + 7;",
+        )
+        .expect("rows changed in place");
+    growing.add_slice(1, 2);
+    let second = load_growing(&growing.path, &mut carry).expect("second growing load");
+    let whole = load(&growing.path, &mut |_| {}, &never).expect("whole load");
+    assert_eq!(second.memcpys.spans.len(), whole.memcpys.spans.len());
+    assert_eq!(second.osrt.spans.len(), whole.osrt.spans.len());
+    let bytes = |t: &Trace| t.memcpys.bytes.iter().sum::<u64>();
+    let returned = |t: &Trace| t.osrt.return_value.iter().sum::<i64>();
+    assert_eq!(
+        bytes(&second),
+        bytes(&whole) - copies as u64,
+        "the copies read by the first load were read again"
+    );
+    assert_eq!(
+        returned(&second),
+        returned(&whole) - 7 * os_calls as i64,
+        "the OS runtime calls read by the first load were read again"
+    );
+}

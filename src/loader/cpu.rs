@@ -338,23 +338,19 @@ pub(super) fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
     let mut raw = RawSpans::default();
     let mut return_value = Vec::new();
     let mut event_class = Vec::new();
-    {
-        let report = b.report.clone();
-        let mut stmt = report.conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            b.tick(1)?;
-            let Some((start, end)) = row_times(row, &mut raw.missing) else {
-                continue;
-            };
-            let name = opt_int(row, 2)
-                .and_then(|id| b.string_ids.get(id))
-                .unwrap_or_default();
-            raw.push(start, end, name, int(row, 3));
-            return_value.push(int(row, 4));
-            event_class.push(int(row, 5).clamp(0, 255) as u8);
-        }
-    }
+    grow::for_each_row(b, "OSRT_API", &sql, |b, row| {
+        b.tick(1)?;
+        let Some((start, end)) = row_times(row, &mut raw.missing) else {
+            return Ok(());
+        };
+        let name = opt_int(row, 2)
+            .and_then(|id| b.string_ids.get(id))
+            .unwrap_or_default();
+        raw.push(start, end, name, int(row, 3));
+        return_value.push(int(row, 4));
+        event_class.push(int(row, 5).clamp(0, 255) as u8);
+        Ok(())
+    })?;
     warn_bad(b, raw.bad, raw.missing, "OS runtime calls");
     let threads = b.threads_of(&raw.global_tid);
     let g = Grouping::from_runs(&threads, &raw.start, b.trace.threads.len());

@@ -118,7 +118,7 @@ fn op_columns<'a>() -> Vec<super::db::Col<'a>> {
     ]
 }
 
-fn stream_key(row: &impl Cells) -> StreamKey {
+fn stream_key(row: &(impl Cells + ?Sized)) -> StreamKey {
     (
         pid_of(int(row, 2)),
         int(row, 3) as u32,
@@ -586,7 +586,7 @@ fn read_ops<E: Default>(
     table: &str,
     own_columns: &[super::db::Col],
     what: &str,
-    mut on_row: impl FnMut(&mut Builder, &rusqlite::Row, &mut E) -> StrId,
+    mut on_row: impl FnMut(&mut Builder, &dyn Cells, &mut E) -> StrId,
 ) -> rusqlite::Result<Option<OpsRead<E>>> {
     let mut cols = op_columns();
     cols.extend_from_slice(own_columns);
@@ -598,20 +598,16 @@ fn read_ops<E: Default>(
     };
     let mut raw = RawOps::default();
     let mut own = E::default();
-    {
-        let report = b.report.clone();
-        let mut stmt = report.conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            b.tick(1)?;
-            let Some((start, end)) = row_times(row, &mut raw.missing) else {
-                continue;
-            };
-            let stream = streams.get(b, stream_key(row));
-            let name = on_row(b, row, &mut own);
-            raw.push(start, end, name, stream, int(row, 6) as u32);
-        }
-    }
+    grow::for_each_row(b, table, &sql, |b, row| {
+        b.tick(1)?;
+        let Some((start, end)) = row_times(row, &mut raw.missing) else {
+            return Ok(());
+        };
+        let stream = streams.get(b, stream_key(row));
+        let name = on_row(b, row, &mut own);
+        raw.push(start, end, name, stream, int(row, 6) as u32);
+        Ok(())
+    })?;
     warn_bad(b, raw.bad, raw.missing, what);
     let (grouping, spans, correlation) = raw.group(b.trace.streams.len());
     Ok(Some(OpsRead {
@@ -623,12 +619,12 @@ fn read_ops<E: Default>(
 }
 
 /// A device id column; -1 marks one the report left NULL.
-fn device_id(row: &rusqlite::Row, i: usize) -> i32 {
+fn device_id(row: &dyn Cells, i: usize) -> i32 {
     opt_int(row, i).map_or(-1, |d| d.clamp(0, i32::MAX as i64) as i32)
 }
 
 /// A memory kind column; 255 marks one the report did not give.
-fn mem_kind(row: &rusqlite::Row, i: usize) -> u8 {
+fn mem_kind(row: &dyn Cells, i: usize) -> u8 {
     opt_int(row, i).map_or(255, |k| k.clamp(0, 254) as u8)
 }
 

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use super::cells::Cells;
 use super::group::Grouping;
 use super::parallel::{RowSink, read_table_from};
 use super::{Builder, Carry};
@@ -167,4 +168,128 @@ pub(super) fn add_runs<'a, K: Copy + Eq + Hash + 'a>(
             *slot = track;
         }
     }
+}
+
+/// A table read row by row (the small ones: copies, memsets,
+/// synchronizations, OS runtime calls, …) as a growing report's earlier loads
+/// read it: every selected cell, kept so that the next load reads only the
+/// rows added since and goes over all of them as one read would. Rows of
+/// these tables are not appended to the last trace's, as kernels and API
+/// calls are: their names and streams are numbered anew each load, so each
+/// load builds them again, from memory.
+#[derive(Default)]
+pub(super) struct KeptRows {
+    /// Cells a row.
+    width: usize,
+    /// The cells, row after row; a NULL is 0 here with its bit set in `nulls`.
+    cells: Vec<i64>,
+    nulls: Vec<u64>,
+    /// The last rowid read; `None` before the first read.
+    read_to: Option<i64>,
+}
+
+impl KeptRows {
+    fn push(&mut self, cell: Option<i64>) {
+        let i = self.cells.len();
+        if i.is_multiple_of(64) {
+            self.nulls.push(0);
+        }
+        if cell.is_none() {
+            self.nulls[i / 64] |= 1 << (i % 64);
+        }
+        self.cells.push(cell.unwrap_or(0));
+    }
+
+    fn get(&self, i: usize) -> Option<i64> {
+        let null = self
+            .nulls
+            .get(i / 64)
+            .is_none_or(|bits| bits >> (i % 64) & 1 == 1);
+        (!null).then(|| self.cells.get(i).copied()).flatten()
+    }
+
+    fn rows(&self) -> usize {
+        self.cells.len().checked_div(self.width).unwrap_or(0)
+    }
+}
+
+/// One kept row, read as a row of the table.
+struct KeptRow<'a> {
+    rows: &'a KeptRows,
+    at: usize,
+}
+
+impl Cells for KeptRow<'_> {
+    fn int(&self, i: usize) -> i64 {
+        self.opt_int(i).unwrap_or(0)
+    }
+
+    fn opt_int(&self, i: usize) -> Option<i64> {
+        (i < self.rows.width)
+            .then(|| self.rows.get(self.at + i))
+            .flatten()
+    }
+}
+
+/// Calls `each` on every row `sql` (a `SELECT` of `table` with no `WHERE`)
+/// selects, in rowid order. In a growing load the rows that the earlier
+/// loads read come from the carry, and only those added since are read (up
+/// to the last rowid of the load's commit); a table with a rowid column of
+/// its own is read whole, as its rows may come below the last rowid read.
+/// Only integer cells can be read (see [`Cells`]).
+pub(super) fn for_each_row(
+    b: &mut Builder,
+    table: &str,
+    sql: &str,
+    mut each: impl FnMut(&mut Builder, &dyn Cells) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    let report = b.report.clone();
+    let whole = report.has_rowid_alias(table);
+    let kept = match b.carry.as_deref_mut() {
+        Some(carry) if !whole => Some(carry.kept.remove(table).unwrap_or_default()),
+        _ => None,
+    };
+    let Some(mut kept) = kept else {
+        let mut stmt = report.conn.prepare(sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            each(b, row)?;
+        }
+        return Ok(());
+    };
+    let last: Option<i64> =
+        report
+            .conn
+            .query_row(&format!("SELECT max(rowid) FROM \"{table}\""), [], |r| {
+                r.get(0)
+            })?;
+    if let Some(last) = last.filter(|&last| kept.read_to.is_none_or(|read| last > read)) {
+        let (sql, params) = match kept.read_to {
+            Some(read) => (
+                format!("{sql} WHERE rowid > ?1 AND rowid <= ?2"),
+                vec![read, last],
+            ),
+            None => (format!("{sql} WHERE rowid <= ?1"), vec![last]),
+        };
+        let mut stmt = report.conn.prepare(&sql)?;
+        kept.width = stmt.column_count();
+        let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+        while let Some(row) = rows.next()? {
+            for i in 0..kept.width {
+                kept.push(row.opt_int(i));
+            }
+        }
+        kept.read_to = Some(last);
+    }
+    for n in 0..kept.rows() {
+        let row = KeptRow {
+            rows: &kept,
+            at: n * kept.width,
+        };
+        each(b, &row)?;
+    }
+    if let Some(carry) = b.carry.as_deref_mut() {
+        carry.kept.insert(table.to_string(), kept);
+    }
+    Ok(())
 }

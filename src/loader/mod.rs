@@ -162,12 +162,15 @@ fn load_attempts(
 
 /// What the loads of a report that only grows keep from one to the next:
 /// its big tables (kernels, CUDA API calls) as last built, with their
-/// tracks and the first rowid not read. See [`load_growing`].
+/// tracks and the first rowid not read; the rows of the tables read row by
+/// row (copies, memsets, synchronizations, OS runtime calls, …), by table.
+/// See [`load_growing`].
 #[derive(Default)]
 pub struct Carry {
     kernels: gpu::GrownKernels,
     api: cpu::GrownApi,
     links: gpu::GrownLinks,
+    kept: HashMap<String, grow::KeptRows>,
 }
 
 /// Loads a report that grows only by rows added to its tables (a capture's
@@ -663,12 +666,12 @@ fn cancelled() -> rusqlite::Error {
 }
 
 /// An integer cell (see [`Cells::int`]).
-fn int(row: &impl Cells, i: usize) -> i64 {
+fn int(row: &(impl Cells + ?Sized), i: usize) -> i64 {
     row.int(i)
 }
 
 /// An integer cell that may be NULL.
-fn opt_int(row: &impl Cells, i: usize) -> Option<i64> {
+fn opt_int(row: &(impl Cells + ?Sized), i: usize) -> Option<i64> {
     row.opt_int(i)
 }
 
@@ -695,7 +698,7 @@ pub(crate) fn tid_of(global_tid: i64) -> u32 {
 /// Start and end of an event row (columns 0 and 1). A row missing either is
 /// skipped, and counted in `missing` for a warning: reading NULL as time 0
 /// would stretch the trace back to the clock's origin.
-fn row_times(row: &impl Cells, missing: &mut u64) -> Option<(i64, i64)> {
+fn row_times(row: &(impl Cells + ?Sized), missing: &mut u64) -> Option<(i64, i64)> {
     match (opt_int(row, 0), opt_int(row, 1)) {
         (Some(start), Some(end)) => Some((start, end)),
         _ => {
