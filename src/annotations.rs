@@ -295,48 +295,86 @@ pub fn key_of(trace: &Trace, ev: EventId) -> Option<EventKey> {
 /// millions of rows. Alike events (never seen in a real report) give the
 /// first, as [`resolve`] does.
 pub fn find(trace: &Trace, key: &EventKey) -> Option<EventId> {
-    let name = trace.strings.find(&key.name)?;
-    let spans = spans_of(trace, key.kind);
+    let tracks = tracks_of(trace, key.kind);
+    find_in(trace, key.kind, (key.start, key.end), &key.name, &tracks)
+}
+
+/// [`find`] of the event of `kind` spanning `span` and named `name`, among
+/// `tracks` (the kind's, [`tracks_of`]).
+fn find_in(
+    trace: &Trace,
+    kind: EventKind,
+    (start, end): (Ns, Ns),
+    name: &str,
+    tracks: &[crate::model::Span],
+) -> Option<EventId> {
+    let name = trace.strings.find(name)?;
+    let spans = spans_of(trace, kind);
     let mut found: Option<u32> = None;
-    for rows in tracks_of(trace, key.kind) {
+    for rows in tracks {
         let (from, to) = (rows.start as usize, (rows.end as usize).min(spans.len()));
         let Some(starts) = spans.start.get(from..to) else {
             continue;
         };
-        let mut i = from + starts.partition_point(|&s| s < key.start);
-        while i < to && spans.start[i] == key.start {
-            if spans.name[i] == name && spans.end(i) == key.end {
+        let mut i = from + starts.partition_point(|&s| s < start);
+        while i < to && spans.start[i] == start {
+            if spans.name[i] == name && spans.end(i) == end {
                 found = Some(found.map_or(i as u32, |f| f.min(i as u32)));
                 break;
             }
             i += 1;
         }
     }
-    found.map(|i| EventId::new(key.kind, i))
+    found.map(|i| EventId::new(kind, i))
 }
 
 /// `ev` of `old` in `new`, a later state of the same report (a capture that
-/// grew): at its own index when the event there is the same (a growing
-/// trace keeps its kernels' and API calls' indexes: one look), else found
-/// by its key ([`find`]: NVTX and the small tables are numbered anew each
-/// snapshot). `None` where `new` does not hold it.
+/// grew): see [`Carrier::carry`]. For many events, one [`Carrier`].
 pub fn carry(old: &Trace, new: &Trace, ev: EventId) -> Option<EventId> {
-    let (was, is) = (spans_of(old, ev.kind), spans_of(new, ev.kind));
-    let i = ev.index as usize;
-    let (start, end) = was.get(i)?;
-    let name = old.name(*was.name.get(i)?);
-    let same_here =
-        is.get(i) == Some((start, end)) && is.name.get(i).is_some_and(|&n| new.name(n) == name);
-    if same_here {
-        return Some(ev);
+    Carrier::new(old, new).carry(ev)
+}
+
+/// Carries events of one state of a report into a later one (a capture that
+/// grew), listing the tracks of each kind of the later one once however many
+/// events are carried: a findings-heavy capture carries thousands at each
+/// snapshot, and listing them per event was most of a snapshot's time on
+/// the window's thread.
+pub struct Carrier<'a> {
+    old: &'a Trace,
+    new: &'a Trace,
+    tracks: HashMap<EventKind, Vec<crate::model::Span>>,
+}
+
+impl<'a> Carrier<'a> {
+    pub fn new(old: &'a Trace, new: &'a Trace) -> Carrier<'a> {
+        Carrier {
+            old,
+            new,
+            tracks: HashMap::new(),
+        }
     }
-    let key = EventKey {
-        kind: ev.kind,
-        start,
-        end,
-        name: name.to_string(),
-    };
-    find(new, &key)
+
+    /// `ev` of the older state in the newer: at its own index when the event
+    /// there is the same (a growing trace keeps its kernels' and API calls'
+    /// indexes: one look), else found by its kind, times and name ([`find`]:
+    /// NVTX and the small tables are numbered anew each snapshot). `None`
+    /// where the newer state does not hold it.
+    pub fn carry(&mut self, ev: EventId) -> Option<EventId> {
+        let (old, new) = (self.old, self.new);
+        let (was, is) = (spans_of(old, ev.kind), spans_of(new, ev.kind));
+        let i = ev.index as usize;
+        let (start, end) = was.get(i)?;
+        let name = old.name(*was.name.get(i)?);
+        let same_here =
+            is.get(i) == Some((start, end)) && is.name.get(i).is_some_and(|&n| new.name(n) == name);
+        if same_here {
+            return Some(ev);
+        }
+        let tracks = (self.tracks)
+            .entry(ev.kind)
+            .or_insert_with(|| tracks_of(new, ev.kind));
+        find_in(new, ev.kind, (start, end), name, tracks)
+    }
 }
 
 /// The row ranges (the runs) of the tracks that hold events of `kind`.

@@ -502,6 +502,28 @@ fn finding_keys(
         .collect()
 }
 
+/// Each of the findings' marks: its times and the key of each event it hangs
+/// on (none for a mark on the ruler).
+fn mark_keys(
+    trace: &Trace,
+    timeline: &sightline::app::timeline::Timeline,
+) -> Vec<(i64, i64, Vec<Option<sightline::annotations::EventKey>>)> {
+    let key = |ev: EventRef| sightline::annotations::key_of(trace, ev.into());
+    timeline
+        .overlays_of(OVERLAY_SOURCE)
+        .map(|mark| {
+            let events = match mark.anchor {
+                Anchor::Under(ev) | Anchor::Outline(ev) => vec![key(ev)],
+                Anchor::Hatch { on, link } => {
+                    std::iter::once(key(on)).chain(link.map(key)).collect()
+                }
+                Anchor::Ruler | Anchor::Flag => Vec::new(),
+            };
+            (mark.start, mark.end, events)
+        })
+        .collect()
+}
+
 /// Each finding's events, as the trace shown numbers them.
 fn event_ids(findings: &[Finding]) -> Vec<Vec<sightline::model::EventId>> {
     findings.iter().map(|f| f.events.clone()).collect()
@@ -572,14 +594,14 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
         let doc = app.doc_mut().expect("doc");
         let before = finding_keys(&doc.trace, &doc.findings.findings);
         let indexes = event_ids(&doc.findings.findings);
-        let marks = doc.timeline.overlays_of(OVERLAY_SOURCE).count();
+        let marks = mark_keys(&doc.trace, &doc.timeline);
         doc.grow(next.clone(), false);
         let after = finding_keys(&doc.trace, &doc.findings.findings);
         assert_eq!(after, before, "the findings shown, in the newer trace");
         assert_eq!(
-            doc.timeline.overlays_of(OVERLAY_SOURCE).count(),
+            mark_keys(&doc.trace, &doc.timeline),
             marks,
-            "their marks"
+            "their marks, on the same events"
         );
         carried += after.len();
         renumbered += (event_ids(&doc.findings.findings) != indexes) as usize;

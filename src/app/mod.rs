@@ -174,8 +174,11 @@ impl Document {
             .name
             .map(|n| self.trace.name(n).to_string())
             .and_then(|name| trace.strings.find(&name));
+        // The findings' marks are carried over; the others' views set theirs again.
+        let marks = std::mem::take(&mut self.timeline.overlays);
         self.timeline.adopt(&trace, selected);
-        self.findings.grow(&self.trace, &trace, &mut self.timeline);
+        self.findings
+            .grow(&self.trace, &trace, marks, &mut self.timeline);
         // A capture's snapshots share nothing: the old one may be the last
         // reference to millions of events.
         job::drop_off_thread(std::mem::replace(&mut self.trace, trace));

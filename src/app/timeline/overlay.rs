@@ -44,6 +44,19 @@ pub enum Anchor {
     Flag,
 }
 
+impl Anchor {
+    /// The same anchor on the events `find` gives for its own (a report
+    /// that grew: events found again); false when one is not found.
+    pub fn find_again(&mut self, mut find: impl FnMut(EventRef) -> Option<EventRef>) -> bool {
+        let mut again = |ev: &mut EventRef| find(*ev).map(|found| *ev = found).is_some();
+        match self {
+            Anchor::Ruler | Anchor::Flag => true,
+            Anchor::Under(ev) | Anchor::Outline(ev) => again(ev),
+            Anchor::Hatch { on, link } => again(on) && link.as_mut().is_none_or(&mut again),
+        }
+    }
+}
+
 /// One mark.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Overlay {
