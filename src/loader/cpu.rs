@@ -163,10 +163,6 @@ impl RawSpans {
         self.bad += later.bad;
         self.missing += later.missing;
     }
-
-    fn grouped(self, g: &Grouping) -> SpanColumns {
-        SpanColumns::from_columns(g.take(self.start), &g.view(&self.end), g.take(self.name))
-    }
 }
 
 // Threads that only had a name (ThreadNames lists every thread of the
@@ -335,35 +331,105 @@ pub(super) fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
         return Ok(());
     };
     b.trace.warnings.extend(warnings);
-    let mut raw = RawSpans::default();
-    let mut return_value = Vec::new();
-    let mut event_class = Vec::new();
-    grow::for_each_row(b, "OSRT_API", &sql, |b, row| {
-        b.tick(1)?;
-        let Some((start, end)) = row_times(row, &mut raw.missing) else {
-            return Ok(());
-        };
-        let name = opt_int(row, 2)
-            .and_then(|id| b.string_ids.get(id))
-            .unwrap_or_default();
-        raw.push(start, end, name, int(row, 3));
-        return_value.push(int(row, 4));
-        event_class.push(int(row, 5).clamp(0, 255) as u8);
-        Ok(())
-    })?;
-    warn_bad(b, raw.bad, raw.missing, "OS runtime calls");
-    let threads = b.threads_of(&raw.global_tid);
-    let g = Grouping::from_runs(&threads, &raw.start, b.trace.threads.len());
+    const TABLE: &str = "OSRT_API";
+    let slot: fn(&mut super::Carry) -> &mut GrownOsrt = |carry| &mut carry.osrt;
+    let Some(grown) = grow::take(b, TABLE, slot) else {
+        return read_rows(b, TABLE, &sql, os_calls_from);
+    };
+    let grown = grown.grow(b, TABLE, &sql, append_os_calls)?;
+    b.trace.osrt = Arc::new(grown.table.clone());
+    grow::keep(b, grown, slot);
+    Ok(())
+}
+
+/// What the loads of a report that only grows keep of its OS runtime calls
+/// (see [`super::grow`]): the table, and each thread's track by `globalTid`.
+pub(super) type GrownOsrt = Grown<OsCalls, i64>;
+
+/// `rows` appended to `grown`'s OS runtime calls, grouped by thread (see
+/// [`super::grow`]).
+fn append_os_calls(b: &mut Builder, grown: &mut GrownOsrt, rows: OsRows) -> Result<(), OutOfOrder> {
+    // The threads seen before keep their order (first come, as in one read).
+    for &(global_tid, _) in &grown.tracks {
+        b.thread(global_tid);
+    }
+    let threads = b.threads_of(&rows.spans.global_tid);
+    let g = Grouping::from_runs(&threads, &rows.spans.start, b.trace.threads.len());
+    let start = g.take(&rows.spans.start[..]);
+    let keys = b.trace.threads.iter().map(|t| t.global_tid);
+    if !grown.in_time_order(keys, &g, &start, &grown.table.spans) {
+        return Err(OutOfOrder);
+    }
+    grown.bad += rows.spans.bad;
+    grown.missing += rows.spans.missing;
+    warn_bad(b, grown.bad, grown.missing, "OS runtime calls");
+    let t = &mut grown.table;
+    let base = t.spans.len() as u32;
+    let name = g.take(&rows.spans.name[..]);
+    t.spans.append(&start, &g.view(&rows.spans.end[..]), &name);
+    t.return_value
+        .extend_from_slice(&g.take(&rows.return_value[..]));
+    t.event_class
+        .extend_from_slice(&g.take(&rows.event_class[..]));
+    let tracks = (b.trace.threads.iter_mut()).map(|t| (t.global_tid, &mut t.osrt));
+    add_runs(&mut grown.tracks, tracks, &g, base, &t.spans);
+    Ok(())
+}
+
+/// The OS runtime calls of `rows`, grouped by thread.
+fn os_calls_from(b: &mut Builder, mut rows: Rows<OsRows>) {
+    let spans = &rows.get().spans;
+    warn_bad(b, spans.bad, spans.missing, "OS runtime calls");
+    let threads = b.threads_of(&spans.global_tid);
+    let start = column!(rows, spans.start);
+    let g = Grouping::from_runs(&threads, &start, b.trace.threads.len());
+    let (end, name) = (column!(rows, spans.end), column!(rows, spans.name));
+    let (return_value, event_class) = (column!(rows, return_value), column!(rows, event_class));
+    let start = g.take(start);
+    let ends = EncodedEnds::new(&start, &g.view(&end));
     let os = OsCalls {
-        spans: raw.grouped(&g),
-        return_value: g.take(return_value),
-        event_class: g.take(event_class),
+        spans: SpanColumns::from_parts(start, ends, g.take(name)),
+        return_value: g.take(return_value).into(),
+        event_class: g.take(event_class).into(),
     };
     for (i, thread) in b.trace.threads.iter_mut().enumerate() {
         thread.osrt = g.track(i, &os.spans);
     }
     b.trace.osrt = Arc::new(os);
-    Ok(())
+}
+
+/// OS runtime rows as read, before grouping by thread.
+#[derive(Default)]
+pub(super) struct OsRows {
+    spans: RawSpans,
+    return_value: Vec<i64>,
+    event_class: Vec<u8>,
+}
+
+impl RowSink for OsRows {
+    fn reserve(&mut self, rows: usize) {
+        self.spans.reserve(rows);
+        self.return_value.reserve(rows);
+        self.event_class.reserve(rows);
+    }
+
+    fn push(&mut self, row: &RawRows, strings: &IdMap) {
+        let Some((start, end)) = row_times(row, &mut self.spans.missing) else {
+            return;
+        };
+        let name = opt_int(row, 2)
+            .and_then(|id| strings.get(id))
+            .unwrap_or_default();
+        self.spans.push(start, end, name, int(row, 3));
+        self.return_value.push(int(row, 4));
+        self.event_class.push(int(row, 5).clamp(0, 255) as u8);
+    }
+
+    fn append(&mut self, later: Self) {
+        self.spans.append(later.spans);
+        self.return_value.extend(later.return_value);
+        self.event_class.extend(later.event_class);
+    }
 }
 
 pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {

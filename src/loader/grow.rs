@@ -171,9 +171,10 @@ pub(super) fn add_runs<'a, K: Copy + Eq + Hash + 'a>(
 }
 
 /// A table read row by row (the small ones: copies, memsets,
-/// synchronizations, OS runtime calls, …) as a growing report's earlier loads
-/// read it: every selected cell, kept so that the next load reads only the
-/// rows added since and goes over all of them as one read would. Rows of
+/// synchronizations, graph executions, CUDA events) as a growing report's
+/// earlier loads read it: every selected cell, kept so that the next load
+/// reads only the rows added since and goes over all of them as one read
+/// would. Rows of
 /// these tables are not appended to the last trace's, as kernels and API
 /// calls are: their names and streams are numbered anew each load, so each
 /// load builds them again, from memory.

@@ -161,14 +161,15 @@ fn load_attempts(
 }
 
 /// What the loads of a report that only grows keep from one to the next:
-/// its big tables (kernels, CUDA API calls) as last built, with their
-/// tracks and the first rowid not read; the rows of the tables read row by
-/// row (copies, memsets, synchronizations, OS runtime calls, …), by table.
+/// its big tables (kernels, CUDA API calls, OS runtime calls) as last built,
+/// with their tracks and the first rowid not read; the rows of the tables
+/// read row by row (copies, memsets, synchronizations, …), by table.
 /// See [`load_growing`].
 #[derive(Default)]
 pub struct Carry {
     kernels: gpu::GrownKernels,
     api: cpu::GrownApi,
+    osrt: cpu::GrownOsrt,
     links: gpu::GrownLinks,
     kept: HashMap<String, grow::KeptRows>,
 }

@@ -236,12 +236,12 @@ pub struct ApiCalls {
 }
 
 /// OS runtime library calls (`OSRT_API`), by thread.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct OsCalls {
     pub spans: SpanColumns,
-    pub return_value: Vec<i64>,
+    pub return_value: Column<i64>,
     /// nsys's event class: 27 is an ordinary OS runtime call (what `osrt_sum` counts).
-    pub event_class: Vec<u8>,
+    pub event_class: Column<u8>,
 }
 
 /// How an NVTX event was made.
