@@ -720,8 +720,9 @@ fn same_finding(f: &Finding) -> impl Fn(&Finding) -> bool + use<> {
 
 /// Findings of the carrier's older trace made to name its newer one's events
 /// (a later state of the same report): each event found again, dropped where
-/// the newer lacks it; each range's GPU work likewise by its NVTX row. The findings themselves stay,
-/// in order: their times and words do not depend on event indexes.
+/// the newer lacks it; each range's GPU work likewise by its NVTX row. The
+/// findings themselves stay, in order: their times and words do not depend
+/// on event indexes.
 fn carry_over(
     carrier: &mut crate::annotations::Carrier,
     findings: &mut [Finding],

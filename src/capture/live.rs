@@ -694,8 +694,8 @@ impl Drop for LiveReport {
 pub struct Checkpointer(Connection);
 
 impl Checkpointer {
-    /// None when the file cannot be opened for writing: then the WAL grows
-    /// until the capture ends (its save copies it whole).
+    /// None when the file cannot be opened for writing: then the writer
+    /// checkpoints, as SQLite does by default.
     pub fn open(path: &Path) -> Option<Checkpointer> {
         Connection::open(path).ok().map(Checkpointer)
     }

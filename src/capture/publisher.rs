@@ -228,10 +228,14 @@ impl LoadingThread {
             Checkpointer::open(&path).filter(|_| live.leave_checkpoints_to_loads(true).is_ok());
         let carry = live.take_carry();
         let stop = ending.clone();
-        let thread = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("sightline-snapshots".into())
-            .spawn(move || load_snapshots(&path, carry, &heard, &stop, ages, &to, checkpointer))
-            .ok()?;
+            .spawn(move || load_snapshots(&path, carry, &heard, &stop, ages, &to, checkpointer));
+        let Ok(thread) = spawned else {
+            // No loads, so no checkpoints but the writer's.
+            let _ = live.leave_checkpoints_to_loads(false);
+            return None;
+        };
         Some(LoadingThread {
             written,
             ending,
