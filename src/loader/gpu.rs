@@ -1030,7 +1030,10 @@ fn metrics_device(type_id: i64) -> u32 {
 
 pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
     if let Some(carry) = b.carry.take() {
+        let before = u64::from(carry.links.api_rows) + u64::from(carry.links.kernel_rows);
         let result = grow_correlation(b, &mut carry.links);
+        let after = u64::from(carry.links.api_rows) + u64::from(carry.links.kernel_rows);
+        carry.rows_linked += after.saturating_sub(before);
         b.carry = Some(carry);
         return result;
     }

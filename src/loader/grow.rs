@@ -102,7 +102,11 @@ impl<T: Default, K> Grown<T, K> {
     ) -> rusqlite::Result<Self> {
         let afresh = self.next_rowid.is_none();
         let (rows, last_rowid) = read_table_from::<S>(b, table, sql, self.next_rowid)?;
-        self.restarted = afresh;
+        // A table still empty has no rows to renumber: read afresh at every
+        // load (nothing to go on from), it must not make what is built on
+        // the other tables start over. A capture's OS runtime table stays
+        // empty; its loads linked every API call and kernel again each time.
+        self.restarted = afresh && last_rowid.is_some();
         if append(b, &mut self, rows).is_err() {
             self = Grown::default();
             self.restarted = true;
