@@ -216,31 +216,74 @@ fn append_api_calls(
     grown: &mut GrownApi,
     rows: ApiRows,
 ) -> Result<(), OutOfOrder> {
+    let track: fn(&mut Thread) -> &mut Track = |t| &mut t.cuda_api;
+    append_by_thread(b, grown, &rows.spans, "CUDA API calls", track, |t, g| {
+        t.correlation
+            .extend_from_slice(&g.take(&rows.correlation[..]));
+        for value in g.take(&rows.return_value[..]) {
+            t.return_value.push(value);
+        }
+    })
+}
+
+/// A table of events by thread (CUDA API calls, OS runtime calls).
+trait ThreadTable {
+    fn spans(&self) -> &SpanColumns;
+    fn spans_mut(&mut self) -> &mut SpanColumns;
+}
+
+impl ThreadTable for ApiCalls {
+    fn spans(&self) -> &SpanColumns {
+        &self.spans
+    }
+    fn spans_mut(&mut self) -> &mut SpanColumns {
+        &mut self.spans
+    }
+}
+
+impl ThreadTable for OsCalls {
+    fn spans(&self) -> &SpanColumns {
+        &self.spans
+    }
+    fn spans_mut(&mut self) -> &mut SpanColumns {
+        &mut self.spans
+    }
+}
+
+/// New rows of a table of events by thread (`spans` as read, `what` they
+/// are) appended to `grown`, grouped by thread (see [`super::grow`]): each
+/// thread's `track` gains a run. `own` appends the table's own columns,
+/// given the grouping; it is not called when a thread's new rows start
+/// before its last one ([`OutOfOrder`]: the table is then read whole).
+fn append_by_thread<T: ThreadTable>(
+    b: &mut Builder,
+    grown: &mut Grown<T, i64>,
+    spans: &RawSpans,
+    what: &str,
+    track: fn(&mut Thread) -> &mut Track,
+    own: impl FnOnce(&mut T, &Grouping),
+) -> Result<(), OutOfOrder> {
     // The threads seen before keep their order (first come, as in one read).
     for &(global_tid, _) in &grown.tracks {
         b.thread(global_tid);
     }
-    let threads = b.threads_of(&rows.spans.global_tid);
-    let g = Grouping::from_runs(&threads, &rows.spans.start, b.trace.threads.len());
-    let start = g.take(&rows.spans.start[..]);
+    let threads = b.threads_of(&spans.global_tid);
+    let g = Grouping::from_runs(&threads, &spans.start, b.trace.threads.len());
+    let start = g.take(&spans.start[..]);
     let keys = b.trace.threads.iter().map(|t| t.global_tid);
-    if !grown.in_time_order(keys, &g, &start, &grown.table.spans) {
+    if !grown.in_time_order(keys, &g, &start, grown.table.spans()) {
         return Err(OutOfOrder);
     }
-    grown.bad += rows.spans.bad;
-    grown.missing += rows.spans.missing;
-    warn_bad(b, grown.bad, grown.missing, "CUDA API calls");
+    grown.bad += spans.bad;
+    grown.missing += spans.missing;
+    warn_bad(b, grown.bad, grown.missing, what);
     let t = &mut grown.table;
-    let base = t.spans.len() as u32;
-    let name = g.take(&rows.spans.name[..]);
-    t.spans.append(&start, &g.view(&rows.spans.end[..]), &name);
-    t.correlation
-        .extend_from_slice(&g.take(&rows.correlation[..]));
-    for value in g.take(&rows.return_value[..]) {
-        t.return_value.push(value);
-    }
-    let tracks = (b.trace.threads.iter_mut()).map(|t| (t.global_tid, &mut t.cuda_api));
-    add_runs(&mut grown.tracks, tracks, &g, base, &t.spans);
+    let base = t.spans().len() as u32;
+    let name = g.take(&spans.name[..]);
+    t.spans_mut().append(&start, &g.view(&spans.end[..]), &name);
+    own(t, &g);
+    let tracks = (b.trace.threads.iter_mut()).map(|t| (t.global_tid, track(t)));
+    add_runs(&mut grown.tracks, tracks, &g, base, grown.table.spans());
     Ok(())
 }
 
@@ -349,31 +392,13 @@ pub(super) type GrownOsrt = Grown<OsCalls, i64>;
 /// `rows` appended to `grown`'s OS runtime calls, grouped by thread (see
 /// [`super::grow`]).
 fn append_os_calls(b: &mut Builder, grown: &mut GrownOsrt, rows: OsRows) -> Result<(), OutOfOrder> {
-    // The threads seen before keep their order (first come, as in one read).
-    for &(global_tid, _) in &grown.tracks {
-        b.thread(global_tid);
-    }
-    let threads = b.threads_of(&rows.spans.global_tid);
-    let g = Grouping::from_runs(&threads, &rows.spans.start, b.trace.threads.len());
-    let start = g.take(&rows.spans.start[..]);
-    let keys = b.trace.threads.iter().map(|t| t.global_tid);
-    if !grown.in_time_order(keys, &g, &start, &grown.table.spans) {
-        return Err(OutOfOrder);
-    }
-    grown.bad += rows.spans.bad;
-    grown.missing += rows.spans.missing;
-    warn_bad(b, grown.bad, grown.missing, "OS runtime calls");
-    let t = &mut grown.table;
-    let base = t.spans.len() as u32;
-    let name = g.take(&rows.spans.name[..]);
-    t.spans.append(&start, &g.view(&rows.spans.end[..]), &name);
-    t.return_value
-        .extend_from_slice(&g.take(&rows.return_value[..]));
-    t.event_class
-        .extend_from_slice(&g.take(&rows.event_class[..]));
-    let tracks = (b.trace.threads.iter_mut()).map(|t| (t.global_tid, &mut t.osrt));
-    add_runs(&mut grown.tracks, tracks, &g, base, &t.spans);
-    Ok(())
+    let track: fn(&mut Thread) -> &mut Track = |t| &mut t.osrt;
+    append_by_thread(b, grown, &rows.spans, "OS runtime calls", track, |t, g| {
+        t.return_value
+            .extend_from_slice(&g.take(&rows.return_value[..]));
+        t.event_class
+            .extend_from_slice(&g.take(&rows.event_class[..]));
+    })
 }
 
 /// The OS runtime calls of `rows`, grouped by thread.
