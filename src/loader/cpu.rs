@@ -149,6 +149,21 @@ impl RawSpans {
         self.global_tid.push(global_tid);
     }
 
+    /// A table row's span: start, end, name (a StringIds id) and
+    /// `globalTid` at columns 0 to 3. False, and counted, for a row without
+    /// times (its other columns are then not kept either).
+    fn push_row(&mut self, row: &RawRows, strings: &IdMap) -> bool {
+        let Some((start, end)) = row_times(row, &mut self.missing) else {
+            return false;
+        };
+        // A NULL name reads as no name (not as StringIds id 0).
+        let name = opt_int(row, 2)
+            .and_then(|id| strings.get(id))
+            .unwrap_or_default();
+        self.push(start, end, name, int(row, 3));
+        true
+    }
+
     fn reserve(&mut self, rows: usize) {
         self.start.reserve(rows);
         self.end.reserve(rows);
@@ -336,14 +351,9 @@ impl RowSink for ApiRows {
     }
 
     fn push(&mut self, row: &RawRows, strings: &IdMap) {
-        let Some((start, end)) = row_times(row, &mut self.spans.missing) else {
+        if !self.spans.push_row(row, strings) {
             return;
-        };
-        // A NULL name reads as no name (not as StringIds id 0).
-        let name = opt_int(row, 2)
-            .and_then(|id| strings.get(id))
-            .unwrap_or_default();
-        self.spans.push(start, end, name, int(row, 3));
+        }
         self.correlation.push(int(row, 4) as u32);
         self.return_value.push(int(row, 5) as i32);
     }
@@ -439,13 +449,9 @@ impl RowSink for OsRows {
     }
 
     fn push(&mut self, row: &RawRows, strings: &IdMap) {
-        let Some((start, end)) = row_times(row, &mut self.spans.missing) else {
+        if !self.spans.push_row(row, strings) {
             return;
-        };
-        let name = opt_int(row, 2)
-            .and_then(|id| strings.get(id))
-            .unwrap_or_default();
-        self.spans.push(start, end, name, int(row, 3));
+        }
         self.return_value.push(int(row, 4));
         self.event_class.push(int(row, 5).clamp(0, 255) as u8);
     }
