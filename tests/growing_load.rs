@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 use rusqlite::Connection;
 use sightline::analysis::{Report, compute, idle};
 use sightline::loader::{Carry, load, load_growing};
-use sightline::model::{LaunchConfig, SpanColumns, StrId, Trace, Track};
+use sightline::model::{GpuOpKind, LaunchConfig, SpanColumns, StrId, Trace, Track};
 
 const SLICES: i64 = 5;
 
@@ -208,6 +208,49 @@ fn api_calls(t: &Trace, track: &Track) -> Vec<(i64, i64, String, u32, Option<i32
         .collect()
 }
 
+/// The GPU operations of `track` (in `spans`, with `correlation`), in track order.
+fn gpu_ops(
+    t: &Trace,
+    spans: &SpanColumns,
+    correlation: &[u32],
+    track: &Track,
+) -> Vec<(i64, i64, String, u32)> {
+    track
+        .rows()
+        .map(|i| i as usize)
+        .map(|i| {
+            (
+                spans.start[i],
+                spans.end(i),
+                t.name(spans.name[i]).to_string(),
+                correlation[i],
+            )
+        })
+        .collect()
+}
+
+/// The copies of `track`, in track order, with every column of their own.
+fn copies(t: &Trace, track: &Track) -> Vec<((i64, i64, String, u32), CopyFacts)> {
+    let c = &t.memcpys;
+    let ops = gpu_ops(t, &c.spans, &c.correlation, track);
+    let own = track.rows().map(|i| i as usize).map(|i| {
+        (
+            c.bytes[i],
+            c.copy_kind[i],
+            c.src_kind[i],
+            c.dst_kind[i],
+            c.kind_known[i],
+            c.src_device[i],
+            c.dst_device[i],
+            c.green_context[i],
+        )
+    });
+    ops.into_iter().zip(own).collect()
+}
+
+/// A copy's own columns.
+type CopyFacts = (u64, u8, u8, u8, bool, i32, i32, u32);
+
 /// The OS runtime calls of `track`, in track order.
 fn os_calls(t: &Trace, track: &Track) -> Vec<(i64, i64, String, i64, u8)> {
     let o = &t.osrt;
@@ -226,6 +269,48 @@ fn os_calls(t: &Trace, track: &Track) -> Vec<(i64, i64, String, i64, u8)> {
         .collect()
 }
 
+/// A GPU operation as its API call's links list it: kind, start, end, name.
+type LinkedOp = (u8, i64, i64, String);
+
+/// Each thread's API calls in track order, each with the GPU operations
+/// linked to it (in the order a whole load lists them; a growing load lists
+/// an id's operations in the order they came, so sorted here).
+fn links(t: &Trace) -> Vec<Vec<(i64, Vec<LinkedOp>)>> {
+    let op = |kind: GpuOpKind, i: usize| {
+        let (code, spans) = match kind {
+            GpuOpKind::Kernel => (0, &t.kernels.spans),
+            GpuOpKind::Memcpy => (1, &t.memcpys.spans),
+            GpuOpKind::Memset => (2, &t.memsets.spans),
+            GpuOpKind::Sync => (3, &t.syncs.spans),
+        };
+        (
+            code,
+            spans.start[i],
+            spans.end(i),
+            t.name(spans.name[i]).to_string(),
+        )
+    };
+    (t.threads.iter())
+        .map(|th| {
+            let of = t.correlation.of_process(th.pid);
+            (th.cuda_api.rows())
+                .map(|i| i as usize)
+                .map(|i| {
+                    let id = t.cuda_api.correlation[i];
+                    let mut ops: Vec<LinkedOp> = of
+                        .gpu_ops(id)
+                        .map(|o| op(o.kind, o.index as usize))
+                        .collect();
+                    ops.sort();
+                    // The call each operation names is this one.
+                    assert_eq!(of.api_call(id).map(|r| r as usize), Some(i));
+                    (t.cuda_api.spans.start[i], ops)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Everything a view or a report reads, event by event.
 fn assert_same(grown: &Trace, whole: &Trace, at: &str) {
     assert_eq!(grown.event_count(), whole.event_count(), "{at}: events");
@@ -236,14 +321,21 @@ fn assert_same(grown: &Trace, whole: &Trace, at: &str) {
             .collect::<Vec<_>>()
     };
     assert_eq!(strings(grown), strings(whole), "{at}: strings");
-    same_spans(at, &grown.memcpys.spans, &whole.memcpys.spans);
-    same_spans(at, &grown.memsets.spans, &whole.memsets.spans);
-    same_spans(at, &grown.syncs.spans, &whole.syncs.spans);
     same_spans(at, &grown.nvtx.spans, &whole.nvtx.spans);
-    same_spans(at, &grown.graph_execs.spans, &whole.graph_execs.spans);
-    // Kernels, API and OS runtime calls are appended as the report grows:
-    // the same events on every track, in the same order, not at the same
-    // indexes.
+    // Every other table is appended to as the report grows: the same events
+    // on every track, in the same order, not at the same indexes.
+    for (what, g, w) in [
+        ("copies", &grown.memcpys.spans, &whole.memcpys.spans),
+        ("memsets", &grown.memsets.spans, &whole.memsets.spans),
+        ("syncs", &grown.syncs.spans, &whole.syncs.spans),
+        (
+            "graph executions",
+            &grown.graph_execs.spans,
+            &whole.graph_execs.spans,
+        ),
+    ] {
+        assert_eq!(g.len(), w.len(), "{at}: {what}");
+    }
     assert_eq!(
         grown.kernels.spans.len(),
         whole.kernels.spans.len(),
@@ -300,13 +392,64 @@ fn assert_same(grown: &Trace, whole: &Trace, at: &str) {
             "{at}: kernels"
         );
         assert_eq!(g.kernels.max_duration(), w.kernels.max_duration(), "{at}");
+        assert_eq!(
+            copies(grown, &g.memcpys),
+            copies(whole, &w.memcpys),
+            "{at}: copies"
+        );
+        assert_eq!(
+            gpu_ops(
+                grown,
+                &grown.memsets.spans,
+                &grown.memsets.correlation,
+                &g.memsets
+            ),
+            gpu_ops(
+                whole,
+                &whole.memsets.spans,
+                &whole.memsets.correlation,
+                &w.memsets
+            ),
+            "{at}: memsets"
+        );
+        assert_eq!(
+            gpu_ops(
+                grown,
+                &grown.syncs.spans,
+                &grown.syncs.correlation,
+                &g.syncs
+            ),
+            gpu_ops(
+                whole,
+                &whole.syncs.spans,
+                &whole.syncs.correlation,
+                &w.syncs
+            ),
+            "{at}: syncs"
+        );
+        assert_eq!(
+            gpu_ops(
+                grown,
+                &grown.graph_execs.spans,
+                &grown.graph_execs.correlation,
+                &g.graphs
+            ),
+            gpu_ops(
+                whole,
+                &whole.graph_execs.spans,
+                &whole.graph_execs.correlation,
+                &w.graphs
+            ),
+            "{at}: graph executions"
+        );
         for (gt, wt) in [
             (&g.memcpys, &w.memcpys),
             (&g.memsets, &w.memsets),
             (&g.syncs, &w.syncs),
             (&g.graphs, &w.graphs),
         ] {
-            same_track(at, gt, wt);
+            assert_eq!(gt.max_duration(), wt.max_duration(), "{at}");
+            assert_eq!(gt.depth, wt.depth, "{at}: depth");
         }
     }
     assert_eq!(
@@ -325,6 +468,7 @@ fn assert_same(grown: &Trace, whole: &Trace, at: &str) {
         (gaps, found.spans)
     };
     assert_eq!(idle(grown), idle(whole), "{at}: idle gaps");
+    assert_eq!(links(grown), links(whole), "{at}: links");
     for report in Report::ALL {
         assert_eq!(
             compute(grown, report, None).rows,
@@ -510,9 +654,17 @@ fn growing_loads_against_whole_loads() {
         .unwrap_or(0);
     for _ in 0..repeat {
         let t = std::time::Instant::now();
-        let (grown, _) =
+        let (grown, phases) =
             sightline::loader::load_growing_timed(&growing.path, &mut carry).expect("growing");
-        println!("again: {} events, {:.0} ms", grown.event_count(), ms(t));
+        let phases: Vec<String> = (phases.0.iter())
+            .map(|(p, d)| format!("{p} {:.1}", d.as_secs_f64() * 1e3))
+            .collect();
+        println!(
+            "again: {} events, {:.0} ms ({})",
+            grown.event_count(),
+            ms(t),
+            phases.join(", ")
+        );
     }
 }
 
@@ -729,4 +881,28 @@ fn rows_of_the_small_tables_read_once_are_not_read_again() {
         returned(&whole) - 7 * os_calls as i64,
         "the OS runtime calls read by the first load were read again"
     );
+}
+
+/// A string the capture adds to `StringIds` between two loads moves the
+/// strings a load makes itself (the copies' and syncs' names) one place on:
+/// the rows read before are named again, as a whole load names them.
+#[test]
+fn names_made_by_the_loader_follow_strings_added_between_loads() {
+    let growing = Growing::start(&fixture("timing_cases.sqlite"), "renamed");
+    let never = AtomicBool::new(false);
+    let mut carry = Carry::default();
+    growing.add_slice(0, 2);
+    let first = load_growing(&growing.path, &mut carry).expect("first growing load");
+    assert!(!first.memcpys.spans.is_empty() && !first.syncs.spans.is_empty());
+    growing
+        .conn
+        .execute(
+            "INSERT INTO StringIds (id, value) SELECT max(id) + 1, 'added meanwhile' FROM StringIds",
+            [],
+        )
+        .expect("a string added");
+    growing.add_slice(1, 2);
+    let second = load_growing(&growing.path, &mut carry).expect("second growing load");
+    let whole = load(&growing.path, &mut |_| {}, &never).expect("whole load");
+    assert_same(&second, &whole, "after a string was added");
 }

@@ -9,7 +9,7 @@ use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, Runs};
 use super::grow::{self, Grown, OutOfOrder, add_runs};
-use super::parallel::{RowSink, Rows, column, read_rows};
+use super::parallel::{RowSink, Rows, column, read_rows, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::grown_correlation::GrowingCorrelation;
 use crate::model::{
@@ -54,7 +54,6 @@ struct RawOps {
     start: Vec<Ns>,
     end: Vec<Ns>,
     name: Vec<StrId>,
-    stream: Vec<u32>,
     correlation: Vec<u32>,
     bad: u64,
     /// Rows skipped for a NULL start or end.
@@ -62,13 +61,8 @@ struct RawOps {
 }
 
 impl RawOps {
-    fn push(&mut self, start: Ns, end: Ns, name: StrId, stream: u32, correlation: u32) {
-        self.push_unresolved(start, end, name, correlation);
-        self.stream.push(stream);
-    }
-
-    /// A row whose stream is kept elsewhere (`stream` stays empty).
-    fn push_unresolved(&mut self, start: Ns, end: Ns, name: StrId, correlation: u32) {
+    /// A row; its stream is kept by the reader (as runs of stream keys).
+    fn push(&mut self, start: Ns, end: Ns, name: StrId, correlation: u32) {
         self.start.push(start);
         self.end.push(checked_end(start, end, &mut self.bad));
         self.name.push(name);
@@ -79,7 +73,6 @@ impl RawOps {
         self.start.reserve(rows);
         self.end.reserve(rows);
         self.name.reserve(rows);
-        self.stream.reserve(rows);
         self.correlation.reserve(rows);
     }
 
@@ -87,18 +80,9 @@ impl RawOps {
         self.start.extend(later.start);
         self.end.extend(later.end);
         self.name.extend(later.name);
-        self.stream.extend(later.stream);
         self.correlation.extend(later.correlation);
         self.bad += later.bad;
         self.missing += later.missing;
-    }
-
-    fn group(self, stream_count: usize) -> (Grouping, SpanColumns, Vec<u32>) {
-        let g = Grouping::new(&self.stream, &self.start, None, stream_count);
-        let spans =
-            SpanColumns::from_columns(g.take(self.start), &g.view(&self.end), g.take(self.name));
-        let correlation = g.take(self.correlation);
-        (g, spans, correlation)
     }
 }
 
@@ -132,10 +116,10 @@ pub(super) fn read_gpu_events(b: &mut Builder) -> rusqlite::Result<()> {
         by_key: HashMap::new(),
     };
     read_kernels(b, &mut streams)?;
-    read_memcpys(b, &mut streams)?;
-    read_memsets(b, &mut streams)?;
-    read_syncs(b, &mut streams)?;
-    read_graph_execs(b, &mut streams)?;
+    read_op_table::<Memcpys>(b, &mut streams)?;
+    read_op_table::<Memsets>(b, &mut streams)?;
+    read_op_table::<Syncs>(b, &mut streams)?;
+    read_op_table::<GraphExecs>(b, &mut streams)?;
     read_cuda_events(b, &mut streams)?;
     read_stream_info(b)?;
     read_metrics(b)?;
@@ -496,8 +480,7 @@ impl RowSink for KernelRows {
             .unwrap_or_default();
         self.stream_keys.push(stream_key(row));
         // The stream is resolved after reading (from `stream_keys`).
-        self.ops
-            .push_unresolved(start, end, name, int(row, 6) as u32);
+        self.ops.push(start, end, name, int(row, 6) as u32);
         self.short_name.push(
             opt_int(row, c + 1)
                 .and_then(|n| strings.get(n))
@@ -567,55 +550,181 @@ fn default_copy_label(kind: i64) -> String {
     .to_string()
 }
 
-/// A GPU operation table after reading: rows grouped by stream, the common
-/// columns, and the kind's own columns (`E`) still in row order.
-struct OpsRead<E> {
-    grouping: Grouping,
-    spans: SpanColumns,
-    correlation: Vec<u32>,
+/// The own columns of one GPU operation table (those after the common ones,
+/// from [`OP_COLUMNS`] on), kept row by row as read.
+trait OwnColumns: Default + Send {
+    /// The table, and what its rows are called in warnings.
+    const TABLE: &'static str;
+    const WHAT: &'static str;
+    /// The nsys enum table that labels the rows' names, if any.
+    const LABELS: Option<&'static str>;
+    /// The columns selected after the common ones.
+    fn columns() -> Vec<super::db::Col<'static>>;
+    /// Keeps the row's own cells; returns the key its name is made from
+    /// (the copy kind, the sync type, the graph id).
+    fn push(&mut self, row: &RawRows) -> i64;
+    fn reserve(&mut self, rows: usize);
+    fn append(&mut self, later: Self);
+    /// The name of the rows whose key is `key` (`labels`: the enum table's).
+    fn label(key: i64, labels: &HashMap<i64, String>) -> String;
+}
+
+/// The model's table of one kind of GPU operation, extended read by read.
+trait OpTable: Default + Clone {
+    type Own: OwnColumns;
+    fn spans(&self) -> &SpanColumns;
+    fn spans_mut(&mut self) -> &mut SpanColumns;
+    fn correlation(&mut self) -> &mut crate::model::Column<u32>;
+    /// Appends the own columns of `rows` in track order (`g`).
+    fn append_own(&mut self, g: &Grouping, rows: &OpRows<Self::Own>, labels: &HashMap<i64, String>);
+    fn track(stream: &mut Stream) -> &mut Track;
+    fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self>;
+    fn publish(self, trace: &mut Trace);
+}
+
+/// Rows of a GPU operation table as read, before grouping by stream.
+#[derive(Default)]
+struct OpRows<E> {
+    ops: RawOps,
+    stream_keys: Runs<StreamKey>,
+    /// What each row's name is made from ([`OwnColumns::label`]).
+    name_key: Vec<i64>,
     own: E,
 }
 
-/// Reads a GPU operation table with the common columns and `own_columns`
-/// after them (at index [`OP_COLUMNS`] on). For each row, `on_row` stores the
-/// kind's own columns and returns the event's name. `None` when the report
-/// has no such table.
-fn read_ops<E: Default>(
-    b: &mut Builder,
-    streams: &mut Streams,
-    table: &str,
-    own_columns: &[super::db::Col],
-    what: &str,
-    mut on_row: impl FnMut(&mut Builder, &dyn Cells, &mut E) -> StrId,
-) -> rusqlite::Result<Option<OpsRead<E>>> {
+impl<E: OwnColumns> RowSink for OpRows<E> {
+    fn reserve(&mut self, rows: usize) {
+        self.ops.reserve(rows);
+        self.name_key.reserve(rows);
+        self.own.reserve(rows);
+    }
+
+    fn push(&mut self, row: &RawRows, _: &IdMap) {
+        let Some((start, end)) = row_times(row, &mut self.ops.missing) else {
+            return;
+        };
+        self.stream_keys.push(stream_key(row));
+        // Named once the whole read is in (see `append_ops`).
+        self.ops
+            .push(start, end, StrId::default(), int(row, 6) as u32);
+        let key = self.own.push(row);
+        self.name_key.push(key);
+    }
+
+    fn append(&mut self, later: Self) {
+        self.ops.append(later.ops);
+        self.stream_keys.append(later.stream_keys);
+        self.name_key.extend(later.name_key);
+        self.own.append(later.own);
+    }
+}
+
+/// A GPU operation table as the loads of a report that only grows keep it
+/// (see [`super::grow`]): the table, the names its rows were given by key
+/// (in the order a read of the table first meets them), and each stream's
+/// track by stream key.
+pub(super) type GrownOps<T> = Grown<(T, Vec<(i64, StrId)>), StreamKey>;
+
+/// Reads GPU operation table `T` (none when the report has no such table):
+/// in a growing load, only the rows added since the last, appended.
+fn read_op_table<T: OpTable>(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+    let table = T::Own::TABLE;
     let mut cols = op_columns();
-    cols.extend_from_slice(own_columns);
+    cols.extend(T::Own::columns());
     let mut warnings = Vec::new();
     let sql = b.report.select(table, &cols, "", &mut warnings);
     b.trace.warnings.extend(warnings);
     let Some(sql) = sql else {
-        return Ok(None);
+        return Ok(());
     };
-    let mut raw = RawOps::default();
-    let mut own = E::default();
-    grow::for_each_row(b, table, &sql, |b, row| {
-        b.tick(1)?;
-        let Some((start, end)) = row_times(row, &mut raw.missing) else {
-            return Ok(());
-        };
-        let stream = streams.get(b, stream_key(row));
-        let name = on_row(b, row, &mut own);
-        raw.push(start, end, name, stream, int(row, 6) as u32);
-        Ok(())
-    })?;
-    warn_bad(b, raw.bad, raw.missing, what);
-    let (grouping, spans, correlation) = raw.group(b.trace.streams.len());
-    Ok(Some(OpsRead {
-        grouping,
-        spans,
-        correlation,
-        own,
-    }))
+    let labels = match T::Own::LABELS {
+        Some(labels) => enum_labels(b, labels)?,
+        None => HashMap::new(),
+    };
+    let mut append = |b: &mut Builder, grown: &mut GrownOps<T>, rows: OpRows<T::Own>| {
+        append_ops(b, streams, grown, rows, &labels)
+    };
+    let grown = match grow::take(b, table, T::slot) {
+        Some(grown) => grown.grow(b, table, &sql, append)?,
+        None => {
+            let mut whole = GrownOps::<T>::default();
+            let rows = read_table(b, table, &sql)?;
+            append(b, &mut whole, rows)
+                .map_err(|OutOfOrder| super::not_a_report("rows out of order in one read"))?;
+            whole
+        }
+    };
+    grown.table.0.clone().publish(&mut b.trace);
+    grow::keep(b, grown, T::slot);
+    Ok(())
+}
+
+/// `rows` appended to `grown`'s table, grouped by stream (see
+/// [`super::grow`]); a whole load appends all its rows to an empty one.
+fn append_ops<T: OpTable>(
+    b: &mut Builder,
+    streams: &mut Streams,
+    grown: &mut GrownOps<T>,
+    rows: OpRows<T::Own>,
+    labels: &HashMap<i64, String>,
+) -> Result<(), OutOfOrder> {
+    // The streams seen before keep their order (first come, as in one read).
+    for &(key, _) in &grown.tracks {
+        streams.get(b, key);
+    }
+    let stream = streams.resolve(b, &rows.stream_keys);
+    let g = Grouping::from_runs(&stream, &rows.ops.start, b.trace.streams.len());
+    let start = g.take(&rows.ops.start[..]);
+    let key_of = |s: &Stream| (s.pid, s.device_id, s.context_id, s.stream_id);
+    let keys = b.trace.streams.iter().map(key_of);
+    if !grown.in_time_order(keys, &g, &start, grown.table.0.spans()) {
+        return Err(OutOfOrder);
+    }
+    grown.bad += rows.ops.bad;
+    grown.missing += rows.ops.missing;
+    warn_bad(b, grown.bad, grown.missing, T::Own::WHAT);
+    let (table, names) = &mut grown.table;
+    // Names are interned in the order one read of the table meets them (the
+    // keys seen before first), so that a growing load's strings are a whole
+    // load's. Other strings may have come in between since the last load:
+    // then the rows already named are named again.
+    let mut renamed = HashMap::new();
+    for (key, id) in names.iter_mut() {
+        let now = b.trace.strings.intern(&T::Own::label(*key, labels));
+        if now != *id {
+            renamed.insert(*id, now);
+            *id = now;
+        }
+    }
+    if !renamed.is_empty() {
+        let spans = table.spans_mut();
+        spans.name = (spans.name.iter())
+            .map(|n| renamed.get(n).copied().unwrap_or(*n))
+            .collect();
+    }
+    // In row order, as one read meets them.
+    let mut by_key: HashMap<i64, StrId> = names.iter().copied().collect();
+    let name: Vec<StrId> = (rows.name_key.iter())
+        .map(|&key| {
+            *by_key.entry(key).or_insert_with(|| {
+                let id = b.trace.strings.intern(&T::Own::label(key, labels));
+                names.push((key, id));
+                id
+            })
+        })
+        .collect();
+    let name = g.take(name);
+    let base = table.spans().len() as u32;
+    table
+        .spans_mut()
+        .append(&start, &g.view(&rows.ops.end[..]), &name);
+    table
+        .correlation()
+        .extend_from_slice(&g.take(&rows.ops.correlation[..]));
+    table.append_own(&g, &rows, labels);
+    let tracks = (b.trace.streams.iter_mut()).map(|s| (key_of(s), T::track(s)));
+    add_runs(&mut grown.tracks, tracks, &g, base, table.spans());
+    Ok(())
 }
 
 /// A device id column; -1 marks one the report left NULL.
@@ -628,27 +737,34 @@ fn mem_kind(row: &dyn Cells, i: usize) -> u8 {
     opt_int(row, i).map_or(255, |k| k.clamp(0, 254) as u8)
 }
 
+/// A green context id column, 0 when none.
+fn green_context(row: &dyn Cells, i: usize) -> u32 {
+    int(row, i).clamp(0, u32::MAX as i64) as u32
+}
+
+/// `column` in track order, appended to `to`.
+fn append_grouped<T: Copy>(to: &mut crate::model::Column<T>, g: &Grouping, column: &[T]) {
+    to.extend_from_slice(&g.view(column));
+}
+
 #[derive(Default)]
 struct MemcpyColumns {
     bytes: Vec<u64>,
     copy_kind: Vec<u8>,
     src_kind: Vec<u8>,
     dst_kind: Vec<u8>,
-    kind_known: Vec<bool>,
     src_device: Vec<i32>,
     dst_device: Vec<i32>,
     green_context: Vec<u32>,
 }
 
-fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
-    let labels = enum_labels(b, "ENUM_CUDA_MEMCPY_OPER")?;
-    let mut names: HashMap<i64, StrId> = HashMap::new();
-    let c = OP_COLUMNS;
-    let read = read_ops(
-        b,
-        streams,
-        "CUPTI_ACTIVITY_KIND_MEMCPY",
-        &[
+impl OwnColumns for MemcpyColumns {
+    const TABLE: &'static str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    const WHAT: &'static str = "memory copies";
+    const LABELS: Option<&'static str> = Some("ENUM_CUDA_MEMCPY_OPER");
+
+    fn columns() -> Vec<super::db::Col<'static>> {
+        vec![
             Req("bytes"),
             Req("copyKind"),
             Opt("srcKind", "NULL"),
@@ -656,56 +772,104 @@ fn read_memcpys(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
             Opt("srcDeviceId", "NULL"),
             Opt("dstDeviceId", "NULL"),
             Opt("greenContextId", "0"),
-        ],
-        "memory copies",
-        |b, row, own: &mut MemcpyColumns| {
-            let copy = int(row, c + 1);
-            own.bytes.push(int(row, c).max(0) as u64);
-            own.copy_kind.push(copy.clamp(0, 255) as u8);
-            own.src_kind.push(mem_kind(row, c + 2));
-            own.dst_kind.push(mem_kind(row, c + 3));
-            own.src_device.push(device_id(row, c + 4));
-            own.dst_device.push(device_id(row, c + 5));
-            own.green_context
-                .push(int(row, c + 6).clamp(0, u32::MAX as i64) as u32);
-            // Without the enum table at all, the built-in labels stand in.
-            own.kind_known.push(if labels.is_empty() {
-                (0..=13).contains(&copy)
-            } else {
-                labels.contains_key(&copy)
-            });
-            *names.entry(copy).or_insert_with(|| {
-                let label = labels
-                    .get(&copy)
-                    .cloned()
-                    .unwrap_or_else(|| default_copy_label(copy));
-                b.trace.strings.intern(&format!("[CUDA memcpy {label}]"))
+        ]
+    }
+
+    fn push(&mut self, row: &RawRows) -> i64 {
+        let c = OP_COLUMNS;
+        let copy = int(row, c + 1);
+        self.bytes.push(int(row, c).max(0) as u64);
+        self.copy_kind.push(copy.clamp(0, 255) as u8);
+        self.src_kind.push(mem_kind(row, c + 2));
+        self.dst_kind.push(mem_kind(row, c + 3));
+        self.src_device.push(device_id(row, c + 4));
+        self.dst_device.push(device_id(row, c + 5));
+        self.green_context.push(green_context(row, c + 6));
+        copy
+    }
+
+    fn reserve(&mut self, rows: usize) {
+        self.bytes.reserve(rows);
+        self.copy_kind.reserve(rows);
+        self.src_kind.reserve(rows);
+        self.dst_kind.reserve(rows);
+        self.src_device.reserve(rows);
+        self.dst_device.reserve(rows);
+        self.green_context.reserve(rows);
+    }
+
+    fn append(&mut self, later: Self) {
+        self.bytes.extend(later.bytes);
+        self.copy_kind.extend(later.copy_kind);
+        self.src_kind.extend(later.src_kind);
+        self.dst_kind.extend(later.dst_kind);
+        self.src_device.extend(later.src_device);
+        self.dst_device.extend(later.dst_device);
+        self.green_context.extend(later.green_context);
+    }
+
+    fn label(copy: i64, labels: &HashMap<i64, String>) -> String {
+        let label = labels
+            .get(&copy)
+            .cloned()
+            .unwrap_or_else(|| default_copy_label(copy));
+        format!("[CUDA memcpy {label}]")
+    }
+}
+
+impl OpTable for Memcpys {
+    type Own = MemcpyColumns;
+
+    fn spans(&self) -> &SpanColumns {
+        &self.spans
+    }
+
+    fn spans_mut(&mut self) -> &mut SpanColumns {
+        &mut self.spans
+    }
+
+    fn correlation(&mut self) -> &mut crate::model::Column<u32> {
+        &mut self.correlation
+    }
+
+    fn append_own(
+        &mut self,
+        g: &Grouping,
+        rows: &OpRows<MemcpyColumns>,
+        labels: &HashMap<i64, String>,
+    ) {
+        let own = &rows.own;
+        append_grouped(&mut self.bytes, g, &own.bytes);
+        append_grouped(&mut self.copy_kind, g, &own.copy_kind);
+        append_grouped(&mut self.src_kind, g, &own.src_kind);
+        append_grouped(&mut self.dst_kind, g, &own.dst_kind);
+        append_grouped(&mut self.src_device, g, &own.src_device);
+        append_grouped(&mut self.dst_device, g, &own.dst_device);
+        append_grouped(&mut self.green_context, g, &own.green_context);
+        // Without the enum table at all, the built-in labels stand in.
+        let known: Vec<bool> = (rows.name_key.iter())
+            .map(|copy| {
+                if labels.is_empty() {
+                    (0..=13).contains(copy)
+                } else {
+                    labels.contains_key(copy)
+                }
             })
-        },
-    )?;
-    let Some(OpsRead {
-        grouping: g,
-        spans,
-        correlation,
-        own,
-    }) = read
-    else {
-        return Ok(());
-    };
-    set_tracks(b, &g, &spans, |s| &mut s.memcpys);
-    b.trace.memcpys = Arc::new(Memcpys {
-        bytes: g.take(own.bytes),
-        copy_kind: g.take(own.copy_kind),
-        src_kind: g.take(own.src_kind),
-        dst_kind: g.take(own.dst_kind),
-        kind_known: g.take(own.kind_known),
-        src_device: g.take(own.src_device),
-        dst_device: g.take(own.dst_device),
-        green_context: g.take(own.green_context),
-        spans,
-        correlation: correlation.into(),
-    });
-    Ok(())
+            .collect();
+        append_grouped(&mut self.kind_known, g, &known);
+    }
+
+    fn track(stream: &mut Stream) -> &mut Track {
+        &mut stream.memcpys
+    }
+
+    fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self> {
+        &mut carry.memcpys
+    }
+
+    fn publish(self, trace: &mut Trace) {
+        trace.memcpys = Arc::new(self);
+    }
 }
 
 #[derive(Default)]
@@ -716,48 +880,82 @@ struct MemsetColumns {
     green_context: Vec<u32>,
 }
 
-fn read_memsets(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
-    let name = b.trace.strings.intern("[CUDA memset]");
-    let c = OP_COLUMNS;
-    let read = read_ops(
-        b,
-        streams,
-        "CUPTI_ACTIVITY_KIND_MEMSET",
-        &[
+impl OwnColumns for MemsetColumns {
+    const TABLE: &'static str = "CUPTI_ACTIVITY_KIND_MEMSET";
+    const WHAT: &'static str = "memory sets";
+    const LABELS: Option<&'static str> = None;
+
+    fn columns() -> Vec<super::db::Col<'static>> {
+        vec![
             Req("bytes"),
             Opt("value", "0"),
             Opt("memKind", "NULL"),
             Opt("greenContextId", "0"),
-        ],
-        "memory sets",
-        |_, row, own: &mut MemsetColumns| {
-            own.bytes.push(int(row, c).max(0) as u64);
-            own.value.push(int(row, c + 1) as u32);
-            own.mem_kind.push(mem_kind(row, c + 2));
-            own.green_context
-                .push(int(row, c + 3).clamp(0, u32::MAX as i64) as u32);
-            name
-        },
-    )?;
-    let Some(OpsRead {
-        grouping: g,
-        spans,
-        correlation,
-        own,
-    }) = read
-    else {
-        return Ok(());
-    };
-    set_tracks(b, &g, &spans, |s| &mut s.memsets);
-    b.trace.memsets = Arc::new(Memsets {
-        bytes: g.take(own.bytes),
-        value: g.take(own.value),
-        mem_kind: g.take(own.mem_kind),
-        green_context: g.take(own.green_context),
-        spans,
-        correlation: correlation.into(),
-    });
-    Ok(())
+        ]
+    }
+
+    fn push(&mut self, row: &RawRows) -> i64 {
+        let c = OP_COLUMNS;
+        self.bytes.push(int(row, c).max(0) as u64);
+        self.value.push(int(row, c + 1) as u32);
+        self.mem_kind.push(mem_kind(row, c + 2));
+        self.green_context.push(green_context(row, c + 3));
+        0
+    }
+
+    fn reserve(&mut self, rows: usize) {
+        self.bytes.reserve(rows);
+        self.value.reserve(rows);
+        self.mem_kind.reserve(rows);
+        self.green_context.reserve(rows);
+    }
+
+    fn append(&mut self, later: Self) {
+        self.bytes.extend(later.bytes);
+        self.value.extend(later.value);
+        self.mem_kind.extend(later.mem_kind);
+        self.green_context.extend(later.green_context);
+    }
+
+    fn label(_: i64, _: &HashMap<i64, String>) -> String {
+        "[CUDA memset]".into()
+    }
+}
+
+impl OpTable for Memsets {
+    type Own = MemsetColumns;
+
+    fn spans(&self) -> &SpanColumns {
+        &self.spans
+    }
+
+    fn spans_mut(&mut self) -> &mut SpanColumns {
+        &mut self.spans
+    }
+
+    fn correlation(&mut self) -> &mut crate::model::Column<u32> {
+        &mut self.correlation
+    }
+
+    fn append_own(&mut self, g: &Grouping, rows: &OpRows<MemsetColumns>, _: &HashMap<i64, String>) {
+        let own = &rows.own;
+        append_grouped(&mut self.bytes, g, &own.bytes);
+        append_grouped(&mut self.value, g, &own.value);
+        append_grouped(&mut self.mem_kind, g, &own.mem_kind);
+        append_grouped(&mut self.green_context, g, &own.green_context);
+    }
+
+    fn track(stream: &mut Stream) -> &mut Track {
+        &mut stream.memsets
+    }
+
+    fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self> {
+        &mut carry.memsets
+    }
+
+    fn publish(self, trace: &mut Trace) {
+        trace.memsets = Arc::new(self);
+    }
 }
 
 #[derive(Default)]
@@ -766,49 +964,74 @@ struct SyncColumns {
     event_id: Vec<u32>,
 }
 
-fn read_syncs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
-    let labels = enum_labels(b, "ENUM_CUPTI_SYNC_TYPE")?;
-    let mut names: HashMap<i64, StrId> = HashMap::new();
-    let c = OP_COLUMNS;
-    let read = read_ops(
-        b,
-        streams,
-        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-        &[Opt("syncType", "0"), Opt("eventId", "0")],
-        "synchronizations",
-        |b, row, own: &mut SyncColumns| {
-            let kind = int(row, c);
-            own.sync_type.push(kind.clamp(0, 255) as u8);
-            own.event_id.push(int(row, c + 1) as u32);
-            *names.entry(kind).or_insert_with(|| {
-                let label = labels.get(&kind).cloned().unwrap_or_else(|| match kind {
-                    1 => "Event sync".into(),
-                    2 => "Stream wait sync".into(),
-                    3 => "Stream sync".into(),
-                    4 => "Context sync".into(),
-                    _ => format!("Unknown sync ({kind})"),
-                });
-                b.trace.strings.intern(&label)
-            })
-        },
-    )?;
-    let Some(OpsRead {
-        grouping: g,
-        spans,
-        correlation,
-        own,
-    }) = read
-    else {
-        return Ok(());
-    };
-    set_tracks(b, &g, &spans, |s| &mut s.syncs);
-    b.trace.syncs = Arc::new(Syncs {
-        sync_type: g.take(own.sync_type),
-        event_id: g.take(own.event_id),
-        spans,
-        correlation: correlation.into(),
-    });
-    Ok(())
+impl OwnColumns for SyncColumns {
+    const TABLE: &'static str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    const WHAT: &'static str = "synchronizations";
+    const LABELS: Option<&'static str> = Some("ENUM_CUPTI_SYNC_TYPE");
+
+    fn columns() -> Vec<super::db::Col<'static>> {
+        vec![Opt("syncType", "0"), Opt("eventId", "0")]
+    }
+
+    fn push(&mut self, row: &RawRows) -> i64 {
+        let kind = int(row, OP_COLUMNS);
+        self.sync_type.push(kind.clamp(0, 255) as u8);
+        self.event_id.push(int(row, OP_COLUMNS + 1) as u32);
+        kind
+    }
+
+    fn reserve(&mut self, rows: usize) {
+        self.sync_type.reserve(rows);
+        self.event_id.reserve(rows);
+    }
+
+    fn append(&mut self, later: Self) {
+        self.sync_type.extend(later.sync_type);
+        self.event_id.extend(later.event_id);
+    }
+
+    fn label(kind: i64, labels: &HashMap<i64, String>) -> String {
+        labels.get(&kind).cloned().unwrap_or_else(|| match kind {
+            1 => "Event sync".into(),
+            2 => "Stream wait sync".into(),
+            3 => "Stream sync".into(),
+            4 => "Context sync".into(),
+            _ => format!("Unknown sync ({kind})"),
+        })
+    }
+}
+
+impl OpTable for Syncs {
+    type Own = SyncColumns;
+
+    fn spans(&self) -> &SpanColumns {
+        &self.spans
+    }
+
+    fn spans_mut(&mut self) -> &mut SpanColumns {
+        &mut self.spans
+    }
+
+    fn correlation(&mut self) -> &mut crate::model::Column<u32> {
+        &mut self.correlation
+    }
+
+    fn append_own(&mut self, g: &Grouping, rows: &OpRows<SyncColumns>, _: &HashMap<i64, String>) {
+        append_grouped(&mut self.sync_type, g, &rows.own.sync_type);
+        append_grouped(&mut self.event_id, g, &rows.own.event_id);
+    }
+
+    fn track(stream: &mut Stream) -> &mut Track {
+        &mut stream.syncs
+    }
+
+    fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self> {
+        &mut carry.syncs
+    }
+
+    fn publish(self, trace: &mut Trace) {
+        trace.syncs = Arc::new(self);
+    }
 }
 
 #[derive(Default)]
@@ -817,38 +1040,68 @@ struct GraphColumns {
     graph_exec_id: Vec<u32>,
 }
 
-fn read_graph_execs(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
-    let c = OP_COLUMNS;
-    let read = read_ops(
-        b,
-        streams,
-        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
-        &[Opt("graphId", "0"), Opt("graphExecId", "0")],
-        "CUDA graph executions",
-        |b, row, own: &mut GraphColumns| {
-            let id = int(row, c) as u32;
-            own.graph_id.push(id);
-            own.graph_exec_id.push(int(row, c + 1) as u32);
-            b.trace.strings.intern(&format!("CUDA graph {id}"))
-        },
-    )?;
-    let Some(OpsRead {
-        grouping: g,
-        spans,
-        correlation,
-        own,
-    }) = read
-    else {
-        return Ok(());
-    };
-    set_tracks(b, &g, &spans, |s| &mut s.graphs);
-    b.trace.graph_execs = Arc::new(GraphExecs {
-        graph_id: g.take(own.graph_id),
-        graph_exec_id: g.take(own.graph_exec_id),
-        spans,
-        correlation: correlation.into(),
-    });
-    Ok(())
+impl OwnColumns for GraphColumns {
+    const TABLE: &'static str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+    const WHAT: &'static str = "CUDA graph executions";
+    const LABELS: Option<&'static str> = None;
+
+    fn columns() -> Vec<super::db::Col<'static>> {
+        vec![Opt("graphId", "0"), Opt("graphExecId", "0")]
+    }
+
+    fn push(&mut self, row: &RawRows) -> i64 {
+        let id = int(row, OP_COLUMNS) as u32;
+        self.graph_id.push(id);
+        self.graph_exec_id.push(int(row, OP_COLUMNS + 1) as u32);
+        id.into()
+    }
+
+    fn reserve(&mut self, rows: usize) {
+        self.graph_id.reserve(rows);
+        self.graph_exec_id.reserve(rows);
+    }
+
+    fn append(&mut self, later: Self) {
+        self.graph_id.extend(later.graph_id);
+        self.graph_exec_id.extend(later.graph_exec_id);
+    }
+
+    fn label(id: i64, _: &HashMap<i64, String>) -> String {
+        format!("CUDA graph {id}")
+    }
+}
+
+impl OpTable for GraphExecs {
+    type Own = GraphColumns;
+
+    fn spans(&self) -> &SpanColumns {
+        &self.spans
+    }
+
+    fn spans_mut(&mut self) -> &mut SpanColumns {
+        &mut self.spans
+    }
+
+    fn correlation(&mut self) -> &mut crate::model::Column<u32> {
+        &mut self.correlation
+    }
+
+    fn append_own(&mut self, g: &Grouping, rows: &OpRows<GraphColumns>, _: &HashMap<i64, String>) {
+        append_grouped(&mut self.graph_id, g, &rows.own.graph_id);
+        append_grouped(&mut self.graph_exec_id, g, &rows.own.graph_exec_id);
+    }
+
+    fn track(stream: &mut Stream) -> &mut Track {
+        &mut stream.graphs
+    }
+
+    fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self> {
+        &mut carry.graph_execs
+    }
+
+    fn publish(self, trace: &mut Trace) {
+        trace.graph_execs = Arc::new(self);
+    }
 }
 
 fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
@@ -1030,41 +1283,34 @@ fn metrics_device(type_id: i64) -> u32 {
 
 pub(super) fn build_correlation(b: &mut Builder) -> rusqlite::Result<()> {
     if let Some(carry) = b.carry.take() {
-        let before = u64::from(carry.links.api_rows) + u64::from(carry.links.kernel_rows);
+        let before = carry.links.rows();
         let result = grow_correlation(b, &mut carry.links);
-        let after = u64::from(carry.links.api_rows) + u64::from(carry.links.kernel_rows);
-        carry.rows_linked += after.saturating_sub(before);
+        carry.rows_linked += carry.links.rows().saturating_sub(before);
         b.carry = Some(carry);
         return result;
     }
     let t = &b.trace;
     let api = api_track_ids(t, 0);
-    let gpu = op_track_ids(
-        t,
-        &[
-            GpuOpKind::Kernel,
-            GpuOpKind::Memcpy,
-            GpuOpKind::Memset,
-            GpuOpKind::Sync,
-        ],
-    );
+    let gpu = op_track_ids(t, [0; 4]);
     b.trace.correlation = Arc::new(CorrelationIndex::build(&api, &gpu));
     Ok(())
 }
 
-/// Every stream's GPU operations of `kinds` (in that order, stream after
-/// stream: the order an id's operations are listed in), each run with its kind.
-fn op_track_ids<'a>(t: &'a Trace, kinds: &[GpuOpKind]) -> Vec<(GpuOpKind, TrackIds<'a>)> {
+/// Every stream's GPU operations of [`LINKED_OPS`] from row `from[k]` of
+/// kind `k` on (stream after stream, the kinds in that order: the order an
+/// id's operations are listed in), each run with its kind.
+fn op_track_ids(t: &Trace, from: [u32; 4]) -> Vec<(GpuOpKind, TrackIds<'_>)> {
     let mut ops = Vec::new();
     for stream in &t.streams {
-        for &kind in kinds {
-            let (track, ids) = match kind {
-                GpuOpKind::Kernel => (&stream.kernels, &t.kernels.correlation),
-                GpuOpKind::Memcpy => (&stream.memcpys, &t.memcpys.correlation),
-                GpuOpKind::Memset => (&stream.memsets, &t.memsets.correlation),
-                GpuOpKind::Sync => (&stream.syncs, &t.syncs.correlation),
+        for (&kind, from) in LINKED_OPS.iter().zip(from) {
+            let track = match kind {
+                GpuOpKind::Kernel => &stream.kernels,
+                GpuOpKind::Memcpy => &stream.memcpys,
+                GpuOpKind::Memset => &stream.memsets,
+                GpuOpKind::Sync => &stream.syncs,
             };
-            ops.extend(track_ids(stream.pid, track, ids, 0).map(|t| (kind, t)));
+            let ids = op_table(t, kind).1;
+            ops.extend(track_ids(stream.pid, track, ids, from).map(|t| (kind, t)));
         }
     }
     ops
@@ -1094,43 +1340,62 @@ fn api_track_ids(t: &Trace, from: u32) -> Vec<TrackIds<'_>> {
         .collect()
 }
 
-/// What a growing report's loads keep of its correlation index: the API
-/// call and kernel links made so far (see [`crate::model::grown_correlation`])
-/// and how many rows of each table they cover. Reset when either table is
-/// read afresh.
+/// What a growing report's loads keep of its correlation index: the links
+/// made so far (see [`crate::model::grown_correlation`]) and how many rows
+/// of the API table and of each GPU operation table they cover. Reset when
+/// any of those tables is read afresh.
 #[derive(Default)]
 pub(super) struct GrownLinks {
     links: GrowingCorrelation,
     api_rows: u32,
-    kernel_rows: u32,
+    /// Rows linked of each of [`LINKED_OPS`].
+    op_rows: [u32; 4],
     /// Ids too sparse for slots: the index is built whole at every load.
     whole: bool,
 }
 
-/// A growing report's correlation index: the API calls and kernels added
-/// since the last load linked into the shared slots, the other GPU
-/// operations' index (their tables are read whole) built afresh.
+impl GrownLinks {
+    /// Rows linked so far, every table together.
+    pub(super) fn rows(&self) -> u64 {
+        u64::from(self.api_rows) + self.op_rows.iter().map(|&n| u64::from(n)).sum::<u64>()
+    }
+}
+
+/// The GPU operations linked to API calls, in the order a whole build lists
+/// an id's operations of one stream.
+const LINKED_OPS: [GpuOpKind; 4] = [
+    GpuOpKind::Kernel,
+    GpuOpKind::Memcpy,
+    GpuOpKind::Memset,
+    GpuOpKind::Sync,
+];
+
+/// The rows of a GPU operation table, and its correlation ids.
+fn op_table(t: &Trace, kind: GpuOpKind) -> (&SpanColumns, &[u32]) {
+    match kind {
+        GpuOpKind::Kernel => (&t.kernels.spans, &t.kernels.correlation),
+        GpuOpKind::Memcpy => (&t.memcpys.spans, &t.memcpys.correlation),
+        GpuOpKind::Memset => (&t.memsets.spans, &t.memsets.correlation),
+        GpuOpKind::Sync => (&t.syncs.spans, &t.syncs.correlation),
+    }
+}
+
+/// A growing report's correlation index: the API calls and GPU operations
+/// added since the last load linked into the shared slots.
 fn grow_correlation(b: &mut Builder, grown: &mut GrownLinks) -> rusqlite::Result<()> {
     let t = &b.trace;
-    let (api_rows, kernel_rows) = (t.cuda_api.spans.len() as u32, t.kernels.spans.len() as u32);
+    let api_rows = t.cuda_api.spans.len() as u32;
+    let op_rows = LINKED_OPS.map(|kind| op_table(t, kind).0.len() as u32);
     if !grown.whole {
         let api = api_track_ids(t, grown.api_rows);
-        let kernels: Vec<TrackIds> = (t.streams.iter())
-            .flat_map(|s| track_ids(s.pid, &s.kernels, &t.kernels.correlation, grown.kernel_rows))
-            .collect();
-        grown.whole = !grown.links.add(&api, &kernels);
-        (grown.api_rows, grown.kernel_rows) = (api_rows, kernel_rows);
+        let ops = op_track_ids(t, grown.op_rows);
+        grown.whole = !grown.links.add(&api, &ops);
+        (grown.api_rows, grown.op_rows) = (api_rows, op_rows);
     }
     if grown.whole {
         // `b.carry` is out (see `build_correlation`): a whole build.
         return build_correlation(b);
     }
-    let others = op_track_ids(t, &[GpuOpKind::Memcpy, GpuOpKind::Memset, GpuOpKind::Sync]);
-    let others = CorrelationIndex::build(&[], &others);
-    b.trace.correlation = Arc::new(CorrelationIndex::with_grown(
-        others,
-        grown.links.views(),
-        api_rows,
-    ));
+    b.trace.correlation = Arc::new(CorrelationIndex::with_grown(grown.links.views(), api_rows));
     Ok(())
 }

@@ -161,18 +161,21 @@ fn load_attempts(
 }
 
 /// What the loads of a report that only grows keep from one to the next:
-/// its big tables (kernels, CUDA API calls, OS runtime calls) as last built,
-/// with their tracks and the first rowid not read; the rows of the tables
-/// read row by row (copies, memsets, synchronizations, …), by table.
-/// See [`load_growing`].
+/// its event tables (kernels, copies, memsets, synchronizations, graph
+/// executions, CUDA API and OS runtime calls) as last built, with their
+/// tracks and the first rowid not read, and the correlation links made so
+/// far. See [`load_growing`].
 #[derive(Default)]
 pub struct Carry {
     kernels: gpu::GrownKernels,
     api: cpu::GrownApi,
     osrt: cpu::GrownOsrt,
+    memcpys: gpu::GrownOps<crate::model::Memcpys>,
+    memsets: gpu::GrownOps<crate::model::Memsets>,
+    syncs: gpu::GrownOps<crate::model::Syncs>,
+    graph_execs: gpu::GrownOps<crate::model::GraphExecs>,
     links: gpu::GrownLinks,
-    kept: HashMap<String, grow::KeptRows>,
-    /// API calls and kernels linked over all loads: what the links cost.
+    /// API calls and GPU operations linked over all loads: what the links cost.
     rows_linked: u64,
 }
 
@@ -768,10 +771,14 @@ mod tests {
         drop(conn);
         let _ = std::fs::remove_file(&path);
         assert!(first.cuda_api.spans.len() < second.cuda_api.spans.len());
-        let rows = second.cuda_api.spans.len() + second.kernels.spans.len();
+        let rows = second.cuda_api.spans.len()
+            + second.kernels.spans.len()
+            + second.memcpys.spans.len()
+            + second.memsets.spans.len()
+            + second.syncs.spans.len();
         assert_eq!(
             carry.rows_linked, rows as u64,
-            "each API call and kernel linked once"
+            "each API call and GPU operation linked once"
         );
     }
 }

@@ -76,8 +76,8 @@ enum Slots {
 #[derive(Copy, Clone, Debug)]
 pub struct ProcessCorrelation<'a> {
     slots: Option<&'a Slots>,
-    /// A growing trace's slots of the API calls and kernels, shared by its
-    /// snapshots ([`GrownView`]), and how many API calls this snapshot has.
+    /// A growing trace's slots of the API calls and GPU operations, shared
+    /// by its snapshots ([`GrownView`]), and how many API calls this snapshot has.
     grown: Option<(&'a GrownView, u32)>,
 }
 
@@ -118,8 +118,8 @@ impl<'a> ProcessCorrelation<'a> {
 }
 
 /// The GPU operations of one API call ([`ProcessCorrelation::gpu_ops`]):
-/// a growing trace's kernels first (in the order they came), then those of
-/// a table's slots.
+/// a growing trace's in the order they came, a whole trace's from its
+/// table of slots.
 pub struct GpuOps<'a> {
     chain: Option<(&'a GrownView, u32)>,
     packed: std::slice::Iter<'a, u32>,
@@ -142,7 +142,7 @@ impl Iterator for GpuOps<'_> {
     }
 }
 
-/// One process's API-call and kernel correlations in a growing trace, as a
+/// One process's API-call and GPU-operation correlations in a growing trace, as a
 /// snapshot sees them: slots shared with every other snapshot and filled as
 /// rows come ([`super::grown_correlation`]). A later snapshot's writes can
 /// reach this one's slots only with rows past its own (rows are appended):
@@ -197,8 +197,8 @@ impl GrownView {
 #[derive(Debug, Default)]
 pub struct CorrelationIndex {
     by_pid: HashMap<u32, Slots>,
-    /// A growing trace's API calls and kernels, by process, with the rows
-    /// this snapshot holds; `by_pid` then holds the other GPU operations.
+    /// A growing trace's links, by process, read within the API calls this
+    /// snapshot holds (`by_pid` is then empty).
     grown: HashMap<u32, GrownView>,
     api_rows: u32,
 }
@@ -400,16 +400,11 @@ impl CorrelationIndex {
         }
     }
 
-    /// A growing trace's index: its API calls' and kernels' shared slots
-    /// (`grown`, of a snapshot holding `api_rows` API calls), and the other
-    /// GPU operations' index built whole (`others`).
-    pub fn with_grown(
-        others: CorrelationIndex,
-        grown: HashMap<u32, GrownView>,
-        api_rows: u32,
-    ) -> Self {
+    /// A growing trace's index: its API calls' and GPU operations' shared
+    /// slots (`grown`, of a snapshot holding `api_rows` API calls).
+    pub fn with_grown(grown: HashMap<u32, GrownView>, api_rows: u32) -> Self {
         CorrelationIndex {
-            by_pid: others.by_pid,
+            by_pid: HashMap::new(),
             grown,
             api_rows,
         }

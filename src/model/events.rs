@@ -397,57 +397,57 @@ impl KernelNames {
 
 /// Memory copies (`CUPTI_ACTIVITY_KIND_MEMCPY`), by stream. `spans.name` is
 /// nsys's operation label, e.g. `[CUDA memcpy Host-to-Device]`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Memcpys {
     pub spans: SpanColumns,
     pub correlation: Column<u32>,
-    pub bytes: Vec<u64>,
+    pub bytes: Column<u64>,
     /// `ENUM_CUDA_MEMCPY_OPER` (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP, ...).
-    pub copy_kind: Vec<u8>,
+    pub copy_kind: Column<u8>,
     /// `ENUM_CUDA_MEM_KIND` (0 Pageable, 1 Pinned, 2 Device, 4 Managed, ...).
-    pub src_kind: Vec<u8>,
-    pub dst_kind: Vec<u8>,
+    pub src_kind: Column<u8>,
+    pub dst_kind: Column<u8>,
     /// Whether the report's `ENUM_CUDA_MEMCPY_OPER` names the copy kind
     /// (`nsys stats` leaves the other copies out of its summaries).
-    pub kind_known: Vec<bool>,
+    pub kind_known: Column<bool>,
     /// `srcDeviceId` / `dstDeviceId`, -1 where the report leaves them NULL
     /// (`nsys analyze cuda_memcpy_sync` skips copies within one device).
-    pub src_device: Vec<i32>,
-    pub dst_device: Vec<i32>,
+    pub src_device: Column<i32>,
+    pub dst_device: Column<i32>,
     /// `greenContextId`, 0 when none (the rules print 0 and NULL as an empty cell).
-    pub green_context: Vec<u32>,
+    pub green_context: Column<u32>,
 }
 
 /// Memory sets (`CUPTI_ACTIVITY_KIND_MEMSET`), by stream.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Memsets {
     pub spans: SpanColumns,
     pub correlation: Column<u32>,
-    pub bytes: Vec<u64>,
-    pub value: Vec<u32>,
-    pub mem_kind: Vec<u8>,
+    pub bytes: Column<u64>,
+    pub value: Column<u32>,
+    pub mem_kind: Column<u8>,
     /// `greenContextId`, 0 when none.
-    pub green_context: Vec<u32>,
+    pub green_context: Column<u32>,
 }
 
 /// Synchronization records (`CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`), by stream.
 /// `spans.name` is the sync type's label.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Syncs {
     pub spans: SpanColumns,
     pub correlation: Column<u32>,
     /// `ENUM_CUPTI_SYNC_TYPE`: 1 event sync, 2 stream wait event, 3 stream sync, 4 context sync.
-    pub sync_type: Vec<u8>,
-    pub event_id: Vec<u32>,
+    pub sync_type: Column<u8>,
+    pub event_id: Column<u32>,
 }
 
 /// Whole-graph executions on a stream (`CUPTI_ACTIVITY_KIND_GRAPH_TRACE`).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct GraphExecs {
     pub spans: SpanColumns,
     pub correlation: Column<u32>,
-    pub graph_id: Vec<u32>,
-    pub graph_exec_id: Vec<u32>,
+    pub graph_id: Column<u32>,
+    pub graph_exec_id: Column<u32>,
 }
 
 /// CPU-side CUDA graph records (`CUDA_GRAPH_NODE_EVENTS`, `CUDA_GRAPH_EVENTS`):

@@ -1,14 +1,15 @@
-//! API call ⇄ kernel links of a growing trace, extended as rows come.
+//! API call ⇄ GPU operation links of a growing trace, extended as rows come.
 //!
 //! A whole load builds the correlation index in one pass over every call
-//! and kernel ([`super::CorrelationIndex::build`]); a growing trace would pay
+//! and GPU operation ([`super::CorrelationIndex::build`]); a growing trace would pay
 //! that pass at every snapshot (a third of a snapshot at 12M events). Here
 //! each process keeps slots by correlation id, shared by every snapshot: a
-//! new API call fills its id's slot, a new kernel is appended to its id's
+//! new API call fills its id's slot, a new kernel (copy, memset, sync) is appended to its id's
 //! chain of nodes. Slots are atomics: a later snapshot's writes may land in
 //! slots an earlier one reads, but only ever with rows and nodes past that
 //! snapshot's (rows are appended), which its reads leave out. An id's
-//! kernels read in the order they came (a whole load lists them by stream).
+//! operations read in the order they came (a whole load lists them by
+//! stream, then by kind).
 //! A correlation id used twice by one process (the later call wins, as in a
 //! whole load) reads as no call in snapshots taken before the reuse.
 //! Ids too sparse for slots are not grown ([`GrowingCorrelation::add`]
@@ -31,7 +32,7 @@ struct Slots {
     entries: usize,
 }
 
-/// The writer of a growing trace's API-call and kernel links.
+/// The writer of a growing trace's API-call and GPU-operation links.
 #[derive(Debug, Default)]
 pub struct GrowingCorrelation {
     by_pid: HashMap<u32, Slots>,
@@ -106,17 +107,11 @@ impl Slots {
         }
     }
 
-    fn add_kernels(&mut self, entries: impl Iterator<Item = (u32, u32)>) {
+    fn add_ops(&mut self, kind: GpuOpKind, entries: impl Iterator<Item = (u32, u32)>) {
         for (row, id) in entries {
             let slot = (id - self.view.base) as usize;
             let node = self.view.ops.len() as u32;
-            self.view.ops.push(
-                GpuOp {
-                    kind: GpuOpKind::Kernel,
-                    index: row,
-                }
-                .pack(),
-            );
+            self.view.ops.push(GpuOp { kind, index: row }.pack());
             if self.view.next.len() <= node as usize {
                 let n = self.view.next.len();
                 self.view.next = moved(&self.view.next, (2 * n).max(node as usize + 1), 0);
@@ -131,13 +126,14 @@ impl Slots {
 }
 
 impl GrowingCorrelation {
-    /// Links the API calls `api` and kernels `kernels` (rows not added
-    /// before), each track with its process. False when a process's ids are
-    /// too sparse for slots: the caller then builds its index whole (and
-    /// should not add to this one again).
-    pub fn add(&mut self, api: &[TrackIds], kernels: &[TrackIds]) -> bool {
+    /// Links the API calls `api` and GPU operations `ops` (rows not added
+    /// before), each track with its process; an id's operations are listed
+    /// in the order they come. False when a process's ids are too sparse
+    /// for slots: the caller then builds its index whole (and should not
+    /// add to this one again).
+    pub fn add(&mut self, api: &[TrackIds], ops: &[(GpuOpKind, TrackIds)]) -> bool {
         let mut bounds: HashMap<u32, (u32, u32, usize)> = HashMap::new();
-        for t in api.iter().chain(kernels) {
+        for t in api.iter().chain(ops.iter().map(|(_, t)| t)) {
             for (_, id) in t.entries() {
                 let e = bounds.entry(t.pid).or_insert((id, id, 0));
                 *e = (e.0.min(id), e.1.max(id), e.2 + 1);
@@ -154,9 +150,9 @@ impl GrowingCorrelation {
                 slots.fill_api(t.entries());
             }
         }
-        for t in kernels {
+        for (kind, t) in ops {
             if let Some(slots) = self.by_pid.get_mut(&t.pid) {
-                slots.add_kernels(t.entries());
+                slots.add_ops(*kind, t.entries());
             }
         }
         true
@@ -223,12 +219,16 @@ mod tests {
         let mut grown = GrowingCorrelation::default();
         let mut snapshots = Vec::new();
         for (a, k) in [(0..4, 0..4), (4..7, 4..7), (7..9, 7..10)] {
-            assert!(grown.add(
-                &tracks(&api, api_ids, a.clone()),
-                &tracks(&kernels, kernel_ids, k.clone())
-            ));
-            let index =
-                CorrelationIndex::with_grown(CorrelationIndex::default(), grown.views(), a.end);
+            let new_kernels = tracks(&kernels, kernel_ids, k.clone());
+            assert!(
+                grown.add(
+                    &tracks(&api, api_ids, a.clone()),
+                    &(new_kernels.into_iter())
+                        .map(|t| (GpuOpKind::Kernel, t))
+                        .collect::<Vec<_>>()
+                )
+            );
+            let index = CorrelationIndex::with_grown(grown.views(), a.end);
             let whole = CorrelationIndex::build(
                 &tracks(&api, api_ids, 0..a.end),
                 &(tracks(&kernels, kernel_ids, 0..k.end).into_iter())
