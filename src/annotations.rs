@@ -343,6 +343,8 @@ pub struct Carrier<'a> {
     old: &'a Trace,
     new: &'a Trace,
     tracks: HashMap<EventKind, Vec<crate::model::Span>>,
+    /// The later state's NVTX ranges by the report's row id, made on first use.
+    nvtx_rows: Option<HashMap<i64, u32>>,
 }
 
 impl<'a> Carrier<'a> {
@@ -351,18 +353,35 @@ impl<'a> Carrier<'a> {
             old,
             new,
             tracks: HashMap::new(),
+            nvtx_rows: None,
         }
     }
 
-    /// `ev` of the older state in the newer: at its own index when the event
-    /// there is the same (a growing trace keeps its kernels' and API calls'
-    /// indexes: one look), else found by its kind, times and name ([`find`]:
-    /// NVTX and the small tables are numbered anew each snapshot). `None`
-    /// where the newer state does not hold it.
+    /// `ev` of the older state in the newer, `None` where the newer does
+    /// not hold it. A growing report's later state keeps the indexes of
+    /// most kinds ([`crate::model::Lineage`]): then no look at all. An NVTX
+    /// range (numbered anew at each state, its end still moving while it is
+    /// open) is the range of the same row of the report's NVTX table. Any
+    /// other event is found by its kind, times and name ([`find`]).
     pub fn carry(&mut self, ev: EventId) -> Option<EventId> {
         let (old, new) = (self.old, self.new);
-        let (was, is) = (spans_of(old, ev.kind), spans_of(new, ev.kind));
         let i = ev.index as usize;
+        if new.lineage.keeps_indexes_of(&old.lineage, ev.kind) {
+            let held = i < spans_of(old, ev.kind).len() && i < spans_of(new, ev.kind).len();
+            return held.then_some(ev);
+        }
+        if ev.kind == EventKind::Nvtx
+            && old.info.path == new.info.path
+            && let Some(&row) = old.nvtx.row_id.get(i).filter(|&&row| row != 0)
+        {
+            let rows = self.nvtx_rows.get_or_insert_with(|| {
+                (new.nvtx.row_id.iter().enumerate())
+                    .map(|(i, &row)| (row, i as u32))
+                    .collect()
+            });
+            return rows.get(&row).map(|&i| EventId::new(EventKind::Nvtx, i));
+        }
+        let (was, is) = (spans_of(old, ev.kind), spans_of(new, ev.kind));
         let (start, end) = was.get(i)?;
         let name = old.name(*was.name.get(i)?);
         let same_here =

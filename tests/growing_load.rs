@@ -906,3 +906,65 @@ fn names_made_by_the_loader_follow_strings_added_between_loads() {
     let whole = load(&growing.path, &mut |_| {}, &never).expect("whole load");
     assert_same(&second, &whole, "after a string was added");
 }
+
+/// Each state of a growing report holds every event of the states before
+/// at the same index, for each kind its lineage says keeps them (every kind
+/// but NVTX, whose ranges come as they end); an NVTX range is carried to the
+/// range of the same row. A table read whole at every load (its own rowid
+/// column) numbers its events anew, and the lineage says so.
+#[test]
+fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
+    use sightline::annotations::Carrier;
+    use sightline::model::{EventId, EventKind};
+    let spans_of = |t: &Trace, kind: EventKind| -> SpanColumns {
+        match kind {
+            EventKind::Api => t.cuda_api.spans.clone(),
+            EventKind::Osrt => t.osrt.spans.clone(),
+            EventKind::Nvtx => t.nvtx.spans.clone(),
+            EventKind::Kernel => t.kernels.spans.clone(),
+            EventKind::Memcpy => t.memcpys.spans.clone(),
+            EventKind::Memset => t.memsets.spans.clone(),
+            EventKind::Sync => t.syncs.spans.clone(),
+            EventKind::Graph => t.graph_execs.spans.clone(),
+        }
+    };
+    for (aliased, name) in [(false, "timing_cases.sqlite"), (true, "streams.sqlite")] {
+        let growing = if aliased {
+            Growing::start_aliased(&fixture(name), "lineage-aliased")
+        } else {
+            Growing::start(&fixture(name), "lineage")
+        };
+        let mut carry = Carry::default();
+        let mut old: Option<Trace> = None;
+        for step in 0..SLICES {
+            growing.add_slice(step, SLICES);
+            let new = load_growing(&growing.path, &mut carry).expect("growing load");
+            if let Some(old) = &old {
+                for kind in EventKind::ALL {
+                    let kept = new.lineage.keeps_indexes_of(&old.lineage, kind);
+                    let renumbered = match kind {
+                        EventKind::Nvtx => true,
+                        EventKind::Api | EventKind::Kernel => aliased,
+                        _ => false,
+                    };
+                    assert_eq!(kept, !renumbered, "{name} step {step}: {kind:?}");
+                    let (was, is) = (spans_of(old, kind), spans_of(&new, kind));
+                    for i in (0..was.len()).filter(|_| kept) {
+                        assert_eq!(was.get(i), is.get(i), "{name} step {step}: {kind:?} {i}");
+                        assert_eq!(old.name(was.name[i]), new.name(is.name[i]));
+                    }
+                }
+                let mut carrier = Carrier::new(old, &new);
+                for i in 0..old.nvtx.spans.len() {
+                    let found = carrier
+                        .carry(EventId::new(EventKind::Nvtx, i as u32))
+                        .expect("every range is still there");
+                    let j = found.index as usize;
+                    assert_eq!(old.nvtx.row_id[i], new.nvtx.row_id[j]);
+                    assert_eq!(old.nvtx.spans.start[i], new.nvtx.spans.start[j]);
+                }
+            }
+            old = Some(new);
+        }
+    }
+}

@@ -729,11 +729,13 @@ fn carry_over(
     range_work: &mut Vec<(u32, Ns, Ns)>,
 ) {
     for f in findings.iter_mut() {
-        f.events = f
-            .events
-            .iter()
-            .filter_map(|&ev| carrier.carry(ev))
-            .collect();
+        f.events.retain_mut(|ev| match carrier.carry(*ev) {
+            Some(found) => {
+                *ev = found;
+                true
+            }
+            None => false,
+        });
     }
     range_work.retain_mut(|(row, _, _)| {
         let ev = EventId::new(EventKind::Nvtx, *row);

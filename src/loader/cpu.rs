@@ -11,8 +11,8 @@ use super::grow::{self, Grown, OutOfOrder, add_runs};
 use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
-    ApiCalls, EncodedEnds, GraphRecord, Ns, NvtxKind, NvtxRanges, NvtxTrack, OsCalls, Payload,
-    Process, SpanColumns, SparseColumn, StrId, Thread, Track,
+    ApiCalls, EncodedEnds, EventKind, GraphRecord, Ns, NvtxKind, NvtxRanges, NvtxTrack, OsCalls,
+    Payload, Process, SpanColumns, SparseColumn, StrId, Thread, Track,
 };
 use crate::threads::joined;
 
@@ -211,12 +211,12 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
     b.trace.warnings.extend(warnings);
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
     let slot: fn(&mut super::Carry) -> &mut GrownApi = |carry| &mut carry.api;
-    let Some(grown) = grow::take(b, TABLE, slot) else {
+    let Some(grown) = grow::take(b, TABLE, EventKind::Api, slot) else {
         return read_rows(b, TABLE, &sql, api_calls_from);
     };
     let grown = grown.grow(b, TABLE, &sql, append_api_calls)?;
     b.trace.cuda_api = Arc::new(grown.table.clone());
-    grow::keep(b, grown, slot);
+    grow::keep(b, grown, EventKind::Api, slot);
     Ok(())
 }
 
@@ -386,12 +386,12 @@ pub(super) fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
     b.trace.warnings.extend(warnings);
     const TABLE: &str = "OSRT_API";
     let slot: fn(&mut super::Carry) -> &mut GrownOsrt = |carry| &mut carry.osrt;
-    let Some(grown) = grow::take(b, TABLE, slot) else {
+    let Some(grown) = grow::take(b, TABLE, EventKind::Osrt, slot) else {
         return read_rows(b, TABLE, &sql, os_calls_from);
     };
     let grown = grown.grow(b, TABLE, &sql, append_os_calls)?;
     b.trace.osrt = Arc::new(grown.table.clone());
-    grow::keep(b, grown, slot);
+    grow::keep(b, grown, EventKind::Osrt, slot);
     Ok(())
 }
 
@@ -691,6 +691,11 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
         nvtx.category_names.insert((domain, category), name);
     }
     b.trace.nvtx = Arc::new(nvtx);
+    // Read whole at every load: a growing report's ranges come when they
+    // end, and may enclose ranges shown before.
+    if let Some(carry) = b.carry.as_deref_mut() {
+        carry.numbered_anew(EventKind::Nvtx);
+    }
     warn_bad(b, bad, missing, "NVTX events");
     let mut unknown: Vec<_> = unknown_types.into_iter().collect();
     unknown.sort_unstable();

@@ -13,9 +13,9 @@ use super::parallel::{RowSink, Rows, column, read_rows, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::grown_correlation::GrowingCorrelation;
 use crate::model::{
-    CorrelationIndex, CudaEventRecord, EncodedEnds, Gpu, GpuLimits, GpuOpKind, GraphExecs,
-    IdColumn, KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns, SpanColumns,
-    SparseColumn, StrId, Stream, Syncs, Trace, Track, TrackIds,
+    CorrelationIndex, CudaEventRecord, EncodedEnds, EventKind, Gpu, GpuLimits, GpuOpKind,
+    GraphExecs, IdColumn, KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns,
+    SpanColumns, SparseColumn, StrId, Stream, Syncs, Trace, Track, TrackIds,
 };
 use crate::threads::joined;
 
@@ -293,14 +293,14 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     b.trace.warnings.extend(warnings);
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
     let slot: fn(&mut super::Carry) -> &mut GrownKernels = |carry| &mut carry.kernels;
-    let Some(grown) = grow::take(b, TABLE, slot) else {
+    let Some(grown) = grow::take(b, TABLE, EventKind::Kernel, slot) else {
         return read_rows(b, TABLE, &sql, |b, rows| kernels_from(b, streams, rows));
     };
     let grown = grown.grow(b, TABLE, &sql, |b, grown, rows| {
         append_kernels(b, streams, grown, rows)
     })?;
     b.trace.kernels = Arc::new(grown.table.0.clone());
-    grow::keep(b, grown, slot);
+    grow::keep(b, grown, EventKind::Kernel, slot);
     Ok(())
 }
 
@@ -572,6 +572,7 @@ trait OwnColumns: Default + Send {
 /// The model's table of one kind of GPU operation, extended read by read.
 trait OpTable: Default + Clone {
     type Own: OwnColumns;
+    const KIND: EventKind;
     fn spans(&self) -> &SpanColumns;
     fn spans_mut(&mut self) -> &mut SpanColumns;
     fn correlation(&mut self) -> &mut crate::model::Column<u32>;
@@ -644,7 +645,7 @@ fn read_op_table<T: OpTable>(b: &mut Builder, streams: &mut Streams) -> rusqlite
     let mut append = |b: &mut Builder, grown: &mut GrownOps<T>, rows: OpRows<T::Own>| {
         append_ops(b, streams, grown, rows, &labels)
     };
-    let grown = match grow::take(b, table, T::slot) {
+    let grown = match grow::take(b, table, T::KIND, T::slot) {
         Some(grown) => grown.grow(b, table, &sql, append)?,
         None => {
             let mut whole = GrownOps::<T>::default();
@@ -655,7 +656,7 @@ fn read_op_table<T: OpTable>(b: &mut Builder, streams: &mut Streams) -> rusqlite
         }
     };
     grown.table.0.clone().publish(&mut b.trace);
-    grow::keep(b, grown, T::slot);
+    grow::keep(b, grown, T::KIND, T::slot);
     Ok(())
 }
 
@@ -819,6 +820,7 @@ impl OwnColumns for MemcpyColumns {
 
 impl OpTable for Memcpys {
     type Own = MemcpyColumns;
+    const KIND: EventKind = EventKind::Memcpy;
 
     fn spans(&self) -> &SpanColumns {
         &self.spans
@@ -924,6 +926,7 @@ impl OwnColumns for MemsetColumns {
 
 impl OpTable for Memsets {
     type Own = MemsetColumns;
+    const KIND: EventKind = EventKind::Memset;
 
     fn spans(&self) -> &SpanColumns {
         &self.spans
@@ -1003,6 +1006,7 @@ impl OwnColumns for SyncColumns {
 
 impl OpTable for Syncs {
     type Own = SyncColumns;
+    const KIND: EventKind = EventKind::Sync;
 
     fn spans(&self) -> &SpanColumns {
         &self.spans
@@ -1073,6 +1077,7 @@ impl OwnColumns for GraphColumns {
 
 impl OpTable for GraphExecs {
     type Own = GraphColumns;
+    const KIND: EventKind = EventKind::Graph;
 
     fn spans(&self) -> &SpanColumns {
         &self.spans

@@ -15,7 +15,7 @@ use std::hash::Hash;
 use super::group::Grouping;
 use super::parallel::{RowSink, read_table_from};
 use super::{Builder, Carry};
-use crate::model::{Ns, Run, SpanColumns, Track};
+use crate::model::{EventKind, Ns, Run, SpanColumns, Track};
 
 /// A table as last built, with what its next extension needs.
 pub(super) struct Grown<T, K> {
@@ -49,29 +49,34 @@ impl<T: Default, K> Default for Grown<T, K> {
 
 /// In a growing load (the builder has a carry), the growing table `slot`
 /// picks from the carry, taken out of it; `None` in an ordinary load, or
-/// when `table` is read whole (it has a rowid column of its own: its rows
-/// may come below the last rowid read), which also drops the correlation
-/// links made on the table's rows (their indexes may all change).
+/// when `table` (of events of `kind`) is read whole (it has a rowid column
+/// of its own: its rows may come below the last rowid read), which also
+/// drops the correlation links made on the table's rows and says that its
+/// events are numbered anew.
 pub(super) fn take<T: Default, K>(
     b: &mut Builder,
     table: &str,
+    kind: EventKind,
     slot: fn(&mut Carry) -> &mut Grown<T, K>,
 ) -> Option<Grown<T, K>> {
     let whole = b.report.has_rowid_alias(table);
     let carry = b.carry.as_deref_mut()?;
     if whole {
         carry.links = Default::default();
+        carry.numbered_anew(kind);
         return None;
     }
     Some(std::mem::take(slot(carry)))
 }
 
 /// Puts `grown` back in the carry's `slot` for the next load, unless it
-/// cannot go on from this one; drops the correlation links when the table
-/// began afresh.
+/// cannot go on from this one; when the table (of events of `kind`) began
+/// afresh, drops the correlation links and says its events were numbered
+/// anew.
 pub(super) fn keep<T: Default, K>(
     b: &mut Builder,
     grown: Grown<T, K>,
+    kind: EventKind,
     slot: fn(&mut Carry) -> &mut Grown<T, K>,
 ) {
     let Some(carry) = b.carry.as_deref_mut() else {
@@ -79,6 +84,7 @@ pub(super) fn keep<T: Default, K>(
     };
     if grown.restarted {
         carry.links = Default::default();
+        carry.numbered_anew(kind);
     }
     if grown.next_rowid.is_some() {
         *slot(carry) = grown;

@@ -29,7 +29,7 @@ pub use db::{open_read_only, read_only_uri};
 pub use error::{LoadError, Problem};
 pub(crate) use snapshot::companion;
 
-use crate::model::{StrId, Strings, Trace};
+use crate::model::{EventKind, Lineage, StrId, Strings, Trace};
 use cells::Cells;
 use db::Report;
 
@@ -177,6 +177,26 @@ pub struct Carry {
     links: gpu::GrownLinks,
     /// API calls and GPU operations linked over all loads: what the links cost.
     rows_linked: u64,
+    /// The report's states so far (see [`Lineage`]).
+    lineage: Lineage,
+}
+
+/// Names each growing report's carry (0 names none).
+static GROWING_REPORTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+impl Carry {
+    /// A load begins: its number, and the report's on the first.
+    fn begin_load(&mut self) {
+        if self.lineage.report == 0 {
+            self.lineage.report = GROWING_REPORTS.fetch_add(1, Ordering::Relaxed);
+        }
+        self.lineage.load += 1;
+    }
+
+    /// This load numbers the events of `kind` anew.
+    fn numbered_anew(&mut self, kind: EventKind) {
+        self.lineage.numbered_at[kind as usize] = self.lineage.load;
+    }
 }
 
 /// Loads a report that grows only by rows added to its tables (a capture's
@@ -279,6 +299,10 @@ fn build(
         return Err(LoadError::new(path, Problem::NotNsysReport(why.into())));
     }
     let mut builder = Builder::new(path, report, on_progress, cancel);
+    let mut carry = carry;
+    if let Some(carry) = carry.as_deref_mut() {
+        carry.begin_load();
+    }
     builder.carry = carry;
     builder.source = read_from.to_path_buf();
     if let Some(note) = note {
@@ -311,6 +335,9 @@ fn build(
         if let (Some(publish), false) = (on_partial.as_mut(), later.is_empty()) {
             publish(builder.snapshot(later.iter().map(|p| p.2).collect()));
         }
+    }
+    if let Some(carry) = builder.carry.as_deref() {
+        builder.trace.lineage = carry.lineage.clone();
     }
     let trace = builder.finish();
     Ok((trace, times))

@@ -23,6 +23,17 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    pub const ALL: [EventKind; 8] = [
+        EventKind::Api,
+        EventKind::Osrt,
+        EventKind::Nvtx,
+        EventKind::Kernel,
+        EventKind::Memcpy,
+        EventKind::Memset,
+        EventKind::Sync,
+        EventKind::Graph,
+    ];
+
     /// A lower-case name for output formats (`kernel`, `api`, ...).
     pub fn name(self) -> &'static str {
         match self {
@@ -60,5 +71,32 @@ impl From<super::GpuOp> for EventId {
             super::GpuOpKind::Sync => EventKind::Sync,
         };
         EventId::new(kind, op.index)
+    }
+}
+
+/// Where a trace stands among the states of one growing report (a
+/// capture's snapshots): which report, which of its loads, and from which
+/// load on each kind of event has kept its indexes. A later state of the
+/// same report holds every event of an earlier one at the same index, for
+/// each kind not numbered anew in between ([`Lineage::keeps_indexes_of`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lineage {
+    /// Names the growing report; 0 for a report loaded whole.
+    pub report: u64,
+    /// This state's load, counted from 1.
+    pub load: u64,
+    /// The load each kind's events were last numbered anew at, by
+    /// [`EventKind`] as an index.
+    pub numbered_at: [u64; 8],
+}
+
+impl Lineage {
+    /// Whether every event of `kind` in `older` is at the same index in
+    /// this state (true only for two states of one growing report).
+    pub fn keeps_indexes_of(&self, older: &Lineage, kind: EventKind) -> bool {
+        self.report != 0
+            && self.report == older.report
+            && older.load <= self.load
+            && self.numbered_at[kind as usize] <= older.load
     }
 }

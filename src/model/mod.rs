@@ -22,7 +22,7 @@ pub use correlation::{
     TrackIds,
 };
 pub use events::*;
-pub use ids::{EventId, EventKind};
+pub use ids::{EventId, EventKind, Lineage};
 pub use metrics::{KernelMetrics, MetricDef, MetricSource};
 pub use strings::{StrId, Strings};
 pub use track::{RowOwners, Run, SAMPLED_STARTS_STRIDE, Track};
@@ -173,6 +173,8 @@ pub struct Trace {
     pub correlation: Arc<CorrelationIndex>,
     /// What the loader skipped or repaired, for the user to see.
     pub warnings: Vec<String>,
+    /// Which state of a growing report this is (default for any other).
+    pub lineage: Lineage,
     /// [`Trace::activity_span`], worked out on first use: a scan of every
     /// GPU operation and NVTX range (10 ms at 10M events), which the loader
     /// does on its thread before it hands a trace over, not the window.
@@ -208,6 +210,7 @@ impl Trace {
             kernel_metrics: self.kernel_metrics.clone(),
             correlation: self.correlation.clone(),
             warnings: self.warnings.clone(),
+            lineage: self.lineage.clone(),
             activity: Default::default(),
         }
     }
