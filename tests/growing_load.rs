@@ -322,6 +322,29 @@ fn assert_same(grown: &Trace, whole: &Trace, at: &str) {
     };
     assert_eq!(strings(grown), strings(whole), "{at}: strings");
     same_spans(at, &grown.nvtx.spans, &whole.nvtx.spans);
+    let (gn, wn) = (&grown.nvtx, &whole.nvtx);
+    assert_eq!(gn.row_id, wn.row_id, "{at}: NVTX row ids");
+    assert_eq!(
+        (&gn.kind, &gn.depth, &gn.color, &gn.category, &gn.unended),
+        (&wn.kind, &wn.depth, &wn.color, &wn.category, &wn.unended),
+        "{at}: NVTX columns"
+    );
+    assert_eq!(gn.payload, wn.payload, "{at}: NVTX payloads");
+    assert_eq!(gn.end_thread, wn.end_thread, "{at}: NVTX end threads");
+    assert_eq!(
+        gn.category_names, wn.category_names,
+        "{at}: NVTX categories"
+    );
+    // CUDA event records, each with its stream named by key.
+    let records = |t: &Trace| -> Vec<_> {
+        (t.cuda_events.iter())
+            .map(|r| {
+                let s = &t.streams[r.stream as usize];
+                (s.pid, s.device_id, s.stream_id, r.correlation, r.event_id)
+            })
+            .collect()
+    };
+    assert_eq!(records(grown), records(whole), "{at}: CUDA event records");
     // Every other table is appended to as the report grows: the same events
     // on every track, in the same order, not at the same indexes.
     for (what, g, w) in [
@@ -861,7 +884,8 @@ fn rows_of_the_small_tables_read_once_are_not_read_again() {
         .conn
         .execute_batch(
             "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = bytes + 1;
-             UPDATE OSRT_API SET returnValue = returnValue + 7;",
+             UPDATE OSRT_API SET returnValue = returnValue + 7;
+             UPDATE NVTX_EVENTS SET color = 12345;",
         )
         .expect("rows changed in place");
     growing.add_slice(1, 2);
@@ -880,6 +904,13 @@ fn rows_of_the_small_tables_read_once_are_not_read_again() {
         returned(&second),
         returned(&whole) - 7 * os_calls as i64,
         "the OS runtime calls read by the first load were read again"
+    );
+    let recoloured = |t: &Trace| t.nvtx.color.iter().filter(|&&c| c == 12345).count();
+    assert!(!first.nvtx.spans.is_empty());
+    assert_eq!(
+        recoloured(&second),
+        recoloured(&whole) - first.nvtx.spans.len(),
+        "the NVTX ranges read by the first load were read again"
     );
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, Runs, stack_levels};
-use super::grow::{self, Grown, OutOfOrder, add_runs};
+use super::grow::{self, Grown, KeptRows, OutOfOrder, add_runs};
 use super::parallel::{RowSink, Rows, column, read_rows};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
@@ -463,6 +463,73 @@ impl RowSink for OsRows {
     }
 }
 
+/// An NVTX table row as read (kept from load to load by a growing report's).
+pub(super) struct NvtxRow {
+    /// nsys's range id (the table's rowid; 0 where it has none).
+    row_id: i64,
+    start: Option<Ns>,
+    end: Option<Ns>,
+    event_type: i64,
+    text: Option<String>,
+    text_id: Option<i64>,
+    global_tid: i64,
+    end_tid: Option<i64>,
+    domain: i64,
+    color: u32,
+    category: u32,
+    payload: Option<Payload>,
+}
+
+impl NvtxRow {
+    /// The cells `read_nvtx`'s query selects.
+    fn read(row: &rusqlite::Row) -> NvtxRow {
+        let payload = if let Some(v) = opt_int(row, 10) {
+            Some(Payload::Int(v))
+        } else if let Some(v) = opt_int(row, 11) {
+            Some(Payload::Uint(v as u64))
+        } else if let Ok(Some(v)) = row.get::<_, Option<f64>>(12) {
+            Some(Payload::Float(v))
+        } else if let Some(v) = opt_int(row, 13) {
+            Some(Payload::Int(v))
+        } else if let Some(v) = opt_int(row, 14) {
+            Some(Payload::Uint(v as u64))
+        } else if let Ok(Some(v)) = row.get::<_, Option<f64>>(15) {
+            Some(Payload::Float(v))
+        } else {
+            text(row, 16).map(Payload::Json)
+        };
+        NvtxRow {
+            row_id: int(row, 17),
+            start: opt_int(row, 0),
+            end: opt_int(row, 1),
+            event_type: int(row, 2),
+            text: text(row, 3),
+            text_id: opt_int(row, 4),
+            global_tid: int(row, 5),
+            end_tid: opt_int(row, 6),
+            domain: int(row, 7),
+            color: opt_int(row, 8).map_or(0, |c| c as u32),
+            category: opt_int(row, 9).map_or(0, |c| c as u32),
+            payload,
+        }
+    }
+}
+
+/// An NVTX range of a row, its text resolved.
+struct Row {
+    row_id: i64,
+    start: Ns,
+    end: Option<Ns>,
+    kind: NvtxKind,
+    text: StrId,
+    global_tid: i64,
+    end_tid: Option<i64>,
+    domain: i64,
+    color: u32,
+    category: u32,
+    payload: Option<Payload>,
+}
+
 pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     let mut warnings = Vec::new();
     let Some(sql) = b.report.select(
@@ -504,110 +571,89 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
         sql.replacen(" FROM ", ", NULL FROM ", 1)
     };
 
-    struct Row {
-        row_id: i64,
-        start: Ns,
-        end: Option<Ns>,
-        kind: NvtxKind,
-        text: StrId,
-        global_tid: i64,
-        end_tid: Option<i64>,
-        domain: i64,
-        color: u32,
-        category: u32,
-        payload: Option<Payload>,
-    }
-    let mut rows_out = Vec::new();
     // Domain names are per process: (pid, domainId) → name.
     let mut domains: HashMap<(u32, i64), String> = HashMap::new();
     let mut last_ts = i64::MIN;
     let mut missing = 0;
     let mut unknown_types: HashMap<i64, u64> = HashMap::new();
     let mut categories: Vec<((u32, i64, u32), String)> = Vec::new();
-    {
-        let report = b.report.clone();
-        let mut stmt = report.conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            b.tick(1)?;
-            let Some(start) = opt_int(row, 0) else {
-                missing += 1;
+    // A growing report's rows read by earlier loads are kept as read: its
+    // ranges come as they end, and may enclose ranges shown before, so the
+    // table is built again from all of them, but only new rows are read.
+    let mut kept = match b.carry.as_deref_mut() {
+        Some(carry) => std::mem::take(&mut carry.nvtx),
+        None => KeptRows::default(),
+    };
+    grow::read_new_rows(b, "NVTX_EVENTS", &sql, &mut kept, |b, row| {
+        b.tick(1)?;
+        Ok(Some(NvtxRow::read(row)))
+    })?;
+    let mut rows_out = Vec::with_capacity(kept.rows.len());
+    for row in &kept.rows {
+        let Some(start) = row.start else {
+            missing += 1;
+            continue;
+        };
+        let end = row.end;
+        last_ts = last_ts.max(start).max(end.unwrap_or(i64::MIN));
+        // A registered string when its id resolves, else the inline text
+        // (as nsys stats does: coalesce(StringIds.value, text)).
+        let registered = row.text_id.and_then(|id| b.string_ids.get(id));
+        let message = || match registered {
+            Some(id) => b.trace.strings.get(id).to_string(),
+            None => row.text.clone().unwrap_or_default(),
+        };
+        let global_tid = row.global_tid;
+        let kind = match row.event_type {
+            NVTX_PUSHPOP | NVTXT_PUSHPOP => NvtxKind::PushPop,
+            NVTX_STARTEND | NVTXT_STARTEND => NvtxKind::StartEnd,
+            NVTX_MARK | NVTXT_MARK => NvtxKind::Mark,
+            NVTX_DOMAIN_CREATE => {
+                domains
+                    .entry((pid_of(global_tid), row.domain))
+                    .or_insert_with(message);
                 continue;
-            };
-            let end = opt_int(row, 1);
-            last_ts = last_ts.max(start).max(end.unwrap_or(i64::MIN));
-            let event_type = int(row, 2);
-            // A registered string when its id resolves, else the inline text
-            // (as nsys stats does: coalesce(StringIds.value, text)).
-            let registered = opt_int(row, 4).and_then(|id| b.string_ids.get(id));
-            let message = || match registered {
-                Some(id) => b.trace.strings.get(id).to_string(),
-                None => text(row, 3).unwrap_or_default(),
-            };
-            let global_tid = int(row, 5);
-            let kind = match event_type {
-                NVTX_PUSHPOP | NVTXT_PUSHPOP => NvtxKind::PushPop,
-                NVTX_STARTEND | NVTXT_STARTEND => NvtxKind::StartEnd,
-                NVTX_MARK | NVTXT_MARK => NvtxKind::Mark,
-                NVTX_DOMAIN_CREATE => {
-                    domains
-                        .entry((pid_of(global_tid), int(row, 7)))
-                        .or_insert_with(message);
-                    continue;
-                }
-                NVTX_THREAD_NAME => {
-                    let name = message();
-                    b.thread_names.entry(global_tid).or_insert(name);
-                    continue;
-                }
-                NVTX_CATEGORY => {
-                    // Resolved to the domain's name once all domains are known.
-                    let key = (pid_of(global_tid), int(row, 7), int(row, 9) as u32);
-                    categories.push((key, message()));
-                    continue;
-                }
-                other => {
-                    *unknown_types.entry(other).or_insert(0) += 1;
-                    continue;
-                }
-            };
-            let payload = if let Some(v) = opt_int(row, 10) {
-                Some(Payload::Int(v))
-            } else if let Some(v) = opt_int(row, 11) {
-                Some(Payload::Uint(v as u64))
-            } else if let Ok(Some(v)) = row.get::<_, Option<f64>>(12) {
-                Some(Payload::Float(v))
-            } else if let Some(v) = opt_int(row, 13) {
-                Some(Payload::Int(v))
-            } else if let Some(v) = opt_int(row, 14) {
-                Some(Payload::Uint(v as u64))
-            } else if let Ok(Some(v)) = row.get::<_, Option<f64>>(15) {
-                Some(Payload::Float(v))
-            } else {
-                text(row, 16).map(Payload::Json)
-            };
-            // Registered strings are interned already; only inline text is new.
-            let text_id = match registered {
-                Some(id) => id,
-                None => {
-                    let inline = text(row, 3).unwrap_or_default();
-                    b.trace.strings.intern(&inline)
-                }
-            };
-            rows_out.push(Row {
-                row_id: int(row, 17),
-                start,
-                end,
-                kind,
-                text: text_id,
-                global_tid,
-                end_tid: opt_int(row, 6),
-                domain: int(row, 7),
-                color: opt_int(row, 8).map_or(0, |c| c as u32),
-                category: opt_int(row, 9).map_or(0, |c| c as u32),
-                payload,
-            });
-        }
+            }
+            NVTX_THREAD_NAME => {
+                let name = message();
+                b.thread_names.entry(global_tid).or_insert(name);
+                continue;
+            }
+            NVTX_CATEGORY => {
+                // Resolved to the domain's name once all domains are known.
+                let key = (pid_of(global_tid), row.domain, row.category);
+                categories.push((key, message()));
+                continue;
+            }
+            other => {
+                *unknown_types.entry(other).or_insert(0) += 1;
+                continue;
+            }
+        };
+        // Registered strings are interned already; only inline text is new.
+        let text_id = match registered {
+            Some(id) => id,
+            None => b
+                .trace
+                .strings
+                .intern(row.text.as_deref().unwrap_or_default()),
+        };
+        rows_out.push(Row {
+            row_id: row.row_id,
+            start,
+            end,
+            kind,
+            text: text_id,
+            global_tid,
+            end_tid: row.end_tid,
+            domain: row.domain,
+            color: row.color,
+            category: row.category,
+            payload: row.payload.clone(),
+        });
+    }
+    if let Some(carry) = b.carry.as_deref_mut() {
+        carry.nvtx = kept;
     }
 
     // One track per (thread, domain).

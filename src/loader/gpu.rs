@@ -8,7 +8,7 @@ use super::cells::{Cells, RawRows};
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, Runs};
-use super::grow::{self, Grown, OutOfOrder, add_runs};
+use super::grow::{self, Grown, KeptRows, OutOfOrder, add_runs};
 use super::parallel::{RowSink, Rows, column, read_rows, read_table};
 use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::grown_correlation::GrowingCorrelation;
@@ -20,7 +20,7 @@ use crate::model::{
 use crate::threads::joined;
 
 /// (pid, device, context, stream) → stream number.
-type StreamKey = (u32, u32, u32, u32);
+pub(super) type StreamKey = (u32, u32, u32, u32);
 
 struct Streams {
     by_key: HashMap<StreamKey, u32>,
@@ -1110,9 +1110,10 @@ impl OpTable for GraphExecs {
 }
 
 fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
+    const TABLE: &str = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
     let mut warnings = Vec::new();
     let Some(sql) = b.report.select(
-        "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+        TABLE,
         &[
             Opt("globalPid", "0"),
             Opt("deviceId", "0"),
@@ -1126,25 +1127,33 @@ fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
     ) else {
         return Ok(());
     };
-    let report = b.report.clone();
-    let mut stmt = report.conn.prepare(&sql)?;
-    let mut rows = stmt.query([])?;
-    let mut records = Vec::new();
-    while let Some(row) = rows.next()? {
+    // A growing report's records read before are kept by stream key:
+    // streams are numbered as the tables first name them, which a later
+    // load may do in another order.
+    let mut kept = match b.carry.as_deref_mut() {
+        Some(carry) => std::mem::take(&mut carry.cuda_events),
+        None => KeptRows::default(),
+    };
+    grow::read_new_rows(b, TABLE, &sql, &mut kept, |_, row| {
         let key = (
             pid_of(int(row, 0)),
             int(row, 1) as u32,
             int(row, 2) as u32,
             int(row, 3) as u32,
         );
-        let stream = streams.get(b, key);
-        records.push(CudaEventRecord {
-            stream,
-            correlation: int(row, 4) as u32,
-            event_id: int(row, 5) as u32,
-        });
-    }
+        Ok(Some((key, int(row, 4) as u32, int(row, 5) as u32)))
+    })?;
+    let records = (kept.rows.iter())
+        .map(|&(key, correlation, event_id)| CudaEventRecord {
+            stream: streams.get(b, key),
+            correlation,
+            event_id,
+        })
+        .collect();
     b.trace.cuda_events = Arc::new(records);
+    if let Some(carry) = b.carry.as_deref_mut() {
+        carry.cuda_events = kept;
+    }
     Ok(())
 }
 

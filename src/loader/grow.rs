@@ -178,3 +178,69 @@ pub(super) fn add_runs<'a, K: Copy + Eq + Hash + 'a>(
         }
     }
 }
+
+/// Rows of a table read row by row (NVTX ranges, CUDA event records) as a
+/// growing report's loads keep them, with the last rowid read.
+pub(super) struct KeptRows<R> {
+    pub rows: Vec<R>,
+    read_to: Option<i64>,
+}
+
+impl<R> Default for KeptRows<R> {
+    fn default() -> Self {
+        KeptRows {
+            rows: Vec::new(),
+            read_to: None,
+        }
+    }
+}
+
+/// Adds to `kept` what `read` makes of each row `sql` (a `SELECT` of
+/// `table` with no `WHERE`) selects, in rowid order: in a growing load only
+/// the rows added since the last (up to the last rowid of this load's
+/// commit), else every row, `kept` emptied first. A table with a rowid
+/// column of its own is read whole (its rows may come below the last rowid
+/// read), and so is one without rowids.
+pub(super) fn read_new_rows<R>(
+    b: &mut Builder,
+    table: &str,
+    sql: &str,
+    kept: &mut KeptRows<R>,
+    mut read: impl FnMut(&mut Builder, &rusqlite::Row) -> rusqlite::Result<Option<R>>,
+) -> rusqlite::Result<()> {
+    let report = b.report.clone();
+    let last = if b.carry.is_some() && !report.has_rowid_alias(table) {
+        report
+            .conn
+            .query_row(&format!("SELECT max(rowid) FROM \"{table}\""), [], |r| {
+                r.get::<_, Option<i64>>(0)
+            })
+            .ok()
+    } else {
+        None
+    };
+    let (sql, params) = match (last, kept.read_to) {
+        // Not growing, or a table without rowids: every row.
+        (None, _) => {
+            *kept = KeptRows::default();
+            (sql.to_string(), Vec::new())
+        }
+        // No rows yet, or none added since.
+        (Some(None), _) => return Ok(()),
+        (Some(Some(last)), Some(read)) if last <= read => return Ok(()),
+        (Some(Some(last)), Some(read)) => (
+            format!("{sql} WHERE rowid > ?1 AND rowid <= ?2"),
+            vec![read, last],
+        ),
+        (Some(Some(last)), None) => (format!("{sql} WHERE rowid <= ?1"), vec![last]),
+    };
+    let mut stmt = report.conn.prepare(&sql)?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+    while let Some(row) = rows.next()? {
+        if let Some(r) = read(b, row)? {
+            kept.rows.push(r);
+        }
+    }
+    kept.read_to = last.flatten();
+    Ok(())
+}

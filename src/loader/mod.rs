@@ -174,6 +174,8 @@ pub struct Carry {
     memsets: gpu::GrownOps<crate::model::Memsets>,
     syncs: gpu::GrownOps<crate::model::Syncs>,
     graph_execs: gpu::GrownOps<crate::model::GraphExecs>,
+    nvtx: grow::KeptRows<cpu::NvtxRow>,
+    cuda_events: grow::KeptRows<(gpu::StreamKey, u32, u32)>,
     links: gpu::GrownLinks,
     /// API calls and GPU operations linked over all loads: what the links cost.
     rows_linked: u64,
