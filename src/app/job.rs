@@ -60,6 +60,7 @@ impl<T: Send + 'static> Job<T> {
         let spawned = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
+                crate::threads::in_background();
                 if let Some(result) = work(&cancel) {
                     let _ = tx.send(result);
                     if let Some(ctx) = repaint {
@@ -87,6 +88,7 @@ impl<T: Send + 'static> Job<T> {
         let spawned = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
+                crate::threads::in_background();
                 let emit = |result: T| {
                     let sent = tx.send(result).is_ok();
                     if let Some(ctx) = &repaint {

@@ -230,7 +230,10 @@ impl LoadingThread {
         let stop = ending.clone();
         let spawned = std::thread::Builder::new()
             .name("sightline-snapshots".into())
-            .spawn(move || load_snapshots(&path, carry, &heard, &stop, ages, &to, checkpointer));
+            .spawn(move || {
+                crate::threads::in_background();
+                load_snapshots(&path, carry, &heard, &stop, ages, &to, checkpointer)
+            });
         let Ok(thread) = spawned else {
             // No loads, so no checkpoints but the writer's.
             let _ = live.leave_checkpoints_to_loads(false);

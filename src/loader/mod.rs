@@ -429,6 +429,7 @@ impl LoadJob {
         std::thread::Builder::new()
             .name("sightline-loader".into())
             .spawn(move || {
+                crate::threads::in_background();
                 let progress_tx = tx.clone();
                 let mut send = |p: Progress| {
                     let _ = progress_tx.send(LoadMessage::Progress(p));
