@@ -485,24 +485,14 @@ mod kind_name {
 
     use crate::model::EventKind;
 
-    const ALL: [EventKind; 8] = [
-        EventKind::Api,
-        EventKind::Osrt,
-        EventKind::Nvtx,
-        EventKind::Kernel,
-        EventKind::Memcpy,
-        EventKind::Memset,
-        EventKind::Sync,
-        EventKind::Graph,
-    ];
-
     pub fn serialize<S: Serializer>(kind: &EventKind, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(kind.name())
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<EventKind, D::Error> {
         let text = String::deserialize(d)?;
-        ALL.into_iter()
+        EventKind::ALL
+            .into_iter()
             .find(|k| k.name() == text)
             .ok_or_else(|| D::Error::custom(format!("unknown event kind {text:?}")))
     }

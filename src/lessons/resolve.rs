@@ -411,16 +411,7 @@ fn search_matches(trace: &Trace, search: &Search) -> bool {
     };
     let lower = search.query.to_lowercase();
     let mut seen = BTreeSet::new();
-    for kind in [
-        EventKind::Api,
-        EventKind::Osrt,
-        EventKind::Nvtx,
-        EventKind::Kernel,
-        EventKind::Memcpy,
-        EventKind::Memset,
-        EventKind::Sync,
-        EventKind::Graph,
-    ] {
+    for kind in EventKind::ALL {
         for &id in &spans(trace, kind).name {
             if id.0 == 0 || !seen.insert(id.0) {
                 continue;
