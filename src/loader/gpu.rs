@@ -583,6 +583,37 @@ trait OpTable: Default + Clone {
     fn publish(self, trace: &mut Trace);
 }
 
+/// What every GPU operation table answers alike: its common columns, its
+/// track on a stream (`track`), its place in the carry and in the trace
+/// (`field`).
+macro_rules! table_parts {
+    ($track:ident, $field:ident) => {
+        fn spans(&self) -> &SpanColumns {
+            &self.spans
+        }
+
+        fn spans_mut(&mut self) -> &mut SpanColumns {
+            &mut self.spans
+        }
+
+        fn correlation(&mut self) -> &mut crate::model::Column<u32> {
+            &mut self.correlation
+        }
+
+        fn track(stream: &mut Stream) -> &mut Track {
+            &mut stream.$track
+        }
+
+        fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self> {
+            &mut carry.$field
+        }
+
+        fn publish(self, trace: &mut Trace) {
+            trace.$field = Arc::new(self);
+        }
+    };
+}
+
 /// Rows of a GPU operation table as read, before grouping by stream.
 #[derive(Default)]
 struct OpRows<E> {
@@ -821,18 +852,7 @@ impl OwnColumns for MemcpyColumns {
 impl OpTable for Memcpys {
     type Own = MemcpyColumns;
     const KIND: EventKind = EventKind::Memcpy;
-
-    fn spans(&self) -> &SpanColumns {
-        &self.spans
-    }
-
-    fn spans_mut(&mut self) -> &mut SpanColumns {
-        &mut self.spans
-    }
-
-    fn correlation(&mut self) -> &mut crate::model::Column<u32> {
-        &mut self.correlation
-    }
+    table_parts!(memcpys, memcpys);
 
     fn append_own(
         &mut self,
@@ -859,18 +879,6 @@ impl OpTable for Memcpys {
             })
             .collect();
         append_grouped(&mut self.kind_known, g, &known);
-    }
-
-    fn track(stream: &mut Stream) -> &mut Track {
-        &mut stream.memcpys
-    }
-
-    fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self> {
-        &mut carry.memcpys
-    }
-
-    fn publish(self, trace: &mut Trace) {
-        trace.memcpys = Arc::new(self);
     }
 }
 
@@ -927,18 +935,7 @@ impl OwnColumns for MemsetColumns {
 impl OpTable for Memsets {
     type Own = MemsetColumns;
     const KIND: EventKind = EventKind::Memset;
-
-    fn spans(&self) -> &SpanColumns {
-        &self.spans
-    }
-
-    fn spans_mut(&mut self) -> &mut SpanColumns {
-        &mut self.spans
-    }
-
-    fn correlation(&mut self) -> &mut crate::model::Column<u32> {
-        &mut self.correlation
-    }
+    table_parts!(memsets, memsets);
 
     fn append_own(&mut self, g: &Grouping, rows: &OpRows<MemsetColumns>, _: &HashMap<i64, String>) {
         let own = &rows.own;
@@ -946,18 +943,6 @@ impl OpTable for Memsets {
         append_grouped(&mut self.value, g, &own.value);
         append_grouped(&mut self.mem_kind, g, &own.mem_kind);
         append_grouped(&mut self.green_context, g, &own.green_context);
-    }
-
-    fn track(stream: &mut Stream) -> &mut Track {
-        &mut stream.memsets
-    }
-
-    fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self> {
-        &mut carry.memsets
-    }
-
-    fn publish(self, trace: &mut Trace) {
-        trace.memsets = Arc::new(self);
     }
 }
 
@@ -1007,34 +992,11 @@ impl OwnColumns for SyncColumns {
 impl OpTable for Syncs {
     type Own = SyncColumns;
     const KIND: EventKind = EventKind::Sync;
-
-    fn spans(&self) -> &SpanColumns {
-        &self.spans
-    }
-
-    fn spans_mut(&mut self) -> &mut SpanColumns {
-        &mut self.spans
-    }
-
-    fn correlation(&mut self) -> &mut crate::model::Column<u32> {
-        &mut self.correlation
-    }
+    table_parts!(syncs, syncs);
 
     fn append_own(&mut self, g: &Grouping, rows: &OpRows<SyncColumns>, _: &HashMap<i64, String>) {
         append_grouped(&mut self.sync_type, g, &rows.own.sync_type);
         append_grouped(&mut self.event_id, g, &rows.own.event_id);
-    }
-
-    fn track(stream: &mut Stream) -> &mut Track {
-        &mut stream.syncs
-    }
-
-    fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self> {
-        &mut carry.syncs
-    }
-
-    fn publish(self, trace: &mut Trace) {
-        trace.syncs = Arc::new(self);
     }
 }
 
@@ -1078,34 +1040,11 @@ impl OwnColumns for GraphColumns {
 impl OpTable for GraphExecs {
     type Own = GraphColumns;
     const KIND: EventKind = EventKind::Graph;
-
-    fn spans(&self) -> &SpanColumns {
-        &self.spans
-    }
-
-    fn spans_mut(&mut self) -> &mut SpanColumns {
-        &mut self.spans
-    }
-
-    fn correlation(&mut self) -> &mut crate::model::Column<u32> {
-        &mut self.correlation
-    }
+    table_parts!(graphs, graph_execs);
 
     fn append_own(&mut self, g: &Grouping, rows: &OpRows<GraphColumns>, _: &HashMap<i64, String>) {
         append_grouped(&mut self.graph_id, g, &rows.own.graph_id);
         append_grouped(&mut self.graph_exec_id, g, &rows.own.graph_exec_id);
-    }
-
-    fn track(stream: &mut Stream) -> &mut Track {
-        &mut stream.graphs
-    }
-
-    fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self> {
-        &mut carry.graph_execs
-    }
-
-    fn publish(self, trace: &mut Trace) {
-        trace.graph_execs = Arc::new(self);
     }
 }
 
