@@ -69,8 +69,7 @@ pub(super) fn take<T: Default, K>(
     Some(std::mem::take(slot(carry)))
 }
 
-/// Puts `grown` back in the carry's `slot` for the next load, unless it
-/// cannot go on from this one; when the table (of events of `kind`) began
+/// Puts `grown` back in the carry's `slot` for the next load; when the table (of events of `kind`) began
 /// afresh, drops the correlation links and says its events were numbered
 /// anew.
 pub(super) fn keep<T: Default, K>(
@@ -86,9 +85,7 @@ pub(super) fn keep<T: Default, K>(
         carry.links = Default::default();
         carry.numbered_anew(kind);
     }
-    if grown.next_rowid.is_some() {
-        *slot(carry) = grown;
-    }
+    *slot(carry) = grown;
 }
 
 /// A track's new rows start before its last one.
@@ -105,13 +102,21 @@ impl<T: Default, K> Grown<T, K> {
         sql: &str,
         mut append: impl FnMut(&mut Builder, &mut Self, S) -> Result<(), OutOfOrder>,
     ) -> rusqlite::Result<Self> {
-        let afresh = self.next_rowid.is_none();
+        // Rows read before, but nothing to go on from (their last rowid was
+        // the largest there is): read again from the first, renumbered. A
+        // table with no rows before renumbers nothing, whenever its first
+        // rows come: it must not make what is built on the other tables
+        // start over. (A capture's OS runtime table stays empty, and its
+        // first copy may come long after its kernels began: either made
+        // every load, or that one, link all the API calls and kernels again.)
+        self.restarted = self.next_rowid.is_none() && !self.tracks.is_empty();
+        if self.restarted {
+            self = Grown {
+                restarted: true,
+                ..Grown::default()
+            };
+        }
         let (rows, last_rowid) = read_table_from::<S>(b, table, sql, self.next_rowid)?;
-        // A table still empty has no rows to renumber: read afresh at every
-        // load (nothing to go on from), it must not make what is built on
-        // the other tables start over. A capture's OS runtime table stays
-        // empty; its loads linked every API call and kernel again each time.
-        self.restarted = afresh && last_rowid.is_some();
         if append(b, &mut self, rows).is_err() {
             self = Grown::default();
             self.restarted = true;

@@ -811,4 +811,50 @@ mod tests {
             "each API call and GPU operation linked once"
         );
     }
+
+    /// A table whose first rows come at a later load (a capture's first
+    /// copy, long after its kernels began) renumbers nothing: the links made
+    /// so far stay, and the other tables keep their indexes.
+    #[test]
+    fn a_tables_first_rows_coming_late_do_not_make_the_links_start_over() {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/streams.sqlite");
+        let path =
+            std::env::temp_dir().join(format!("sightline-late-{}.sqlite", std::process::id()));
+        std::fs::copy(&source, &path).expect("copy");
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        conn.execute_batch(
+            "CREATE TABLE later AS SELECT rowid AS r, * FROM CUPTI_ACTIVITY_KIND_MEMCPY;
+             DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY;",
+        )
+        .expect("no copies yet");
+        let mut carry = Carry::default();
+        let first = load_growing(&path, &mut carry).expect("first load");
+        assert!(first.memcpys.spans.is_empty());
+        let linked = carry.rows_linked;
+        let columns: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('CUPTI_ACTIVITY_KIND_MEMCPY')")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .expect("columns");
+        let columns = columns.join(", ");
+        conn.execute_batch(&format!(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (rowid, {columns}) SELECT r, {columns} FROM later ORDER BY r"
+        ))
+        .expect("the copies come");
+        let second = load_growing(&path, &mut carry).expect("second load");
+        drop(conn);
+        let _ = std::fs::remove_file(&path);
+        assert!(!second.memcpys.spans.is_empty());
+        assert_eq!(
+            carry.rows_linked - linked,
+            second.memcpys.spans.len() as u64,
+            "only the copies were linked"
+        );
+        for kind in crate::model::EventKind::ALL {
+            assert!(
+                second.lineage.keeps_indexes_of(&first.lineage, kind)
+                    || kind == crate::model::EventKind::Nvtx,
+                "{kind:?} numbered anew"
+            );
+        }
+    }
 }
