@@ -636,12 +636,43 @@ fn growing_loads_against_whole_loads() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(SLICES);
+    // `SIGHTLINE_SEARCH=QUERY`: a search kept as the report grows, against
+    // a new search of each state.
+    let query = std::env::var("SIGHTLINE_SEARCH").ok();
+    let mut kept = sightline::app::search::Search::default();
+    let mut last: Option<std::sync::Arc<Trace>> = None;
     for step in 0..slices {
         growing.add_slice(step, slices);
         let t = std::time::Instant::now();
         let (grown, phases) =
             sightline::loader::load_growing_timed(&growing.path, &mut carry).expect("growing");
         let grown_ms = ms(t);
+        if let Some(query) = &query {
+            let grown = std::sync::Arc::new(grown.share(Vec::new()));
+            let t = std::time::Instant::now();
+            match &last {
+                Some(old) => {
+                    kept.refresh(old, &grown, None);
+                    kept.wait();
+                }
+                None => {
+                    kept.query = query.clone();
+                    kept.run(&grown);
+                }
+            }
+            let extended_ms = ms(t);
+            let mut fresh = sightline::app::search::Search::default();
+            fresh.query = query.clone();
+            let t = std::time::Instant::now();
+            fresh.run(&grown);
+            println!(
+                "slice {}: search {query:?}: {} matches, new search {:.1} ms, extended {extended_ms:.1} ms",
+                step + 1,
+                fresh.matches.len(),
+                ms(t)
+            );
+            last = Some(grown);
+        }
         let phases: Vec<String> = phases
             .0
             .iter()
@@ -995,6 +1026,43 @@ fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
                     assert_eq!(old.nvtx.spans.start[i], new.nvtx.spans.start[j]);
                 }
             }
+            old = Some(new);
+        }
+    }
+}
+
+/// A search kept while a report grows finds, at every state, what a search
+/// of that state finds: the earlier matches stand for the events the state
+/// kept at their indexes, and only the rest are looked at.
+#[test]
+fn a_search_extended_as_the_report_grows_finds_what_a_new_search_finds() {
+    use sightline::app::search::Search;
+    use std::sync::Arc;
+    for (name, query) in [
+        ("timing_cases.sqlite", "cuda"),
+        ("timing_cases.sqlite", "spin"),
+        ("streams.sqlite", "e"),
+    ] {
+        let growing = Growing::start(&fixture(name), "search");
+        let mut carry = Carry::default();
+        let mut kept = Search::default();
+        kept.query = query.into();
+        let mut old: Option<Arc<Trace>> = None;
+        for step in 0..SLICES {
+            growing.add_slice(step, SLICES);
+            let new = Arc::new(load_growing(&growing.path, &mut carry).expect("growing load"));
+            match &old {
+                None => kept.run(&new),
+                Some(old) => {
+                    kept.refresh(old, &new, None);
+                    kept.wait();
+                }
+            }
+            let mut fresh = Search::default();
+            fresh.query = query.into();
+            fresh.run(&new);
+            assert!(!fresh.matches.is_empty() || step == 0, "{name} {query:?}");
+            assert_eq!(kept.matches, fresh.matches, "{name} {query:?} step {step}");
             old = Some(new);
         }
     }

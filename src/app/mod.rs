@@ -181,9 +181,9 @@ impl Document {
             .grow(&self.trace, &trace, marks, &mut self.timeline);
         // A capture's snapshots share nothing: the old one may be the last
         // reference to millions of events.
+        self.search.refresh(&self.trace, &trace, None);
         job::drop_off_thread(std::mem::replace(&mut self.trace, trace));
         self.stats.refresh(self.trace.clone());
-        self.search.refresh(&self.trace, None);
         match kernel {
             Some(name) => self.kernel.refresh(&self.trace, name),
             None => self.kernel.close(),

@@ -64,6 +64,37 @@ pub enum Then {
     Show,
 }
 
+/// What a search over a grown trace starts from: the matches on an earlier
+/// state, and, by [`Table::ALL`], the rows of that state the grown trace
+/// holds at the same indexes (0 for a table numbered anew), which are not
+/// looked at again.
+struct Earlier {
+    matches: Vec<EventRef>,
+    rows: [usize; Table::ALL.len()],
+}
+
+impl Earlier {
+    /// What the matches `matches` on `old` leave to look at in `new`, a later
+    /// state of the same report.
+    fn of(matches: &[EventRef], old: &Trace, new: &Trace) -> Earlier {
+        let rows = Table::ALL.map(|table| {
+            if new.lineage.keeps_indexes_of(&old.lineage, table.into()) {
+                table.spans(old).len()
+            } else {
+                0
+            }
+        });
+        let kept = |ev: &&EventRef| {
+            let at = Table::ALL.iter().position(|&t| t == ev.table);
+            at.is_some_and(|t| (ev.index as usize) < rows[t])
+        };
+        Earlier {
+            matches: matches.iter().filter(kept).copied().collect(),
+            rows,
+        }
+    }
+}
+
 /// A finished search.
 struct Found {
     mask: Vec<bool>,
@@ -83,7 +114,7 @@ impl Search {
             self.clear();
             return;
         }
-        if let Some(found) = find(trace, &query, &AtomicBool::new(false)) {
+        if let Some(found) = find(trace, &query, None, &AtomicBool::new(false)) {
             self.apply(&query, found);
         }
     }
@@ -98,7 +129,7 @@ impl Search {
         then: Then,
     ) {
         let query = self.text_query();
-        self.launch(trace, repaint, query, then);
+        self.launch(trace, repaint, query, then, None);
     }
 
     /// A stats row was clicked: looks for its instances on a worker, then
@@ -118,7 +149,7 @@ impl Search {
             range,
             rule,
         };
-        self.launch(trace, repaint, query, Then::Show);
+        self.launch(trace, repaint, query, Then::Show, None);
     }
 
     fn launch(
@@ -127,6 +158,7 @@ impl Search {
         repaint: Option<eframe::egui::Context>,
         query: Query,
         then: Then,
+        earlier: Option<Earlier>,
     ) {
         if let Query::Text { query: raw, .. } = &query
             && raw.trim().is_empty()
@@ -145,7 +177,7 @@ impl Search {
         }
         let (shared, for_worker) = (trace.clone(), query.clone());
         let started = self.job.start("sightline-search", repaint, move |cancel| {
-            find(&shared, &for_worker, cancel)
+            find(&shared, &for_worker, earlier.as_ref(), cancel)
         });
         self.pending = started.then_some((query, then));
     }
@@ -164,19 +196,29 @@ impl Search {
         self.step(forward).map(|ev| (ev, then))
     }
 
-    /// The report grew: the last query runs again on `trace`, and its matches
-    /// replace the old ones when they are in (the old ones stay outlined
-    /// meanwhile).
-    pub fn refresh(&mut self, trace: &Arc<Trace>, repaint: Option<eframe::egui::Context>) {
-        // A search under way reads the old trace: it starts again, and still
-        // does what it was asked to when it is in.
-        let (query, then) = match (self.pending.take(), self.last.clone()) {
-            (Some(running), _) => running,
-            (None, Some(last)) => (last, Then::Outline),
+    /// The report grew from `old` to `trace`: the last query runs again, and
+    /// its matches replace the old ones when they are in (the old ones stay
+    /// outlined meanwhile). Only the events `trace` added are looked at, for
+    /// each table whose events kept their indexes ([`crate::model::Lineage`]):
+    /// the matches on `old` stand for the rest.
+    pub fn refresh(
+        &mut self,
+        old: &Trace,
+        trace: &Arc<Trace>,
+        repaint: Option<eframe::egui::Context>,
+    ) {
+        // A search under way reads the old trace: it starts again, whole,
+        // and still does what it was asked to when it is in.
+        let (query, then, earlier) = match (self.pending.take(), self.last.clone()) {
+            (Some((query, then)), _) => (query, then, None),
+            (None, Some(last)) => {
+                let earlier = (!self.truncated).then(|| Earlier::of(&self.matches, old, trace));
+                (last, Then::Outline, earlier)
+            }
             (None, None) => return,
         };
         self.job.cancel();
-        self.launch(trace, repaint, query, then);
+        self.launch(trace, repaint, query, then, earlier);
     }
 
     /// Whether a search is under way.
@@ -269,7 +311,12 @@ impl Search {
 
 /// Every event `query` matches, in time order (at most [`MAX_MATCHES`]), and
 /// the names that match; None when cancelled.
-fn find(trace: &Trace, query: &Query, cancel: &AtomicBool) -> Option<Found> {
+fn find(
+    trace: &Trace,
+    query: &Query,
+    earlier: Option<&Earlier>,
+    cancel: &AtomicBool,
+) -> Option<Found> {
     let (mask, range, rule): (Vec<bool>, Option<TimeRange>, RangeRule) = match query {
         Query::Text { query: raw, regex } => {
             let q = raw.trim();
@@ -338,15 +385,17 @@ fn find(trace: &Trace, query: &Query, cancel: &AtomicBool) -> Option<Found> {
                 .unwrap_or(false)
         }
     };
-    'tables: for table in Table::ALL {
+    let before = earlier.map_or(&[][..], |e| &e.matches[..]);
+    'tables: for (t, table) in Table::ALL.into_iter().enumerate() {
         let spans = table.spans(trace);
-        for (i, &id) in spans.name.iter().enumerate() {
+        let from = earlier.map_or(0, |e| e.rows[t]);
+        for (i, &id) in spans.name.iter().enumerate().skip(from) {
             if i % (1 << 16) == 0 && cancel.load(Ordering::Relaxed) {
                 return None;
             }
             let named = hit(id) || (table == Table::Kernel && short_hit(i, id));
             if named && range.is_none_or(|r| rule.admits(r, spans.start[i], spans.end(i))) {
-                if found.len() >= MAX_MATCHES {
+                if before.len() + found.len() >= MAX_MATCHES {
                     truncated = true;
                     break 'tables;
                 }
@@ -355,7 +404,23 @@ fn find(trace: &Trace, query: &Query, cancel: &AtomicBool) -> Option<Found> {
         }
     }
     found.sort_by_key(|&(s, _)| s);
-    let matches: Vec<EventRef> = found.into_iter().map(|(_, e)| e).collect();
+    // The earlier matches are in order already: merged, not sorted again
+    // (the new events may start before some of them). Ties go as one
+    // search's do: by table, then row.
+    let order = |start: i64, ev: &EventRef| {
+        let table = Table::ALL.iter().position(|&t| t == ev.table);
+        (start, table, ev.index)
+    };
+    let mut matches = Vec::with_capacity(before.len() + found.len());
+    let mut new = found.into_iter().peekable();
+    for &ev in before {
+        let key = order(ev.table.spans(trace).start[ev.index as usize], &ev);
+        while let Some((_, later)) = new.next_if(|(s, e)| order(*s, e) < key) {
+            matches.push(later);
+        }
+        matches.push(ev);
+    }
+    matches.extend(new.map(|(_, e)| e));
     let error = match query {
         Query::Exact { name, rule, .. } if matches.is_empty() => {
             let verb = match rule {
