@@ -69,9 +69,9 @@ pub(super) fn take<T: Default, K>(
     Some(std::mem::take(slot(carry)))
 }
 
-/// Puts `grown` back in the carry's `slot` for the next load; when the table (of events of `kind`) began
-/// afresh, drops the correlation links and says its events were numbered
-/// anew.
+/// Puts `grown` back in the carry's `slot` for the next load; when the
+/// table (of events of `kind`) began afresh, drops the correlation links and
+/// says its events were numbered anew.
 pub(super) fn keep<T: Default, K>(
     b: &mut Builder,
     grown: Grown<T, K>,

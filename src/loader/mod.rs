@@ -221,7 +221,14 @@ pub fn load_growing_timed(
     carry: &mut Carry,
 ) -> Result<(Trace, PhaseTimes), LoadError> {
     let never = AtomicBool::new(false);
-    load_committed(path, false, &mut |_| {}, None, &never, Some(carry))
+    let loaded = load_committed(path, false, &mut |_| {}, None, &never, Some(&mut *carry));
+    // A load that failed may have taken some tables out of the carry and
+    // not put them back: the next one starts the report over (a new
+    // lineage: no index of the states before is taken to hold).
+    if loaded.is_err() {
+        *carry = Carry::default();
+    }
+    loaded
 }
 
 /// One load of the report's committed state (see [`snapshot`]); `carry`
@@ -856,5 +863,27 @@ mod tests {
                 "{kind:?} numbered anew"
             );
         }
+    }
+
+    /// A load that fails leaves nothing half kept: the next one reads the
+    /// report from its first row, as a new lineage.
+    #[test]
+    fn after_a_failed_load_the_next_starts_the_report_over() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/streams.sqlite");
+        let mut carry = Carry::default();
+        let first = load_growing(&path, &mut carry).expect("first load");
+        assert!(load_growing(&path.with_extension("missing"), &mut carry).is_err());
+        let again = load_growing(&path, &mut carry).expect("load after the failure");
+        assert_eq!(again.event_count(), first.event_count());
+        assert_ne!(again.lineage.report, first.lineage.report);
+        for kind in crate::model::EventKind::ALL {
+            assert!(!again.lineage.keeps_indexes_of(&first.lineage, kind));
+        }
+        let rows = again.cuda_api.spans.len()
+            + again.kernels.spans.len()
+            + again.memcpys.spans.len()
+            + again.memsets.spans.len()
+            + again.syncs.spans.len();
+        assert_eq!(carry.rows_linked, rows as u64, "linked from nothing");
     }
 }
