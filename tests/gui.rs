@@ -946,7 +946,7 @@ fn every_panel_follows_the_one_selected_range() {
     {
         let doc = h.state().doc().expect("doc");
         assert!(!doc.search.matches.is_empty());
-        for ev in &doc.search.matches {
+        for ev in doc.search.matches.iter() {
             assert!((second.start..second.end).contains(&ev.start(&doc.trace)));
         }
     }

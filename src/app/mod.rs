@@ -179,9 +179,9 @@ impl Document {
         self.timeline.adopt(&trace, selected);
         self.findings
             .grow(&self.trace, &trace, marks, &mut self.timeline);
+        self.search.refresh(&self.trace, &trace, None);
         // A capture's snapshots share nothing: the old one may be the last
         // reference to millions of events.
-        self.search.refresh(&self.trace, &trace, None);
         job::drop_off_thread(std::mem::replace(&mut self.trace, trace));
         self.stats.refresh(self.trace.clone());
         match kernel {

@@ -23,7 +23,8 @@ const MAX_MATCHES: usize = 1_000_000;
 pub struct Search {
     pub query: String,
     pub regex: bool,
-    pub matches: Vec<EventRef>,
+    /// Shared with a search of the grown report that starts from them.
+    pub matches: Arc<Vec<EventRef>>,
     /// Position in `matches` of the event last shown.
     pub current: Option<usize>,
     pub error: Option<String>,
@@ -66,17 +67,17 @@ pub enum Then {
 
 /// What a search over a grown trace starts from: the matches on an earlier
 /// state, and, by [`Table::ALL`], the rows of that state the grown trace
-/// holds at the same indexes (0 for a table numbered anew), which are not
-/// looked at again.
+/// holds at the same indexes (0 for a table numbered anew): those rows are
+/// not looked at again, and their matches stand.
 struct Earlier {
-    matches: Vec<EventRef>,
+    matches: Arc<Vec<EventRef>>,
     rows: [usize; Table::ALL.len()],
 }
 
 impl Earlier {
     /// What the matches `matches` on `old` leave to look at in `new`, a later
     /// state of the same report.
-    fn of(matches: &[EventRef], old: &Trace, new: &Trace) -> Earlier {
+    fn of(matches: &Arc<Vec<EventRef>>, old: &Trace, new: &Trace) -> Earlier {
         let rows = Table::ALL.map(|table| {
             if new.lineage.keeps_indexes_of(&old.lineage, table.into()) {
                 table.spans(old).len()
@@ -84,14 +85,18 @@ impl Earlier {
                 0
             }
         });
-        let kept = |ev: &&EventRef| {
-            let at = Table::ALL.iter().position(|&t| t == ev.table);
-            at.is_some_and(|t| (ev.index as usize) < rows[t])
-        };
         Earlier {
-            matches: matches.iter().filter(kept).copied().collect(),
+            matches: matches.clone(),
             rows,
         }
+    }
+
+    /// The earlier matches that stand.
+    fn standing(&self) -> impl Iterator<Item = EventRef> + '_ {
+        self.matches.iter().copied().filter(|ev| {
+            let at = Table::ALL.iter().position(|&t| t == ev.table);
+            at.is_some_and(|t| (ev.index as usize) < self.rows[t])
+        })
     }
 }
 
@@ -249,7 +254,7 @@ impl Search {
     fn apply(&mut self, query: &Query, found: Found) {
         self.last = Some(query.clone());
         self.error = found.error;
-        self.matches = found.matches;
+        self.matches = Arc::new(found.matches);
         self.truncated = found.truncated;
         self.mask = found.mask;
         self.current = None;
@@ -281,7 +286,7 @@ impl Search {
     fn clear_matches(&mut self) {
         self.ran_for = None;
         self.last = None;
-        self.matches.clear();
+        self.matches = Arc::default();
         self.mask.clear();
         self.current = None;
     }
@@ -385,7 +390,7 @@ fn find(
                 .unwrap_or(false)
         }
     };
-    let before = earlier.map_or(&[][..], |e| &e.matches[..]);
+    let before: Vec<EventRef> = earlier.map_or_else(Vec::new, |e| e.standing().collect());
     'tables: for (t, table) in Table::ALL.into_iter().enumerate() {
         let spans = table.spans(trace);
         let from = earlier.map_or(0, |e| e.rows[t]);
@@ -413,7 +418,7 @@ fn find(
     };
     let mut matches = Vec::with_capacity(before.len() + found.len());
     let mut new = found.into_iter().peekable();
-    for &ev in before {
+    for ev in before {
         let key = order(ev.table.spans(trace).start[ev.index as usize], &ev);
         while let Some((_, later)) = new.next_if(|(s, e)| order(*s, e) < key) {
             matches.push(later);
