@@ -7,7 +7,9 @@
 //! copied), and gives each track that gained rows one more run. Rows
 //! already shown keep their index. When a track's new rows start before its
 //! last row (rows not added in time order), the table is read and built
-//! whole once more: a track's runs must read in start order.
+//! whole once more: a track's runs must read in start order. The NVTX
+//! table, whose ranges come as they end, is built again at every load from
+//! rows kept as read ([`KeptRows`]): only the rows added since are read.
 
 use std::collections::HashMap;
 use std::hash::Hash;
