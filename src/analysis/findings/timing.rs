@@ -272,6 +272,7 @@ fn ends_before_gpu_work(
 fn pending_on_stream(ctx: &Context, stream: usize, time: Ns) -> Option<(Ns, GpuOp)> {
     let trace = ctx.trace;
     let s = trace.streams.get(stream)?;
+    let process = trace.correlation.of_process(s.pid);
     let mut best: Option<(Ns, GpuOp)> = None;
     for (kind, track) in [
         (GpuOpKind::Kernel, &s.kernels),
@@ -287,7 +288,7 @@ fn pending_on_stream(ctx: &Context, stream: usize, time: Ns) -> Option<(Ns, GpuO
             let row = row as usize;
             correlation
                 .get(row)
-                .and_then(|&c| trace.correlation.api_call(s.pid, c))
+                .and_then(|&c| process.api_call(c))
                 .map_or(spans.start[row], |api| {
                     trace.cuda_api.spans.start[api as usize]
                 })
