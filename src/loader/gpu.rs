@@ -569,6 +569,19 @@ trait OwnColumns: Default + Send {
     fn label(key: i64, labels: &HashMap<i64, String>) -> String;
 }
 
+/// `reserve` and `append` of a kind's own columns, column by column.
+macro_rules! row_columns {
+    ($($column:ident),+) => {
+        fn reserve(&mut self, rows: usize) {
+            $(self.$column.reserve(rows);)+
+        }
+
+        fn append(&mut self, later: Self) {
+            $(self.$column.extend(later.$column);)+
+        }
+    };
+}
+
 /// The model's table of one kind of GPU operation, extended read by read.
 trait OpTable: Default + Clone {
     type Own: OwnColumns;
@@ -820,25 +833,15 @@ impl OwnColumns for MemcpyColumns {
         copy
     }
 
-    fn reserve(&mut self, rows: usize) {
-        self.bytes.reserve(rows);
-        self.copy_kind.reserve(rows);
-        self.src_kind.reserve(rows);
-        self.dst_kind.reserve(rows);
-        self.src_device.reserve(rows);
-        self.dst_device.reserve(rows);
-        self.green_context.reserve(rows);
-    }
-
-    fn append(&mut self, later: Self) {
-        self.bytes.extend(later.bytes);
-        self.copy_kind.extend(later.copy_kind);
-        self.src_kind.extend(later.src_kind);
-        self.dst_kind.extend(later.dst_kind);
-        self.src_device.extend(later.src_device);
-        self.dst_device.extend(later.dst_device);
-        self.green_context.extend(later.green_context);
-    }
+    row_columns!(
+        bytes,
+        copy_kind,
+        src_kind,
+        dst_kind,
+        src_device,
+        dst_device,
+        green_context
+    );
 
     fn label(copy: i64, labels: &HashMap<i64, String>) -> String {
         let label = labels
@@ -913,19 +916,7 @@ impl OwnColumns for MemsetColumns {
         0
     }
 
-    fn reserve(&mut self, rows: usize) {
-        self.bytes.reserve(rows);
-        self.value.reserve(rows);
-        self.mem_kind.reserve(rows);
-        self.green_context.reserve(rows);
-    }
-
-    fn append(&mut self, later: Self) {
-        self.bytes.extend(later.bytes);
-        self.value.extend(later.value);
-        self.mem_kind.extend(later.mem_kind);
-        self.green_context.extend(later.green_context);
-    }
+    row_columns!(bytes, value, mem_kind, green_context);
 
     fn label(_: i64, _: &HashMap<i64, String>) -> String {
         "[CUDA memset]".into()
@@ -968,15 +959,7 @@ impl OwnColumns for SyncColumns {
         kind
     }
 
-    fn reserve(&mut self, rows: usize) {
-        self.sync_type.reserve(rows);
-        self.event_id.reserve(rows);
-    }
-
-    fn append(&mut self, later: Self) {
-        self.sync_type.extend(later.sync_type);
-        self.event_id.extend(later.event_id);
-    }
+    row_columns!(sync_type, event_id);
 
     fn label(kind: i64, labels: &HashMap<i64, String>) -> String {
         labels.get(&kind).cloned().unwrap_or_else(|| match kind {
@@ -1022,15 +1005,7 @@ impl OwnColumns for GraphColumns {
         id.into()
     }
 
-    fn reserve(&mut self, rows: usize) {
-        self.graph_id.reserve(rows);
-        self.graph_exec_id.reserve(rows);
-    }
-
-    fn append(&mut self, later: Self) {
-        self.graph_id.extend(later.graph_id);
-        self.graph_exec_id.extend(later.graph_exec_id);
-    }
+    row_columns!(graph_id, graph_exec_id);
 
     fn label(id: i64, _: &HashMap<i64, String>) -> String {
         format!("CUDA graph {id}")
