@@ -766,6 +766,30 @@ fn checked_end(start: i64, end: i64, bad: &mut u64) -> i64 {
 mod tests {
     use super::*;
 
+    /// Puts the rows saved in table `saved` (with their rowid as `r`) back
+    /// into `table`, at their rowids.
+    fn put_back(conn: &rusqlite::Connection, table: &str, saved: &str) {
+        let columns: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .expect("columns");
+        let columns = columns.join(", ");
+        conn.execute_batch(&format!(
+            "INSERT INTO {table} (rowid, {columns}) SELECT r, {columns} FROM \"{saved}\" ORDER BY r"
+        ))
+        .expect("rows put back");
+    }
+
+    /// The rows a trace's correlation links cover: API calls and GPU
+    /// operations.
+    fn linked_rows(t: &Trace) -> u64 {
+        (t.cuda_api.spans.len()
+            + t.kernels.spans.len()
+            + t.memcpys.spans.len()
+            + t.memsets.spans.len()
+            + t.syncs.spans.len()) as u64
+    }
+
     /// A growing report whose other tables stay empty (a capture's OS runtime
     /// table: it never gets a row) links each API call and kernel once, not
     /// again at every load: an empty table read afresh each load does not
@@ -794,27 +818,15 @@ mod tests {
         let mut carry = Carry::default();
         let first = load_growing(&path, &mut carry).expect("first load");
         for table in ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"] {
-            let columns: Vec<String> = conn
-                .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
-                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-                .expect("columns");
-            let columns = columns.join(", ");
-            conn.execute_batch(&format!(
-                "INSERT INTO {table} (rowid, {columns}) SELECT r, {columns} FROM \"later {table}\" ORDER BY r"
-            ))
-            .expect("second half");
+            put_back(&conn, table, &format!("later {table}"));
         }
         let second = load_growing(&path, &mut carry).expect("second load");
         drop(conn);
         let _ = std::fs::remove_file(&path);
         assert!(first.cuda_api.spans.len() < second.cuda_api.spans.len());
-        let rows = second.cuda_api.spans.len()
-            + second.kernels.spans.len()
-            + second.memcpys.spans.len()
-            + second.memsets.spans.len()
-            + second.syncs.spans.len();
         assert_eq!(
-            carry.rows_linked, rows as u64,
+            carry.rows_linked,
+            linked_rows(&second),
             "each API call and GPU operation linked once"
         );
     }
@@ -838,15 +850,7 @@ mod tests {
         let first = load_growing(&path, &mut carry).expect("first load");
         assert!(first.memcpys.spans.is_empty());
         let linked = carry.rows_linked;
-        let columns: Vec<String> = conn
-            .prepare("SELECT name FROM pragma_table_info('CUPTI_ACTIVITY_KIND_MEMCPY')")
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .expect("columns");
-        let columns = columns.join(", ");
-        conn.execute_batch(&format!(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (rowid, {columns}) SELECT r, {columns} FROM later ORDER BY r"
-        ))
-        .expect("the copies come");
+        put_back(&conn, "CUPTI_ACTIVITY_KIND_MEMCPY", "later");
         let second = load_growing(&path, &mut carry).expect("second load");
         drop(conn);
         let _ = std::fs::remove_file(&path);
@@ -879,11 +883,10 @@ mod tests {
         for kind in crate::model::EventKind::ALL {
             assert!(!again.lineage.keeps_indexes_of(&first.lineage, kind));
         }
-        let rows = again.cuda_api.spans.len()
-            + again.kernels.spans.len()
-            + again.memcpys.spans.len()
-            + again.memsets.spans.len()
-            + again.syncs.spans.len();
-        assert_eq!(carry.rows_linked, rows as u64, "linked from nothing");
+        assert_eq!(
+            carry.rows_linked,
+            linked_rows(&again),
+            "linked from nothing"
+        );
     }
 }
