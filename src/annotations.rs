@@ -345,15 +345,25 @@ pub struct Carrier<'a> {
     tracks: HashMap<EventKind, Vec<crate::model::Span>>,
     /// The later state's NVTX ranges by the report's row id, made on first use.
     nvtx_rows: Option<HashMap<i64, u32>>,
+    /// By [`EventKind`] as an index: for a kind whose events kept their
+    /// indexes, how many the older and the newer state hold (worked out once:
+    /// a findings-heavy capture carries a hundred thousand events a snapshot).
+    kept: [Option<(usize, usize)>; EventKind::ALL.len()],
 }
 
 impl<'a> Carrier<'a> {
     pub fn new(old: &'a Trace, new: &'a Trace) -> Carrier<'a> {
+        let kept = EventKind::ALL.map(|kind| {
+            new.lineage
+                .keeps_indexes_of(&old.lineage, kind)
+                .then(|| (spans_of(old, kind).len(), spans_of(new, kind).len()))
+        });
         Carrier {
             old,
             new,
             tracks: HashMap::new(),
             nvtx_rows: None,
+            kept,
         }
     }
 
@@ -366,9 +376,8 @@ impl<'a> Carrier<'a> {
     pub fn carry(&mut self, ev: EventId) -> Option<EventId> {
         let (old, new) = (self.old, self.new);
         let i = ev.index as usize;
-        if new.lineage.keeps_indexes_of(&old.lineage, ev.kind) {
-            let held = i < spans_of(old, ev.kind).len() && i < spans_of(new, ev.kind).len();
-            return held.then_some(ev);
+        if let Some((in_old, in_new)) = self.kept[ev.kind as usize] {
+            return (i < in_old && i < in_new).then_some(ev);
         }
         if ev.kind == EventKind::Nvtx
             && old.info.path == new.info.path
