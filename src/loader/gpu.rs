@@ -304,6 +304,42 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
     Ok(())
 }
 
+/// A stream's key, as its rows name it.
+fn key_of_stream(s: &Stream) -> StreamKey {
+    (s.pid, s.device_id, s.context_id, s.stream_id)
+}
+
+/// What appending a GPU table's new rows (`ops`, their streams `keys`) to
+/// `grown` starts with: the streams seen before numbered first (first come,
+/// as in one read), the rows grouped by stream, their starts in track order;
+/// [`OutOfOrder`] when a stream's new rows start before its last one (of
+/// the table's spans, `spans`); rows repaired or skipped (`what`) counted
+/// and warned of.
+fn group_new_rows<T>(
+    b: &mut Builder,
+    streams: &mut Streams,
+    grown: &mut Grown<T, StreamKey>,
+    spans: fn(&T) -> &SpanColumns,
+    keys: &Runs<StreamKey>,
+    ops: &RawOps,
+    what: &str,
+) -> Result<(Grouping, Vec<Ns>), OutOfOrder> {
+    for &(key, _) in &grown.tracks {
+        streams.get(b, key);
+    }
+    let stream = streams.resolve(b, keys);
+    let g = Grouping::from_runs(&stream, &ops.start, b.trace.streams.len());
+    let start = g.take(&ops.start[..]);
+    let keys = b.trace.streams.iter().map(key_of_stream);
+    if !grown.in_time_order(keys, &g, &start, spans(&grown.table)) {
+        return Err(OutOfOrder);
+    }
+    grown.bad += ops.bad;
+    grown.missing += ops.missing;
+    warn_bad(b, grown.bad, grown.missing, what);
+    Ok((g, start))
+}
+
 /// What the loads of a report that only grows keep of its kernels (see
 /// [`super::grow`]): the table, with the numbers it gave launch
 /// configurations, and each stream's track by stream key.
@@ -317,21 +353,16 @@ fn append_kernels(
     grown: &mut GrownKernels,
     rows: KernelRows,
 ) -> Result<(), OutOfOrder> {
-    // The streams seen before keep their order (first come, as in one read).
-    for &(key, _) in &grown.tracks {
-        streams.get(b, key);
-    }
-    let stream = streams.resolve(b, &rows.stream_keys);
-    let g = Grouping::from_runs(&stream, &rows.ops.start, b.trace.streams.len());
-    let start = g.take(&rows.ops.start[..]);
-    let key_of = |s: &Stream| (s.pid, s.device_id, s.context_id, s.stream_id);
-    let keys = b.trace.streams.iter().map(key_of);
-    if !grown.in_time_order(keys, &g, &start, &grown.table.0.spans) {
-        return Err(OutOfOrder);
-    }
-    grown.bad += rows.ops.bad;
-    grown.missing += rows.ops.missing;
-    warn_bad(b, grown.bad, grown.missing, "kernels");
+    let spans: fn(&_) -> &SpanColumns = |t: &(Kernels, _)| &t.0.spans;
+    let (g, start) = group_new_rows(
+        b,
+        streams,
+        grown,
+        spans,
+        &rows.stream_keys,
+        &rows.ops,
+        "kernels",
+    )?;
     let (t, numbers) = &mut grown.table;
     // The read's launch configurations, numbered as the table numbers them.
     let mut number = vec![0u32; rows.configs.len()];
@@ -361,7 +392,7 @@ fn append_kernels(
     for id in g.take(&rows.graph_node_id[..]) {
         t.graph_node_id.push(id);
     }
-    let tracks = (b.trace.streams.iter_mut()).map(|s| (key_of(s), &mut s.kernels));
+    let tracks = (b.trace.streams.iter_mut()).map(|s| (key_of_stream(s), &mut s.kernels));
     add_runs(&mut grown.tracks, tracks, &g, base, &t.spans);
     Ok(())
 }
@@ -713,21 +744,16 @@ fn append_ops<T: OpTable>(
     rows: OpRows<T::Own>,
     labels: &HashMap<i64, String>,
 ) -> Result<(), OutOfOrder> {
-    // The streams seen before keep their order (first come, as in one read).
-    for &(key, _) in &grown.tracks {
-        streams.get(b, key);
-    }
-    let stream = streams.resolve(b, &rows.stream_keys);
-    let g = Grouping::from_runs(&stream, &rows.ops.start, b.trace.streams.len());
-    let start = g.take(&rows.ops.start[..]);
-    let key_of = |s: &Stream| (s.pid, s.device_id, s.context_id, s.stream_id);
-    let keys = b.trace.streams.iter().map(key_of);
-    if !grown.in_time_order(keys, &g, &start, grown.table.0.spans()) {
-        return Err(OutOfOrder);
-    }
-    grown.bad += rows.ops.bad;
-    grown.missing += rows.ops.missing;
-    warn_bad(b, grown.bad, grown.missing, T::Own::WHAT);
+    let spans: fn(&_) -> &SpanColumns = |t: &(T, _)| t.0.spans();
+    let (g, start) = group_new_rows(
+        b,
+        streams,
+        grown,
+        spans,
+        &rows.stream_keys,
+        &rows.ops,
+        T::Own::WHAT,
+    )?;
     let (table, names) = &mut grown.table;
     // Names are interned in the order one read of the table meets them (the
     // keys seen before first), so that a growing load's strings are a whole
@@ -767,7 +793,7 @@ fn append_ops<T: OpTable>(
         .correlation()
         .extend_from_slice(&g.take(&rows.ops.correlation[..]));
     table.append_own(&g, &rows, labels);
-    let tracks = (b.trace.streams.iter_mut()).map(|s| (key_of(s), T::track(s)));
+    let tracks = (b.trace.streams.iter_mut()).map(|s| (key_of_stream(s), T::track(s)));
     add_runs(&mut grown.tracks, tracks, &g, base, table.spans());
     Ok(())
 }

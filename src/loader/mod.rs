@@ -766,6 +766,19 @@ fn checked_end(start: i64, end: i64, bad: &mut u64) -> i64 {
 mod tests {
     use super::*;
 
+    /// A copy of fixture `name` to change (named after `tag`), and a
+    /// connection to it.
+    fn working_copy(name: &str, tag: &str) -> (std::path::PathBuf, rusqlite::Connection) {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        let path =
+            std::env::temp_dir().join(format!("sightline-{tag}-{}.sqlite", std::process::id()));
+        std::fs::copy(&source, &path).expect("copy");
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        (path, conn)
+    }
+
     /// Puts the rows saved in table `saved` (with their rowid as `r`) back
     /// into `table`, at their rowids.
     fn put_back(conn: &rusqlite::Connection, table: &str, saved: &str) {
@@ -797,11 +810,7 @@ mod tests {
     /// 70 ms instead of 8.)
     #[test]
     fn an_empty_table_does_not_make_the_links_start_over() {
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/streams.sqlite");
-        let path =
-            std::env::temp_dir().join(format!("sightline-links-{}.sqlite", std::process::id()));
-        std::fs::copy(&source, &path).expect("copy");
-        let conn = rusqlite::Connection::open(&path).expect("open");
+        let (path, conn) = working_copy("streams.sqlite", "links");
         let half = |table: &str| {
             format!(
                 "CREATE TABLE \"later {table}\" AS SELECT rowid AS r, * FROM {table} \
@@ -836,11 +845,7 @@ mod tests {
     /// so far stay, and the other tables keep their indexes.
     #[test]
     fn a_tables_first_rows_coming_late_do_not_make_the_links_start_over() {
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/streams.sqlite");
-        let path =
-            std::env::temp_dir().join(format!("sightline-late-{}.sqlite", std::process::id()));
-        std::fs::copy(&source, &path).expect("copy");
-        let conn = rusqlite::Connection::open(&path).expect("open");
+        let (path, conn) = working_copy("streams.sqlite", "late");
         conn.execute_batch(
             "CREATE TABLE later AS SELECT rowid AS r, * FROM CUPTI_ACTIVITY_KIND_MEMCPY;
              DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY;",
