@@ -12,7 +12,7 @@
 //! the report ran.
 
 mod support;
-use support::{frame, report, warmed_window};
+use support::{frame, report, views, warmed_window};
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -98,4 +98,50 @@ fn main() {
         ms(slowest.0),
         slowest.1.as_secs_f64()
     );
+    after_the_capture(&ctx, &mut app, &mut t, &path);
+}
+
+/// Frames of the capture's last state (a model grown by hundreds of
+/// snapshots: its tracks are made of that many runs) against the same report
+/// loaded whole, at three zooms, once the background work is done.
+fn after_the_capture(
+    ctx: &eframe::egui::Context,
+    app: &mut sightline::app::SightlineApp,
+    t: &mut f64,
+    path: &std::path::Path,
+) {
+    let Some(d) = app.doc_mut() else {
+        return;
+    };
+    d.wait_for_background_work();
+    let trace = d.trace.clone();
+    let runs = (trace.threads.iter().map(|th| th.cuda_api.runs().len()))
+        .chain(trace.streams.iter().map(|s| s.kernels.runs().len()))
+        .max()
+        .unwrap_or(0);
+    let (lo, hi) = trace.info.time_range;
+    let (mid, full) = ((lo + hi) as f64 / 2.0, (hi - lo) as f64);
+    let cases: [(&str, f64); 3] = [
+        ("whole trace", full),
+        ("mid zoom (1/1000)", full / 1000.0),
+        ("deepest (10 µs)", 10_000.0),
+    ];
+    println!("after the capture: {runs} runs in its most cut track");
+    views(ctx, app, t, mid, &cases, 60, ", grown");
+    let whole = match sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false)) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("live bench: {e}");
+            return;
+        }
+    };
+    let mut loaded = sightline::app::SightlineApp::with_trace(whole);
+    for _ in 0..5 {
+        *t += 0.016;
+        frame(ctx, &mut loaded, *t);
+    }
+    if let Some(d) = loaded.doc_mut() {
+        d.wait_for_background_work();
+    }
+    views(ctx, &mut loaded, t, mid, &cases, 60, ", loaded whole");
 }

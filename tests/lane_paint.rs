@@ -10,8 +10,9 @@ use std::collections::BTreeSet;
 
 use eframe::egui::{self, Color32, Rect, pos2};
 use sightline::app::timeline::paint::{LaneStyle, lane};
-use sightline::app::timeline::rows::{self, RowKind};
+use sightline::app::timeline::rows::{self, LANE_H, RowKind};
 use sightline::app::timeline::view::{Mapping, ViewState};
+use sightline::model::{Run, Track};
 
 /// The rects `paint` adds, drawn in a frame of a bare context.
 fn painted(paint: impl FnOnce(&egui::Painter)) -> Vec<Rect> {
@@ -146,4 +147,135 @@ fn the_loader_samples_every_tracks_starts_and_the_rows_share_them() {
             );
         }
     }
+}
+
+/// A box's height in a lane (a busy mark is lower).
+const BOX_H: f32 = LANE_H - 2.0;
+
+/// The track `whole` (one run, as a report loaded whole has) cut into runs
+/// of 1 to 7 rows, as a capture's snapshots cut it.
+fn cut_into_runs(whole: &Track, spans: &sightline::model::SpanColumns) -> Track {
+    let rows = whole.runs()[0].events.clone();
+    let mut cut: Option<Track> = None;
+    let (mut from, mut length) = (rows.start, 1);
+    while from < rows.end {
+        let to = (from + length).min(rows.end);
+        let run = Run::of(from..to, spans);
+        match &mut cut {
+            Some(track) => track.push(run),
+            None => cut = Some(Track::whole(run, whole.depth)),
+        }
+        from = to;
+        length = length % 7 + 1;
+    }
+    cut.unwrap_or_default()
+}
+
+/// A capture's lanes are tracks of a run per snapshot. Cut so, every lane of
+/// real reports paints what it paints whole, at the whole view, at a middle
+/// zoom and at a deep one: no busy mark stops at a run's end.
+#[test]
+fn a_lane_cut_into_many_runs_paints_what_it_paints_whole() {
+    let mut lanes_checked = 0;
+    for report in ["sync_timing.sqlite", "torch_work.sqlite", "streams.sqlite"] {
+        let trace = load(report);
+        let (lo, hi) = trace.info.time_range;
+        let colors = vec![Color32::GRAY; trace.strings.len()];
+        let style = LaneStyle {
+            name_colors: &colors,
+            highlight: &[],
+            selected: None,
+            related: &[],
+            show_names: false,
+        };
+        let rect = Rect::from_min_max(pos2(0.0, 0.0), pos2(1200.0, 400.0));
+        for row in rows::build(&trace) {
+            let RowKind::Lane { table, track } = &row.kind else {
+                continue;
+            };
+            if track.runs().len() != 1 || track.len() < 20 {
+                continue;
+            }
+            let spans = table.spans(&trace);
+            let cut = cut_into_runs(track, spans);
+            assert_eq!(cut.len(), track.len());
+            let mid = spans.start[track.rows().nth(track.len() / 2).unwrap_or(0) as usize] as f64;
+            let span = (hi - lo) as f64;
+            for (zoom, width) in [("whole", span), ("1/100", span / 100.0), ("deep", 20_000.0)] {
+                let view = ViewState {
+                    start: mid - width / 2.0,
+                    end: mid + width / 2.0,
+                    ..Default::default()
+                };
+                let map = Mapping::new(rect, &view);
+                let paint = |track: &Track| {
+                    let mut rects = painted(|p| {
+                        lane(p, &trace, *table, track, rect, &map, &style);
+                    });
+                    rects.sort_by(|a, b| {
+                        (a.left(), a.top(), a.right())
+                            .partial_cmp(&(b.left(), b.top(), b.right()))
+                            .unwrap()
+                    });
+                    rects
+                };
+                // Busy marks are lower than boxes (see `paint::lane`).
+                let busy = |rects: &[Rect]| -> Vec<Rect> {
+                    rects
+                        .iter()
+                        .filter(|r| r.height() < BOX_H - 1.0)
+                        .copied()
+                        .collect()
+                };
+                let (whole, runs) = (paint(track), paint(&cut));
+                let (whole_busy, runs_busy) = (busy(&whole), busy(&runs));
+                assert!(
+                    !whole_busy.is_empty() || zoom != "whole",
+                    "{report} {}: no busy mark",
+                    row.label
+                );
+                if track.depth <= 1 {
+                    assert_eq!(
+                        runs_busy.len(),
+                        whole_busy.len(),
+                        "{report} {} at {zoom}: busy marks cut into {} runs against one",
+                        row.label,
+                        cut.runs().len()
+                    );
+                    assert_eq!(runs_busy, whole_busy, "{report} {} at {zoom}", row.label);
+                } else {
+                    // Nested: in one pixel column the search skips a deeper
+                    // level's start behind another level's; cut, a run's
+                    // first event is never skipped. Cut covers all whole does.
+                    let columns = |rects: &[Rect]| -> BTreeSet<(i64, i64)> {
+                        (rects.iter())
+                            .flat_map(|r| {
+                                (r.left() as i64..r.right() as i64).map(|x| (r.top() as i64, x))
+                            })
+                            .collect()
+                    };
+                    let missing: Vec<_> = columns(&whole_busy)
+                        .difference(&columns(&runs_busy))
+                        .copied()
+                        .collect();
+                    assert!(
+                        missing.is_empty(),
+                        "{report} {} at {zoom}: {missing:?}",
+                        row.label
+                    );
+                }
+                // Each run looks back for the long events hidden behind
+                // short ones on its own, so cut it may draw a box more.
+                for b in whole.iter().filter(|r| r.height() >= BOX_H - 1.0) {
+                    assert!(
+                        runs.contains(b),
+                        "{report} {} at {zoom}: {b:?} not drawn",
+                        row.label
+                    );
+                }
+            }
+            lanes_checked += 1;
+        }
+    }
+    assert!(lanes_checked >= 6, "{lanes_checked} lanes checked");
 }

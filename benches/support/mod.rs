@@ -56,3 +56,44 @@ pub fn warmed_window() -> (egui::Context, SightlineApp, f64) {
     }
     (ctx, app, t)
 }
+
+/// Prints the median and p95 of frame times `v` under `name`.
+#[allow(dead_code)]
+pub fn stats(name: &str, mut v: Vec<Duration>, painted: usize) {
+    v.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let med = v[v.len() / 2];
+    let p95 = v[(v.len() * 95 / 100).min(v.len() - 1)];
+    println!(
+        "{name:<22} median {:7.3} ms   p95 {:7.3} ms   ({} frames, {painted} boxes/marks painted)",
+        ms(med),
+        ms(p95),
+        v.len()
+    );
+}
+
+/// `n` frames of each view `(name, span)` centred on `mid`, timed; `suffix`
+/// goes after each name in the output.
+#[allow(dead_code)]
+pub fn views(
+    ctx: &egui::Context,
+    app: &mut SightlineApp,
+    t: &mut f64,
+    mid: f64,
+    cases: &[(&str, f64)],
+    n: usize,
+    suffix: &str,
+) {
+    for &(name, span) in cases {
+        let mut v = Vec::new();
+        for _ in 0..n {
+            if let Some(d) = app.doc_mut() {
+                d.timeline.view.set(mid - span / 2.0, mid + span / 2.0);
+            }
+            *t += 0.016;
+            v.push(frame(ctx, app, *t));
+        }
+        let painted = app.doc().map_or(0, |d| d.timeline.painted);
+        stats(&format!("{name}{suffix}"), v, painted);
+    }
+}

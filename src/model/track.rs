@@ -100,6 +100,10 @@ pub struct Track {
     runs: Vec<Run>,
     /// How many of the track's rows come before each run.
     before: Vec<usize>,
+    /// The longest event of all runs, so that the runs a window may touch are
+    /// two binary searches away (a capture that ran an hour has a run per
+    /// snapshot: tens of thousands).
+    longest: Ns,
     /// Number of stacked levels (1 for flat tracks).
     pub depth: u8,
 }
@@ -110,6 +114,7 @@ impl Track {
         let mut track = Track {
             runs: Vec::new(),
             before: Vec::new(),
+            longest: 0,
             depth,
         };
         track.push(run);
@@ -134,6 +139,7 @@ impl Track {
                 .is_none_or(|r| r.events.end <= run.events.start)
         );
         self.before.push(self.len());
+        self.longest = self.longest.max(run.max_duration);
         self.runs.push(run);
     }
 
@@ -148,11 +154,6 @@ impl Track {
 
     pub fn runs(&self) -> &[Run] {
         &self.runs
-    }
-
-    /// The runs, to index their starts (see [`Run::index_starts`]).
-    pub fn runs_mut(&mut self) -> &mut [Run] {
-        &mut self.runs
     }
 
     /// Every row of the track, in start order.
@@ -184,7 +185,20 @@ impl Track {
 
     /// The longest event of the track.
     pub fn max_duration(&self) -> Ns {
-        self.runs.iter().map(|r| r.max_duration).max().unwrap_or(0)
+        self.longest
+    }
+
+    /// The runs that may hold events overlapping `[from, to)`: those whose
+    /// first event starts before `to` and whose last starts no earlier than
+    /// `from` less the track's longest event. The runs are in start order, so
+    /// these are consecutive: a frame of a view looks at them, not at every
+    /// run a long capture made.
+    pub fn runs_overlapping(&self, spans: &SpanColumns, from: Ns, to: Ns) -> &[Run] {
+        let start_of = |i: u32| spans.start.get(i as usize).copied().unwrap_or(Ns::MAX);
+        let reach_from = from.saturating_sub(self.longest);
+        let lo = (self.runs).partition_point(|r| start_of(r.events.end - 1) < reach_from);
+        let hi = (self.runs).partition_point(|r| start_of(r.events.start) < to);
+        self.runs.get(lo..hi.max(lo)).unwrap_or_default()
     }
 
     /// The first row (the earliest start).
@@ -205,7 +219,7 @@ impl Track {
         from: Ns,
         to: Ns,
     ) -> impl Iterator<Item = Span> + 'a {
-        self.runs
+        self.runs_overlapping(spans, from, to)
             .iter()
             .map(move |r| r.window(spans, from, to))
             .filter(|w| !w.is_empty())
@@ -218,7 +232,7 @@ impl Track {
         from: Ns,
         to: Ns,
     ) -> impl Iterator<Item = u32> + Clone + 'a {
-        self.runs
+        self.runs_overlapping(spans, from, to)
             .iter()
             .flat_map(move |r| r.starting_in(spans, from, to))
     }
@@ -300,6 +314,19 @@ mod tests {
         let w: Vec<Span> = t.windows(&s, 90, 250).collect();
         assert_eq!(w, vec![1..3, 5..6]);
         assert_eq!(t.windows(&s, 400, 500).count(), 0);
+        // The runs a view may touch: found by the runs' first and last starts
+        // and the track's longest event, without a look at the others.
+        let firsts = |from, to| -> Vec<u32> {
+            (t.runs_overlapping(&s, from, to).iter())
+                .map(|r| r.events.start)
+                .collect()
+        };
+        assert_eq!(firsts(90, 250), vec![0, 5]);
+        assert_eq!(firsts(0, 15), vec![0]);
+        assert_eq!(firsts(100, 250), vec![0, 5], "row 2 may reach 100 for all the track knows");
+        assert_eq!(firsts(101, 250), vec![5]);
+        assert_eq!(firsts(400, 500), Vec::<u32>::new());
+        assert_eq!(firsts(-50, 0), Vec::<u32>::new());
         let starting: Vec<u32> = t.starting_in(&s, 20, 250).collect();
         assert_eq!(starting, vec![1, 2, 5]);
         let other = Track::of(3..5, &s);

@@ -62,6 +62,9 @@ pub fn event_color(trace: &Trace, ev: EventRef, name_colors: &[Color32]) -> Colo
 
 /// Paints one lane into `rect`, run after run of its track (see
 /// [`crate::model::track`]); returns how many boxes and busy marks it drew.
+/// Only the runs the view may touch are looked at, and a busy mark goes on
+/// from one run into the next: a capture's track is a run per snapshot, and
+/// painted run by run it cost what its runs number, not what the view shows.
 pub fn lane(
     painter: &Painter,
     trace: &Trace,
@@ -72,33 +75,117 @@ pub fn lane(
     style: &LaneStyle,
 ) -> usize {
     let depth = track.depth.max(1) as usize;
-    track
-        .runs()
-        .iter()
-        .map(|run| lane_run(painter, trace, table, run, depth, rect, map, style))
-        .sum()
+    let (from, to) = map.visible();
+    // `as` saturates at i64::MAX when the view reaches past an extreme
+    // timestamp; `+ 1` must not overflow there.
+    let (from_ns, to_ns) = (from.floor() as Ns, (to.ceil() as Ns).saturating_add(1));
+    let spans = table.spans(trace);
+    let mut busy = BusyMarks::new(painter, rect, depth);
+    let boxes: usize = (track.runs_overlapping(spans, from_ns, to_ns).iter())
+        .map(|run| lane_run(painter, trace, table, run, &mut busy, rect, map, style))
+        .sum();
+    boxes + busy.finish()
+}
+
+/// The busy marks a lane has open, one per level: a mark grows while events
+/// keep starting in the next pixel column, and is painted when a gap ends it
+/// or the lane is done.
+struct BusyMarks<'p> {
+    painter: &'p Painter,
+    rect: Rect,
+    /// By level: the mark's first and past-last pixel column, and its colour
+    /// (its first event's).
+    open: Vec<Option<(f32, f32, Color32)>>,
+    painted: usize,
+}
+
+impl<'p> BusyMarks<'p> {
+    fn new(painter: &'p Painter, rect: Rect, depth: usize) -> Self {
+        BusyMarks {
+            painter,
+            rect,
+            open: vec![None; depth],
+            painted: 0,
+        }
+    }
+
+    /// Pixel column `px` of level `l` holds an event's start; `color` (the
+    /// event's) is asked for only when a new mark begins there.
+    fn mark(&mut self, l: usize, px: f32, color: impl FnOnce() -> Color32) {
+        let Some(slot) = self.open.get_mut(l) else {
+            return;
+        };
+        let ended = match slot {
+            Some((_, to, _)) if *to >= px => {
+                *to = to.max(px + 1.0);
+                None
+            }
+            _ => slot.replace((px, px + 1.0, color())),
+        };
+        if let Some(mark) = ended {
+            self.paint(l, mark);
+        }
+    }
+
+    fn paint(&mut self, l: usize, (x0, x1, c): (f32, f32, Color32)) {
+        self.painted += 1;
+        let y0 = self.rect.top() + 1.0 + l as f32 * LANE_H;
+        let r = Rect::from_min_max(pos2(x0, y0 + 3.0), pos2(x1, y0 + LANE_H - 5.0));
+        self.painter.rect_filled(r, 0.0, colors::busy(c));
+    }
+
+    /// Paints the marks still open; returns how many marks were painted.
+    fn finish(mut self) -> usize {
+        for l in 0..self.open.len() {
+            if let Some(mark) = self.open[l].take() {
+                self.paint(l, mark);
+            }
+        }
+        self.painted
+    }
 }
 
 #[allow(clippy::too_many_arguments)] // all per-lane inputs; a struct would only rename them
-/// Paints one run of a lane's track, `depth` levels deep.
+/// Paints one run of a lane's track: its boxes (returns how many), and its
+/// narrower events into the lane's busy marks.
 fn lane_run(
     painter: &Painter,
     trace: &Trace,
     table: Table,
     run: &Run,
-    depth: usize,
+    busy: &mut BusyMarks,
     rect: Rect,
     map: &Mapping,
     style: &LaneStyle,
 ) -> usize {
     let spans = table.spans(trace);
+    let depth = busy.open.len();
     let (from, to) = map.visible();
     // `as` saturates at i64::MAX when the view reaches past an extreme
     // timestamp; `+ 1` must not overflow there.
     let (from_ns, to_ns) = (from.floor() as Ns, (to.ceil() as Ns).saturating_add(1));
+    let starts = &spans.start;
+    // At a zoom where even the run's longest event is well under a box's
+    // width (a whole-trace view of millions of events), no event is drawn
+    // as a box: its end, a cache miss per pixel column, is not read, nor
+    // are the skipped events looked back over for a long one.
+    let sub_pixel_only = (run.max_duration as f64) * map.px_per_ns < f64::from(MIN_BOX_PX) / 2.0;
+    // A run in view whose events all start in one pixel column (a
+    // snapshot's worth of a capture, seen whole) marks that column, as the
+    // loop below would, without a search.
+    let (first, last) = (run.events.start as usize, run.events.end as usize - 1);
+    if sub_pixel_only && depth == 1 && (starts[first] as f64) >= from && (starts[last] as f64) <= to
+    {
+        let px = map.x(starts[first]).floor();
+        if map.x(starts[last]).floor() == px {
+            busy.mark(0, px, || {
+                event_color(trace, EventRef::new(table, first as u32), style.name_colors)
+            });
+            return 0;
+        }
+    }
     let win = run.window(spans, from_ns, to_ns);
     let (lo, hi) = (win.start as usize, win.end as usize);
-    let starts = &spans.start;
     let mut drawn = 0;
     let draw = |i: usize, drawn: &mut usize| {
         *drawn += 1;
@@ -169,20 +256,7 @@ fn lane_run(
         }
     }
 
-    // At a zoom where even the track's longest event is well under a box's
-    // width (a whole-trace view of millions of events), no event is drawn
-    // as a box: its end, a cache miss per pixel column, is not read, nor
-    // are the skipped events looked back over for a long one.
-    let sub_pixel_only = (run.max_duration as f64) * map.px_per_ns < f64::from(MIN_BOX_PX) / 2.0;
     let mut search = ForwardSearch::new(starts, &run.sampled_starts, run.events.start as usize, hi);
-    let mut busy: Vec<Option<(f32, f32)>> = vec![None; depth];
-    let mut busy_color: Vec<Color32> = vec![Color32::GRAY; depth];
-    let flush = |run: (f32, f32), l: usize, c: Color32, drawn: &mut usize| {
-        *drawn += 1;
-        let y0 = rect.top() + 1.0 + l as f32 * LANE_H;
-        let r = Rect::from_min_max(pos2(run.0, y0 + 3.0), pos2(run.1, y0 + LANE_H - 5.0));
-        painter.rect_filled(r, 0.0, colors::busy(c));
-    };
     let mut i = a;
     while i < hi {
         let x0 = map.x(starts[i]);
@@ -195,17 +269,9 @@ fn lane_run(
         // first event starting in the next pixel.
         let l = (level(trace, table, i) as usize).min(depth - 1);
         let px = x0.floor();
-        match &mut busy[l] {
-            Some(run) if run.1 >= px => run.1 = px + 1.0,
-            slot => {
-                if let Some(run) = slot.take() {
-                    flush(run, l, busy_color[l], &mut drawn);
-                }
-                *slot = Some((px, px + 1.0));
-                busy_color[l] =
-                    event_color(trace, EventRef::new(table, i as u32), style.name_colors);
-            }
-        }
+        busy.mark(l, px, || {
+            event_color(trace, EventRef::new(table, i as u32), style.name_colors)
+        });
         let t_next = map.t(px + 1.0);
         let j = search.first_at_or_after(i + 1, t_next);
         // A long event may start in this pixel after short ones: the last one
@@ -225,11 +291,6 @@ fn lane_run(
             }
         }
         i = j.max(i + 1);
-    }
-    for (l, run) in busy.into_iter().enumerate() {
-        if let Some(run) = run {
-            flush(run, l, busy_color[l], &mut drawn);
-        }
     }
     drawn
 }
