@@ -127,9 +127,9 @@ impl MetricsStrip {
         rect: Rect,
         map: &Mapping,
     ) -> usize {
-        track
-            .runs()
-            .iter()
+        let (from, to) = map.visible();
+        let (from_ns, to_ns) = (from.floor() as Ns, (to.ceil() as Ns).saturating_add(1));
+        (track.runs_overlapping(&trace.kernels.spans, from_ns, to_ns).iter())
             .map(|run| self.paint_run(painter, trace, run, rect, map))
             .sum()
     }
