@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{EventId, EventKind, Ns, SpanColumns, StrId, Trace};
+use crate::model::{EventId, EventKind, EventKinds, Ns, SpanColumns, StrId, Trace};
 
 /// Appended to the report's file name to name its sidecar.
 pub const SIDECAR_SUFFIX: &str = ".notes.json";
@@ -365,6 +365,19 @@ impl<'a> Carrier<'a> {
             nvtx_rows: None,
             kept,
         }
+    }
+
+    /// The kinds whose events may be at another index in the newer state
+    /// (all but those the lineage says kept theirs): an event of any other
+    /// kind is carried as it is, so a list without these needs no look.
+    pub fn moving(&self) -> EventKinds {
+        let mut moving = EventKinds::default();
+        for kind in EventKind::ALL {
+            if self.kept[kind as usize].is_none_or(|(old, new)| new < old) {
+                moving.insert(kind);
+            }
+        }
+        moving
     }
 
     /// `ev` of the older state in the newer, `None` where the newer does

@@ -21,7 +21,7 @@ use crate::analysis::findings::{
     Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, entries,
     human_ns, range_gpu_spans, range_timing,
 };
-use crate::model::{EventId, EventKind, Ns, Trace};
+use crate::model::{EventId, EventKind, EventKinds, Ns, Trace};
 
 /// The overlay source name of this panel's marks.
 pub const OVERLAY_SOURCE: &str = "findings";
@@ -49,6 +49,11 @@ struct Done {
 pub struct FindingsPanel {
     /// The findings of the report's current trace, sorted by start.
     pub findings: Vec<Finding>,
+    /// By finding: the kinds of its events, so that a snapshot looks only
+    /// at the findings holding events of a kind that moved (a capture full
+    /// of mistakes has a hundred thousand findings, a few holding NVTX
+    /// ranges, the one kind a growing report numbers anew).
+    kinds: Vec<EventKinds>,
     /// The findings grouped: one entry per kind, severity and NVTX range (or
     /// loop), what the badge counts and the panel lists.
     pub entries: Vec<Entry>,
@@ -95,6 +100,7 @@ impl FindingsPanel {
     pub fn start(trace: &Arc<Trace>) -> Self {
         let mut panel = FindingsPanel {
             findings: Vec::new(),
+            kinds: Vec::new(),
             entries: Vec::new(),
             open: false,
             active: None,
@@ -115,6 +121,7 @@ impl FindingsPanel {
     /// Findings of `trace` from nothing: none shown until the engine's are in.
     pub fn request(&mut self, trace: &Arc<Trace>) {
         self.findings.clear();
+        self.kinds.clear();
         self.entries.clear();
         self.range_work.clear();
         self.active = None;
@@ -137,7 +144,12 @@ impl FindingsPanel {
         timeline: &mut Timeline,
     ) {
         let mut carrier = crate::annotations::Carrier::new(old, new);
-        carry_over(&mut carrier, &mut self.findings, &mut self.range_work);
+        carry_over(
+            &mut carrier,
+            &mut self.findings,
+            &mut self.kinds,
+            &mut self.range_work,
+        );
         // The marks stay: their times are the findings', which growing does
         // not change; only the events they hang on are found again. Built
         // anew they took 12-20 ms of the window's thread at each snapshot of
@@ -235,11 +247,14 @@ impl FindingsPanel {
         self.rest_until = Some(Instant::now() + took);
         self.start_queued();
         let mut findings = result.ok();
+        let mut kinds: Vec<EventKinds> = (findings.iter().flatten())
+            .map(|f| EventKinds::of(&f.events))
+            .collect();
         if let Some(findings) = findings.as_mut()
             && !std::ptr::eq(&*analysed, trace)
         {
             let mut carrier = crate::annotations::Carrier::new(&analysed, trace);
-            carry_over(&mut carrier, findings, &mut range_work);
+            carry_over(&mut carrier, findings, &mut kinds, &mut range_work);
         }
         // It may be the last reference to an older snapshot.
         super::job::drop_off_thread(analysed);
@@ -253,6 +268,7 @@ impl FindingsPanel {
             .active
             .and_then(|i| self.findings.get(i))
             .map(same_finding);
+        self.kinds = kinds;
         self.findings = findings;
         self.entries = entries(&self.findings);
         self.range_work = range_work;
@@ -723,12 +739,20 @@ fn same_finding(f: &Finding) -> impl Fn(&Finding) -> bool + use<> {
 /// the newer lacks it; each range's GPU work likewise by its NVTX row. The
 /// findings themselves stay, in order: their times and words do not depend
 /// on event indexes.
+/// Carries findings (with `kinds`, their events' kinds) and the ranges' GPU
+/// work into a later state of the report; only the findings holding events
+/// of a kind that moved are looked at.
 fn carry_over(
     carrier: &mut crate::annotations::Carrier,
     findings: &mut [Finding],
+    kinds: &mut [EventKinds],
     range_work: &mut Vec<(u32, Ns, Ns)>,
 ) {
-    for f in findings.iter_mut() {
+    let moving = carrier.moving();
+    for (f, kinds) in findings.iter_mut().zip(kinds.iter_mut()) {
+        if !kinds.meets(moving) {
+            continue;
+        }
         f.events.retain_mut(|ev| match carrier.carry(*ev) {
             Some(found) => {
                 *ev = found;
@@ -736,6 +760,10 @@ fn carry_over(
             }
             None => false,
         });
+        *kinds = EventKinds::of(&f.events);
+    }
+    if !moving.contains(EventKind::Nvtx) {
+        return;
     }
     range_work.retain_mut(|(row, _, _)| {
         let ev = EventId::new(EventKind::Nvtx, *row);

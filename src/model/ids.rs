@@ -49,6 +49,41 @@ impl EventKind {
     }
 }
 
+/// A set of event kinds, a bit each: which kinds a list of events holds, or
+/// which kinds moved when a report grew.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventKinds(u8);
+
+const _: () = assert!(EventKind::ALL.len() <= 8, "a bit per kind");
+
+impl EventKinds {
+    /// The kinds of `events`.
+    pub fn of<'a>(events: impl IntoIterator<Item = &'a EventId>) -> Self {
+        let mut kinds = EventKinds::default();
+        for ev in events {
+            kinds.insert(ev.kind);
+        }
+        kinds
+    }
+
+    pub fn insert(&mut self, kind: EventKind) {
+        self.0 |= 1 << kind as u8;
+    }
+
+    pub fn contains(self, kind: EventKind) -> bool {
+        self.0 & (1 << kind as u8) != 0
+    }
+
+    /// Whether the two sets share a kind.
+    pub fn meets(self, other: EventKinds) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
 /// One event: its table and its row in that table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EventId {

@@ -22,7 +22,7 @@ pub use correlation::{
     TrackIds,
 };
 pub use events::*;
-pub use ids::{EventId, EventKind, Lineage};
+pub use ids::{EventId, EventKind, EventKinds, Lineage};
 pub use metrics::{KernelMetrics, MetricDef, MetricSource};
 pub use strings::{StrId, Strings};
 pub use track::{RowOwners, Run, SAMPLED_STARTS_STRIDE, Track};

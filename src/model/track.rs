@@ -323,7 +323,11 @@ mod tests {
         };
         assert_eq!(firsts(90, 250), vec![0, 5]);
         assert_eq!(firsts(0, 15), vec![0]);
-        assert_eq!(firsts(100, 250), vec![0, 5], "row 2 may reach 100 for all the track knows");
+        assert_eq!(
+            firsts(100, 250),
+            vec![0, 5],
+            "row 2 may reach 100 for all the track knows"
+        );
         assert_eq!(firsts(101, 250), vec![5]);
         assert_eq!(firsts(400, 500), Vec::<u32>::new());
         assert_eq!(firsts(-50, 0), Vec::<u32>::new());

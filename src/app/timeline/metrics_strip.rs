@@ -129,9 +129,11 @@ impl MetricsStrip {
     ) -> usize {
         let (from, to) = map.visible();
         let (from_ns, to_ns) = (from.floor() as Ns, (to.ceil() as Ns).saturating_add(1));
-        (track.runs_overlapping(&trace.kernels.spans, from_ns, to_ns).iter())
-            .map(|run| self.paint_run(painter, trace, run, rect, map))
-            .sum()
+        (track
+            .runs_overlapping(&trace.kernels.spans, from_ns, to_ns)
+            .iter())
+        .map(|run| self.paint_run(painter, trace, run, rect, map))
+        .sum()
     }
 
     /// The band of one run, in the pixel columns its kernels may cover.
