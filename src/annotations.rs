@@ -344,7 +344,7 @@ pub struct Carrier<'a> {
     new: &'a Trace,
     tracks: HashMap<EventKind, Vec<crate::model::Span>>,
     /// The later state's NVTX ranges by the report's row id, made on first use.
-    nvtx_rows: Option<HashMap<i64, u32>>,
+    nvtx_rows: Option<RowIndex>,
     /// By [`EventKind`] as an index: for a kind whose events kept their
     /// indexes, how many the older and the newer state hold (worked out once:
     /// a findings-heavy capture carries a hundred thousand events a snapshot).
@@ -396,12 +396,8 @@ impl<'a> Carrier<'a> {
             && old.info.path == new.info.path
             && let Some(&row) = old.nvtx.row_id.get(i).filter(|&&row| row != 0)
         {
-            let rows = self.nvtx_rows.get_or_insert_with(|| {
-                (new.nvtx.row_id.iter().enumerate())
-                    .map(|(i, &row)| (row, i as u32))
-                    .collect()
-            });
-            return rows.get(&row).map(|&i| EventId::new(EventKind::Nvtx, i));
+            let rows = (self.nvtx_rows).get_or_insert_with(|| RowIndex::of(&new.nvtx.row_id));
+            return rows.get(row).map(|i| EventId::new(EventKind::Nvtx, i));
         }
         let (was, is) = (spans_of(old, ev.kind), spans_of(new, ev.kind));
         let (start, end) = was.get(i)?;
@@ -415,6 +411,45 @@ impl<'a> Carrier<'a> {
             .entry(ev.kind)
             .or_insert_with(|| tracks_of(new, ev.kind));
         find_in(new, ev.kind, (start, end), name, tracks)
+    }
+}
+
+/// Indexes of a table by the report's row ids. A capture's row ids are
+/// nearly consecutive: then an array from the smallest, filled in one pass
+/// (a findings-heavy capture looks tens of thousands of ranges up at each
+/// snapshot, and hashing every row of the table first was most of it).
+enum RowIndex {
+    Dense { first: i64, index: Vec<u32> },
+    Sparse(HashMap<i64, u32>),
+}
+
+impl RowIndex {
+    /// Row ids 0 (a report whose table has none) are left out.
+    fn of(row_ids: &[i64]) -> RowIndex {
+        let ids = || row_ids.iter().copied().filter(|&row| row != 0);
+        let (first, last) = (ids().min().unwrap_or(0), ids().max().unwrap_or(0));
+        let span = last.saturating_sub(first).saturating_add(1);
+        if span > 0 && span <= (4 * row_ids.len() as i64).max(64) {
+            let mut index = vec![u32::MAX; span as usize];
+            for (i, &row) in row_ids.iter().enumerate() {
+                if row != 0 {
+                    index[(row - first) as usize] = i as u32;
+                }
+            }
+            return RowIndex::Dense { first, index };
+        }
+        let rows = row_ids.iter().enumerate().filter(|(_, row)| **row != 0);
+        RowIndex::Sparse(rows.map(|(i, &row)| (row, i as u32)).collect())
+    }
+
+    fn get(&self, row: i64) -> Option<u32> {
+        match self {
+            RowIndex::Dense { first, index } => {
+                let at = usize::try_from(row.checked_sub(*first)?).ok()?;
+                index.get(at).copied().filter(|&i| i != u32::MAX)
+            }
+            RowIndex::Sparse(rows) => rows.get(&row).copied(),
+        }
     }
 }
 
@@ -530,6 +565,31 @@ mod tests {
             color: [255, 136, 0],
             pin,
         }
+    }
+
+    /// Near-consecutive row ids take the array, scattered ones the map;
+    /// both find every row and nothing else.
+    #[test]
+    fn rows_are_found_by_id_dense_or_sparse() {
+        let dense: Vec<i64> = vec![7, 5, 0, 6, 9, 12];
+        let sparse: Vec<i64> = vec![3, 1 << 40, 0, -5, 70_000];
+        assert!(matches!(RowIndex::of(&dense), RowIndex::Dense { .. }));
+        assert!(matches!(RowIndex::of(&sparse), RowIndex::Sparse(_)));
+        for ids in [dense, sparse] {
+            let index = RowIndex::of(&ids);
+            for (i, &row) in ids.iter().enumerate() {
+                let want = (row != 0).then_some(i as u32);
+                assert_eq!(index.get(row), want, "row {row} of {ids:?}");
+            }
+            for absent in [8, 4, 13, -6, 1 << 41, i64::MIN, i64::MAX] {
+                assert_eq!(index.get(absent), None, "row {absent} of {ids:?}");
+            }
+        }
+        assert!(matches!(
+            RowIndex::of(&[]),
+            RowIndex::Dense { .. } | RowIndex::Sparse(_)
+        ));
+        assert_eq!(RowIndex::of(&[0, 0]).get(0), None);
     }
 
     #[test]
