@@ -20,28 +20,64 @@ use std::time::{Duration, Instant};
 /// The window's pace while a capture runs (it asks for a repaint each frame).
 const FRAME_GAP: Duration = Duration::from_millis(16);
 
+/// What the window shows live: a report replayed, or (`SIGHTLINE_LIVE_CAPTURE`
+/// = a benchmark and its arguments, as `sightline capture` takes them) a real
+/// capture on this machine's GPU.
+enum Source {
+    Replay(std::path::PathBuf),
+    Capture(String),
+}
+
 fn main() {
-    let path = report();
-    let seconds: f64 = std::env::var("SIGHTLINE_REPLAY_SECONDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|s: &f64| *s > 0.0)
-        .unwrap_or(20.0);
-    // The report's span, for the replay's speed.
-    let span = match sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)) {
-        Ok(t) => {
-            let (lo, hi) = t.info.time_range;
-            (hi - lo).max(1) as f64
-        }
-        Err(e) => {
-            eprintln!("live bench: {e}");
-            std::process::exit(1);
-        }
+    let source = match std::env::var("SIGHTLINE_LIVE_CAPTURE") {
+        Ok(command) => Source::Capture(command),
+        Err(_) => Source::Replay(report()),
     };
-    let speed = span / (seconds * 1e9);
     let (ctx, mut app, mut t) = warmed_window();
     let began = Instant::now();
-    app.start_replay(path.clone(), speed);
+    let described = match &source {
+        Source::Replay(path) => {
+            let seconds: f64 = std::env::var("SIGHTLINE_REPLAY_SECONDS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|s: &f64| *s > 0.0)
+                .unwrap_or(20.0);
+            // The report's span, for the replay's speed.
+            let span = match sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false)) {
+                Ok(t) => {
+                    let (lo, hi) = t.info.time_range;
+                    (hi - lo).max(1) as f64
+                }
+                Err(e) => {
+                    eprintln!("live bench: {e}");
+                    std::process::exit(1);
+                }
+            };
+            let speed = span / (seconds * 1e9);
+            app.start_replay(path.clone(), speed);
+            format!(
+                "report {} replayed at {speed:.0}x (about {seconds} s of its time)",
+                path.display()
+            )
+        }
+        Source::Capture(command) => {
+            use sightline::capture::benchmarks;
+            let words: Vec<String> = command.split_whitespace().map(String::from).collect();
+            let started = words
+                .split_first()
+                .ok_or("no benchmark named".to_string())
+                .and_then(|(name, args)| {
+                    let spec = benchmarks::find(name).map_err(|e| e.to_string())?;
+                    let params = benchmarks::parse_args(spec, args).map_err(|e| e.to_string())?;
+                    Ok(app.start_capture(spec, params, None))
+                });
+            if let Err(e) = started {
+                eprintln!("live bench: SIGHTLINE_LIVE_CAPTURE={command:?}: {e}");
+                std::process::exit(1);
+            }
+            format!("capture {command:?}")
+        }
+    };
     let mut frames = Vec::new();
     let mut shown_events = 0;
     let mut snapshots = Vec::new();
@@ -71,11 +107,10 @@ fn main() {
         std::thread::sleep(FRAME_GAP.saturating_sub(d));
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!(
-        "report {} replayed at {speed:.0}x (about {seconds} s of its time) in {:.1} s",
-        path.display(),
-        began.elapsed().as_secs_f64()
-    );
+    println!("{described} in {:.1} s", began.elapsed().as_secs_f64());
+    if let Some(problem) = app.doc().and_then(|d| d.live.as_ref()?.problem.clone()) {
+        println!("the capture's problem: {problem}");
+    }
     for (k, (at, events, status, take_in, d)) in snapshots.iter().enumerate() {
         let (cost, age) = status.as_ref().map_or((0.0, 0.0), |s| {
             (ms(s.snapshot_cost), ms(s.newest_event_age))
@@ -98,17 +133,21 @@ fn main() {
         ms(slowest.0),
         slowest.1.as_secs_f64()
     );
-    after_the_capture(&ctx, &mut app, &mut t, &path);
+    let replayed = match &source {
+        Source::Replay(path) => Some(path.as_path()),
+        Source::Capture(_) => None,
+    };
+    after_the_capture(&ctx, &mut app, &mut t, replayed);
 }
 
 /// Frames of the capture's last state (a model grown by hundreds of
-/// snapshots: its tracks are made of that many runs) against the same report
-/// loaded whole, at three zooms, once the background work is done.
+/// snapshots: its tracks are made of that many runs) against the report
+/// `replayed` loaded whole, at three zooms, once the background work is done.
 fn after_the_capture(
     ctx: &eframe::egui::Context,
     app: &mut sightline::app::SightlineApp,
     t: &mut f64,
-    path: &std::path::Path,
+    replayed: Option<&std::path::Path>,
 ) {
     let Some(d) = app.doc_mut() else {
         return;
@@ -128,6 +167,9 @@ fn after_the_capture(
     ];
     println!("after the capture: {runs} runs in its most cut track");
     views(ctx, app, t, mid, &cases, 60, ", grown");
+    let Some(path) = replayed else {
+        return;
+    };
     let whole = match sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false)) {
         Ok(t) => t,
         Err(e) => {
