@@ -81,12 +81,8 @@ fn calls_inside(trace: &Trace, thread: usize, nvtx: u32) -> impl Iterator<Item =
     );
     trace.threads[thread]
         .cuda_api
-        .runs()
-        .iter()
-        .flat_map(move |run| {
-            let rows = run.starting_in(api, start, end.saturating_add(1));
-            rows.start as usize..rows.end as usize
-        })
+        .starting_in(api, start, end.saturating_add(1))
+        .map(|i| i as usize)
         .filter(move |&i| api.end(i) <= end)
 }
 

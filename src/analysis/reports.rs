@@ -30,7 +30,11 @@ pub(crate) fn events_in<'a>(
     track: &'a Track,
     range: Option<TimeRange>,
 ) -> impl Iterator<Item = usize> + Clone + 'a {
-    track.runs().iter().flat_map(move |run| {
+    let runs = match range {
+        Some(r) => track.runs_overlapping(spans, r.start, r.end),
+        None => track.runs(),
+    };
+    runs.iter().flat_map(move |run| {
         let rows = match range {
             Some(r) => run.starting_in(spans, r.start, r.end),
             None => run.events.clone(),
@@ -47,6 +51,15 @@ pub(crate) enum Walk {
     /// These rows (a window widened by the run's longest event), each
     /// counted as [`RangeRule::counted`] says for this range.
     Clipped(Range<usize>, TimeRange),
+}
+
+/// The runs of `track` that may hold rows `scope` counts: with a range, those
+/// the range may touch (a capture's track is a run per snapshot).
+pub(crate) fn runs_in<'a>(spans: &SpanColumns, track: &'a Track, scope: Scope) -> &'a [Run] {
+    match scope.range {
+        Some(r) => track.runs_overlapping(spans, r.start, r.end),
+        None => track.runs(),
+    }
 }
 
 pub(crate) fn walk(spans: &SpanColumns, run: &Run, scope: Scope) -> Walk {
@@ -97,7 +110,7 @@ macro_rules! for_each_counted {
     ($spans:expr, $track:expr, $scope:expr, |$row:ident, $duration:pat_param| $body:block) => {{
         let spans: &$crate::model::SpanColumns = $spans;
         let track: &$crate::model::Track = $track;
-        for run in track.runs() {
+        for run in $crate::analysis::reports::runs_in(spans, track, $scope) {
             match $crate::analysis::reports::walk(spans, run, $scope) {
                 $crate::analysis::reports::Walk::Whole(rows) => {
                     for $row in rows {

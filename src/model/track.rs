@@ -172,6 +172,18 @@ impl Track {
         Some(self.before[k] + (i - self.runs[k].events.start) as usize)
     }
 
+    /// The row at `position` among the track's rows (see [`Track::position`]):
+    /// the track read as one sorted run, whatever runs it is made of.
+    pub fn row_at(&self, position: usize) -> Option<u32> {
+        let k = self
+            .before
+            .partition_point(|&b| b <= position)
+            .checked_sub(1)?;
+        let run = &self.runs[k].events;
+        let row = run.start as usize + (position - self.before[k]);
+        (row < run.end as usize).then_some(row as u32)
+    }
+
     pub fn len(&self) -> usize {
         match (self.before.last(), self.runs.last()) {
             (Some(before), Some(last)) => before + last.len(),
@@ -307,6 +319,9 @@ mod tests {
         assert_eq!(t.position(4), None);
         assert_eq!(t.position(6), Some(4));
         assert_eq!(t.position(7), None);
+        let rows: Vec<Option<u32>> = (0..6).map(|p| t.row_at(p)).collect();
+        assert_eq!(rows, [Some(0), Some(1), Some(2), Some(5), Some(6), None]);
+        assert_eq!(Track::default().row_at(0), None);
         assert_eq!((t.first(), t.last()), (Some(0), Some(6)));
         assert_eq!(t.max_duration(), 70);
         // Each run is widened by its own longest event: rows 1 and 2 may

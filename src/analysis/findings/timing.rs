@@ -293,24 +293,24 @@ fn pending_on_stream(ctx: &Context, stream: usize, time: Ns) -> Option<(Ns, GpuO
                     trace.cuda_api.spans.start[api as usize]
                 })
         };
-        for run in track.runs() {
-            let (lo, hi) = (run.events.start, run.events.end);
-            // partition_point over the row numbers lo..hi.
-            let (mut a, mut b) = (lo, hi);
-            while a < b {
-                let mid = a + (b - a) / 2;
-                if launch(mid) < time {
-                    a = mid + 1;
-                } else {
-                    b = mid;
-                }
+        // partition_point over the track's positions, the track read as one
+        // run: a capture's track is a run per snapshot, and a search of each
+        // made the engine's time grow with events × snapshots.
+        let launch_at = |position: usize| track.row_at(position).map_or(Ns::MAX, launch);
+        let (mut a, mut b) = (0, track.len());
+        while a < b {
+            let mid = a + (b - a) / 2;
+            if launch_at(mid) < time {
+                a = mid + 1;
+            } else {
+                b = mid;
             }
-            // A few before the boundary, in case two launches raced.
-            for row in a.saturating_sub(4).max(lo)..a {
-                let end = spans.end(row as usize);
-                if best.is_none_or(|(e, _)| end > e) {
-                    best = Some((end, GpuOp { kind, index: row }));
-                }
+        }
+        // A few before the boundary, in case two launches raced.
+        for row in (a.saturating_sub(4)..a).filter_map(|p| track.row_at(p)) {
+            let end = spans.end(row as usize);
+            if best.is_none_or(|(e, _)| end > e) {
+                best = Some((end, GpuOp { kind, index: row }));
             }
         }
     }
