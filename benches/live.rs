@@ -82,6 +82,9 @@ fn main() {
     let mut shown_events = 0;
     let mut snapshots = Vec::new();
     let mut slowest = (Duration::ZERO, Duration::ZERO);
+    // Frames over 16 ms: how long, whether a snapshot or findings came in.
+    let mut over: Vec<(Duration, bool, bool)> = Vec::new();
+    let mut findings_took = None;
     loop {
         t += 0.016;
         let taken = Instant::now();
@@ -95,10 +98,16 @@ fn main() {
         }
         if let Some(doc) = app.doc() {
             let events = doc.trace.event_count();
-            if events != shown_events {
+            let snapshot = events != shown_events;
+            if snapshot {
                 shown_events = events;
                 let status = doc.live.as_ref().map(|l| l.status.clone());
                 snapshots.push((now, events, status, take_in, d));
+            }
+            let arrived = doc.findings.took != findings_took;
+            findings_took = doc.findings.took;
+            if d > FRAME_GAP {
+                over.push((d, snapshot, arrived));
             }
         }
         if !running {
@@ -133,6 +142,14 @@ fn main() {
         ms(slowest.0),
         slowest.1.as_secs_f64()
     );
+    println!(
+        "frames over {} ms: {}, p99 {:.1} ms; {} took in a snapshot, {} took in findings",
+        FRAME_GAP.as_millis(),
+        over.len(),
+        ms(pick(0.99)),
+        over.iter().filter(|o| o.1).count(),
+        over.iter().filter(|o| o.2).count()
+    );
     let replayed = match &source {
         Source::Replay(path) => Some(path.as_path()),
         Source::Capture(_) => None,
@@ -154,6 +171,12 @@ fn after_the_capture(
     };
     d.wait_for_background_work();
     let trace = d.trace.clone();
+    println!(
+        "after the capture: {} events, {} findings, the engine's last run {:.2} s",
+        trace.event_count(),
+        d.findings.findings.len(),
+        d.findings.took.map_or(0.0, |t| t.as_secs_f64())
+    );
     let runs = (trace.threads.iter().map(|th| th.cuda_api.runs().len()))
         .chain(trace.streams.iter().map(|s| s.kernels.runs().len()))
         .max()

@@ -37,12 +37,24 @@ const MAX_WORK_BARS: usize = 100_000;
 const MAX_LISTED: usize = 200;
 
 struct Done {
-    result: Result<Vec<Finding>, Cancelled>,
+    result: Result<Arrival, Cancelled>,
     range_work: Vec<(u32, Ns, Ns)>,
     took: Duration,
     /// The trace analysed: where the report grew meanwhile, the findings are
     /// carried over to the newer trace.
     trace: Arc<Trace>,
+}
+
+/// What the engine's job hands the window, all made on the job's thread:
+/// a hundred thousand findings' marks, labels and groups took the window's
+/// thread 10-20 ms each time a capture's findings came in.
+struct Arrival {
+    findings: Vec<Finding>,
+    /// By finding: its events' kinds.
+    kinds: Vec<EventKinds>,
+    entries: Vec<Entry>,
+    /// Every mark but the clicked finding's outlines ([`base_marks`]).
+    marks: Vec<Overlay>,
 }
 
 /// One report's findings and the job computing them.
@@ -154,10 +166,7 @@ impl FindingsPanel {
         // not change; only the events they hang on are found again. Built
         // anew they took 12-20 ms of the window's thread at each snapshot of
         // a report with 43k findings.
-        marks.retain_mut(|mark| {
-            mark.source == OVERLAY_SOURCE
-                && (mark.anchor).find_again(|ev| carrier.carry(ev.into()).map(EventRef::from))
-        });
+        marks.retain_mut(|mark| mark.source == OVERLAY_SOURCE && carry_mark(&mut carrier, mark));
         timeline.set_overlays(OVERLAY_SOURCE, marks);
         self.schedule(new);
     }
@@ -182,6 +191,14 @@ impl FindingsPanel {
             let result = analyze(&trace, None, &Thresholds::default(), cancel);
             let took = t0.elapsed();
             let range_work = range_gpu_spans(&trace, cancel).unwrap_or_default();
+            let result = result.map(|findings| Arrival {
+                kinds: (findings.iter())
+                    .map(|f| EventKinds::of(&f.events))
+                    .collect(),
+                entries: entries(&findings),
+                marks: base_marks(&findings, &range_work, &trace),
+                findings,
+            });
             Some(Done {
                 result,
                 range_work,
@@ -246,20 +263,24 @@ impl FindingsPanel {
         // trace's are computed, after a rest.
         self.rest_until = Some(Instant::now() + took);
         self.start_queued();
-        let mut findings = result.ok();
-        let mut kinds: Vec<EventKinds> = (findings.iter().flatten())
-            .map(|f| EventKinds::of(&f.events))
-            .collect();
-        if let Some(findings) = findings.as_mut()
+        let mut arrival = result.ok();
+        if let Some(a) = arrival.as_mut()
             && !std::ptr::eq(&*analysed, trace)
         {
             let mut carrier = crate::annotations::Carrier::new(&analysed, trace);
-            carry_over(&mut carrier, findings, &mut kinds, &mut range_work);
+            carry_over(&mut carrier, &mut a.findings, &mut a.kinds, &mut range_work);
+            a.marks.retain_mut(|mark| carry_mark(&mut carrier, mark));
         }
         // It may be the last reference to an older snapshot.
         super::job::drop_off_thread(analysed);
         // Cancelled: what is shown stays.
-        let Some(findings) = findings else {
+        let Some(Arrival {
+            findings,
+            kinds,
+            entries,
+            mut marks,
+        }) = arrival
+        else {
             return;
         };
         // The finding clicked stays clicked where the new list has it (a
@@ -268,13 +289,16 @@ impl FindingsPanel {
             .active
             .and_then(|i| self.findings.get(i))
             .map(same_finding);
+        let older = std::mem::replace(&mut self.findings, findings);
         self.kinds = kinds;
-        self.findings = findings;
-        self.entries = entries(&self.findings);
+        self.entries = entries;
         self.range_work = range_work;
         self.took = Some(took);
         self.active = active.and_then(|was| self.findings.iter().position(was));
-        timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
+        marks.extend(self.outlines(trace));
+        // The older findings and marks may be many: freed off this thread.
+        super::job::drop_off_thread((older, timeline.take_overlays(OVERLAY_SOURCE)));
+        timeline.set_overlays(OVERLAY_SOURCE, marks);
         if self.focus_on_arrival
             && timeline.is_untouched()
             && let Some((s, e)) = self.focus()
@@ -323,71 +347,34 @@ impl FindingsPanel {
         }
     }
 
-    /// The marks for the timeline: every finding in the ruler; under each
-    /// range that ended before its GPU work, that work's span (the part past
-    /// the range's end in the warning colour); the clicked finding's events
-    /// outlined.
+    /// The marks for the timeline: [`base_marks`], and the clicked
+    /// finding's events outlined.
     pub fn marks(&self, trace: &Trace) -> Vec<Overlay> {
-        let mut marks = Vec::with_capacity(self.findings.len() * 2 + self.range_work.len());
-        // Every range's GPU work, under it; the flagged ones get the
-        // two-colour bar below instead.
-        let flagged: std::collections::HashSet<u32> = self
-            .findings
-            .iter()
-            .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
-            .filter_map(|f| f.events.first())
-            .filter(|e| e.kind == EventKind::Nvtx)
-            .map(|e| e.index)
-            .collect();
-        for &(row, s, e) in self.range_work.iter().take(MAX_WORK_BARS) {
-            if !flagged.contains(&row) {
-                marks.push(Overlay {
-                    start: s,
-                    end: e,
-                    anchor: Anchor::Under(EventRef::new(Table::Nvtx, row)),
-                    color: GPU_IN_RANGE,
+        let mut marks = base_marks(&self.findings, &self.range_work, trace);
+        marks.extend(self.outlines(trace));
+        marks
+    }
+
+    /// The clicked finding's events but the first (which is selected),
+    /// outlined.
+    fn outlines(&self, trace: &Trace) -> Vec<Overlay> {
+        let Some(f) = self.active.and_then(|i| self.findings.get(i)) else {
+            return Vec::new();
+        };
+        let events = f.events.iter().skip(1).take(MAX_OUTLINES);
+        (events.map(|&id| EventRef::from(id)))
+            .filter_map(|ev| {
+                let (start, end) = span_of(trace, ev)?;
+                Some(Overlay {
+                    start,
+                    end,
+                    anchor: Anchor::Outline(ev),
+                    color: OUTLINE,
                     label: String::new(),
                     source: OVERLAY_SOURCE,
-                });
-            }
-        }
-        // Marks share the ruler's band and later ones cover earlier ones: long,
-        // mild ones first, so a short warning inside a long info span shows.
-        let mut order: Vec<&Finding> = self.findings.iter().collect();
-        order.sort_by_key(|f| (f.severity, std::cmp::Reverse(f.end.saturating_sub(f.start))));
-        for f in order {
-            marks.push(Overlay {
-                start: f.start,
-                end: f.end,
-                anchor: Anchor::Ruler,
-                color: severity_color(f.severity),
-                label: format!("{}: {}", f.kind.name(), f.message),
-                source: OVERLAY_SOURCE,
-            });
-            if f.kind == FindingKind::RangeEndsBeforeGpuWork {
-                marks.extend(gpu_work_bars(trace, f));
-            }
-            if f.kind == FindingKind::RangeWaitsOnEarlierWork {
-                marks.extend(wait_hatch(trace, f));
-            }
-        }
-        if let Some(f) = self.active.and_then(|i| self.findings.get(i)) {
-            // The first event is selected; the others are outlined.
-            for &id in f.events.iter().skip(1).take(MAX_OUTLINES) {
-                let ev = EventRef::from(id);
-                if let Some((s, e)) = span_of(trace, ev) {
-                    marks.push(Overlay {
-                        start: s,
-                        end: e,
-                        anchor: Anchor::Outline(ev),
-                        color: OUTLINE,
-                        label: String::new(),
-                        source: OVERLAY_SOURCE,
-                    });
-                }
-            }
-        }
-        marks
+                })
+            })
+            .collect()
     }
 
     /// Carries out a click: selects the finding's first event, outlines the
@@ -739,6 +726,62 @@ fn same_finding(f: &Finding) -> impl Fn(&Finding) -> bool + use<> {
 /// the newer lacks it; each range's GPU work likewise by its NVTX row. The
 /// findings themselves stay, in order: their times and words do not depend
 /// on event indexes.
+/// The marks of `findings` but the clicked one's outlines: every finding in
+/// the ruler; under each range that ended before its GPU work, that work's
+/// span (the part past the range's end in the warning colour); under every
+/// other range, its GPU work (`range_work`).
+fn base_marks(findings: &[Finding], range_work: &[(u32, Ns, Ns)], trace: &Trace) -> Vec<Overlay> {
+    let mut marks = Vec::with_capacity(findings.len() * 2 + range_work.len());
+    // Every range's GPU work, under it; the flagged ones get the
+    // two-colour bar below instead.
+    let flagged: std::collections::HashSet<u32> = findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+        .filter_map(|f| f.events.first())
+        .filter(|e| e.kind == EventKind::Nvtx)
+        .map(|e| e.index)
+        .collect();
+    for &(row, s, e) in range_work.iter().take(MAX_WORK_BARS) {
+        if !flagged.contains(&row) {
+            marks.push(Overlay {
+                start: s,
+                end: e,
+                anchor: Anchor::Under(EventRef::new(Table::Nvtx, row)),
+                color: GPU_IN_RANGE,
+                label: String::new(),
+                source: OVERLAY_SOURCE,
+            });
+        }
+    }
+    // Marks share the ruler's band and later ones cover earlier ones: long,
+    // mild ones first, so a short warning inside a long info span shows.
+    let mut order: Vec<&Finding> = findings.iter().collect();
+    order.sort_by_key(|f| (f.severity, std::cmp::Reverse(f.end.saturating_sub(f.start))));
+    for f in order {
+        marks.push(Overlay {
+            start: f.start,
+            end: f.end,
+            anchor: Anchor::Ruler,
+            color: severity_color(f.severity),
+            label: format!("{}: {}", f.kind.name(), f.message),
+            source: OVERLAY_SOURCE,
+        });
+        if f.kind == FindingKind::RangeEndsBeforeGpuWork {
+            marks.extend(gpu_work_bars(trace, f));
+        }
+        if f.kind == FindingKind::RangeWaitsOnEarlierWork {
+            marks.extend(wait_hatch(trace, f));
+        }
+    }
+    marks
+}
+
+/// Carries a mark into a later state of the report; false when the later
+/// state does not hold its event (the mark goes).
+fn carry_mark(carrier: &mut crate::annotations::Carrier, mark: &mut Overlay) -> bool {
+    (mark.anchor).find_again(|ev| carrier.carry(ev.into()).map(EventRef::from))
+}
+
 /// Carries findings (with `kinds`, their events' kinds) and the ranges' GPU
 /// work into a later state of the report; only the findings holding events
 /// of a kind that moved are looked at.

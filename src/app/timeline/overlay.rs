@@ -83,6 +83,18 @@ impl Timeline {
         }
     }
 
+    /// Takes the marks of `source` off the timeline (other views' marks stay).
+    pub fn take_overlays(&mut self, source: &'static str) -> Vec<Overlay> {
+        if self.overlays.iter().all(|m| m.source == source) {
+            return std::mem::take(&mut self.overlays);
+        }
+        let (taken, kept) = std::mem::take(&mut self.overlays)
+            .into_iter()
+            .partition(|m| m.source == source);
+        self.overlays = kept;
+        taken
+    }
+
     /// The marks of `source`.
     pub fn overlays_of(&self, source: &'static str) -> impl Iterator<Item = &Overlay> {
         self.overlays.iter().filter(move |m| m.source == source)
