@@ -420,7 +420,9 @@ impl FindingsPanel {
         // Entries, not instances: 2,456 tiny copies of one loop are one finding.
         let n = self.entries.len();
         let text = format!("{n} finding{}", if n == 1 { "" } else { "s" });
-        let worst = self.findings.iter().map(|f| f.severity).max();
+        // Every finding is in one entry, of its severity: the entries are
+        // few where a capture's findings are a hundred thousand.
+        let worst = self.entries.iter().map(|e| e.severity).max();
         let rt = match worst {
             Some(s) => RichText::new(&text).color(severity_color(s)).strong(),
             None => RichText::new(&text).weak(),

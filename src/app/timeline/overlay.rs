@@ -265,12 +265,22 @@ impl PixelColumns {
         if x1 - x0 >= 1.0 || px < 0.0 || px as usize >= self.width {
             return false;
         }
-        let b = match self.bands.iter().position(|(k, _)| *k == band) {
-            Some(b) => b,
-            None => {
-                self.bands.push((band, vec![false; self.width]));
-                self.bands.len() - 1
-            }
+        // Marks come in runs of one band (a hundred thousand findings' ruler
+        // marks, then each lane's bars): the last band asked for is looked
+        // at first.
+        let b = match self.bands.last() {
+            Some((k, _)) if *k == band => self.bands.len() - 1,
+            _ => match self.bands.iter().position(|(k, _)| *k == band) {
+                Some(b) => {
+                    let last = self.bands.len() - 1;
+                    self.bands.swap(b, last);
+                    last
+                }
+                None => {
+                    self.bands.push((band, vec![false; self.width]));
+                    self.bands.len() - 1
+                }
+            },
         };
         std::mem::replace(&mut self.bands[b].1[px as usize], true)
     }
@@ -407,4 +417,26 @@ pub(super) fn ruler_tooltip(resp: &egui::Response, labels: &[&str]) {
             ui.weak("…and more here");
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A column taken in one band is taken in that band only, however the
+    /// bands asked for alternate; marks a pixel wide or more always draw.
+    #[test]
+    fn a_column_is_taken_once_per_band() {
+        let mut columns = PixelColumns::new(Rect::from_min_max(pos2(10.0, 0.0), pos2(110.0, 5.0)));
+        assert!(!columns.already_drawn(1, 20.2, 20.5));
+        assert!(!columns.already_drawn(2, 20.2, 20.5));
+        assert!(!columns.already_drawn(3, 20.2, 20.5));
+        assert!(columns.already_drawn(1, 20.6, 20.9));
+        assert!(columns.already_drawn(3, 20.1, 20.2));
+        assert!(columns.already_drawn(2, 20.0, 20.3));
+        assert!(!columns.already_drawn(1, 21.0, 21.5), "the next column");
+        assert!(!columns.already_drawn(1, 20.2, 21.5), "a mark a pixel wide");
+        assert!(!columns.already_drawn(1, 5.0, 5.5), "left of the area");
+        assert!(!columns.already_drawn(1, 5.0, 5.5));
+    }
 }
