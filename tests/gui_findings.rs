@@ -613,15 +613,32 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
         );
     }
     assert!(carried > 0, "findings were carried over");
-    assert!(
-        renumbered > 0,
-        "no snapshot renumbered a finding's events: the test shows nothing"
-    );
     let doc = app.doc().expect("doc");
     assert_eq!(
         finding_keys(&doc.trace, &doc.findings.findings),
         finding_keys(&full, &findings(&full)),
         "the last findings are the whole report's"
+    );
+    // Which snapshots renumber NVTX ranges holding findings depends on how
+    // the replay's rows fell into snapshots (on a loaded machine, few and
+    // big): the first snapshot's findings are also carried straight to the
+    // last state, across every range that came meanwhile.
+    let (first, last) = (&snapshots[0], snapshots.last().expect("a last state"));
+    let mut jump = SightlineApp::with_shared_trace(first.clone());
+    let doc = jump.doc_mut().expect("doc");
+    doc.wait_for_findings();
+    let before = finding_keys(&doc.trace, &doc.findings.findings);
+    let indexes = event_ids(&doc.findings.findings);
+    doc.grow(last.clone(), false);
+    assert_eq!(
+        finding_keys(&doc.trace, &doc.findings.findings),
+        before,
+        "the first snapshot's findings, in the last state"
+    );
+    renumbered += (event_ids(&doc.findings.findings) != indexes) as usize;
+    assert!(
+        renumbered > 0,
+        "no snapshot renumbered a finding's events: the test shows nothing"
     );
 }
 
