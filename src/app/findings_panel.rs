@@ -759,6 +759,9 @@ fn base_marks(findings: &[Finding], range_work: &[(u32, Ns, Ns)], trace: &Trace)
     // mild ones first, so a short warning inside a long info span shows.
     let mut order: Vec<&Finding> = findings.iter().collect();
     order.sort_by_key(|f| (f.severity, std::cmp::Reverse(f.end.saturating_sub(f.start))));
+    // The lanes' marks after the ruler's (they never cover each other): a
+    // frame's painter then meets the ruler's band in one stretch.
+    let mut in_lanes = Vec::new();
     for f in order {
         marks.push(Overlay {
             start: f.start,
@@ -769,12 +772,13 @@ fn base_marks(findings: &[Finding], range_work: &[(u32, Ns, Ns)], trace: &Trace)
             source: OVERLAY_SOURCE,
         });
         if f.kind == FindingKind::RangeEndsBeforeGpuWork {
-            marks.extend(gpu_work_bars(trace, f));
+            in_lanes.extend(gpu_work_bars(trace, f));
         }
         if f.kind == FindingKind::RangeWaitsOnEarlierWork {
-            marks.extend(wait_hatch(trace, f));
+            in_lanes.extend(wait_hatch(trace, f));
         }
     }
+    marks.append(&mut in_lanes);
     marks
 }
 
