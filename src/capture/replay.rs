@@ -49,15 +49,12 @@ pub fn replay(
     messages: &Outbox,
 ) -> Result<CaptureResult, CaptureError> {
     let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
-    // Opened by the loader first: a file that is no report gets the loader's
-    // clear message, not an SQL error halfway through.
-    crate::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
-        .map_err(|e| CaptureError::Benchmark(e.to_string()))?;
-    let mut live = LiveReport::blank(std::process::id()).map_err(fail)?;
-    let tables =
-        copy_schema(live.connection().map_err(fail)?, path).map_err(|e| fail(e.to_string()))?;
-    let conn = live.connection().map_err(fail)?;
-    let (first, last) = time_span(conn, &tables).map_err(|e| fail(e.to_string()))?;
+    let Start {
+        mut live,
+        tables,
+        first,
+        last,
+    } = start(path)?;
     let speed = if speed.is_finite() && speed > 0.0 {
         speed
     } else {
@@ -111,6 +108,75 @@ pub fn replay(
         benchmark_error: None,
         counters: None,
     })
+}
+
+/// A replay's working file with the report's schema and event-less tables,
+/// its event tables, and the report's first and last event times.
+struct Start {
+    live: LiveReport,
+    tables: Vec<EventTable>,
+    first: i64,
+    last: i64,
+}
+
+fn start(path: &Path) -> Result<Start, CaptureError> {
+    let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
+    // Opened by the loader first: a file that is no report gets the loader's
+    // clear message, not an SQL error halfway through.
+    crate::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
+        .map_err(|e| CaptureError::Benchmark(e.to_string()))?;
+    let live = LiveReport::blank(std::process::id()).map_err(fail)?;
+    let tables =
+        copy_schema(live.connection().map_err(fail)?, path).map_err(|e| fail(e.to_string()))?;
+    let conn = live.connection().map_err(fail)?;
+    let (first, last) = time_span(conn, &tables).map_err(|e| fail(e.to_string()))?;
+    Ok(Start {
+        live,
+        tables,
+        first,
+        last,
+    })
+}
+
+/// The replay's states without its clock: the report's time cut into
+/// `steps` equal slices, each copied as a replay copies it and loaded as a
+/// snapshot (a growing load), handed to `each` in order; the last holds
+/// every event. What a replay shows, but the same states on any machine
+/// however busy (tests of what carries over from snapshot to snapshot).
+pub fn replay_in_steps(
+    path: &Path,
+    steps: u32,
+    mut each: impl FnMut(crate::model::Trace),
+) -> Result<(), CaptureError> {
+    let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
+    let Start {
+        mut live,
+        tables,
+        first,
+        last,
+    } = start(path)?;
+    let steps = steps.max(1);
+    let mut copied_until = i64::MIN;
+    for k in 1..=steps {
+        let until = if k == steps {
+            i64::MAX
+        } else {
+            let part = (last as i128 - first as i128) * i128::from(k) / i128::from(steps);
+            (first as i128 + part) as i64
+        };
+        let counts = copy_slice(
+            live.connection().map_err(fail)?,
+            &tables,
+            copied_until,
+            until,
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        live.add_counts(counts);
+        live.saw_until(until.min(last));
+        copied_until = until;
+        each(live.snapshot().map_err(fail)?);
+    }
+    Ok(())
 }
 
 /// Creates the report's tables in the working file, copies the tables that
