@@ -49,38 +49,24 @@ pub fn replay(
     messages: &Outbox,
 ) -> Result<CaptureResult, CaptureError> {
     let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
-    let Start {
-        mut live,
-        tables,
-        first,
-        last,
-    } = start(path)?;
+    let mut replaying = Replaying::open(path)?;
+    let (first, last) = (replaying.first, replaying.last);
     let speed = if speed.is_finite() && speed > 0.0 {
         speed
     } else {
         1.0
     };
     let started = Instant::now();
-    let mut publisher = Publisher::replaying(started, first, speed, &mut live, messages);
-    let mut copied_until = i64::MIN;
+    let mut publisher = Publisher::replaying(started, first, speed, &mut replaying.live, messages);
     let mut stopped_early = false;
     loop {
         let elapsed_ns = started.elapsed().as_nanos() as f64 * speed;
         let cutoff = first.saturating_add(elapsed_ns.min(i64::MAX as f64) as i64);
         let done = cutoff > last;
-        let until = if done { i64::MAX } else { cutoff };
-        let counts = copy_slice(
-            live.connection().map_err(fail)?,
-            &tables,
-            copied_until,
-            until,
-        )
-        .map_err(|e| fail(e.to_string()))?;
-        live.add_counts(counts);
-        // Every event known before this instant of the report is in.
-        live.saw_until(until.min(last));
-        copied_until = until;
-        publisher.written(&live, 0);
+        replaying
+            .copy_until(if done { i64::MAX } else { cutoff })
+            .map_err(fail)?;
+        publisher.written(&replaying.live, 0);
         if done {
             break;
         }
@@ -90,6 +76,7 @@ pub fn replay(
         }
         std::thread::sleep(MIN_SNAPSHOT_INTERVAL / 2);
     }
+    let mut live = replaying.live;
     publisher.finish(&mut live);
     let conn = live.connection().map_err(fail)?;
     conn.execute_batch("DETACH DATABASE src")
@@ -110,32 +97,51 @@ pub fn replay(
     })
 }
 
-/// A replay's working file with the report's schema and event-less tables,
-/// its event tables, and the report's first and last event times.
-struct Start {
+/// A replay's working file (the report's schema and event-less tables, the
+/// events copied so far), its event tables, and the report's first and last
+/// event times.
+struct Replaying {
     live: LiveReport,
     tables: Vec<EventTable>,
     first: i64,
     last: i64,
+    /// The events known before this instant of the report are copied.
+    copied_until: i64,
 }
 
-fn start(path: &Path) -> Result<Start, CaptureError> {
-    let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
-    // Opened by the loader first: a file that is no report gets the loader's
-    // clear message, not an SQL error halfway through.
-    crate::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
-        .map_err(|e| CaptureError::Benchmark(e.to_string()))?;
-    let live = LiveReport::blank(std::process::id()).map_err(fail)?;
-    let tables =
-        copy_schema(live.connection().map_err(fail)?, path).map_err(|e| fail(e.to_string()))?;
-    let conn = live.connection().map_err(fail)?;
-    let (first, last) = time_span(conn, &tables).map_err(|e| fail(e.to_string()))?;
-    Ok(Start {
-        live,
-        tables,
-        first,
-        last,
-    })
+impl Replaying {
+    fn open(path: &Path) -> Result<Replaying, CaptureError> {
+        let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
+        // Opened by the loader first: a file that is no report gets the
+        // loader's clear message, not an SQL error halfway through.
+        crate::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
+            .map_err(|e| CaptureError::Benchmark(e.to_string()))?;
+        let live = LiveReport::blank(std::process::id()).map_err(fail)?;
+        let tables =
+            copy_schema(live.connection().map_err(fail)?, path).map_err(|e| fail(e.to_string()))?;
+        let conn = live.connection().map_err(fail)?;
+        let (first, last) = time_span(conn, &tables).map_err(|e| fail(e.to_string()))?;
+        Ok(Replaying {
+            live,
+            tables,
+            first,
+            last,
+            copied_until: i64::MIN,
+        })
+    }
+
+    /// Copies the events known before `until` (each when it ends) that are
+    /// not copied yet, and tells the working file so.
+    fn copy_until(&mut self, until: i64) -> Result<(), String> {
+        let conn = self.live.connection()?;
+        let counts =
+            copy_slice(conn, &self.tables, self.copied_until, until).map_err(|e| e.to_string())?;
+        self.live.add_counts(counts);
+        // Every event known before this instant of the report is in.
+        self.live.saw_until(until.min(self.last));
+        self.copied_until = until;
+        Ok(())
+    }
 }
 
 /// The replay's states without its clock: the report's time cut into
@@ -149,32 +155,17 @@ pub fn replay_in_steps(
     mut each: impl FnMut(crate::model::Trace),
 ) -> Result<(), CaptureError> {
     let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
-    let Start {
-        mut live,
-        tables,
-        first,
-        last,
-    } = start(path)?;
+    let mut replaying = Replaying::open(path)?;
+    let (first, last) = (replaying.first as i128, replaying.last as i128);
     let steps = steps.max(1);
-    let mut copied_until = i64::MIN;
     for k in 1..=steps {
         let until = if k == steps {
             i64::MAX
         } else {
-            let part = (last as i128 - first as i128) * i128::from(k) / i128::from(steps);
-            (first as i128 + part) as i64
+            (first + (last - first) * i128::from(k) / i128::from(steps)) as i64
         };
-        let counts = copy_slice(
-            live.connection().map_err(fail)?,
-            &tables,
-            copied_until,
-            until,
-        )
-        .map_err(|e| fail(e.to_string()))?;
-        live.add_counts(counts);
-        live.saw_until(until.min(last));
-        copied_until = until;
-        each(live.snapshot().map_err(fail)?);
+        replaying.copy_until(until).map_err(fail)?;
+        each(replaying.live.snapshot().map_err(fail)?);
     }
     Ok(())
 }
