@@ -34,6 +34,17 @@ fn painted(paint: impl FnOnce(&egui::Painter)) -> Vec<Rect> {
         .collect()
 }
 
+/// Lanes in `colors`, nothing selected or outlined, no names.
+fn plain(colors: &[Color32]) -> LaneStyle<'_> {
+    LaneStyle {
+        name_colors: colors,
+        highlight: &[],
+        selected: None,
+        related: &[],
+        show_names: false,
+    }
+}
+
 #[test]
 fn a_lane_of_events_narrower_than_a_pixel_marks_the_columns_holding_their_starts() {
     let mut lanes_checked = 0;
@@ -46,13 +57,7 @@ fn a_lane_of_events_narrower_than_a_pixel_marks_the_columns_holding_their_starts
             ..Default::default()
         };
         let colors = vec![Color32::GRAY; trace.strings.len()];
-        let style = LaneStyle {
-            name_colors: &colors,
-            highlight: &[],
-            selected: None,
-            related: &[],
-            show_names: false,
-        };
+        let style = plain(&colors);
         for row in rows::build(&trace) {
             let RowKind::Lane { table, track } = &row.kind else {
                 continue;
@@ -181,13 +186,7 @@ fn a_lane_cut_into_many_runs_paints_what_it_paints_whole() {
         let trace = load(report);
         let (lo, hi) = trace.info.time_range;
         let colors = vec![Color32::GRAY; trace.strings.len()];
-        let style = LaneStyle {
-            name_colors: &colors,
-            highlight: &[],
-            selected: None,
-            related: &[],
-            show_names: false,
-        };
+        let style = plain(&colors);
         let rect = Rect::from_min_max(pos2(0.0, 0.0), pos2(1200.0, 400.0));
         for row in rows::build(&trace) {
             let RowKind::Lane { table, track } = &row.kind else {
