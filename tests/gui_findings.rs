@@ -474,7 +474,7 @@ fn bars_narrower_than_a_pixel_share_it() {
         .overlays_of(OVERLAY_SOURCE)
         .filter(|m| matches!(m.anchor, Anchor::Under(_)))
         .count();
-    let other = doc.timeline.overlays.len() - under;
+    let other = doc.timeline.overlays().count() - under;
     assert!(under > 20, "{under} bars under ranges");
     h.run_steps(2);
     let painted = h.state().doc().expect("doc").timeline.overlays_painted;

@@ -16,7 +16,7 @@ use super::command::Command;
 use super::events::{EventRef, Table};
 use super::format;
 use super::job::Job;
-use super::timeline::{Anchor, Overlay, Timeline};
+use super::timeline::{Anchor, Marks, Overlay, Timeline};
 use crate::analysis::findings::{
     Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, entries,
     human_ns, range_gpu_spans, range_timing,
@@ -54,7 +54,7 @@ struct Arrival {
     kinds: Vec<EventKinds>,
     entries: Vec<Entry>,
     /// Every mark but the clicked finding's outlines ([`base_marks`]).
-    marks: Vec<Overlay>,
+    marks: Marks,
 }
 
 /// One report's findings and the job computing them.
@@ -152,7 +152,7 @@ impl FindingsPanel {
         &mut self,
         old: &Trace,
         new: &Arc<Trace>,
-        mut marks: Vec<Overlay>,
+        mut marks: Marks,
         timeline: &mut Timeline,
     ) {
         let mut carrier = crate::annotations::Carrier::new(old, new);
@@ -166,8 +166,8 @@ impl FindingsPanel {
         // not change; only the events they hang on are found again. Built
         // anew they took 12-20 ms of the window's thread at each snapshot of
         // a report with 43k findings.
-        marks.retain_mut(|mark| mark.source == OVERLAY_SOURCE && carry_mark(&mut carrier, mark));
-        timeline.set_overlays(OVERLAY_SOURCE, marks);
+        marks.retain_mut(|mark| carry_mark(&mut carrier, mark));
+        timeline.set_marks(marks);
         self.schedule(new);
     }
 
@@ -196,7 +196,7 @@ impl FindingsPanel {
                     .map(|f| EventKinds::of(&f.events))
                     .collect(),
                 entries: entries(&findings),
-                marks: base_marks(&findings, &range_work, &trace),
+                marks: Marks::new(OVERLAY_SOURCE, base_marks(&findings, &range_work, &trace)),
                 findings,
             });
             Some(Done {
@@ -297,8 +297,8 @@ impl FindingsPanel {
         self.active = active.and_then(|was| self.findings.iter().position(was));
         marks.extend(self.outlines(trace));
         // The older findings and marks may be many: freed off this thread.
-        super::job::drop_off_thread((older, timeline.take_overlays(OVERLAY_SOURCE)));
-        timeline.set_overlays(OVERLAY_SOURCE, marks);
+        super::job::drop_off_thread((older, timeline.take_marks(OVERLAY_SOURCE)));
+        timeline.set_marks(marks);
         if self.focus_on_arrival
             && timeline.is_untouched()
             && let Some((s, e)) = self.focus()
@@ -347,14 +347,6 @@ impl FindingsPanel {
         }
     }
 
-    /// The marks for the timeline: [`base_marks`], and the clicked
-    /// finding's events outlined.
-    pub fn marks(&self, trace: &Trace) -> Vec<Overlay> {
-        let mut marks = base_marks(&self.findings, &self.range_work, trace);
-        marks.extend(self.outlines(trace));
-        marks
-    }
-
     /// The clicked finding's events but the first (which is selected),
     /// outlined.
     fn outlines(&self, trace: &Trace) -> Vec<Overlay> {
@@ -398,7 +390,12 @@ impl FindingsPanel {
         timeline.select(trace, first);
         timeline.zoom_to(lo as f64, hi.max(lo.saturating_add(1)) as f64);
         self.active = Some(i);
-        timeline.set_overlays(OVERLAY_SOURCE, self.marks(trace));
+        // The others stay: built anew they took the window's thread
+        // O(findings) at each click.
+        let mut marks = timeline.take_marks(OVERLAY_SOURCE);
+        marks.retain_mut(|m| !matches!(m.anchor, Anchor::Outline(_)));
+        marks.extend(self.outlines(trace));
+        timeline.set_marks(marks);
     }
 
     /// The toolbar badge: "3 findings" (a spinner while the engine runs);
@@ -993,7 +990,7 @@ mod tests {
         // As after a run of an hour (a huge capture's): a snapshot waits.
         panel.rest_until = Some(Instant::now() + Duration::from_secs(3600));
         let newer = load("timing_cases.sqlite");
-        let marks = std::mem::take(&mut timeline.overlays);
+        let marks = timeline.take_marks(OVERLAY_SOURCE);
         panel.grow(&trace, &newer, marks, &mut timeline);
         assert!(!panel.job.is_running(), "no run while resting");
         assert!(panel.is_pending(), "the newer trace waits its turn");

@@ -175,7 +175,7 @@ impl Document {
             .map(|n| self.trace.name(n).to_string())
             .and_then(|name| trace.strings.find(&name));
         // The findings' marks are carried over; the others' views set theirs again.
-        let marks = std::mem::take(&mut self.timeline.overlays);
+        let marks = self.timeline.take_marks(findings_panel::OVERLAY_SOURCE);
         self.timeline.adopt(&trace, selected);
         self.findings
             .grow(&self.trace, &trace, marks, &mut self.timeline);

@@ -1,7 +1,9 @@
 //! The timeline: row labels on the left, a ruler on top, lanes of events.
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
+pub mod band;
 pub mod idle_row;
+pub mod lane_bars;
 pub mod metrics_strip;
 pub mod overlay;
 pub mod paint;
@@ -18,7 +20,7 @@ use crate::app::events::EventRef;
 use crate::app::format;
 use crate::app::selection::Selection;
 use crate::model::{Ns, TimeRange, Trace};
-pub use overlay::{Anchor, Overlay};
+pub use overlay::{Anchor, Marks, Overlay};
 use rows::{LANE_H, Row, RowKind};
 use view::{Mapping, ViewState};
 
@@ -110,7 +112,7 @@ pub struct Timeline {
     /// The "GPU idle — why" rows' data, computed the first time they are shown.
     pub idle_rows: idle_row::IdleRows,
     /// Marks other views put over the events (see [`overlay`]).
-    pub overlays: Vec<Overlay>,
+    marks: Vec<overlay::Marks>,
     /// Kernels coloured by a chosen metric, under each kernels row (View menu).
     pub metrics_strip: Option<std::sync::Arc<metrics_strip::MetricsStrip>>,
     /// Overlay marks painted in the last frame.
@@ -179,7 +181,7 @@ impl Timeline {
             projected_drawn: Vec::new(),
             projection_job: Default::default(),
             idle_rows: idle_row::IdleRows::default(),
-            overlays: Vec::new(),
+            marks: Vec::new(),
             metrics_strip: None,
             overlays_painted: 0,
             ruler_origin: None,
@@ -213,7 +215,7 @@ impl Timeline {
         self.projection_job.cancel();
         self.idle_rows.reset();
         // Marks name events by index too; their views set them again.
-        self.overlays.clear();
+        self.marks.clear();
     }
 
     /// Makes sure the projection rows have their data when they are shown:
@@ -752,6 +754,7 @@ impl Timeline {
         }
 
         // Over the events, under the arrows and tooltips.
+        self.group_bars(trace);
         self.overlays_painted = overlay::paint(self, &painter, trace, ruler_rect, canvas, &map);
         if matches!(self.drag, Drag::None)
             && let Some(pos) = ruler_resp.hover_pos()

@@ -6,7 +6,10 @@
 use eframe::egui::{self, Color32, Pos2, Rect, Stroke, StrokeKind, pos2, vec2};
 
 use super::Timeline;
+use super::band::{Band, Columns};
+use super::lane_bars::{self, LaneBars};
 use super::rows::LANE_H;
+use super::rows::Row;
 use super::view::Mapping;
 use crate::app::events::{EventRef, Table};
 use crate::model::{Ns, Trace};
@@ -70,34 +73,166 @@ pub struct Overlay {
     pub source: &'static str,
 }
 
+/// One view's marks in draw order (a later one covers an earlier one): the
+/// ruler's, indexed for painting ([`Band`]), and the others. Built where the
+/// marks are made: a findings job makes a hundred thousand off the window's
+/// thread. The two kinds are kept apart so that a frame walks neither for
+/// the other (a walk over every mark to find the lanes' missed the cache
+/// at each of a hundred thousand ruler marks).
+#[derive(Clone, Debug, Default)]
+pub struct Marks {
+    source: &'static str,
+    ruler: Vec<Overlay>,
+    /// The ruler's marks by rank (their place in `ruler`).
+    band: Band,
+    /// The bars under events.
+    under: Vec<Overlay>,
+    /// `under` grouped by lane level, by the first frame that draws them
+    /// (a group needs the timeline's rows).
+    bars: Option<Vec<LaneBars>>,
+    /// Whether `bars` were checked on the report and rows they are drawn
+    /// on (not after the marks were carried into a grown report).
+    bars_checked: bool,
+    /// Flags, outlines and hatches: a few, each drawn.
+    others: Vec<Overlay>,
+}
+
+impl Marks {
+    pub fn new(source: &'static str, list: Vec<Overlay>) -> Marks {
+        let mut marks = Marks {
+            source,
+            ..Default::default()
+        };
+        marks.extend(list);
+        marks
+    }
+
+    fn index_ruler(&mut self) {
+        self.band = Band::new(self.ruler.iter().map(|m| (m.start, m.end)));
+    }
+
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// The ruler's marks, the bars, then the others.
+    pub fn iter(&self) -> impl Iterator<Item = &Overlay> {
+        self.ruler.iter().chain(&self.under).chain(&self.others)
+    }
+
+    pub fn len(&self) -> usize {
+        self.ruler.len() + self.under.len() + self.others.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Keeps the marks `keep` keeps; it may move a mark to other events,
+    /// never in time or to another anchor. The ruler's index stays unless
+    /// a ruler mark went.
+    pub fn retain_mut(&mut self, mut keep: impl FnMut(&mut Overlay) -> bool) {
+        let (ruler, under) = (self.ruler.len(), self.under.len());
+        self.ruler.retain_mut(&mut keep);
+        self.under.retain_mut(&mut keep);
+        self.others.retain_mut(keep);
+        if self.ruler.len() != ruler {
+            self.index_ruler();
+        }
+        if self.under.len() != under {
+            self.bars = None;
+        }
+        // Their events may have moved: the groups are checked before they
+        // are drawn again (grouping anew at each of a capture's snapshots
+        // took a tenth of the window's thread).
+        self.bars_checked = false;
+    }
+
+    /// Adds marks drawn after these.
+    pub fn extend(&mut self, more: Vec<Overlay>) {
+        let (ruler, under) = (self.ruler.len(), self.under.len());
+        for m in more {
+            match m.anchor {
+                Anchor::Ruler => self.ruler.push(m),
+                Anchor::Under(_) => self.under.push(m),
+                _ => self.others.push(m),
+            }
+        }
+        if self.ruler.len() != ruler {
+            self.index_ruler();
+        }
+        if self.under.len() != under {
+            self.bars = None;
+        }
+    }
+
+    /// Groups the bars by the lane level they sit on in `rows`, unless
+    /// grouped and still right.
+    pub(super) fn group_bars(&mut self, rows: &[Row], trace: &Trace) {
+        if let Some(bars) = &mut self.bars
+            && !self.bars_checked
+            && !lane_bars::still_hold(bars, &self.under, rows, trace)
+        {
+            self.bars = None;
+        }
+        if self.bars.is_none() {
+            self.bars = Some(lane_bars::group(&self.under, rows, trace));
+        }
+        self.bars_checked = true;
+    }
+}
+
 impl Timeline {
     /// Replaces the marks of `source` (other views' marks stay).
     pub fn set_overlays(&mut self, source: &'static str, marks: Vec<Overlay>) {
-        self.overlays.retain(|m| m.source != source);
-        // Moved, not copied, when they are the only marks: a findings-heavy
-        // capture hands tens of thousands over at every snapshot.
-        if self.overlays.is_empty() {
-            self.overlays = marks;
-        } else {
-            self.overlays.extend(marks);
+        self.set_marks(Marks::new(source, marks));
+    }
+
+    /// Replaces the marks of their source (other views' marks stay).
+    pub fn set_marks(&mut self, marks: Marks) {
+        match self.marks.iter_mut().find(|m| m.source == marks.source) {
+            Some(old) => *old = marks,
+            None => self.marks.push(marks),
         }
     }
 
     /// Takes the marks of `source` off the timeline (other views' marks stay).
-    pub fn take_overlays(&mut self, source: &'static str) -> Vec<Overlay> {
-        if self.overlays.iter().all(|m| m.source == source) {
-            return std::mem::take(&mut self.overlays);
+    pub fn take_marks(&mut self, source: &'static str) -> Marks {
+        match self.marks.iter().position(|m| m.source == source) {
+            Some(i) => self.marks.remove(i),
+            None => Marks::new(source, Vec::new()),
         }
-        let (taken, kept) = std::mem::take(&mut self.overlays)
-            .into_iter()
-            .partition(|m| m.source == source);
-        self.overlays = kept;
-        taken
     }
 
     /// The marks of `source`.
     pub fn overlays_of(&self, source: &'static str) -> impl Iterator<Item = &Overlay> {
-        self.overlays.iter().filter(move |m| m.source == source)
+        (self.marks.iter())
+            .filter(move |m| m.source == source)
+            .flat_map(|m| m.iter())
+    }
+
+    /// Every view's marks.
+    pub fn overlays(&self) -> impl Iterator<Item = &Overlay> {
+        self.marks.iter().flat_map(|m| m.iter())
+    }
+
+    /// Each row's rect as the last frame laid it out (`None`: not on screen).
+    fn lane_rects(&self) -> Vec<Option<Rect>> {
+        let mut rects = vec![None; self.rows.len()];
+        for &(r, rect) in &self.layout {
+            if let Some(slot) = rects.get_mut(r) {
+                *slot = Some(rect);
+            }
+        }
+        rects
+    }
+
+    /// Groups every view's bars by lane level, where not done yet (once per
+    /// change of marks, before a frame paints them).
+    pub(super) fn group_bars(&mut self, trace: &Trace) {
+        for marks in &mut self.marks {
+            marks.group_bars(&self.rows, trace);
+        }
     }
 
     /// The box of `ev` as the last frame laid it out, or `None` when its lane
@@ -133,57 +268,92 @@ pub(super) fn paint(
     let (from, to) = map.visible();
     let ruler_painter = painter.with_clip_rect(ruler);
     let lane_painter = painter.with_clip_rect(canvas);
-    let mut covered = PixelColumns::new(ruler);
     let mut drawn = 0;
     // Flags whose tags are drawn once all lines are (tags go on top).
     let mut flags: Vec<(f32, &Overlay)> = Vec::new();
-    for m in &tl.overlays {
-        if (m.end as f64) < from || (m.start as f64) > to {
+    let columns = Columns {
+        map,
+        left: ruler.left(),
+        width: ruler.width(),
+        from,
+        to,
+    };
+    for marks in &tl.marks {
+        for rank in marks.band.drawn(&columns) {
+            let m = &marks.ruler[rank as usize];
+            let (x0, x1) = columns.xs(m.start, m.end);
+            // A mark spanning most of the view would hide the short ones
+            // drawn over it in the same colour: it gets a thin line.
+            let h = if x1 - x0 > ruler.width() * 0.5 {
+                2.0
+            } else {
+                RULER_BAND_H
+            };
+            let band = Rect::from_min_max(
+                pos2(x0, ruler.bottom() - h),
+                pos2(x1.max(x0 + 2.0), ruler.bottom()),
+            );
+            ruler_painter.rect_filled(band, 0.0, m.color);
+            // The triangle points down at the span's start, so a short
+            // span still reads as "here".
+            let tip = pos2(x0, ruler.bottom() - RULER_BAND_H);
+            ruler_painter.add(egui::Shape::convex_polygon(
+                vec![tip, tip + vec2(-4.0, -6.0), tip + vec2(4.0, -6.0)],
+                m.color,
+                Stroke::NONE,
+            ));
+            drawn += 1;
+        }
+        drawn += paint_in_lanes(
+            tl,
+            marks,
+            (&lane_painter, &ruler_painter),
+            trace,
+            (ruler, canvas),
+            &columns,
+            &mut flags,
+        );
+    }
+    flag_tags(&lane_painter, canvas, &mut flags);
+    drawn
+}
+
+/// Paints the marks of `marks` that are not the ruler's; returns how many.
+fn paint_in_lanes<'a>(
+    tl: &Timeline,
+    marks: &'a Marks,
+    (lane_painter, ruler_painter): (&egui::Painter, &egui::Painter),
+    trace: &Trace,
+    (ruler, canvas): (Rect, Rect),
+    columns: &Columns,
+    flags: &mut Vec<(f32, &'a Overlay)>,
+) -> usize {
+    let map = columns.map;
+    let mut drawn = 0;
+    // Each lane level's bars: its band says which a frame draws.
+    let lanes = tl.lane_rects();
+    for bars in marks.bars.iter().flatten() {
+        let Some(lane) = lanes.get(bars.row).copied().flatten() else {
+            continue;
+        };
+        let bottom = lane.top() + 1.0 + bars.level as f32 * LANE_H + LANE_H - 2.0;
+        for rank in bars.band.drawn(columns) {
+            let m = &marks.under[bars.at[rank as usize] as usize];
+            let (x0, x1) = columns.xs(m.start, m.end);
+            let bar =
+                Rect::from_min_max(pos2(x0, bottom - UNDER_H), pos2(x1.max(x0 + 2.0), bottom));
+            lane_painter.rect_filled(bar, 0.0, m.color);
+            drawn += 1;
+        }
+    }
+    for m in &marks.others {
+        if (m.end as f64) < columns.from || (m.start as f64) > columns.to {
             continue;
         }
-        let x0 = map.x(m.start).max(ruler.left() - 8.0);
-        let x1 = map.x(m.end).min(ruler.right() + 8.0);
+        let (x0, x1) = columns.xs(m.start, m.end);
         match m.anchor {
-            Anchor::Ruler => {
-                if covered.already_drawn(RULER_BAND, x0, x1) {
-                    continue;
-                }
-                // A mark spanning most of the view would hide the short ones
-                // drawn over it in the same colour: it gets a thin line.
-                let h = if x1 - x0 > ruler.width() * 0.5 {
-                    2.0
-                } else {
-                    RULER_BAND_H
-                };
-                let band = Rect::from_min_max(
-                    pos2(x0, ruler.bottom() - h),
-                    pos2(x1.max(x0 + 2.0), ruler.bottom()),
-                );
-                ruler_painter.rect_filled(band, 0.0, m.color);
-                // The triangle points down at the span's start, so a short
-                // span still reads as "here".
-                let tip = pos2(x0, ruler.bottom() - RULER_BAND_H);
-                ruler_painter.add(egui::Shape::convex_polygon(
-                    vec![tip, tip + vec2(-4.0, -6.0), tip + vec2(4.0, -6.0)],
-                    m.color,
-                    Stroke::NONE,
-                ));
-                drawn += 1;
-            }
-            Anchor::Under(ev) => {
-                let Some(slot) = tl.slot(trace, ev, map) else {
-                    continue;
-                };
-                if covered.already_drawn(slot.bottom().round() as i32, x0, x1) {
-                    continue;
-                }
-                let bar = Rect::from_min_max(
-                    pos2(x0, slot.bottom() - UNDER_H),
-                    pos2(x1.max(x0 + 2.0), slot.bottom()),
-                );
-                lane_painter.rect_filled(bar, 0.0, m.color);
-                drawn += 1;
-            }
+            // In `ruler` and `under`.
+            Anchor::Ruler | Anchor::Under(_) => {}
             Anchor::Hatch { on, link } => {
                 let Some(slot) = tl.slot(trace, on, map) else {
                     continue;
@@ -212,7 +382,7 @@ pub(super) fn paint(
             }
             Anchor::Flag => {
                 let x = map.x(m.start).round() + 0.5;
-                flag(&ruler_painter, &lane_painter, ruler, canvas, x, m);
+                flag(ruler_painter, lane_painter, ruler, canvas, x, m);
                 flags.push((x, m));
                 drawn += 1;
             }
@@ -230,60 +400,7 @@ pub(super) fn paint(
             }
         }
     }
-    flag_tags(&lane_painter, canvas, &mut flags);
     drawn
-}
-
-/// The band of ruler marks in [`PixelColumns`] (lane bands are keyed by
-/// their bottom edge, a screen coordinate: never this).
-const RULER_BAND: i32 = i32::MIN;
-
-/// Marks narrower than a pixel share it: one rect per pixel column and band
-/// (the ruler, or one level of a lane), not one per mark. On a report with
-/// thousands of findings the ruler's marks, and at a whole-trace zoom of
-/// 100M events the 17,000 bars under NVTX ranges (13 ms of tessellation a
-/// frame), are a few hundred rects.
-struct PixelColumns {
-    left: f32,
-    width: usize,
-    bands: Vec<(i32, Vec<bool>)>,
-}
-
-impl PixelColumns {
-    fn new(area: Rect) -> Self {
-        PixelColumns {
-            left: area.left(),
-            width: area.width().max(0.0) as usize + 1,
-            bands: Vec::new(),
-        }
-    }
-
-    /// Whether a mark from `x0` to `x1` in `band` is narrower than a pixel
-    /// whose column that band already has drawn; takes the column if not.
-    fn already_drawn(&mut self, band: i32, x0: f32, x1: f32) -> bool {
-        let px = (x0 - self.left).floor();
-        if x1 - x0 >= 1.0 || px < 0.0 || px as usize >= self.width {
-            return false;
-        }
-        // Marks come in runs of one band (a hundred thousand findings' ruler
-        // marks, then each lane's bars): the last band asked for is looked
-        // at first.
-        let b = match self.bands.last() {
-            Some((k, _)) if *k == band => self.bands.len() - 1,
-            _ => match self.bands.iter().position(|(k, _)| *k == band) {
-                Some(b) => {
-                    let last = self.bands.len() - 1;
-                    self.bands.swap(b, last);
-                    last
-                }
-                None => {
-                    self.bands.push((band, vec![false; self.width]));
-                    self.bands.len() - 1
-                }
-            },
-        };
-        std::mem::replace(&mut self.bands[b].1[px as usize], true)
-    }
 }
 
 /// A flag's pole and pennant in the ruler and its line down the rows (its
@@ -389,18 +506,21 @@ pub(super) fn ruler_labels<'a>(
     let in_band = pos.y >= ruler.bottom() - RULER_BAND_H - 7.0;
     // A few pixels of slack: a mark one pixel wide must still be hoverable.
     let (t0, t1) = (map.t(pos.x - 3.0), map.t(pos.x + 3.0));
-    tl.overlays
-        .iter()
-        .filter(|m| match m.anchor {
-            Anchor::Ruler => in_band,
-            Anchor::Flag => true,
-            _ => false,
-        })
-        .filter(|m| !m.label.is_empty())
-        .filter(|m| (m.start as f64) <= t1 && (m.end as f64) >= t0)
-        .map(|m| m.label.as_str())
-        .take(MAX_TIP_LABELS + 1)
-        .collect()
+    let under =
+        |m: &&Overlay| !m.label.is_empty() && (m.start as f64) <= t1 && (m.end as f64) >= t0;
+    let mut labels = Vec::new();
+    // The views' later marks first, and of the ruler's the one on top first.
+    for marks in tl.marks.iter().rev() {
+        let flags = marks.others.iter().filter(|m| m.anchor == Anchor::Flag);
+        labels.extend(flags.filter(under).map(|m| m.label.as_str()));
+        if in_band {
+            let ruler = marks.band.overlapping(t0, t1).into_iter();
+            let ruler = ruler.map(|rank| &marks.ruler[rank as usize]);
+            labels.extend(ruler.filter(under).map(|m| m.label.as_str()));
+        }
+    }
+    labels.truncate(MAX_TIP_LABELS + 1);
+    labels
 }
 
 /// Shows [`ruler_labels`] as a tooltip.
@@ -417,26 +537,4 @@ pub(super) fn ruler_tooltip(resp: &egui::Response, labels: &[&str]) {
             ui.weak("…and more here");
         }
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A column taken in one band is taken in that band only, however the
-    /// bands asked for alternate; marks a pixel wide or more always draw.
-    #[test]
-    fn a_column_is_taken_once_per_band() {
-        let mut columns = PixelColumns::new(Rect::from_min_max(pos2(10.0, 0.0), pos2(110.0, 5.0)));
-        assert!(!columns.already_drawn(1, 20.2, 20.5));
-        assert!(!columns.already_drawn(2, 20.2, 20.5));
-        assert!(!columns.already_drawn(3, 20.2, 20.5));
-        assert!(columns.already_drawn(1, 20.6, 20.9));
-        assert!(columns.already_drawn(3, 20.1, 20.2));
-        assert!(columns.already_drawn(2, 20.0, 20.3));
-        assert!(!columns.already_drawn(1, 21.0, 21.5), "the next column");
-        assert!(!columns.already_drawn(1, 20.2, 21.5), "a mark a pixel wide");
-        assert!(!columns.already_drawn(1, 5.0, 5.5), "left of the area");
-        assert!(!columns.already_drawn(1, 5.0, 5.5));
-    }
 }

@@ -1,0 +1,174 @@
+//! The bars marks put under events ([`Anchor::Under`]), grouped by the lane
+//! level they sit on, each group a [`Band`]. A report with tens of thousands
+//! of NVTX ranges has a bar under each (their GPU work); a frame looked up
+//! the lane of each bar and decided bar by bar which pixel columns were
+//! taken: half a frame at a whole-report zoom. Grouped once, a frame looks
+//! up each group's lane and draws what its band says.
+
+use super::band::Band;
+use super::overlay::{Anchor, Overlay};
+use super::rows::{Row, RowKind};
+use crate::app::events::{EventRef, Table};
+use crate::model::Trace;
+
+/// The bars on one lane level.
+#[derive(Clone, Debug)]
+pub struct LaneBars {
+    /// The lane's key: rows are built anew as a report grows, a lane's key
+    /// stays.
+    pub lane: String,
+    /// The lane's row (in the timeline's rows) as last found.
+    pub row: usize,
+    /// The NVTX nesting level (0 for other lanes).
+    pub level: u32,
+    /// The bars, ranked in draw order.
+    pub band: Band,
+    /// Where the bar of each rank is among the marks grouped.
+    pub at: Vec<u32>,
+}
+
+/// Groups the bars among `marks` by the lane level of their event in
+/// `rows`; bars whose event no lane holds are left out (never drawn).
+pub fn group(marks: &[Overlay], rows: &[Row], trace: &Trace) -> Vec<LaneBars> {
+    // Every lane's runs of rows by table and first row: a track holds its
+    // runs' rows and no other.
+    let mut runs: Vec<(u8, u32, u32, usize)> = Vec::new();
+    for (r, row) in rows.iter().enumerate() {
+        if let RowKind::Lane { table, track } = &row.kind {
+            let runs_of = track.runs().iter();
+            runs.extend(runs_of.map(|run| (*table as u8, run.events.start, run.events.end, r)));
+        }
+    }
+    runs.sort_unstable();
+    let lane_of = |table: Table, i: u32| {
+        let key = (table as u8, i);
+        let k = runs.partition_point(|&(t, s, _, _)| (t, s) <= key);
+        let &(t, _, end, row) = runs.get(k.checked_sub(1)?)?;
+        (t == key.0 && i < end).then_some(row)
+    };
+    let mut keyed: Vec<(usize, u32, u32)> = Vec::new();
+    for (pos, m) in (0u32..).zip(marks) {
+        let Anchor::Under(ev) = m.anchor else {
+            continue;
+        };
+        let Some(row) = lane_of(ev.table, ev.index) else {
+            continue;
+        };
+        keyed.push((row, level_of(trace, ev), pos));
+    }
+    // Stable: each group's bars stay in draw order.
+    keyed.sort_by_key(|&(row, level, _)| (row, level));
+    keyed
+        .chunk_by(|a, b| (a.0, a.1) == (b.0, b.1))
+        .map(|bars| {
+            let at: Vec<u32> = bars.iter().map(|b| b.2).collect();
+            let spans = at.iter().map(|&p| &marks[p as usize]);
+            LaneBars {
+                lane: rows[bars[0].0].key.clone(),
+                row: bars[0].0,
+                level: bars[0].1,
+                band: Band::new(spans.map(|m| (m.start, m.end))),
+                at,
+            }
+        })
+        .collect()
+}
+
+/// The level of the lane `ev` is drawn on.
+fn level_of(trace: &Trace, ev: EventRef) -> u32 {
+    match ev.table {
+        Table::Nvtx => u32::from(
+            trace
+                .nvtx
+                .depth
+                .get(ev.index as usize)
+                .copied()
+                .unwrap_or(0),
+        ),
+        _ => 0,
+    }
+}
+
+/// Whether `groups` still hold for `marks` (the same marks, their events
+/// found again in a grown report) on `rows`: each lane found again by its
+/// key (its row updated), each bar on the level it was. A range's level
+/// changes when a range around it arrives later.
+pub fn still_hold(groups: &mut [LaneBars], marks: &[Overlay], rows: &[Row], trace: &Trace) -> bool {
+    groups.iter_mut().all(|g| {
+        if rows.get(g.row).is_none_or(|r| r.key != g.lane) {
+            match rows.iter().position(|r| r.key == g.lane) {
+                Some(row) => g.row = row,
+                None => return false,
+            }
+        }
+        g.at.iter()
+            .all(|&p| match marks.get(p as usize).map(|m| m.anchor) {
+                Some(Anchor::Under(ev)) => level_of(trace, ev) == g.level,
+                _ => false,
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::timeline::rows;
+    use eframe::egui::Color32;
+
+    fn bar(ev: EventRef) -> Overlay {
+        Overlay {
+            start: 0,
+            end: 1,
+            anchor: Anchor::Under(ev),
+            color: Color32::RED,
+            label: String::new(),
+            source: "test",
+        }
+    }
+
+    /// Bars go to the lane and level of their event; the groups hold until
+    /// a bar's event is on another level, and find their lanes again when
+    /// the rows are built in another order.
+    #[test]
+    fn bars_are_grouped_by_the_lane_level_of_their_event() {
+        let trace = crate::loader::load_fixture("sync_timing.sqlite");
+        let rows = rows::build(&trace);
+        let ranges = trace.nvtx.spans.len() as u32;
+        let marks: Vec<Overlay> = (0..ranges)
+            .map(|i| bar(EventRef::new(Table::Nvtx, i)))
+            .collect();
+        let mut groups = group(&marks, &rows, &trace);
+        assert!(groups.len() >= 2, "{} groups", groups.len());
+        let mut grouped = 0;
+        for g in &groups {
+            let RowKind::Lane { table, track } = &rows[g.row].kind else {
+                panic!("a group on a row that is no lane");
+            };
+            assert_eq!((*table, &rows[g.row].key), (Table::Nvtx, &g.lane));
+            for &p in &g.at {
+                let Anchor::Under(ev) = marks[p as usize].anchor else {
+                    unreachable!()
+                };
+                assert!(track.contains(ev.index));
+                assert_eq!(level_of(&trace, ev), g.level);
+                grouped += 1;
+            }
+        }
+        assert_eq!(grouped, marks.len(), "every range is in a lane");
+        assert!(still_hold(&mut groups, &marks, &rows, &trace));
+        // A bar moved to a range on another level.
+        let deeper = (0..ranges)
+            .find(|&i| trace.nvtx.depth[i as usize] != trace.nvtx.depth[0])
+            .expect("nested ranges");
+        let mut moved = marks.clone();
+        moved[0].anchor = Anchor::Under(EventRef::new(Table::Nvtx, deeper));
+        assert!(!still_hold(&mut groups, &moved, &rows, &trace));
+        // The same lanes at other rows.
+        let mut reordered = rows.clone();
+        reordered.reverse();
+        assert!(still_hold(&mut groups, &marks, &reordered, &trace));
+        for g in &groups {
+            assert_eq!(reordered[g.row].key, g.lane);
+        }
+    }
+}
