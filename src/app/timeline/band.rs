@@ -84,7 +84,7 @@ impl Band {
         for (i, &(s, e, rank)) in marks.iter().enumerate() {
             tree[leaves + i] = Node {
                 reach: e,
-                longest: e - s,
+                longest: e.saturating_sub(s),
                 last: rank,
             };
         }
