@@ -86,13 +86,26 @@ fn advise_huge_pages(buffer: *mut u8, len: usize) {
     let _ = (buffer, len);
 }
 
-/// Has glibc map every buffer of [`BIG_BUFFER`] bytes or more on its own.
+/// Free memory at the top of a heap that glibc keeps rather than gives back
+/// at once: a frame's meshes (several MB at a whole-report zoom) are freed
+/// at its end and made again by the next one.
+const FREED_KEPT: usize = 64 << 20;
+
+/// Has glibc map every buffer of [`BIG_BUFFER`] bytes or more on its own,
+/// and keep up to [`FREED_KEPT`] freed at a heap's top.
 /// By default the size from which it does so follows the biggest buffer
 /// freed so far (up to 32 MB): after the first columns of a load are freed,
 /// columns of a few million events are carved from the reading threads'
 /// arenas instead, and whether one of them (27 MB at 10M events) stays
 /// resident after the load's `malloc_trim` depended on which arena it fell
 /// in — 29.8 or 32.5 B an event, from one run to the next.
+///
+/// Setting that size fixes the one below which glibc gives the top of a
+/// heap back (128 kB, where it otherwise follows the first): the window's
+/// thread then gave its meshes' pages back at every frame and faulted them
+/// in again at the next, a fifth of its time in a live capture on a
+/// findings-heavy report. A load still gives back all it freed
+/// ([`give_back_freed_memory`]).
 pub fn map_big_buffers_alone() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
@@ -101,11 +114,13 @@ pub fn map_big_buffers_alone() {
             /// glibc: sets an allocator parameter; returns 1 on success.
             fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
         }
-        /// glibc's `M_MMAP_THRESHOLD` (malloc.h).
+        /// glibc's `M_TRIM_THRESHOLD` and `M_MMAP_THRESHOLD` (malloc.h).
+        const M_TRIM_THRESHOLD: std::ffi::c_int = -1;
         const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
         // SAFETY: mallopt takes no pointer; glibc takes its own lock.
         ONCE.call_once(|| unsafe {
             mallopt(M_MMAP_THRESHOLD, BIG_BUFFER as std::ffi::c_int);
+            mallopt(M_TRIM_THRESHOLD, FREED_KEPT as std::ffi::c_int);
         });
     }
 }
