@@ -345,10 +345,38 @@ pub struct Carrier<'a> {
     tracks: HashMap<EventKind, Vec<crate::model::Span>>,
     /// The later state's NVTX ranges by the report's row id, made on first use.
     nvtx_rows: Option<RowIndex>,
+    /// How many NVTX ranges lead both states at the same index (the same
+    /// rows of the report), worked out on first use. Ranges are numbered
+    /// anew at each state, but a new one mostly comes after the others:
+    /// these are carried as they are, and the table of row ids above, built
+    /// from every range of the later state at each snapshot, is rarely made.
+    nvtx_same_below: Option<usize>,
     /// By [`EventKind`] as an index: for a kind whose events kept their
     /// indexes, how many the older and the newer state hold (worked out once:
     /// a findings-heavy capture carries a hundred thousand events a snapshot).
     kept: [Option<(usize, usize)>; EventKind::ALL.len()],
+    /// The kinds whose events may be at another index in the newer state.
+    moving: EventKinds,
+}
+
+/// What a carry needs to know of a list of events (a finding's) to tell
+/// whether any of them may be elsewhere in a later state without looking at
+/// each: their kinds, and how far their NVTX ranges reach.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    kinds: EventKinds,
+    /// One past the highest index of the NVTX ranges among them.
+    nvtx_end: u32,
+}
+
+impl Footprint {
+    pub fn of(events: &[EventId]) -> Footprint {
+        let nvtx = events.iter().filter(|ev| ev.kind == EventKind::Nvtx);
+        Footprint {
+            kinds: EventKinds::of(events),
+            nvtx_end: nvtx.map(|ev| ev.index + 1).max().unwrap_or(0),
+        }
+    }
 }
 
 impl<'a> Carrier<'a> {
@@ -358,12 +386,20 @@ impl<'a> Carrier<'a> {
                 .keeps_indexes_of(&old.lineage, kind)
                 .then(|| (spans_of(old, kind).len(), spans_of(new, kind).len()))
         });
+        let mut moving = EventKinds::default();
+        for kind in EventKind::ALL {
+            if kept[kind as usize].is_none_or(|(old, new)| new < old) {
+                moving.insert(kind);
+            }
+        }
         Carrier {
             old,
             new,
             tracks: HashMap::new(),
             nvtx_rows: None,
+            nvtx_same_below: None,
             kept,
+            moving,
         }
     }
 
@@ -371,13 +407,37 @@ impl<'a> Carrier<'a> {
     /// (all but those the lineage says kept theirs): an event of any other
     /// kind is carried as it is, so a list without these needs no look.
     pub fn moving(&self) -> EventKinds {
-        let mut moving = EventKinds::default();
-        for kind in EventKind::ALL {
-            if self.kept[kind as usize].is_none_or(|(old, new)| new < old) {
-                moving.insert(kind);
-            }
+        self.moving
+    }
+
+    /// Whether any of the events of `footprint` may be at another index in
+    /// the newer state: false when none is of a moving kind, or when only
+    /// NVTX ranges move and all of these lead both states at the same
+    /// index (a findings-heavy capture has a hundred thousand findings, and
+    /// looking at each one's events at every snapshot was a tenth of the
+    /// window's thread).
+    pub fn may_move(&mut self, footprint: Footprint) -> bool {
+        if !footprint.kinds.meets(self.moving) {
+            return false;
         }
-        moving
+        let mut others = self.moving;
+        others.remove(EventKind::Nvtx);
+        footprint.kinds.meets(others) || footprint.nvtx_end as usize > self.nvtx_same_below()
+    }
+
+    /// How many NVTX ranges lead both states at the same index.
+    fn nvtx_same_below(&mut self) -> usize {
+        let (old, new) = (self.old, self.new);
+        *(self.nvtx_same_below).get_or_insert_with(|| {
+            if old.info.path != new.info.path {
+                return 0;
+            }
+            let (was, is) = (&old.nvtx.row_id, &new.nvtx.row_id);
+            was.iter()
+                .zip(is.iter())
+                .take_while(|(a, b)| a == b && **a != 0)
+                .count()
+        })
     }
 
     /// `ev` of the older state in the newer, `None` where the newer does
@@ -396,6 +456,9 @@ impl<'a> Carrier<'a> {
             && old.info.path == new.info.path
             && let Some(&row) = old.nvtx.row_id.get(i).filter(|&&row| row != 0)
         {
+            if i < self.nvtx_same_below() {
+                return Some(ev);
+            }
             let rows = (self.nvtx_rows).get_or_insert_with(|| RowIndex::of(&new.nvtx.row_id));
             return rows.get(row).map(|i| EventId::new(EventKind::Nvtx, i));
         }

@@ -976,7 +976,7 @@ fn names_made_by_the_loader_follow_strings_added_between_loads() {
 /// column) numbers its events anew, and the lineage says so.
 #[test]
 fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
-    use sightline::annotations::Carrier;
+    use sightline::annotations::{Carrier, Footprint};
     use sightline::model::{EventId, EventKind};
     let spans_of = |t: &Trace, kind: EventKind| -> SpanColumns {
         match kind {
@@ -990,6 +990,7 @@ fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
             EventKind::Graph => t.graph_execs.spans.clone(),
         }
     };
+    let (mut ranges_said_to_stay, mut ranges_looked_at) = (0, 0);
     for (aliased, name) in [(false, "timing_cases.sqlite"), (true, "streams.sqlite")] {
         let growing = if aliased {
             Growing::start_aliased(&fixture(name), "lineage-aliased")
@@ -1018,17 +1019,26 @@ fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
                 }
                 let mut carrier = Carrier::new(old, &new);
                 for i in 0..old.nvtx.spans.len() {
-                    let found = carrier
-                        .carry(EventId::new(EventKind::Nvtx, i as u32))
-                        .expect("every range is still there");
+                    let ev = EventId::new(EventKind::Nvtx, i as u32);
+                    let found = carrier.carry(ev).expect("every range is still there");
                     let j = found.index as usize;
                     assert_eq!(old.nvtx.row_id[i], new.nvtx.row_id[j]);
                     assert_eq!(old.nvtx.spans.start[i], new.nvtx.spans.start[j]);
+                    // A range said not to move is where it was.
+                    let stays = !carrier.may_move(Footprint::of(&[ev]));
+                    assert!(!stays || found == ev, "{name} step {step}: range {i}");
+                    ranges_said_to_stay += usize::from(stays);
+                    ranges_looked_at += usize::from(!stays);
                 }
             }
             old = Some(new);
         }
     }
+    // Both ways taken: ranges that lead both states, ranges renumbered.
+    assert!(
+        ranges_said_to_stay > 0 && ranges_looked_at > 0,
+        "{ranges_said_to_stay} said to stay, {ranges_looked_at} looked at"
+    );
 }
 
 /// A search kept while a report grows finds, at every state, what a search

@@ -21,7 +21,8 @@ use crate::analysis::findings::{
     Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, entries,
     human_ns, range_gpu_spans, range_timing,
 };
-use crate::model::{EventId, EventKind, EventKinds, Ns, Trace};
+use crate::annotations::Footprint;
+use crate::model::{EventId, EventKind, Ns, Trace};
 
 /// The overlay source name of this panel's marks.
 pub const OVERLAY_SOURCE: &str = "findings";
@@ -50,8 +51,8 @@ struct Done {
 /// thread 10-20 ms each time a capture's findings came in.
 struct Arrival {
     findings: Vec<Finding>,
-    /// By finding: its events' kinds.
-    kinds: Vec<EventKinds>,
+    /// By finding: its events' footprint.
+    footprints: Vec<Footprint>,
     entries: Vec<Entry>,
     /// Every mark but the clicked finding's outlines ([`base_marks`]).
     marks: Marks,
@@ -61,11 +62,11 @@ struct Arrival {
 pub struct FindingsPanel {
     /// The findings of the report's current trace, sorted by start.
     pub findings: Vec<Finding>,
-    /// By finding: the kinds of its events, so that a snapshot looks only
-    /// at the findings holding events of a kind that moved (a capture full
-    /// of mistakes has a hundred thousand findings, a few holding NVTX
-    /// ranges, the one kind a growing report numbers anew).
-    kinds: Vec<EventKinds>,
+    /// By finding: the footprint of its events, so that a snapshot looks
+    /// only at the findings whose events may have moved (a capture full of
+    /// mistakes has a hundred thousand findings; NVTX ranges are the one
+    /// kind a growing report numbers anew, and most keep their index).
+    footprints: Vec<Footprint>,
     /// The findings grouped: one entry per kind, severity and NVTX range (or
     /// loop), what the badge counts and the panel lists.
     pub entries: Vec<Entry>,
@@ -112,7 +113,7 @@ impl FindingsPanel {
     pub fn start(trace: &Arc<Trace>) -> Self {
         let mut panel = FindingsPanel {
             findings: Vec::new(),
-            kinds: Vec::new(),
+            footprints: Vec::new(),
             entries: Vec::new(),
             open: false,
             active: None,
@@ -133,7 +134,7 @@ impl FindingsPanel {
     /// Findings of `trace` from nothing: none shown until the engine's are in.
     pub fn request(&mut self, trace: &Arc<Trace>) {
         self.findings.clear();
-        self.kinds.clear();
+        self.footprints.clear();
         self.entries.clear();
         self.range_work.clear();
         self.active = None;
@@ -159,7 +160,7 @@ impl FindingsPanel {
         carry_over(
             &mut carrier,
             &mut self.findings,
-            &mut self.kinds,
+            &mut self.footprints,
             &mut self.range_work,
         );
         // The marks stay: their times are the findings', which growing does
@@ -192,8 +193,8 @@ impl FindingsPanel {
             let took = t0.elapsed();
             let range_work = range_gpu_spans(&trace, cancel).unwrap_or_default();
             let result = result.map(|findings| Arrival {
-                kinds: (findings.iter())
-                    .map(|f| EventKinds::of(&f.events))
+                footprints: (findings.iter())
+                    .map(|f| Footprint::of(&f.events))
                     .collect(),
                 entries: entries(&findings),
                 marks: Marks::new(OVERLAY_SOURCE, base_marks(&findings, &range_work, &trace)),
@@ -268,7 +269,12 @@ impl FindingsPanel {
             && !std::ptr::eq(&*analysed, trace)
         {
             let mut carrier = crate::annotations::Carrier::new(&analysed, trace);
-            carry_over(&mut carrier, &mut a.findings, &mut a.kinds, &mut range_work);
+            carry_over(
+                &mut carrier,
+                &mut a.findings,
+                &mut a.footprints,
+                &mut range_work,
+            );
             a.marks.retain_mut(|mark| carry_mark(&mut carrier, mark));
         }
         // It may be the last reference to an older snapshot.
@@ -276,7 +282,7 @@ impl FindingsPanel {
         // Cancelled: what is shown stays.
         let Some(Arrival {
             findings,
-            kinds,
+            footprints,
             entries,
             mut marks,
         }) = arrival
@@ -290,7 +296,7 @@ impl FindingsPanel {
             .and_then(|i| self.findings.get(i))
             .map(same_finding);
         let older = std::mem::replace(&mut self.findings, findings);
-        self.kinds = kinds;
+        self.footprints = footprints;
         self.entries = entries;
         self.range_work = range_work;
         self.took = Some(took);
@@ -785,18 +791,18 @@ fn carry_mark(carrier: &mut crate::annotations::Carrier, mark: &mut Overlay) -> 
     (mark.anchor).find_again(|ev| carrier.carry(ev.into()).map(EventRef::from))
 }
 
-/// Carries findings (with `kinds`, their events' kinds) and the ranges' GPU
-/// work into a later state of the report; only the findings holding events
-/// of a kind that moved are looked at.
+/// Carries findings (with `footprints`, their events') and the ranges' GPU
+/// work into a later state of the report; only the findings whose events
+/// may have moved are looked at.
 fn carry_over(
     carrier: &mut crate::annotations::Carrier,
     findings: &mut [Finding],
-    kinds: &mut [EventKinds],
+    footprints: &mut [Footprint],
     range_work: &mut Vec<(u32, Ns, Ns)>,
 ) {
     let moving = carrier.moving();
-    for (f, kinds) in findings.iter_mut().zip(kinds.iter_mut()) {
-        if !kinds.meets(moving) {
+    for (f, footprint) in findings.iter_mut().zip(footprints.iter_mut()) {
+        if !carrier.may_move(*footprint) {
             continue;
         }
         f.events.retain_mut(|ev| match carrier.carry(*ev) {
@@ -806,7 +812,7 @@ fn carry_over(
             }
             None => false,
         });
-        *kinds = EventKinds::of(&f.events);
+        *footprint = Footprint::of(&f.events);
     }
     if !moving.contains(EventKind::Nvtx) {
         return;

@@ -70,6 +70,10 @@ impl EventKinds {
         self.0 |= 1 << kind as u8;
     }
 
+    pub fn remove(&mut self, kind: EventKind) {
+        self.0 &= !(1 << kind as u8);
+    }
+
     pub fn contains(self, kind: EventKind) -> bool {
         self.0 & (1 << kind as u8) != 0
     }
