@@ -128,17 +128,15 @@ impl Marks {
         self.len() == 0
     }
 
-    /// Keeps the marks `keep` keeps; it may move a mark to other events,
-    /// never in time or to another anchor. The ruler's index stays unless
-    /// a ruler mark went.
+    /// Keeps the marks on events that `keep` keeps; it may move a mark to
+    /// other events, never in time or to another anchor. The ruler's marks,
+    /// on no event, all stay as they are (a findings-heavy capture has a
+    /// hundred thousand, and walking them at each snapshot missed the cache
+    /// at each).
     pub fn retain_mut(&mut self, mut keep: impl FnMut(&mut Overlay) -> bool) {
-        let (ruler, under) = (self.ruler.len(), self.under.len());
-        self.ruler.retain_mut(&mut keep);
+        let under = self.under.len();
         self.under.retain_mut(&mut keep);
         self.others.retain_mut(keep);
-        if self.ruler.len() != ruler {
-            self.index_ruler();
-        }
         if self.under.len() != under {
             self.bars = None;
         }
