@@ -276,6 +276,7 @@ pub(super) fn paint(
         from,
         to,
     };
+    let lanes = tl.lane_rects();
     for marks in &tl.marks {
         for rank in marks.band.drawn(&columns) {
             let m = &marks.ruler[rank as usize];
@@ -304,7 +305,7 @@ pub(super) fn paint(
         }
         drawn += paint_in_lanes(
             tl,
-            marks,
+            (marks, &lanes),
             (&lane_painter, &ruler_painter),
             trace,
             (ruler, canvas),
@@ -316,10 +317,11 @@ pub(super) fn paint(
     drawn
 }
 
-/// Paints the marks of `marks` that are not the ruler's; returns how many.
+/// Paints the marks of `marks` that are not the ruler's, on the rows at
+/// `lanes` ([`Timeline::lane_rects`]); returns how many.
 fn paint_in_lanes<'a>(
     tl: &Timeline,
-    marks: &'a Marks,
+    (marks, lanes): (&'a Marks, &[Option<Rect>]),
     (lane_painter, ruler_painter): (&egui::Painter, &egui::Painter),
     trace: &Trace,
     (ruler, canvas): (Rect, Rect),
@@ -329,7 +331,6 @@ fn paint_in_lanes<'a>(
     let map = columns.map;
     let mut drawn = 0;
     // Each lane level's bars: its band says which a frame draws.
-    let lanes = tl.lane_rects();
     for bars in marks.bars.iter().flatten() {
         let Some(lane) = lanes.get(bars.row).copied().flatten() else {
             continue;
