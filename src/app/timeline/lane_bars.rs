@@ -91,9 +91,14 @@ fn level_of(trace: &Trace, ev: EventRef) -> u32 {
 
 /// Whether `groups` still hold for `marks` (the same marks, their events
 /// found again in a grown report) on `rows`: each lane found again by its
-/// key (its row updated), each bar on the level it was. A range's level
-/// changes when a range around it arrives later.
+/// key (its row updated) and holding its bars' events, each bar on the
+/// level it was. A range's level changes when a range around it arrives
+/// later.
 pub fn still_hold(groups: &mut [LaneBars], marks: &[Overlay], rows: &[Row], trace: &Trace) -> bool {
+    let bar = |p: &u32| match marks.get(*p as usize).map(|m| m.anchor) {
+        Some(Anchor::Under(ev)) => Some(ev),
+        _ => None,
+    };
     groups.iter_mut().all(|g| {
         if rows.get(g.row).is_none_or(|r| r.key != g.lane) {
             match rows.iter().position(|r| r.key == g.lane) {
@@ -101,11 +106,17 @@ pub fn still_hold(groups: &mut [LaneBars], marks: &[Overlay], rows: &[Row], trac
                 None => return false,
             }
         }
-        g.at.iter()
-            .all(|&p| match marks.get(p as usize).map(|m| m.anchor) {
-                Some(Anchor::Under(ev)) => level_of(trace, ev) == g.level,
-                _ => false,
-            })
+        // A key names a lane by its place among its thread's (a domain's
+        // NVTX lane): the lane must still hold the bars' events. They are
+        // all on one track; the first tells.
+        let holds = |ev: EventRef| match &rows[g.row].kind {
+            RowKind::Lane { table, track } => *table == ev.table && track.contains(ev.index),
+            _ => false,
+        };
+        g.at.first().and_then(bar).is_some_and(holds)
+            && g.at
+                .iter()
+                .all(|p| bar(p).is_some_and(|ev| level_of(trace, ev) == g.level))
     })
 }
 
@@ -170,5 +181,15 @@ mod tests {
         for g in &groups {
             assert_eq!(reordered[g.row].key, g.lane);
         }
+        // A lane's key now naming another lane (a domain's NVTX lane after
+        // a domain that came before it).
+        let g = &groups[0];
+        let other = (reordered.iter())
+            .position(|r| matches!(r.kind, RowKind::Lane { .. }) && r.key != g.lane)
+            .expect("another lane");
+        let (row, lane) = (g.row, g.lane.clone());
+        reordered[other].key = lane;
+        reordered[row].key = "gone".into();
+        assert!(!still_hold(&mut groups, &marks, &reordered, &trace));
     }
 }
