@@ -537,3 +537,48 @@ pub(super) fn ruler_tooltip(resp: &egui::Response, labels: &[&str]) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::timeline::view::ViewState;
+
+    fn ruler_mark(start: Ns, end: Ns, label: &str) -> Overlay {
+        Overlay {
+            start,
+            end,
+            anchor: Anchor::Ruler,
+            color: Color32::RED,
+            label: label.into(),
+            source: "test",
+        }
+    }
+
+    /// The tooltip over a ruler column lists the mark on top first: a
+    /// report's findings are marked mildest first, so its most severe
+    /// finding there leads (the mildest led, and more than six hid it).
+    #[test]
+    fn a_ruler_tooltip_lists_the_mark_on_top_first() {
+        let trace = crate::loader::load_fixture("sync_timing.sqlite");
+        let mut tl = Timeline::new(&trace);
+        let marks = vec![
+            ruler_mark(0, 1_000_000, "mild, long"),
+            ruler_mark(400_000, 400_100, "warning"),
+            ruler_mark(2_000_000, 3_000_000, "elsewhere"),
+            ruler_mark(400_050, 400_060, "error"),
+        ];
+        tl.set_overlays("test", marks);
+        let ruler = Rect::from_min_max(pos2(0.0, 0.0), pos2(1000.0, 20.0));
+        let view = ViewState {
+            start: 0.0,
+            end: 4_000_000.0,
+            ..Default::default()
+        };
+        let map = Mapping::new(ruler, &view);
+        let at = pos2(map.x(400_000), ruler.bottom() - 1.0);
+        assert_eq!(
+            ruler_labels(&tl, ruler, &map, at),
+            vec!["error", "warning", "mild, long"]
+        );
+    }
+}
