@@ -106,7 +106,7 @@ const FREED_KEPT: usize = 64 << 20;
 /// in again at the next, a fifth of its time in a live capture on a
 /// findings-heavy report. A load still gives back all it freed
 /// ([`give_back_freed_memory`]).
-pub fn map_big_buffers_alone() {
+pub fn set_allocator_thresholds() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         static ONCE: std::sync::Once = std::sync::Once::new();

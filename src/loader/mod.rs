@@ -242,7 +242,7 @@ fn load_committed(
     carry: Option<&mut Carry>,
 ) -> Result<(Trace, PhaseTimes), LoadError> {
     db::check_file(path)?;
-    crate::memory::map_big_buffers_alone();
+    crate::memory::set_allocator_thresholds();
     // A growing report is being written (by a capture, in WAL mode): read
     // in place, in one read transaction (see [`Report::open_live`]).
     if carry.is_some() {
