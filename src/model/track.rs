@@ -97,9 +97,11 @@ impl Run {
 pub struct Track {
     /// Never an empty run; each run's rows come after the run before's (a
     /// growing table appends), so a row's run is a binary search away.
-    runs: Vec<Run>,
+    /// Shared by the track's copies (the window's rows hold one each, built
+    /// again at every snapshot: a copy of every run was O(snapshots) there).
+    runs: Arc<Vec<Run>>,
     /// How many of the track's rows come before each run.
-    before: Vec<usize>,
+    before: Arc<Vec<usize>>,
     /// The longest event of all runs, so that the runs a window may touch are
     /// two binary searches away (a capture that ran an hour has a run per
     /// snapshot: tens of thousands).
@@ -112,8 +114,8 @@ impl Track {
     /// A track of one run (none when the run is empty).
     pub fn whole(run: Run, depth: u8) -> Track {
         let mut track = Track {
-            runs: Vec::new(),
-            before: Vec::new(),
+            runs: Default::default(),
+            before: Default::default(),
             longest: 0,
             depth,
         };
@@ -138,9 +140,10 @@ impl Track {
                 .last()
                 .is_none_or(|r| r.events.end <= run.events.start)
         );
-        self.before.push(self.len());
+        let len = self.len();
+        Arc::make_mut(&mut self.before).push(len);
         self.longest = self.longest.max(run.max_duration);
-        self.runs.push(run);
+        Arc::make_mut(&mut self.runs).push(run);
     }
 
     /// The index of the run holding row `i`, if one does.
@@ -154,6 +157,12 @@ impl Track {
 
     pub fn runs(&self) -> &[Run] {
         &self.runs
+    }
+
+    /// Whether `other` is a copy sharing this track's runs (not a copy of
+    /// them).
+    pub fn shares_runs_with(&self, other: &Track) -> bool {
+        Arc::ptr_eq(&self.runs, &other.runs)
     }
 
     /// Every row of the track, in start order.
@@ -249,9 +258,14 @@ impl Track {
             .flat_map(move |r| r.starting_in(spans, from, to))
     }
 
-    /// Samples every run's starts (see [`Run::index_starts`]).
+    /// Samples every run's starts (see [`Run::index_starts`]); the runs
+    /// stay shared where all are sampled already.
     pub fn index_starts(&mut self, starts: &[Ns]) {
-        for r in &mut self.runs {
+        let unsampled = |r: &Run| r.sampled_starts.is_empty() && !r.is_empty();
+        if !self.runs.iter().any(unsampled) {
+            return;
+        }
+        for r in Arc::make_mut(&mut self.runs) {
             r.index_starts(starts);
         }
     }

@@ -429,3 +429,31 @@ fn stream_rows(trace: &Trace, rows: &mut Vec<Row>, s: usize, parent: usize) {
         &st.graphs,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lane's track is the report's, its runs shared, not copied: the rows
+    /// are built again at each of a capture's snapshots, and a copy of every
+    /// run of every track there grew with the snapshots taken.
+    #[test]
+    fn lanes_share_the_reports_runs() {
+        let trace = crate::loader::load_fixture("sync_timing.sqlite");
+        let rows = build(&trace);
+        let mut lanes = 0;
+        for th in &trace.threads {
+            for (own, table) in [(&th.cuda_api, Table::Api), (&th.osrt, Table::Osrt)] {
+                if own.is_empty() {
+                    continue;
+                }
+                let shared = rows.iter().any(|r| {
+                    matches!(&r.kind, RowKind::Lane { table: t, track } if *t == table && track.shares_runs_with(own))
+                });
+                assert!(shared, "{table:?} of thread {}", th.tid);
+                lanes += 1;
+            }
+        }
+        assert!(lanes >= 2);
+    }
+}
