@@ -56,12 +56,11 @@ impl Columns<'_> {
         (x0, x1)
     }
 
-    /// The pixel column a mark starting at `x0` shares with the marks
-    /// narrower than a pixel starting in it; `None` outside the band.
-    pub fn column(&self, x0: f32) -> Option<usize> {
-        let px = (x0 - self.left).floor();
-        let columns = self.width.max(0.0) as usize + 1;
-        (px >= 0.0 && (px as usize) < columns).then_some(px as usize)
+    /// The pixel column (from the band's left edge; negative left of it)
+    /// a mark starting at `start` shares with the marks narrower than a
+    /// pixel starting there.
+    fn column_of(&self, start: Ns) -> f32 {
+        (self.map.x(start).max(self.left - CLAMP) - self.left).floor()
     }
 
     fn shown(&self, start: Ns, end: Ns) -> bool {
@@ -105,14 +104,6 @@ impl Band {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.start.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.start.is_empty()
-    }
-
     /// The ranks of the marks a frame draws, in draw order: every mark
     /// shown at least a pixel wide or starting outside the band, and of
     /// those narrower than a pixel the last of each column (what drawing
@@ -121,7 +112,7 @@ impl Band {
         let mut out = Vec::new();
         // Marks starting after the view ends are not shown.
         let hi = self.start.partition_point(|&s| (s as f64) <= at.to);
-        let px = |i: usize| (at.map.x(self.start[i]).max(at.left - CLAMP) - at.left).floor();
+        let px = |i: usize| at.column_of(self.start[i]);
         // Starting left of the band: drawn whole when they reach into it.
         let a = first(0, hi, |i| px(i) >= 0.0);
         let columns = at.width.max(0.0) as usize + 1;
@@ -194,7 +185,7 @@ impl Band {
         if (node.reach as f64) < at.from {
             return;
         }
-        let column = |i: usize| (at.map.x(self.start[i]) - at.left).floor();
+        let column = |i: usize| at.column_of(self.start[i]);
         let mut gather = |c: f32, rank: u32| match last {
             Some((lc, lr)) if *lc == c => *lr = (*lr).max(rank),
             _ => out.extend(last.replace((c, rank)).map(|(_, r)| r)),
@@ -258,7 +249,10 @@ mod tests {
                 continue;
             }
             let (x0, x1) = at.xs(s, e);
-            match at.column(x0) {
+            let px = (x0 - at.left).floor();
+            let columns = at.width.max(0.0) as usize + 1;
+            let column = (px >= 0.0 && (px as usize) < columns).then_some(px as usize);
+            match column {
                 Some(c) if x1 - x0 < 1.0 => {
                     last_in_column.insert(c, rank);
                 }

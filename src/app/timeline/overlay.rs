@@ -111,21 +111,9 @@ impl Marks {
         self.band = Band::new(self.ruler.iter().map(|m| (m.start, m.end)));
     }
 
-    pub fn source(&self) -> &'static str {
-        self.source
-    }
-
     /// The ruler's marks, the bars, then the others.
     pub fn iter(&self) -> impl Iterator<Item = &Overlay> {
         self.ruler.iter().chain(&self.under).chain(&self.others)
-    }
-
-    pub fn len(&self) -> usize {
-        self.ruler.len() + self.under.len() + self.others.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Keeps the marks on events that `keep` keeps; it may move a mark to
