@@ -9,7 +9,7 @@ use super::band::Band;
 use super::overlay::{Anchor, Overlay};
 use super::rows::{Row, RowKind};
 use crate::app::events::{EventRef, Table};
-use crate::model::Trace;
+use crate::model::{RowOwners, Trace};
 
 /// The bars on one lane level.
 #[derive(Clone, Debug)]
@@ -30,21 +30,16 @@ pub struct LaneBars {
 /// Groups the bars among `marks` by the lane level of their event in
 /// `rows`; bars whose event no lane holds are left out (never drawn).
 pub fn group(marks: &[Overlay], rows: &[Row], trace: &Trace) -> Vec<LaneBars> {
-    // Every lane's runs of rows by table and first row: a track holds its
-    // runs' rows and no other.
-    let mut runs: Vec<(u8, u32, u32, usize)> = Vec::new();
-    for (r, row) in rows.iter().enumerate() {
-        if let RowKind::Lane { table, track } = &row.kind {
-            let runs_of = track.runs().iter();
-            runs.extend(runs_of.map(|run| (*table as u8, run.events.start, run.events.end, r)));
-        }
-    }
-    runs.sort_unstable();
+    // Each table's lanes by the rows they hold.
+    let lanes = Table::ALL.map(|table| {
+        RowOwners::of(rows.iter().enumerate().filter_map(|(r, row)| match &row.kind {
+            RowKind::Lane { table: t, track } if *t == table => Some((r, track)),
+            _ => None,
+        }))
+    });
     let lane_of = |table: Table, i: u32| {
-        let key = (table as u8, i);
-        let k = runs.partition_point(|&(t, s, _, _)| (t, s) <= key);
-        let &(t, _, end, row) = runs.get(k.checked_sub(1)?)?;
-        (t == key.0 && i < end).then_some(row)
+        let at = Table::ALL.iter().position(|&t| t == table)?;
+        lanes[at].owner_of(i)
     };
     let mut keyed: Vec<(usize, u32, u32)> = Vec::new();
     for (pos, m) in (0u32..).zip(marks) {
