@@ -32,10 +32,14 @@ pub struct LaneBars {
 pub fn group(marks: &[Overlay], rows: &[Row], trace: &Trace) -> Vec<LaneBars> {
     // Each table's lanes by the rows they hold.
     let lanes = Table::ALL.map(|table| {
-        RowOwners::of(rows.iter().enumerate().filter_map(|(r, row)| match &row.kind {
-            RowKind::Lane { table: t, track } if *t == table => Some((r, track)),
-            _ => None,
-        }))
+        RowOwners::of(
+            rows.iter()
+                .enumerate()
+                .filter_map(|(r, row)| match &row.kind {
+                    RowKind::Lane { table: t, track } if *t == table => Some((r, track)),
+                    _ => None,
+                }),
+        )
     });
     let lane_of = |table: Table, i: u32| {
         let at = Table::ALL.iter().position(|&t| t == table)?;
