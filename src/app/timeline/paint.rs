@@ -184,8 +184,16 @@ fn lane_run(
             return 0;
         }
     }
-    let win = run.window(spans, from_ns, to_ns);
-    let (lo, hi) = (win.start as usize, win.end as usize);
+    // A run wholly in view (at a whole-trace zoom, each of a capture's
+    // hundreds of runs) holds the rows a window search would give: its
+    // searches, three binary searches of memory not in cache, are skipped.
+    let in_view = (starts[first] as f64) >= from && starts[last] < to_ns;
+    let (lo, hi) = if in_view {
+        (first, last + 1)
+    } else {
+        let win = run.window(spans, from_ns, to_ns);
+        (win.start as usize, win.end as usize)
+    };
     let mut drawn = 0;
     let draw = |i: usize, drawn: &mut usize| {
         *drawn += 1;
@@ -241,7 +249,10 @@ fn lane_run(
 
     // Events starting before the view that still reach into it: for flat
     // lanes only the last one can; for nested NVTX, the last one per level.
-    let a = lo + starts[lo..hi].partition_point(|&s| (s as f64) < from);
+    let a = match in_view {
+        true => lo,
+        false => lo + starts[lo..hi].partition_point(|&s| (s as f64) < from),
+    };
     let mut min_level = u8::MAX;
     for k in (lo..a).rev().take(LOOKBACK) {
         let l = level(trace, table, k);
