@@ -133,6 +133,62 @@ impl Grouping {
         }
     }
 
+    /// [`Grouping::new`] (with `ends`) of rows of which the first
+    /// `order.len()` were grouped before into `order` and `tracks` (a
+    /// growing report's last load): the rows since are grouped and merged
+    /// into each track's, in O(rows) where a sort is O(rows log rows). The
+    /// same order: in each track by start, then longer first, then row.
+    pub fn extended(
+        order: &[u32],
+        tracks: &[Span],
+        keys: &[u32],
+        starts: &[Ns],
+        ends: &[Ns],
+        track_count: usize,
+    ) -> Self {
+        let old = order.len();
+        let new = Grouping::new(
+            &keys[old..],
+            &starts[old..],
+            Some(&ends[old..]),
+            track_count,
+        );
+        let new_order = new.order();
+        let key = |r: u32| (starts[r as usize], std::cmp::Reverse(ends[r as usize]));
+        let mut merged = Vec::with_capacity(starts.len());
+        let mut spans = Vec::with_capacity(track_count);
+        for t in 0..track_count {
+            let from = merged.len() as u32;
+            let before = tracks
+                .get(t)
+                .map_or(&[][..], |s| &order[s.start as usize..s.end as usize]);
+            let since = &new_order[new.tracks[t].start as usize..new.tracks[t].end as usize];
+            let (mut i, mut j) = (0, 0);
+            while i < before.len() && j < since.len() {
+                let later = since[j] + old as u32;
+                // Ties: the row read before comes first.
+                if key(before[i]) <= key(later) {
+                    merged.push(before[i]);
+                    i += 1;
+                } else {
+                    merged.push(later);
+                    j += 1;
+                }
+            }
+            merged.extend_from_slice(&before[i..]);
+            merged.extend(since[j..].iter().map(|&r| r + old as u32));
+            spans.push(from..merged.len() as u32);
+        }
+        let in_order = merged.iter().enumerate().all(|(i, &r)| r as usize == i);
+        Grouping {
+            stretches: (!in_order).then(|| stretches(&merged)).flatten(),
+            order: merged,
+            tracks: spans,
+            in_order,
+            rows: starts.len(),
+        }
+    }
+
     /// The row at each place in track order.
     pub fn order(&self) -> Cow<'_, [u32]> {
         if self.in_order && self.order.len() != self.rows {
@@ -337,6 +393,45 @@ mod tests {
             assert_eq!(*g.view(&column), gathered[..]);
             let identity = expected.iter().enumerate().all(|(i, &r)| r as usize == i);
             assert_eq!(matches!(g.view(&column), Cow::Borrowed(_)), identity);
+        }
+    }
+
+    /// A grouping extended by the rows read since (each load of a growing
+    /// report, its tracks growing in number too) gives what grouping every
+    /// row at once gives: order, tracks and gathered columns. Cases from a
+    /// fixed sequence, cut at every row.
+    #[test]
+    fn an_extended_grouping_is_the_grouping_of_all_rows() {
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        for _ in 0..500 {
+            let rows = next(14) as usize;
+            let keys: Vec<u32> = (0..rows).map(|_| next(3) as u32).collect();
+            let starts: Vec<i64> = (0..rows).map(|_| next(5) as i64).collect();
+            let ends: Vec<i64> = starts.iter().map(|&s| s + next(3) as i64).collect();
+            let tracks = keys.iter().max().map_or(0, |&k| k as usize + 1);
+            let whole = Grouping::new(&keys, &starts, Some(&ends), tracks);
+            for cut in 0..=rows {
+                // Tracks as numbered when only the first `cut` rows were read.
+                let before = keys[..cut].iter().max().map_or(0, |&k| k as usize + 1);
+                let first = Grouping::new(&keys[..cut], &starts[..cut], Some(&ends[..cut]), before);
+                let g = Grouping::extended(
+                    &first.order(),
+                    &first.tracks,
+                    &keys,
+                    &starts,
+                    &ends,
+                    tracks,
+                );
+                let at = format!("{keys:?} {starts:?} {ends:?} cut at {cut}");
+                assert_eq!(*g.order(), *whole.order(), "{at}");
+                assert_eq!(g.tracks, whole.tracks, "{at}");
+                assert_eq!(g.take(&starts[..]), whole.take(&starts[..]), "{at}");
+                assert_eq!(*g.view(&ends), *whole.view(&ends), "{at}");
+            }
         }
     }
 

@@ -9,7 +9,8 @@
 //! last row (rows not added in time order), the table is read and built
 //! whole once more: a track's runs must read in start order. The NVTX
 //! table, whose ranges come as they end, is built again at every load from
-//! rows kept as read ([`KeptRows`]): only the rows added since are read.
+//! rows kept resolved (`super::nvtx::KeptNvtx`): only the rows added since
+//! are read.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -207,14 +208,15 @@ impl<R> Default for KeptRows<R> {
 /// the rows added since the last (up to the last rowid of this load's
 /// commit), else every row, `kept` emptied first. A table with a rowid
 /// column of its own is read whole (its rows may come below the last rowid
-/// read), and so is one without rowids.
+/// read), and so is one without rowids. Answers whether `kept` was emptied
+/// (all that was made of rows read before must be made again).
 pub(super) fn read_new_rows<R>(
     b: &mut Builder,
     table: &str,
     sql: &str,
     kept: &mut KeptRows<R>,
     mut read: impl FnMut(&mut Builder, &rusqlite::Row) -> rusqlite::Result<Option<R>>,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<bool> {
     let report = b.report.clone();
     let last = if b.carry.is_some() && !report.has_rowid_alias(table) {
         report
@@ -226,6 +228,7 @@ pub(super) fn read_new_rows<R>(
     } else {
         None
     };
+    let afresh = last.is_none();
     let (sql, params) = match (last, kept.read_to) {
         // Not growing, or a table without rowids: every row.
         (None, _) => {
@@ -233,8 +236,8 @@ pub(super) fn read_new_rows<R>(
             (sql.to_string(), Vec::new())
         }
         // No rows yet, or none added since.
-        (Some(None), _) => return Ok(()),
-        (Some(Some(last)), Some(read)) if last <= read => return Ok(()),
+        (Some(None), _) => return Ok(false),
+        (Some(Some(last)), Some(read)) if last <= read => return Ok(false),
         (Some(Some(last)), Some(read)) => (
             format!("{sql} WHERE rowid > ?1 AND rowid <= ?2"),
             vec![read, last],
@@ -249,5 +252,5 @@ pub(super) fn read_new_rows<R>(
         }
     }
     kept.read_to = last.flatten();
-    Ok(())
+    Ok(afresh)
 }

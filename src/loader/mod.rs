@@ -12,6 +12,7 @@ mod gpu;
 mod group;
 mod grow;
 mod kernel_metrics;
+mod nvtx;
 mod parallel;
 mod snapshot;
 
@@ -174,7 +175,7 @@ pub struct Carry {
     memsets: gpu::GrownOps<crate::model::Memsets>,
     syncs: gpu::GrownOps<crate::model::Syncs>,
     graph_execs: gpu::GrownOps<crate::model::GraphExecs>,
-    nvtx: grow::KeptRows<cpu::NvtxRow>,
+    nvtx: nvtx::KeptNvtx,
     cuda_events: grow::KeptRows<(gpu::StreamKey, u32, u32)>,
     links: gpu::GrownLinks,
     /// API calls and GPU operations linked over all loads: what the links cost.
@@ -365,7 +366,7 @@ type Phase = fn(&mut Builder) -> rusqlite::Result<()>;
 const PHASES: [(&str, Phase, &str); 7] = [
     ("strings and threads", read_layout, "threads and GPUs"),
     ("GPU events", gpu::read_gpu_events, GPU_ROWS),
-    ("NVTX", cpu::read_nvtx, "NVTX ranges"),
+    ("NVTX", nvtx::read_nvtx, "NVTX ranges"),
     ("CUDA API", cpu::read_api_events, "CUDA API calls"),
     ("OS runtime", cpu::read_osrt, "OS runtime calls"),
     (
