@@ -314,6 +314,7 @@ fn build(
         carry.begin_load();
     }
     builder.carry = carry;
+    builder.publishes = on_partial.is_some();
     builder.source = read_from.to_path_buf();
     if let Some(note) = note {
         builder.warn(note);
@@ -389,10 +390,14 @@ pub const GPU_ROWS: &str = "GPU rows";
 fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {
     cpu::read_names(b)?;
     gpu::read_devices(b)?;
-    b.axis_hint = EVENT_TABLES
-        .iter()
-        .filter_map(|t| b.report.time_hint(t))
-        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
+    // Only a load that publishes the trace as read draws from it (a few
+    // thousand rows read per table: a live snapshot's fifth, for nothing).
+    if b.publishes {
+        b.axis_hint = EVENT_TABLES
+            .iter()
+            .filter_map(|t| b.report.time_hint(t))
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
+    }
     Ok(())
 }
 
@@ -521,6 +526,8 @@ pub(crate) struct Builder<'a> {
     /// A first guess at the time axis (see [`Report::time_hint`]), for
     /// snapshots taken before the tables that bound it are read.
     axis_hint: Option<(i64, i64)>,
+    /// The load publishes the trace as it is read (a progressive opening).
+    publishes: bool,
     /// The rows earlier loads of a growing report read (see [`Carry`]).
     carry: Option<&'a mut Carry>,
 }
@@ -561,6 +568,7 @@ impl<'a> Builder<'a> {
             thread_names: HashMap::new(),
             thread_priorities: HashMap::new(),
             axis_hint: None,
+            publishes: false,
             carry: None,
         }
     }
@@ -633,10 +641,19 @@ impl<'a> Builder<'a> {
         });
         self.trace.info.time_range = time_range(&self.trace).unwrap_or((0, 0));
         self.trace.activity_span();
-        crate::memory::give_back_freed_memory();
+        // A growing report's snapshot reads a few rows: their buffers are
+        // kept for the next one's (trimming walks every free chunk of every
+        // arena: a tenth of a live snapshot's time).
+        if self.carry.is_none() || self.rows_done >= GIVE_BACK_AFTER_ROWS {
+            crate::memory::give_back_freed_memory();
+        }
         self.trace
     }
 }
+
+/// A load of a growing report that read this many rows gives the memory
+/// its buffers held back, as a whole load does.
+const GIVE_BACK_AFTER_ROWS: u64 = 1 << 20;
 
 /// From the earliest start to the latest end of the events read.
 fn time_range(t: &Trace) -> Option<(i64, i64)> {
