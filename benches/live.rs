@@ -124,8 +124,13 @@ fn main() {
         let (cost, age) = status.as_ref().map_or((0.0, 0.0), |s| {
             (ms(s.snapshot_cost), ms(s.newest_event_age))
         });
+        // The load's NVTX phase: its table is built again at every load.
+        let nvtx = status.as_ref().map_or(0.0, |s| {
+            let phases = s.snapshot_phases.0.iter();
+            phases.filter(|p| p.0 == "NVTX").map(|p| ms(p.1)).sum()
+        });
         println!(
-            "snapshot {:>3} at {:7.2} s: {events:>10} events, load {cost:7.1} ms, newest event {age:7.1} ms old, taken in {:5.1} ms, that frame {:5.1} ms",
+            "snapshot {:>3} at {:7.2} s: {events:>10} events, load {cost:7.1} ms (NVTX {nvtx:5.1}), newest event {age:7.1} ms old, taken in {:5.1} ms, that frame {:5.1} ms",
             k + 1,
             at.as_secs_f64(),
             ms(*take_in),
