@@ -351,6 +351,9 @@ pub struct Carrier<'a> {
     /// these are carried as they are, and the table of row ids above, built
     /// from every range of the later state at each snapshot, is rarely made.
     nvtx_same_below: Option<usize>,
+    /// Both states are of one report (row ids name the same ranges): asked
+    /// once, not at each of a hundred thousand ranges a snapshot carries.
+    same_report: bool,
     /// By [`EventKind`] as an index: for a kind whose events kept their
     /// indexes, how many the older and the newer state hold (worked out once:
     /// a findings-heavy capture carries a hundred thousand events a snapshot).
@@ -398,6 +401,7 @@ impl<'a> Carrier<'a> {
             tracks: HashMap::new(),
             nvtx_rows: None,
             nvtx_same_below: None,
+            same_report: old.info.path == new.info.path,
             kept,
             moving,
         }
@@ -425,11 +429,12 @@ impl<'a> Carrier<'a> {
         footprint.kinds.meets(others) || footprint.nvtx_end as usize > self.nvtx_same_below()
     }
 
-    /// How many NVTX ranges lead both states at the same index.
-    fn nvtx_same_below(&mut self) -> usize {
-        let (old, new) = (self.old, self.new);
+    /// How many NVTX ranges lead both states at the same index (the same
+    /// ranges, carried as they are).
+    pub fn nvtx_same_below(&mut self) -> usize {
+        let (old, new, same_report) = (self.old, self.new, self.same_report);
         *(self.nvtx_same_below).get_or_insert_with(|| {
-            if old.info.path != new.info.path {
+            if !same_report {
                 return 0;
             }
             let (was, is) = (&old.nvtx.row_id, &new.nvtx.row_id);
@@ -438,6 +443,29 @@ impl<'a> Carrier<'a> {
                 .take_while(|(a, b)| a == b && **a != 0)
                 .count()
         })
+    }
+
+    /// Entries on NVTX ranges (a range's row first), in range order, carried
+    /// into the newer state in range order: those the newer state does not
+    /// hold go. The ones leading both states stay as they are, unlooked at
+    /// (a capture of a range per step has a hundred thousand).
+    pub fn carry_ranges<T>(&mut self, entries: &mut Vec<(u32, T, T)>) {
+        if !self.moving.contains(EventKind::Nvtx) {
+            return;
+        }
+        let same = self.nvtx_same_below();
+        let stay = entries.partition_point(|e| (e.0 as usize) < same);
+        let mut moved = entries.split_off(stay);
+        moved.retain_mut(|e| match self.carry(EventId::new(EventKind::Nvtx, e.0)) {
+            Some(found) => {
+                e.0 = found.index;
+                true
+            }
+            None => false,
+        });
+        // Above those that stayed, and in range order again.
+        moved.sort_unstable_by_key(|e| e.0);
+        entries.append(&mut moved);
     }
 
     /// `ev` of the older state in the newer, `None` where the newer does
@@ -453,7 +481,7 @@ impl<'a> Carrier<'a> {
             return (i < in_old && i < in_new).then_some(ev);
         }
         if ev.kind == EventKind::Nvtx
-            && old.info.path == new.info.path
+            && self.same_report
             && let Some(&row) = old.nvtx.row_id.get(i).filter(|&&row| row != 0)
         {
             if i < self.nvtx_same_below() {

@@ -1030,6 +1030,22 @@ fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
                     ranges_said_to_stay += usize::from(stays);
                     ranges_looked_at += usize::from(!stays);
                 }
+                // Entries on ranges (the GPU work each launched), in range
+                // order, carried at once: each as carried alone, in range
+                // order in the newer state.
+                let entries: Vec<(u32, i64, i64)> = (0..old.nvtx.spans.len() as u32)
+                    .map(|i| (i, old.nvtx.spans.start[i as usize], i64::from(i)))
+                    .collect();
+                let mut carried = entries.clone();
+                Carrier::new(old, &new).carry_ranges(&mut carried);
+                let mut one_by_one: Vec<(u32, i64, i64)> = (entries.iter())
+                    .filter_map(|&(i, start, tag)| {
+                        let found = carrier.carry(EventId::new(EventKind::Nvtx, i))?;
+                        Some((found.index, start, tag))
+                    })
+                    .collect();
+                one_by_one.sort_unstable();
+                assert_eq!(carried, one_by_one, "{name} step {step}: entries on ranges");
             }
             old = Some(new);
         }

@@ -22,7 +22,7 @@ use crate::analysis::findings::{
     human_ns, range_gpu_spans, range_timing,
 };
 use crate::annotations::Footprint;
-use crate::model::{EventId, EventKind, Ns, Trace};
+use crate::model::{EventKind, Ns, Trace};
 
 /// The overlay source name of this panel's marks.
 pub const OVERLAY_SOURCE: &str = "findings";
@@ -800,7 +800,6 @@ fn carry_over(
     footprints: &mut [Footprint],
     range_work: &mut Vec<(u32, Ns, Ns)>,
 ) {
-    let moving = carrier.moving();
     for (f, footprint) in findings.iter_mut().zip(footprints.iter_mut()) {
         if !carrier.may_move(*footprint) {
             continue;
@@ -814,19 +813,7 @@ fn carry_over(
         });
         *footprint = Footprint::of(&f.events);
     }
-    if !moving.contains(EventKind::Nvtx) {
-        return;
-    }
-    range_work.retain_mut(|(row, _, _)| {
-        let ev = EventId::new(EventKind::Nvtx, *row);
-        match carrier.carry(ev) {
-            Some(found) => {
-                *row = found.index;
-                true
-            }
-            None => false,
-        }
-    });
+    carrier.carry_ranges(range_work);
 }
 
 /// A bar under the range for its GPU work: the part inside the range muted,
