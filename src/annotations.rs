@@ -445,13 +445,18 @@ impl<'a> Carrier<'a> {
         })
     }
 
-    /// Entries on NVTX ranges (a range's row first), in range order, carried
-    /// into the newer state in range order: those the newer state does not
-    /// hold go. The ones leading both states stay as they are, unlooked at
-    /// (a capture of a range per step has a hundred thousand).
+    /// Entries on NVTX ranges (a range's row first) carried into the newer
+    /// state, left in range order: those the newer state does not hold go.
+    /// The ones leading both states stay as they are, unlooked at (a
+    /// capture of a range per step has a hundred thousand). Entries in
+    /// another order (the findings engine lists ranges by thread and domain
+    /// name) are put in range order first.
     pub fn carry_ranges<T>(&mut self, entries: &mut Vec<(u32, T, T)>) {
         if !self.moving.contains(EventKind::Nvtx) {
             return;
+        }
+        if !entries.is_sorted_by_key(|e| e.0) {
+            entries.sort_by_key(|e| e.0);
         }
         let same = self.nvtx_same_below();
         let stay = entries.partition_point(|e| (e.0 as usize) < same);

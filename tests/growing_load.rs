@@ -1036,7 +1036,9 @@ fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
                 let entries: Vec<(u32, i64, i64)> = (0..old.nvtx.spans.len() as u32)
                     .map(|i| (i, old.nvtx.spans.start[i as usize], i64::from(i)))
                     .collect();
-                let mut carried = entries.clone();
+                // Given in another order (the findings engine lists ranges
+                // by thread and domain name, not by index).
+                let mut carried: Vec<(u32, i64, i64)> = entries.iter().rev().copied().collect();
                 Carrier::new(old, &new).carry_ranges(&mut carried);
                 let mut one_by_one: Vec<(u32, i64, i64)> = (entries.iter())
                     .filter_map(|&(i, start, tag)| {

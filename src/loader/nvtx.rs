@@ -401,8 +401,8 @@ fn build(b: &mut Builder, kept: &mut KeptNvtx) {
         for (r, p) in &kept.payload {
             nvtx.payload.insert(place[*r as usize], p.clone());
         }
-        // Threads are made in table order, as a load that read them all
-        // at once makes them.
+        // Threads are made in the order of the ranges' places in the
+        // table, as the load before this module made them.
         let mut ended_elsewhere: Vec<(u32, i64)> = (kept.end_tid.iter())
             .map(|&(r, tid)| (place[r as usize], tid))
             .collect();
