@@ -308,6 +308,15 @@ pub fn stack_levels(starts: &[Ns], ends: &[Ns]) -> (Vec<u8>, u8) {
 mod tests {
     use super::*;
 
+    /// A fixed sequence of numbers below the bound asked (a linear
+    /// congruential generator from `seed`), for cases of every kind.
+    fn sequence(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        }
+    }
+
     /// Grouping by runs and by each row's key both give the rows in order
     /// of (track, start), ties in row order; rows already so are moved.
     #[test]
@@ -362,11 +371,7 @@ mod tests {
     /// kind from a fixed sequence, against a plain stable sort.
     #[test]
     fn rows_in_order_are_known_so_and_others_are_sorted_by_the_rule() {
-        let mut seed = 0x2545_f491_u64;
-        let mut next = |n: u64| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) % n
-        };
+        let mut next = sequence(0x2545_f491);
         for case in 0..2_000 {
             let rows = next(12) as usize;
             let mut keys: Vec<u32> = (0..rows).map(|_| next(3) as u32).collect();
@@ -402,11 +407,7 @@ mod tests {
     /// fixed sequence, cut at every row.
     #[test]
     fn an_extended_grouping_is_the_grouping_of_all_rows() {
-        let mut seed = 0x9e37_79b9_u64;
-        let mut next = |n: u64| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) % n
-        };
+        let mut next = sequence(0x9e37_79b9);
         for _ in 0..500 {
             let rows = next(14) as usize;
             let keys: Vec<u32> = (0..rows).map(|_| next(3) as u32).collect();

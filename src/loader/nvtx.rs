@@ -96,6 +96,7 @@ struct Text {
 /// load: what they name may be registered later); and the last load's track
 /// order. A whole load fills one and builds from it; a growing report's
 /// carry keeps it from one load to the next.
+#[derive(Default)]
 pub(super) struct KeptNvtx {
     read: KeptRows<NvtxRow>,
     row_id: Vec<i64>,
@@ -125,37 +126,9 @@ pub(super) struct KeptNvtx {
     /// Ranges recorded without an end.
     unended: usize,
     /// The latest NVTX timestamp: where an unended range ends.
-    last_ts: Ns,
+    last_ts: Option<Ns>,
     /// The last load's track order, for the next to extend.
     sorted: Option<(Vec<u32>, Vec<crate::model::Span>)>,
-}
-
-impl Default for KeptNvtx {
-    fn default() -> Self {
-        KeptNvtx {
-            read: KeptRows::default(),
-            row_id: Vec::new(),
-            start: Vec::new(),
-            end: Vec::new(),
-            kind: Vec::new(),
-            text: Vec::new(),
-            track: Vec::new(),
-            color: Vec::new(),
-            category: Vec::new(),
-            payload: Vec::new(),
-            end_tid: Vec::new(),
-            texts: Vec::new(),
-            text_index: HashMap::new(),
-            tracks: Vec::new(),
-            track_of: HashMap::new(),
-            naming: Vec::new(),
-            unknown_types: BTreeMap::new(),
-            missing: 0,
-            unended: 0,
-            last_ts: Ns::MIN,
-            sorted: None,
-        }
-    }
 }
 
 impl KeptNvtx {
@@ -170,7 +143,8 @@ impl KeptNvtx {
             self.missing += 1;
             return;
         };
-        self.last_ts = self.last_ts.max(start).max(row.end.unwrap_or(Ns::MIN));
+        let latest = start.max(row.end.unwrap_or(Ns::MIN));
+        self.last_ts = Some(self.last_ts.map_or(latest, |t| t.max(latest)));
         let kind = match row.event_type {
             NVTX_PUSHPOP | NVTXT_PUSHPOP => NvtxKind::PushPop,
             NVTX_STARTEND | NVTXT_STARTEND => NvtxKind::StartEnd,
@@ -236,7 +210,7 @@ impl KeptNvtx {
             .map(|((&start, &end), &kind)| match (kind, end) {
                 (NvtxKind::Mark, _) => start,
                 (_, Some(e)) => checked_end(start, e, bad),
-                (_, None) => self.last_ts.max(start),
+                (_, None) => self.last_ts.map_or(start, |t| t.max(start)),
             })
             .collect()
     }
