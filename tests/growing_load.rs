@@ -503,7 +503,11 @@ fn assert_same(grown: &Trace, whole: &Trace, at: &str) {
 }
 
 fn grows_as_a_whole_load_reads(name: &str) {
-    let growing = Growing::start(&fixture(name), name);
+    grows_as_a_whole_load_reads_from(&fixture(name), name);
+}
+
+fn grows_as_a_whole_load_reads_from(source: &Path, name: &str) {
+    let growing = Growing::start(source, name);
     let mut carry = Carry::default();
     let never = AtomicBool::new(false);
     let mut previous: Option<Trace> = None;
@@ -533,7 +537,7 @@ fn grows_as_a_whole_load_reads(name: &str) {
         previous = Some(grown);
         if step == SLICES {
             assert_eq!(whole.event_count(), {
-                let src = load(&fixture(name), &mut |_| {}, &never).expect("source");
+                let src = load(source, &mut |_| {}, &never).expect("source");
                 src.event_count()
             });
         }
@@ -590,6 +594,47 @@ fn a_table_at_the_last_rowid_there_is_loads_as_a_whole_load() {
             &format!("{name} at the last rowid, {at} load"),
         );
     }
+}
+
+/// A range recorded without an end (its program stopped inside it) ends at
+/// the last NVTX timestamp, which moves as the report grows, and with it
+/// its place among ranges starting with it: here one read before it, ending
+/// at the last timestamp of the first slice, comes first until the next
+/// slice moves that timestamp on. Both come with the first slice.
+#[test]
+fn a_growing_report_with_an_unended_range_loads_as_a_whole_load() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = dir.path().join("sync_timing_unended.sqlite");
+    std::fs::copy(fixture("sync_timing.sqlite"), &source).expect("copy");
+    let conn = Connection::open(&source).expect("copy opens");
+    let first_two: Vec<i64> = conn
+        .prepare("SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59 ORDER BY rowid LIMIT 2")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .expect("two ranges");
+    let (read_first, unended) = (first_two[0], first_two[1]);
+    // The last timestamp of the first slice (as `Growing::add_slice` cuts).
+    let slice_end: i64 = conn
+        .query_row(
+            &format!(
+                "SELECT max(max(start), max(coalesce(\"end\", start))) FROM NVTX_EVENTS \
+                 WHERE rowid < (SELECT min(rowid) + (max(rowid) - min(rowid)) / {SLICES} + 1 \
+                 FROM NVTX_EVENTS)"
+            ),
+            [],
+            |r| r.get(0),
+        )
+        .expect("first slice's last timestamp");
+    conn.execute_batch(&format!(
+        "UPDATE NVTX_EVENTS SET start = (SELECT start FROM NVTX_EVENTS WHERE rowid = {unended}), \
+           \"end\" = {} WHERE rowid = {read_first}; \
+         UPDATE NVTX_EVENTS SET \"end\" = NULL WHERE rowid = {unended};",
+        slice_end + 1
+    ))
+    .expect("a tie with an unended range");
+    drop(conn);
+    let whole = load(&source, &mut |_| {}, &AtomicBool::new(false)).expect("whole load");
+    assert_eq!(whole.nvtx.unended.iter().filter(|&&u| u).count(), 1);
+    grows_as_a_whole_load_reads_from(&source, "sync_timing_unended");
 }
 
 #[test]

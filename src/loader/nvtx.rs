@@ -218,7 +218,9 @@ impl KeptNvtx {
     /// The ranges grouped by track, each track in start order (ties: longer
     /// first, then in the order they came). The last load's order extended
     /// by the ranges read since, when it holds: no range's end moved (an
-    /// unended range ends at the last timestamp, which moves).
+    /// unended range ends at the last timestamp, which moves: a range
+    /// starting with it and ending at that timestamp, read before it, comes
+    /// first until the timestamp moves on).
     fn grouping(&self, ends: &[Ns]) -> Grouping {
         let tracks = self.tracks.len();
         match &self.sorted {
