@@ -179,7 +179,7 @@ impl KeptNvtx {
             }
         };
         let i = self.len() as u32;
-        if kind != NvtxKind::Mark && row.end.is_none() {
+        if unended(kind, row.end) {
             self.unended += 1;
         }
         self.row_id.push(row.row_id);
@@ -232,6 +232,11 @@ impl KeptNvtx {
             _ => Grouping::new(&self.track, &self.start, Some(ends), tracks),
         }
     }
+}
+
+/// A range recorded without an end (a mark has none to record).
+fn unended(kind: NvtxKind, end: Option<Ns>) -> bool {
+    kind != NvtxKind::Mark && end.is_none()
 }
 
 pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
@@ -356,7 +361,7 @@ fn build(b: &mut Builder, kept: &mut KeptNvtx) {
     let ends = kept.ends(&mut bad);
     let g = kept.grouping(&ends);
     let unended: Vec<bool> = (kept.end.iter().zip(&kept.kind))
-        .map(|(end, &kind)| kind != NvtxKind::Mark && end.is_none())
+        .map(|(&end, &kind)| unended(kind, end))
         .collect();
     let mut nvtx = NvtxRanges {
         spans: SpanColumns::from_columns(g.take(&kept.start[..]), &g.view(&ends), g.take(names)),
