@@ -286,14 +286,18 @@ fn lane_run(
         let t_next = map.t(px + 1.0);
         let j = search.first_at_or_after(i + 1, t_next);
         // A long event may start in this pixel after short ones: the last one
-        // of each level among those skipped is the only candidate.
+        // of each level among those skipped is the only candidate (the
+        // others of its level end before it starts, inside this pixel). It
+        // is a box by the rule above, its own width: a track cut into runs
+        // (a capture's) meets it first in a run and draws it so, and the
+        // picture must not depend on where the runs are cut.
         let mut min_level = u8::MAX;
         let skipped = if sub_pixel_only { j..j } else { i + 1..j };
         for k in skipped.rev().take(LOOKBACK) {
             let lk = level(trace, table, k);
             if lk < min_level {
                 min_level = lk;
-                if map.x(spans.end(k)) > px + 1.0 + MIN_BOX_PX {
+                if map.x(spans.end(k)) - map.x(starts[k]) >= MIN_BOX_PX {
                     draw(k, &mut drawn);
                 }
                 if lk == 0 {
