@@ -7,7 +7,9 @@ use std::sync::atomic::AtomicBool;
 
 use rusqlite::Connection;
 use sightline::analysis::TimeRange;
-use sightline::analysis::findings::{Finding, FindingKind, Severity, Thresholds, analyze};
+use sightline::analysis::findings::{
+    Finding, FindingKind, Severity, Thresholds, analyze, analyze_with_range_work, range_gpu_spans,
+};
 use sightline::model::{EventKind, NvtxKind, Trace};
 
 fn fixture(name: &str) -> PathBuf {
@@ -274,6 +276,25 @@ fn sync_timing_matches_the_expected_findings() {
     // Exactly those twenty: the warm-up and variant ranges are not timing ranges
     // that measured only launches (their work mostly ran inside them).
     assert_eq!(kinds(&found, FindingKind::RangeEndsBeforeGpuWork).len(), 20);
+}
+
+/// The viewer's findings job collects each range's GPU work once, for the
+/// verdicts and for the bars under the ranges: what it gets equals the
+/// findings and the spans asked for apart, on every real report here.
+#[test]
+fn findings_and_range_work_from_one_pass_equal_those_asked_for_apart() {
+    let cancel = AtomicBool::new(false);
+    let mut spans_seen = 0;
+    for name in ["sync_timing", "timing_cases", "torch_work", "streams"] {
+        let trace = load(&fixture(name));
+        let (found, work) = analyze_with_range_work(&trace, None, &Thresholds::default(), &cancel)
+            .expect("not cancelled");
+        assert_eq!(found, findings(&trace), "{name}: findings");
+        let apart = range_gpu_spans(&trace, &cancel).expect("not cancelled");
+        assert_eq!(work, apart, "{name}: range work");
+        spans_seen += work.len();
+    }
+    assert!(spans_seen > 100, "{spans_seen} ranges with GPU work");
 }
 
 #[test]

@@ -9,7 +9,9 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use sightline::analysis::findings::{Thresholds, analyze, entries, range_gpu_spans};
+use sightline::analysis::findings::{
+    Thresholds, analyze, analyze_with_range_work, entries, range_gpu_spans,
+};
 use sightline::analysis::idle::{Lanes, attribute};
 use sightline::analysis::rules::{Rule, RuleOptions, run};
 
@@ -80,6 +82,21 @@ fn findings_on_ten_million_events() {
         spans.len(),
         t.elapsed().as_secs_f64()
     );
+    // What the viewer's job asks for, in one pass, beside the two apart
+    // (timed just above), alternated three times.
+    for _ in 0..3 {
+        let t = Instant::now();
+        analyze(&trace, None, &Thresholds::default(), &cancel).expect("not cancelled");
+        range_gpu_spans(&trace, &cancel).expect("not cancelled");
+        let apart = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        analyze_with_range_work(&trace, None, &Thresholds::default(), &cancel)
+            .expect("not cancelled");
+        println!(
+            "findings and range GPU spans: apart {apart:.3} s, in one pass {:.3} s",
+            t.elapsed().as_secs_f64()
+        );
+    }
     for rule in Rule::ALL {
         let t = Instant::now();
         let rows = run(&trace, rule, &RuleOptions::default()).rows.len();

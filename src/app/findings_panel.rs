@@ -18,8 +18,8 @@ use super::format;
 use super::job::Job;
 use super::timeline::{Anchor, Marks, Overlay, Timeline};
 use crate::analysis::findings::{
-    Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze, entries,
-    human_ns, range_gpu_spans, range_timing,
+    Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds,
+    analyze_with_range_work, entries, human_ns, range_timing,
 };
 use crate::annotations::Footprint;
 use crate::model::{EventKind, Ns, Trace};
@@ -189,9 +189,12 @@ impl FindingsPanel {
         // Without a thread there are no findings to show; the viewer works on.
         self.job.start("sightline-findings", None, move |cancel| {
             let t0 = Instant::now();
-            let result = analyze(&trace, None, &Thresholds::default(), cancel);
+            let result = analyze_with_range_work(&trace, None, &Thresholds::default(), cancel);
             let took = t0.elapsed();
-            let range_work = range_gpu_spans(&trace, cancel).unwrap_or_default();
+            let (result, range_work) = match result {
+                Ok((findings, range_work)) => (Ok(findings), range_work),
+                Err(cancelled) => (Err(cancelled), Vec::new()),
+            };
             let result = result.map(|findings| Arrival {
                 footprints: (findings.iter())
                     .map(|f| Footprint::of(&f.events))

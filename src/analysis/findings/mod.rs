@@ -222,6 +222,22 @@ pub fn analyze(
     thresholds: &Thresholds,
     cancel: &AtomicBool,
 ) -> Result<Vec<Finding>, Cancelled> {
+    Ok(analyze_with_range_work(trace, range, thresholds, cancel)?.0)
+}
+
+/// The span of the GPU work an NVTX range launched: its row in
+/// `Trace::nvtx`, the work's first start and last end.
+pub type RangeWork = (u32, Ns, Ns);
+
+/// [`analyze`], and [`range_gpu_spans`] from the same pass over the ranges:
+/// what a view shows (each range's GPU work is collected once, not once
+/// more for the bars under the ranges).
+pub fn analyze_with_range_work(
+    trace: &Trace,
+    range: Option<TimeRange>,
+    thresholds: &Thresholds,
+    cancel: &AtomicBool,
+) -> Result<(Vec<Finding>, Vec<RangeWork>), Cancelled> {
     check(cancel)?;
     // The idle-gap attribution is the longest single pass; the detectors that
     // do not judge idle time run beside it, on a second thread.
@@ -236,14 +252,14 @@ pub fn analyze(
         let idle = crate::threads::joined(idle)?;
         Ok::<_, Cancelled>((ctx, idle, found))
     })?;
-    timing::range_work_pass(&ctx, &idle, thresholds, &mut found, cancel)?;
+    let range_work = timing::range_work_pass(&ctx, &idle, thresholds, &mut found, cancel)?;
     loops::sync_in_loop(&ctx, &idle, thresholds, &mut found, cancel)?;
     loops::alloc_in_loop(&ctx, &idle, thresholds, &mut found, cancel)?;
     if let Some(r) = range {
         found.retain(|f| f.start >= r.start && f.start < r.end);
     }
     found.sort_by_key(|a| (a.start, a.kind, a.end));
-    Ok(found)
+    Ok((found, range_work))
 }
 
 /// The timing facts of the NVTX range in row `nvtx_row` of `Trace::nvtx`, to
@@ -257,10 +273,7 @@ pub fn range_timing(trace: &Trace, nvtx_row: u32) -> Option<RangeTiming> {
 /// that launched any: `(row in Trace::nvtx, first start, last end)`, in range
 /// order. A view draws it under each range, so a range that stops before its
 /// work shows it, finding or not.
-pub fn range_gpu_spans(
-    trace: &Trace,
-    cancel: &AtomicBool,
-) -> Result<Vec<(u32, Ns, Ns)>, Cancelled> {
+pub fn range_gpu_spans(trace: &Trace, cancel: &AtomicBool) -> Result<Vec<RangeWork>, Cancelled> {
     let ctx = Context::new(trace, cancel)?;
     timing::range_gpu_spans(&ctx, cancel)
 }

@@ -9,7 +9,7 @@ use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_
 use crate::analysis::api_class::ApiClass;
 use crate::analysis::binary_size;
 use crate::analysis::rules::memcpy::{self, Which};
-use crate::analysis::rules::{Window, cuda_memset_sync, gpu_gaps, gpu_time_util};
+use crate::analysis::rules::{Window, cuda_memset_sync, gpu_gaps, gpu_ops, gpu_time_util};
 use crate::model::nsys::mem_kind_label;
 use crate::model::{EventId, EventKind, Ns};
 
@@ -112,9 +112,9 @@ pub(super) fn rule_findings(
         });
     }
     check(cancel)?;
-    for (duration, start, pid, device, _) in
-        gpu_gaps::gaps(trace, Window::ALL, (t.gap_ms * 1e6) as Ns)
-    {
+    // Both rules read every GPU operation: gathered once.
+    let by_device = gpu_ops::by_device(trace, Window::ALL);
+    for (duration, start, pid, device, _) in gpu_gaps::gaps_in(&by_device, (t.gap_ms * 1e6) as Ns) {
         out.push(Finding {
             kind: FindingKind::GpuIdleGap,
             severity: Severity::Info,
@@ -130,7 +130,7 @@ pub(super) fn rule_findings(
         });
     }
     check(cancel)?;
-    for u in gpu_time_util::low_use(trace, Window::ALL, t.util_chunks, t.util_threshold) {
+    for u in gpu_time_util::low_use_in(&by_device, t.util_chunks, t.util_threshold) {
         out.push(Finding {
             kind: FindingKind::LowGpuUtilization,
             severity: Severity::Info,

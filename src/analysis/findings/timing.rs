@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 
 use super::context::{ApiClass, Context, IdleFacts};
-use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
+use super::{Cancelled, Finding, FindingKind, RangeWork, Severity, Thresholds, check, human_ns};
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
 
 const ENDS_BEFORE_FIX: &str = "A kernel launch returns before the kernel runs, so a host timer (or \
@@ -63,30 +63,38 @@ fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
 /// trace only, so the ranges are judged on every core; then, in order, a
 /// parent whose overhang is an op already reported, or that holds a
 /// launch-bound range, is left out.
+///
+/// Returns what [`range_gpu_spans`] returns, from the same pass: each
+/// range's work collected once serves the verdicts and the view's bars.
 pub(super) fn range_work_pass(
     ctx: &Context,
     idle: &IdleFacts,
     t: &Thresholds,
     out: &mut Vec<Finding>,
     cancel: &AtomicBool,
-) -> Result<(), Cancelled> {
+) -> Result<Vec<RangeWork>, Cancelled> {
     let order = deepest_first(ctx);
     let verdicts = crate::analysis::parallel::map(&order, cancel, |&r| {
         let work = range_work(ctx, r);
         if work.is_empty() {
-            return (None, None);
+            return (None, None, None);
         }
         (
             ends_before_gpu_work(ctx, idle, t, r, &work),
             super::loops::gpu_waits_in_range(ctx, idle, t, r, &work),
+            work_span(ctx, &work),
         )
     })?;
+    let mut spans: Vec<(usize, Ns, Ns)> = Vec::new();
     // The op that ends last, for each range already reported: a parent whose
     // overhang is the same op says nothing new.
     let mut reported: HashSet<GpuOp> = HashSet::new();
     // Ranges with a launch-bound descendant.
     let mut covered: HashSet<usize> = HashSet::new();
-    for (&r, (overhang, waits)) in order.iter().zip(verdicts) {
+    for (&r, (overhang, waits, span)) in order.iter().zip(verdicts) {
+        if let Some((s, e)) = span {
+            spans.push((r, s, e));
+        }
         if let Some((last, finding)) = overhang
             && reported.insert(last)
         {
@@ -103,7 +111,12 @@ pub(super) fn range_work_pass(
             }
         }
     }
-    Ok(())
+    // In range order, as `range_gpu_spans` gives them.
+    spans.sort_unstable_by_key(|&(r, _, _)| r);
+    Ok(spans
+        .into_iter()
+        .map(|(r, s, e)| (ctx.ranges[r].index, s, e))
+        .collect())
 }
 
 /// Words in a range's name (or text payload) that say it times something.
@@ -590,7 +603,7 @@ pub(super) fn range_timing(ctx: &Context, nvtx_row: u32) -> Option<RangeTiming> 
 pub(super) fn range_gpu_spans(
     ctx: &Context,
     cancel: &AtomicBool,
-) -> Result<Vec<(u32, Ns, Ns)>, Cancelled> {
+) -> Result<Vec<RangeWork>, Cancelled> {
     let mut out = Vec::new();
     for (r, range) in ctx.ranges.iter().enumerate() {
         if r % 4096 == 0 {
@@ -599,13 +612,16 @@ pub(super) fn range_gpu_spans(
         if range.unended {
             continue;
         }
-        let span = range_work(ctx, r)
-            .into_iter()
-            .map(|(_, op)| ctx.op_span(op))
-            .reduce(|(a, b), (s, e)| (a.min(s), b.max(e)));
-        if let Some((s, e)) = span {
+        if let Some((s, e)) = work_span(ctx, &range_work(ctx, r)) {
             out.push((range.index, s, e));
         }
     }
     Ok(out)
+}
+
+/// The first start and last end of `work`, if any.
+fn work_span(ctx: &Context, work: &[(usize, GpuOp)]) -> Option<(Ns, Ns)> {
+    work.iter()
+        .map(|&(_, op)| ctx.op_span(op))
+        .reduce(|(a, b), (s, e)| (a.min(s), b.max(e)))
 }

@@ -14,8 +14,13 @@ pub(crate) type Gap = (Ns, Ns, u32, u32, u32);
 
 /// Every gap longer than `min_gap` ns, longest first (then earliest).
 pub(crate) fn gaps(trace: &Trace, window: Window, min_gap: Ns) -> Vec<Gap> {
+    gaps_in(&gpu_ops::by_device(trace, window), min_gap)
+}
+
+/// [`gaps`] of operations already gathered ([`gpu_ops::by_device`]).
+pub(crate) fn gaps_in(by_device: &gpu_ops::ByDevice, min_gap: Ns) -> Vec<Gap> {
     let mut found = Vec::new();
-    for ((pid, device), ops) in gpu_ops::by_device(trace, window) {
+    for (&(pid, device), ops) in by_device {
         // The ops come track by track, each track sorted by start (and, its
         // ops rarely overlapping, nearly by end): a run-adaptive (stable)
         // sort merges those runs in O(n log tracks) where a quicksort pays

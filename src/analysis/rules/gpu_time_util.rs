@@ -27,8 +27,17 @@ pub(crate) struct LowUse {
 
 /// Every stretch under `threshold` percent, in nsys's order (use, then duration).
 pub(crate) fn low_use(trace: &Trace, window: Window, chunks: u32, threshold: f64) -> Vec<LowUse> {
+    low_use_in(&gpu_ops::by_device(trace, window), chunks, threshold)
+}
+
+/// [`low_use`] of operations already gathered ([`gpu_ops::by_device`]).
+pub(crate) fn low_use_in(
+    by_device: &gpu_ops::ByDevice,
+    chunks: u32,
+    threshold: f64,
+) -> Vec<LowUse> {
     let mut found = Vec::new();
-    for ((pid, device), ops) in gpu_ops::by_device(trace, window) {
+    for (&(pid, device), ops) in by_device {
         let first = ops.iter().map(|o| o.start).min().unwrap_or(0);
         let last = ops.iter().map(|o| o.end).max().unwrap_or(0);
         // nsys's row for the device: the context of one of its operations.
@@ -46,7 +55,7 @@ pub(crate) fn low_use(trace: &Trace, window: Window, chunks: u32, threshold: f64
             (lo, (lo + chunk).min(last))
         };
         let mut busy = vec![0i128; n as usize];
-        for op in &ops {
+        for op in ops {
             let (s, e) = (
                 i128::from(op.start).max(first),
                 i128::from(op.end).min(last),

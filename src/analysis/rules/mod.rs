@@ -13,7 +13,7 @@ mod cuda_memcpy_sync;
 pub mod cuda_memset_sync;
 mod dx12_mem_ops;
 pub mod gpu_gaps;
-mod gpu_ops;
+pub(crate) mod gpu_ops;
 pub mod gpu_time_util;
 pub mod memcpy;
 
