@@ -85,6 +85,8 @@ fn main() {
     // Frames over 16 ms: how long, whether a snapshot or findings came in.
     let mut over: Vec<(Duration, bool, bool)> = Vec::new();
     let mut findings_took = None;
+    // Each findings arrival: when, and how many events its trace had.
+    let mut findings_in: Vec<(Duration, usize)> = Vec::new();
     loop {
         t += 0.016;
         let taken = Instant::now();
@@ -106,6 +108,9 @@ fn main() {
             }
             let arrived = doc.findings.took != findings_took;
             findings_took = doc.findings.took;
+            if arrived {
+                findings_in.push((now, doc.findings.analysed_events));
+            }
             if d > FRAME_GAP {
                 over.push((d, snapshot, arrived));
             }
@@ -155,6 +160,30 @@ fn main() {
         over.iter().filter(|o| o.1).count(),
         over.iter().filter(|o| o.2).count()
     );
+    // How long a snapshot's mistakes took to be diagnosed: from its arrival
+    // to the first findings of it or of a later snapshot.
+    let mut diagnosed: Vec<Duration> = (snapshots.iter())
+        .filter_map(|&(at, events, ..)| {
+            let (arrival, _) = findings_in.iter().find(|f| f.0 >= at && f.1 >= events)?;
+            Some(*arrival - at)
+        })
+        .collect();
+    diagnosed.sort();
+    if let (Some(median), Some(p95), Some(max)) = (
+        diagnosed.get(diagnosed.len() / 2),
+        diagnosed.get((diagnosed.len().saturating_sub(1) as f64 * 0.95) as usize),
+        diagnosed.last(),
+    ) {
+        println!(
+            "findings: {} runs in; a snapshot's findings came {:.0} ms after it (median), p95 {:.0} ms, max {:.0} ms ({} of {} snapshots diagnosed before the end)",
+            findings_in.len(),
+            ms(*median),
+            ms(*p95),
+            ms(*max),
+            diagnosed.len(),
+            snapshots.len()
+        );
+    }
     let replayed = match &source {
         Source::Replay(path) => Some(path.as_path()),
         Source::Capture(_) => None,

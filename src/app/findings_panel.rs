@@ -81,6 +81,10 @@ pub struct FindingsPanel {
     pub focus_on_arrival: bool,
     /// How long the engine took.
     pub took: Option<Duration>,
+    /// How many events the trace had whose findings these are: a growing
+    /// report's are an older snapshot's (the live bench measures how much
+    /// older).
+    pub analysed_events: usize,
     /// Per NVTX range that launched GPU work: its row and that work's span
     /// (drawn under every range, flagged or not).
     pub range_work: Vec<(u32, Ns, Ns)>,
@@ -90,11 +94,10 @@ pub struct FindingsPanel {
     /// analysed after, so a growing capture runs one job at a time, not one
     /// per snapshot.
     queued: Option<Arc<Trace>>,
-    /// While a report grows, the next run waits until then: each run rests
-    /// as long as it took, so the engine takes at most half a core. Run
-    /// back to back after every snapshot it took a whole one, beside the
-    /// loads and the window's own thread (on two cores a findings-heavy
-    /// capture's frames went past 16 ms).
+    /// While a report grows, the next run waits until then (see
+    /// [`rest_after`]). Run back to back after every snapshot the engine
+    /// took a whole core, beside the loads and the window's own thread (on
+    /// two cores a findings-heavy capture's frames went past 16 ms).
     rest_until: Option<Instant>,
     /// The selected NVTX range: its row, its timing facts and its name,
     /// computed once per selection: why it has a finding, or why not.
@@ -119,6 +122,7 @@ impl FindingsPanel {
             active: None,
             focus_on_arrival: false,
             took: None,
+            analysed_events: 0,
             range_work: Vec::new(),
             reveal: None,
             job: Job::default(),
@@ -265,7 +269,9 @@ impl FindingsPanel {
         // The report may have grown while the engine ran: then these are an
         // older trace's findings, shown (carried over) while the newest
         // trace's are computed, after a rest.
-        self.rest_until = Some(Instant::now() + took);
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        self.rest_until = Some(Instant::now() + rest_after(took, cores));
+        let analysed_events = analysed.event_count();
         self.start_queued();
         let mut arrival = result.ok();
         if let Some(a) = arrival.as_mut()
@@ -303,6 +309,7 @@ impl FindingsPanel {
         self.entries = entries;
         self.range_work = range_work;
         self.took = Some(took);
+        self.analysed_events = analysed_events;
         self.active = active.and_then(|was| self.findings.iter().position(was));
         marks.extend(self.outlines(trace));
         // The older findings and marks may be many: freed off this thread.
@@ -964,9 +971,28 @@ impl Document {
     }
 }
 
+/// How long the findings engine rests after a run of `took` while a report
+/// grows, on a machine of `cores`: its runs take at most `1 / (cores + 2)`
+/// of the machine (a run's time, mostly on one thread, then a rest of
+/// `took · 2 / cores`). On two cores that is a rest as long as the run, the
+/// share the loads and the window were measured to need; on sixteen an
+/// eighth of it, so that a capture's findings are a run behind it, not
+/// two or three.
+fn rest_after(took: Duration, cores: usize) -> Duration {
+    took.mul_f64(2.0 / cores.max(2) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_engine_rests_less_on_a_bigger_machine() {
+        let run = Duration::from_millis(800);
+        assert_eq!(rest_after(run, 1), run, "one core rests as two do");
+        assert_eq!(rest_after(run, 2), run);
+        assert_eq!(rest_after(run, 16), Duration::from_millis(100));
+    }
 
     fn load(name: &str) -> Arc<Trace> {
         Arc::new(crate::loader::load_fixture(name))
@@ -975,7 +1001,7 @@ mod tests {
     /// While a report grows, a run waits out the rest its last one earned;
     /// the first frame after the rest starts it.
     #[test]
-    fn a_growing_reports_engine_rests_as_long_as_its_last_run_took() {
+    fn a_growing_reports_engine_rests_after_its_last_run() {
         let trace = load("timing_cases.sqlite");
         let mut timeline = Timeline::new(&trace);
         let mut panel = FindingsPanel::start(&trace);
