@@ -268,6 +268,51 @@ pub(super) fn alloc_in_loop(
     Ok(())
 }
 
+/// A range judged `launch-bound` or `cpu-bound` ([`gpu_waits_in_range`]),
+/// not yet worded: the words walk every API call in the range's idle gaps,
+/// and a range around a reported one is left out (see
+/// `timing::range_work_pass`), so only the ranges kept are worded
+/// ([`RangeWaits::word`]). A capture's outermost range holds every
+/// kernel: worded and then dropped, it was a second of each run.
+pub(super) struct RangeWaits {
+    range: usize,
+    kind: FindingKind,
+    fix: &'static str,
+    /// The lane whose idle time judged it, and the window judged.
+    lane: u32,
+    first: Ns,
+    last: Ns,
+    kernels: usize,
+    median: Ns,
+    events: Vec<EventId>,
+}
+
+impl RangeWaits {
+    /// The finding, worded.
+    pub(super) fn word(&self, ctx: &Context, idle: &IdleFacts) -> Finding {
+        let range = &ctx.ranges[self.range];
+        // The judgement came from this lane's share of this window, so its
+        // summary exists (`IdleFacts::share` and `summary` fail alike).
+        let why = (idle.summary(Some(self.lane), self.first, self.last))
+            .map_or_else(String::new, |s| s.sentence());
+        let path = ctx.path(self.range);
+        Finding {
+            kind: self.kind,
+            severity: Severity::Warning,
+            start: range.start,
+            end: range.end,
+            message: format!(
+                "'{path}' launches {} kernels of {} median; {why}",
+                self.kernels,
+                human_ns(self.median),
+            ),
+            range: Some(path),
+            events: self.events.clone(),
+            fix: self.fix,
+        }
+    }
+}
+
 /// `launch-bound` or `cpu-bound` for range `r` and the work launched in it:
 /// a range whose kernels leave the GPU mostly idle, judged by what the
 /// launching thread did in the gaps. Launches explaining most of the idle
@@ -282,8 +327,7 @@ pub(super) fn gpu_waits_in_range(
     t: &Thresholds,
     r: usize,
     work: &[(usize, GpuOp)],
-) -> Option<Finding> {
-    let range = &ctx.ranges[r];
+) -> Option<RangeWaits> {
     let mut kernels: Vec<(Ns, Ns, u32)> = work
         .iter()
         .filter(|(_, op)| op.kind == GpuOpKind::Kernel)
@@ -300,9 +344,13 @@ pub(super) fn gpu_waits_in_range(
         return None;
     }
     let mut durations: Vec<Ns> = kernels.iter().map(|k| k.1.saturating_sub(k.0)).collect();
-    durations.sort_unstable();
-    let median = durations[durations.len() / 2];
-    kernels.sort_unstable();
+    // The middle value only: a selection, not a sort of millions.
+    let middle = durations.len() / 2;
+    let median = *durations.select_nth_unstable(middle).1;
+    // Launched in order, a stream's kernels mostly start in order: a
+    // run-adaptive sort merges the streams' runs (each tuple differs, so
+    // any sort gives this order).
+    kernels.sort();
     let (first, last) = (kernels[0].0, kernels.iter().map(|k| k.1).max().unwrap_or(0));
     let span = last.saturating_sub(first);
     // Busy time: the union of kernel intervals (concurrent kernels count once).
@@ -340,8 +388,6 @@ pub(super) fn gpu_waits_in_range(
         }
         _ => return None,
     };
-    let summary = idle.summary(Some(share.lane), first, last)?;
-    let path = ctx.path(r);
     let mut events = vec![ctx.range_event(r)];
     events.extend(
         kernels
@@ -349,19 +395,15 @@ pub(super) fn gpu_waits_in_range(
             .take(MAX_EVENTS)
             .map(|k| EventId::new(EventKind::Kernel, k.2)),
     );
-    Some(Finding {
+    Some(RangeWaits {
+        range: r,
         kind,
-        severity: Severity::Warning,
-        start: range.start,
-        end: range.end,
-        message: format!(
-            "'{path}' launches {} kernels of {} median; {}",
-            kernels.len(),
-            human_ns(median),
-            summary.sentence()
-        ),
-        range: Some(path),
-        events,
         fix,
+        lane: share.lane,
+        first,
+        last,
+        kernels: kernels.len(),
+        median,
+        events,
     })
 }

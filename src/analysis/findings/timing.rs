@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 
 use super::context::{ApiClass, Context, IdleFacts};
+use super::loops::RangeWaits;
 use super::{Cancelled, Finding, FindingKind, RangeWork, Severity, Thresholds, check, human_ns};
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
 
@@ -91,6 +92,9 @@ pub(super) fn range_work_pass(
     let mut reported: HashSet<GpuOp> = HashSet::new();
     // Ranges with a launch-bound descendant.
     let mut covered: HashSet<usize> = HashSet::new();
+    // The findings in the order they are reported; the launch- and
+    // CPU-bound ones kept are worded after, side by side.
+    let mut kept: Vec<Result<Finding, RangeWaits>> = Vec::new();
     for (&r, (overhang, waits, span)) in order.iter().zip(verdicts) {
         if let Some((s, e)) = span {
             spans.push((r, s, e));
@@ -98,17 +102,26 @@ pub(super) fn range_work_pass(
         if let Some((last, finding)) = overhang
             && reported.insert(last)
         {
-            out.push(finding);
+            kept.push(Ok(finding));
         }
-        if let Some(finding) = waits
+        if let Some(waits) = waits
             && !covered.contains(&r)
         {
-            out.push(finding);
+            kept.push(Err(waits));
             let mut at = ctx.ranges[r].parent;
             while let Some(p) = at {
                 covered.insert(p);
                 at = ctx.ranges[p].parent;
             }
+        }
+    }
+    let worded = crate::analysis::parallel::map(&kept, cancel, |k| match k {
+        Ok(_) => None,
+        Err(waits) => Some(waits.word(ctx, idle)),
+    })?;
+    for (k, words) in kept.into_iter().zip(worded) {
+        if let Some(finding) = k.ok().or(words) {
+            out.push(finding);
         }
     }
     // In range order, as `range_gpu_spans` gives them.
