@@ -5,6 +5,8 @@
 //! i as `start[i] - end[i - 1]`: with overlapping work that is not the exact
 //! idle time, but it is what nsys reports, so it is what we compute.
 
+use std::collections::BTreeMap;
+
 use super::{Window, columns, gpu_ops};
 use crate::analysis::stats::{Cell, Table};
 use crate::model::{Ns, Trace};
@@ -17,17 +19,21 @@ pub(crate) fn gaps(trace: &Trace, window: Window, min_gap: Ns) -> Vec<Gap> {
     gaps_in(&gpu_ops::by_device(trace, window), min_gap)
 }
 
-/// [`gaps`] of operations already gathered ([`gpu_ops::by_device`]).
-pub(crate) fn gaps_in(by_device: &gpu_ops::ByDevice, min_gap: Ns) -> Vec<Gap> {
+/// [`gaps`] of the operations [`gpu_ops::by_device`] groups.
+pub(crate) fn gaps_in(by_device: &BTreeMap<(u32, u32), gpu_ops::Group>, min_gap: Ns) -> Vec<Gap> {
     let mut found = Vec::new();
-    for (&(pid, device), ops) in by_device {
+    for (&(pid, device), group) in by_device {
         // The ops come track by track, each track sorted by start (and, its
         // ops rarely overlapping, nearly by end): a run-adaptive (stable)
         // sort merges those runs in O(n log tracks) where a quicksort pays
         // O(n log n) on 10M ops.
-        let mut starts: Vec<Ns> = ops.iter().map(|o| o.start).collect();
+        let mut starts: Vec<Ns> = Vec::with_capacity(group.most());
+        let mut ends: Vec<(Ns, u32)> = Vec::with_capacity(group.most());
+        for o in group.ops() {
+            starts.push(o.start);
+            ends.push((o.end, o.context));
+        }
         starts.sort();
-        let mut ends: Vec<(Ns, u32)> = ops.iter().map(|o| (o.end, o.context)).collect();
         ends.sort();
         for i in 1..starts.len() {
             let (end, context) = ends[i - 1];

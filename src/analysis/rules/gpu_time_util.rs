@@ -8,6 +8,8 @@
 //! operations add up, so it can pass 100%. Consecutive chunks under the
 //! threshold merge into one row whose use is the length-weighted mean.
 
+use std::collections::BTreeMap;
+
 use super::{Window, columns, gpu_ops};
 use crate::analysis::format::round1_value;
 use crate::analysis::stats::{Cell, Table};
@@ -30,18 +32,22 @@ pub(crate) fn low_use(trace: &Trace, window: Window, chunks: u32, threshold: f64
     low_use_in(&gpu_ops::by_device(trace, window), chunks, threshold)
 }
 
-/// [`low_use`] of operations already gathered ([`gpu_ops::by_device`]).
+/// [`low_use`] of the operations [`gpu_ops::by_device`] groups.
 pub(crate) fn low_use_in(
-    by_device: &gpu_ops::ByDevice,
+    by_device: &BTreeMap<(u32, u32), gpu_ops::Group>,
     chunks: u32,
     threshold: f64,
 ) -> Vec<LowUse> {
     let mut found = Vec::new();
-    for (&(pid, device), ops) in by_device {
-        let first = ops.iter().map(|o| o.start).min().unwrap_or(0);
-        let last = ops.iter().map(|o| o.end).max().unwrap_or(0);
-        // nsys's row for the device: the context of one of its operations.
-        let context = ops.first().map_or(0, |o| o.context);
+    for (&(pid, device), group) in by_device {
+        let (mut first, mut last, mut context) = (None::<Ns>, None::<Ns>, None);
+        for o in group.ops() {
+            first = Some(first.map_or(o.start, |f| f.min(o.start)));
+            last = Some(last.map_or(o.end, |l| l.max(o.end)));
+            // nsys's row for the device: the context of one of its operations.
+            context.get_or_insert(o.context);
+        }
+        let (first, last, context) = (first.unwrap_or(0), last.unwrap_or(0), context.unwrap_or(0));
         // i128: a damaged report may hold timestamps anywhere in i64.
         let (first, last) = (i128::from(first), i128::from(last));
         let span = last - first;
@@ -55,7 +61,7 @@ pub(crate) fn low_use_in(
             (lo, (lo + chunk).min(last))
         };
         let mut busy = vec![0i128; n as usize];
-        for op in ops {
+        for op in group.ops() {
             let (s, e) = (
                 i128::from(op.start).max(first),
                 i128::from(op.end).min(last),
