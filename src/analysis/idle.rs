@@ -460,11 +460,23 @@ impl<'a> Classifier<'a> {
 }
 
 /// The operation tracks (kernels, copies, sets) of a set of streams, merged
-/// by start: a heap of cursors, no copy of the rows.
+/// by start: a heap of cursors, one a track, no copy of the rows. A track's
+/// runs follow each other in time, so its cursor goes on from one run into
+/// the next: a capture's track is a run per snapshot, and a cursor a run
+/// made a heap of thousands.
 struct Merge<'a> {
     trace: &'a Trace,
-    cursors: Vec<(GpuOpKind, u32, u32, u32)>,
+    cursors: Vec<Cursor<'a>>,
     heap: BinaryHeap<Reverse<(Ns, usize)>>,
+}
+
+/// Where a track's merge is: the row next, in which of its runs.
+struct Cursor<'a> {
+    kind: GpuOpKind,
+    runs: &'a [crate::model::Run],
+    run: usize,
+    row: u32,
+    pid: u32,
 }
 
 impl<'a> Merge<'a> {
@@ -477,20 +489,34 @@ impl<'a> Merge<'a> {
                 (GpuOpKind::Memcpy, &st.memcpys),
                 (GpuOpKind::Memset, &st.memsets),
             ] {
-                for run in track.runs() {
-                    cursors.push((kind, run.events.start, run.events.end, st.pid));
+                if let Some(first) = track.runs().first() {
+                    cursors.push(Cursor {
+                        kind,
+                        runs: track.runs(),
+                        run: 0,
+                        row: first.events.start,
+                        pid: st.pid,
+                    });
                 }
             }
         }
         let mut heap = BinaryHeap::new();
         for (i, c) in cursors.iter().enumerate() {
-            heap.push(Reverse((trace.gpu_spans(c.0).start[c.1 as usize], i)));
+            heap.push(Reverse((trace.gpu_spans(c.kind).start[c.row as usize], i)));
         }
         Merge {
             trace,
             cursors,
             heap,
         }
+    }
+
+    /// At most how many operations the merge gives.
+    fn len(&self) -> usize {
+        (self.cursors.iter())
+            .flat_map(|c| c.runs.iter())
+            .map(|r| r.len())
+            .sum()
     }
 }
 
@@ -500,12 +526,21 @@ impl Iterator for Merge<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let Reverse((start, i)) = self.heap.pop()?;
-        let (kind, row, end_row, pid) = self.cursors[i];
+        let c = &mut self.cursors[i];
+        let (kind, row, pid) = (c.kind, c.row, c.pid);
         let spans = self.trace.gpu_spans(kind);
         let end = spans.end(row as usize);
-        if row + 1 < end_row {
-            self.cursors[i].1 = row + 1;
-            self.heap.push(Reverse((spans.start[row as usize + 1], i)));
+        let next = if row + 1 < c.runs[c.run].events.end {
+            Some(row + 1)
+        } else if let Some(run) = c.runs.get(c.run + 1) {
+            c.run += 1;
+            Some(run.events.start)
+        } else {
+            None
+        };
+        if let Some(next) = next {
+            c.row = next;
+            self.heap.push(Reverse((spans.start[next as usize], i)));
         }
         Some((start, end, GpuOp { kind, index: row }, pid))
     }
@@ -553,7 +588,11 @@ pub fn attribute(
         check(cancel)?;
         let mut reach: Option<Ns> = None;
         let mut first: Option<Ns> = None;
-        for (n, (start, end, op, pid)) in Merge::new(trace, &streams).enumerate() {
+        let merge = Merge::new(trace, &streams);
+        // At most a gap an operation: made room for once, not grown by
+        // copies of hundreds of megabytes (10M kernels, 10M gaps).
+        out.gaps.reserve(merge.len());
+        for (n, (start, end, op, pid)) in merge.enumerate() {
             if n % (1 << 16) == 0 {
                 check(cancel)?;
             }
