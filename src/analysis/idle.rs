@@ -28,7 +28,7 @@ use std::sync::atomic::AtomicBool;
 use super::api_class::ApiClass;
 use super::cancel::{Cancelled, check};
 use super::stats::{Cell, Table};
-use crate::model::{GpuOp, GpuOpKind, Ns, ProcessCorrelation, StrId, Trace};
+use crate::model::{GpuOp, GpuOpKind, Ns, ProcessCorrelation, Run, SpanColumns, StrId, Trace};
 
 /// What the launching thread was doing while the GPU idled.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -207,11 +207,40 @@ pub struct IdleShare {
     pub verdicts: CauseTimes,
 }
 
-/// Per thread, the position in its API track where its last walk began.
+/// Per thread, the position in its API track where its last walk began,
+/// and the run it began in with the time it was asked for.
 #[derive(Clone, Debug, Default)]
-pub struct WalkHints(Vec<usize>);
+pub struct WalkHints(Vec<usize>, Vec<(usize, Ns)>, usize);
 
 impl WalkHints {
+    /// The first of `runs` (a thread's API track's; `spans`: the table's)
+    /// whose last call starts at or after `from`, less one: the last run
+    /// that may hold a call covering `from`. Searched forward from the
+    /// thread's last answer when `from` is no earlier than that one's (walks
+    /// go gap after gap): a capture's track is a run per snapshot, and a
+    /// binary search of thousands of runs was much of each gap's walk.
+    fn first_run(&mut self, thread: u32, runs: &[Run], spans: &SpanColumns, from: Ns) -> usize {
+        let t = thread as usize;
+        if self.1.len() <= t {
+            self.1.resize(t + 1, (0, Ns::MIN));
+        }
+        let before = |r: &Run| spans.start.get(r.rows().end - 1).is_some_and(|&s| s < from);
+        let (was, was_from) = self.1[t];
+        let after = if was_from <= from && was <= runs.len() && (was == 0 || before(&runs[was - 1]))
+        {
+            // Every run below `was` ends its starts before `from` still.
+            let mut at = was;
+            while at < runs.len() && before(&runs[at]) {
+                at += 1;
+            }
+            at
+        } else {
+            runs.partition_point(before)
+        };
+        self.1[t] = (after, from);
+        after.saturating_sub(1)
+    }
+
     /// The first index of `starts` (sorted; the starts of rows `base..` of
     /// one run of `thread`'s calls) at or after `from`, searched forward
     /// from `thread`'s last answer by doubling steps, or over the whole slice
@@ -314,6 +343,22 @@ impl<'a> Classifier<'a> {
         (start <= api && api < end).then_some(thread)
     }
 
+    /// [`Classifier::thread_of_api`], looked up first in the run the last
+    /// call was found in (`hint`): one gap's launch is mostly in the same
+    /// run as the last one's, and a capture has thousands of runs.
+    fn thread_of_api_near(&self, api: u32, hint: &mut usize) -> Option<u32> {
+        if let Some(&(start, end, thread)) = self.tracks.get(*hint)
+            && start <= api
+            && api < end
+        {
+            return Some(thread);
+        }
+        let at = self.tracks.partition_point(|t| t.0 <= api).checked_sub(1)?;
+        *hint = at;
+        let &(start, end, thread) = self.tracks.get(at)?;
+        (start <= api && api < end).then_some(thread)
+    }
+
     /// The correlations of the process that made API call `api`.
     fn correlation_of_api(&self, api: usize) -> Option<ProcessCorrelation<'a>> {
         let at = self.tracks.partition_point(|t| t.0 as usize <= api);
@@ -385,9 +430,7 @@ impl<'a> Classifier<'a> {
         // From the last run with a call starting before `from` (it may cover
         // `from`); the runs before it end their calls' starts earlier still.
         let runs = t.cuda_api.runs();
-        let first_run = runs
-            .partition_point(|r| spans.start.get(r.rows().end - 1).is_some_and(|&s| s < from))
-            .saturating_sub(1);
+        let first_run = hints.first_run(thread, runs, spans, from);
         'runs: for run in &runs[first_run..] {
             let base = run.rows().start;
             let Some(starts) = spans.start.get(run.rows()) else {
@@ -440,7 +483,7 @@ impl<'a> Classifier<'a> {
     }
 
     /// The thread that launched `op`, from its correlation id.
-    fn launcher(&self, op: GpuOp, pid: u32) -> Option<u32> {
+    fn launcher(&self, op: GpuOp, pid: u32, hints: &mut WalkHints) -> Option<u32> {
         let correlation = match op.kind {
             GpuOpKind::Kernel => &self.trace.kernels.correlation,
             GpuOpKind::Memcpy => &self.trace.memcpys.correlation,
@@ -455,7 +498,7 @@ impl<'a> Classifier<'a> {
         } else {
             self.trace.correlation.api_call(pid, c)?
         };
-        self.thread_of_api(api)
+        self.thread_of_api_near(api, &mut hints.2)
     }
 }
 
@@ -600,7 +643,7 @@ pub fn attribute(
             if let Some(r) = reach
                 && start > r
             {
-                let thread = classifier.launcher(op, pid);
+                let thread = classifier.launcher(op, pid, &mut hints);
                 let times = classifier.breakdown(thread, r, start, &mut hints);
                 out.gaps.push(Gap {
                     start: r,
@@ -941,6 +984,53 @@ mod tests {
             );
         }
         assert_eq!(WalkHints::default().seek(3, &[], 0, 5), 0);
+    }
+
+    /// The run a walk begins in, found forward from the last one's, is the
+    /// one a binary search of the runs finds, whatever order the walks come
+    /// in (runs of 1 to 4 calls, as a capture's snapshots cut a track).
+    #[test]
+    fn a_hinted_first_run_is_the_binary_searchs() {
+        let mut spans = SpanColumns::default();
+        let starts: Vec<Ns> = vec![1, 3, 3, 7, 8, 8, 8, 20, 21, 40, 40, 41, 55];
+        for &s in &starts {
+            spans.push(s, s + 2, StrId::default());
+        }
+        let mut runs = Vec::new();
+        let (mut from_row, mut length) = (0u32, 1u32);
+        while (from_row as usize) < starts.len() {
+            let to = (from_row + length).min(starts.len() as u32);
+            runs.push(Run::of(from_row..to, &spans));
+            from_row = to;
+            length = length % 4 + 1;
+        }
+        let mut hints = WalkHints::default();
+        let expected = |from: Ns| {
+            runs.partition_point(|r| spans.start[r.rows().end - 1] < from)
+                .saturating_sub(1)
+        };
+        for (thread, from) in [
+            (0, 0),
+            (0, 3),
+            (0, 8),
+            (1, 21),
+            (0, 9),
+            (0, 40),
+            (0, 2),
+            (0, 41),
+            (1, 4),
+            (0, 100),
+            (0, 55),
+            (1, 56),
+            (0, -5),
+        ] {
+            assert_eq!(
+                hints.first_run(thread, &runs, &spans, from),
+                expected(from),
+                "thread {thread} from {from}"
+            );
+        }
+        assert_eq!(WalkHints::default().first_run(0, &[], &spans, 5), 0);
     }
 
     #[test]
