@@ -94,7 +94,11 @@ pub(super) fn range_work_pass(
     let mut covered: HashSet<usize> = HashSet::new();
     // The findings in the order they are reported; the launch- and
     // CPU-bound ones kept are worded after, side by side.
-    let mut kept: Vec<Result<Finding, RangeWaits>> = Vec::new();
+    enum Kept {
+        Worded(Finding),
+        Unworded(RangeWaits),
+    }
+    let mut kept: Vec<Kept> = Vec::new();
     for (&r, (overhang, waits, span)) in order.iter().zip(verdicts) {
         if let Some((s, e)) = span {
             spans.push((r, s, e));
@@ -102,12 +106,12 @@ pub(super) fn range_work_pass(
         if let Some((last, finding)) = overhang
             && reported.insert(last)
         {
-            kept.push(Ok(finding));
+            kept.push(Kept::Worded(finding));
         }
         if let Some(waits) = waits
             && !covered.contains(&r)
         {
-            kept.push(Err(waits));
+            kept.push(Kept::Unworded(waits));
             let mut at = ctx.ranges[r].parent;
             while let Some(p) = at {
                 covered.insert(p);
@@ -116,12 +120,13 @@ pub(super) fn range_work_pass(
         }
     }
     let worded = crate::analysis::parallel::map(&kept, cancel, |k| match k {
-        Ok(_) => None,
-        Err(waits) => Some(waits.word(ctx, idle)),
+        Kept::Worded(_) => None,
+        Kept::Unworded(waits) => Some(waits.word(ctx, idle)),
     })?;
     for (k, words) in kept.into_iter().zip(worded) {
-        if let Some(finding) = k.ok().or(words) {
-            out.push(finding);
+        match (k, words) {
+            (Kept::Worded(finding), _) | (Kept::Unworded(_), Some(finding)) => out.push(finding),
+            (Kept::Unworded(_), None) => {}
         }
     }
     // In range order, as `range_gpu_spans` gives them.
