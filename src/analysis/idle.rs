@@ -208,36 +208,38 @@ pub struct IdleShare {
 }
 
 /// Per thread, the position in its API track where its last walk began,
-/// and the run it began in with the time it was asked for.
+/// and the run it began in.
 #[derive(Clone, Debug, Default)]
-pub struct WalkHints(Vec<usize>, Vec<(usize, Ns)>, usize);
+pub struct WalkHints(Vec<usize>, Vec<usize>, usize);
 
 impl WalkHints {
     /// The first of `runs` (a thread's API track's; `spans`: the table's)
     /// whose last call starts at or after `from`, less one: the last run
     /// that may hold a call covering `from`. Searched forward from the
-    /// thread's last answer when `from` is no earlier than that one's (walks
-    /// go gap after gap): a capture's track is a run per snapshot, and a
-    /// binary search of thousands of runs was much of each gap's walk.
+    /// thread's last answer by doubling steps when every run below that one
+    /// still ends before `from` (walks go gap after gap), else by a binary
+    /// search: a capture's track is a run per snapshot, and a binary search
+    /// of thousands of runs was much of each gap's walk.
     fn first_run(&mut self, thread: u32, runs: &[Run], spans: &SpanColumns, from: Ns) -> usize {
         let t = thread as usize;
         if self.1.len() <= t {
-            self.1.resize(t + 1, (0, Ns::MIN));
+            self.1.resize(t + 1, 0);
         }
         let before = |r: &Run| spans.start.get(r.rows().end - 1).is_some_and(|&s| s < from);
-        let (was, was_from) = self.1[t];
-        let after = if was_from <= from && was <= runs.len() && (was == 0 || before(&runs[was - 1]))
-        {
-            // Every run below `was` ends its starts before `from` still.
-            let mut at = was;
-            while at < runs.len() && before(&runs[at]) {
-                at += 1;
+        let was = self.1[t];
+        let after = if was > 0 && was <= runs.len() && before(&runs[was - 1]) {
+            // Every run below `lo` ends its starts before `from`.
+            let (mut lo, mut step) = (was, 1);
+            while lo + step <= runs.len() && before(&runs[lo + step - 1]) {
+                lo += step;
+                step *= 2;
             }
-            at
+            let hi = (lo + step).min(runs.len());
+            lo + runs[lo..hi].partition_point(before)
         } else {
             runs.partition_point(before)
         };
-        self.1[t] = (after, from);
+        self.1[t] = after;
         after.saturating_sub(1)
     }
 
@@ -1024,6 +1026,23 @@ mod tests {
             (1, 56),
             (0, -5),
         ] {
+            assert_eq!(
+                hints.first_run(thread, &runs, &spans, from),
+                expected(from),
+                "thread {thread} from {from}"
+            );
+        }
+        // And a long sequence of any order: mostly forward, now and then back.
+        let mut seed = 7u64;
+        let mut from: Ns = 0;
+        for _ in 0..2_000 {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let r = (seed >> 33) as Ns;
+            from = match r % 10 {
+                0 => r % 60 - 5,
+                _ => from + r % 7,
+            };
+            let thread = (r / 10 % 3) as u32;
             assert_eq!(
                 hints.first_run(thread, &runs, &spans, from),
                 expected(from),

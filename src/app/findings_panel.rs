@@ -269,7 +269,9 @@ impl FindingsPanel {
         // The report may have grown while the engine ran: then these are an
         // older trace's findings, shown (carried over) while the newest
         // trace's are computed, after a rest.
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let cores =
+            *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
         self.rest_until = Some(Instant::now() + rest_after(took, cores));
         let analysed_events = analysed.event_count();
         self.start_queued();
@@ -972,12 +974,11 @@ impl Document {
 }
 
 /// How long the findings engine rests after a run of `took` while a report
-/// grows, on a machine of `cores`: its runs take at most `1 / (cores + 2)`
-/// of the machine (a run's time, mostly on one thread, then a rest of
-/// `took · 2 / cores`). On two cores that is a rest as long as the run, the
-/// share the loads and the window were measured to need; on sixteen an
-/// eighth of it, so that a capture's findings are a run behind it, not
-/// two or three.
+/// grows, on a machine of `cores`: `took · 2 / cores`. On two cores that is
+/// a rest as long as the run, which left the loads and the window the time
+/// they were measured to need; on sixteen an eighth of it, so that a
+/// capture's findings are about a run behind it, not two or three (a run's
+/// range pass uses every core for a while; the rest of it a thread or two).
 fn rest_after(took: Duration, cores: usize) -> Duration {
     took.mul_f64(2.0 / cores.max(2) as f64)
 }

@@ -287,10 +287,13 @@ fn lane_run(
         let j = search.first_at_or_after(i + 1, t_next);
         // A long event may start in this pixel after short ones: the last one
         // of each level among those skipped is the only candidate (the
-        // others of its level end before it starts, inside this pixel). It
-        // is a box by the rule above, its own width: a track cut into runs
-        // (a capture's) meets it first in a run and draws it so, and the
-        // picture must not depend on where the runs are cut.
+        // others of its level end before it starts, inside this pixel, where
+        // a level's events do not nest). It is a box by the rule above, its
+        // own width: a track cut into runs (a capture's) meets it first in a
+        // run and draws it so, and the runs' cuts must not change the
+        // picture. (Flat lanes whose calls nest, API and OS runtime calls,
+        // still show only the last: a call holding a shorter one that starts
+        // in its pixel gets a busy mark, not a box.)
         let mut min_level = u8::MAX;
         let skipped = if sub_pixel_only { j..j } else { i + 1..j };
         for k in skipped.rev().take(LOOKBACK) {
