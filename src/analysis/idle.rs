@@ -529,11 +529,7 @@ impl<'a> Merge<'a> {
         let mut cursors = Vec::new();
         for &s in streams {
             let st = &trace.streams[s];
-            for (kind, track) in [
-                (GpuOpKind::Kernel, &st.kernels),
-                (GpuOpKind::Memcpy, &st.memcpys),
-                (GpuOpKind::Memset, &st.memsets),
-            ] {
+            for (kind, track) in st.work_tracks() {
                 if let Some(first) = track.runs().first() {
                     cursors.push(Cursor {
                         kind,

@@ -120,6 +120,17 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// The tracks of the work the stream ran, with their kind: kernels,
+    /// copies and sets (not its sync records or graph launches), in that
+    /// order.
+    pub fn work_tracks(&self) -> [(GpuOpKind, &Track); 3] {
+        [
+            (GpuOpKind::Kernel, &self.kernels),
+            (GpuOpKind::Memcpy, &self.memcpys),
+            (GpuOpKind::Memset, &self.memsets),
+        ]
+    }
+
     pub fn is_empty(&self) -> bool {
         self.kernels.is_empty()
             && self.memcpys.is_empty()

@@ -305,11 +305,7 @@ fn pending_on_stream(ctx: &Context, stream: usize, time: Ns) -> Option<(Ns, GpuO
     let s = trace.streams.get(stream)?;
     let process = trace.correlation.of_process(s.pid);
     let mut best: Option<(Ns, GpuOp)> = None;
-    for (kind, track) in [
-        (GpuOpKind::Kernel, &s.kernels),
-        (GpuOpKind::Memcpy, &s.memcpys),
-        (GpuOpKind::Memset, &s.memsets),
-    ] {
+    for (kind, track) in s.work_tracks() {
         let (spans, correlation) = match kind {
             GpuOpKind::Kernel => (&trace.kernels.spans, &trace.kernels.correlation),
             GpuOpKind::Memcpy => (&trace.memcpys.spans, &trace.memcpys.correlation),

@@ -35,33 +35,29 @@ impl<'a> Group<'a> {
         let window = self.window;
         self.streams.iter().flat_map(move |&s| {
             let stream = &trace.streams[s];
-            [
-                (&trace.kernels.spans, &stream.kernels),
-                (&trace.memcpys.spans, &stream.memcpys),
-                (&trace.memsets.spans, &stream.memsets),
-            ]
-            .into_iter()
-            .flat_map(move |(spans, track)| {
-                track.rows().filter_map(move |i| {
-                    let i = i as usize;
-                    let (start, end) = (spans.start[i], spans.end(i));
-                    (start > 0 && window.overlaps(start, end)).then_some(Op {
-                        start,
-                        end,
-                        context: stream.context_id,
+            stream
+                .work_tracks()
+                .into_iter()
+                .flat_map(move |(kind, track)| {
+                    let spans = trace.gpu_spans(kind);
+                    track.rows().filter_map(move |i| {
+                        let i = i as usize;
+                        let (start, end) = (spans.start[i], spans.end(i));
+                        (start > 0 && window.overlaps(start, end)).then_some(Op {
+                            start,
+                            end,
+                            context: stream.context_id,
+                        })
                     })
                 })
-            })
         })
     }
 
     /// At most how many operations [`Group::ops`] gives.
     pub fn most(&self) -> usize {
         (self.streams.iter())
-            .map(|&s| {
-                let stream = &self.trace.streams[s];
-                stream.kernels.len() + stream.memcpys.len() + stream.memsets.len()
-            })
+            .flat_map(|&s| self.trace.streams[s].work_tracks())
+            .map(|(_, track)| track.len())
             .sum()
     }
 }
