@@ -22,7 +22,6 @@ pub(crate) struct Op {
 /// The operations of streams `streams` overlapping the window, read in
 /// place: stream by stream, kernels, then copies, then sets, each in start
 /// order.
-#[derive(Clone)]
 pub(crate) struct Group<'a> {
     trace: &'a Trace,
     window: Window,
