@@ -187,8 +187,7 @@ pub(super) fn read_api_events(b: &mut Builder) -> rusqlite::Result<()> {
 }
 
 fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
-    let mut warnings = Vec::new();
-    let Some(sql) = b.report.select(
+    let Some(sql) = b.select(
         "CUPTI_ACTIVITY_KIND_RUNTIME",
         &[
             Req("start"),
@@ -199,13 +198,10 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
             Opt("returnValue", "0"),
         ],
         "",
-        &mut warnings,
     ) else {
-        warnings.push("no CUDA API trace in this report (CUPTI_ACTIVITY_KIND_RUNTIME)".into());
-        b.trace.warnings.extend(warnings);
+        b.warn("no CUDA API trace in this report (CUPTI_ACTIVITY_KIND_RUNTIME)".into());
         return Ok(());
     };
-    b.trace.warnings.extend(warnings);
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
     let slot: fn(&mut super::Carry) -> &mut GrownApi = |carry| &mut carry.api;
     let Some(grown) = grow::take(b, TABLE, EventKind::Api, slot) else {
@@ -363,8 +359,7 @@ impl RowSink for ApiRows {
 }
 
 pub(super) fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
-    let mut warnings = Vec::new();
-    let Some(sql) = b.report.select(
+    let Some(sql) = b.select(
         "OSRT_API",
         &[
             Req("start"),
@@ -375,12 +370,9 @@ pub(super) fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
             Opt("eventClass", "27"),
         ],
         "",
-        &mut warnings,
     ) else {
-        b.trace.warnings.extend(warnings);
         return Ok(());
     };
-    b.trace.warnings.extend(warnings);
     const TABLE: &str = "OSRT_API";
     let slot: fn(&mut super::Carry) -> &mut GrownOsrt = |carry| &mut carry.osrt;
     let Some(grown) = grow::take(b, TABLE, EventKind::Osrt, slot) else {

@@ -276,21 +276,15 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         Opt("gridId", "0"),
         Opt("graphNodeId", "0"),
     ]);
-    let mut warnings = Vec::new();
-    let Some(sql) = b
-        .report
-        .select("CUPTI_ACTIVITY_KIND_KERNEL", &cols, "", &mut warnings)
-    else {
+    let Some(sql) = b.select("CUPTI_ACTIVITY_KIND_KERNEL", &cols, "") else {
         // A CUDA trace without kernels is unusual enough to point out.
         if !b.report.has_table("CUPTI_ACTIVITY_KIND_KERNEL")
             && b.report.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")
         {
-            warnings.push("no kernels in this report (no CUPTI_ACTIVITY_KIND_KERNEL table)".into());
+            b.warn("no kernels in this report (no CUPTI_ACTIVITY_KIND_KERNEL table)".into());
         }
-        b.trace.warnings.extend(warnings);
         return Ok(());
     };
-    b.trace.warnings.extend(warnings);
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
     let slot: fn(&mut super::Carry) -> &mut GrownKernels = |carry| &mut carry.kernels;
     let Some(grown) = grow::take(b, TABLE, EventKind::Kernel, slot) else {
@@ -707,10 +701,7 @@ fn read_op_table<T: OpTable>(b: &mut Builder, streams: &mut Streams) -> rusqlite
     let table = T::Own::TABLE;
     let mut cols = op_columns();
     cols.extend(T::Own::columns());
-    let mut warnings = Vec::new();
-    let sql = b.report.select(table, &cols, "", &mut warnings);
-    b.trace.warnings.extend(warnings);
-    let Some(sql) = sql else {
+    let Some(sql) = b.select(table, &cols, "") else {
         return Ok(());
     };
     let labels = match T::Own::LABELS {
@@ -1144,14 +1135,12 @@ fn read_stream_info(b: &mut Builder) -> rusqlite::Result<()> {
 }
 
 fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
-    let mut warnings = Vec::new();
-    let names_sql = b.report.select(
+    let names_sql = b.select(
         "TARGET_INFO_GPU_METRICS",
         &[Req("typeId"), Req("metricId"), Opt("metricName", "NULL")],
         "",
-        &mut warnings,
     );
-    let samples_sql = b.report.select(
+    let samples_sql = b.select(
         "GPU_METRICS",
         &[
             Req("timestamp"),
@@ -1160,9 +1149,7 @@ fn read_metrics(b: &mut Builder) -> rusqlite::Result<()> {
             Req("value"),
         ],
         "",
-        &mut warnings,
     );
-    b.trace.warnings.extend(warnings);
     let (Some(names_sql), Some(samples_sql)) = (names_sql, samples_sql) else {
         return Ok(());
     };

@@ -613,6 +613,14 @@ impl<'a> Builder<'a> {
         self.trace.warnings.push(message);
     }
 
+    /// [`Report::select`], its warnings the trace's (a missing table, or a
+    /// table without a column its rows need, is said, whether or not the
+    /// table is read).
+    fn select(&mut self, table: &str, cols: &[db::Col], tail: &str) -> Option<String> {
+        self.report
+            .select(table, cols, tail, &mut self.trace.warnings)
+    }
+
     /// Our id of an nsys string id (missing ids read as the empty string).
     fn string(&self, nsys_id: i64) -> StrId {
         self.string_ids.get(nsys_id).unwrap_or_default()

@@ -240,8 +240,7 @@ fn unended(kind: NvtxKind, end: Option<Ns>) -> bool {
 }
 
 pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
-    let mut warnings = Vec::new();
-    let Some(sql) = b.report.select(
+    let Some(sql) = b.select(
         "NVTX_EVENTS",
         &[
             Req("start"),
@@ -263,12 +262,9 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
             Opt("jsonText", "NULL"),
         ],
         "",
-        &mut warnings,
     ) else {
-        b.trace.warnings.extend(warnings);
         return Ok(());
     };
-    b.trace.warnings.extend(warnings);
     // The rowid is nsys's range id; it is not a declared column, so it is
     // appended here rather than asked of `select`. A damaged report whose
     // NVTX_EVENTS has no rowid (a view, a WITHOUT ROWID table) still loads,
