@@ -833,3 +833,34 @@ fn null_names_read_as_empty_not_as_string_zero() {
         .unwrap();
     assert!(!names.contains(&string_zero), "{names:?}");
 }
+
+/// Every table the loader reads says so when a column it needs is missing,
+/// or when a column it reads is not there and is taken as unknown: a report
+/// that loses its GPUs, its CUDA event records, its streams' priorities or
+/// its graph records without a word would be silently wrong (occupancy without
+/// the SM's limits, a sync on an event that seems to wait on stream 0).
+#[test]
+fn every_table_read_warns_about_its_missing_columns() {
+    let cases: [(&str, &str, &str); 6] = [
+        ("sync_timing", "TARGET_INFO_GPU", "id"),
+        ("sync_timing", "TARGET_INFO_GPU", "maxWarpsPerSm"),
+        ("sync_timing", "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "streamId"),
+        ("sync_timing", "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "eventId"),
+        ("sync_timing", "TARGET_INFO_CUDA_STREAM", "priority"),
+        ("torch_work", "CUDA_GRAPH_NODE_EVENTS", "start"),
+    ];
+    for (fixture_name, table, column) in cases {
+        let dir = TempDir::new().unwrap();
+        let path = copy_of(&dir, fixture_name);
+        edit(&path, &format!("ALTER TABLE {table} DROP COLUMN {column};"));
+        let trace = try_load(&path).unwrap_or_else(|e| panic!("{table}.{column}: {e}"));
+        assert!(
+            trace
+                .warnings
+                .iter()
+                .any(|w| w.contains(table) && w.contains(column)),
+            "{table} without `{column}` loaded without a word: {:?}",
+            trace.warnings
+        );
+    }
+}

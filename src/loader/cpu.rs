@@ -33,12 +33,10 @@ pub(super) fn read_names(b: &mut Builder) -> rusqlite::Result<()> {
     drop(rows);
     drop(stmt);
 
-    let mut warnings = Vec::new();
-    if let Some(sql) = b.report.select(
+    if let Some(sql) = b.select(
         "PROCESSES",
         &[Req("pid"), Opt("name", "NULL"), Opt("globalPid", "NULL")],
         "",
-        &mut warnings,
     ) {
         let report = b.report.clone();
         let mut stmt = report.conn.prepare(&sql)?;
@@ -50,11 +48,10 @@ pub(super) fn read_names(b: &mut Builder) -> rusqlite::Result<()> {
             }
         }
     }
-    if let Some(sql) = b.report.select(
+    if let Some(sql) = b.select(
         "ThreadNames",
         &[Req("nameId"), Req("globalTid"), Opt("priority", "NULL")],
         "",
-        &mut warnings,
     ) {
         let report = b.report.clone();
         let mut stmt = report.conn.prepare(&sql)?;
@@ -66,9 +63,6 @@ pub(super) fn read_names(b: &mut Builder) -> rusqlite::Result<()> {
                 b.thread_priorities.insert(int(row, 1), priority as i32);
             }
         }
-    }
-    for w in warnings {
-        b.warn(w);
     }
     Ok(())
 }
@@ -463,8 +457,7 @@ fn read_graph_records(b: &mut Builder) -> rusqlite::Result<()> {
         ),
         ("CUDA_GRAPH_EVENTS", "graphId", "originalGraphId", false),
     ] {
-        let mut warnings = Vec::new();
-        let Some(sql) = b.report.select(
+        let Some(sql) = b.select(
             table,
             &[
                 Req("start"),
@@ -475,11 +468,9 @@ fn read_graph_records(b: &mut Builder) -> rusqlite::Result<()> {
                 Opt(original_col, "NULL"),
             ],
             "",
-            &mut warnings,
         ) else {
             continue;
         };
-        b.trace.warnings.extend(warnings);
         let mut records = Vec::new();
         {
             let report = b.report.clone();

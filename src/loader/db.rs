@@ -107,8 +107,10 @@ impl Report {
     }
 
     /// Builds `SELECT cols FROM table [tail]` from what the table has.
-    /// Returns `None` (with a warning pushed) when the table or a required column
-    /// is missing; missing optional columns are warned about and defaulted.
+    /// Returns `None` when the table is missing (quietly: a report lacks the
+    /// tables of what it did not trace) or lacks a required column (with a
+    /// warning pushed); missing optional columns are warned about and
+    /// defaulted.
     pub fn select(
         &self,
         table: &str,

@@ -154,8 +154,7 @@ pub(super) fn read_gpu_events(b: &mut Builder) -> rusqlite::Result<()> {
 /// The GPUs of `TARGET_INFO_GPU` (read before any event: a report being
 /// opened shows them first).
 pub(super) fn read_devices(b: &mut Builder) -> rusqlite::Result<()> {
-    let mut warnings = Vec::new();
-    let Some(sql) = b.report.select(
+    let Some(sql) = b.select(
         "TARGET_INFO_GPU",
         &[
             Req("id"),
@@ -178,7 +177,6 @@ pub(super) fn read_devices(b: &mut Builder) -> rusqlite::Result<()> {
             Opt("maxShmemPerBlockOptin", "0"),
         ],
         "ORDER BY id",
-        &mut warnings,
     ) else {
         return Ok(());
     };
@@ -1042,8 +1040,7 @@ impl OpTable for GraphExecs {
 
 fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> {
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
-    let mut warnings = Vec::new();
-    let Some(sql) = b.report.select(
+    let Some(sql) = b.select(
         TABLE,
         &[
             Opt("globalPid", "0"),
@@ -1054,7 +1051,6 @@ fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
             Opt("eventId", "0"),
         ],
         "",
-        &mut warnings,
     ) else {
         return Ok(());
     };
@@ -1104,8 +1100,7 @@ fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
 
 /// Stream priorities from `TARGET_INFO_CUDA_STREAM` (streams without work are not added).
 fn read_stream_info(b: &mut Builder) -> rusqlite::Result<()> {
-    let mut warnings = Vec::new();
-    let Some(sql) = b.report.select(
+    let Some(sql) = b.select(
         "TARGET_INFO_CUDA_STREAM",
         &[
             Req("streamId"),
@@ -1114,7 +1109,6 @@ fn read_stream_info(b: &mut Builder) -> rusqlite::Result<()> {
             Opt("priority", "0"),
         ],
         "",
-        &mut warnings,
     ) else {
         return Ok(());
     };

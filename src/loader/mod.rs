@@ -613,9 +613,10 @@ impl<'a> Builder<'a> {
         self.trace.warnings.push(message);
     }
 
-    /// [`Report::select`], its warnings the trace's (a missing table, or a
-    /// table without a column its rows need, is said, whether or not the
-    /// table is read).
+    /// [`Report::select`], its warnings the trace's: every reader asks
+    /// through here, so a table without a column its rows need, or a column
+    /// taken as unknown, is always said (a report that lost its GPUs' limits
+    /// without a word would give occupancy silently wrong).
     fn select(&mut self, table: &str, cols: &[db::Col], tail: &str) -> Option<String> {
         self.report
             .select(table, cols, tail, &mut self.trace.warnings)
