@@ -452,11 +452,11 @@ impl<'a> Carrier<'a> {
     /// another order (the findings engine lists ranges by thread and domain
     /// name) are put in range order first.
     pub fn carry_ranges<T>(&mut self, entries: &mut Vec<(u32, T, T)>) {
-        if !self.moving.contains(EventKind::Nvtx) {
-            return;
-        }
         if !entries.is_sorted_by_key(|e| e.0) {
             entries.sort_by_key(|e| e.0);
+        }
+        if !self.moving.contains(EventKind::Nvtx) {
+            return;
         }
         let same = self.nvtx_same_below();
         let stay = entries.partition_point(|e| (e.0 as usize) < same);
@@ -476,9 +476,9 @@ impl<'a> Carrier<'a> {
     /// `ev` of the older state in the newer, `None` where the newer does
     /// not hold it. A growing report's later state keeps the indexes of
     /// most kinds ([`crate::model::Lineage`]): then no look at all. An NVTX
-    /// range (numbered anew at each state, its end still moving while it is
-    /// open) is the range of the same row of the report's NVTX table. Any
-    /// other event is found by its kind, times and name ([`find`]).
+    /// range of a table numbered anew (a range came before others shown) is
+    /// the range of the same row of the report's NVTX table. Any other event
+    /// is found by its kind, times and name ([`find`]).
     pub fn carry(&mut self, ev: EventId) -> Option<EventId> {
         let (old, new) = (self.old, self.new);
         let i = ev.index as usize;

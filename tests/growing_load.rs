@@ -637,6 +637,103 @@ fn a_growing_report_with_an_unended_range_loads_as_a_whole_load() {
     grows_as_a_whole_load_reads_from(&source, "sync_timing_unended");
 }
 
+/// A capture writes an NVTX range when it starts, its end left NULL, and
+/// fills the end in when the range ends (as nsys numbers ranges: by start).
+/// A growing load reads each such row once, open; it must see the end come,
+/// or the range stays unended, ending at the last NVTX timestamp, in every
+/// later snapshot. Here each slice adds its ranges open, then ends those
+/// that ended by the last start so far; a last step ends the rest.
+#[test]
+fn ranges_written_open_and_ended_later_load_as_a_whole_load() {
+    for name in ["sync_timing.sqlite", "timing_cases.sqlite"] {
+        let source = fixture(name);
+        let growing = Growing::start(&source, &format!("open-{name}"));
+        let conn = &growing.conn;
+        let columns: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('NVTX_EVENTS')")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .expect("NVTX columns");
+        let quoted: Vec<String> = columns.iter().map(|c| format!("\"{c}\"")).collect();
+        let open: Vec<String> = columns
+            .iter()
+            .map(|c| match c.as_str() {
+                "end" => "NULL".to_string(),
+                c => format!("\"{c}\""),
+            })
+            .collect();
+        let (lo, hi): (i64, i64) = conn
+            .query_row(
+                "SELECT min(rowid), max(rowid) FROM src.NVTX_EVENTS",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("NVTX rows");
+        let end_those_ended_by = |t: i64| {
+            conn.execute(
+                "UPDATE main.NVTX_EVENTS SET \"end\" = (SELECT s.\"end\" FROM src.NVTX_EVENTS s \
+                   WHERE s.rowid = main.NVTX_EVENTS.rowid) \
+                 WHERE \"end\" IS NULL AND rowid IN \
+                   (SELECT rowid FROM src.NVTX_EVENTS WHERE \"end\" <= ?1)",
+                [t],
+            )
+            .expect("end ranges")
+        };
+        let mut carry = Carry::default();
+        let never = AtomicBool::new(false);
+        let mut ended_later = 0;
+        for step in 1..=SLICES + 1 {
+            if step <= SLICES {
+                let k = step - 1;
+                for (table, lo, hi) in &growing.tables {
+                    if table == "NVTX_EVENTS" {
+                        continue;
+                    }
+                    let width = (hi - lo) / SLICES + 1;
+                    conn.execute(
+                        &format!(
+                            "INSERT INTO main.\"{table}\" SELECT * FROM src.\"{table}\" \
+                             WHERE rowid >= ?1 AND rowid < ?2 ORDER BY rowid"
+                        ),
+                        [lo + k * width, lo + (k + 1) * width],
+                    )
+                    .expect("copy slice");
+                }
+                let width = (hi - lo) / SLICES + 1;
+                conn.execute(
+                    &format!(
+                        "INSERT INTO main.NVTX_EVENTS (rowid, {}) SELECT rowid, {} \
+                         FROM src.NVTX_EVENTS WHERE rowid >= ?1 AND rowid < ?2 ORDER BY rowid",
+                        quoted.join(", "),
+                        open.join(", ")
+                    ),
+                    [lo + k * width, lo + (k + 1) * width],
+                )
+                .expect("open ranges");
+                let last_start: i64 = conn
+                    .query_row("SELECT max(start) FROM main.NVTX_EVENTS", [], |r| r.get(0))
+                    .expect("last start");
+                end_those_ended_by(last_start);
+            } else {
+                ended_later = end_those_ended_by(i64::MAX);
+            }
+            let grown = load_growing(&growing.path, &mut carry).expect("growing load");
+            let whole = load(&growing.path, &mut |_| {}, &never).expect("whole load");
+            assert_same(&grown, &whole, &format!("{name} written open, step {step}"));
+        }
+        assert!(
+            ended_later > 0,
+            "{name}: no range was still open at the end"
+        );
+        let grown = load_growing(&growing.path, &mut carry).expect("growing load");
+        let source = load(&source, &mut |_| {}, &never).expect("source");
+        assert_eq!(
+            compute(&grown, Report::NvtxSum, None).to_csv(),
+            compute(&source, Report::NvtxSum, None).to_csv(),
+            "{name}: the ranges ended as the source's"
+        );
+    }
+}
+
 #[test]
 fn a_growing_report_loads_as_a_whole_load_at_every_step_sync_timing() {
     grows_as_a_whole_load_reads("sync_timing.sqlite");
@@ -1015,10 +1112,11 @@ fn names_made_by_the_loader_follow_strings_added_between_loads() {
 }
 
 /// Each state of a growing report holds every event of the states before
-/// at the same index, for each kind its lineage says keeps them (every kind
-/// but NVTX, whose ranges come as they end); an NVTX range is carried to the
-/// range of the same row. A table read whole at every load (its own rowid
-/// column) numbers its events anew, and the lineage says so.
+/// at the same index, for each kind its lineage says keeps them (every kind;
+/// NVTX when every range shown is where it was, the lineage saying exactly
+/// when); an NVTX range is carried to the range of the same row. A table read
+/// whole at every load (its own rowid column) numbers its events anew, and
+/// the lineage says so.
 #[test]
 fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
     use sightline::annotations::{Carrier, Footprint};
@@ -1036,6 +1134,7 @@ fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
         }
     };
     let (mut ranges_said_to_stay, mut ranges_looked_at) = (0, 0);
+    let (mut nvtx_kept, mut nvtx_renumbered) = (0, 0);
     for (aliased, name) in [(false, "timing_cases.sqlite"), (true, "streams.sqlite")] {
         let growing = if aliased {
             Growing::start_aliased(&fixture(name), "lineage-aliased")
@@ -1051,7 +1150,16 @@ fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
                 for kind in EventKind::ALL {
                     let kept = new.lineage.keeps_indexes_of(&old.lineage, kind);
                     let renumbered = match kind {
-                        EventKind::Nvtx => true,
+                        EventKind::Nvtx => {
+                            let (was, is) = (&old.nvtx.row_id, &new.nvtx.row_id);
+                            let moved = !is.starts_with(was);
+                            *(if moved {
+                                &mut nvtx_renumbered
+                            } else {
+                                &mut nvtx_kept
+                            }) += 1;
+                            moved
+                        }
                         EventKind::Api | EventKind::Kernel => aliased,
                         _ => false,
                     };
@@ -1097,7 +1205,12 @@ fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
             old = Some(new);
         }
     }
-    // Both ways taken: ranges that lead both states, ranges renumbered.
+    // Both ways taken: NVTX kept and renumbered; ranges that lead both
+    // states, ranges renumbered.
+    assert!(
+        nvtx_kept > 0 && nvtx_renumbered > 0,
+        "NVTX kept {nvtx_kept} times, renumbered {nvtx_renumbered}"
+    );
     assert!(
         ranges_said_to_stay > 0 && ranges_looked_at > 0,
         "{ranges_said_to_stay} said to stay, {ranges_looked_at} looked at"
@@ -1139,4 +1252,58 @@ fn a_search_extended_as_the_report_grows_finds_what_a_new_search_finds() {
             old = Some(new);
         }
     }
+}
+
+/// A range open in one state ends, as drawn, at the last NVTX timestamp,
+/// which another thread's later mark may put after its real end: a search
+/// for the instances overlapping a stretch matches it there, and must not
+/// once its end is in, though it keeps its index.
+#[test]
+fn an_extended_search_looks_again_at_ranges_that_were_open() {
+    use sightline::analysis::stats::RangeRule;
+    use sightline::app::search::Search;
+    use sightline::model::TimeRange;
+    use std::sync::Arc;
+    let growing = Growing::start(&fixture("sync_timing.sqlite"), "search-open");
+    let tid: i64 = growing
+        .conn
+        .query_row("SELECT globalTid FROM src.NVTX_EVENTS LIMIT 1", [], |r| {
+            r.get(0)
+        })
+        .expect("a thread");
+    growing
+        .conn
+        .execute_batch(&format!(
+            "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, globalTid, text)
+               VALUES (1000, NULL, 59, {tid}, 'opened'), (9000, NULL, 34, {}, 'later');",
+            tid + 1
+        ))
+        .expect("an open range, a mark after it on another thread");
+    let mut carry = Carry::default();
+    let open = Arc::new(load_growing(&growing.path, &mut carry).expect("load"));
+    let stretch = Some(TimeRange {
+        start: 5000,
+        end: 6000,
+    });
+    let mut search = Search::default();
+    search.start_exact(&open, None, "opened", stretch, RangeRule::Overlapping);
+    search.wait();
+    assert_eq!(search.matches.len(), 1, "open, it reaches the mark");
+    growing
+        .conn
+        .execute_batch("UPDATE NVTX_EVENTS SET \"end\" = 2000 WHERE text = 'opened'")
+        .expect("it ends");
+    let ended = Arc::new(load_growing(&growing.path, &mut carry).expect("load"));
+    assert!(
+        ended
+            .lineage
+            .keeps_indexes_of(&open.lineage, sightline::model::EventKind::Nvtx)
+    );
+    search.refresh(&open, &ended, None);
+    search.wait();
+    assert!(
+        search.matches.is_empty(),
+        "ended at 2000: {:?}",
+        search.matches
+    );
 }

@@ -543,10 +543,14 @@ fn same_finding(f: &Finding, among: &[Finding]) -> bool {
 /// (`replay_in_steps`): the same snapshots on any machine, however busy (a
 /// timed replay on a loaded one took in too few to show anything).
 fn replay_with_findings(name: &str) -> (Trace, Vec<std::sync::Arc<Trace>>) {
-    let path = fixture(name);
-    let full = load(&path);
+    replay_with_findings_from(&fixture(name))
+}
+
+/// [`replay_with_findings`] of the report at `path`.
+fn replay_with_findings_from(path: &Path) -> (Trace, Vec<std::sync::Arc<Trace>>) {
+    let full = load(path);
     let mut snapshots = Vec::new();
-    sightline::capture::replay::replay_in_steps(&path, 120, |t| {
+    sightline::capture::replay::replay_in_steps(path, 120, |t| {
         snapshots.push(std::sync::Arc::new(t))
     })
     .expect("the replay ran");
@@ -566,9 +570,29 @@ fn replay_with_findings(name: &str) -> (Trace, Vec<std::sync::Arc<Trace>>) {
 /// of the new trace are in), naming the same events (by kind, times and
 /// name) although NVTX ranges and the small tables are numbered anew each
 /// snapshot. Before, each snapshot emptied the panel and the marks.
+///
+/// A replay writes ranges by start, so one thread's ranges keep their
+/// places: marks on another thread, the first before any range (a track that
+/// comes first), one just before each range (growing at every snapshot),
+/// move them on.
 #[test]
 fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
-    let (full, snapshots) = replay_with_findings("timing_cases.sqlite");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("timing_cases_ticks.sqlite");
+    std::fs::copy(fixture("timing_cases.sqlite"), &path).expect("copy");
+    Connection::open(&path)
+        .and_then(|c| {
+            c.execute_batch(
+                "INSERT INTO NVTX_EVENTS (start, eventType, globalTid, text)
+                 SELECT start - 1, 34, globalTid + 1, 'tick' FROM NVTX_EVENTS
+                 WHERE eventType = 59
+                 UNION ALL SELECT min(start), 34,
+                   (SELECT globalTid + 1 FROM NVTX_EVENTS WHERE eventType = 59), 'first tick'
+                 FROM CUPTI_ACTIVITY_KIND_RUNTIME;",
+            )
+        })
+        .expect("ticks");
+    let (full, snapshots) = replay_with_findings_from(&path);
     let mut app = SightlineApp::with_shared_trace(snapshots[0].clone());
     app.doc_mut().expect("doc").wait_for_findings();
     // The user clicks a finding the whole report has too: it stays clicked.

@@ -79,10 +79,17 @@ impl Earlier {
     /// state of the same report.
     fn of(matches: &Arc<Vec<EventRef>>, old: &Trace, new: &Trace) -> Earlier {
         let rows = Table::ALL.map(|table| {
-            if new.lineage.keeps_indexes_of(&old.lineage, table.into()) {
-                table.spans(old).len()
-            } else {
-                0
+            if !new.lineage.keeps_indexes_of(&old.lineage, table.into()) {
+                return 0;
+            }
+            match table {
+                // A range open in `old` ended, as drawn, at the last NVTX
+                // timestamp: its end moved since, so it is looked at again,
+                // and every range after it (matches stand below a row).
+                Table::Nvtx => (old.nvtx.unended.iter())
+                    .position(|&open| open)
+                    .unwrap_or(old.nvtx.spans.len()),
+                _ => table.spans(old).len(),
             }
         });
         Earlier {

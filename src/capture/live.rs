@@ -35,6 +35,8 @@ struct OpenRange {
     global_tid: i64,
     text_id: i64,
     domain_id: i64,
+    /// Its row, written when it started (none for a mark, or with no file).
+    row_id: Option<i64>,
 }
 
 /// Counts of what a capture recorded so far.
@@ -490,15 +492,25 @@ impl LiveReport {
         if m.flags & marker_flag::START != 0 {
             let text_id = self.string(&m.name)?;
             let domain_id = self.domain_id(&m.domain, m.timestamp, global_tid)?;
-            self.open_ranges.insert(
-                m.id,
-                OpenRange {
-                    start: m.timestamp,
-                    global_tid,
-                    text_id,
-                    domain_id,
-                },
-            );
+            let mut open = OpenRange {
+                start: m.timestamp,
+                global_tid,
+                text_id,
+                domain_id,
+                row_id: None,
+            };
+            // Written now, its end to come: a snapshot shows the range while
+            // it lasts (ending at the last NVTX timestamp, as nsys counts an
+            // unended one), and ranges are numbered by start, as nsys's are.
+            // Its type is told at its end; until then a range our NVTX
+            // wrapper started is start/end, any other push/pop.
+            let event_type = if self.was_started(m.id) {
+                NVTX_STARTEND
+            } else {
+                NVTX_PUSHPOP
+            };
+            open.row_id = self.write_range(m.id, &open, None, event_type, None)?;
+            self.open_ranges.insert(m.id, open);
             self.thread_stacks
                 .entry(m.thread_id)
                 .or_default()
@@ -511,15 +523,13 @@ impl LiveReport {
             let stack = self.thread_stacks.entry(start_tid).or_default();
             let innermost = stack.last() == Some(&m.id) && start_tid == m.thread_id;
             stack.retain(|&id| id != m.id);
-            let started = self.started_ranges.contains(&(m.id as u64))
-                || crate::capture::nvtx::was_started_range(m.id as u64);
-            let event_type = if innermost && !started {
+            let event_type = if innermost && !self.was_started(m.id) {
                 NVTX_PUSHPOP
             } else {
                 NVTX_STARTEND
             };
             let end_tid = (start_tid != m.thread_id).then_some(global_tid);
-            self.write_range(m.id, open, Some(m.timestamp), event_type, end_tid)?;
+            self.write_range(m.id, &open, Some(m.timestamp), event_type, end_tid)?;
         } else if m.flags & marker_flag::INSTANTANEOUS != 0 {
             let text_id = self.string(&m.name)?;
             let domain_id = self.domain_id(&m.domain, m.timestamp, global_tid)?;
@@ -528,21 +538,39 @@ impl LiveReport {
                 global_tid,
                 text_id,
                 domain_id,
+                row_id: None,
             };
-            self.write_range(m.id, open, None, NVTX_MARK, None)?;
+            self.write_range(m.id, &open, None, NVTX_MARK, None)?;
         }
         Ok(())
     }
 
+    /// Whether range `id` was opened as a start/end range (by our NVTX
+    /// wrapper, or as a record dump says).
+    fn was_started(&self, id: u32) -> bool {
+        self.started_ranges.contains(&(id as u64))
+            || crate::capture::nvtx::was_started_range(id as u64)
+    }
+
+    /// Writes the row of range or mark `open` (`id`, CUPTI's): a new one, or
+    /// what a range written when it started knows at its end (`end`, or
+    /// `None` when it never ended). Answers the new row's rowid.
     fn write_range(
         &mut self,
         id: u32,
-        open: OpenRange,
+        open: &OpenRange,
         end: Option<u64>,
         event_type: i64,
         end_global_tid: Option<i64>,
-    ) -> rusqlite::Result<()> {
-        let data = self.marker_data.remove(&id);
+    ) -> rusqlite::Result<Option<i64>> {
+        // A range's data (colour, payload) is taken at its end: CUPTI may
+        // hand it over after the start.
+        let at_end = open.row_id.is_some() || event_type == NVTX_MARK;
+        let data = if at_end {
+            self.marker_data.remove(&id)
+        } else {
+            self.marker_data.get(&id).copied()
+        };
         let mut payload = rows::PayloadCells::default();
         match data.and_then(|d| d.payload) {
             Some(MarkerPayload::Int(v)) => payload.int = Some(v),
@@ -551,34 +579,38 @@ impl LiveReport {
             Some(MarkerPayload::Float(v)) => payload.float = Some(v),
             None => {}
         }
-        if let Some(conn) = self.conn.as_ref() {
-            rows::nvtx(
-                conn,
-                &rows::NvtxRow {
-                    start: self.session_time(open.start),
-                    end: end.map(|e| self.session_time(e)),
-                    event_type,
-                    category: data.map_or(0, |d| d.category),
-                    color: data.map_or(0, |d| d.color),
-                    global_tid: open.global_tid,
-                    end_global_tid,
-                    text_id: open.text_id,
-                    domain_id: open.domain_id,
-                    payload,
-                },
-            )?;
+        let Some(conn) = self.conn.as_ref() else {
+            return Ok(None);
+        };
+        let row = rows::NvtxRow {
+            start: self.session_time(open.start),
+            end: end.map(|e| self.session_time(e)),
+            event_type,
+            category: data.map_or(0, |d| d.category),
+            color: data.map_or(0, |d| d.color),
+            global_tid: open.global_tid,
+            end_global_tid,
+            text_id: open.text_id,
+            domain_id: open.domain_id,
+            payload,
+        };
+        if let Some(row_id) = open.row_id {
+            rows::nvtx_ended(conn, row_id, &row)?;
+            return Ok(None);
         }
+        let row_id = rows::nvtx(conn, &row)?;
         self.counts.nvtx += 1;
-        Ok(())
+        Ok(Some(row_id))
     }
 
-    /// Writes the ranges that never ended (the loader reads them as nsys
-    /// does: ending at the last NVTX timestamp). Call once, at the end.
+    /// Writes what the ranges that never ended know (their rows are there,
+    /// without an end: the loader reads them as nsys does, ending at the
+    /// last NVTX timestamp). Call once, at the end.
     pub fn close_open_ranges(&mut self) -> Result<(), String> {
         let open: Vec<(u32, OpenRange)> = self.open_ranges.drain().collect();
         self.conn()?.execute_batch("BEGIN").map_err(sql)?;
         for (id, range) in open {
-            self.write_range(id, range, None, NVTX_PUSHPOP, None)
+            self.write_range(id, &range, None, NVTX_PUSHPOP, None)
                 .map_err(sql)?;
         }
         self.conn()?.execute_batch("COMMIT").map_err(sql)

@@ -4,7 +4,8 @@
 //! The report's own tables are copied into a working file ([`LiveReport`]):
 //! tables without a `start` column (strings, devices, enums, metadata) at
 //! once, event tables in time slices, each event when it ends (a capture
-//! learns of work when it completes). Snapshots and the end arrive as the same
+//! learns of work when it completes), but NVTX ranges when they start, their
+//! ends when they end (as a capture writes them). Snapshots and the end arrive as the same
 //! [`CaptureMessage`]s a capture sends, so the window's growing timeline,
 //! follow mode and Stop are tested in CI without a GPU, and a class can watch
 //! a recorded run unfold (`sightline replay FILE`).
@@ -25,7 +26,15 @@ use super::session::{CaptureJob, CaptureResult, Outbox};
 /// (see [`copy_schema`]).
 struct EventTable {
     name: String,
+    /// For the NVTX table, its columns: a capture writes a range when it
+    /// starts and its end when it ends ([`super::live`]), and so does a
+    /// replay. The rows' ends are in `temp."ended_NAME"`, and where each row
+    /// was copied to in `temp."placed_NAME"`.
+    ended_later: Option<Vec<String>>,
 }
+
+/// The table whose rows a replay copies when they start, their ends later.
+const RANGES: &str = "NVTX_EVENTS";
 
 impl CaptureJob {
     /// Replays the report at `path`, `speed` times faster than it was
@@ -194,9 +203,12 @@ fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTa
             .collect::<Result<_, _>>()?;
         let has = |c: &str| columns.iter().any(|x| x == c);
         if has("start") {
+            let ended_later = (name == RANGES && has("end")).then(|| columns.clone());
             // The time an event is known: its end, or its start if it has
-            // none (marks, unended ranges).
-            let known_at = if has("end") {
+            // none (marks, unended ranges); a range's start.
+            let known_at = if ended_later.is_some() {
+                "COALESCE(start, \"end\")"
+            } else if has("end") {
                 "COALESCE(\"end\", start)"
             } else {
                 "start"
@@ -209,7 +221,16 @@ fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTa
                    SELECT rowid AS src_row, {known_at} AS known_at FROM src.\"{name}\";
                  CREATE INDEX temp.\"when_{name}_at\" ON \"when_{name}\"(known_at, src_row);"
             ))?;
-            events.push(EventTable { name });
+            if ended_later.is_some() {
+                conn.execute_batch(&format!(
+                    "CREATE TEMP TABLE \"ended_{name}\" AS
+                       SELECT rowid AS src_row, \"end\" AS ended_at FROM src.\"{name}\"
+                       WHERE start IS NOT NULL AND \"end\" IS NOT NULL;
+                     CREATE INDEX temp.\"ended_{name}_at\" ON \"ended_{name}\"(ended_at, src_row);
+                     CREATE TEMP TABLE \"placed_{name}\" (src_row INTEGER PRIMARY KEY, row INTEGER);"
+                ))?;
+            }
+            events.push(EventTable { name, ended_later });
         } else {
             conn.execute_batch(&format!(
                 "INSERT INTO main.\"{name}\" SELECT * FROM src.\"{name}\""
@@ -218,6 +239,77 @@ fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTa
     }
     conn.execute_batch("COMMIT")?;
     Ok(events)
+}
+
+/// Copies the NVTX rows (`table`, its `columns`) starting in `[from,
+/// until)` without their ends, and fills in the ends that come in it.
+/// Answers the rows copied.
+fn copy_ranges(
+    conn: &Connection,
+    table: &str,
+    columns: &[String],
+    from: i64,
+    until: i64,
+) -> rusqlite::Result<u64> {
+    let quoted: Vec<String> = columns.iter().map(|c| format!("s.\"{c}\"")).collect();
+    let open: Vec<String> = (columns.iter().zip(&quoted))
+        .map(|(c, q)| match c.as_str() {
+            // A row without a start is copied when it ends, whole.
+            "end" => "CASE WHEN s.start IS NULL THEN s.\"end\" END".to_string(),
+            _ => q.clone(),
+        })
+        .collect();
+    let names: Vec<String> = columns.iter().map(|c| format!("\"{c}\"")).collect();
+    let last_row = || {
+        conn.query_row(
+            &format!("SELECT COALESCE(MAX(rowid), 0) FROM main.\"{table}\""),
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+    };
+    let before = last_row()?;
+    let n = conn.execute(
+        &format!(
+            "INSERT INTO main.\"{table}\" ({}) SELECT {} FROM temp.\"when_{table}\" w
+               JOIN src.\"{table}\" s ON s.rowid = w.src_row
+             WHERE w.known_at >= ?1 AND w.known_at < ?2 ORDER BY w.src_row",
+            names.join(", "),
+            open.join(", ")
+        ),
+        [from, until],
+    )?;
+    // Appended rows are numbered on from the last, in the order inserted:
+    // where each went is the source's order from there.
+    if last_row()? != before + n as i64 {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
+            Some(format!(
+                "{table}: the rows copied were not numbered in order"
+            )),
+        ));
+    }
+    conn.execute(
+        &format!(
+            "INSERT INTO temp.\"placed_{table}\" (src_row, row)
+               SELECT src_row, ?3 + ROW_NUMBER() OVER (ORDER BY src_row)
+               FROM temp.\"when_{table}\" WHERE known_at >= ?1 AND known_at < ?2"
+        ),
+        [from, until, before],
+    )?;
+    conn.execute(
+        &format!(
+            "UPDATE main.\"{table}\" SET \"end\" = (
+                 SELECT s.\"end\" FROM temp.\"placed_{table}\" p
+                 JOIN src.\"{table}\" s ON s.rowid = p.src_row
+                 WHERE p.row = main.\"{table}\".rowid)
+             WHERE rowid IN (
+                 SELECT p.row FROM temp.\"ended_{table}\" e
+                 JOIN temp.\"placed_{table}\" p ON p.src_row = e.src_row
+                 WHERE e.ended_at >= ?1 AND e.ended_at < ?2)"
+        ),
+        [from, until],
+    )?;
+    Ok(n as u64)
 }
 
 /// The first and last time any event is known.
@@ -235,6 +327,14 @@ fn time_span(conn: &Connection, tables: &[EventTable]) -> rusqlite::Result<(i64,
         )?;
         first = first.min(lo.unwrap_or(i64::MAX));
         last = last.max(hi.unwrap_or(i64::MIN));
+        if t.ended_later.is_some() {
+            let ended: Option<i64> = conn.query_row(
+                &format!("SELECT MAX(ended_at) FROM temp.\"ended_{0}\"", t.name),
+                [],
+                |r| r.get(0),
+            )?;
+            last = last.max(ended.unwrap_or(i64::MIN));
+        }
     }
     Ok(if first <= last { (first, last) } else { (0, 0) })
 }
@@ -249,6 +349,10 @@ fn copy_slice(
     let mut counts = LiveCounts::default();
     conn.execute_batch("BEGIN")?;
     for t in tables {
+        if let Some(columns) = &t.ended_later {
+            counts.nvtx += copy_ranges(conn, &t.name, columns, from, until)?;
+            continue;
+        }
         // In the source's row order within the slice, as a scan gave them.
         let n = conn.execute(
             &format!(

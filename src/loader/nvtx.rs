@@ -1,13 +1,17 @@
 //! NVTX ranges and marks: read, resolved, grouped by thread and domain,
 //! stacked in levels.
 //!
-//! A growing report's ranges come as they end: a parent comes after the
-//! ranges it encloses and starts before them, so the table is numbered anew
-//! at every load. What a load does not do again is the work per row. Each row
-//! is read and resolved once (its track, its text, its kind, what it names)
-//! into [`KeptNvtx`]'s columns, in the order rows came; a load then merges
-//! the new rows into the last load's track order instead of sorting every
-//! track again, and builds the table from the columns.
+//! A capture writes a range when it starts, without an end, and fills the
+//! end in when it ends (so its snapshots show ranges while they last). A
+//! growing report's load therefore reads its new rows, and again the rows of
+//! the ranges still open at the last load. The table is still numbered anew
+//! at every load (a range's end moves while it is open, and a report written
+//! by others may bring a parent after the ranges it holds). What a load does
+//! not do again is the work per row. Each row is read and resolved once (its
+//! track, its text, its kind, what it names) into [`KeptNvtx`]'s columns, in
+//! the order rows came; a load then merges the new rows into the last load's
+//! track order instead of sorting every track again, and builds the table
+//! from the columns.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -123,8 +127,14 @@ pub(super) struct KeptNvtx {
     unknown_types: BTreeMap<i64, u64>,
     /// Rows without a start.
     missing: u64,
-    /// Ranges recorded without an end.
-    unended: usize,
+    /// Ranges read without an end, with their rowids (a capture writes a
+    /// range when it starts and fills its end in when it ends): a growing
+    /// report's next load reads their rows again. The flags say whether the
+    /// range has a payload or an end thread already.
+    open: Vec<OpenRange>,
+    /// The ranges that were open at the last load: their ends, as drawn,
+    /// may have moved since.
+    moved: Vec<u32>,
     /// The latest NVTX timestamp: where an unended range ends.
     last_ts: Option<Ns>,
     /// The last load's track order, for the next to extend.
@@ -179,8 +189,14 @@ impl KeptNvtx {
             }
         };
         let i = self.len() as u32;
-        if unended(kind, row.end) {
-            self.unended += 1;
+        let end_tid = row.end_tid.filter(|&t| t != row.global_tid && t != 0);
+        if unended(kind, row.end) && row.row_id != 0 {
+            self.open.push(OpenRange {
+                range: i,
+                row_id: row.row_id,
+                has_payload: row.payload.is_some(),
+                has_end_thread: end_tid.is_some(),
+            });
         }
         self.row_id.push(row.row_id);
         self.start.push(start);
@@ -196,9 +212,78 @@ impl KeptNvtx {
         if let Some(p) = row.payload {
             self.payload.push((i, p));
         }
-        if let Some(end_tid) = row.end_tid.filter(|&t| t != row.global_tid && t != 0) {
+        if let Some(end_tid) = end_tid {
             self.end_tid.push((i, end_tid));
         }
+    }
+
+    /// Takes in a later read of open range `open`'s row: when it has ended,
+    /// its end and what its writer fills in with it (its type, colour,
+    /// category, payload, end thread). Answers whether it is still open.
+    fn reread(&mut self, open: &OpenRange, row: NvtxRow) -> bool {
+        let Some(end) = row.end else {
+            return true;
+        };
+        let i = open.range as usize;
+        self.last_ts = Some(self.last_ts.map_or(end, |t| t.max(end)));
+        self.end[i] = Some(end);
+        self.kind[i] = match row.event_type {
+            NVTX_PUSHPOP | NVTXT_PUSHPOP => NvtxKind::PushPop,
+            NVTX_STARTEND | NVTXT_STARTEND => NvtxKind::StartEnd,
+            _ => self.kind[i],
+        };
+        self.color[i] = row.color;
+        self.category[i] = row.category;
+        match (entry_of(&self.payload, open, open.has_payload), row.payload) {
+            (Some(at), Some(p)) => self.payload[at].1 = p,
+            (Some(at), None) => {
+                self.payload.remove(at);
+            }
+            (None, Some(p)) => self.payload.push((open.range, p)),
+            (None, None) => {}
+        }
+        let end_tid = row.end_tid.filter(|&t| t != row.global_tid && t != 0);
+        match (entry_of(&self.end_tid, open, open.has_end_thread), end_tid) {
+            (Some(at), Some(t)) => self.end_tid[at].1 = t,
+            (Some(at), None) => {
+                self.end_tid.remove(at);
+            }
+            (None, Some(t)) => self.end_tid.push((open.range, t)),
+            (None, None) => {}
+        }
+        false
+    }
+
+    /// Reads again (through `sql`, the table's `SELECT` with its rowid) the
+    /// rows of the ranges open at the last load, and takes in those that
+    /// ended since.
+    fn reread_open(&mut self, b: &Builder, sql: &str) -> rusqlite::Result<()> {
+        let open = std::mem::take(&mut self.open);
+        self.moved = open.iter().map(|o| o.range).collect();
+        if open.is_empty() {
+            return Ok(());
+        }
+        let by_row: HashMap<i64, usize> = (open.iter().enumerate())
+            .map(|(k, o)| (o.row_id, k))
+            .collect();
+        let ids: Vec<String> = open.iter().map(|o| o.row_id.to_string()).collect();
+        let mut still_open = vec![true; open.len()];
+        {
+            let report = b.report.clone();
+            let mut stmt =
+                (report.conn).prepare(&format!("{sql} WHERE rowid IN ({})", ids.join(",")))?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let row = NvtxRow::read(row);
+                if let Some(&k) = by_row.get(&row.row_id) {
+                    still_open[k] = self.reread(&open[k], row);
+                }
+            }
+        }
+        self.open = (open.into_iter().zip(still_open))
+            .filter_map(|(o, open)| open.then_some(o))
+            .collect();
+        Ok(())
     }
 
     /// Each range's end as drawn and counted: a mark's is its start, a
@@ -217,21 +302,53 @@ impl KeptNvtx {
 
     /// The ranges grouped by track, each track in start order (ties: longer
     /// first, then in the order they came). The last load's order extended
-    /// by the ranges read since, when it holds: no range's end moved (an
-    /// unended range ends at the last timestamp, which moves: a range
-    /// starting with it and ending at that timestamp, read before it, comes
-    /// first until the timestamp moves on).
+    /// by the ranges read since, when it holds: no range whose end may have
+    /// moved (one open at the last load: it ended since, or it ends at the
+    /// last timestamp, which moves) starts with another of its track, the
+    /// only place where an end orders ranges.
     fn grouping(&self, ends: &[Ns]) -> Grouping {
         let tracks = self.tracks.len();
         match &self.sorted {
             Some((order, spans))
-                if self.unended == 0 && order.len() <= self.len() && spans.len() <= tracks =>
+                if order.len() <= self.len()
+                    && spans.len() <= tracks
+                    && !self.moved.iter().any(|&r| self.ties(order, spans, r)) =>
             {
                 Grouping::extended(order, spans, &self.track, &self.start, ends, tracks)
             }
             _ => Grouping::new(&self.track, &self.start, Some(ends), tracks),
         }
     }
+
+    /// Whether range `r` starts with another of its track in the last
+    /// load's order (`order`, each track's place in it `spans`; each track's
+    /// slice is sorted by start).
+    fn ties(&self, order: &[u32], spans: &[crate::model::Span], r: u32) -> bool {
+        let track = spans.get(self.track[r as usize] as usize);
+        let Some(places) = track.and_then(|s| order.get(s.start as usize..s.end as usize)) else {
+            return false;
+        };
+        let start = self.start[r as usize];
+        let first = places.partition_point(|&x| self.start[x as usize] < start);
+        let after = places.partition_point(|&x| self.start[x as usize] <= start);
+        after - first > 1
+    }
+}
+
+/// Where `open`'s entry is in a sparse column, if `has` says it has one:
+/// the column is looked through only then (an open range seldom has one).
+fn entry_of<T>(column: &[(u32, T)], open: &OpenRange, has: bool) -> Option<usize> {
+    has.then(|| column.iter().rposition(|(r, _)| *r == open.range))
+        .flatten()
+}
+
+/// A range read without an end, in a growing report (see [`KeptNvtx::open`]).
+struct OpenRange {
+    /// Its index in the kept columns.
+    range: u32,
+    row_id: i64,
+    has_payload: bool,
+    has_end_thread: bool,
 }
 
 /// A range recorded without an end (a mark has none to record).
@@ -292,23 +409,32 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
             read: std::mem::take(&mut kept.read),
             ..KeptNvtx::default()
         };
+    } else {
+        kept.reread_open(b, &sql)?;
     }
     for row in rows {
         kept.add(row);
     }
-    build(b, &mut kept);
+    let places_kept = build(b, &mut kept);
     if let Some(carry) = b.carry.as_deref_mut() {
         carry.nvtx = kept;
-        // Numbered anew at every load: a growing report's ranges come when
-        // they end, and may enclose ranges shown before.
-        carry.numbered_anew(EventKind::Nvtx);
+        // Every range shown before is at its index still when the new ones
+        // all came after the last of their tracks, and those tracks come
+        // last in the table: one thread's ranges written as they start (a
+        // capture's). Otherwise (a range that holds ranges shown before, as
+        // when ranges are written as they end; a new range on a thread
+        // whose track is followed by others'), the table is numbered anew.
+        if !places_kept {
+            carry.numbered_anew(EventKind::Nvtx);
+        }
     }
     Ok(())
 }
 
 /// The trace's NVTX table, tracks, thread names and categories, from `kept`;
-/// keeps the track order in it when the report grows.
-fn build(b: &mut Builder, kept: &mut KeptNvtx) {
+/// keeps the track order in it when the report grows. Answers whether every
+/// range of the last load's table is at the same index in this one.
+fn build(b: &mut Builder, kept: &mut KeptNvtx) -> bool {
     // Domain names are per process: (pid, domainId) → name.
     let mut domains: HashMap<(u32, i64), String> = HashMap::new();
     let mut categories: Vec<((u32, i64, u32), String)> = Vec::new();
@@ -413,6 +539,8 @@ fn build(b: &mut Builder, kept: &mut KeptNvtx) {
         nvtx.category_names.insert((domain, category), name);
     }
     b.trace.nvtx = Arc::new(nvtx);
+    // The table holds the ranges in `g`'s order, the last load's in its own.
+    let places_kept = (kept.sorted.as_ref()).is_some_and(|(last, _)| g.order().starts_with(last));
     if b.carry.is_some() {
         kept.sorted = Some((g.order().into_owned(), g.tracks.clone()));
     }
@@ -422,6 +550,7 @@ fn build(b: &mut Builder, kept: &mut KeptNvtx) {
             "{count} NVTX events of unknown type {event_type} were skipped"
         ));
     }
+    places_kept
 }
 
 /// Rows within one NVTX track: push/pop ranges take their nesting depth (the

@@ -268,7 +268,9 @@ pub struct NvtxRow<'a> {
     pub payload: PayloadCells<'a>,
 }
 
-pub fn nvtx(conn: &Connection, r: &NvtxRow) -> rusqlite::Result<()> {
+/// Writes `r`; answers its rowid (the range id nsys reports), for
+/// [`nvtx_ended`].
+pub fn nvtx(conn: &Connection, r: &NvtxRow) -> rusqlite::Result<i64> {
     conn.prepare_cached(
         "INSERT INTO NVTX_EVENTS (start, end, eventType, category, color, globalTid, endGlobalTid,
             textId, domainId, int64Value, uint64Value, doubleValue, jsonText)
@@ -284,6 +286,30 @@ pub fn nvtx(conn: &Connection, r: &NvtxRow) -> rusqlite::Result<()> {
         r.end_global_tid,
         r.text_id,
         r.domain_id,
+        r.payload.int,
+        r.payload.uint,
+        r.payload.float,
+        r.payload.json,
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Fills in what a range written when it started ([`nvtx`], `row_id`) knows
+/// once it ends: its end, its type, its colour, category and payload, and
+/// the thread that ended it. Its start, thread, text and domain stay.
+pub fn nvtx_ended(conn: &Connection, row_id: i64, r: &NvtxRow) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE NVTX_EVENTS SET end = ?2, eventType = ?3, category = ?4, color = ?5,
+            endGlobalTid = ?6, int64Value = ?7, uint64Value = ?8, doubleValue = ?9, jsonText = ?10
+         WHERE rowid = ?1",
+    )?
+    .execute(params![
+        row_id,
+        r.end,
+        r.event_type,
+        (r.category != 0).then_some(r.category),
+        (r.color != 0).then_some(r.color),
+        r.end_global_tid,
         r.payload.int,
         r.payload.uint,
         r.payload.float,
