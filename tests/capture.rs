@@ -170,6 +170,15 @@ fn a_capture_shows_a_range_from_its_start_and_numbers_ranges_by_start() {
     };
     let i = named(&inside);
     assert!(inside.nvtx.unended[i], "open while it lasts");
+    let details =
+        sightline::app::events::EventRef::new(sightline::app::events::Table::Nvtx, i as u32)
+            .fields(&inside);
+    assert!(
+        details
+            .iter()
+            .any(|(k, v)| *k == "Ended" && v.starts_with("not yet")),
+        "{details:?}"
+    );
     assert!(inside.nvtx.spans.end(i) > inside.nvtx.spans.start[i]);
 
     live.append(&dump.records[cut..]).expect("append the rest");

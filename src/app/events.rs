@@ -294,7 +294,12 @@ impl EventRef {
                     f.push(("Payload", v));
                 }
                 if n.unended.get(i).copied().unwrap_or(false) {
-                    f.push(("Ended", "never (end is the report's last NVTX time)".into()));
+                    // A capture's range still open, or one its program
+                    // never ended: the report cannot tell them apart.
+                    f.push((
+                        "Ended",
+                        "not yet, or never (drawn to the report's last NVTX time)".into(),
+                    ));
                 }
             }
             Table::Kernel => {

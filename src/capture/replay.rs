@@ -298,14 +298,11 @@ fn copy_ranges(
     )?;
     conn.execute(
         &format!(
-            "UPDATE main.\"{table}\" SET \"end\" = (
-                 SELECT s.\"end\" FROM temp.\"placed_{table}\" p
-                 JOIN src.\"{table}\" s ON s.rowid = p.src_row
-                 WHERE p.row = main.\"{table}\".rowid)
-             WHERE rowid IN (
-                 SELECT p.row FROM temp.\"ended_{table}\" e
+            "UPDATE main.\"{table}\" SET \"end\" = ended.at FROM (
+                 SELECT p.row AS row, e.ended_at AS at FROM temp.\"ended_{table}\" e
                  JOIN temp.\"placed_{table}\" p ON p.src_row = e.src_row
-                 WHERE e.ended_at >= ?1 AND e.ended_at < ?2)"
+                 WHERE e.ended_at >= ?1 AND e.ended_at < ?2) AS ended
+             WHERE main.\"{table}\".rowid = ended.row"
         ),
         [from, until],
     )?;
