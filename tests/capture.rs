@@ -253,6 +253,149 @@ fn a_replay_shows_ranges_from_their_start() {
     assert_eq!(ends(&last), ends(&whole));
 }
 
+/// Every NVTX range's facts as a view or a report reads them, in table order.
+fn nvtx_facts(t: &sightline::model::Trace) -> Vec<String> {
+    let n = &t.nvtx;
+    (0..n.spans.len())
+        .map(|i| {
+            format!(
+                "{} {:?} {}..{} unended {} colour {:#x} category {} payload {:?} depth {}",
+                t.strings.get(n.spans.name[i]),
+                n.kind[i],
+                n.spans.start[i],
+                n.spans.end(i),
+                n.unended[i],
+                n.color[i],
+                n.category[i],
+                n.payload.get(&(i as u32)),
+                n.depth[i]
+            )
+        })
+        .collect()
+}
+
+/// A start/end range that never ends, its data (colour, category, payload)
+/// coming after its start: the capture's last snapshot (a growing load)
+/// shows what its saved report shows, the range's type as it started.
+#[test]
+fn a_range_that_never_ends_is_the_same_in_the_last_snapshot_and_the_saved_capture() {
+    use sightline::capture::live::LiveReport;
+    use sightline::capture::records::{
+        MarkerDataRecord, MarkerPayload, MarkerRecord, Record, marker_flag,
+    };
+    let marker = |flags, ts, id, name: &str| {
+        Record::Marker(MarkerRecord {
+            flags,
+            timestamp: ts,
+            id,
+            process_id: 4242,
+            thread_id: 7,
+            name: name.into(),
+            domain: String::new(),
+        })
+    };
+    let mut live = LiveReport::create(4242, "sightline", "test").expect("working file");
+    live.mark_started_ranges(&[1]);
+    live.set_origin(0);
+    live.append(&[
+        marker(marker_flag::START, 1000, 1, "never-ended"),
+        marker(marker_flag::START, 1100, 2, "inner"),
+        marker(marker_flag::END, 1200, 2, ""),
+    ])
+    .expect("append");
+    live.snapshot().expect("snapshot");
+    live.append(&[
+        Record::MarkerData(MarkerDataRecord {
+            id: 1,
+            payload: Some(MarkerPayload::Int(42)),
+            color: 0xFF00FF00,
+            category: 3,
+        }),
+        marker(marker_flag::START, 1300, 3, "later"),
+        marker(marker_flag::END, 1400, 3, ""),
+    ])
+    .expect("append");
+    live.close_open_ranges().expect("close");
+    let last = live.snapshot().expect("snapshot");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let saved = dir.path().join("capture.sqlite");
+    live.save(&saved).expect("save");
+    let whole = sightline::loader::load(&saved, &mut |_| {}, &AtomicBool::new(false))
+        .expect("saved capture loads");
+    assert_eq!(nvtx_facts(&last), nvtx_facts(&whole));
+    let facts = nvtx_facts(&whole);
+    assert!(
+        facts[0].starts_with("never-ended StartEnd") && facts[0].contains("payload Some(Int(42))"),
+        "{facts:?}"
+    );
+}
+
+/// A range whose end comes before its start (driver data the loader reads
+/// with a warning), its end in an earlier slice of the replay than its
+/// start: the replay ends it as the report does.
+#[test]
+fn a_replayed_range_ending_before_it_starts_ends_as_in_the_report() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("backwards.sqlite");
+    std::fs::copy(fixture("sync_timing.sqlite"), &path).expect("copy");
+    rusqlite::Connection::open(&path)
+        .and_then(|c| {
+            c.execute_batch(
+                "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, globalTid, text)
+                 SELECT (SELECT max(\"end\") FROM CUPTI_ACTIVITY_KIND_RUNTIME) - 10,
+                        (SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + 10,
+                        59, globalTid, 'backwards' FROM NVTX_EVENTS LIMIT 1;",
+            )
+        })
+        .expect("a range ending before it starts");
+    let whole =
+        sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
+    let mut last = None;
+    replay::replay_in_steps(&path, 10, |t| last = Some(t)).expect("replay");
+    let last = last.expect("a last state");
+    let sorted = |t: &sightline::model::Trace| {
+        let mut f = nvtx_facts(t);
+        f.sort();
+        f
+    };
+    assert_eq!(sorted(&last), sorted(&whole));
+}
+
+/// An NVTX table whose rowid is a column of its own (not nsys's schema, but
+/// one the loader reads) replays as any other.
+#[test]
+fn a_replayed_nvtx_table_with_a_rowid_column_replays() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("aliased.sqlite");
+    std::fs::copy(fixture("sync_timing.sqlite"), &path).expect("copy");
+    let c = rusqlite::Connection::open(&path).expect("open");
+    let sql: String = c
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'NVTX_EVENTS'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("schema");
+    let sql = sql.replacen('(', "(id INTEGER PRIMARY KEY, ", 1);
+    c.execute_batch(&format!(
+        "ALTER TABLE NVTX_EVENTS RENAME TO old_nvtx; {sql};
+         INSERT INTO NVTX_EVENTS SELECT rowid + 1000, * FROM old_nvtx; DROP TABLE old_nvtx;"
+    ))
+    .expect("a rowid column");
+    drop(c);
+    let whole =
+        sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
+    let mut last = None;
+    replay::replay_in_steps(&path, 20, |t| last = Some(t)).expect("replay");
+    let last = last.expect("a last state");
+    let sorted = |t: &sightline::model::Trace| {
+        let mut f = nvtx_facts(t);
+        f.sort();
+        f
+    };
+    assert_eq!(sorted(&last), sorted(&whole));
+}
+
 /// Collects a job's messages until it finishes.
 fn run_to_end(job: &CaptureJob, timeout: Duration) -> (Vec<u64>, Option<CaptureMessage>) {
     let deadline = Instant::now() + timeout;

@@ -988,3 +988,59 @@ fn every_panel_follows_the_one_selected_range() {
     assert_eq!(doc.stats.range(), Some(second));
     assert_eq!(doc.kernel.range(), None);
 }
+
+/// A range without an end (a capture's range still open, or one its program
+/// never ended) is counted to the report's last NVTX time, as nsys counts
+/// it, but drawn on to the report's end: a capture's outermost range, open
+/// for minutes, is not a sliver at its start. A click on that part selects
+/// it.
+#[test]
+fn a_range_without_an_end_is_drawn_and_clicked_to_the_reports_end() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("unended.sqlite");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sync_timing.sqlite"),
+        &path,
+    )
+    .expect("copy");
+    rusqlite::Connection::open(&path)
+        .and_then(|c| {
+            c.execute_batch(
+                "UPDATE NVTX_EVENTS SET \"end\" = NULL WHERE rowid =
+                   (SELECT min(rowid) FROM NVTX_EVENTS WHERE eventType = 59)",
+            )
+        })
+        .expect("an unended range");
+    let trace =
+        sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
+    let i = (0..trace.nvtx.spans.len())
+        .find(|&i| trace.nvtx.unended[i])
+        .expect("the range");
+    let (start, counted_to) = (trace.nvtx.spans.start[i], trace.nvtx.spans.end(i));
+    let report_end = trace.info.time_range.1;
+    assert!(
+        report_end > counted_to + 1_000_000,
+        "the report goes on after it"
+    );
+    let range = EventRef::new(Table::Nvtx, i as u32);
+    let mut h = harness(trace);
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        doc.timeline.zoom_to(start as f64, report_end as f64);
+    }
+    h.run_steps(3);
+    let pos = {
+        let tl = &h.state().doc().expect("doc").timeline;
+        // Screen x of a time, from two points of the view's mapping.
+        let (t0, t1) = (tl.time_at(0.0), tl.time_at(1.0));
+        let t = (counted_to as f64 + report_end as f64) / 2.0;
+        let y = tl
+            .event_pos(&h.state().doc().expect("doc").trace, range)
+            .expect("drawn")
+            .y;
+        pos2(((t - t0) / (t1 - t0)) as f32, y)
+    };
+    click(&mut h, pos);
+    let doc = h.state().doc().expect("doc");
+    assert_eq!(doc.timeline.selection.event, Some(range));
+}

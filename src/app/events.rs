@@ -298,7 +298,9 @@ impl EventRef {
                     // never ended: the report cannot tell them apart.
                     f.push((
                         "Ended",
-                        "not yet, or never (drawn to the report's last NVTX time)".into(),
+                        "not yet, or never: counted to the report's last NVTX time, \
+                         drawn faded on to its end"
+                            .into(),
                     ));
                 }
             }

@@ -37,6 +37,9 @@ struct OpenRange {
     domain_id: i64,
     /// Its row, written when it started (none for a mark, or with no file).
     row_id: Option<i64>,
+    /// Its type as written then: start/end when our NVTX wrapper started
+    /// it, else push/pop (told for good at its end).
+    event_type: i64,
 }
 
 /// Counts of what a capture recorded so far.
@@ -492,15 +495,8 @@ impl LiveReport {
         if m.flags & marker_flag::START != 0 {
             let text_id = self.string(&m.name)?;
             let domain_id = self.domain_id(&m.domain, m.timestamp, global_tid)?;
-            let mut open = OpenRange {
-                start: m.timestamp,
-                global_tid,
-                text_id,
-                domain_id,
-                row_id: None,
-            };
             // Written now, its end to come: a snapshot shows the range while
-            // it lasts (ending at the last NVTX timestamp, as nsys counts an
+            // it lasts (counted to the last NVTX timestamp, as nsys counts an
             // unended one), and ranges are numbered by start, as nsys's are.
             // Its type is told at its end; until then a range our NVTX
             // wrapper started is start/end, any other push/pop.
@@ -508,6 +504,14 @@ impl LiveReport {
                 NVTX_STARTEND
             } else {
                 NVTX_PUSHPOP
+            };
+            let mut open = OpenRange {
+                start: m.timestamp,
+                global_tid,
+                text_id,
+                domain_id,
+                row_id: None,
+                event_type,
             };
             open.row_id = self.write_range(m.id, &open, None, event_type, None)?;
             self.open_ranges.insert(m.id, open);
@@ -539,6 +543,7 @@ impl LiveReport {
                 text_id,
                 domain_id,
                 row_id: None,
+                event_type: NVTX_MARK,
             };
             self.write_range(m.id, &open, None, NVTX_MARK, None)?;
         }
@@ -610,7 +615,7 @@ impl LiveReport {
         let open: Vec<(u32, OpenRange)> = self.open_ranges.drain().collect();
         self.conn()?.execute_batch("BEGIN").map_err(sql)?;
         for (id, range) in open {
-            self.write_range(id, &range, None, NVTX_PUSHPOP, None)
+            self.write_range(id, &range, None, range.event_type, None)
                 .map_err(sql)?;
         }
         self.conn()?.execute_batch("COMMIT").map_err(sql)

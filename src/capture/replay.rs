@@ -203,7 +203,11 @@ fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTa
             .collect::<Result<_, _>>()?;
         let has = |c: &str| columns.iter().any(|x| x == c);
         if has("start") {
-            let ended_later = (name == RANGES && has("end")).then(|| columns.clone());
+            let ended_later = if name == RANGES && has("end") {
+                Some(columns_but_the_rowid(conn, &name, &columns)?)
+            } else {
+                None
+            };
             // The time an event is known: its end, or its start if it has
             // none (marks, unended ranges); a range's start.
             let known_at = if ended_later.is_some() {
@@ -224,7 +228,8 @@ fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTa
             if ended_later.is_some() {
                 conn.execute_batch(&format!(
                     "CREATE TEMP TABLE \"ended_{name}\" AS
-                       SELECT rowid AS src_row, \"end\" AS ended_at FROM src.\"{name}\"
+                       SELECT rowid AS src_row, MAX(start, \"end\") AS ended_at,
+                         \"end\" AS end_value FROM src.\"{name}\"
                        WHERE start IS NOT NULL AND \"end\" IS NOT NULL;
                      CREATE INDEX temp.\"ended_{name}_at\" ON \"ended_{name}\"(ended_at, src_row);
                      CREATE TEMP TABLE \"placed_{name}\" (src_row INTEGER PRIMARY KEY, row INTEGER);"
@@ -239,6 +244,34 @@ fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTa
     }
     conn.execute_batch("COMMIT")?;
     Ok(events)
+}
+
+/// `columns` of `table` less the one that is its rowid (an `INTEGER
+/// PRIMARY KEY`, which nsys's schema has not): the copied rows are numbered
+/// on from the working file's last, in the order copied.
+fn columns_but_the_rowid(
+    conn: &Connection,
+    table: &str,
+    columns: &[String],
+) -> rusqlite::Result<Vec<String>> {
+    let keys: Vec<(String, String)> = conn
+        .prepare(&format!("PRAGMA src.table_info(\"{table}\")"))?
+        .query_map([], |r| Ok((r.get(1)?, r.get(2)?, r.get::<_, i64>(5)?)))?
+        .filter_map(|c| match c {
+            Ok((name, kind, pk)) if pk > 0 => Some(Ok((name, kind))),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        })
+        .collect::<Result<_, _>>()?;
+    let rowid = match keys.as_slice() {
+        [(name, kind)] if kind.eq_ignore_ascii_case("INTEGER") => Some(name.as_str()),
+        _ => None,
+    };
+    Ok(columns
+        .iter()
+        .filter(|c| Some(c.as_str()) != rowid)
+        .cloned()
+        .collect())
 }
 
 /// Copies the NVTX rows (`table`, its `columns`) starting in `[from,
@@ -298,8 +331,8 @@ fn copy_ranges(
     )?;
     conn.execute(
         &format!(
-            "UPDATE main.\"{table}\" SET \"end\" = ended.at FROM (
-                 SELECT p.row AS row, e.ended_at AS at FROM temp.\"ended_{table}\" e
+            "UPDATE main.\"{table}\" SET \"end\" = ended.value FROM (
+                 SELECT p.row AS row, e.end_value AS value FROM temp.\"ended_{table}\" e
                  JOIN temp.\"placed_{table}\" p ON p.src_row = e.src_row
                  WHERE e.ended_at >= ?1 AND e.ended_at < ?2) AS ended
              WHERE main.\"{table}\".rowid = ended.row"
@@ -343,8 +376,28 @@ fn copy_slice(
     from: i64,
     until: i64,
 ) -> rusqlite::Result<LiveCounts> {
-    let mut counts = LiveCounts::default();
     conn.execute_batch("BEGIN")?;
+    match copy_tables(conn, tables, from, until) {
+        Ok(counts) => {
+            conn.execute_batch("COMMIT")?;
+            Ok(counts)
+        }
+        Err(e) => {
+            // The working file keeps its last slice whole.
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// [`copy_slice`]'s copies, in its transaction.
+fn copy_tables(
+    conn: &Connection,
+    tables: &[EventTable],
+    from: i64,
+    until: i64,
+) -> rusqlite::Result<LiveCounts> {
+    let mut counts = LiveCounts::default();
     for t in tables {
         if let Some(columns) = &t.ended_later {
             counts.nvtx += copy_ranges(conn, &t.name, columns, from, until)?;
@@ -368,6 +421,5 @@ fn copy_slice(
             _ => counts.other += n,
         }
     }
-    conn.execute_batch("COMMIT")?;
     Ok(counts)
 }

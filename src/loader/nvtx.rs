@@ -217,16 +217,17 @@ impl KeptNvtx {
         }
     }
 
-    /// Takes in a later read of open range `open`'s row: when it has ended,
-    /// its end and what its writer fills in with it (its type, colour,
-    /// category, payload, end thread). Answers whether it is still open.
-    fn reread(&mut self, open: &OpenRange, row: NvtxRow) -> bool {
-        let Some(end) = row.end else {
-            return true;
-        };
+    /// Takes in a later read of open range `open`'s row: its end, when it
+    /// has one now, and what its writer may fill in meanwhile (its type,
+    /// colour, category, payload, end thread: a capture writes them when the
+    /// range ends, or when it closes a range that never did). Answers whether
+    /// it is still open.
+    fn reread(&mut self, open: &mut OpenRange, row: NvtxRow) -> bool {
         let i = open.range as usize;
-        self.last_ts = Some(self.last_ts.map_or(end, |t| t.max(end)));
-        self.end[i] = Some(end);
+        if let Some(end) = row.end {
+            self.last_ts = Some(self.last_ts.map_or(end, |t| t.max(end)));
+            self.end[i] = Some(end);
+        }
         self.kind[i] = match row.event_type {
             NVTX_PUSHPOP | NVTXT_PUSHPOP => NvtxKind::PushPop,
             NVTX_STARTEND | NVTXT_STARTEND => NvtxKind::StartEnd,
@@ -234,7 +235,11 @@ impl KeptNvtx {
         };
         self.color[i] = row.color;
         self.category[i] = row.category;
-        match (entry_of(&self.payload, open, open.has_payload), row.payload) {
+        let has_payload = row.payload.is_some();
+        match (
+            entry_of(&self.payload, open.range, open.has_payload),
+            row.payload,
+        ) {
             (Some(at), Some(p)) => self.payload[at].1 = p,
             (Some(at), None) => {
                 self.payload.remove(at);
@@ -242,8 +247,12 @@ impl KeptNvtx {
             (None, Some(p)) => self.payload.push((open.range, p)),
             (None, None) => {}
         }
+        open.has_payload = has_payload;
         let end_tid = row.end_tid.filter(|&t| t != row.global_tid && t != 0);
-        match (entry_of(&self.end_tid, open, open.has_end_thread), end_tid) {
+        match (
+            entry_of(&self.end_tid, open.range, open.has_end_thread),
+            end_tid,
+        ) {
             (Some(at), Some(t)) => self.end_tid[at].1 = t,
             (Some(at), None) => {
                 self.end_tid.remove(at);
@@ -251,14 +260,15 @@ impl KeptNvtx {
             (None, Some(t)) => self.end_tid.push((open.range, t)),
             (None, None) => {}
         }
-        false
+        open.has_end_thread = end_tid.is_some();
+        row.end.is_none()
     }
 
     /// Reads again (through `sql`, the table's `SELECT` with its rowid) the
     /// rows of the ranges open at the last load, and takes in those that
     /// ended since.
     fn reread_open(&mut self, b: &Builder, sql: &str) -> rusqlite::Result<()> {
-        let open = std::mem::take(&mut self.open);
+        let mut open = std::mem::take(&mut self.open);
         self.moved = open.iter().map(|o| o.range).collect();
         if open.is_empty() {
             return Ok(());
@@ -276,7 +286,7 @@ impl KeptNvtx {
             while let Some(row) = rows.next()? {
                 let row = NvtxRow::read(row);
                 if let Some(&k) = by_row.get(&row.row_id) {
-                    still_open[k] = self.reread(&open[k], row);
+                    still_open[k] = self.reread(&mut open[k], row);
                 }
             }
         }
@@ -335,10 +345,11 @@ impl KeptNvtx {
     }
 }
 
-/// Where `open`'s entry is in a sparse column, if `has` says it has one:
-/// the column is looked through only then (an open range seldom has one).
-fn entry_of<T>(column: &[(u32, T)], open: &OpenRange, has: bool) -> Option<usize> {
-    has.then(|| column.iter().rposition(|(r, _)| *r == open.range))
+/// Where range `range`'s entry is in a sparse column, if `has` says it has
+/// one: the column is looked through only then (an open range seldom has
+/// one).
+fn entry_of<T>(column: &[(u32, T)], range: u32, has: bool) -> Option<usize> {
+    has.then(|| column.iter().rposition(|(r, _)| *r == range))
         .flatten()
 }
 

@@ -117,6 +117,9 @@ pub struct Timeline {
     pub metrics_strip: Option<std::sync::Arc<metrics_strip::MetricsStrip>>,
     /// Overlay marks painted in the last frame.
     pub overlays_painted: usize,
+    /// The NVTX ranges without an end ([`paint::open_ranges`]), drawn on to
+    /// the report's end.
+    open_ranges: Vec<u32>,
     /// Where the ruler counts from when no range is selected (session ns;
     /// 0 for `None`): a compare view counts both reports from their
     /// alignment point, so equal labels mean equal positions.
@@ -185,6 +188,7 @@ impl Timeline {
             metrics_strip: None,
             overlays_painted: 0,
             ruler_origin: None,
+            open_ranges: paint::open_ranges(trace),
         }
     }
 
@@ -197,6 +201,7 @@ impl Timeline {
         let (lo, hi) = trace.info.time_range;
         self.limits = (lo as f64, hi.max(lo + 1) as f64);
         self.rows = rows::build(trace);
+        self.open_ranges = paint::open_ranges(trace);
         self.name_colors = trace
             .strings
             .iter()
@@ -376,7 +381,7 @@ impl Timeline {
             0
         } as f32;
         let x0 = map.x(ev.start(trace)).max(self.canvas.left());
-        let x1 = map.x(ev.end(trace)).min(self.canvas.right());
+        let x1 = map.x(paint::drawn_end(trace, ev)).min(self.canvas.right());
         Some(pos2(
             (x0 + x1.max(x0)) / 2.0,
             rect.top() + 1.0 + (l + 0.5) * LANE_H,
@@ -429,7 +434,14 @@ impl Timeline {
         let map = Mapping::new(self.canvas, &self.view);
         let (r, rect) = self.row_at(pos)?;
         match &self.rows[r].kind {
-            RowKind::Lane { table, track, .. } => paint::hit(trace, *table, track, rect, &map, pos),
+            RowKind::Lane { table, track, .. } => paint::hit(trace, *table, track, rect, &map, pos)
+                .or_else(|| {
+                    let nvtx = *table == crate::app::events::Table::Nvtx;
+                    nvtx.then(|| {
+                        paint::hit_open_tail(trace, track, rect, &map, pos, &self.open_ranges)
+                    })
+                    .flatten()
+                }),
             RowKind::Projection { track } => self
                 .projection
                 .as_ref()
@@ -596,6 +608,17 @@ impl Timeline {
                     self.layout.push((r, row_rect));
                     painted +=
                         paint::lane(&lane_painter, trace, *table, track, row_rect, &map, &style);
+                    if *table == crate::app::events::Table::Nvtx && !self.open_ranges.is_empty() {
+                        painted += paint::open_tails(
+                            &lane_painter,
+                            trace,
+                            track,
+                            row_rect,
+                            &map,
+                            &self.open_ranges,
+                            &style,
+                        );
+                    }
                     if *table == crate::app::events::Table::Kernel
                         && let Some(strip) = &self.metrics_strip
                     {

@@ -431,6 +431,98 @@ impl<'a> ForwardSearch<'a> {
     }
 }
 
+/// The NVTX ranges of `trace` without an end (see [`open_tails`]), in index
+/// order: a capture's ranges still open, or ranges a program never ended.
+pub fn open_ranges(trace: &Trace) -> Vec<u32> {
+    (trace.nvtx.unended.iter().enumerate())
+        .filter(|&(_, &open)| open)
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
+/// Where range `i` (one of [`open_ranges`]) is drawn past the end it is
+/// counted to (the report's last NVTX time, as nsys counts it): on to the
+/// report's end. `None` when that adds nothing.
+fn open_tail(trace: &Trace, i: usize) -> Option<(Ns, Ns)> {
+    let counted_to = trace.nvtx.spans.end(i);
+    let report_end = trace.info.time_range.1;
+    (report_end > counted_to).then_some((counted_to, report_end))
+}
+
+/// Paints, faded, the part of each range of `open` (see [`open_ranges`]) of
+/// an NVTX lane's `track` that lies past the end it is counted to: a
+/// capture's outermost range, open for minutes, would otherwise show as a
+/// sliver at its start until it ends. Returns how many it painted.
+pub fn open_tails(
+    painter: &Painter,
+    trace: &Trace,
+    track: &Track,
+    rect: Rect,
+    map: &Mapping,
+    open: &[u32],
+    style: &LaneStyle,
+) -> usize {
+    let (from, to) = map.visible();
+    let mut painted = 0;
+    for &i in open.iter().filter(|&&i| track.contains(i)) {
+        let Some((s, e)) = open_tail(trace, i as usize) else {
+            continue;
+        };
+        if (e as f64) < from || (s as f64) > to {
+            continue;
+        }
+        let ev = EventRef::new(Table::Nvtx, i);
+        let l = level(trace, Table::Nvtx, i as usize) as f32;
+        let x0 = map.x(s).max(rect.left() - 2.0);
+        let x1 = map.x(e).min(rect.right() + 2.0).max(x0 + MIN_BOX_PX);
+        let y0 = rect.top() + 1.0 + l * LANE_H;
+        let r = Rect::from_min_max(pos2(x0, y0), pos2(x1, y0 + LANE_H - 2.0));
+        let fill = event_color(trace, ev, style.name_colors).gamma_multiply(0.35);
+        painter.rect_filled(r, 1.0, fill);
+        if style.selected == Some(ev) {
+            let stroke = Stroke::new(2.0, colors::SELECTED);
+            painter.rect_stroke(r.expand(1.0), 1.0, stroke, StrokeKind::Outside);
+        }
+        painted += 1;
+    }
+    painted
+}
+
+/// The range of `open` whose faded part (see [`open_tails`]) in an NVTX
+/// lane's `track` is under `pos`, if any.
+pub fn hit_open_tail(
+    trace: &Trace,
+    track: &Track,
+    rect: Rect,
+    map: &Mapping,
+    pos: Pos2,
+    open: &[u32],
+) -> Option<EventRef> {
+    let t = map.t(pos.x);
+    let want_level = ((pos.y - rect.top()) / LANE_H).floor().max(0.0) as u8;
+    open.iter()
+        .copied()
+        .filter(|&i| track.contains(i) && level(trace, Table::Nvtx, i as usize) == want_level)
+        .find(|&i| {
+            open_tail(trace, i as usize).is_some_and(|(s, e)| s as f64 <= t && t <= e as f64)
+        })
+        .map(|i| EventRef::new(Table::Nvtx, i))
+}
+
+/// The end of event `ev` as drawn: a range without an end is drawn on to
+/// the report's end (see [`open_tails`]).
+pub fn drawn_end(trace: &Trace, ev: EventRef) -> Ns {
+    let unended = ev.table == Table::Nvtx
+        && (trace.nvtx.unended.get(ev.index as usize)).is_some_and(|&open| open);
+    match unended
+        .then(|| open_tail(trace, ev.index as usize))
+        .flatten()
+    {
+        Some((_, e)) => e,
+        None => ev.end(trace),
+    }
+}
+
 /// The event under `pos` in a lane, if any (within 3 points).
 pub fn hit(
     trace: &Trace,
