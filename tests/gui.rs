@@ -989,14 +989,8 @@ fn every_panel_follows_the_one_selected_range() {
     assert_eq!(doc.kernel.range(), None);
 }
 
-/// A range without an end (a capture's range still open, or one its program
-/// never ended) is counted to the report's last NVTX time, as nsys counts
-/// it, but drawn on to the report's end: a capture's outermost range, open
-/// for minutes, is not a sliver at its start. A click on that part selects
-/// it.
-#[test]
-fn a_range_without_an_end_is_drawn_and_clicked_to_the_reports_end() {
-    let dir = tempfile::tempdir().expect("temp dir");
+/// sync_timing with its first push/pop range's end taken away (in `dir`).
+fn sync_timing_with_a_range_without_an_end(dir: &tempfile::TempDir) -> Trace {
     let path = dir.path().join("unended.sqlite");
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sync_timing.sqlite"),
@@ -1011,8 +1005,18 @@ fn a_range_without_an_end_is_drawn_and_clicked_to_the_reports_end() {
             )
         })
         .expect("an unended range");
-    let trace =
-        sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
+    sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads")
+}
+
+/// A range without an end (a capture's range still open, or one its program
+/// never ended) is counted to the report's last NVTX time, as nsys counts
+/// it, but drawn on to the report's end: a capture's outermost range, open
+/// for minutes, is not a sliver at its start. A click on that part selects
+/// it.
+#[test]
+fn a_range_without_an_end_is_drawn_and_clicked_to_the_reports_end() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = sync_timing_with_a_range_without_an_end(&dir);
     let i = (0..trace.nvtx.spans.len())
         .find(|&i| trace.nvtx.unended[i])
         .expect("the range");
@@ -1043,4 +1047,38 @@ fn a_range_without_an_end_is_drawn_and_clicked_to_the_reports_end() {
     click(&mut h, pos);
     let doc = h.state().doc().expect("doc");
     assert_eq!(doc.timeline.selection.event, Some(range));
+}
+
+/// A range without an end has no end to weigh its GPU work against: its
+/// details do not say the work ends after it (the end shown is the report's
+/// last NVTX time, which a capture's open range has not reached).
+#[test]
+fn a_range_without_an_end_is_not_said_to_end_before_its_gpu_work() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = sync_timing_with_a_range_without_an_end(&dir);
+    let i = (0..trace.nvtx.spans.len())
+        .find(|&i| trace.nvtx.unended[i])
+        .expect("the range");
+    let work = sightline::app::nvtx_gpu::RangeWork::compute(&trace, i as u32);
+    assert!(work.gpu_end.is_some(), "the range launched GPU work");
+    assert_eq!(work.overhang(&trace), None);
+    // Nor is its projection drawn overhanging.
+    let projected = sightline::app::timeline::projection::Projected {
+        nvtx: i as u32,
+        gpu_start: work.gpu_start.expect("GPU work"),
+        gpu_end: trace.info.time_range.1,
+    };
+    assert_eq!(projected.overhang(&trace), None);
+    let mut h = harness(trace);
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        let range = EventRef::new(Table::Nvtx, i as u32);
+        doc.timeline.select(&doc.trace, Some(range));
+    }
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains("GPU work of this range ends")
+            .is_none()
+    );
+    assert!(h.query_by_label("GPU work of this range").is_some());
 }

@@ -67,9 +67,15 @@ impl RangeWork {
         }
     }
 
-    /// How far the GPU work ends after the range (negative: before).
+    /// How far the GPU work ends after the range (negative: before); `None`
+    /// for a range without an end (a capture's range still open: the end
+    /// it is counted to, the report's last NVTX time, is not its end).
     pub fn overhang(&self, trace: &Trace) -> Option<Ns> {
-        let (_, end) = trace.nvtx.spans.get(self.nvtx as usize)?;
+        let i = self.nvtx as usize;
+        if trace.nvtx.unended.get(i).copied().unwrap_or(false) {
+            return None;
+        }
+        let (_, end) = trace.nvtx.spans.get(i)?;
         Some(self.gpu_end? - end)
     }
 }

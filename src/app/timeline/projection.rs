@@ -26,14 +26,16 @@ pub struct Projected {
 }
 
 impl Projected {
-    /// How far the GPU work ends after the CPU range (negative: before it).
-    pub fn overhang(&self, trace: &Trace) -> Ns {
-        let end = trace
-            .nvtx
-            .spans
-            .get(self.nvtx as usize)
-            .map_or(self.gpu_end, |(_, end)| end);
-        self.gpu_end - end
+    /// How far the GPU work ends after the CPU range (negative: before it);
+    /// `None` for a range without an end (a capture's range still open: the
+    /// report's last NVTX time it is counted to is not its end).
+    pub fn overhang(&self, trace: &Trace) -> Option<Ns> {
+        let i = self.nvtx as usize;
+        if trace.nvtx.unended.get(i).copied().unwrap_or(false) {
+            return None;
+        }
+        let end = trace.nvtx.spans.get(i).map_or(self.gpu_end, |(_, end)| end);
+        Some(self.gpu_end - end)
     }
 }
 
@@ -100,7 +102,7 @@ impl Projection {
             let x1 = map.x(p.gpu_end).min(rect.right() + 1.0).max(x0 + 1.0);
             let boxed = Rect::from_min_max(pos2(x0, top), pos2(x1, top + LANE_H - 1.0));
             let overhang = p.overhang(trace);
-            let late = overhang > 0;
+            let late = overhang.is_some_and(|o| o > 0);
             let ev = EventRef::new(Table::Nvtx, p.nvtx);
             let fill = if late {
                 OVERHANG
@@ -124,10 +126,9 @@ impl Projection {
             }
             if boxed.width() > 60.0 {
                 let name = trace.name(trace.nvtx.spans.name[p.nvtx as usize]);
-                let text = if late {
-                    format!("{name}  (GPU +{})", format::duration(overhang))
-                } else {
-                    name.to_string()
+                let text = match overhang.filter(|&o| o > 0) {
+                    Some(o) => format!("{name}  (GPU +{})", format::duration(o)),
+                    None => name.to_string(),
                 };
                 painter.with_clip_rect(boxed.intersect(rect)).text(
                     pos2(boxed.left().max(rect.left()) + 3.0, boxed.center().y),
