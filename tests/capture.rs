@@ -190,6 +190,17 @@ fn a_capture_shows_a_range_from_its_start_and_numbers_ranges_by_start() {
         .expect("saved capture loads");
     let (a, w) = (named(&after), named(&whole));
     assert!(!after.nvtx.unended[a] && !whole.nvtx.unended[w], "ended");
+    // Its colour and payload, handed over after its start, shown while open.
+    assert_ne!(whole.nvtx.color[w], 0, "the benchmark colours its ranges");
+    assert_eq!(
+        inside.nvtx.color[i], whole.nvtx.color[w],
+        "colour while open"
+    );
+    assert_eq!(
+        inside.nvtx.payload.get(&(i as u32)),
+        whole.nvtx.payload.get(&(w as u32)),
+        "payload while open"
+    );
     assert_eq!(
         (after.nvtx.spans.start[a], after.nvtx.spans.end(a)),
         (whole.nvtx.spans.start[w], whole.nvtx.spans.end(w))

@@ -30,6 +30,7 @@ use crate::model::{Ns, Trace};
 use crate::synth::rows::{self, GpuOpKey, GpuRow};
 
 /// An NVTX range whose end has not been seen yet.
+#[derive(Clone, Copy)]
 struct OpenRange {
     start: u64,
     global_tid: i64,
@@ -336,7 +337,15 @@ impl LiveReport {
             Record::Marker(m) => self.marker(m),
             Record::MarkerData(d) => {
                 self.marker_data.insert(d.id, *d);
-                Ok(())
+                // CUPTI hands a range's data over after its start: an open
+                // range's row gets it now, so a snapshot shows its colour
+                // and payload while it lasts.
+                match self.open_ranges.get(&d.id).copied() {
+                    Some(open) if open.row_id.is_some() => self
+                        .write_range(d.id, &open, None, open.event_type, None)
+                        .map(|_| ()),
+                    _ => Ok(()),
+                }
             }
         }
     }
@@ -521,6 +530,8 @@ impl LiveReport {
                 .push(m.id);
         } else if m.flags & marker_flag::END != 0 {
             let Some(open) = self.open_ranges.remove(&m.id) else {
+                // An end whose start was never seen: its data goes too.
+                self.marker_data.remove(&m.id);
                 return Ok(());
             };
             let start_tid = (open.global_tid & 0xFF_FFFF) as u32;
@@ -534,6 +545,7 @@ impl LiveReport {
             };
             let end_tid = (start_tid != m.thread_id).then_some(global_tid);
             self.write_range(m.id, &open, Some(m.timestamp), event_type, end_tid)?;
+            self.marker_data.remove(&m.id);
         } else if m.flags & marker_flag::INSTANTANEOUS != 0 {
             let text_id = self.string(&m.name)?;
             let domain_id = self.domain_id(&m.domain, m.timestamp, global_tid)?;
@@ -546,6 +558,7 @@ impl LiveReport {
                 event_type: NVTX_MARK,
             };
             self.write_range(m.id, &open, None, NVTX_MARK, None)?;
+            self.marker_data.remove(&m.id);
         }
         Ok(())
     }
@@ -568,14 +581,9 @@ impl LiveReport {
         event_type: i64,
         end_global_tid: Option<i64>,
     ) -> rusqlite::Result<Option<i64>> {
-        // A range's data (colour, payload) is taken at its end: CUPTI may
-        // hand it over after the start.
-        let at_end = open.row_id.is_some() || event_type == NVTX_MARK;
-        let data = if at_end {
-            self.marker_data.remove(&id)
-        } else {
-            self.marker_data.get(&id).copied()
-        };
+        // A range's data (colour, payload), as handed over so far: CUPTI
+        // hands it after the start; it is dropped once the range is done.
+        let data = self.marker_data.get(&id).copied();
         let mut payload = rows::PayloadCells::default();
         match data.and_then(|d| d.payload) {
             Some(MarkerPayload::Int(v)) => payload.int = Some(v),
@@ -617,6 +625,7 @@ impl LiveReport {
         for (id, range) in open {
             self.write_range(id, &range, None, range.event_type, None)
                 .map_err(sql)?;
+            self.marker_data.remove(&id);
         }
         self.conn()?.execute_batch("COMMIT").map_err(sql)
     }
