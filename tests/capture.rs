@@ -407,6 +407,59 @@ fn a_replayed_nvtx_table_with_a_rowid_column_replays() {
     assert_eq!(sorted(&last), sorted(&whole));
 }
 
+/// A range the benchmark marks without a payload has none in nsys's report;
+/// CUPTI hands its data over as an unsigned payload of 0, which a capture
+/// must not keep as one. Ranges with a payload keep theirs.
+#[test]
+fn h100_records_of_sync_timing_carry_the_payloads_nsys_found() {
+    let dump = read_dump(&fixture("capture/sync-timing.rec")).expect("read dump");
+    let live = dump.to_report(4242).expect("convert");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let saved = dir.path().join("capture.sqlite");
+    live.save(&saved).expect("save");
+    let trace =
+        sightline::loader::load(&saved, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
+    let mut ours: BTreeMap<String, (usize, usize, std::collections::BTreeSet<String>)> =
+        BTreeMap::new();
+    for i in 0..trace.nvtx.spans.len() {
+        if trace.nvtx.kind[i] == sightline::model::NvtxKind::Mark {
+            continue;
+        }
+        let name = trace.strings.get(trace.nvtx.spans.name[i]).to_string();
+        let entry = ours.entry(name).or_default();
+        entry.0 += 1;
+        if let Some(p) = trace.nvtx.payload.get(&(i as u32)) {
+            entry.1 += 1;
+            entry.2.insert(match p {
+                sightline::model::Payload::Int(v) => v.to_string(),
+                sightline::model::Payload::Uint(v) => v.to_string(),
+                sightline::model::Payload::Float(v) => v.to_string(),
+                sightline::model::Payload::Json(v) => v.clone(),
+            });
+        }
+    }
+    let expected = std::fs::read_to_string(fixture("capture/nsys_sync-timing_nvtx_payloads.csv"))
+        .expect("nsys's payloads");
+    let mut rows = 0;
+    for line in expected.lines().skip(1) {
+        let cells = split_csv(line);
+        let (name, count, with) = (&cells[0], &cells[1], &cells[2]);
+        let got = ours
+            .get(name.as_str())
+            .unwrap_or_else(|| panic!("no range {name}"));
+        assert_eq!(got.0.to_string(), *count, "{name}: instances");
+        assert_eq!(got.1.to_string(), *with, "{name}: ranges with a payload");
+        let values: Vec<&str> = cells[3].split(',').filter(|v| !v.is_empty()).collect();
+        assert_eq!(
+            got.2.iter().map(String::as_str).collect::<Vec<_>>(),
+            values,
+            "{name}: payloads"
+        );
+        rows += 1;
+    }
+    assert_eq!(rows, ours.len(), "the same ranges");
+}
+
 /// Collects a job's messages until it finishes.
 fn run_to_end(job: &CaptureJob, timeout: Duration) -> (Vec<u64>, Option<CaptureMessage>) {
     let deadline = Instant::now() + timeout;

@@ -406,10 +406,16 @@ fn decode_marker_data(b: &[u8]) -> Option<MarkerDataRecord> {
     long_enough(b)?;
     let payload_at = offset_of!(MarkerData, payload);
     // CUpti_MetricValueKind: 0 double, 1 uint64, 4 int64; others carry no
-    // number an NVTX payload column holds.
+    // number an NVTX payload column holds. A range given no payload
+    // (NVTX_PAYLOAD_UNKNOWN) comes as an unsigned 0 (H100, CUDA 13), which
+    // nsys's report of the same range leaves empty: an unsigned 0 is taken
+    // for none (a real payload of 0 cannot be told from it here).
     let payload = match field::<u32>(b, offset_of!(MarkerData, payloadKind))? {
         0 => Some(MarkerPayload::Float(field(b, payload_at)?)),
-        1 => Some(MarkerPayload::Uint(field(b, payload_at)?)),
+        1 => match field::<u64>(b, payload_at)? {
+            0 => None,
+            v => Some(MarkerPayload::Uint(v)),
+        },
         4 => Some(MarkerPayload::Int(field(b, payload_at)?)),
         _ => None,
     };
@@ -501,5 +507,11 @@ mod tests {
         };
         assert_eq!(d.payload, Some(MarkerPayload::Uint(1 << 40)));
         assert_eq!((d.id, d.color), (5, 0xff00ff00));
+        // How CUPTI hands over a range given no payload.
+        put(&mut b, offset_of!(MarkerData, payload), 0u64);
+        let Some(Record::MarkerData(d)) = decode(&b, &mut NoStrings) else {
+            panic!("not marker data");
+        };
+        assert_eq!(d.payload, None);
     }
 }
