@@ -603,9 +603,13 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
         .expect("a finding the whole report has");
     let clicked_finding = doc.findings.findings[clicked].clone();
     doc.findings.show(clicked, &doc.trace, &mut doc.timeline);
-    let (mut carried, mut renumbered) = (0, 0);
+    let (mut carried, mut renumbered, mut unmoved) = (0, 0, 0);
     for next in &snapshots[1..] {
         let doc = app.doc_mut().expect("doc");
+        let nothing_moves = sightline::annotations::Carrier::new(&doc.trace, next)
+            .moving()
+            .is_empty();
+        unmoved += usize::from(nothing_moves);
         let before = finding_keys(&doc.trace, &doc.findings.findings);
         let indexes = event_ids(&doc.findings.findings);
         let marks = mark_keys(&doc.trace, &doc.timeline);
@@ -627,6 +631,9 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
         );
     }
     assert!(carried > 0, "findings were carried over");
+    // Both ways: snapshots where no kind of event moved (the marks are left
+    // as they are, unlooked at) and snapshots that renumbered (below).
+    assert!(unmoved > 0, "no snapshot kept every index");
     let doc = app.doc().expect("doc");
     assert_eq!(
         finding_keys(&doc.trace, &doc.findings.findings),

@@ -171,7 +171,7 @@ impl FindingsPanel {
         // not change; only the events they hang on are found again. Built
         // anew they took 12-20 ms of the window's thread at each snapshot of
         // a report with 43k findings.
-        marks.retain_mut(|mark| carry_mark(&mut carrier, mark));
+        carry_marks(&mut carrier, &mut marks);
         timeline.set_marks(marks);
         self.schedule(new);
     }
@@ -286,7 +286,7 @@ impl FindingsPanel {
                 &mut a.footprints,
                 &mut range_work,
             );
-            a.marks.retain_mut(|mark| carry_mark(&mut carrier, mark));
+            carry_marks(&mut carrier, &mut a.marks);
         }
         // It may be the last reference to an older snapshot.
         super::job::drop_off_thread(analysed);
@@ -799,8 +799,18 @@ fn base_marks(findings: &[Finding], range_work: &[(u32, Ns, Ns)], trace: &Trace)
 
 /// Carries a mark into a later state of the report; false when the later
 /// state does not hold its event (the mark goes).
-fn carry_mark(carrier: &mut crate::annotations::Carrier, mark: &mut Overlay) -> bool {
-    (mark.anchor).find_again(|ev| carrier.carry(ev.into()).map(EventRef::from))
+/// Carries `marks` into the carrier's newer state: each hangs on its event
+/// found again there, or goes. Where no kind of event moved (a capture's
+/// tables grow at their ends, and one thread's NVTX ranges written by start
+/// keep their indexes too), every event is where it was: no mark is looked
+/// at (a findings-heavy capture has hundreds of thousands).
+fn carry_marks(carrier: &mut crate::annotations::Carrier, marks: &mut Marks) {
+    if carrier.moving().is_empty() {
+        return;
+    }
+    marks.retain_mut(|mark| {
+        (mark.anchor).find_again(|ev| carrier.carry(ev.into()).map(EventRef::from))
+    });
 }
 
 /// Carries findings (with `footprints`, their events') and the ranges' GPU
