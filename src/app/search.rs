@@ -83,8 +83,8 @@ impl Earlier {
                 return 0;
             }
             match table {
-                // A range open in `old` ended, as drawn, at the last NVTX
-                // timestamp: its end moved since, so it is looked at again,
+                // A range open in `old` was counted to its last NVTX time:
+                // its end may have moved since, so it is looked at again,
                 // and every range after it (matches stand below a row).
                 Table::Nvtx => (old.nvtx.unended.iter())
                     .position(|&open| open)

@@ -571,8 +571,9 @@ impl LiveReport {
     }
 
     /// Writes the row of range or mark `open` (`id`, CUPTI's): a new one, or
-    /// what a range written when it started knows at its end (`end`, or
-    /// `None` when it never ended). Answers the new row's rowid.
+    /// what a range written when it started knows now (its data; `end`, or
+    /// `None` while it lasts or when it never ended). Answers the new row's
+    /// rowid.
     fn write_range(
         &mut self,
         id: u32,

@@ -4,9 +4,11 @@
 //! A capture writes a range when it starts, without an end, and fills the
 //! end in when it ends (so its snapshots show ranges while they last). A
 //! growing report's load therefore reads its new rows, and again the rows of
-//! the ranges still open at the last load. The table is still numbered anew
-//! at every load (a range's end moves while it is open, and a report written
-//! by others may bring a parent after the ranges it holds). What a load does
+//! the ranges still open at the last load. The table is built again at every
+//! load (an open range's end moves, and the model's columns only append);
+//! its ranges keep their indexes when the new ones all come after the last
+//! of their tracks, and are numbered anew otherwise (a report written by
+//! others may bring a parent after the ranges it holds). What a load does
 //! not do again is the work per row. Each row is read and resolved once (its
 //! track, its text, its kind, what it names) into [`KeptNvtx`]'s columns, in
 //! the order rows came; a load then merges the new rows into the last load's
@@ -265,8 +267,8 @@ impl KeptNvtx {
     }
 
     /// Reads again (through `sql`, the table's `SELECT` with its rowid) the
-    /// rows of the ranges open at the last load, and takes in those that
-    /// ended since.
+    /// rows of the ranges open at the last load, and takes in what their
+    /// writer filled in since (see [`KeptNvtx::reread`]).
     fn reread_open(&mut self, b: &Builder, sql: &str) -> rusqlite::Result<()> {
         let mut open = std::mem::take(&mut self.open);
         self.moved = open.iter().map(|o| o.range).collect();
