@@ -221,29 +221,8 @@ fn lane_run(
         if let Some(c) = outline {
             painter.rect_stroke(r.expand(1.0), 1.0, Stroke::new(2.0, c), StrokeKind::Outside);
         }
-        let w = r.width();
-        if style.show_names && w > 24.0 {
-            let name = ev.short_name(trace);
-            // Proportional 11pt averages ~6.2 points a character.
-            let fit = ((w - 6.0) / 6.2) as usize;
-            if fit >= 2 && !name.is_empty() {
-                // `nth`, not `count`: stops after `fit` chars of a huge name.
-                let text: String = if name.chars().nth(fit).is_some() {
-                    let mut t: String = name.chars().take(fit.saturating_sub(1)).collect();
-                    t.push('…');
-                    t
-                } else {
-                    name.to_string()
-                };
-                let visible = r.intersect(rect);
-                painter.with_clip_rect(visible).text(
-                    pos2(visible.left().max(r.left()) + 3.0, r.center().y),
-                    Align2::LEFT_CENTER,
-                    text,
-                    FontId::proportional(11.0),
-                    Color32::WHITE,
-                );
-            }
+        if style.show_names {
+            name_in_box(painter, rect, r, ev.short_name(trace));
         }
     };
 
@@ -431,6 +410,36 @@ impl<'a> ForwardSearch<'a> {
     }
 }
 
+/// Writes `name` in box `r` of a lane (`rect`), cut with "…" to fit, when
+/// the box is wide enough for a few characters.
+fn name_in_box(painter: &Painter, rect: Rect, r: Rect, name: &str) {
+    let w = r.width();
+    if w <= 24.0 || name.is_empty() {
+        return;
+    }
+    // Proportional 11pt averages ~6.2 points a character.
+    let fit = ((w - 6.0) / 6.2) as usize;
+    if fit < 2 {
+        return;
+    }
+    // `nth`, not `count`: stops after `fit` chars of a huge name.
+    let text: String = if name.chars().nth(fit).is_some() {
+        let mut t: String = name.chars().take(fit.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    } else {
+        name.to_string()
+    };
+    let visible = r.intersect(rect);
+    painter.with_clip_rect(visible).text(
+        pos2(visible.left().max(r.left()) + 3.0, r.center().y),
+        Align2::LEFT_CENTER,
+        text,
+        FontId::proportional(11.0),
+        Color32::WHITE,
+    );
+}
+
 /// The NVTX ranges of `trace` without an end (see [`open_tails`]), in index
 /// order: a capture's ranges still open, or ranges a program never ended.
 pub fn open_ranges(trace: &Trace) -> Vec<u32> {
@@ -482,6 +491,12 @@ pub fn open_tails(
         if style.selected == Some(ev) {
             let stroke = Stroke::new(2.0, colors::SELECTED);
             painter.rect_stroke(r.expand(1.0), 1.0, stroke, StrokeKind::Outside);
+        }
+        // Named here where its solid part is too narrow to hold its name
+        // (a capture's range that no NVTX event has followed yet).
+        let solid = map.x(s) - map.x(trace.nvtx.spans.start[i as usize]);
+        if style.show_names && solid < 24.0 {
+            name_in_box(painter, rect, r, ev.short_name(trace));
         }
         painted += 1;
     }
