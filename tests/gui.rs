@@ -1082,3 +1082,48 @@ fn a_range_without_an_end_is_not_said_to_end_before_its_gpu_work() {
     );
     assert!(h.query_by_label("GPU work of this range").is_some());
 }
+
+/// Ranges without an end are all counted to the report's last NVTX time, so
+/// their faded parts on one level of a track cover each other: one a level
+/// is painted, the one that started last (a report whose 30k ranges never
+/// ended painted 30k a frame, 20 ms).
+#[test]
+fn one_faded_part_is_painted_a_level_whatever_the_ranges_without_an_end() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("all_unended.sqlite");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/timing_cases.sqlite"),
+        &path,
+    )
+    .expect("copy");
+    rusqlite::Connection::open(&path)
+        .and_then(|c| c.execute_batch("UPDATE NVTX_EVENTS SET \"end\" = NULL WHERE eventType = 59"))
+        .expect("ranges without an end");
+    let trace =
+        sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
+    let unended = trace.nvtx.unended.iter().filter(|&&u| u).count();
+    assert!(unended > 20, "{unended} ranges without an end");
+    let open = sightline::app::timeline::paint::open_ranges(&trace);
+    let tracks: Vec<&sightline::model::Track> = trace
+        .threads
+        .iter()
+        .flat_map(|t| t.nvtx.iter().map(|n| &n.track))
+        .collect();
+    let levels: usize = tracks.iter().map(|t| t.depth as usize).sum();
+    assert!(
+        !open.is_empty() && open.len() <= levels,
+        "{} for {levels} levels",
+        open.len()
+    );
+    // Each is the last to start of the ranges without an end on its level.
+    for &r in &open {
+        let track = tracks.iter().find(|t| t.contains(r)).expect("its track");
+        let level = trace.nvtx.depth[r as usize];
+        let later = track.rows().any(|i| {
+            trace.nvtx.unended[i as usize]
+                && trace.nvtx.depth[i as usize] == level
+                && trace.nvtx.spans.start[i as usize] > trace.nvtx.spans.start[r as usize]
+        });
+        assert!(!later, "range {r} is not the last to start on its level");
+    }
+}

@@ -4,6 +4,8 @@
 
 use eframe::egui::{Align2, Color32, FontId, Mesh, Painter, Pos2, Rect, Stroke, StrokeKind, pos2};
 
+use std::collections::HashMap;
+
 use super::rows::{LANE_H, MetricRow};
 use super::view::Mapping;
 use crate::app::colors;
@@ -440,13 +442,51 @@ fn name_in_box(painter: &Painter, rect: Rect, r: Rect, name: &str) {
     );
 }
 
-/// The NVTX ranges of `trace` without an end (see [`open_tails`]), in index
-/// order: a capture's ranges still open, or ranges a program never ended.
+/// The NVTX ranges of `trace` without an end whose faded part (see
+/// [`open_tails`]) shows: a capture's ranges still open, or ranges a program
+/// never ended. Every such range is counted to the same time (the report's
+/// last NVTX time), so their faded parts on one level of a track cover each
+/// other: only the one that started last is kept, a level at most (a report
+/// with 30k ranges never ended painted 30k faded boxes a frame).
 pub fn open_ranges(trace: &Trace) -> Vec<u32> {
-    (trace.nvtx.unended.iter().enumerate())
-        .filter(|&(_, &open)| open)
-        .map(|(i, _)| i as u32)
-        .collect()
+    let nvtx = &trace.nvtx;
+    // Each track's rows, by their first: a range's track is a search away.
+    let mut tracks: Vec<(u32, usize)> = (trace.threads.iter())
+        .flat_map(|t| t.nvtx.iter())
+        .enumerate()
+        .filter_map(|(k, n)| n.track.first().map(|first| (first, k)))
+        .collect();
+    tracks.sort_unstable();
+    let all: Vec<&Track> = (trace.threads.iter())
+        .flat_map(|t| t.nvtx.iter().map(|n| &n.track))
+        .collect();
+    let mut latest: HashMap<(usize, u8), u32> = HashMap::new();
+    for (i, _) in nvtx.unended.iter().enumerate().filter(|&(_, &open)| open) {
+        let i = i as u32;
+        // A track whose rows are not one block (not how the loader builds
+        // them today) is found by a look at every track.
+        let Some(k) = (tracks
+            .partition_point(|&(first, _)| first <= i)
+            .checked_sub(1))
+        .map(|at| tracks[at].1)
+        .filter(|&k| all[k].contains(i))
+        .or_else(|| all.iter().position(|t| t.contains(i))) else {
+            continue;
+        };
+        let level = level(trace, Table::Nvtx, i as usize);
+        let start = |r: u32| nvtx.spans.start[r as usize];
+        latest
+            .entry((k, level))
+            .and_modify(|r| {
+                if start(i) >= start(*r) {
+                    *r = i;
+                }
+            })
+            .or_insert(i);
+    }
+    let mut open: Vec<u32> = latest.into_values().collect();
+    open.sort_unstable();
+    open
 }
 
 /// Where range `i` (one of [`open_ranges`]) is drawn past the end it is
