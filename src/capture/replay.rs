@@ -5,10 +5,10 @@
 //! tables without a `start` column (strings, devices, enums, metadata) at
 //! once, event tables in time slices, each event when it ends (a capture
 //! learns of work when it completes), but NVTX ranges when they start, their
-//! ends when they end (as a capture writes them). Snapshots and the end arrive as the same
-//! [`CaptureMessage`]s a capture sends, so the window's growing timeline,
-//! follow mode and Stop are tested in CI without a GPU, and a class can watch
-//! a recorded run unfold (`sightline replay FILE`).
+//! ends when they end (as a capture writes them). Snapshots and the end
+//! arrive as the same [`CaptureMessage`]s a capture sends, so the window's
+//! growing timeline, follow mode and Stop are tested in CI without a GPU,
+//! and a class can watch a recorded run unfold (`sightline replay FILE`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
