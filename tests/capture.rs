@@ -341,6 +341,22 @@ fn a_range_that_never_ends_is_the_same_in_the_last_snapshot_and_the_saved_captur
     );
 }
 
+/// The last state of a replay of the report at `path` in `steps` holds its
+/// NVTX ranges as a load of the report does (in any order: a replay numbers
+/// its rows as they come).
+fn replay_ends_ranges_as_the_report(path: &Path, steps: u32) {
+    let whole = sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
+    let mut last = None;
+    replay::replay_in_steps(path, steps, |t| last = Some(t)).expect("replay");
+    let last = last.expect("a last state");
+    let sorted = |t: &sightline::model::Trace| {
+        let mut f = nvtx_facts(t);
+        f.sort();
+        f
+    };
+    assert_eq!(sorted(&last), sorted(&whole));
+}
+
 /// A range whose end comes before its start (driver data the loader reads
 /// with a warning), its end in an earlier slice of the replay than its
 /// start: the replay ends it as the report does.
@@ -359,17 +375,7 @@ fn a_replayed_range_ending_before_it_starts_ends_as_in_the_report() {
             )
         })
         .expect("a range ending before it starts");
-    let whole =
-        sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
-    let mut last = None;
-    replay::replay_in_steps(&path, 10, |t| last = Some(t)).expect("replay");
-    let last = last.expect("a last state");
-    let sorted = |t: &sightline::model::Trace| {
-        let mut f = nvtx_facts(t);
-        f.sort();
-        f
-    };
-    assert_eq!(sorted(&last), sorted(&whole));
+    replay_ends_ranges_as_the_report(&path, 10);
 }
 
 /// An NVTX table whose rowid is a column of its own (not nsys's schema, but
@@ -394,17 +400,7 @@ fn a_replayed_nvtx_table_with_a_rowid_column_replays() {
     ))
     .expect("a rowid column");
     drop(c);
-    let whole =
-        sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
-    let mut last = None;
-    replay::replay_in_steps(&path, 20, |t| last = Some(t)).expect("replay");
-    let last = last.expect("a last state");
-    let sorted = |t: &sightline::model::Trace| {
-        let mut f = nvtx_facts(t);
-        f.sort();
-        f
-    };
-    assert_eq!(sorted(&last), sorted(&whole));
+    replay_ends_ranges_as_the_report(&path, 20);
 }
 
 /// A range the benchmark marks without a payload has none in nsys's report;

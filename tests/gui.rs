@@ -989,23 +989,30 @@ fn every_panel_follows_the_one_selected_range() {
     assert_eq!(doc.kernel.range(), None);
 }
 
-/// sync_timing with its first push/pop range's end taken away (in `dir`).
-fn sync_timing_with_a_range_without_an_end(dir: &tempfile::TempDir) -> Trace {
-    let path = dir.path().join("unended.sqlite");
+/// Fixture `name` copied into `dir`, edited by `sql`, loaded.
+fn load_edited(dir: &tempfile::TempDir, name: &str, sql: &str) -> Trace {
+    let path = dir.path().join(name);
     std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sync_timing.sqlite"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
         &path,
     )
     .expect("copy");
     rusqlite::Connection::open(&path)
-        .and_then(|c| {
-            c.execute_batch(
-                "UPDATE NVTX_EVENTS SET \"end\" = NULL WHERE rowid =
-                   (SELECT min(rowid) FROM NVTX_EVENTS WHERE eventType = 59)",
-            )
-        })
-        .expect("an unended range");
+        .and_then(|c| c.execute_batch(sql))
+        .expect("edit");
     sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads")
+}
+
+/// sync_timing with its first push/pop range's end taken away (in `dir`).
+fn sync_timing_with_a_range_without_an_end(dir: &tempfile::TempDir) -> Trace {
+    load_edited(
+        dir,
+        "sync_timing.sqlite",
+        "UPDATE NVTX_EVENTS SET \"end\" = NULL WHERE rowid =
+           (SELECT min(rowid) FROM NVTX_EVENTS WHERE eventType = 59)",
+    )
 }
 
 /// A range without an end (a capture's range still open, or one its program
@@ -1090,17 +1097,11 @@ fn a_range_without_an_end_is_not_said_to_end_before_its_gpu_work() {
 #[test]
 fn one_faded_part_is_painted_a_level_whatever_the_ranges_without_an_end() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("all_unended.sqlite");
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/timing_cases.sqlite"),
-        &path,
-    )
-    .expect("copy");
-    rusqlite::Connection::open(&path)
-        .and_then(|c| c.execute_batch("UPDATE NVTX_EVENTS SET \"end\" = NULL WHERE eventType = 59"))
-        .expect("ranges without an end");
-    let trace =
-        sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
+    let trace = load_edited(
+        &dir,
+        "timing_cases.sqlite",
+        "UPDATE NVTX_EVENTS SET \"end\" = NULL WHERE eventType = 59",
+    );
     let unended = trace.nvtx.unended.iter().filter(|&&u| u).count();
     assert!(unended > 20, "{unended} ranges without an end");
     let open = sightline::app::timeline::paint::open_ranges(&trace);
