@@ -224,7 +224,7 @@ fn lane_run(
             painter.rect_stroke(r.expand(1.0), 1.0, Stroke::new(2.0, c), StrokeKind::Outside);
         }
         if style.show_names {
-            name_in_box(painter, rect, r, ev.short_name(trace));
+            name_in_box(painter, rect, r, || ev.short_name(trace));
         }
     };
 
@@ -412,11 +412,16 @@ impl<'a> ForwardSearch<'a> {
     }
 }
 
-/// Writes `name` in box `r` of a lane (`rect`), cut with "…" to fit, when
-/// the box is wide enough for a few characters.
-fn name_in_box(painter: &Painter, rect: Rect, r: Rect, name: &str) {
+/// Writes the name `name` gives in box `r` of a lane (`rect`), cut with "…"
+/// to fit, when the box is wide enough for a few characters (the name is
+/// looked up only then: most boxes of a busy lane are narrower).
+fn name_in_box<'a>(painter: &Painter, rect: Rect, r: Rect, name: impl FnOnce() -> &'a str) {
     let w = r.width();
-    if w <= 24.0 || name.is_empty() {
+    if w <= 24.0 {
+        return;
+    }
+    let name = name();
+    if name.is_empty() {
         return;
     }
     // Proportional 11pt averages ~6.2 points a character.
@@ -536,7 +541,7 @@ pub fn open_tails(
         // (a capture's range that no NVTX event has followed yet).
         let solid = map.x(s) - map.x(trace.nvtx.spans.start[i as usize]);
         if style.show_names && solid < 24.0 {
-            name_in_box(painter, rect, r, ev.short_name(trace));
+            name_in_box(painter, rect, r, || ev.short_name(trace));
         }
         painted += 1;
     }
