@@ -293,7 +293,7 @@ impl EventRef {
                     };
                     f.push(("Payload", v));
                 }
-                if n.unended.get(i).copied().unwrap_or(false) {
+                if n.is_unended(i) {
                     // A capture's range still open, or one its program
                     // never ended: the report cannot tell them apart.
                     f.push((

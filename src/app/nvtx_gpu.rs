@@ -72,7 +72,7 @@ impl RangeWork {
     /// it is counted to, the report's last NVTX time, is not its end).
     pub fn overhang(&self, trace: &Trace) -> Option<Ns> {
         let i = self.nvtx as usize;
-        if trace.nvtx.unended.get(i).copied().unwrap_or(false) {
+        if trace.nvtx.is_unended(i) {
             return None;
         }
         let (_, end) = trace.nvtx.spans.get(i)?;

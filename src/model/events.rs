@@ -286,6 +286,15 @@ pub struct NvtxRanges {
     pub category_names: HashMap<(String, u32), String>,
 }
 
+impl NvtxRanges {
+    /// Whether range `i` was recorded without an end (a capture's range
+    /// still open, or one its program never ended); false for a row that is
+    /// not there.
+    pub fn is_unended(&self, i: usize) -> bool {
+        self.unended.get(i).copied().unwrap_or(false)
+    }
+}
+
 /// Launch attributes that kernels of one launch site share, stored once.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct LaunchConfig {

@@ -122,7 +122,7 @@ impl<'a> Context<'a> {
                         name: spans.name[row],
                         parent,
                         depth,
-                        unended: trace.nvtx.unended.get(row).copied().unwrap_or(false),
+                        unended: trace.nvtx.is_unended(row),
                     });
                     open.push(ranges.len() - 1);
                     thread_ranges[t].push(ranges.len() - 1);

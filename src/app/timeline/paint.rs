@@ -572,8 +572,7 @@ pub fn hit_open_tail(
 /// The end of event `ev` as drawn: a range without an end is drawn on to
 /// the report's end (see [`open_tails`]).
 pub fn drawn_end(trace: &Trace, ev: EventRef) -> Ns {
-    let unended = ev.table == Table::Nvtx
-        && (trace.nvtx.unended.get(ev.index as usize)).is_some_and(|&open| open);
+    let unended = ev.table == Table::Nvtx && trace.nvtx.is_unended(ev.index as usize);
     match unended
         .then(|| open_tail(trace, ev.index as usize))
         .flatten()

@@ -31,7 +31,7 @@ impl Projected {
     /// report's last NVTX time it is counted to is not its end).
     pub fn overhang(&self, trace: &Trace) -> Option<Ns> {
         let i = self.nvtx as usize;
-        if trace.nvtx.unended.get(i).copied().unwrap_or(false) {
+        if trace.nvtx.is_unended(i) {
             return None;
         }
         let end = trace.nvtx.spans.get(i).map_or(self.gpu_end, |(_, end)| end);
