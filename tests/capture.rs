@@ -72,16 +72,23 @@ fn our_stats(report: &Path, dir: &Path) -> PathBuf {
     prefix
 }
 
+/// The report a capture saves of the CUPTI records in fixture `dump`
+/// (converted as a capture converts them), in `dir`.
+fn saved_capture_of(dump: &str, dir: &tempfile::TempDir) -> PathBuf {
+    let dump = read_dump(&fixture(dump)).expect("read dump");
+    assert!(!dump.records.is_empty());
+    let live = dump.to_report(4242).expect("convert");
+    let saved = dir.path().join("capture.sqlite");
+    live.save(&saved).expect("save");
+    saved
+}
+
 /// The H100 records of benchmark `bench`, converted as a capture converts
 /// them, give the kernels, copies, NVTX ranges and API calls nsys found when
 /// it profiled `sightline run bench` on the same machine.
 fn records_match_nsys(bench: &str) {
-    let dump = read_dump(&fixture(&format!("capture/{bench}.rec"))).expect("read dump");
-    assert!(!dump.records.is_empty());
-    let live = dump.to_report(4242).expect("convert");
     let dir = tempfile::tempdir().expect("tempdir");
-    let saved = dir.path().join("capture.sqlite");
-    live.save(&saved).expect("save");
+    let saved = saved_capture_of(&format!("capture/{bench}.rec"), &dir);
     let ours = our_stats(&saved, dir.path());
     let theirs = |report: &str| fixture(&format!("capture/nsys_{bench}_{report}.csv"));
     let mine = |report: &str| PathBuf::from(format!("{}_{report}.csv", ours.display()));
@@ -408,11 +415,8 @@ fn a_replayed_nvtx_table_with_a_rowid_column_replays() {
 /// must not keep as one. Ranges with a payload keep theirs.
 #[test]
 fn h100_records_of_sync_timing_carry_the_payloads_nsys_found() {
-    let dump = read_dump(&fixture("capture/sync-timing.rec")).expect("read dump");
-    let live = dump.to_report(4242).expect("convert");
     let dir = tempfile::tempdir().expect("tempdir");
-    let saved = dir.path().join("capture.sqlite");
-    live.save(&saved).expect("save");
+    let saved = saved_capture_of("capture/sync-timing.rec", &dir);
     let trace =
         sightline::loader::load(&saved, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
     let mut ours: BTreeMap<String, (usize, usize, std::collections::BTreeSet<String>)> =
@@ -646,11 +650,8 @@ fn snapshots_loaded_while_a_replay_writes_are_each_one_commit() {
 /// read-only folder or another tool may not allow.
 #[test]
 fn a_saved_capture_is_in_rollback_mode() {
-    let dump = read_dump(&fixture("capture/streams.rec")).expect("read dump");
-    let live = dump.to_report(4242).expect("convert");
     let dir = tempfile::tempdir().expect("tempdir");
-    let saved = dir.path().join("capture.sqlite");
-    live.save(&saved).expect("save");
+    let saved = saved_capture_of("capture/streams.rec", &dir);
     let mut header = [0u8; 20];
     std::io::Read::read_exact(&mut std::fs::File::open(&saved).expect("open"), &mut header)
         .expect("header");

@@ -113,6 +113,15 @@ impl Growing {
         }
     }
 
+    /// The thread (globalTid) of the source's first NVTX row.
+    fn nvtx_thread(&self) -> i64 {
+        self.conn
+            .query_row("SELECT globalTid FROM src.NVTX_EVENTS LIMIT 1", [], |r| {
+                r.get(0)
+            })
+            .expect("a thread with NVTX rows")
+    }
+
     /// Adds slice `k` (of `slices`) of every event table, in rowid order.
     fn add_slice(&self, k: i64, slices: i64) {
         for (table, lo, hi) in &self.tables {
@@ -1265,12 +1274,7 @@ fn an_extended_search_looks_again_at_ranges_that_were_open() {
     use sightline::model::TimeRange;
     use std::sync::Arc;
     let growing = Growing::start(&fixture("sync_timing.sqlite"), "search-open");
-    let tid: i64 = growing
-        .conn
-        .query_row("SELECT globalTid FROM src.NVTX_EVENTS LIMIT 1", [], |r| {
-            r.get(0)
-        })
-        .expect("a thread");
+    let tid = growing.nvtx_thread();
     growing
         .conn
         .execute_batch(&format!(
@@ -1314,12 +1318,7 @@ fn an_extended_search_looks_again_at_ranges_that_were_open() {
 #[test]
 fn an_open_range_changed_while_still_open_loads_as_a_whole_load() {
     let growing = Growing::start(&fixture("sync_timing.sqlite"), "open-changed");
-    let tid: i64 = growing
-        .conn
-        .query_row("SELECT globalTid FROM src.NVTX_EVENTS LIMIT 1", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
+    let tid = growing.nvtx_thread();
     growing.add_slice(0, 1);
     growing
         .conn
@@ -1371,12 +1370,7 @@ fn ranges_opened_and_ended_at_random_load_as_a_whole_load() {
     let (mut kept_claims, mut renumbered) = (0, 0);
     for round in 0..rounds {
         let growing = Growing::start(&fixture("sync_timing.sqlite"), &format!("random-{round}"));
-        let tid0: i64 = growing
-            .conn
-            .query_row("SELECT globalTid FROM src.NVTX_EVENTS LIMIT 1", [], |r| {
-                r.get(0)
-            })
-            .unwrap();
+        let tid0 = growing.nvtx_thread();
         let mut carry = Carry::default();
         let mut old: Option<Trace> = None;
         let mut clock = [1000i64; 3];

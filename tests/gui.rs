@@ -1005,14 +1005,19 @@ fn load_edited(dir: &tempfile::TempDir, name: &str, sql: &str) -> Trace {
     sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false)).expect("loads")
 }
 
-/// sync_timing with its first push/pop range's end taken away (in `dir`).
-fn sync_timing_with_a_range_without_an_end(dir: &tempfile::TempDir) -> Trace {
-    load_edited(
+/// sync_timing with its first push/pop range's end taken away (in `dir`),
+/// and that range's index.
+fn sync_timing_with_a_range_without_an_end(dir: &tempfile::TempDir) -> (Trace, usize) {
+    let trace = load_edited(
         dir,
         "sync_timing.sqlite",
         "UPDATE NVTX_EVENTS SET \"end\" = NULL WHERE rowid =
            (SELECT min(rowid) FROM NVTX_EVENTS WHERE eventType = 59)",
-    )
+    );
+    let i = (0..trace.nvtx.spans.len())
+        .find(|&i| trace.nvtx.unended[i])
+        .expect("the range");
+    (trace, i)
 }
 
 /// A range without an end (a capture's range still open, or one its program
@@ -1023,10 +1028,7 @@ fn sync_timing_with_a_range_without_an_end(dir: &tempfile::TempDir) -> Trace {
 #[test]
 fn a_range_without_an_end_is_drawn_and_clicked_to_the_reports_end() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let trace = sync_timing_with_a_range_without_an_end(&dir);
-    let i = (0..trace.nvtx.spans.len())
-        .find(|&i| trace.nvtx.unended[i])
-        .expect("the range");
+    let (trace, i) = sync_timing_with_a_range_without_an_end(&dir);
     let (start, counted_to) = (trace.nvtx.spans.start[i], trace.nvtx.spans.end(i));
     let report_end = trace.info.time_range.1;
     assert!(
@@ -1062,10 +1064,7 @@ fn a_range_without_an_end_is_drawn_and_clicked_to_the_reports_end() {
 #[test]
 fn a_range_without_an_end_is_not_said_to_end_before_its_gpu_work() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let trace = sync_timing_with_a_range_without_an_end(&dir);
-    let i = (0..trace.nvtx.spans.len())
-        .find(|&i| trace.nvtx.unended[i])
-        .expect("the range");
+    let (trace, i) = sync_timing_with_a_range_without_an_end(&dir);
     let work = sightline::app::nvtx_gpu::RangeWork::compute(&trace, i as u32);
     assert!(work.gpu_end.is_some(), "the range launched GPU work");
     assert_eq!(work.overhang(&trace), None);
