@@ -417,8 +417,25 @@ fn a_replayed_nvtx_table_with_a_rowid_column_replays() {
 fn h100_records_of_sync_timing_carry_the_payloads_nsys_found() {
     let dir = tempfile::tempdir().expect("tempdir");
     let saved = saved_capture_of("capture/sync-timing.rec", &dir);
+    assert_payloads_as_nsys_found(&saved);
+}
+
+/// The capture bundled for the lessons and Compare (made on an H100 by an
+/// older build, it held an unsigned 0 where nsys has no payload) says what
+/// nsys says of the same benchmark's ranges.
+#[test]
+fn the_bundled_capture_carries_the_payloads_nsys_found() {
+    assert_payloads_as_nsys_found(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sync_timing_capture.sqlite"),
+    );
+}
+
+/// Per NVTX range name of the saved capture `report` of sync-timing: the
+/// instances, how many carry a payload and which, as nsys profiled the same
+/// benchmark (`capture/nsys_sync-timing_nvtx_payloads.csv`).
+fn assert_payloads_as_nsys_found(report: &Path) {
     let trace =
-        sightline::loader::load(&saved, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
+        sightline::loader::load(report, &mut |_| {}, &AtomicBool::new(false)).expect("loads");
     let mut ours: BTreeMap<String, (usize, usize, std::collections::BTreeSet<String>)> =
         BTreeMap::new();
     for i in 0..trace.nvtx.spans.len() {
