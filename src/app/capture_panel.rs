@@ -149,6 +149,9 @@ impl Live {
                 ui.toggle_value(&mut self.show_output, "Output");
             }
         });
+        if let Some(lag) = self.is_running().then(|| lag_note(&self.status)).flatten() {
+            ui.colored_label(ui.visuals().warn_fg_color, lag);
+        }
         if let Some(problem) = &self.problem {
             ui.colored_label(ui.visuals().error_fg_color, problem);
         }
@@ -168,6 +171,33 @@ impl Live {
     pub fn repaint_after(&self) -> Option<Duration> {
         self.is_running().then_some(Duration::from_millis(50))
     }
+}
+
+/// How old the newest event of a snapshot may have been when it was written
+/// before the bar says that the view trails the program: an event normally
+/// reaches the working file within a CUPTI flush and a batch's writing
+/// (tens of milliseconds).
+pub const LAG_SHOWN: Duration = Duration::from_millis(250);
+
+/// What the bar says while the writing trails what the program makes (a
+/// program making kernels faster than the working file takes them in: a
+/// CUDA graph of tiny kernels can). The newest event's age when written,
+/// not its age on screen, tells it: a program that makes no events for a
+/// while has an old newest event and nothing waiting.
+pub fn lag_note(status: &LiveStatus) -> Option<String> {
+    let lag = status.newest_event_age_written;
+    (lag >= LAG_SHOWN).then(|| {
+        let waiting = match status.batches_waiting {
+            0 => String::new(),
+            1 => " (1 batch of records waiting)".to_string(),
+            n => format!(" ({n} batches of records waiting)"),
+        };
+        format!(
+            "The view trails the program by {:.1} s: its events come faster than they are \
+             written{waiting}. None is lost: they come in as the writing catches up.",
+            lag.as_secs_f64()
+        )
+    })
 }
 
 /// Capture ▸ New capture: pick a benchmark, set its parameters, Start.
@@ -318,5 +348,27 @@ impl CaptureDialog {
         }
         let ranges = Some(self.metric_ranges.as_str()).filter(|r| !r.trim().is_empty());
         CounterRequest::from_args(Some(self.metrics.as_str()), ranges)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_says_the_view_trails_only_when_the_writing_does() {
+        let at = |written_ms: u64, on_screen_ms: u64, waiting: usize| LiveStatus {
+            newest_event_age_written: Duration::from_millis(written_ms),
+            newest_event_age: Duration::from_millis(on_screen_ms),
+            batches_waiting: waiting,
+            ..LiveStatus::default()
+        };
+        assert_eq!(lag_note(&at(20, 40, 0)), None, "a live view, as usual");
+        // A program that made no event for 3 s: nothing trails.
+        assert_eq!(lag_note(&at(20, 3_000, 0)), None);
+        let note = lag_note(&at(800, 830, 12)).expect("trailing");
+        assert!(note.contains("by 0.8 s"), "{note}");
+        assert!(note.contains("12 batches of records waiting"), "{note}");
+        assert!(lag_note(&at(250, 260, 1)).is_some_and(|n| n.contains("(1 batch ")));
     }
 }
