@@ -11,6 +11,11 @@
 //!
 //! Why not `Arc<Vec<T>>` and `make_mut`: the window always holds the last
 //! snapshot, so `make_mut` would copy the whole column at every snapshot.
+//!
+//! Values are mostly `Copy` (event columns, appended many at a time); any
+//! `Clone` value can be pushed one at a time (a track's runs, which own
+//! their sampled starts): the buffer owns every value written to it and
+//! drops them with itself.
 
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
@@ -18,7 +23,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The buffer clones share: `capacity` slots, of which the first `claimed`
-/// are written and never written again.
+/// are written and never written again (a slot is claimed and written in
+/// one call that cannot fail between the two).
 struct Buffer<T> {
     ptr: *mut T,
     capacity: usize,
@@ -27,23 +33,25 @@ struct Buffer<T> {
 
 // Safety: the values are only read below a length the reader was handed (the
 // slots are written before, and the handing over orders the writes first),
-// and written at most once, by the one clone that claimed them. `T: Copy`
-// values own nothing.
-unsafe impl<T: Copy + Send + Sync> Send for Buffer<T> {}
-unsafe impl<T: Copy + Send + Sync> Sync for Buffer<T> {}
+// and written at most once, by the one clone that claimed them; they are
+// dropped once, with the buffer, when no clone reads them any more.
+unsafe impl<T: Send + Sync> Send for Buffer<T> {}
+unsafe impl<T: Send + Sync> Sync for Buffer<T> {}
 
 impl<T> Drop for Buffer<T> {
     fn drop(&mut self) {
         // Safety: `ptr` and `capacity` come from a `Vec<T>` this buffer took
-        // apart (see `Column::from`); its values are `Copy` (no drop), so the
-        // vector is rebuilt empty to free the allocation.
-        unsafe { drop(Vec::from_raw_parts(self.ptr, 0, self.capacity)) }
+        // apart (see `Column::from`), and its first `claimed` slots are
+        // written: the vector is rebuilt with them, to drop them and free
+        // the allocation.
+        let written = *self.claimed.get_mut();
+        unsafe { drop(Vec::from_raw_parts(self.ptr, written, self.capacity)) }
     }
 }
 
 /// A vector of `Copy` values that only grows, whose clones share their
 /// values (see the module's notes).
-pub struct Column<T: Copy> {
+pub struct Column<T> {
     /// The buffer's values, kept here too: reading a value is one load, as
     /// in a `Vec`, not two through the `Arc`.
     ptr: *const T,
@@ -53,10 +61,10 @@ pub struct Column<T: Copy> {
 
 // Safety: a `Column` reads its buffer's first `len` values only (see
 // `Buffer`'s notes); the pointer is the buffer's, kept alive by `buffer`.
-unsafe impl<T: Copy + Send + Sync> Send for Column<T> {}
-unsafe impl<T: Copy + Send + Sync> Sync for Column<T> {}
+unsafe impl<T: Send + Sync> Send for Column<T> {}
+unsafe impl<T: Send + Sync> Sync for Column<T> {}
 
-impl<T: Copy> From<Vec<T>> for Column<T> {
+impl<T> From<Vec<T>> for Column<T> {
     /// Takes the vector's allocation as it is (its spare room included):
     /// no copy.
     fn from(values: Vec<T>) -> Self {
@@ -74,13 +82,13 @@ impl<T: Copy> From<Vec<T>> for Column<T> {
     }
 }
 
-impl<T: Copy> Default for Column<T> {
+impl<T> Default for Column<T> {
     fn default() -> Self {
         Column::from(Vec::new())
     }
 }
 
-impl<T: Copy> Clone for Column<T> {
+impl<T> Clone for Column<T> {
     fn clone(&self) -> Self {
         Column {
             ptr: self.ptr,
@@ -90,7 +98,7 @@ impl<T: Copy> Clone for Column<T> {
     }
 }
 
-impl<T: Copy> Deref for Column<T> {
+impl<T> Deref for Column<T> {
     type Target = [T];
 
     fn deref(&self) -> &[T] {
@@ -100,19 +108,19 @@ impl<T: Copy> Deref for Column<T> {
     }
 }
 
-impl<T: Copy + std::fmt::Debug> std::fmt::Debug for Column<T> {
+impl<T: std::fmt::Debug> std::fmt::Debug for Column<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
 }
 
-impl<T: Copy + PartialEq> PartialEq for Column<T> {
+impl<T: PartialEq> PartialEq for Column<T> {
     fn eq(&self, other: &Self) -> bool {
         **self == **other
     }
 }
 
-impl<T: Copy + PartialEq> PartialEq<Vec<T>> for Column<T> {
+impl<T: PartialEq> PartialEq<Vec<T>> for Column<T> {
     fn eq(&self, other: &Vec<T>) -> bool {
         **self == other[..]
     }
@@ -124,7 +132,7 @@ impl<T: Copy> FromIterator<T> for Column<T> {
     }
 }
 
-impl<T: Copy> Column<T> {
+impl<T: Clone> Column<T> {
     pub fn new() -> Self {
         Column::default()
     }
@@ -138,17 +146,20 @@ impl<T: Copy> Column<T> {
         self.buffer.capacity
     }
 
+    /// Appends `value`: in place when this clone holds the buffer's last
+    /// value and there is room, else into a buffer of its own.
     pub fn push(&mut self, value: T) {
-        self.extend_from_slice(std::slice::from_ref(&value));
+        self.claim(self.len + 1);
+        // Safety: slot `len` is within the buffer and this clone claimed it
+        // (see `claim`); a move cannot fail, so it is written once claimed.
+        unsafe { std::ptr::write(self.buffer.ptr.add(self.len), value) };
+        self.len += 1;
     }
 
-    /// Appends `values`: in place when this clone holds the buffer's last
-    /// value and there is room, else into a buffer of its own.
-    pub fn extend_from_slice(&mut self, values: &[T]) {
-        if values.is_empty() {
-            return;
-        }
-        let end = self.len + values.len();
+    /// Claims the slots from this clone's length to `end`: in its buffer
+    /// when it holds the buffer's last value and there is room, else in a
+    /// buffer of its own (holding a copy of its values).
+    fn claim(&mut self, end: usize) {
         let fits = end <= self.buffer.capacity;
         let claimed = fits
             && self
@@ -159,9 +170,32 @@ impl<T: Copy> Column<T> {
         if !claimed {
             self.move_to_own_buffer(end);
         }
+    }
+
+    /// A buffer of this clone's own with room for `end` values (at least
+    /// twice the length), holding a copy of its values and claimed to `end`.
+    fn move_to_own_buffer(&mut self, end: usize) {
+        let mut values = Vec::with_capacity(end.max(2 * self.len).max(16));
+        values.extend_from_slice(self);
+        let moved = Column::from(values);
+        moved.buffer.claimed.store(end, Ordering::Relaxed);
+        *self = moved;
+    }
+}
+
+impl<T: Copy> Column<T> {
+
+    /// Appends `values`: in place when this clone holds the buffer's last
+    /// value and there is room, else into a buffer of its own.
+    pub fn extend_from_slice(&mut self, values: &[T]) {
+        if values.is_empty() {
+            return;
+        }
+        let end = self.len + values.len();
+        self.claim(end);
         // Safety: slots `len..end` are within the buffer and this clone
         // claimed them (or owns a new buffer whose `claimed` it set): no
-        // other clone reads or writes them.
+        // other clone reads or writes them; a copy cannot fail.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 values.as_ptr(),
@@ -171,20 +205,9 @@ impl<T: Copy> Column<T> {
         }
         self.len = end;
     }
-
-    /// A buffer of this clone's own with room for `end` values (at least
-    /// twice the length), holding a copy of its values and claimed to `end`.
-    fn move_to_own_buffer(&mut self, end: usize) {
-        let mut values = Vec::with_capacity(end.max(2 * self.len).max(16));
-        values.extend_from_slice(self);
-        let mut moved = Column::from(values);
-        moved.buffer.claimed.store(end, Ordering::Relaxed);
-        moved.len = self.len;
-        *self = moved;
-    }
 }
 
-impl<'a, T: Copy> IntoIterator for &'a Column<T> {
+impl<'a, T> IntoIterator for &'a Column<T> {
     type Item = &'a T;
     type IntoIter = std::slice::Iter<'a, T>;
 
@@ -226,6 +249,38 @@ mod tests {
         assert!(a.capacity() >= 6);
         let from_iter: Column<u32> = (0..3).collect();
         assert_eq!(from_iter, vec![0, 1, 2]);
+    }
+
+    /// Values that own something (an `Arc` here): pushed one at a time,
+    /// shared by clones, copied by a clone that moves, and each dropped
+    /// exactly once, when the last clone holding it goes.
+    #[test]
+    fn owned_values_are_shared_moved_and_dropped_once() {
+        let value = Arc::new(7u32);
+        let held = |n: usize| assert_eq!(Arc::strong_count(&value), n + 1);
+        let mut a: Column<Arc<u32>> = Column::with_capacity(2);
+        a.push(value.clone());
+        let before = a.clone();
+        a.push(value.clone());
+        held(2);
+        assert_eq!(before.len(), 1, "a clone does not see a later push");
+        // Past the room: `a` moves to a buffer of its own, a copy of each.
+        a.push(value.clone());
+        held(2 + 3);
+        assert_eq!(a.len(), 3);
+        // An older clone's push moves it too, its one value copied.
+        let mut b = before.clone();
+        b.push(value.clone());
+        held(2 + 3 + 2);
+        // The first buffer goes with the last clone reading it, its two
+        // values with it.
+        drop(before);
+        held(3 + 2);
+        drop(a);
+        held(2);
+        assert_eq!(b.iter().map(|v| **v).sum::<u32>(), 14);
+        drop(b);
+        held(0);
     }
 
     /// A reader on another thread holds snapshot after snapshot while the

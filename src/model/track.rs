@@ -14,6 +14,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use super::column::Column;
 use super::events::{Ns, Span, SpanColumns};
 
 /// Every `SAMPLED_STARTS_STRIDE`-th start of a run is kept in a small index
@@ -97,11 +98,13 @@ impl Run {
 pub struct Track {
     /// Never an empty run; each run's rows come after the run before's (a
     /// growing table appends), so a row's run is a binary search away.
-    /// Shared by the track's copies (the window's rows hold one each, built
-    /// again at every snapshot: a copy of every run was O(snapshots) there).
-    runs: Arc<Vec<Run>>,
+    /// Shared by the track's copies, and appended to without a copy while
+    /// they are (the window holds the last snapshot's while the loader adds
+    /// a run: a copy of every run at each snapshot took 2.6 ms at 100,000
+    /// runs, and a capture makes one a snapshot, tens of thousands an hour).
+    runs: Column<Run>,
     /// How many of the track's rows come before each run.
-    before: Arc<Vec<usize>>,
+    before: Column<usize>,
     /// The longest event of all runs, so that the runs a window may touch are
     /// two binary searches away (a capture that ran an hour has a run per
     /// snapshot: tens of thousands).
@@ -141,9 +144,9 @@ impl Track {
                 .is_none_or(|r| r.events.end <= run.events.start)
         );
         let len = self.len();
-        Arc::make_mut(&mut self.before).push(len);
+        self.before.push(len);
         self.longest = self.longest.max(run.max_duration);
-        Arc::make_mut(&mut self.runs).push(run);
+        self.runs.push(run);
     }
 
     /// The index of the run holding row `i`, if one does.
@@ -162,7 +165,7 @@ impl Track {
     /// Whether `other` is a copy sharing this track's runs (not a copy of
     /// them).
     pub fn shares_runs_with(&self, other: &Track) -> bool {
-        Arc::ptr_eq(&self.runs, &other.runs)
+        self.runs.as_ptr() == other.runs.as_ptr() && self.runs.len() == other.runs.len()
     }
 
     /// Every row of the track, in start order.
@@ -265,9 +268,11 @@ impl Track {
         if !self.runs.iter().any(unsampled) {
             return;
         }
-        for r in Arc::make_mut(&mut self.runs) {
+        let mut runs = self.runs.to_vec();
+        for r in &mut runs {
             r.index_starts(starts);
         }
+        self.runs = Column::from(runs);
     }
 }
 
