@@ -236,6 +236,60 @@ fn a_capture_shows_a_range_from_its_start_and_numbers_ranges_by_start() {
     }
 }
 
+/// A replay says what it does before its first events (checking and
+/// indexing the report: seconds for a big one, with nothing else on screen),
+/// and a Stop asked for then ends it there, not after the indexing.
+#[test]
+fn a_replay_says_what_it_prepares_and_stops_while_it_prepares() {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let outbox = sightline::capture::session::Outbox::new(tx);
+    let source = fixture("timing_cases.sqlite");
+    let go_on = Arc::new(AtomicBool::new(false));
+    let done = replay::replay(&source, 1e6, &go_on, &outbox).expect("a replay");
+    assert!(!done.stopped_early);
+    let said: Vec<CaptureMessage> = rx.try_iter().collect();
+    // (A replay this fast may end before its loading thread sends one.)
+    let first_snapshot = said
+        .iter()
+        .position(|m| matches!(m, CaptureMessage::Snapshot(..)))
+        .unwrap_or(said.len());
+    let preparing: Vec<&str> = said[..first_snapshot]
+        .iter()
+        .filter_map(|m| match m {
+            CaptureMessage::Preparing(what) => Some(what.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(preparing.first(), Some(&"checking the report"));
+    assert!(
+        preparing.contains(&"indexing CUPTI_ACTIVITY_KIND_KERNEL by time"),
+        "{preparing:?}"
+    );
+    assert!(
+        !said[first_snapshot..]
+            .iter()
+            .any(|m| matches!(m, CaptureMessage::Preparing(_))),
+        "nothing prepared after the first events"
+    );
+    // Stop asked for before the replay starts: it ends before indexing.
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let outbox = sightline::capture::session::Outbox::new(tx);
+    let stop = Arc::new(AtomicBool::new(true));
+    let stopped = replay::replay(&source, 1e6, &stop, &outbox);
+    assert!(
+        matches!(
+            stopped,
+            Err(sightline::capture::environment::CaptureError::Cancelled)
+        ),
+        "stopped while preparing"
+    );
+    assert!(
+        !rx.try_iter()
+            .any(|m| matches!(m, CaptureMessage::Snapshot(..) | CaptureMessage::Preparing(_))),
+        "nothing after the stop"
+    );
+}
+
 /// A replay writes ranges as a capture does: a snapshot between a range's
 /// start and end shows it, open, and the last shows every range as the
 /// report has it.
@@ -485,7 +539,7 @@ fn run_to_end(job: &CaptureJob, timeout: Duration) -> (Vec<u64>, Option<CaptureM
         match job.messages.recv_timeout(Duration::from_millis(100)) {
             Ok(CaptureMessage::Snapshot(trace, _)) => sizes.push(trace.event_count() as u64),
             Ok(m @ CaptureMessage::Finished(_)) => return (sizes, Some(m)),
-            Ok(CaptureMessage::Output(_)) => {}
+            Ok(CaptureMessage::Output(_) | CaptureMessage::Preparing(_)) => {}
             Err(_) => {}
         }
     }
@@ -537,30 +591,38 @@ fn each_message_of_a_capture_wakes_its_reader_once_it_is_sent() {
     // than messages taken, once each message is taken.
     let mut taken = 0;
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut snapshots = 0;
+    let (mut snapshots, mut preparing) = (0, 0);
     while Instant::now() < deadline {
         let Ok(message) = job.messages.recv_timeout(Duration::from_millis(100)) else {
             continue;
         };
         taken += 1;
+        // Each wake counted is of a message sent before it: taken, or still
+        // waiting in the channel (counted after the wakes).
+        let woken = wakes.load(Ordering::SeqCst);
         assert!(
-            wakes.load(Ordering::SeqCst) <= taken,
+            woken <= taken + job.messages.len(),
             "woken before a message was sent"
         );
         match message {
             CaptureMessage::Snapshot(..) => snapshots += 1,
             CaptureMessage::Finished(_) => break,
+            CaptureMessage::Preparing(_) => preparing += 1,
             CaptureMessage::Output(_) => {}
         }
     }
     assert!(snapshots >= 2, "{snapshots} snapshots");
-    // The replay opens its report before its first message: the waker given
-    // right after the start is there for every one.
+    // The replay says what it prepares as it starts, maybe before the waker
+    // is given; every message after that wakes.
     let settled = Instant::now() + Duration::from_secs(5);
-    while wakes.load(Ordering::SeqCst) < taken && Instant::now() < settled {
+    while wakes.load(Ordering::SeqCst) < taken - preparing && Instant::now() < settled {
         std::thread::sleep(Duration::from_millis(1));
     }
-    assert_eq!(wakes.load(Ordering::SeqCst), taken, "one wake a message");
+    let woken = wakes.load(Ordering::SeqCst);
+    assert!(
+        (taken - preparing..=taken).contains(&woken),
+        "one wake a message: {woken} for {taken}, {preparing} of them while preparing"
+    );
 }
 
 #[test]

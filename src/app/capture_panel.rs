@@ -25,6 +25,8 @@ pub struct Live {
     pub follow: bool,
     /// What the benchmark printed.
     pub output: Vec<String>,
+    /// What the capture is doing before its first snapshot, when it says.
+    pub preparing: Option<String>,
     /// The finished capture's working file, for File ▸ Save as.
     pub report: Option<Arc<Mutex<LiveReport>>>,
     /// Why the capture failed or what went wrong in the benchmark.
@@ -47,6 +49,7 @@ impl Live {
             status: LiveStatus::default(),
             follow: true,
             output: Vec::new(),
+            preparing: None,
             report: None,
             problem: None,
             stopped_early: false,
@@ -73,7 +76,9 @@ impl Live {
         while let Ok(message) = job.messages.try_recv() {
             match message {
                 CaptureMessage::Output(line) => self.output.push(line),
+                CaptureMessage::Preparing(what) => self.preparing = Some(what),
                 CaptureMessage::Snapshot(trace, status) => {
+                    self.preparing = None;
                     self.status = status;
                     newest = Some(trace);
                 }
@@ -127,7 +132,10 @@ impl Live {
             };
             ui.label(RichText::new(format!("{label}: {state}")).strong());
             ui.separator();
-            ui.label(format!(
+            if let Some(what) = self.preparing.as_ref().filter(|_| self.is_running()) {
+                ui.label(format!("{what}…"));
+            } else {
+                ui.label(format!(
                 "{:.1} s · {} events · {:.0} events/s · {} kernels · {} copies · {} API calls · {} NVTX",
                 self.status.elapsed.as_secs_f64(),
                 c.total(),
@@ -137,6 +145,7 @@ impl Live {
                 c.api_calls,
                 c.nvtx
             ));
+            }
             if self.is_running() {
                 ui.separator();
                 ui.checkbox(&mut self.follow, "Follow")

@@ -20,7 +20,7 @@ use rusqlite::Connection;
 use super::environment::CaptureError;
 use super::live::{LiveCounts, LiveReport};
 use super::publisher::{MIN_SNAPSHOT_INTERVAL, Publisher};
-use super::session::{CaptureJob, CaptureResult, Outbox};
+use super::session::{CaptureJob, CaptureMessage, CaptureResult, Outbox};
 
 /// An event table of the report. Its rows' times are in `temp."when_NAME"`
 /// (see [`copy_schema`]).
@@ -58,7 +58,13 @@ pub fn replay(
     messages: &Outbox,
 ) -> Result<CaptureResult, CaptureError> {
     let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
-    let mut replaying = Replaying::open(path)?;
+    let mut replaying = Replaying::open(path, &mut |what| {
+        let going_on = !stop.load(Ordering::Relaxed);
+        if going_on {
+            messages.send(CaptureMessage::Preparing(what));
+        }
+        going_on
+    })?;
     let (first, last) = (replaying.first, replaying.last);
     let speed = if speed.is_finite() && speed > 0.0 {
         speed
@@ -119,15 +125,23 @@ struct Replaying {
 }
 
 impl Replaying {
-    fn open(path: &Path) -> Result<Replaying, CaptureError> {
+    /// The working file of a replay of `path`, its schema and event-less
+    /// tables copied and its event tables indexed by time. Each step is told
+    /// to `going_on` first, which answers whether to go on (a replay of 10M
+    /// events takes seconds to get here: it says what it does, and stops
+    /// when asked).
+    fn open(path: &Path, going_on: Going<'_>) -> Result<Replaying, CaptureError> {
         let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
-        // Opened by the loader first: a file that is no report gets the
+        if !going_on("checking the report".into()) {
+            return Err(CaptureError::Cancelled);
+        }
+        // Checked by the loader first: a file that is no report gets the
         // loader's clear message, not an SQL error halfway through.
-        crate::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
-            .map_err(|e| CaptureError::Benchmark(e.to_string()))?;
+        crate::loader::check_report(path).map_err(|e| CaptureError::Benchmark(e.to_string()))?;
         let live = LiveReport::blank(std::process::id()).map_err(fail)?;
-        let tables =
-            copy_schema(live.connection().map_err(fail)?, path).map_err(|e| fail(e.to_string()))?;
+        let tables = copy_schema(live.connection().map_err(fail)?, path, going_on)
+            .map_err(|e| fail(e.to_string()))?
+            .ok_or(CaptureError::Cancelled)?;
         let conn = live.connection().map_err(fail)?;
         let (first, last) = time_span(conn, &tables).map_err(|e| fail(e.to_string()))?;
         Ok(Replaying {
@@ -164,7 +178,7 @@ pub fn replay_in_steps(
     mut each: impl FnMut(crate::model::Trace),
 ) -> Result<(), CaptureError> {
     let fail = |why: String| CaptureError::Save(format!("replaying {}: {why}", path.display()));
-    let mut replaying = Replaying::open(path)?;
+    let mut replaying = Replaying::open(path, &mut |_| true)?;
     let (first, last) = (replaying.first as i128, replaying.last as i128);
     let steps = steps.max(1);
     for k in 1..=steps {
@@ -179,9 +193,17 @@ pub fn replay_in_steps(
     Ok(())
 }
 
+/// Told what a replay's preparation does next; answers whether to go on.
+type Going<'a> = &'a mut dyn FnMut(String) -> bool;
+
 /// Creates the report's tables in the working file, copies the tables that
-/// hold no events, and returns the event tables.
-fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTable>> {
+/// hold no events, and returns the event tables; `None` when `going_on`
+/// (told of each event table before it is indexed) said to stop.
+fn copy_schema(
+    conn: &Connection,
+    source: &Path,
+    going_on: Going<'_>,
+) -> rusqlite::Result<Option<Vec<EventTable>>> {
     // Read-only and immutable, like the loader: the report is never touched.
     let uri = crate::loader::read_only_uri(source);
     conn.execute("ATTACH DATABASE ?1 AS src", [&uri])?;
@@ -203,6 +225,10 @@ fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTa
             .collect::<Result<_, _>>()?;
         let has = |c: &str| columns.iter().any(|x| x == c);
         if has("start") {
+            if !going_on(format!("indexing {name} by time")) {
+                conn.execute_batch("ROLLBACK")?;
+                return Ok(None);
+            }
             let ended_later = if name == RANGES && has("end") {
                 Some(columns_but_the_rowid(conn, &name, &columns)?)
             } else {
@@ -243,7 +269,7 @@ fn copy_schema(conn: &Connection, source: &Path) -> rusqlite::Result<Vec<EventTa
         }
     }
     conn.execute_batch("COMMIT")?;
-    Ok(events)
+    Ok(Some(events))
 }
 
 /// `columns` of `table` less the one that is its rowid (an `INTEGER

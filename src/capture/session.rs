@@ -32,6 +32,10 @@ use crate::synth::rows::GpuRow;
 pub enum CaptureMessage {
     /// A line the benchmark printed (its result table).
     Output(String),
+    /// What it is doing before its first events, when that takes a while
+    /// (a replay of a big report checks and indexes it: seconds at 10M
+    /// events): shown until the first snapshot.
+    Preparing(String),
     /// The report as it stands.
     Snapshot(Arc<Trace>, LiveStatus),
     /// The end: the final report, or why there is none.

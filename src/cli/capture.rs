@@ -141,6 +141,7 @@ fn run_capture(
         for message in rx {
             match message {
                 CaptureMessage::Output(line) => println!("{line}"),
+                CaptureMessage::Preparing(what) => eprintln!("{what}…"),
                 CaptureMessage::Snapshot(trace, status) => {
                     let (age, cost) = (
                         status.newest_event_age.as_secs_f64() * 1e3,

@@ -122,6 +122,31 @@ pub fn load_progressive(
     load_attempts(path, on_progress, Some(on_partial), cancel)
 }
 
+/// The checks a load makes before it reads any event (the file is a
+/// healthy SQLite file, an Nsight Systems export, with its GPUs and time
+/// axis readable), without reading the events: what a replay asks of a
+/// report before it starts, where a whole load of 10M events took seconds.
+pub fn check_report(path: &Path) -> Result<(), LoadError> {
+    let stop = AtomicBool::new(false);
+    let mut laid_out = false;
+    // The first snapshot of a progressive load comes before any event is
+    // read: the checks are done then, and the load stops there.
+    let result = load_progressive(
+        path,
+        &mut |_| {},
+        &mut |_, _| {
+            laid_out = true;
+            stop.store(true, Ordering::Relaxed);
+        },
+        &stop,
+    );
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) if laid_out && e.problem == Problem::Cancelled => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 fn load_attempts(
     path: &Path,
     on_progress: &mut dyn FnMut(Progress),

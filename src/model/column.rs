@@ -184,7 +184,6 @@ impl<T: Clone> Column<T> {
 }
 
 impl<T: Copy> Column<T> {
-
     /// Appends `values`: in place when this clone holds the buffer's last
     /// value and there is room, else into a buffer of its own.
     pub fn extend_from_slice(&mut self, values: &[T]) {
