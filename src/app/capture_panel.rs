@@ -190,20 +190,19 @@ pub const LAG_SHOWN: Duration = Duration::from_millis(250);
 
 /// What the bar says while the writing trails what the program makes (a
 /// program making kernels faster than the working file takes them in: a
-/// CUDA graph of tiny kernels can). The newest event's age when written,
-/// not its age on screen, tells it: a program that makes no events for a
-/// while has an old newest event and nothing waiting.
+/// CUDA graph of tiny kernels can). Both must hold: the newest event was
+/// old when written, and record batches wait to be written. Age alone is no
+/// sign: the first batch after the program was quiet for a while (compiling,
+/// sleeping) brings an event as old as the quiet, with nothing waiting.
 pub fn lag_note(status: &LiveStatus) -> Option<String> {
     let lag = status.newest_event_age_written;
-    (lag >= LAG_SHOWN).then(|| {
-        let waiting = match status.batches_waiting {
-            0 => String::new(),
-            1 => " (1 batch of records waiting)".to_string(),
-            n => format!(" ({n} batches of records waiting)"),
-        };
+    let waiting = status.batches_waiting;
+    (lag >= LAG_SHOWN && waiting > 0).then(|| {
+        let batches = if waiting == 1 { "batch" } else { "batches" };
         format!(
             "The view trails the program by {:.1} s: its events come faster than they are \
-             written{waiting}. None is lost: they come in as the writing catches up.",
+             written ({waiting} {batches} of records waiting); they come in as the writing \
+             catches up.",
             lag.as_secs_f64()
         )
     })
@@ -373,8 +372,15 @@ mod tests {
             ..LiveStatus::default()
         };
         assert_eq!(lag_note(&at(20, 40, 0)), None, "a live view, as usual");
-        // A program that made no event for 3 s: nothing trails.
+        assert_eq!(
+            lag_note(&at(20, 40, 3)),
+            None,
+            "a few batches, written at once"
+        );
+        // A program that made no event for 3 s: nothing trails, whether
+        // the snapshot came during the quiet or with the first batch after.
         assert_eq!(lag_note(&at(20, 3_000, 0)), None);
+        assert_eq!(lag_note(&at(3_000, 3_020, 0)), None);
         let note = lag_note(&at(800, 830, 12)).expect("trailing");
         assert!(note.contains("by 0.8 s"), "{note}");
         assert!(note.contains("12 batches of records waiting"), "{note}");

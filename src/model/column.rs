@@ -49,8 +49,8 @@ impl<T> Drop for Buffer<T> {
     }
 }
 
-/// A vector of `Copy` values that only grows, whose clones share their
-/// values (see the module's notes).
+/// A vector that only grows, whose clones share their values (see the
+/// module's notes).
 pub struct Column<T> {
     /// The buffer's values, kept here too: reading a value is one load, as
     /// in a `Vec`, not two through the `Arc`.
@@ -132,7 +132,7 @@ impl<T: Copy> FromIterator<T> for Column<T> {
     }
 }
 
-impl<T: Clone> Column<T> {
+impl<T> Column<T> {
     pub fn new() -> Self {
         Column::default()
     }
@@ -146,40 +146,37 @@ impl<T: Clone> Column<T> {
         self.buffer.capacity
     }
 
-    /// Appends `value`: in place when this clone holds the buffer's last
-    /// value and there is room, else into a buffer of its own.
-    pub fn push(&mut self, value: T) {
-        self.claim(self.len + 1);
-        // Safety: slot `len` is within the buffer and this clone claimed it
-        // (see `claim`); a move cannot fail, so it is written once claimed.
-        unsafe { std::ptr::write(self.buffer.ptr.add(self.len), value) };
-        self.len += 1;
-    }
-
-    /// Claims the slots from this clone's length to `end`: in its buffer
-    /// when it holds the buffer's last value and there is room, else in a
-    /// buffer of its own (holding a copy of its values).
-    fn claim(&mut self, end: usize) {
-        let fits = end <= self.buffer.capacity;
-        let claimed = fits
+    /// Claims the slots from this clone's length to `end` in its buffer:
+    /// whether it could (it holds the buffer's last value, and there is
+    /// room).
+    fn claim_in_place(&self, end: usize) -> bool {
+        end <= self.buffer.capacity
             && self
                 .buffer
                 .claimed
                 .compare_exchange(self.len, end, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok();
-        if !claimed {
-            self.move_to_own_buffer(end);
-        }
+                .is_ok()
     }
+}
 
-    /// A buffer of this clone's own with room for `end` values (at least
-    /// twice the length), holding a copy of its values and claimed to `end`.
-    fn move_to_own_buffer(&mut self, end: usize) {
-        let mut values = Vec::with_capacity(end.max(2 * self.len).max(16));
+impl<T: Clone> Column<T> {
+    /// Appends `value`: in place when this clone holds the buffer's last
+    /// value and there is room, else into a buffer of its own.
+    pub fn push(&mut self, value: T) {
+        if self.claim_in_place(self.len + 1) {
+            // Safety: slot `len` is within the buffer and this clone claimed
+            // it; a move cannot fail, so it is written once claimed.
+            unsafe { std::ptr::write(self.buffer.ptr.add(self.len), value) };
+            self.len += 1;
+            return;
+        }
+        // A buffer of its own, every value in it before the old one is let
+        // go: dropping the old buffer's values (this clone may be its last
+        // reader) may panic, and must not find a slot claimed and unwritten.
+        let mut values = Vec::with_capacity((2 * self.len).max(16));
         values.extend_from_slice(self);
-        let moved = Column::from(values);
-        moved.buffer.claimed.store(end, Ordering::Relaxed);
-        *self = moved;
+        values.push(value);
+        *self = Column::from(values);
     }
 }
 
@@ -191,7 +188,15 @@ impl<T: Copy> Column<T> {
             return;
         }
         let end = self.len + values.len();
-        self.claim(end);
+        if !self.claim_in_place(end) {
+            // A buffer of its own, claimed to `end` (`Copy` values: nothing
+            // is dropped on the way).
+            let mut own = Vec::with_capacity(end.max(2 * self.len).max(16));
+            own.extend_from_slice(self);
+            let moved = Column::from(own);
+            moved.buffer.claimed.store(end, Ordering::Relaxed);
+            *self = moved;
+        }
         // Safety: slots `len..end` are within the buffer and this clone
         // claimed them (or owns a new buffer whose `claimed` it set): no
         // other clone reads or writes them; a copy cannot fail.
@@ -280,6 +285,50 @@ mod tests {
         assert_eq!(b.iter().map(|v| **v).sum::<u32>(), 14);
         drop(b);
         held(0);
+    }
+
+    /// A value whose drop panics, let go while a push moves the column to a
+    /// buffer of its own: every value made is dropped once, none that was
+    /// never written (the review's case; the first version dropped a slot
+    /// it had claimed and not written).
+    #[test]
+    fn a_drop_that_panics_while_a_push_moves_leaves_nothing_unwritten() {
+        use std::panic::{AssertUnwindSafe, catch_unwind};
+        use std::sync::atomic::AtomicUsize;
+        static MADE: AtomicUsize = AtomicUsize::new(0);
+        static DROPPED: AtomicUsize = AtomicUsize::new(0);
+        struct Bomb(bool);
+        impl Bomb {
+            fn new(armed: bool) -> Bomb {
+                MADE.fetch_add(1, Ordering::SeqCst);
+                Bomb(armed)
+            }
+        }
+        impl Clone for Bomb {
+            fn clone(&self) -> Bomb {
+                Bomb::new(false)
+            }
+        }
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                DROPPED.fetch_add(1, Ordering::SeqCst);
+                if std::mem::take(&mut self.0) {
+                    panic!("a drop that panics");
+                }
+            }
+        }
+        let mut column: Column<Bomb> = Column::with_capacity(1);
+        column.push(Bomb::new(true));
+        // No room: the push moves, and the old buffer's armed value goes.
+        let pushed = catch_unwind(AssertUnwindSafe(|| column.push(Bomb::new(false))));
+        assert!(pushed.is_err());
+        assert_eq!(
+            column.len(),
+            2,
+            "the push took place before the old value went"
+        );
+        drop(column);
+        assert_eq!(DROPPED.load(Ordering::SeqCst), MADE.load(Ordering::SeqCst));
     }
 
     /// A reader on another thread holds snapshot after snapshot while the

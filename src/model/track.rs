@@ -165,7 +165,10 @@ impl Track {
     /// Whether `other` is a copy sharing this track's runs (not a copy of
     /// them).
     pub fn shares_runs_with(&self, other: &Track) -> bool {
-        self.runs.as_ptr() == other.runs.as_ptr() && self.runs.len() == other.runs.len()
+        // (Empty columns all point nowhere alike.)
+        !self.runs.is_empty()
+            && self.runs.as_ptr() == other.runs.as_ptr()
+            && self.runs.len() == other.runs.len()
     }
 
     /// Every row of the track, in start order.
