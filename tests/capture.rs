@@ -284,8 +284,10 @@ fn a_replay_says_what_it_prepares_and_stops_while_it_prepares() {
         "stopped while preparing"
     );
     assert!(
-        !rx.try_iter()
-            .any(|m| matches!(m, CaptureMessage::Snapshot(..) | CaptureMessage::Preparing(_))),
+        !rx.try_iter().any(|m| matches!(
+            m,
+            CaptureMessage::Snapshot(..) | CaptureMessage::Preparing(_)
+        )),
         "nothing after the stop"
     );
 }
