@@ -109,6 +109,10 @@ pub struct Track {
     /// two binary searches away (a capture that ran an hour has a run per
     /// snapshot: tens of thousands).
     longest: Ns,
+    /// Runs whose starts are not sampled yet (see [`Track::index_starts`]):
+    /// counted as runs come, so that the window, which asks at every
+    /// snapshot, does not look at every run to know that none is.
+    unsampled: usize,
     /// Number of stacked levels (1 for flat tracks).
     pub depth: u8,
 }
@@ -120,6 +124,7 @@ impl Track {
             runs: Default::default(),
             before: Default::default(),
             longest: 0,
+            unsampled: 0,
             depth,
         };
         track.push(run);
@@ -146,6 +151,7 @@ impl Track {
         let len = self.len();
         self.before.push(len);
         self.longest = self.longest.max(run.max_duration);
+        self.unsampled += usize::from(run.sampled_starts.is_empty());
         self.runs.push(run);
     }
 
@@ -267,14 +273,14 @@ impl Track {
     /// Samples every run's starts (see [`Run::index_starts`]); the runs
     /// stay shared where all are sampled already.
     pub fn index_starts(&mut self, starts: &[Ns]) {
-        let unsampled = |r: &Run| r.sampled_starts.is_empty() && !r.is_empty();
-        if !self.runs.iter().any(unsampled) {
+        if self.unsampled == 0 {
             return;
         }
         let mut runs = self.runs.to_vec();
         for r in &mut runs {
             r.index_starts(starts);
         }
+        self.unsampled = runs.iter().filter(|r| r.sampled_starts.is_empty()).count();
         self.runs = Column::from(runs);
     }
 }
@@ -315,6 +321,29 @@ mod tests {
             s.push(a, b, Default::default());
         }
         s
+    }
+
+    /// Runs pushed without sampled starts are sampled once; a track whose
+    /// runs all are is left as it is, its runs shared (the window asks at
+    /// every snapshot).
+    #[test]
+    fn starts_are_sampled_once_and_sampled_runs_stay_shared() {
+        let s = spans(&[(0, 10), (20, 25), (30, 100)]);
+        let bare = Run {
+            events: 1..3,
+            max_duration: 70,
+            sampled_starts: Default::default(),
+        };
+        let mut t = Track::of(0..1, &s);
+        t.push(bare);
+        let before = t.clone();
+        t.index_starts(&s.start);
+        assert_eq!(t.runs()[1].sampled_starts.as_ref(), &[20]);
+        assert!(!t.shares_runs_with(&before), "sampled into runs of its own");
+        let shown = t.clone();
+        t.index_starts(&s.start);
+        assert!(t.shares_runs_with(&shown), "nothing left to sample: shared");
+        assert!(!Track::default().shares_runs_with(&Track::default()));
     }
 
     /// Rows 0..3 and 5..7 of a table, as a track of two runs: read run
