@@ -78,9 +78,21 @@ fn saved_capture_of(dump: &str, dir: &tempfile::TempDir) -> PathBuf {
     let dump = read_dump(&fixture(dump)).expect("read dump");
     assert!(!dump.records.is_empty());
     let live = dump.to_report(4242).expect("convert");
+    save_in(&live, dir)
+}
+
+/// `live` saved as `capture.sqlite` in `dir`.
+fn save_in(live: &sightline::capture::live::LiveReport, dir: &tempfile::TempDir) -> PathBuf {
     let saved = dir.path().join("capture.sqlite");
     live.save(&saved).expect("save");
     saved
+}
+
+/// `live` saved, and the saved report loaded whole.
+fn saved_and_loaded(live: &sightline::capture::live::LiveReport) -> sightline::model::Trace {
+    let dir = tempfile::tempdir().expect("tempdir");
+    sightline::loader::load(&save_in(live, &dir), &mut |_| {}, &AtomicBool::new(false))
+        .expect("saved capture loads")
 }
 
 /// The H100 records of benchmark `bench`, converted as a capture converts
@@ -191,8 +203,7 @@ fn a_capture_shows_a_range_from_its_start_and_numbers_ranges_by_start() {
     live.append(&dump.records[cut..]).expect("append the rest");
     let after = live.snapshot().expect("snapshot");
     let dir = tempfile::tempdir().expect("tempdir");
-    let saved = dir.path().join("capture.sqlite");
-    live.save(&saved).expect("save");
+    let saved = save_in(&live, &dir);
     let whole = sightline::loader::load(&saved, &mut |_| {}, &AtomicBool::new(false))
         .expect("saved capture loads");
     let (a, w) = (named(&after), named(&whole));
@@ -391,11 +402,7 @@ fn a_range_that_never_ends_is_the_same_in_the_last_snapshot_and_the_saved_captur
     .expect("append");
     live.close_open_ranges().expect("close");
     let last = live.snapshot().expect("snapshot");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let saved = dir.path().join("capture.sqlite");
-    live.save(&saved).expect("save");
-    let whole = sightline::loader::load(&saved, &mut |_| {}, &AtomicBool::new(false))
-        .expect("saved capture loads");
+    let whole = saved_and_loaded(&live);
     assert_eq!(nvtx_facts(&last), nvtx_facts(&whole));
     let facts = nvtx_facts(&whole);
     assert!(

@@ -1343,6 +1343,16 @@ fn an_open_range_changed_while_still_open_loads_as_a_whole_load() {
     assert_same(&g2, &whole, "open row updated while open");
 }
 
+/// `value()` as an SQL literal when `some` (only then asked for: the
+/// random sequence stays as it was), else `NULL`.
+fn or_null<T: ToString>(some: bool, value: impl FnOnce() -> T) -> String {
+    if some {
+        value().to_string()
+    } else {
+        "NULL".into()
+    }
+}
+
 /// Ranges on one to three threads written open and ended later, at random:
 /// many starting together, some out of start order, some ending before they
 /// start, changing type, payload and end thread as they end, among marks.
@@ -1386,23 +1396,9 @@ fn ranges_opened_and_ended_at_random_load_as_a_whole_load() {
                     1 | 2 => 60,
                     _ => 59,
                 };
-                let end = if kind == 34 {
-                    "NULL".to_string()
-                } else if rnd(3) == 0 {
-                    (start + rnd(40) as i64).to_string()
-                } else {
-                    "NULL".into()
-                };
-                let payload = if rnd(3) == 0 {
-                    rnd(100).to_string()
-                } else {
-                    "NULL".into()
-                };
-                let etid = if rnd(4) == 0 {
-                    (tid0 + 9).to_string()
-                } else {
-                    "NULL".into()
-                };
+                let end = or_null(kind != 34 && rnd(3) == 0, || start + rnd(40) as i64);
+                let payload = or_null(rnd(3) == 0, || rnd(100));
+                let etid = or_null(rnd(4) == 0, || tid0 + 9);
                 sql += &format!(
                     "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, globalTid, text, int64Value, endGlobalTid) VALUES ({start}, {end}, {kind}, {}, 'r{}', {payload}, {etid});",
                     tid0 + t as i64,
@@ -1422,16 +1418,8 @@ fn ranges_opened_and_ended_at_random_load_as_a_whole_load() {
                 if rnd(3) == 0 {
                     let end = start + rnd(60) as i64 - if rnd(10) == 0 { 100 } else { 0 };
                     let kind = if rnd(2) == 0 { 59 } else { 60 };
-                    let payload = if rnd(2) == 0 {
-                        rnd(100).to_string()
-                    } else {
-                        "NULL".into()
-                    };
-                    let etid = if rnd(3) == 0 {
-                        (tid0 + 9).to_string()
-                    } else {
-                        "NULL".into()
-                    };
+                    let payload = or_null(rnd(2) == 0, || rnd(100));
+                    let etid = or_null(rnd(3) == 0, || tid0 + 9);
                     sql += &format!(
                         "UPDATE NVTX_EVENTS SET \"end\" = {end}, eventType = {kind}, int64Value = {payload}, endGlobalTid = {etid} WHERE rowid = {row};"
                     );
