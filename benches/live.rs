@@ -87,6 +87,10 @@ fn main() {
     let mut findings_took = None;
     // Each findings arrival: when, and how many events its trace had.
     let mut findings_in: Vec<(Duration, usize)> = Vec::new();
+    // Each run of the findings engine: how long it took, and how many GPU
+    // operations its idle attribution merged (extended: those since its
+    // checkpoint).
+    let mut engine_runs: Vec<(Option<Duration>, Option<usize>)> = Vec::new();
     loop {
         t += 0.016;
         let taken = Instant::now();
@@ -110,6 +114,7 @@ fn main() {
             findings_took = doc.findings.took;
             if arrived {
                 findings_in.push((now, doc.findings.analysed_events));
+                engine_runs.push((doc.findings.took, doc.findings.idle_merged()));
             }
             if d > FRAME_GAP {
                 over.push((d, snapshot, arrived));
@@ -182,6 +187,27 @@ fn main() {
             ms(*max),
             diagnosed.len(),
             snapshots.len()
+        );
+    }
+    // The engine's runs over the capture's second half, when the trace is
+    // big: what each cost, and how much of the trace its attribution merged.
+    let late = &engine_runs[engine_runs.len() / 2..];
+    let late_events = &findings_in[findings_in.len() / 2..];
+    let mut took: Vec<Duration> = late.iter().filter_map(|r| r.0).collect();
+    took.sort();
+    let mut share: Vec<f64> = (late.iter().zip(late_events))
+        .filter_map(|(r, f)| Some(r.1? as f64 / (f.1.max(1)) as f64))
+        .collect();
+    share.sort_by(f64::total_cmp);
+    if let (Some(median), Some(max)) = (took.get(took.len() / 2), took.last()) {
+        println!(
+            "engine runs in the second half: {}, each {:.0} ms (median), max {:.0} ms; operations merged per event of the trace: median {}",
+            took.len(),
+            ms(*median),
+            ms(*max),
+            share
+                .get(share.len() / 2)
+                .map_or("(not kept)".to_string(), |s| format!("{s:.4}"))
         );
     }
     let replayed = match &source {

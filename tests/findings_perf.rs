@@ -55,7 +55,7 @@ fn findings_on_ten_million_events() {
     let idle = attribute(&trace, Lanes::Device, &cancel).expect("not cancelled");
     println!(
         "idle attribution: {} gaps in {:.3} s",
-        idle.gaps.len(),
+        idle.gap_count(),
         t.elapsed().as_secs_f64()
     );
     let t = Instant::now();

@@ -113,6 +113,20 @@ impl Growing {
         }
     }
 
+    /// Moves the rows of `table` added since the last call `by` ns later.
+    fn move_new_rows(&self, table: &str, by: i64) {
+        self.conn
+            .execute_batch(&format!(
+                "CREATE TABLE IF NOT EXISTS moved (name TEXT PRIMARY KEY, upto INTEGER);
+                 INSERT OR IGNORE INTO moved VALUES ('{table}', 0);
+                 UPDATE main.\"{table}\" SET start = start + {by}, \"end\" = \"end\" + {by}
+                  WHERE rowid > (SELECT upto FROM moved WHERE name = '{table}');
+                 UPDATE moved SET upto = (SELECT coalesce(max(rowid), 0) FROM main.\"{table}\")
+                  WHERE name = '{table}';"
+            ))
+            .expect("move rows");
+    }
+
     /// The thread (globalTid) of the source's first NVTX row.
     fn nvtx_thread(&self) -> i64 {
         self.conn
@@ -124,7 +138,13 @@ impl Growing {
 
     /// Adds slice `k` (of `slices`) of every event table, in rowid order.
     fn add_slice(&self, k: i64, slices: i64) {
-        for (table, lo, hi) in &self.tables {
+        self.add_slice_where(k, slices, |_| true);
+    }
+
+    /// Adds slice `k` (of `slices`) of the event tables `pick` says, in
+    /// rowid order.
+    fn add_slice_where(&self, k: i64, slices: i64, pick: impl Fn(&str) -> bool) {
+        for (table, lo, hi) in self.tables.iter().filter(|t| pick(&t.0)) {
             let width = (hi - lo) / slices + 1;
             let (from, to) = (lo + k * width, lo + (k + 1) * width);
             let columns = if self.aliased && ALIASED.contains(&table.as_str()) {
@@ -494,10 +514,10 @@ fn assert_same(grown: &Trace, whole: &Trace, at: &str) {
     let idle = |t: &Trace| {
         let never = AtomicBool::new(false);
         let found = idle::attribute(t, idle::Lanes::Device, &never).expect("not cancelled");
-        let gaps: Vec<_> = (found.gaps.iter())
+        let gaps: Vec<_> = (found.gaps())
             .map(|g| (g.start, g.end, g.lane, g.thread, g.dominant, g.verdict))
             .collect();
-        (gaps, found.spans)
+        (gaps, found.spans().collect::<Vec<_>>())
     };
     assert_eq!(idle(grown), idle(whole), "{at}: idle gaps");
     assert_eq!(links(grown), links(whole), "{at}: links");
@@ -1450,4 +1470,102 @@ fn ranges_opened_and_ended_at_random_load_as_a_whole_load() {
         kept_claims > 0 && renumbered > 0,
         "{kept_claims} kept, {renumbered} renumbered"
     );
+}
+
+/// The idle attribution extended from each state of a growing report to the
+/// next (`Attribution::extended`, taken up at a checkpoint) equals the
+/// attribution of the grown trace made whole: every gap, its thread,
+/// causes and the operation that ends it. Each table's rows come late by
+/// its own number of slices, so a new call launches work already there (the
+/// gap's thread is found later), a copy's record comes after its call (the
+/// call's cause changes from a launch to a pageable copy), and the GPU's
+/// operations come before or after the calls around them.
+#[test]
+fn an_idle_attribution_extended_as_the_report_grows_equals_one_made_whole() {
+    const API: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    const KERNELS: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+    const COPIES: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    // Per order: each table's lag in slices, and the table whose times are
+    // moved 300 µs later (a clock ahead of the others): calls that start
+    // after the work they launched, copies that start after the next work.
+    type Lag = fn(&str) -> i64;
+    let orders: [(&str, Lag, Option<&str>); 6] = [
+        ("together", |_| 0, None),
+        ("calls late", |t| 2 * i64::from(t == API), None),
+        (
+            "calls late, their clock ahead",
+            |t| 2 * i64::from(t == API),
+            Some(API),
+        ),
+        (
+            "work late",
+            |t| i64::from(t == KERNELS) + 2 * i64::from(t == COPIES),
+            None,
+        ),
+        ("copies late", |t| 3 * i64::from(t == COPIES), None),
+        (
+            "copies late, their clock ahead",
+            |t| 2 * i64::from(t == COPIES),
+            Some(COPIES),
+        ),
+    ];
+    let never = AtomicBool::new(false);
+    let mut taken_up = 0;
+    for name in [
+        "sync_timing.sqlite",
+        "streams.sqlite",
+        "timing_cases.sqlite",
+        "torch_work.sqlite",
+    ] {
+        for (order, lag, ahead) in orders {
+            let growing = Growing::start(&fixture(name), &format!("idle-{order}-{name}"));
+            let mut carry = Carry::default();
+            let mut extended: Option<idle::Attribution> = None;
+            for step in 0..=SLICES + 3 {
+                // Each table's slice `step - lag`.
+                for late in 0..=3 {
+                    if (0..SLICES).contains(&(step - late)) {
+                        growing.add_slice_where(step - late, SLICES, |t| lag(t) == late);
+                    }
+                }
+                if let Some(table) = ahead {
+                    growing.move_new_rows(table, 300_000);
+                }
+                let grown = load_growing(&growing.path, &mut carry).expect("growing load");
+                let whole = idle::attribute(&grown, idle::Lanes::Device, &never).expect("runs");
+                let next = match extended.take() {
+                    Some(before) => before.extended(&grown, &never).expect("runs"),
+                    // Four operations between checkpoints: a small report's
+                    // extensions are taken up at many places.
+                    None => whole.clone().checkpoints_every(4),
+                };
+                assert!(
+                    next == whole,
+                    "{name}, {order}, step {step}: {}",
+                    first_difference(&next, &whole)
+                );
+                if next.merged() < whole.merged() {
+                    taken_up += 1;
+                }
+                extended = Some(next);
+            }
+        }
+    }
+    assert!(
+        taken_up > 20,
+        "extensions taken up at a checkpoint: {taken_up}"
+    );
+}
+
+/// Where two attributions differ first: a gap, or the lanes' spans.
+fn first_difference(a: &idle::Attribution, b: &idle::Attribution) -> String {
+    let (ga, gb): (Vec<_>, Vec<_>) = (a.gaps().collect(), b.gaps().collect());
+    match (0..ga.len().max(gb.len())).find(|&i| ga.get(i) != gb.get(i)) {
+        Some(i) => format!("gap {i}: {:?} against {:?}", ga.get(i), gb.get(i)),
+        None => format!(
+            "spans {:?} against {:?}",
+            a.spans().collect::<Vec<_>>(),
+            b.spans().collect::<Vec<_>>()
+        ),
+    }
 }

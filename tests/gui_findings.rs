@@ -706,3 +706,52 @@ fn the_badge_counts_and_opens_while_a_growing_reports_findings_are_redone() {
         "the panel lists the findings"
     );
 }
+
+/// A capture's findings engine extends the idle attribution of the last
+/// run rather than making it again, and its findings are still those of a
+/// run from nothing on each snapshot: the same findings, with the same
+/// events, at every step.
+#[test]
+fn a_growing_reports_findings_extend_the_last_runs_idle_attribution() {
+    let (_, snapshots) = replay_with_findings("timing_cases.sqlite");
+    assert!(snapshots.len() > 3, "snapshots: {}", snapshots.len());
+    let mut app = SightlineApp::with_shared_trace(snapshots[0].clone());
+    app.doc_mut().expect("doc").wait_for_findings();
+    let mut extended = 0;
+    for next in &snapshots[1..] {
+        let doc = app.doc_mut().expect("doc");
+        doc.grow(next.clone(), false);
+        doc.wait_for_findings();
+        let whole = sightline::analysis::idle::attribute(
+            next,
+            sightline::analysis::idle::Lanes::Device,
+            &AtomicBool::new(false),
+        )
+        .expect("runs");
+        let merged = doc
+            .findings
+            .idle_merged()
+            .expect("kept for a growing report");
+        extended += usize::from(merged < whole.merged());
+        assert_eq!(
+            event_ids(&doc.findings.findings),
+            event_ids(&findings(next)),
+            "the findings of a run from nothing, with the same events"
+        );
+        assert_eq!(
+            finding_keys(&doc.trace, &doc.findings.findings),
+            finding_keys(next, &findings(next))
+        );
+    }
+    assert!(
+        extended * 2 >= snapshots.len() - 1,
+        "extended in {extended} of {} runs",
+        snapshots.len() - 1
+    );
+    // A report loaded whole keeps none.
+    let mut whole =
+        SightlineApp::with_shared_trace(std::sync::Arc::new(load(&fixture("timing_cases.sqlite"))));
+    let doc = whole.doc_mut().expect("doc");
+    doc.wait_for_findings();
+    assert_eq!(doc.findings.idle_merged(), None);
+}

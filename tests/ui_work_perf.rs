@@ -42,12 +42,9 @@ fn search_and_range_idle_on_ten_million_events() {
         );
     }
     let attribution = attribute(&trace, Lanes::Device, &cancel).expect("not cancelled");
-    let whole = attribution
-        .spans
-        .iter()
-        .fold((i64::MAX, i64::MIN), |(a, b), s| {
-            (a.min(s.start), b.max(s.end))
-        });
+    let whole = attribution.spans().fold((i64::MAX, i64::MIN), |(a, b), s| {
+        (a.min(s.start), b.max(s.end))
+    });
     let t = Instant::now();
     let summaries = summarize(&Classifier::new(&trace), &attribution, Some(&[whole][..]));
     println!(

@@ -28,7 +28,9 @@ use std::sync::atomic::AtomicBool;
 use super::api_class::ApiClass;
 use super::cancel::{Cancelled, check};
 use super::stats::{Cell, Table};
-use crate::model::{GpuOp, GpuOpKind, Ns, ProcessCorrelation, Run, SpanColumns, StrId, Trace};
+use crate::model::{
+    EventKind, GpuOp, GpuOpKind, Lineage, Ns, ProcessCorrelation, Run, SpanColumns, StrId, Trace,
+};
 
 /// What the launching thread was doing while the GPU idled.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -156,30 +158,254 @@ pub struct LaneSpan {
     pub end: Ns,
 }
 
-/// Every gap of every lane, in lane order then time order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Attribution {
+/// One lane's active span and its gaps, in time order.
+#[derive(Clone, Debug, Default)]
+pub struct LaneGaps {
+    pub span: Option<LaneSpan>,
     pub gaps: Vec<Gap>,
-    pub spans: Vec<LaneSpan>,
+    /// Where the merge of the lane's operations can be taken up again when
+    /// its trace grows, in time order (see [`Attribution::extended`]).
+    checkpoints: Vec<Checkpoint>,
+}
+
+/// The merge of a lane's operations between two of them: every operation
+/// starting before `at` taken in, none at or after it.
+#[derive(Copy, Clone, Debug)]
+struct Checkpoint {
+    at: Ns,
+    /// How many gaps the lane had then.
+    gaps: usize,
+    /// The latest end of the operations taken in, and the first start.
+    reach: Option<Ns>,
+    first: Option<Ns>,
+}
+
+impl Checkpoint {
+    const START: Checkpoint = Checkpoint {
+        at: Ns::MIN,
+        gaps: 0,
+        reach: None,
+        first: None,
+    };
+}
+
+/// A checkpoint every this many operations merged: an extension merges
+/// again at most this many of the operations it already had, beyond those
+/// after the earliest time its new rows can touch.
+const CHECKPOINT_EVERY: usize = 4096;
+
+/// Every gap of every lane: per lane (by lane number) its span and its
+/// gaps in time order.
+#[derive(Clone, Debug)]
+pub struct Attribution {
+    lanes: Vec<(u32, LaneGaps)>,
+    /// What an extension must check to take this attribution up again
+    /// (None: it cannot be, as for [`Lanes::Stream`], whose lane numbers a
+    /// growing trace may give to other streams).
+    grown_from: Option<Basis>,
+    /// Operations merged to make this attribution (all of them, or those
+    /// an extension merged again and anew).
+    merged: usize,
+    /// Operations merged between two checkpoints ([`CHECKPOINT_EVERY`]
+    /// unless a test asks for more checkpoints).
+    checkpoint_every: usize,
+}
+
+impl Default for Attribution {
+    fn default() -> Self {
+        Attribution {
+            lanes: Vec::new(),
+            grown_from: None,
+            merged: 0,
+            checkpoint_every: CHECKPOINT_EVERY,
+        }
+    }
+}
+
+/// Two attributions are equal when their lanes' spans and gaps are: how
+/// they were reached (whole or extended, checkpoints) is not compared.
+impl PartialEq for Attribution {
+    fn eq(&self, other: &Self) -> bool {
+        self.lanes.len() == other.lanes.len()
+            && (self.lanes.iter().zip(&other.lanes))
+                .all(|((a, x), (b, y))| a == b && x.span == y.span && x.gaps == y.gaps)
+    }
+}
+
+/// The state of the trace an attribution was made from: a later state of
+/// the same report is taken up from it when its events kept their indexes.
+#[derive(Clone, Debug)]
+struct Basis {
+    lineage: Lineage,
+    /// The threads' global ids: gaps name threads by index.
+    threads: Vec<i64>,
+    /// Rows of the API calls and of each kind of GPU work.
+    api_rows: usize,
+    work_rows: [usize; 3],
+}
+
+/// The GPU work kinds a lane's merge takes in, as [`Basis::work_rows`]'s index.
+const WORK_KINDS: [GpuOpKind; 3] = [GpuOpKind::Kernel, GpuOpKind::Memcpy, GpuOpKind::Memset];
+
+impl Basis {
+    fn of(trace: &Trace) -> Basis {
+        Basis {
+            lineage: trace.lineage.clone(),
+            threads: trace.threads.iter().map(|t| t.global_tid).collect(),
+            api_rows: trace.cuda_api.spans.len(),
+            work_rows: WORK_KINDS.map(|k| trace.gpu_spans(k).len()),
+        }
+    }
+
+    /// Whether `trace` holds every event this state had at the same index,
+    /// with the same threads at the same indexes.
+    fn grew_into(&self, trace: &Trace) -> bool {
+        let kept = |kind| trace.lineage.keeps_indexes_of(&self.lineage, kind);
+        [
+            EventKind::Api,
+            EventKind::Kernel,
+            EventKind::Memcpy,
+            EventKind::Memset,
+        ]
+        .into_iter()
+        .all(kept)
+            && trace.cuda_api.spans.len() >= self.api_rows
+            && (WORK_KINDS.iter().zip(self.work_rows)).all(|(&k, n)| trace.gpu_spans(k).len() >= n)
+            && trace.threads.len() >= self.threads.len()
+            && (trace.threads.iter().zip(&self.threads)).all(|(t, &tid)| t.global_tid == tid)
+    }
+
+    /// The earliest time from which what `trace` adds to this state can
+    /// change the gaps: the start of every new API call and GPU operation,
+    /// of an older operation a new call launched (its gap's thread), and of
+    /// an older call whose cause a new operation changes (an async copy is
+    /// a pageable copy by its copy's record; another call counts as a
+    /// launch once it has put work on the GPU). `Ns::MAX` when nothing new.
+    fn touched_from(&self, trace: &Trace, classifier: &Classifier) -> Ns {
+        let mut from = Ns::MAX;
+        let api = &trace.cuda_api;
+        for thread in &trace.threads {
+            let process = trace.correlation.of_process(thread.pid);
+            for row in new_rows(&thread.cuda_api, self.api_rows) {
+                from = from.min(api.spans.start[row]);
+                let Some(&id) = api.correlation.get(row) else {
+                    continue;
+                };
+                for op in process.gpu_ops(id) {
+                    if let Some(k) = WORK_KINDS.iter().position(|&k| k == op.kind)
+                        && (op.index as usize) < self.work_rows[k]
+                    {
+                        from = from.min(trace.gpu_spans(op.kind).start[op.index as usize]);
+                    }
+                }
+            }
+        }
+        for stream in &trace.streams {
+            let process = trace.correlation.of_process(stream.pid);
+            for (k, (kind, track)) in stream.work_tracks().into_iter().enumerate() {
+                let correlation = gpu_correlation(trace, kind);
+                for row in new_rows(track, self.work_rows[k]) {
+                    from = from.min(trace.gpu_spans(kind).start[row]);
+                    let launch = correlation.get(row).and_then(|&id| process.api_call(id));
+                    if let Some(call) = launch.map(|c| c as usize)
+                        && call < self.api_rows
+                        && classifier.cause_follows_work(call)
+                    {
+                        from = from.min(api.spans.start[call]);
+                    }
+                }
+            }
+        }
+        from
+    }
+}
+
+/// The rows of `track` at or past row `known` (a growing trace adds a run
+/// per snapshot at the end of its tables, so they are its last runs).
+fn new_rows(track: &crate::model::Track, known: usize) -> impl Iterator<Item = usize> + '_ {
+    let runs = track.runs();
+    let first_new = runs.partition_point(|r| r.rows().end <= known);
+    runs[first_new..]
+        .iter()
+        .flat_map(move |r| r.rows().start.max(known)..r.rows().end)
+}
+
+/// The correlation ids of a GPU operation kind's rows.
+fn gpu_correlation(trace: &Trace, kind: GpuOpKind) -> &crate::model::Column<u32> {
+    match kind {
+        GpuOpKind::Kernel => &trace.kernels.correlation,
+        GpuOpKind::Memcpy => &trace.memcpys.correlation,
+        GpuOpKind::Memset => &trace.memsets.correlation,
+        GpuOpKind::Sync => &trace.syncs.correlation,
+    }
 }
 
 impl Attribution {
+    /// One gap alone, as a lane of its own (a tooltip's summary).
+    pub fn of_gap(gap: Gap) -> Attribution {
+        let lane = LaneGaps {
+            span: Some(LaneSpan {
+                lane: gap.lane,
+                start: gap.start,
+                end: gap.end,
+            }),
+            gaps: vec![gap],
+            checkpoints: Vec::new(),
+        };
+        Attribution {
+            lanes: vec![(gap.lane, lane)],
+            ..Attribution::default()
+        }
+    }
+
+    /// This attribution, whose extensions leave a checkpoint every `every`
+    /// operations they merge (tests: many checkpoints on a small report).
+    #[doc(hidden)]
+    pub fn checkpoints_every(mut self, every: usize) -> Attribution {
+        self.checkpoint_every = every.max(1);
+        self
+    }
+
+    /// Every gap, lane after lane, each lane's in time order.
+    pub fn gaps(&self) -> impl Iterator<Item = &Gap> {
+        self.lanes.iter().flat_map(|(_, l)| &l.gaps)
+    }
+
+    pub fn gap_count(&self) -> usize {
+        self.lanes.iter().map(|(_, l)| l.gaps.len()).sum()
+    }
+
+    /// Each lane's active span, by lane (lanes that never ran anything have none).
+    pub fn spans(&self) -> impl Iterator<Item = LaneSpan> + '_ {
+        self.lanes.iter().filter_map(|(_, l)| l.span)
+    }
+
+    /// How many GPU operations were merged to make this attribution: all of
+    /// the trace's, or, extended, those after its checkpoint.
+    pub fn merged(&self) -> usize {
+        self.merged
+    }
+
+    fn lane(&self, lane: u32) -> Option<&LaneGaps> {
+        let at = self.lanes.binary_search_by_key(&lane, |(l, _)| *l).ok()?;
+        Some(&self.lanes[at].1)
+    }
+
     /// The gaps of `lane` that overlap `[from, to)`.
     pub fn gaps_in(&self, lane: u32, from: Ns, to: Ns) -> &[Gap] {
-        let lo = self
-            .gaps
-            .partition_point(|g| (g.lane, g.end) <= (lane, from));
-        let hi = self
-            .gaps
-            .partition_point(|g| (g.lane, g.start) < (lane, to));
-        &self.gaps[lo..hi.max(lo)]
+        let Some(gaps) = self.lane(lane).map(|l| &l.gaps[..]) else {
+            return &[];
+        };
+        let lo = gaps.partition_point(|g| g.end <= from);
+        let hi = gaps.partition_point(|g| g.start < to);
+        &gaps[lo..hi.max(lo)]
     }
 
     /// `lane`'s idle time in `[from, to)` and why, from the gaps alone (no
     /// walk over the calls, so a detector can judge thousands of windows):
     /// None when the lane never ran anything.
     pub fn idle_share(&self, lane: u32, from: Ns, to: Ns) -> Option<IdleShare> {
-        let span = self.spans.iter().find(|s| s.lane == lane)?;
+        let span = self.lane(lane)?.span?;
         let mut share = IdleShare {
             lane,
             span: to.min(span.end).saturating_sub(from.max(span.start)).max(0),
@@ -193,6 +419,49 @@ impl Attribution {
             share.verdicts[slot] = share.verdicts[slot].saturating_add(ns);
         }
         Some(share)
+    }
+
+    /// The attribution of `trace`, a later state of the report this one
+    /// was made from: each lane's merge taken up at its last checkpoint
+    /// before anything `trace` adds can change a gap, so the cost is what
+    /// came since, not the whole trace. Equal to [`attribute`] of `trace`;
+    /// computed whole when `trace` is not such a state (another report, or
+    /// events numbered anew).
+    pub fn extended(self, trace: &Trace, cancel: &AtomicBool) -> Result<Attribution, Cancelled> {
+        let classifier = Classifier::new(trace);
+        let from = match &self.grown_from {
+            Some(basis) if basis.grew_into(trace) => basis.touched_from(trace, &classifier),
+            _ => {
+                let whole = attribute_with(&classifier, Lanes::Device, cancel)?;
+                return Ok(whole.checkpoints_every(self.checkpoint_every));
+            }
+        };
+        let every = self.checkpoint_every;
+        let mut lanes = self.lanes;
+        let mut merged = 0;
+        let mut hints = WalkHints::default();
+        for (lane, streams) in lane_streams(trace, Lanes::Device) {
+            check(cancel)?;
+            let at = lanes.partition_point(|(l, _)| *l < lane);
+            if lanes.get(at).is_none_or(|(l, _)| *l != lane) {
+                lanes.insert(at, (lane, LaneGaps::default()));
+            }
+            let gaps = &mut lanes[at].1;
+            let plan = LaneMerge {
+                lane,
+                streams: &streams,
+                from,
+                every,
+            };
+            merged += merge_lane(&classifier, &plan, gaps, &mut hints, cancel)?;
+        }
+        lanes.retain(|(_, l)| l.span.is_some());
+        Ok(Attribution {
+            lanes,
+            grown_from: Some(Basis::of(trace)),
+            merged,
+            checkpoint_every: every,
+        })
     }
 }
 
@@ -390,6 +659,12 @@ impl<'a> Classifier<'a> {
         })
     }
 
+    /// Whether the cause of API call `api` depends on the GPU work it put
+    /// on the GPU (whose records may come after the call's).
+    fn cause_follows_work(&self, api: usize) -> bool {
+        matches!(self.class(api), ApiClass::AsyncCopy | ApiClass::Other)
+    }
+
     /// What the time in API call `api` counts as.
     pub fn cause(&self, api: usize) -> Cause {
         match self.class(api) {
@@ -525,20 +800,32 @@ struct Cursor<'a> {
 }
 
 impl<'a> Merge<'a> {
-    fn new(trace: &'a Trace, streams: &[usize]) -> Merge<'a> {
+    /// The merge of `streams`' operations that start at or after `from`;
+    /// operations that start together come in the order of `streams`, then
+    /// kernels, copies, sets.
+    fn new(trace: &'a Trace, streams: &[usize], from: Ns) -> Merge<'a> {
         let mut cursors = Vec::new();
         for &s in streams {
             let st = &trace.streams[s];
             for (kind, track) in st.work_tracks() {
-                if let Some(first) = track.runs().first() {
-                    cursors.push(Cursor {
-                        kind,
-                        runs: track.runs(),
-                        run: 0,
-                        row: first.events.start,
-                        pid: st.pid,
-                    });
-                }
+                let starts = &trace.gpu_spans(kind).start;
+                let runs = track.runs();
+                // A track's runs follow each other in time.
+                let run = runs.partition_point(|r| {
+                    r.is_empty() || starts.get(r.rows().end - 1).is_none_or(|&s| s < from)
+                });
+                let Some(found) = runs.get(run) else {
+                    continue;
+                };
+                let skip =
+                    (starts.get(found.rows()).unwrap_or_default()).partition_point(|&s| s < from);
+                cursors.push(Cursor {
+                    kind,
+                    runs,
+                    run,
+                    row: found.events.start + skip as u32,
+                    pid: st.pid,
+                });
             }
         }
         let mut heap = BinaryHeap::new();
@@ -555,7 +842,7 @@ impl<'a> Merge<'a> {
     /// At most how many operations the merge gives.
     fn len(&self) -> usize {
         (self.cursors.iter())
-            .flat_map(|c| c.runs.iter())
+            .flat_map(|c| c.runs[c.run..].iter())
             .map(|r| r.len())
             .sum()
     }
@@ -596,8 +883,8 @@ impl Iterator for Merge<'_> {
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sync_timing.sqlite");
 /// let trace = sightline::loader::load(path.as_ref(), &mut |_| {}, &AtomicBool::new(false))?;
 /// let idle = attribute(&trace, Lanes::Device, &AtomicBool::new(false)).unwrap();
-/// assert!(!idle.gaps.is_empty());
-/// assert!(idle.gaps.iter().all(|g| g.start < g.end));
+/// assert!(idle.gap_count() > 0);
+/// assert!(idle.gaps().all(|g| g.start < g.end));
 /// # Ok::<(), sightline::loader::LoadError>(())
 /// ```
 pub fn attribute(
@@ -605,61 +892,166 @@ pub fn attribute(
     lanes: Lanes,
     cancel: &AtomicBool,
 ) -> Result<Attribution, Cancelled> {
-    let classifier = Classifier::new(trace);
-    let mut groups: Vec<(u32, Vec<usize>)> = Vec::new();
+    attribute_with(&Classifier::new(trace), lanes, cancel)
+}
+
+fn attribute_with(
+    classifier: &Classifier,
+    lanes: Lanes,
+    cancel: &AtomicBool,
+) -> Result<Attribution, Cancelled> {
+    let trace = classifier.trace();
+    let mut out = Attribution::default();
+    let mut hints = WalkHints::default();
+    for (lane, streams) in lane_streams(trace, lanes) {
+        check(cancel)?;
+        let mut gaps = LaneGaps::default();
+        // At most a gap an operation: made room for once, not grown by
+        // copies of hundreds of megabytes (10M kernels, 10M gaps).
+        gaps.gaps
+            .reserve(Merge::new(trace, &streams, Ns::MIN).len());
+        let plan = LaneMerge {
+            lane,
+            streams: &streams,
+            from: Ns::MIN,
+            every: CHECKPOINT_EVERY,
+        };
+        out.merged += merge_lane(classifier, &plan, &mut gaps, &mut hints, cancel)?;
+        if gaps.span.is_some() {
+            out.lanes.push((lane, gaps));
+        }
+    }
+    if lanes == Lanes::Device {
+        out.grown_from = Some(Basis::of(trace));
+    }
+    Ok(out)
+}
+
+/// Each lane's number and its streams, by lane. A device's streams are in
+/// the order of their keys, not of their indexes: operations that start
+/// together are merged in that order, which a growing trace keeps while its
+/// streams' indexes may change.
+fn lane_streams(trace: &Trace, lanes: Lanes) -> Vec<(u32, Vec<usize>)> {
     match lanes {
         Lanes::Device => {
             let mut devices: Vec<u32> = trace.streams.iter().map(|s| s.device_id).collect();
             devices.sort_unstable();
             devices.dedup();
-            for d in devices {
-                let streams = (0..trace.streams.len())
-                    .filter(|&s| trace.streams[s].device_id == d)
-                    .collect();
-                groups.push((d, streams));
-            }
+            devices
+                .into_iter()
+                .map(|d| {
+                    let mut streams: Vec<usize> = (0..trace.streams.len())
+                        .filter(|&s| trace.streams[s].device_id == d)
+                        .collect();
+                    streams.sort_by_key(|&s| {
+                        let s = &trace.streams[s];
+                        (s.pid, s.context_id, s.stream_id)
+                    });
+                    (d, streams)
+                })
+                .collect()
         }
-        Lanes::Stream => {
-            groups.extend((0..trace.streams.len()).map(|s| (s as u32, vec![s])));
-        }
+        Lanes::Stream => (0..trace.streams.len())
+            .map(|s| (s as u32, vec![s]))
+            .collect(),
     }
-    let mut out = Attribution::default();
-    let mut hints = WalkHints::default();
-    for (lane, streams) in groups {
-        check(cancel)?;
-        let mut reach: Option<Ns> = None;
-        let mut first: Option<Ns> = None;
-        let merge = Merge::new(trace, &streams);
-        // At most a gap an operation: made room for once, not grown by
-        // copies of hundreds of megabytes (10M kernels, 10M gaps).
-        out.gaps.reserve(merge.len());
-        for (n, (start, end, op, pid)) in merge.enumerate() {
-            if n % (1 << 16) == 0 {
-                check(cancel)?;
-            }
-            first.get_or_insert(start);
-            if let Some(r) = reach
-                && start > r
-            {
-                let thread = classifier.launcher(op, pid, &mut hints);
-                let times = classifier.breakdown(thread, r, start, &mut hints);
-                out.gaps.push(Gap {
-                    start: r,
-                    end: start,
-                    lane,
-                    next: op,
-                    thread,
-                    dominant: dominant(&times).unwrap_or(Cause::Unknown),
-                    verdict: verdict(&times).unwrap_or(Cause::Unknown),
-                });
-            }
-            reach = Some(reach.map_or(end, |r| r.max(end)));
-        }
-        if let (Some(start), Some(end)) = (first, reach) {
-            out.spans.push(LaneSpan { lane, start, end });
-        }
+}
+
+/// Which lane to merge, from when, with checkpoints how often.
+struct LaneMerge<'s> {
+    lane: u32,
+    /// Its streams, in the order ties are merged in.
+    streams: &'s [usize],
+    /// Taken up at the last checkpoint at or before this (`Ns::MIN`: all).
+    from: Ns,
+    every: usize,
+}
+
+/// Merges a lane's operations from its last checkpoint at or before
+/// `plan.from` on into `out`: what came before the checkpoint stays, the
+/// gaps after it are found again, and checkpoints are left on the way.
+/// Returns how many operations it merged.
+fn merge_lane(
+    classifier: &Classifier,
+    plan: &LaneMerge,
+    out: &mut LaneGaps,
+    hints: &mut WalkHints,
+    cancel: &AtomicBool,
+) -> Result<usize, Cancelled> {
+    let LaneMerge {
+        lane,
+        streams,
+        from,
+        every,
+    } = *plan;
+    let kept = out.checkpoints.partition_point(|c| c.at <= from);
+    let resume = match kept.checked_sub(1) {
+        Some(k) => out.checkpoints[k],
+        None => Checkpoint::START,
+    };
+    out.checkpoints.truncate(kept.max(1));
+    if out.checkpoints.is_empty() {
+        out.checkpoints.push(Checkpoint::START);
     }
-    Ok(out)
+    out.gaps.truncate(resume.gaps);
+    let Checkpoint {
+        mut reach,
+        mut first,
+        ..
+    } = resume;
+    let mut last_start: Option<Ns> = None;
+    let mut since_checkpoint = 0usize;
+    let mut merged = 0usize;
+    for (start, end, op, pid) in Merge::new(classifier.trace(), streams, resume.at) {
+        if merged.is_multiple_of(1 << 16) {
+            check(cancel)?;
+        }
+        merged += 1;
+        // A checkpoint between two distinct starts: all before it are in.
+        if since_checkpoint >= every && last_start.is_some_and(|s| s < start) {
+            out.checkpoints.push(Checkpoint {
+                at: start,
+                gaps: out.gaps.len(),
+                reach,
+                first,
+            });
+            since_checkpoint = 0;
+        }
+        since_checkpoint += 1;
+        last_start = Some(start);
+        first.get_or_insert(start);
+        if let Some(r) = reach
+            && start > r
+        {
+            let thread = classifier.launcher(op, pid, hints);
+            let times = classifier.breakdown(thread, r, start, hints);
+            out.gaps.push(Gap {
+                start: r,
+                end: start,
+                lane,
+                next: op,
+                thread,
+                dominant: dominant(&times).unwrap_or(Cause::Unknown),
+                verdict: verdict(&times).unwrap_or(Cause::Unknown),
+            });
+        }
+        reach = Some(reach.map_or(end, |r| r.max(end)));
+    }
+    // The end is a checkpoint too: operations that come later and start
+    // after the last one merged are taken up from here.
+    if let Some(last) = last_start {
+        out.checkpoints.push(Checkpoint {
+            at: last.saturating_add(1),
+            gaps: out.gaps.len(),
+            reach,
+            first,
+        });
+    }
+    out.span = match (first, reach) {
+        (Some(start), Some(end)) => Some(LaneSpan { lane, start, end }),
+        _ => None,
+    };
+    Ok(merged)
 }
 
 /// One cause's share of a lane's idle time.
@@ -784,8 +1176,7 @@ pub fn summarize(
     windows: Option<&[(Ns, Ns)]>,
 ) -> Vec<Summary> {
     attribution
-        .spans
-        .iter()
+        .spans()
         .filter_map(|s| summarize_lane(classifier, attribution, s.lane, windows))
         .collect()
 }
@@ -798,7 +1189,7 @@ pub fn summarize_lane(
     windows: Option<&[(Ns, Ns)]>,
 ) -> Option<Summary> {
     let trace = classifier.trace();
-    let span = attribution.spans.iter().find(|s| s.lane == lane)?;
+    let span = attribution.lane(lane)?.span?;
     {
         let whole = [(span.start, span.end)];
         let windows: &[(Ns, Ns)] = windows.unwrap_or(&whole);

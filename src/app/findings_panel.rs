@@ -18,9 +18,10 @@ use super::format;
 use super::job::Job;
 use super::timeline::{Anchor, Marks, Overlay, Timeline};
 use crate::analysis::findings::{
-    Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds,
-    analyze_with_range_work, entries, human_ns, range_timing,
+    Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze_grown,
+    entries, human_ns, range_timing,
 };
+use crate::analysis::idle::Attribution;
 use crate::annotations::Footprint;
 use crate::model::{EventKind, Ns, Trace};
 
@@ -40,6 +41,9 @@ const MAX_LISTED: usize = 200;
 struct Done {
     result: Result<Arrival, Cancelled>,
     range_work: Vec<(u32, Ns, Ns)>,
+    /// The idle attribution of a growing report's trace, which the next
+    /// run extends.
+    idle: Option<Attribution>,
     took: Duration,
     /// The trace analysed: where the report grew meanwhile, the findings are
     /// carried over to the newer trace.
@@ -109,6 +113,9 @@ pub struct FindingsPanel {
     /// The trace is a report still being opened: its findings would miss
     /// what is not read yet, so the engine waits for the whole report.
     awaiting_whole_report: bool,
+    /// A growing report's idle attribution from the last run, which the
+    /// next run extends instead of making it again (its longest pass).
+    idle: Option<Attribution>,
 }
 
 impl FindingsPanel {
@@ -130,6 +137,7 @@ impl FindingsPanel {
             rest_until: None,
             explained: None,
             awaiting_whole_report: false,
+            idle: None,
         };
         panel.request(trace);
         panel
@@ -144,6 +152,7 @@ impl FindingsPanel {
         self.active = None;
         self.took = None;
         self.rest_until = None;
+        self.idle = None;
         self.schedule(trace);
     }
 
@@ -190,14 +199,20 @@ impl FindingsPanel {
     }
 
     fn spawn(&mut self, trace: Arc<Trace>) {
+        let earlier = self.idle.take();
         // Without a thread there are no findings to show; the viewer works on.
         self.job.start("sightline-findings", None, move |cancel| {
             let t0 = Instant::now();
-            let result = analyze_with_range_work(&trace, None, &Thresholds::default(), cancel);
+            let result = analyze_grown(&trace, earlier, None, &Thresholds::default(), cancel);
             let took = t0.elapsed();
-            let (result, range_work) = match result {
-                Ok((findings, range_work)) => (Ok(findings), range_work),
-                Err(cancelled) => (Err(cancelled), Vec::new()),
+            let (result, range_work, idle) = match result {
+                // Kept only where the report grows: a whole report's is
+                // not needed again (and is tens of bytes a gap).
+                Ok((findings, range_work, idle)) => {
+                    let growing = trace.lineage.report != 0;
+                    (Ok(findings), range_work, growing.then_some(idle))
+                }
+                Err(cancelled) => (Err(cancelled), Vec::new(), None),
             };
             let result = result.map(|findings| Arrival {
                 footprints: (findings.iter())
@@ -210,6 +225,7 @@ impl FindingsPanel {
             Some(Done {
                 result,
                 range_work,
+                idle,
                 took,
                 trace,
             })
@@ -219,6 +235,13 @@ impl FindingsPanel {
     /// The running job's cancel flag (tests check that closing sets it).
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.job.cancel_flag()
+    }
+
+    /// How many GPU operations the last run's idle attribution merged (all
+    /// of the trace's, or, extended, those since its checkpoint): None when
+    /// it is not kept (a report loaded whole).
+    pub fn idle_merged(&self) -> Option<usize> {
+        self.idle.as_ref().map(|a| a.merged())
     }
 
     pub fn is_pending(&self) -> bool {
@@ -263,9 +286,12 @@ impl FindingsPanel {
         let Done {
             result,
             mut range_work,
+            idle,
             took,
             trace: analysed,
         } = done;
+        // Before the next run may start: it extends this one's.
+        self.idle = idle;
         // The report may have grown while the engine ran: then these are an
         // older trace's findings, shown (carried over) while the newest
         // trace's are computed, after a rest.

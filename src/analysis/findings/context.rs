@@ -284,10 +284,20 @@ pub struct IdleFacts<'a> {
 }
 
 impl<'a> IdleFacts<'a> {
-    pub fn new(trace: &'a Trace, cancel: &AtomicBool) -> Result<IdleFacts<'a>, Cancelled> {
+    /// The attribution of `trace`, extended from `earlier` (one of an
+    /// earlier state of the same report) where there is one.
+    pub fn new(
+        trace: &'a Trace,
+        earlier: Option<Attribution>,
+        cancel: &AtomicBool,
+    ) -> Result<IdleFacts<'a>, Cancelled> {
+        let attribution = match earlier {
+            Some(earlier) => earlier.extended(trace, cancel)?,
+            None => idle::attribute(trace, Lanes::Device, cancel)?,
+        };
         Ok(IdleFacts {
             classifier: Classifier::new(trace),
-            attribution: idle::attribute(trace, Lanes::Device, cancel)?,
+            attribution,
         })
     }
 
@@ -317,8 +327,7 @@ impl<'a> IdleFacts<'a> {
             Some(d) => self.attribution.idle_share(d, from, to),
             None => self
                 .attribution
-                .spans
-                .iter()
+                .spans()
                 .filter_map(|s| self.attribution.idle_share(s.lane, from, to))
                 .max_by_key(|s| s.idle),
         }

@@ -22,6 +22,7 @@ use std::sync::atomic::AtomicBool;
 use super::stats::{Cell, Table, TimeRange};
 pub use crate::analysis::cancel::Cancelled;
 pub(crate) use crate::analysis::cancel::check;
+use crate::analysis::idle::Attribution;
 use crate::model::{EventId, Ns, Trace};
 use context::{Context, IdleFacts};
 pub use entries::{Entry, entries, entries_table};
@@ -238,11 +239,28 @@ pub fn analyze_with_range_work(
     thresholds: &Thresholds,
     cancel: &AtomicBool,
 ) -> Result<(Vec<Finding>, Vec<RangeWork>), Cancelled> {
+    let (found, range_work, _) = analyze_grown(trace, None, range, thresholds, cancel)?;
+    Ok((found, range_work))
+}
+
+/// [`analyze_with_range_work`] of a report that grows (a capture's
+/// snapshots): `earlier` is the idle attribution the last run gave, on an
+/// earlier state of the report, and is extended rather than made again
+/// (its longest pass: a whole report's operations merged and its gaps'
+/// threads walked); the attribution of `trace` is returned for the next
+/// run. The findings are those of a run from nothing.
+pub fn analyze_grown(
+    trace: &Trace,
+    earlier: Option<Attribution>,
+    range: Option<TimeRange>,
+    thresholds: &Thresholds,
+    cancel: &AtomicBool,
+) -> Result<(Vec<Finding>, Vec<RangeWork>, Attribution), Cancelled> {
     check(cancel)?;
     // The idle-gap attribution is the longest single pass; the detectors that
     // do not judge idle time run beside it, on a second thread.
     let (ctx, idle, mut found) = std::thread::scope(|s| {
-        let idle = s.spawn(|| IdleFacts::new(trace, cancel));
+        let idle = s.spawn(|| IdleFacts::new(trace, earlier, cancel));
         let ctx = Context::new(trace, cancel)?;
         let mut found = Vec::new();
         timing::waits_on_earlier_work(&ctx, thresholds, &mut found, cancel)?;
@@ -259,7 +277,7 @@ pub fn analyze_with_range_work(
         found.retain(|f| f.start >= r.start && f.start < r.end);
     }
     found.sort_by_key(|a| (a.start, a.kind, a.end));
-    Ok((found, range_work))
+    Ok((found, range_work, idle.attribution))
 }
 
 /// The timing facts of the NVTX range in row `nvtx_row` of `Trace::nvtx`, to

@@ -202,14 +202,7 @@ impl IdleRows {
 /// The tooltip of a gap: its length, and the time per cause with the calls.
 pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
     let classifier = Classifier::new(trace);
-    let attribution = Attribution {
-        gaps: vec![*gap],
-        spans: vec![idle::LaneSpan {
-            lane: gap.lane,
-            start: gap.start,
-            end: gap.end,
-        }],
-    };
+    let attribution = Attribution::of_gap(*gap);
     ui.strong(format!(
         "GPU {} idle {}",
         gap.lane,
