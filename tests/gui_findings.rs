@@ -755,3 +755,39 @@ fn a_growing_reports_findings_extend_the_last_runs_idle_attribution() {
     doc.wait_for_findings();
     assert_eq!(doc.findings.idle_merged(), None);
 }
+
+/// The timeline's "GPU idle — why" row keeps its gaps on screen through a
+/// capture's snapshots and extends them on a worker to each new state (the
+/// same gaps as an attribution made whole). Each snapshot emptied the row
+/// and started the attribution over: on a big capture, whose attribution
+/// takes longer than the time between snapshots, the row stayed empty.
+#[test]
+fn the_idle_row_keeps_its_gaps_through_snapshots_and_extends_them() {
+    let (_, snapshots) = replay_with_findings("timing_cases.sqlite");
+    let mut app = SightlineApp::with_shared_trace(snapshots[0].clone());
+    let doc = app.doc_mut().expect("doc");
+    doc.timeline.idle_rows.wait(&snapshots[0]);
+    let mut extended = 0;
+    for next in &snapshots[1..] {
+        doc.grow(next.clone(), false);
+        assert!(
+            doc.timeline.idle_rows.attribution.is_some(),
+            "the row's gaps stay while their extension runs"
+        );
+        doc.timeline.idle_rows.wait(next);
+        let whole = sightline::analysis::idle::attribute(
+            next,
+            sightline::analysis::idle::Lanes::Device,
+            &AtomicBool::new(false),
+        )
+        .expect("runs");
+        let shown = doc.timeline.idle_rows.attribution.as_ref().expect("in");
+        assert!(**shown == whole, "the gaps of the new state");
+        extended += usize::from(shown.merged() < whole.merged());
+    }
+    assert!(
+        extended * 2 >= snapshots.len() - 1,
+        "extended in {extended} of {} snapshots",
+        snapshots.len() - 1
+    );
+}

@@ -1,7 +1,8 @@
 //! The optional "GPU idle — why" row under each GPU: every interval in which
 //! the GPU ran nothing, coloured by what the thread that launched the next
 //! work was doing meanwhile (`analysis::idle`), with the numbers in a tooltip.
-//! The attribution runs on a worker the first time the row is shown.
+//! The attribution runs on a worker the first time the row is shown, and
+//! is extended on one as a capture's snapshots come.
 
 use std::sync::Arc;
 
@@ -34,7 +35,11 @@ pub fn cause_color(cause: Cause) -> Color32 {
 #[derive(Default)]
 pub struct IdleRows {
     pub attribution: Option<Arc<Attribution>>,
-    job: Job<Attribution>,
+    /// The attribution shown is of an earlier state of a growing report
+    /// (a capture's snapshot came since): it stays on screen while a
+    /// worker extends it to the newest.
+    behind: bool,
+    job: Job<(Attribution, Arc<Trace>)>,
     /// The selected NVTX range's idle time per GPU and cause, for the
     /// details panel: summing a range of millions of gaps takes longer than
     /// a frame, so it is worked out on a worker too.
@@ -46,22 +51,34 @@ pub struct IdleRows {
 }
 
 impl IdleRows {
-    /// Starts the attribution on a worker if the rows are shown and it has
-    /// not run; takes its result when done. True while it runs.
+    /// Starts the attribution on a worker if the rows are shown and it is
+    /// missing or behind the trace; takes its result when done. True while
+    /// it runs.
     pub fn prepare(&mut self, shown: bool, trace: &Arc<Trace>) -> bool {
-        if !shown || self.attribution.is_some() {
+        if !shown {
             return false;
         }
-        if let Some(a) = self.job.take() {
+        if let Some((a, of)) = self.job.take() {
             self.attribution = Some(Arc::new(a));
+            // A snapshot may have come while it ran: then it is behind still.
+            self.behind = !Arc::ptr_eq(&of, trace);
+        }
+        if self.attribution.is_some() && !self.behind {
             return false;
         }
         if self.job.is_running() {
             return true;
         }
         let shared = trace.clone();
+        let earlier = self.attribution.clone();
         self.job.start("sightline-idle", None, move |cancel| {
-            idle::attribute(&shared, Lanes::Device, cancel).ok()
+            // The shown attribution stays the window's: its full blocks of
+            // gaps are shared, not copied.
+            let attribution = match earlier {
+                Some(earlier) => Arc::unwrap_or_clone(earlier).extended(&shared, cancel),
+                None => idle::attribute(&shared, Lanes::Device, cancel),
+            };
+            Some((attribution.ok()?, shared))
         })
     }
 
@@ -72,10 +89,15 @@ impl IdleRows {
         }
     }
 
-    /// A new trace: the old attribution names its events (dropping the jobs
-    /// cancels them).
-    pub fn reset(&mut self) {
-        *self = IdleRows::default();
+    /// A newer state of the same report: the attribution shown stays until
+    /// its extension to the new state is in (the job extending it to an
+    /// earlier state, if any, finishes first). The selected range's summary
+    /// is summed again.
+    pub fn grown(&mut self) {
+        self.behind = self.attribution.is_some() || self.job.is_running();
+        self.range_summary = None;
+        self.range_job = Job::default();
+        self.range_asked = None;
     }
 
     /// A selected NVTX range's idle time, per GPU and cause: what the details
@@ -169,7 +191,7 @@ impl IdleRows {
             self.painted += 1;
             // Skip to the first gap that reaches the next pixel.
             let next_t = (g.end as f64).max(map.t(x1) + px_ns * 0.5);
-            let skip = gaps[at + 1..].partition_point(|n| (n.end as f64) < next_t);
+            let skip = gaps.count_from(at + 1, |n| (n.end as f64) < next_t);
             at += 1 + skip;
         }
     }

@@ -21,6 +21,8 @@
 //! findings, the CLI's `gpu_idle_sum` and the viewer's "GPU idle — why" row
 //! all read [`Attribution`].
 
+mod blocks;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::AtomicBool;
@@ -31,6 +33,8 @@ use super::stats::{Cell, Table};
 use crate::model::{
     EventKind, GpuOp, GpuOpKind, Lineage, Ns, ProcessCorrelation, Run, SpanColumns, StrId, Trace,
 };
+use blocks::Blocks;
+pub use blocks::GapsIn;
 
 /// What the launching thread was doing while the GPU idled.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -162,7 +166,7 @@ pub struct LaneSpan {
 #[derive(Clone, Debug, Default)]
 pub struct LaneGaps {
     pub span: Option<LaneSpan>,
-    pub gaps: Vec<Gap>,
+    gaps: Blocks,
     /// Where the merge of the lane's operations can be taken up again when
     /// its trace grows, in time order (see [`Attribution::extended`]).
     checkpoints: Vec<Checkpoint>,
@@ -343,15 +347,16 @@ fn gpu_correlation(trace: &Trace, kind: GpuOpKind) -> &crate::model::Column<u32>
 impl Attribution {
     /// One gap alone, as a lane of its own (a tooltip's summary).
     pub fn of_gap(gap: Gap) -> Attribution {
-        let lane = LaneGaps {
+        let mut lane = LaneGaps {
             span: Some(LaneSpan {
                 lane: gap.lane,
                 start: gap.start,
                 end: gap.end,
             }),
-            gaps: vec![gap],
+            gaps: Blocks::default(),
             checkpoints: Vec::new(),
         };
+        lane.gaps.push(gap);
         Attribution {
             lanes: vec![(gap.lane, lane)],
             ..Attribution::default()
@@ -368,7 +373,7 @@ impl Attribution {
 
     /// Every gap, lane after lane, each lane's in time order.
     pub fn gaps(&self) -> impl Iterator<Item = &Gap> {
-        self.lanes.iter().flat_map(|(_, l)| &l.gaps)
+        self.lanes.iter().flat_map(|(_, l)| l.gaps.iter())
     }
 
     pub fn gap_count(&self) -> usize {
@@ -392,13 +397,13 @@ impl Attribution {
     }
 
     /// The gaps of `lane` that overlap `[from, to)`.
-    pub fn gaps_in(&self, lane: u32, from: Ns, to: Ns) -> &[Gap] {
-        let Some(gaps) = self.lane(lane).map(|l| &l.gaps[..]) else {
-            return &[];
+    pub fn gaps_in(&self, lane: u32, from: Ns, to: Ns) -> GapsIn<'_> {
+        let Some(gaps) = self.lane(lane).map(|l| &l.gaps) else {
+            return GapsIn::none();
         };
-        let lo = gaps.partition_point(|g| g.end <= from);
-        let hi = gaps.partition_point(|g| g.start < to);
-        &gaps[lo..hi.max(lo)]
+        let lo = gaps.partition_point(0, usize::MAX, |g| g.end <= from);
+        let hi = gaps.partition_point(0, usize::MAX, |g| g.start < to);
+        GapsIn::new(gaps, lo, hi)
     }
 
     /// `lane`'s idle time in `[from, to)` and why, from the gaps alone (no
@@ -412,7 +417,7 @@ impl Attribution {
             idle: 0,
             verdicts: [0; CAUSES],
         };
-        for gap in self.gaps_in(lane, from, to) {
+        for gap in self.gaps_in(lane, from, to).iter() {
             let ns = gap.end.min(to).saturating_sub(gap.start.max(from)).max(0);
             share.idle = share.idle.saturating_add(ns);
             let slot = gap.verdict.slot();
@@ -838,14 +843,6 @@ impl<'a> Merge<'a> {
             heap,
         }
     }
-
-    /// At most how many operations the merge gives.
-    fn len(&self) -> usize {
-        (self.cursors.iter())
-            .flat_map(|c| c.runs[c.run..].iter())
-            .map(|r| r.len())
-            .sum()
-    }
 }
 
 impl Iterator for Merge<'_> {
@@ -906,10 +903,6 @@ fn attribute_with(
     for (lane, streams) in lane_streams(trace, lanes) {
         check(cancel)?;
         let mut gaps = LaneGaps::default();
-        // At most a gap an operation: made room for once, not grown by
-        // copies of hundreds of megabytes (10M kernels, 10M gaps).
-        gaps.gaps
-            .reserve(Merge::new(trace, &streams, Ns::MIN).len());
         let plan = LaneMerge {
             lane,
             streams: &streams,
@@ -1210,7 +1203,7 @@ pub fn summarize_lane(
         let mut verdicts = [0 as Ns; CAUSES];
         let mut hints = WalkHints::default();
         for &(ws, we) in windows {
-            for gap in attribution.gaps_in(span.lane, ws, we) {
+            for gap in attribution.gaps_in(span.lane, ws, we).iter() {
                 let (s, e) = (gap.start.max(ws), gap.end.min(we));
                 if e <= s {
                     continue;
