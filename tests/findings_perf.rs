@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use sightline::analysis::findings::{
-    Thresholds, analyze, analyze_with_range_work, entries, range_gpu_spans,
+    Thresholds, analyze, analyze_grown, analyze_with_range_work, entries, range_gpu_spans,
 };
 use sightline::analysis::idle::{Lanes, attribute};
 use sightline::analysis::rules::{Rule, RuleOptions, run};
@@ -96,6 +96,38 @@ fn findings_on_ten_million_events() {
             "findings and range GPU spans: apart {apart:.3} s, in one pass {:.3} s",
             t.elapsed().as_secs_f64()
         );
+    }
+    // A growing report's runs: what the last run carried (idle attribution,
+    // sorted operations) extended, here over the same state (nothing new),
+    // the rest run again.
+    let trace = sightline::loader::load_growing(&big, &mut Default::default()).expect("load");
+    let t = Instant::now();
+    let (first, _, carried) =
+        analyze_grown(&trace, None, None, &Thresholds::default(), &cancel).expect("not cancelled");
+    println!(
+        "findings of a growing report's first state: {} in {:.3} s",
+        first.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let mut earlier = Some(carried);
+    for _ in 0..3 {
+        let t = Instant::now();
+        let (found_again, _, carried) = analyze_grown(
+            &trace,
+            earlier.take(),
+            None,
+            &Thresholds::default(),
+            &cancel,
+        )
+        .expect("not cancelled");
+        println!(
+            "findings with what the last run carried extended: {} in {:.3} s ({} operations merged)",
+            found_again.len(),
+            t.elapsed().as_secs_f64(),
+            carried.idle().merged()
+        );
+        assert_eq!(found_again, found);
+        earlier = Some(carried);
     }
     for rule in Rule::ALL {
         let t = Instant::now();

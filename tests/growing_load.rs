@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use rusqlite::Connection;
+use sightline::analysis::findings::{self, FindingKind};
 use sightline::analysis::{Report, compute, idle};
 use sightline::loader::{Carry, load, load_growing};
 use sightline::model::{GpuOpKind, LaunchConfig, SpanColumns, StrId, Trace, Track};
@@ -1481,7 +1482,7 @@ fn ranges_opened_and_ended_at_random_load_as_a_whole_load() {
 /// call's cause changes from a launch to a pageable copy), and the GPU's
 /// operations come before or after the calls around them.
 #[test]
-fn an_idle_attribution_extended_as_the_report_grows_equals_one_made_whole() {
+fn the_idle_attribution_and_findings_extended_as_the_report_grows_equal_those_made_whole() {
     const API: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
     const KERNELS: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
     const COPIES: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
@@ -1510,7 +1511,13 @@ fn an_idle_attribution_extended_as_the_report_grows_equals_one_made_whole() {
         ),
     ];
     let never = AtomicBool::new(false);
+    let low = findings::Thresholds {
+        gap_ms: 0.02,
+        util_threshold: 90.0,
+        ..findings::Thresholds::default()
+    };
     let mut taken_up = 0;
+    let mut rule_findings = 0;
     for name in [
         "sync_timing.sqlite",
         "streams.sqlite",
@@ -1521,6 +1528,7 @@ fn an_idle_attribution_extended_as_the_report_grows_equals_one_made_whole() {
             let growing = Growing::start(&fixture(name), &format!("idle-{order}-{name}"));
             let mut carry = Carry::default();
             let mut extended: Option<idle::Attribution> = None;
+            let mut carried: Option<findings::Carried> = None;
             for step in 0..=SLICES + 3 {
                 // Each table's slice `step - lag`.
                 for late in 0..=3 {
@@ -1548,12 +1556,29 @@ fn an_idle_attribution_extended_as_the_report_grows_equals_one_made_whole() {
                     taken_up += 1;
                 }
                 extended = Some(next);
+                // The whole engine, which carries its idle attribution and
+                // its sorted operations from run to run, finds what a run
+                // from nothing finds; thresholds low enough that nsys's
+                // gap and utilization rules find something.
+                let (found, _, kept) =
+                    findings::analyze_grown(&grown, carried.take(), None, &low, &never)
+                        .expect("runs");
+                let fresh = findings::analyze(&grown, None, &low, &never).expect("runs");
+                assert!(found == fresh, "{name}, {order}, step {step}: findings");
+                for kind in [FindingKind::GpuIdleGap, FindingKind::LowGpuUtilization] {
+                    rule_findings += found.iter().filter(|f| f.kind == kind).count();
+                }
+                carried = Some(kept);
             }
         }
     }
     assert!(
         taken_up > 20,
         "extensions taken up at a checkpoint: {taken_up}"
+    );
+    assert!(
+        rule_findings > 100,
+        "gap and utilization findings: {rule_findings}"
     );
 }
 

@@ -18,10 +18,9 @@ use super::format;
 use super::job::Job;
 use super::timeline::{Anchor, Marks, Overlay, Timeline};
 use crate::analysis::findings::{
-    Cancelled, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds, analyze_grown,
-    entries, human_ns, range_timing,
+    Cancelled, Carried, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds,
+    analyze_grown, entries, human_ns, range_timing,
 };
-use crate::analysis::idle::Attribution;
 use crate::annotations::Footprint;
 use crate::model::{EventKind, Ns, Trace};
 
@@ -41,9 +40,9 @@ const MAX_LISTED: usize = 200;
 struct Done {
     result: Result<Arrival, Cancelled>,
     range_work: Vec<(u32, Ns, Ns)>,
-    /// The idle attribution of a growing report's trace, which the next
+    /// What the engine keeps of a growing report's trace, which the next
     /// run extends.
-    idle: Option<Attribution>,
+    carried: Option<Carried>,
     took: Duration,
     /// The trace analysed: where the report grew meanwhile, the findings are
     /// carried over to the newer trace.
@@ -113,9 +112,10 @@ pub struct FindingsPanel {
     /// The trace is a report still being opened: its findings would miss
     /// what is not read yet, so the engine waits for the whole report.
     awaiting_whole_report: bool,
-    /// A growing report's idle attribution from the last run, which the
-    /// next run extends instead of making it again (its longest pass).
-    idle: Option<Attribution>,
+    /// What the last run on a growing report carried (its idle attribution,
+    /// its sorted operations), which the next run extends instead of making
+    /// it again.
+    carried: Option<Carried>,
 }
 
 impl FindingsPanel {
@@ -137,7 +137,7 @@ impl FindingsPanel {
             rest_until: None,
             explained: None,
             awaiting_whole_report: false,
-            idle: None,
+            carried: None,
         };
         panel.request(trace);
         panel
@@ -152,7 +152,7 @@ impl FindingsPanel {
         self.active = None;
         self.took = None;
         self.rest_until = None;
-        self.idle = None;
+        self.carried = None;
         self.schedule(trace);
     }
 
@@ -199,18 +199,18 @@ impl FindingsPanel {
     }
 
     fn spawn(&mut self, trace: Arc<Trace>) {
-        let earlier = self.idle.take();
+        let earlier = self.carried.take();
         // Without a thread there are no findings to show; the viewer works on.
         self.job.start("sightline-findings", None, move |cancel| {
             let t0 = Instant::now();
             let result = analyze_grown(&trace, earlier, None, &Thresholds::default(), cancel);
             let took = t0.elapsed();
-            let (result, range_work, idle) = match result {
+            let (result, range_work, carried) = match result {
                 // Kept only where the report grows: a whole report's is
                 // not needed again (and is tens of bytes a gap).
-                Ok((findings, range_work, idle)) => {
+                Ok((findings, range_work, carried)) => {
                     let growing = trace.lineage.report != 0;
-                    (Ok(findings), range_work, growing.then_some(idle))
+                    (Ok(findings), range_work, growing.then_some(carried))
                 }
                 Err(cancelled) => (Err(cancelled), Vec::new(), None),
             };
@@ -225,7 +225,7 @@ impl FindingsPanel {
             Some(Done {
                 result,
                 range_work,
-                idle,
+                carried,
                 took,
                 trace,
             })
@@ -241,7 +241,7 @@ impl FindingsPanel {
     /// of the trace's, or, extended, those since its checkpoint): None when
     /// it is not kept (a report loaded whole).
     pub fn idle_merged(&self) -> Option<usize> {
-        self.idle.as_ref().map(|a| a.merged())
+        self.carried.as_ref().map(|c| c.idle().merged())
     }
 
     pub fn is_pending(&self) -> bool {
@@ -286,12 +286,12 @@ impl FindingsPanel {
         let Done {
             result,
             mut range_work,
-            idle,
+            carried,
             took,
             trace: analysed,
         } = done;
         // Before the next run may start: it extends this one's.
-        self.idle = idle;
+        self.carried = carried;
         // The report may have grown while the engine ran: then these are an
         // older trace's findings, shown (carried over) while the newest
         // trace's are computed, after a rest.

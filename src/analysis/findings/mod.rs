@@ -23,6 +23,7 @@ use super::stats::{Cell, Table, TimeRange};
 pub use crate::analysis::cancel::Cancelled;
 pub(crate) use crate::analysis::cancel::check;
 use crate::analysis::idle::Attribution;
+use crate::analysis::rules::sorted_ops::SortedOps;
 use crate::model::{EventId, Ns, Trace};
 use context::{Context, IdleFacts};
 pub use entries::{Entry, entries, entries_table};
@@ -243,32 +244,51 @@ pub fn analyze_with_range_work(
     Ok((found, range_work))
 }
 
-/// [`analyze_with_range_work`] of a report that grows (a capture's
-/// snapshots): `earlier` is the idle attribution the last run gave, on an
-/// earlier state of the report, and is extended rather than made again
-/// (its longest pass: a whole report's operations merged and its gaps'
-/// threads walked); the attribution of `trace` is returned for the next
-/// run. The findings are those of a run from nothing.
+/// What a run of the engine on a growing report (a capture's snapshots)
+/// keeps for the next run, which extends it rather than making it again:
+/// the idle attribution (a whole report's operations merged and its gaps'
+/// threads walked) and the GPU operations sorted for nsys's gap and
+/// utilization rules.
+#[derive(Clone, Debug)]
+pub struct Carried {
+    idle: Attribution,
+    ops: SortedOps,
+}
+
+impl Carried {
+    pub fn idle(&self) -> &Attribution {
+        &self.idle
+    }
+}
+
+/// [`analyze_with_range_work`] of a report that grows: `earlier` is what
+/// the last run carried, on an earlier state of the report. The findings
+/// are those of a run from nothing; what this run carries is returned for
+/// the next.
 pub fn analyze_grown(
     trace: &Trace,
-    earlier: Option<Attribution>,
+    earlier: Option<Carried>,
     range: Option<TimeRange>,
     thresholds: &Thresholds,
     cancel: &AtomicBool,
-) -> Result<(Vec<Finding>, Vec<RangeWork>, Attribution), Cancelled> {
+) -> Result<(Vec<Finding>, Vec<RangeWork>, Carried), Cancelled> {
     check(cancel)?;
+    let (earlier_idle, earlier_ops) = match earlier {
+        Some(c) => (Some(c.idle), Some(c.ops)),
+        None => (None, None),
+    };
     // The idle-gap attribution is the longest single pass; the detectors that
     // do not judge idle time run beside it, on a second thread.
-    let (ctx, idle, mut found) = std::thread::scope(|s| {
-        let idle = s.spawn(|| IdleFacts::new(trace, earlier, cancel));
+    let (ctx, idle, ops, mut found) = std::thread::scope(|s| {
+        let idle = s.spawn(|| IdleFacts::new(trace, earlier_idle, cancel));
         let ctx = Context::new(trace, cancel)?;
         let mut found = Vec::new();
         timing::waits_on_earlier_work(&ctx, thresholds, &mut found, cancel)?;
         timing::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
         api_errors::api_errors(&ctx, &mut found, cancel)?;
-        nsys_rules::rule_findings(&ctx, thresholds, &mut found, cancel)?;
+        let ops = nsys_rules::rule_findings(&ctx, earlier_ops, thresholds, &mut found, cancel)?;
         let idle = crate::threads::joined(idle)?;
-        Ok::<_, Cancelled>((ctx, idle, found))
+        Ok::<_, Cancelled>((ctx, idle, ops, found))
     })?;
     let range_work = timing::range_work_pass(&ctx, &idle, thresholds, &mut found, cancel)?;
     loops::sync_in_loop(&ctx, &idle, thresholds, &mut found, cancel)?;
@@ -277,7 +297,11 @@ pub fn analyze_grown(
         found.retain(|f| f.start >= r.start && f.start < r.end);
     }
     found.sort_by_key(|a| (a.start, a.kind, a.end));
-    Ok((found, range_work, idle.attribution))
+    let carried = Carried {
+        idle: idle.attribution,
+        ops,
+    };
+    Ok((found, range_work, carried))
 }
 
 /// The timing facts of the NVTX range in row `nvtx_row` of `Trace::nvtx`, to

@@ -9,7 +9,8 @@ use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_
 use crate::analysis::api_class::ApiClass;
 use crate::analysis::binary_size;
 use crate::analysis::rules::memcpy::{self, Which};
-use crate::analysis::rules::{Window, cuda_memset_sync, gpu_gaps, gpu_ops, gpu_time_util};
+use crate::analysis::rules::sorted_ops::SortedOps;
+use crate::analysis::rules::{Window, cuda_memset_sync, gpu_gaps, gpu_time_util};
 use crate::model::nsys::mem_kind_label;
 use crate::model::{EventId, EventKind, Ns};
 use crate::threads;
@@ -31,31 +32,38 @@ const GAP_FIX: &str = "The GPU ran nothing for this long. Look at what the CPU d
 const UTIL_FIX: &str = "The GPU was mostly idle in this stretch. Look for host work, syncs or \
 small kernels there, and overlap or batch them.";
 
+/// The rules' findings; `earlier`: the sorted operations of the last run
+/// on an earlier state of a growing report, extended rather than sorted
+/// again. Returns the sorted operations of `ctx`'s trace, for the next run.
 pub(super) fn rule_findings(
     ctx: &Context,
+    earlier: Option<SortedOps>,
     t: &Thresholds,
     out: &mut Vec<Finding>,
     cancel: &AtomicBool,
-) -> Result<(), Cancelled> {
+) -> Result<SortedOps, Cancelled> {
     let trace = ctx.trace;
-    let groups = gpu_ops::by_device(trace, Window::ALL);
-    let gaps = || gpu_gaps::gaps_in(&groups, (t.gap_ms * 1e6) as Ns);
-    let low_use = || gpu_time_util::low_use_in(&groups, t.util_chunks, t.util_threshold);
+    let sorted = || match earlier {
+        Some(ops) => ops.extended(trace),
+        None => SortedOps::of(trace, Window::ALL),
+    };
     // These rules run beside the idle attribution. Where cores are left,
-    // the two over every GPU operation (10M kernels: a pass each) run beside
-    // the copies' and sets' (a pass over every API call each); on two cores
-    // the threads only took turns (a run 8 % slower).
+    // sorting every GPU operation (10M kernels) runs beside the copies' and
+    // sets' rules (a pass over every API call each); on two cores the
+    // threads only took turns (a run 8 % slower).
     let spare_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 2);
-    let (gaps, low_use) = if spare_cores {
+    let ops = if spare_cores {
         std::thread::scope(|s| {
-            let (gaps, low_use) = (s.spawn(gaps), s.spawn(low_use));
+            let ops = s.spawn(sorted);
             copy_findings(ctx, out, cancel)?;
-            Ok::<_, Cancelled>((threads::joined(gaps), threads::joined(low_use)))
+            Ok::<_, Cancelled>(threads::joined(ops))
         })?
     } else {
         copy_findings(ctx, out, cancel)?;
-        (gaps(), low_use())
+        sorted()
     };
+    let gaps = gpu_gaps::gaps_of(&ops, (t.gap_ms * 1e6) as Ns);
+    let low_use = gpu_time_util::low_use_of(&ops, t.util_chunks, t.util_threshold);
     check(cancel)?;
     for (duration, start, pid, device, _) in gaps {
         out.push(Finding {
@@ -91,7 +99,7 @@ pub(super) fn rule_findings(
             fix: UTIL_FIX,
         });
     }
-    Ok(())
+    Ok(ops)
 }
 
 /// The findings of nsys's copy and set rules: pageable async copies,

@@ -5,9 +5,8 @@
 //! i as `start[i] - end[i - 1]`: with overlapping work that is not the exact
 //! idle time, but it is what nsys reports, so it is what we compute.
 
-use std::collections::BTreeMap;
-
-use super::{Window, columns, gpu_ops};
+use super::sorted_ops::SortedOps;
+use super::{Window, columns};
 use crate::analysis::stats::{Cell, Table};
 use crate::model::{Ns, Trace};
 
@@ -16,28 +15,15 @@ pub(crate) type Gap = (Ns, Ns, u32, u32, u32);
 
 /// Every gap longer than `min_gap` ns, longest first (then earliest).
 pub(crate) fn gaps(trace: &Trace, window: Window, min_gap: Ns) -> Vec<Gap> {
-    gaps_in(&gpu_ops::by_device(trace, window), min_gap)
+    gaps_of(&SortedOps::of(trace, window), min_gap)
 }
 
-/// [`gaps`] of the operations [`gpu_ops::by_device`] groups.
-pub(crate) fn gaps_in(by_device: &BTreeMap<(u32, u32), gpu_ops::Group>, min_gap: Ns) -> Vec<Gap> {
+/// [`gaps`] of the operations `ops` holds.
+pub(crate) fn gaps_of(ops: &SortedOps, min_gap: Ns) -> Vec<Gap> {
     let mut found = Vec::new();
-    for (&(pid, device), group) in by_device {
-        // The ops come track by track, each track sorted by start (and, its
-        // ops rarely overlapping, nearly by end): a run-adaptive (stable)
-        // sort merges those runs in O(n log tracks) where a quicksort pays
-        // O(n log n) on 10M ops.
-        let mut starts: Vec<Ns> = Vec::with_capacity(group.most());
-        let mut ends: Vec<(Ns, u32)> = Vec::with_capacity(group.most());
-        for o in group.ops() {
-            starts.push(o.start);
-            ends.push((o.end, o.context));
-        }
-        starts.sort();
-        ends.sort();
-        for i in 1..starts.len() {
-            let (end, context) = ends[i - 1];
-            let gap = starts[i].saturating_sub(end);
+    for (&(pid, device), group) in &ops.groups {
+        for (&start, &(end, context)) in group.starts.iter().skip(1).zip(&group.ends) {
+            let gap = start.saturating_sub(end);
             if gap > min_gap {
                 found.push((gap, end, pid, device, context));
             }

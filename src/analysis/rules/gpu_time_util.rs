@@ -8,9 +8,8 @@
 //! operations add up, so it can pass 100%. Consecutive chunks under the
 //! threshold merge into one row whose use is the length-weighted mean.
 
-use std::collections::BTreeMap;
-
-use super::{Window, columns, gpu_ops};
+use super::sorted_ops::SortedOps;
+use super::{Window, columns};
 use crate::analysis::format::round1_value;
 use crate::analysis::stats::{Cell, Table};
 use crate::model::{Ns, Trace};
@@ -29,25 +28,18 @@ pub(crate) struct LowUse {
 
 /// Every stretch under `threshold` percent, in nsys's order (use, then duration).
 pub(crate) fn low_use(trace: &Trace, window: Window, chunks: u32, threshold: f64) -> Vec<LowUse> {
-    low_use_in(&gpu_ops::by_device(trace, window), chunks, threshold)
+    low_use_of(&SortedOps::of(trace, window), chunks, threshold)
 }
 
-/// [`low_use`] of the operations [`gpu_ops::by_device`] groups.
-pub(crate) fn low_use_in(
-    by_device: &BTreeMap<(u32, u32), gpu_ops::Group>,
-    chunks: u32,
-    threshold: f64,
-) -> Vec<LowUse> {
+/// [`low_use`] of the operations `ops` holds: a chunk's busy time from the
+/// sorted lists, not a pass over the operations.
+pub(crate) fn low_use_of(ops: &SortedOps, chunks: u32, threshold: f64) -> Vec<LowUse> {
     let mut found = Vec::new();
-    for (&(pid, device), group) in by_device {
-        let (mut first, mut last, mut context) = (None::<Ns>, None::<Ns>, None);
-        for o in group.ops() {
-            first = Some(first.map_or(o.start, |f| f.min(o.start)));
-            last = Some(last.map_or(o.end, |l| l.max(o.end)));
-            // nsys's row for the device: the context of one of its operations.
-            context.get_or_insert(o.context);
-        }
-        let (first, last, context) = (first.unwrap_or(0), last.unwrap_or(0), context.unwrap_or(0));
+    for (&(pid, device), group) in &ops.groups {
+        let first = group.starts.first().copied().unwrap_or(0);
+        let last = group.ends.last().map_or(0, |e| e.0);
+        // nsys's row for the device: the context of one of its operations.
+        let context = group.context.unwrap_or(0);
         // i128: a damaged report may hold timestamps anywhere in i64.
         let (first, last) = (i128::from(first), i128::from(last));
         let span = last - first;
@@ -60,21 +52,12 @@ pub(crate) fn low_use_in(
             let lo = first + c * chunk;
             (lo, (lo + chunk).min(last))
         };
-        let mut busy = vec![0i128; n as usize];
-        for op in group.ops() {
-            let (s, e) = (
-                i128::from(op.start).max(first),
-                i128::from(op.end).min(last),
-            );
-            if e <= s {
-                continue;
-            }
-            let (c0, c1) = ((s - first) / chunk, ((e - 1 - first) / chunk).min(n - 1));
-            for c in c0..=c1 {
-                let (lo, hi) = bounds(c);
-                busy[c as usize] += e.min(hi) - s.max(lo);
-            }
-        }
+        // The operations lie in [first, last]: a chunk's busy time is their
+        // time before its end less their time before its start.
+        let busy = |c: i128| {
+            let (lo, hi) = bounds(c);
+            group.time_before(hi) - group.time_before(lo)
+        };
         // Runs of consecutive low chunks: (Σ len·pct, Σ len, start, end).
         let mut run: Option<(f64, i128, i128, i128)> = None;
         let mut flush = |run: &mut Option<(f64, i128, i128, i128)>| {
@@ -95,7 +78,7 @@ pub(crate) fn low_use_in(
                 continue;
             }
             let length = hi - lo;
-            let percent = busy[c as usize] as f64 * 100.0 / length as f64;
+            let percent = busy(c) as f64 * 100.0 / length as f64;
             if percent < threshold {
                 let r = run.get_or_insert((0.0, 0, lo, hi));
                 r.0 += length as f64 * percent;

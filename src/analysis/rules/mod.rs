@@ -16,6 +16,7 @@ pub mod gpu_gaps;
 pub(crate) mod gpu_ops;
 pub mod gpu_time_util;
 pub mod memcpy;
+pub(crate) mod sorted_ops;
 
 use super::stats::{Table, TimeRange};
 use crate::model::{Ns, NvtxKind, Trace};
