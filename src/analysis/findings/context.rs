@@ -2,6 +2,8 @@
 //! their parents and paths, what each API name does (launch, sync, alloc), and
 //! the GPU work each API call caused.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
 use super::{Cancelled, check};
@@ -281,29 +283,64 @@ impl<'a> Context<'a> {
 pub struct IdleFacts<'a> {
     pub classifier: Classifier<'a>,
     pub attribution: Attribution,
+    /// The summaries an earlier run on an earlier state of a growing report
+    /// worded, of windows that end before anything changed since
+    /// ([`Attribution::settled_until`]): the same again.
+    earlier: Summaries,
+    /// The summaries this run asked for, for the next run.
+    asked: Mutex<Summaries>,
 }
+
+/// Idle summaries by (device, or None for the GPU that idled most; window).
+pub type Summaries = HashMap<(Option<u32>, Ns, Ns), Option<Summary>>;
 
 impl<'a> IdleFacts<'a> {
     /// The attribution of `trace`, extended from `earlier` (one of an
-    /// earlier state of the same report) where there is one.
+    /// earlier state of the same report, with the summaries worded from it)
+    /// where there is one.
     pub fn new(
         trace: &'a Trace,
-        earlier: Option<Attribution>,
+        earlier: Option<(Attribution, Summaries)>,
         cancel: &AtomicBool,
     ) -> Result<IdleFacts<'a>, Cancelled> {
-        let attribution = match earlier {
-            Some(earlier) => earlier.extended(trace, cancel)?,
-            None => idle::attribute(trace, Lanes::Device, cancel)?,
+        let (attribution, mut summaries) = match earlier {
+            Some((earlier, summaries)) => (earlier.extended(trace, cancel)?, summaries),
+            None => (
+                idle::attribute(trace, Lanes::Device, cancel)?,
+                Summaries::new(),
+            ),
         };
+        let settled = attribution.settled_until();
+        summaries.retain(|&(_, _, to), _| to <= settled);
         Ok(IdleFacts {
             classifier: Classifier::new(trace),
             attribution,
+            earlier: summaries,
+            asked: Mutex::new(Summaries::new()),
         })
+    }
+
+    /// The attribution, and the summaries this run worded, for the next run.
+    pub fn into_carried(self) -> (Attribution, Summaries) {
+        let asked = self.asked.into_inner().unwrap_or_else(|e| e.into_inner());
+        (self.attribution, asked)
     }
 
     /// The idle time of `[from, to)` on the GPU of `device` (None: the GPU
     /// that idled most there).
     pub fn summary(&self, device: Option<u32>, from: Ns, to: Ns) -> Option<Summary> {
+        let key = (device, from, to);
+        let summary = match self.earlier.get(&key) {
+            Some(known) => known.clone(),
+            None => self.summarize(device, from, to),
+        };
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.insert(key, summary.clone());
+        }
+        summary
+    }
+
+    fn summarize(&self, device: Option<u32>, from: Ns, to: Ns) -> Option<Summary> {
         if to <= from {
             return None;
         }

@@ -25,7 +25,7 @@ pub(crate) use crate::analysis::cancel::check;
 use crate::analysis::idle::Attribution;
 use crate::analysis::rules::sorted_ops::SortedOps;
 use crate::model::{EventId, Ns, Trace};
-use context::{Context, IdleFacts};
+use context::{Context, IdleFacts, Summaries};
 pub use entries::{Entry, entries, entries_table};
 pub use timing::RangeTiming;
 
@@ -252,6 +252,8 @@ pub fn analyze_with_range_work(
 #[derive(Clone, Debug)]
 pub struct Carried {
     idle: Attribution,
+    /// The idle summaries the findings' messages were worded from.
+    summaries: Summaries,
     ops: SortedOps,
 }
 
@@ -274,7 +276,7 @@ pub fn analyze_grown(
 ) -> Result<(Vec<Finding>, Vec<RangeWork>, Carried), Cancelled> {
     check(cancel)?;
     let (earlier_idle, earlier_ops) = match earlier {
-        Some(c) => (Some(c.idle), Some(c.ops)),
+        Some(c) => (Some((c.idle, c.summaries)), Some(c.ops)),
         None => (None, None),
     };
     // The idle-gap attribution is the longest single pass; the detectors that
@@ -297,8 +299,10 @@ pub fn analyze_grown(
         found.retain(|f| f.start >= r.start && f.start < r.end);
     }
     found.sort_by_key(|a| (a.start, a.kind, a.end));
+    let (idle, summaries) = idle.into_carried();
     let carried = Carried {
-        idle: idle.attribution,
+        idle,
+        summaries,
         ops,
     };
     Ok((found, range_work, carried))

@@ -213,6 +213,10 @@ pub struct Attribution {
     /// Operations merged between two checkpoints ([`CHECKPOINT_EVERY`]
     /// unless a test asks for more checkpoints).
     checkpoint_every: usize,
+    /// Before this time, the extension that made this attribution changed
+    /// nothing: not a gap, not a call's cause, no call (`Ns::MIN` when made
+    /// whole). A summary of a window that ends by then is the earlier one's.
+    settled_until: Ns,
 }
 
 impl Default for Attribution {
@@ -222,6 +226,7 @@ impl Default for Attribution {
             grown_from: None,
             merged: 0,
             checkpoint_every: CHECKPOINT_EVERY,
+            settled_until: Ns::MIN,
         }
     }
 }
@@ -391,6 +396,13 @@ impl Attribution {
         self.merged
     }
 
+    /// The time before which the extension that made this attribution
+    /// changed nothing ([`Attribution::extended`]): no gap, no call, no
+    /// call's cause, no lane's span there. `Ns::MIN` when it was made whole.
+    pub fn settled_until(&self) -> Ns {
+        self.settled_until
+    }
+
     fn lane(&self, lane: u32) -> Option<&LaneGaps> {
         let at = self.lanes.binary_search_by_key(&lane, |(l, _)| *l).ok()?;
         Some(&self.lanes[at].1)
@@ -444,6 +456,7 @@ impl Attribution {
         let every = self.checkpoint_every;
         let mut lanes = self.lanes;
         let mut merged = 0;
+        let mut settled = from;
         let mut hints = WalkHints::default();
         for (lane, streams) in lane_streams(trace, Lanes::Device) {
             check(cancel)?;
@@ -458,7 +471,9 @@ impl Attribution {
                 from,
                 every,
             };
-            merged += merge_lane(&classifier, &plan, gaps, &mut hints, cancel)?;
+            let (count, lane_settled) = merge_lane(&classifier, &plan, gaps, &mut hints, cancel)?;
+            merged += count;
+            settled = settled.min(lane_settled);
         }
         lanes.retain(|(_, l)| l.span.is_some());
         Ok(Attribution {
@@ -466,6 +481,7 @@ impl Attribution {
             grown_from: Some(Basis::of(trace)),
             merged,
             checkpoint_every: every,
+            settled_until: settled,
         })
     }
 }
@@ -909,7 +925,7 @@ fn attribute_with(
             from: Ns::MIN,
             every: CHECKPOINT_EVERY,
         };
-        out.merged += merge_lane(classifier, &plan, &mut gaps, &mut hints, cancel)?;
+        out.merged += merge_lane(classifier, &plan, &mut gaps, &mut hints, cancel)?.0;
         if gaps.span.is_some() {
             out.lanes.push((lane, gaps));
         }
@@ -963,14 +979,16 @@ struct LaneMerge<'s> {
 /// Merges a lane's operations from its last checkpoint at or before
 /// `plan.from` on into `out`: what came before the checkpoint stays, the
 /// gaps after it are found again, and checkpoints are left on the way.
-/// Returns how many operations it merged.
+/// Returns how many operations it merged, and the time before which its
+/// gaps and span stayed as they were (the checkpoint's reach: every gap
+/// found again starts there or later).
 fn merge_lane(
     classifier: &Classifier,
     plan: &LaneMerge,
     out: &mut LaneGaps,
     hints: &mut WalkHints,
     cancel: &AtomicBool,
-) -> Result<usize, Cancelled> {
+) -> Result<(usize, Ns), Cancelled> {
     let LaneMerge {
         lane,
         streams,
@@ -1044,7 +1062,7 @@ fn merge_lane(
         (Some(start), Some(end)) => Some(LaneSpan { lane, start, end }),
         _ => None,
     };
-    Ok(merged)
+    Ok((merged, resume.reach.unwrap_or(Ns::MIN)))
 }
 
 /// One cause's share of a lane's idle time.
