@@ -137,3 +137,24 @@ fn the_window_asks_a_capture_to_wake_it_at_each_message() {
     live.stop();
     h.state_mut().wait_for_captures();
 }
+
+/// While a capture runs, its findings engine carries its idle attribution
+/// and sorted operations from run to run; once the capture has finished,
+/// nothing is carried (tens of bytes a GPU operation kept for no next run).
+#[test]
+fn a_finished_captures_findings_engine_keeps_nothing_for_a_next_run() {
+    let (span, _) = report_span();
+    let mut h = harness();
+    h.state_mut()
+        .start_replay(fixture("sync_timing.sqlite"), span / 0.3e9);
+    assert!(step_until(&mut h, Duration::from_secs(30), |h| {
+        h.state()
+            .doc()
+            .and_then(|d| d.live.as_ref())
+            .is_some_and(|l| !l.is_running())
+    }));
+    let doc = h.state_mut().doc_mut().expect("doc");
+    doc.wait_for_findings();
+    assert!(doc.trace.lineage.report != 0, "a growing report's trace");
+    assert_eq!(doc.findings.idle_merged(), None);
+}

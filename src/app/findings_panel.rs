@@ -116,6 +116,9 @@ pub struct FindingsPanel {
     /// its sorted operations), which the next run extends instead of making
     /// it again.
     carried: Option<Carried>,
+    /// The report will not grow again (its capture finished): nothing is
+    /// carried, since tens of bytes a GPU operation would stay for nothing.
+    grown_for_good: bool,
 }
 
 impl FindingsPanel {
@@ -138,6 +141,7 @@ impl FindingsPanel {
             explained: None,
             awaiting_whole_report: false,
             carried: None,
+            grown_for_good: false,
         };
         panel.request(trace);
         panel
@@ -237,6 +241,13 @@ impl FindingsPanel {
         self.job.cancel_flag()
     }
 
+    /// The report grew for the last time (its capture finished): what the
+    /// runs carried is dropped, and the last run's is not kept.
+    pub fn stopped_growing(&mut self) {
+        self.grown_for_good = true;
+        self.carried = None;
+    }
+
     /// How many GPU operations the last run's idle attribution merged (all
     /// of the trace's, or, extended, those since its checkpoint): None when
     /// it is not kept (a report loaded whole).
@@ -291,7 +302,7 @@ impl FindingsPanel {
             trace: analysed,
         } = done;
         // Before the next run may start: it extends this one's.
-        self.carried = carried;
+        self.carried = carried.filter(|_| !self.grown_for_good);
         // The report may have grown while the engine ran: then these are an
         // older trace's findings, shown (carried over) while the newest
         // trace's are computed, after a rest.

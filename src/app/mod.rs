@@ -205,8 +205,12 @@ impl Document {
             LiveUpdate::Nothing => false,
             LiveUpdate::Trace(trace) => {
                 let follow = live.follow || first;
+                let finished = !live.is_running();
                 // Each snapshot is read afresh: events are numbered anew.
                 self.grow(trace, false);
+                if finished {
+                    self.findings.stopped_growing();
+                }
                 if follow {
                     self.timeline.show_all();
                 }
