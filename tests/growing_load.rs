@@ -1518,6 +1518,7 @@ fn the_idle_attribution_and_findings_extended_as_the_report_grows_equal_those_ma
     };
     let mut taken_up = 0;
     let mut rule_findings = 0;
+    let mut quiet = 0;
     for name in [
         "sync_timing.sqlite",
         "streams.sqlite",
@@ -1555,6 +1556,17 @@ fn the_idle_attribution_and_findings_extended_as_the_report_grows_equal_those_ma
                 if next.merged() < whole.merged() {
                     taken_up += 1;
                 }
+                // A lane with nothing new bounds nothing: every summary of an
+                // extension that brought nothing holds (a GPU gone quiet held
+                // every later one back).
+                if next.merged() == 0 && step > 0 {
+                    assert_eq!(
+                        next.settled_until(),
+                        i64::MAX,
+                        "{name}, {order}, step {step}"
+                    );
+                    quiet += 1;
+                }
                 extended = Some(next);
                 // The whole engine, which carries its idle attribution and
                 // its sorted operations from run to run, finds what a run
@@ -1576,6 +1588,7 @@ fn the_idle_attribution_and_findings_extended_as_the_report_grows_equal_those_ma
         taken_up > 20,
         "extensions taken up at a checkpoint: {taken_up}"
     );
+    assert!(quiet > 0, "no extension that brought nothing");
     assert!(
         rule_findings > 100,
         "gap and utilization findings: {rule_findings}"

@@ -760,7 +760,8 @@ fn a_growing_reports_findings_extend_the_last_runs_idle_attribution() {
 /// capture's snapshots and extends them on a worker to each new state (the
 /// same gaps as an attribution made whole). Each snapshot emptied the row
 /// and started the attribution over: on a big capture, whose attribution
-/// takes longer than the time between snapshots, the row stayed empty.
+/// takes longer than the time between snapshots, the row stayed empty. A
+/// selected range's idle time is summed again once the new state is in.
 #[test]
 fn the_idle_row_keeps_its_gaps_through_snapshots_and_extends_them() {
     let (_, snapshots) = replay_with_findings("timing_cases.sqlite");
@@ -774,6 +775,12 @@ fn the_idle_row_keeps_its_gaps_through_snapshots_and_extends_them() {
             doc.timeline.idle_rows.attribution.is_some(),
             "the row's gaps stay while their extension runs"
         );
+        // A range selected meanwhile is summed from the state shown.
+        let range = next.info.time_range;
+        let rows = &mut doc.timeline.idle_rows;
+        if rows.range_summary(range, None).is_none() {
+            rows.wait_range();
+        }
         doc.timeline.idle_rows.wait(next);
         let whole = sightline::analysis::idle::attribute(
             next,
@@ -784,7 +791,26 @@ fn the_idle_row_keeps_its_gaps_through_snapshots_and_extends_them() {
         let shown = doc.timeline.idle_rows.attribution.as_ref().expect("in");
         assert!(**shown == whole, "the gaps of the new state");
         extended += usize::from(shown.merged() < whole.merged());
+        // Then summed again, from the new state.
+        let rows = &mut doc.timeline.idle_rows;
+        let summed = loop {
+            if let Some(s) = rows.range_summary(range, None) {
+                break s.to_vec();
+            }
+            rows.wait_range();
+        };
+        let classifier = sightline::analysis::idle::Classifier::new(next);
+        let expected =
+            sightline::analysis::idle::summarize(&classifier, &whole, Some(&[range][..]));
+        assert_eq!(summed, expected, "the range's idle time, of the new state");
     }
+    // A state that does not hold the shown one's events at their indexes
+    // (here the report loaded whole, numbered apart): the row starts over,
+    // as its gaps would name other threads and operations.
+    let apart = load(&fixture("timing_cases.sqlite"));
+    let doc = app.doc_mut().expect("doc");
+    doc.timeline.idle_rows.grown(&apart);
+    assert!(doc.timeline.idle_rows.attribution.is_none());
     assert!(
         extended * 2 >= snapshots.len() - 1,
         "extended in {extended} of {} snapshots",

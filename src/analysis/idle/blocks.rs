@@ -75,8 +75,16 @@ impl Blocks {
     /// The gaps of `lo..hi`, in order.
     pub fn iter_range(&self, lo: usize, hi: usize) -> impl Iterator<Item = &Gap> + Clone + '_ {
         let hi = hi.min(self.len());
-        let pieces = (self.sealed.iter().map(|b| &b[..])).chain(std::iter::once(&self.tail[..]));
-        let mut at = 0usize;
+        // The blocks that hold `lo..hi` only: a window is a few gaps of millions.
+        let first = (lo / BLOCK).min(self.sealed.len());
+        let end = hi.div_ceil(BLOCK).clamp(first, self.sealed.len());
+        let tail: &[Gap] = if hi > self.sealed.len() * BLOCK {
+            &self.tail
+        } else {
+            &[]
+        };
+        let pieces = (self.sealed[first..end].iter().map(|b| &b[..])).chain(std::iter::once(tail));
+        let mut at = first * BLOCK;
         pieces.flat_map(move |piece| {
             let (from, to) = (at, at + piece.len());
             at = to;
@@ -216,6 +224,22 @@ mod tests {
             blocks.partition_point(0, usize::MAX, starts),
             model.partition_point(starts)
         );
+        for (lo, hi) in [
+            (0, 3),
+            (BLOCK - 1, BLOCK + 1),
+            (2 * BLOCK, 2 * BLOCK + 5),
+            (model.len() - 4, model.len() + 10),
+            (5, 5),
+            (3 * BLOCK, model.len()),
+        ] {
+            let hi_in = hi.min(model.len());
+            assert!(
+                blocks
+                    .iter_range(lo, hi)
+                    .eq(model[lo.min(hi_in)..hi_in].iter()),
+                "{lo}..{hi}"
+            );
+        }
         let window = GapsIn::new(&blocks, BLOCK - 2, BLOCK + 3);
         assert_eq!(window.len(), 5);
         assert!(window.iter().eq(model[BLOCK - 2..BLOCK + 3].iter()));

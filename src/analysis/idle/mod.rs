@@ -213,6 +213,8 @@ pub struct Attribution {
     /// Operations merged between two checkpoints ([`CHECKPOINT_EVERY`]
     /// unless a test asks for more checkpoints).
     checkpoint_every: usize,
+    /// What a lane is: a whole GPU, or a stream.
+    lanes_of: Lanes,
     /// Before this time, the extension that made this attribution changed
     /// nothing: not a gap, not a call's cause, no call (`Ns::MIN` when made
     /// whole). A summary of a window that ends by then is the earlier one's.
@@ -227,6 +229,7 @@ impl Default for Attribution {
             merged: 0,
             checkpoint_every: CHECKPOINT_EVERY,
             settled_until: Ns::MIN,
+            lanes_of: Lanes::Device,
         }
     }
 }
@@ -396,6 +399,13 @@ impl Attribution {
         self.merged
     }
 
+    /// Whether `trace` is this attribution's trace or a later state of the
+    /// same report that holds its events at the same indexes: what it
+    /// shows stays true of `trace` up to where `trace` adds to it.
+    pub fn fits(&self, trace: &Trace) -> bool {
+        self.grown_from.as_ref().is_some_and(|b| b.grew_into(trace))
+    }
+
     /// The time before which the extension that made this attribution
     /// changed nothing ([`Attribution::extended`]): no gap, no call, no
     /// call's cause, no lane's span there. `Ns::MIN` when it was made whole.
@@ -449,7 +459,7 @@ impl Attribution {
         let from = match &self.grown_from {
             Some(basis) if basis.grew_into(trace) => basis.touched_from(trace, &classifier),
             _ => {
-                let whole = attribute_with(&classifier, Lanes::Device, cancel)?;
+                let whole = attribute_with(&classifier, self.lanes_of, cancel)?;
                 return Ok(whole.checkpoints_every(self.checkpoint_every));
             }
         };
@@ -482,6 +492,7 @@ impl Attribution {
             merged,
             checkpoint_every: every,
             settled_until: settled,
+            lanes_of: Lanes::Device,
         })
     }
 }
@@ -930,6 +941,7 @@ fn attribute_with(
             out.lanes.push((lane, gaps));
         }
     }
+    out.lanes_of = lanes;
     if lanes == Lanes::Device {
         out.grown_from = Some(Basis::of(trace));
     }
@@ -1050,9 +1062,10 @@ fn merge_lane(
     }
     // The end is a checkpoint too: operations that come later and start
     // after the last one merged are taken up from here.
-    if let Some(last) = last_start {
+    // (None past the last time there is: such a lane is merged again.)
+    if let Some(at) = last_start.and_then(|last| last.checked_add(1)) {
         out.checkpoints.push(Checkpoint {
-            at: last.saturating_add(1),
+            at,
             gaps: out.gaps.len(),
             reach,
             first,
@@ -1062,7 +1075,15 @@ fn merge_lane(
         (Some(start), Some(end)) => Some(LaneSpan { lane, start, end }),
         _ => None,
     };
-    Ok((merged, resume.reach.unwrap_or(Ns::MIN)))
+    // Taken up at its end with nothing new, the lane is as it was: it
+    // bounds nothing (a GPU gone quiet would otherwise hold every later
+    // summary back).
+    let settled = match resume.reach {
+        Some(_) if merged == 0 => Ns::MAX,
+        Some(reach) => reach,
+        None => Ns::MIN,
+    };
+    Ok((merged, settled))
 }
 
 /// One cause's share of a lane's idle time.

@@ -35,6 +35,9 @@ pub fn cause_color(cause: Cause) -> Color32 {
 #[derive(Default)]
 pub struct IdleRows {
     pub attribution: Option<Arc<Attribution>>,
+    /// The trace the attribution was made for: a range's summary walks its
+    /// calls, so that gaps and calls are of one state of a growing report.
+    attributed: Option<Arc<Trace>>,
     /// The attribution shown is of an earlier state of a growing report
     /// (a capture's snapshot came since): it stays on screen while a
     /// worker extends it to the newest.
@@ -59,9 +62,21 @@ impl IdleRows {
             return false;
         }
         if let Some((a, of)) = self.job.take() {
-            self.attribution = Some(Arc::new(a));
+            let replaced = (
+                self.attribution.replace(Arc::new(a)),
+                self.attributed.replace(of),
+            );
+            // The old state may be the last reference to a snapshot.
+            crate::app::job::drop_off_thread(replaced);
+            // The range's summary was of the old attribution.
+            self.range_summary = None;
+            self.range_job = Job::default();
+            self.range_asked = None;
             // A snapshot may have come while it ran: then it is behind still.
-            self.behind = !Arc::ptr_eq(&of, trace);
+            self.behind = !self
+                .attributed
+                .as_ref()
+                .is_some_and(|t| Arc::ptr_eq(t, trace));
         }
         if self.attribution.is_some() && !self.behind {
             return false;
@@ -89,21 +104,52 @@ impl IdleRows {
         }
     }
 
-    /// A newer state of the same report: the attribution shown stays until
-    /// its extension to the new state is in (the job extending it to an
-    /// earlier state, if any, finishes first). The selected range's summary
-    /// is summed again.
-    pub fn grown(&mut self) {
+    /// A newer state of the report: the attribution shown stays until its
+    /// extension to `trace` is in (the job extending it to an earlier state,
+    /// if any, finishes first), where `trace` holds its events at the same
+    /// indexes; else the row starts over (its gaps would name other threads
+    /// and operations).
+    pub fn grown(&mut self, trace: &Trace) {
+        if self.attribution.as_ref().is_some_and(|a| !a.fits(trace)) {
+            crate::app::job::drop_off_thread(std::mem::take(self));
+            return;
+        }
         self.behind = self.attribution.is_some() || self.job.is_running();
-        self.range_summary = None;
-        self.range_job = Job::default();
-        self.range_asked = None;
+    }
+
+    /// The idle time of `range` per GPU and cause, summed on a worker from
+    /// the attribution shown and the trace it was made for: None until it is
+    /// in (`repaint` is woken then).
+    pub fn range_summary(
+        &mut self,
+        range: (i64, i64),
+        repaint: Option<eframe::egui::Context>,
+    ) -> Option<&[Summary]> {
+        let (a, of) = (self.attribution.clone()?, self.attributed.clone()?);
+        if let Some(done) = self.range_job.take() {
+            self.range_summary = Some(done);
+        }
+        if !matches!(&self.range_summary, Some((r, _)) if *r == range)
+            && (self.range_asked != Some(range) || !self.range_job.is_running())
+        {
+            self.range_asked = Some(range);
+            self.range_job
+                .start("sightline-idle-range", repaint, move |_| {
+                    let classifier = Classifier::new(&of);
+                    let window = [range];
+                    Some((range, idle::summarize(&classifier, &a, Some(&window[..]))))
+                });
+        }
+        match &self.range_summary {
+            Some((r, s)) if *r == range => Some(s),
+            _ => None,
+        }
     }
 
     /// A selected NVTX range's idle time, per GPU and cause: what the details
     /// panel shows under the range (a spinner until the attribution, then
     /// the range's summary, is in).
-    pub fn range_details(&mut self, ui: &mut Ui, trace: &Arc<Trace>, range: (i64, i64)) {
+    pub fn range_details(&mut self, ui: &mut Ui, range: (i64, i64)) {
         ui.separator();
         ui.strong(LABEL);
         let waiting = |ui: &mut Ui, what: &str| {
@@ -112,32 +158,13 @@ impl IdleRows {
                 ui.weak(what);
             });
         };
-        let Some(a) = self.attribution.clone() else {
+        if self.attribution.is_none() {
             waiting(ui, "attributing idle time…");
             return;
-        };
-        if let Some(done) = self.range_job.take() {
-            self.range_summary = Some(done);
         }
-        let summaries = match &self.range_summary {
-            Some((r, s)) if *r == range => s,
-            _ => {
-                if self.range_asked != Some(range) || !self.range_job.is_running() {
-                    let shared = trace.clone();
-                    self.range_asked = Some(range);
-                    self.range_job.start(
-                        "sightline-idle-range",
-                        Some(ui.ctx().clone()),
-                        move |_| {
-                            let classifier = Classifier::new(&shared);
-                            let window = [range];
-                            Some((range, idle::summarize(&classifier, &a, Some(&window[..]))))
-                        },
-                    );
-                }
-                waiting(ui, "summing the range's idle time…");
-                return;
-            }
+        let Some(summaries) = self.range_summary(range, Some(ui.ctx().clone())) else {
+            waiting(ui, "summing the range's idle time…");
+            return;
         };
         if summaries.iter().all(|s| s.idle == 0) {
             ui.weak("No GPU was idle during this range.");

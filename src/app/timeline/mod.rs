@@ -218,7 +218,7 @@ impl Timeline {
         self.layout.clear();
         self.projection = None;
         self.projection_job.cancel();
-        self.idle_rows.grown();
+        self.idle_rows.grown(trace);
         // Marks name events by index too; their views set them again.
         self.marks.clear();
     }
