@@ -748,6 +748,29 @@ fn a_growing_reports_findings_extend_the_last_runs_idle_attribution() {
         "extended in {extended} of {} runs",
         snapshots.len() - 1
     );
+    // The capture's last snapshot comes while the run for the one before
+    // is still going (`Document` says so as the capture ends): the last
+    // state's run still extends, then nothing is kept.
+    // (Three states before the replay's last one, which brings calls that
+    // started long before: its extension merges everything again.)
+    let n = snapshots.len();
+    let mut app = SightlineApp::with_shared_trace(snapshots[n - 4].clone());
+    let doc = app.doc_mut().expect("doc");
+    doc.wait_for_findings();
+    let last = &snapshots[n - 2];
+    doc.grow(snapshots[n - 3].clone(), false);
+    doc.grow(last.clone(), false);
+    doc.findings.stopped_growing();
+    doc.wait_for_findings();
+    let whole = sightline::analysis::idle::attribute(
+        last,
+        sightline::analysis::idle::Lanes::Device,
+        &AtomicBool::new(false),
+    )
+    .expect("runs");
+    let merged = doc.findings.idle_merged().expect("a growing report's run");
+    assert!(merged < whole.merged(), "{merged} of {}", whole.merged());
+    assert!(!doc.findings.carries());
     // A report loaded whole keeps none.
     let mut whole =
         SightlineApp::with_shared_trace(std::sync::Arc::new(load(&fixture("timing_cases.sqlite"))));

@@ -119,6 +119,9 @@ pub struct FindingsPanel {
     /// The report will not grow again (its capture finished): nothing is
     /// carried, since tens of bytes a GPU operation would stay for nothing.
     grown_for_good: bool,
+    /// How many GPU operations the last run's idle attribution merged, on
+    /// a growing report (see [`FindingsPanel::idle_merged`]).
+    last_merged: Option<usize>,
 }
 
 impl FindingsPanel {
@@ -142,6 +145,7 @@ impl FindingsPanel {
             awaiting_whole_report: false,
             carried: None,
             grown_for_good: false,
+            last_merged: None,
         };
         panel.request(trace);
         panel
@@ -241,18 +245,25 @@ impl FindingsPanel {
         self.job.cancel_flag()
     }
 
-    /// The report grew for the last time (its capture finished): what the
-    /// runs carried is dropped, and the last run's is not kept.
+    /// The report grew for the last time (its capture finished): the run
+    /// for its last state extends what is carried, and what that run
+    /// carries is not kept.
     pub fn stopped_growing(&mut self) {
+        // A run still to come for the last state takes what is carried
+        // (its extension is the cheap one); only its own is not kept.
         self.grown_for_good = true;
-        self.carried = None;
     }
 
     /// How many GPU operations the last run's idle attribution merged (all
-    /// of the trace's, or, extended, those since its checkpoint): None when
-    /// it is not kept (a report loaded whole).
+    /// of the trace's, or, extended, those since its checkpoint): None for
+    /// a report loaded whole.
     pub fn idle_merged(&self) -> Option<usize> {
-        self.carried.as_ref().map(|c| c.idle().merged())
+        self.last_merged
+    }
+
+    /// Whether the panel keeps what its last run carried for a next run.
+    pub fn carries(&self) -> bool {
+        self.carried.is_some()
     }
 
     pub fn is_pending(&self) -> bool {
@@ -302,7 +313,10 @@ impl FindingsPanel {
             trace: analysed,
         } = done;
         // Before the next run may start: it extends this one's.
-        self.carried = carried.filter(|_| !self.grown_for_good);
+        self.last_merged = carried.as_ref().map(|c| c.idle().merged());
+        // Kept while a run is to come (the last state's, after the capture
+        // finished, too), not after.
+        self.carried = carried.filter(|_| !self.grown_for_good || self.queued.is_some());
         // The report may have grown while the engine ran: then these are an
         // older trace's findings, shown (carried over) while the newest
         // trace's are computed, after a rest.

@@ -195,8 +195,9 @@ impl Checkpoint {
 
 /// A checkpoint every this many operations merged: an extension merges
 /// again at most this many of the operations it already had, beyond those
-/// after the earliest time its new rows can touch.
-const CHECKPOINT_EVERY: usize = 4096;
+/// after the earliest time its new rows can touch. A checkpoint is 40
+/// bytes: a sixth of a byte an operation.
+const CHECKPOINT_EVERY: usize = 256;
 
 /// Every gap of every lane: per lane (by lane number) its span and its
 /// gaps in time order.
@@ -288,18 +289,28 @@ impl Basis {
     }
 
     /// The earliest time from which what `trace` adds to this state can
-    /// change the gaps: the start of every new API call and GPU operation,
-    /// of an older operation a new call launched (its gap's thread), and of
-    /// an older call whose cause a new operation changes (an async copy is
-    /// a pageable copy by its copy's record; another call counts as a
-    /// launch once it has put work on the GPU). `Ns::MAX` when nothing new.
-    fn touched_from(&self, trace: &Trace, classifier: &Classifier) -> Ns {
+    /// change its gaps (`lanes`): the start of every new GPU operation and
+    /// of an older operation a new call launched (its gap's thread); and
+    /// the end of the first gap that overlaps a new call or an older call
+    /// whose cause a new operation changes (an async copy is a pageable
+    /// copy by its copy's record; another call counts as a launch once it
+    /// has put work on the GPU): a call changes only the walks of the gaps
+    /// it overlaps, and such a gap is found again from the checkpoint
+    /// before the operation that ends it. `Ns::MAX` when nothing new.
+    fn touched_from(
+        &self,
+        trace: &Trace,
+        classifier: &Classifier,
+        lanes: &[(u32, LaneGaps)],
+    ) -> Ns {
         let mut from = Ns::MAX;
         let api = &trace.cuda_api;
+        let call_reaches =
+            |call: usize| first_gap_overlapping(lanes, api.spans.start[call], api.spans.end(call));
         for thread in &trace.threads {
             let process = trace.correlation.of_process(thread.pid);
             for row in new_rows(&thread.cuda_api, self.api_rows) {
-                from = from.min(api.spans.start[row]);
+                from = from.min(call_reaches(row));
                 let Some(&id) = api.correlation.get(row) else {
                     continue;
                 };
@@ -323,13 +334,29 @@ impl Basis {
                         && call < self.api_rows
                         && classifier.cause_follows_work(call)
                     {
-                        from = from.min(api.spans.start[call]);
+                        from = from.min(call_reaches(call));
                     }
                 }
             }
         }
         from
     }
+}
+
+/// The end of the earliest gap, of any lane, that overlaps `[start, end)`
+/// (`Ns::MAX`: none does).
+fn first_gap_overlapping(lanes: &[(u32, LaneGaps)], start: Ns, end: Ns) -> Ns {
+    let mut first = Ns::MAX;
+    for (_, lane) in lanes {
+        let gaps = &lane.gaps;
+        let at = gaps.partition_point(0, usize::MAX, |g| g.end <= start);
+        if let Some(g) = gaps.get(at)
+            && g.start < end
+        {
+            first = first.min(g.end);
+        }
+    }
+    first
 }
 
 /// The rows of `track` at or past row `known` (a growing trace adds a run
@@ -457,7 +484,9 @@ impl Attribution {
     pub fn extended(self, trace: &Trace, cancel: &AtomicBool) -> Result<Attribution, Cancelled> {
         let classifier = Classifier::new(trace);
         let from = match &self.grown_from {
-            Some(basis) if basis.grew_into(trace) => basis.touched_from(trace, &classifier),
+            Some(basis) if basis.grew_into(trace) => {
+                basis.touched_from(trace, &classifier, &self.lanes)
+            }
             _ => {
                 let whole = attribute_with(&classifier, self.lanes_of, cancel)?;
                 return Ok(whole.checkpoints_every(self.checkpoint_every));
