@@ -86,9 +86,9 @@ fn a_capture_tab_grows_follows_the_newest_events_and_stops_on_request() {
     assert!(events(&h) < full.event_count());
 }
 
-#[test]
-fn a_finished_capture_saves_as_a_report_that_loads_the_same() {
-    let (span, full) = report_span();
+/// A window whose replay of sync_timing (of `span` ns) ran in 0.3 s and
+/// has finished.
+fn replayed_to_the_end(span: f64) -> Harness<'static, SightlineApp> {
     let mut h = harness();
     h.state_mut()
         .start_replay(fixture("sync_timing.sqlite"), span / 0.3e9);
@@ -98,6 +98,13 @@ fn a_finished_capture_saves_as_a_report_that_loads_the_same() {
             .and_then(|d| d.live.as_ref())
             .is_some_and(|l| !l.is_running())
     }));
+    h
+}
+
+#[test]
+fn a_finished_capture_saves_as_a_report_that_loads_the_same() {
+    let (span, full) = report_span();
+    let mut h = replayed_to_the_end(span);
     assert_eq!(events(&h), full.event_count());
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("saved.sqlite");
@@ -146,15 +153,7 @@ fn the_window_asks_a_capture_to_wake_it_at_each_message() {
 #[test]
 fn a_finished_captures_findings_engine_keeps_nothing_for_a_next_run() {
     let (span, _) = report_span();
-    let mut h = harness();
-    h.state_mut()
-        .start_replay(fixture("sync_timing.sqlite"), span / 0.3e9);
-    assert!(step_until(&mut h, Duration::from_secs(30), |h| {
-        h.state()
-            .doc()
-            .and_then(|d| d.live.as_ref())
-            .is_some_and(|l| !l.is_running())
-    }));
+    let mut h = replayed_to_the_end(span);
     let doc = h.state_mut().doc_mut().expect("doc");
     doc.wait_for_findings();
     assert!(doc.trace.lineage.report != 0, "a growing report's trace");

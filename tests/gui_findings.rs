@@ -722,12 +722,7 @@ fn a_growing_reports_findings_extend_the_last_runs_idle_attribution() {
         let doc = app.doc_mut().expect("doc");
         doc.grow(next.clone(), false);
         doc.wait_for_findings();
-        let whole = sightline::analysis::idle::attribute(
-            next,
-            sightline::analysis::idle::Lanes::Device,
-            &AtomicBool::new(false),
-        )
-        .expect("runs");
+        let whole = whole_attribution(next);
         let merged = doc
             .findings
             .idle_merged()
@@ -762,12 +757,7 @@ fn a_growing_reports_findings_extend_the_last_runs_idle_attribution() {
     doc.grow(last.clone(), false);
     doc.findings.stopped_growing();
     doc.wait_for_findings();
-    let whole = sightline::analysis::idle::attribute(
-        last,
-        sightline::analysis::idle::Lanes::Device,
-        &AtomicBool::new(false),
-    )
-    .expect("runs");
+    let whole = whole_attribution(last);
     let merged = doc.findings.idle_merged().expect("a growing report's run");
     assert!(merged < whole.merged(), "{merged} of {}", whole.merged());
     assert!(!doc.findings.carries());
@@ -805,12 +795,7 @@ fn the_idle_row_keeps_its_gaps_through_snapshots_and_extends_them() {
             rows.wait_range();
         }
         doc.timeline.idle_rows.wait(next);
-        let whole = sightline::analysis::idle::attribute(
-            next,
-            sightline::analysis::idle::Lanes::Device,
-            &AtomicBool::new(false),
-        )
-        .expect("runs");
+        let whole = whole_attribution(next);
         let shown = doc.timeline.idle_rows.attribution.as_ref().expect("in");
         assert!(**shown == whole, "the gaps of the new state");
         extended += usize::from(shown.merged() < whole.merged());
@@ -839,4 +824,10 @@ fn the_idle_row_keeps_its_gaps_through_snapshots_and_extends_them() {
         "extended in {extended} of {} snapshots",
         snapshots.len() - 1
     );
+}
+
+/// The idle attribution of `trace` made whole.
+fn whole_attribution(trace: &Trace) -> sightline::analysis::idle::Attribution {
+    let lanes = sightline::analysis::idle::Lanes::Device;
+    sightline::analysis::idle::attribute(trace, lanes, &AtomicBool::new(false)).expect("runs")
 }
