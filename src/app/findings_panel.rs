@@ -161,6 +161,8 @@ impl FindingsPanel {
         self.took = None;
         self.rest_until = None;
         self.carried = None;
+        self.grown_for_good = false;
+        self.last_merged = None;
         self.schedule(trace);
     }
 
