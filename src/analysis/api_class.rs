@@ -3,7 +3,34 @@
 //! `_ptsz`/`_ptds` and `_vNNNN` variants.
 
 use crate::analysis::rules::like;
+use crate::model::Trace;
 use crate::model::nsys::strip_version_suffix;
+
+/// The class of every name of a trace, by `StrId`: each name classified
+/// once, not once per call (millions per report).
+#[derive(Clone, Debug, Default)]
+pub struct ApiClasses(Vec<ApiClass>);
+
+impl ApiClasses {
+    pub fn of(trace: &Trace) -> ApiClasses {
+        ApiClasses(
+            trace
+                .strings
+                .iter()
+                .map(|(_, name)| ApiClass::of(name))
+                .collect(),
+        )
+    }
+
+    /// The class of API call `api` of `trace`.
+    pub fn of_call(&self, trace: &Trace, api: usize) -> ApiClass {
+        let name = trace.cuda_api.spans.name[api];
+        self.0
+            .get(name.0 as usize)
+            .copied()
+            .unwrap_or(ApiClass::Other)
+    }
+}
 
 /// What an API call does, as far as the analyses care.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::{Cancelled, check};
 pub use crate::analysis::api_class::ApiClass;
+use crate::analysis::api_class::ApiClasses;
 use crate::analysis::idle::{self, Attribution, Classifier, IdleShare, Lanes, Summary};
 use crate::model::nsys::strip_version_suffix;
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns, NvtxKind, StrId, Trace};
@@ -74,7 +75,7 @@ pub struct Context<'a> {
     /// Per thread: indexes into `ranges`, by start.
     pub thread_ranges: Vec<Vec<usize>>,
     /// `ApiClass` by `StrId`.
-    classes: Vec<ApiClass>,
+    classes: ApiClasses,
     /// Per range: whether its path (`outer/inner`) occurs more than once on
     /// its track, i.e. it is one iteration of a loop or one phase of one.
     pub repeats: Vec<bool>,
@@ -84,11 +85,7 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(trace: &'a Trace, cancel: &AtomicBool) -> Result<Context<'a>, Cancelled> {
-        let classes = trace
-            .strings
-            .iter()
-            .map(|(_, name)| ApiClass::of(name))
-            .collect();
+        let classes = ApiClasses::of(trace);
         let spans = &trace.nvtx.spans;
         let mut ranges: Vec<Range> = Vec::new();
         let mut thread_ranges = vec![Vec::new(); trace.threads.len()];
@@ -145,11 +142,7 @@ impl<'a> Context<'a> {
     }
 
     pub fn class(&self, api: usize) -> ApiClass {
-        let name = self.trace.cuda_api.spans.name[api];
-        self.classes
-            .get(name.0 as usize)
-            .copied()
-            .unwrap_or(ApiClass::Other)
+        self.classes.of_call(self.trace, api)
     }
 
     /// The API calls of `thread` that start in `[from, to)`.

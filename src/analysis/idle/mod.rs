@@ -27,7 +27,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::AtomicBool;
 
-use super::api_class::ApiClass;
+use super::api_class::{ApiClass, ApiClasses};
 use super::cancel::{Cancelled, check};
 use super::stats::{Cell, Table};
 use crate::model::{
@@ -604,7 +604,7 @@ impl WalkHints {
 /// Classifies API calls and walks a thread's calls over an interval.
 pub struct Classifier<'a> {
     trace: &'a Trace,
-    classes: Vec<ApiClass>,
+    classes: ApiClasses,
     /// `(first api row, end, thread)` of every run of every thread's API
     /// track, by first row.
     tracks: Vec<(u32, u32, u32)>,
@@ -617,11 +617,7 @@ pub struct Classifier<'a> {
 
 impl<'a> Classifier<'a> {
     pub fn new(trace: &'a Trace) -> Classifier<'a> {
-        let classes = trace
-            .strings
-            .iter()
-            .map(|(_, name)| ApiClass::of(name))
-            .collect();
+        let classes = ApiClasses::of(trace);
         let mut tracks: Vec<(u32, u32, u32)> = trace
             .threads
             .iter()
@@ -661,11 +657,7 @@ impl<'a> Classifier<'a> {
     }
 
     pub fn class(&self, api: usize) -> ApiClass {
-        let name = self.trace.cuda_api.spans.name[api];
-        self.classes
-            .get(name.0 as usize)
-            .copied()
-            .unwrap_or(ApiClass::Other)
+        self.classes.of_call(self.trace, api)
     }
 
     /// The thread an API call was made on.
