@@ -831,3 +831,68 @@ fn whole_attribution(trace: &Trace) -> sightline::analysis::idle::Attribution {
     let lanes = sightline::analysis::idle::Lanes::Device;
     sightline::analysis::idle::attribute(trace, lanes, &AtomicBool::new(false)).expect("runs")
 }
+
+/// The "GPU idle — why" row shows the findings engine's attribution: made
+/// once, the same gaps as the findings'. Shown before the engine's run is in,
+/// the row made its own on a worker all the same (the engine's longest pass,
+/// twice, and twice the gaps in memory); it now waits for the engine's.
+/// Through a capture's snapshots it shows each run's attribution itself,
+/// shared with what the engine carries to its next run, not a copy.
+#[test]
+fn the_idle_row_shows_the_findings_engines_attribution_not_one_of_its_own() {
+    let frames_until = |h: &mut Harness<'_, SightlineApp>, done: &dyn Fn(&SightlineApp) -> bool| {
+        for _ in 0..2_000 {
+            if done(h.state()) {
+                return;
+            }
+            h.run_steps(1);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        panic!("not done after 2,000 frames");
+    };
+    let with_row_shown = |trace: std::sync::Arc<Trace>| {
+        let mut app = SightlineApp::with_shared_trace(trace);
+        app.doc_mut().expect("doc").timeline.view.show_idle_why = true;
+        Harness::builder()
+            .with_size(vec2(1400.0, 1000.0))
+            .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app)
+    };
+    // A report opened whole, the row shown from the first frame.
+    let trace = std::sync::Arc::new(load(&fixture("timing_cases.sqlite")));
+    let mut h = with_row_shown(trace.clone());
+    frames_until(&mut h, &|app| {
+        let doc = app.doc().expect("doc");
+        !doc.findings.is_pending() && doc.timeline.idle_rows.attribution.is_some()
+    });
+    let rows = &h.state().doc().expect("doc").timeline.idle_rows;
+    assert_eq!(rows.own_runs, 0, "the row made an attribution of its own");
+    let shown = rows.attribution.as_ref().expect("in");
+    assert!(**shown == whole_attribution(&trace), "the report's gaps");
+
+    // A growing report: each run's attribution is the row's.
+    let (_, snapshots) = replay_with_findings("timing_cases.sqlite");
+    let mut h = with_row_shown(snapshots[0].clone());
+    for next in &snapshots[1..] {
+        h.state_mut()
+            .doc_mut()
+            .expect("doc")
+            .grow(next.clone(), false);
+        frames_until(&mut h, &|app| {
+            let doc = app.doc().expect("doc");
+            !doc.findings.is_pending() && doc.timeline.idle_rows.attribution.is_some()
+        });
+        let doc = h.state().doc().expect("doc");
+        let shown = doc.timeline.idle_rows.attribution.as_ref().expect("in");
+        let carried = doc.findings.carried_idle().expect("kept while it grows");
+        assert!(
+            std::sync::Arc::ptr_eq(shown, carried),
+            "the row shows the engine's attribution, not a copy"
+        );
+        assert!(
+            **shown == whole_attribution(next),
+            "the gaps of the new state"
+        );
+    }
+    let rows = &h.state().doc().expect("doc").timeline.idle_rows;
+    assert_eq!(rows.own_runs, 0, "the row made an attribution of its own");
+}

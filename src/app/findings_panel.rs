@@ -6,7 +6,7 @@
 //! overlay marks, so the mistakes show before anyone reads the panel.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, RichText, Ui};
@@ -21,6 +21,7 @@ use crate::analysis::findings::{
     Cancelled, Carried, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds,
     analyze_grown, entries, human_ns, range_timing,
 };
+use crate::analysis::idle::Attribution;
 use crate::annotations::Footprint;
 use crate::model::{EventKind, Ns, Trace};
 
@@ -43,6 +44,9 @@ struct Done {
     /// What the engine keeps of a growing report's trace, which the next
     /// run extends.
     carried: Option<Carried>,
+    /// The run's idle attribution, for the timeline's "GPU idle — why" row
+    /// when it wants one (see [`FindingsPanel::share_idle`]).
+    idle: Option<Arc<Attribution>>,
     took: Duration,
     /// The trace analysed: where the report grew meanwhile, the findings are
     /// carried over to the newer trace.
@@ -122,6 +126,12 @@ pub struct FindingsPanel {
     /// How many GPU operations the last run's idle attribution merged, on
     /// a growing report (see [`FindingsPanel::idle_merged`]).
     last_merged: Option<usize>,
+    /// The timeline's "GPU idle — why" row wants an attribution (it is
+    /// shown, or a selected range's details need it): a run hands it its
+    /// own, which the row would otherwise make again on a worker of its own
+    /// (the engine's longest pass, and twice the gaps in memory). Read as
+    /// a run ends, so that a row shown while it runs gets its attribution.
+    share_idle: Arc<AtomicBool>,
 }
 
 impl FindingsPanel {
@@ -146,6 +156,7 @@ impl FindingsPanel {
             carried: None,
             grown_for_good: false,
             last_merged: None,
+            share_idle: Arc::default(),
         };
         panel.request(trace);
         panel
@@ -210,19 +221,22 @@ impl FindingsPanel {
 
     fn spawn(&mut self, trace: Arc<Trace>) {
         let earlier = self.carried.take();
+        let share_idle = self.share_idle.clone();
         // Without a thread there are no findings to show; the viewer works on.
         self.job.start("sightline-findings", None, move |cancel| {
             let t0 = Instant::now();
             let result = analyze_grown(&trace, earlier, None, &Thresholds::default(), cancel);
             let took = t0.elapsed();
-            let (result, range_work, carried) = match result {
+            let (result, range_work, carried, idle) = match result {
                 // Kept only where the report grows: a whole report's is
-                // not needed again (and is tens of bytes a gap).
+                // not needed again (and is tens of bytes a gap), unless
+                // the idle row takes its attribution.
                 Ok((findings, range_work, carried)) => {
                     let growing = trace.lineage.report != 0;
-                    (Ok(findings), range_work, growing.then_some(carried))
+                    let idle = (share_idle.load(Ordering::Relaxed)).then(|| carried.idle().clone());
+                    (Ok(findings), range_work, growing.then_some(carried), idle)
                 }
-                Err(cancelled) => (Err(cancelled), Vec::new(), None),
+                Err(cancelled) => (Err(cancelled), Vec::new(), None, None),
             };
             let result = result.map(|findings| Arrival {
                 footprints: (findings.iter())
@@ -236,10 +250,17 @@ impl FindingsPanel {
                 result,
                 range_work,
                 carried,
+                idle,
                 took,
                 trace,
             })
         });
+    }
+
+    /// Whether the timeline's idle row wants the engine's attribution (see
+    /// [`FindingsPanel::share_idle`]'s field).
+    pub fn share_idle(&self, wanted: bool) {
+        self.share_idle.store(wanted, Ordering::Relaxed);
     }
 
     /// The running job's cancel flag (tests check that closing sets it).
@@ -266,6 +287,12 @@ impl FindingsPanel {
     /// Whether the panel keeps what its last run carried for a next run.
     pub fn carries(&self) -> bool {
         self.carried.is_some()
+    }
+
+    /// The idle attribution the last run carried, if kept (tests: the
+    /// timeline's row shows this one, not a copy).
+    pub fn carried_idle(&self) -> Option<&Arc<Attribution>> {
+        self.carried.as_ref().map(|c| c.idle())
     }
 
     pub fn is_pending(&self) -> bool {
@@ -311,9 +338,13 @@ impl FindingsPanel {
             result,
             mut range_work,
             carried,
+            idle,
             took,
             trace: analysed,
         } = done;
+        if let Some(idle) = idle {
+            timeline.idle_rows.offer(idle, &analysed, trace);
+        }
         // Before the next run may start: it extends this one's.
         self.last_merged = carried.as_ref().map(|c| c.idle().merged());
         // Kept while a run is to come (the last state's, after the capture

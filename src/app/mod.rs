@@ -1210,7 +1210,10 @@ impl SightlineApp {
                 .selection
                 .event
                 .is_some_and(|e| e.table == Table::Nvtx);
-        if doc.timeline.idle_rows.prepare(show_idle, &doc.trace) {
+        // The findings engine's attribution is the row's (made once).
+        doc.findings.share_idle(show_idle);
+        let engine_coming = doc.findings.is_pending();
+        if (doc.timeline.idle_rows).prepare(show_idle, &doc.trace, engine_coming) {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
         let selected_before = doc.timeline.selection.event;

@@ -17,6 +17,7 @@ mod loops;
 mod nsys_rules;
 mod timing;
 
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::stats::{Cell, Table, TimeRange};
@@ -251,14 +252,17 @@ pub fn analyze_with_range_work(
 /// utilization rules.
 #[derive(Clone, Debug)]
 pub struct Carried {
-    idle: Attribution,
+    /// Shared with the timeline's "GPU idle — why" row, which shows it
+    /// rather than making one of its own; the next run extends a copy
+    /// while the row holds it (its full blocks of gaps shared, not copied).
+    idle: Arc<Attribution>,
     /// The idle summaries the findings' messages were worded from.
     summaries: Summaries,
     ops: SortedOps,
 }
 
 impl Carried {
-    pub fn idle(&self) -> &Attribution {
+    pub fn idle(&self) -> &Arc<Attribution> {
         &self.idle
     }
 }
@@ -276,7 +280,10 @@ pub fn analyze_grown(
 ) -> Result<(Vec<Finding>, Vec<RangeWork>, Carried), Cancelled> {
     check(cancel)?;
     let (earlier_idle, earlier_ops) = match earlier {
-        Some(c) => (Some((c.idle, c.summaries)), Some(c.ops)),
+        Some(c) => (
+            Some((Arc::unwrap_or_clone(c.idle), c.summaries)),
+            Some(c.ops),
+        ),
         None => (None, None),
     };
     // The idle-gap attribution is the longest single pass; the detectors that
@@ -301,7 +308,7 @@ pub fn analyze_grown(
     found.sort_by_key(|a| (a.start, a.kind, a.end));
     let (idle, summaries) = idle.into_carried();
     let carried = Carried {
-        idle,
+        idle: Arc::new(idle),
         summaries,
         ops,
     };

@@ -1,8 +1,11 @@
 //! The optional "GPU idle — why" row under each GPU: every interval in which
 //! the GPU ran nothing, coloured by what the thread that launched the next
 //! work was doing meanwhile (`analysis::idle`), with the numbers in a tooltip.
-//! The attribution runs on a worker the first time the row is shown, and
-//! is extended on one as a capture's snapshots come.
+//! The attribution is the findings engine's, handed over after each of its
+//! runs while the row is wanted (`IdleRows::offer`): the same gaps as the
+//! findings', made once. Where the engine has none coming, the row makes
+//! its own on a worker, and extends it on one as a capture's snapshots
+//! come.
 
 use std::sync::Arc;
 
@@ -49,43 +52,40 @@ pub struct IdleRows {
     range_summary: Option<((i64, i64), Vec<Summary>)>,
     range_job: Job<((i64, i64), Vec<Summary>)>,
     range_asked: Option<(i64, i64)>,
+    /// The row was wanted at the last frame (see [`IdleRows::prepare`]):
+    /// the findings engine's attribution is taken when offered, declined
+    /// otherwise (tens of bytes a gap, kept for a row nobody looks at).
+    wanted: bool,
+    /// Attributions the row made or extended on its own workers (tests:
+    /// while the findings engine has one coming, it makes none).
+    pub own_runs: usize,
     /// Gaps painted in the last frame.
     pub painted: usize,
 }
 
 impl IdleRows {
-    /// Starts the attribution on a worker if the rows are shown and it is
-    /// missing or behind the trace; takes its result when done. True while
-    /// it runs.
-    pub fn prepare(&mut self, shown: bool, trace: &Arc<Trace>) -> bool {
+    /// Takes the attribution its worker finished, and starts one if the
+    /// rows are `shown` and theirs is missing or behind `trace`, unless the
+    /// findings engine has one coming (`engine_coming`: it runs on `trace`,
+    /// or will, and offers its attribution, see [`IdleRows::offer`]). True
+    /// while an attribution is awaited.
+    pub fn prepare(&mut self, shown: bool, trace: &Arc<Trace>, engine_coming: bool) -> bool {
+        self.wanted = shown;
         if !shown {
             return false;
         }
         if let Some((a, of)) = self.job.take() {
-            let replaced = (
-                self.attribution.replace(Arc::new(a)),
-                self.attributed.replace(of),
-            );
-            // The old state may be the last reference to a snapshot.
-            crate::app::job::drop_off_thread(replaced);
-            // The range's summary was of the old attribution.
-            self.range_summary = None;
-            self.range_job = Job::default();
-            self.range_asked = None;
-            // A snapshot may have come while it ran: then it is behind still.
-            self.behind = !self
-                .attributed
-                .as_ref()
-                .is_some_and(|t| Arc::ptr_eq(t, trace));
+            self.adopt(Arc::new(a), of, trace);
         }
         if self.attribution.is_some() && !self.behind {
             return false;
         }
-        if self.job.is_running() {
+        if self.job.is_running() || engine_coming {
             return true;
         }
         let shared = trace.clone();
         let earlier = self.attribution.clone();
+        self.own_runs += 1;
         self.job.start("sightline-idle", None, move |cancel| {
             // The shown attribution stays the window's: its full blocks of
             // gaps are shared, not copied.
@@ -97,9 +97,48 @@ impl IdleRows {
         })
     }
 
+    /// The findings engine's attribution of `of`, a state of the report
+    /// whose newest is `trace`: shown if the row is wanted, `of` is newer
+    /// than the state it shows, and the attribution's events are at their
+    /// indexes in `trace` (`of` is `trace`, or `trace` grew from it).
+    pub fn offer(&mut self, attribution: Arc<Attribution>, of: &Arc<Trace>, trace: &Trace) {
+        let holds = std::ptr::eq(&**of, trace) || attribution.fits(trace);
+        if self.wanted && holds {
+            self.adopt(attribution, of.clone(), trace);
+        } else {
+            crate::app::job::drop_off_thread(attribution);
+        }
+    }
+
+    /// Shows `attribution`, of `of`, unless the row shows one of a state as
+    /// new already (a worker's and the engine's may come in either order).
+    fn adopt(&mut self, attribution: Arc<Attribution>, of: Arc<Trace>, trace: &Trace) {
+        let newer =
+            (self.attributed.as_ref()).is_none_or(|shown| of.event_count() > shown.event_count());
+        if !newer {
+            crate::app::job::drop_off_thread((attribution, of));
+            return;
+        }
+        let replaced = (
+            self.attribution.replace(attribution),
+            self.attributed.replace(of),
+        );
+        // The old state may be the last reference to a snapshot.
+        crate::app::job::drop_off_thread(replaced);
+        // The range's summary was of the old attribution.
+        self.range_summary = None;
+        self.range_job = Job::default();
+        self.range_asked = None;
+        // A snapshot may have come since: then it is behind still.
+        self.behind = !self
+            .attributed
+            .as_ref()
+            .is_some_and(|t| std::ptr::eq(&**t, trace));
+    }
+
     /// Blocks until the attribution is in (tests, screenshots).
     pub fn wait(&mut self, trace: &Arc<Trace>) {
-        while self.prepare(true, trace) {
+        while self.prepare(true, trace, false) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
     }
