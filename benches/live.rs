@@ -91,8 +91,13 @@ fn main() {
     // operations its idle attribution merged (extended: those since its
     // checkpoint).
     let mut engine_runs: Vec<(Option<Duration>, Option<usize>)> = Vec::new();
+    // SIGHTLINE_SHOW_IDLE_ROW=1: the "GPU idle — why" row shown all along.
+    let show_idle_row = std::env::var_os("SIGHTLINE_SHOW_IDLE_ROW").is_some();
     loop {
         t += 0.016;
+        if show_idle_row && let Some(doc) = app.doc_mut() {
+            doc.timeline.view.show_idle_why = true;
+        }
         let taken = Instant::now();
         let running = app.poll_captures(None);
         let take_in = taken.elapsed();
@@ -210,6 +215,23 @@ fn main() {
                 .map_or("(not kept)".to_string(), |s| format!("{s:.4}"))
         );
     }
+    // The whole process: what the window's background work cost while live.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let peak = status.lines().find(|l| l.starts_with("VmHWM:"));
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // utime and stime, the 14th and 15th fields, in clock ticks (100 a second
+    // on Linux), after the command's name in parentheses.
+    let ticks: u64 = (stat.rsplit_once(')').map_or("", |(_, rest)| rest))
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse::<u64>().ok())
+        .sum();
+    println!(
+        "process while live: CPU {:.1} s, peak resident {}",
+        ticks as f64 / 100.0,
+        peak.map_or("?", |l| l.trim_start_matches("VmHWM:").trim())
+    );
     let replayed = match &source {
         Source::Replay(path) => Some(path.as_path()),
         Source::Capture(_) => None,
