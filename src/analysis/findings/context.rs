@@ -74,6 +74,10 @@ pub struct Context<'a> {
     pub ranges: Vec<Range>,
     /// Per thread: indexes into `ranges`, by start.
     pub thread_ranges: Vec<Vec<usize>>,
+    /// Per thread: the depth of its deepest range. A search for the
+    /// innermost range holding a call stops at a range this deep: none
+    /// other can be deeper.
+    thread_depth: Vec<u32>,
     /// `ApiClass` by `StrId`.
     classes: ApiClasses,
     /// Per range: whether its path (`outer/inner`) occurs more than once on
@@ -129,12 +133,16 @@ impl<'a> Context<'a> {
             }
             thread_ranges[t].sort_by_key(|&r| (ranges[r].start, ranges[r].depth));
         }
+        let thread_depth = (thread_ranges.iter())
+            .map(|list| list.iter().map(|&r| ranges[r].depth).max().unwrap_or(0))
+            .collect();
         let repeats = repeated_paths(&ranges);
         let holds_iterations = holds_iterations(&ranges);
         Ok(Context {
             trace,
             ranges,
             thread_ranges,
+            thread_depth,
             classes,
             repeats,
             holds_iterations,
@@ -216,8 +224,14 @@ impl<'a> Context<'a> {
         let after = list.partition_point(|&r| self.ranges[r].start <= from);
         let contains = |r: usize| self.ranges[r].start <= from && to <= self.ranges[r].end;
         // The latest-starting candidates first; a few back covers other domains.
+        let deepest = self.thread_depth.get(thread as usize).copied().unwrap_or(0);
         let mut best: Option<usize> = None;
         for &r in list[..after].iter().rev().take(64) {
+            // Ties keep the first found: one as deep as the thread's deepest
+            // is the answer (each candidate cost a climb through its parents).
+            if best.is_some_and(|b| self.ranges[b].depth >= deepest) {
+                break;
+            }
             let mut at = Some(r);
             while let Some(c) = at {
                 if contains(c) {
