@@ -791,3 +791,28 @@ fn a_range_lists_the_loop_findings_placed_in_it() {
     );
     assert_eq!(kinds, vec![FindingKind::RangeEndsBeforeGpuWork]);
 }
+
+/// The engine tells its idle attribution as soon as it is made (the
+/// timeline's "GPU idle — why" row shows it while the detectors that judge
+/// it still run): the same attribution it carries to its next run, told
+/// once, and equal to one made apart.
+#[test]
+fn the_engine_tells_the_idle_attribution_it_carries_once_made() {
+    use sightline::analysis::findings::analyze_grown_telling;
+    use sightline::analysis::idle::{Attribution, Lanes, attribute};
+    let never = AtomicBool::new(false);
+    for name in ["sync_timing", "streams"] {
+        let trace = load(&fixture(name));
+        let told = std::sync::Mutex::new(Vec::new());
+        let tell =
+            |a: &std::sync::Arc<Attribution>| told.lock().expect("not poisoned").push(a.clone());
+        let (_, _, carried) =
+            analyze_grown_telling(&trace, None, None, &Thresholds::default(), &never, &tell)
+                .expect("not cancelled");
+        let told = told.into_inner().expect("not poisoned");
+        assert_eq!(told.len(), 1, "{name}: told once");
+        assert!(std::sync::Arc::ptr_eq(&told[0], carried.idle()), "{name}");
+        let apart = attribute(&trace, Lanes::Device, &never).expect("not cancelled");
+        assert!(*told[0] == apart, "{name}: the report's gaps");
+    }
+}

@@ -19,7 +19,7 @@ use super::job::Job;
 use super::timeline::{Anchor, Marks, Overlay, Timeline};
 use crate::analysis::findings::{
     Cancelled, Carried, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds,
-    analyze_grown, entries, human_ns, range_timing,
+    analyze_grown_telling, entries, human_ns, range_timing,
 };
 use crate::analysis::idle::Attribution;
 use crate::annotations::Footprint;
@@ -132,7 +132,13 @@ pub struct FindingsPanel {
     /// (the engine's longest pass, and twice the gaps in memory). Read as
     /// a run ends, so that a row shown while it runs gets its attribution.
     share_idle: Arc<AtomicBool>,
+    /// The running job's idle attribution, and the trace it is of, put
+    /// here as soon as it is made, for the row (see [`FindingsPanel::poll`]).
+    early_idle: Arc<std::sync::Mutex<Option<SharedIdle>>>,
 }
+
+/// An idle attribution and the state of the report it is of.
+type SharedIdle = (Arc<Attribution>, Arc<Trace>);
 
 impl FindingsPanel {
     /// Starts the engine on `trace`.
@@ -157,6 +163,7 @@ impl FindingsPanel {
             grown_for_good: false,
             last_merged: None,
             share_idle: Arc::default(),
+            early_idle: Arc::default(),
         };
         panel.request(trace);
         panel
@@ -222,10 +229,22 @@ impl FindingsPanel {
     fn spawn(&mut self, trace: Arc<Trace>) {
         let earlier = self.carried.take();
         let share_idle = self.share_idle.clone();
+        let early = self.early_idle.clone();
         // Without a thread there are no findings to show; the viewer works on.
         self.job.start("sightline-findings", None, move |cancel| {
             let t0 = Instant::now();
-            let result = analyze_grown(&trace, earlier, None, &Thresholds::default(), cancel);
+            // The row's gaps as soon as they are made: the detectors that
+            // judge them take about as long again.
+            let attributed = |idle: &Arc<Attribution>| {
+                if share_idle.load(Ordering::Relaxed)
+                    && let Ok(mut slot) = early.lock()
+                {
+                    *slot = Some((idle.clone(), trace.clone()));
+                }
+            };
+            let thresholds = Thresholds::default();
+            let result =
+                analyze_grown_telling(&trace, earlier, None, &thresholds, cancel, &attributed);
             let took = t0.elapsed();
             let (result, range_work, carried, idle) = match result {
                 // Kept only where the report grows: a whole report's is
@@ -310,6 +329,11 @@ impl FindingsPanel {
     /// Takes the finished job's findings and puts their marks on the
     /// timeline; true when something changed.
     pub fn poll(&mut self, trace: &Trace, timeline: &mut Timeline) -> bool {
+        let early = self.early_idle.lock().ok().and_then(|mut slot| slot.take());
+        if let Some((idle, of)) = early {
+            timeline.idle_rows.offer(idle, &of, trace);
+            super::job::drop_off_thread(of);
+        }
         if let Some(done) = self.job.take() {
             self.accept(done, trace, timeline);
             return true;
@@ -342,6 +366,10 @@ impl FindingsPanel {
             took,
             trace: analysed,
         } = done;
+        // The run's attribution, if not taken from the slot yet (or made
+        // before the row wanted it).
+        let early = self.early_idle.lock().ok().and_then(|mut slot| slot.take());
+        super::job::drop_off_thread(early);
         if let Some(idle) = idle {
             timeline.idle_rows.offer(idle, &analysed, trace);
         }

@@ -3,8 +3,8 @@
 //! the GPU work each API call caused.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 
 use super::{Cancelled, check};
 pub use crate::analysis::api_class::ApiClass;
@@ -289,7 +289,9 @@ impl<'a> Context<'a> {
 /// that judge why the GPU waited.
 pub struct IdleFacts<'a> {
     pub classifier: Classifier<'a>,
-    pub attribution: Attribution,
+    /// Shared: the timeline's idle row may show it while the detectors
+    /// still read it.
+    pub attribution: Arc<Attribution>,
     /// The summaries an earlier run on an earlier state of a growing report
     /// worded, of windows that end before anything changed since
     /// ([`Attribution::settled_until`]): the same again.
@@ -321,14 +323,14 @@ impl<'a> IdleFacts<'a> {
         summaries.retain(|&(_, _, to), _| to <= settled);
         Ok(IdleFacts {
             classifier: Classifier::new(trace),
-            attribution,
+            attribution: Arc::new(attribution),
             earlier: summaries,
             asked: Mutex::new(Summaries::new()),
         })
     }
 
     /// The attribution, and the summaries this run worded, for the next run.
-    pub fn into_carried(self) -> (Attribution, Summaries) {
+    pub fn into_carried(self) -> (Arc<Attribution>, Summaries) {
         let asked = self.asked.into_inner().unwrap_or_else(|e| e.into_inner());
         (self.attribution, asked)
     }

@@ -278,6 +278,20 @@ pub fn analyze_grown(
     thresholds: &Thresholds,
     cancel: &AtomicBool,
 ) -> Result<(Vec<Finding>, Vec<RangeWork>, Carried), Cancelled> {
+    analyze_grown_telling(trace, earlier, range, thresholds, cancel, &|_| {})
+}
+
+/// [`analyze_grown`], telling `attributed` the idle attribution as soon as
+/// it is made, before the detectors that judge it run (a view that shows
+/// the gaps need not wait for the findings).
+pub fn analyze_grown_telling(
+    trace: &Trace,
+    earlier: Option<Carried>,
+    range: Option<TimeRange>,
+    thresholds: &Thresholds,
+    cancel: &AtomicBool,
+    attributed: &(dyn Fn(&Arc<Attribution>) + Sync),
+) -> Result<(Vec<Finding>, Vec<RangeWork>, Carried), Cancelled> {
     check(cancel)?;
     let (earlier_idle, earlier_ops) = match earlier {
         Some(c) => (
@@ -289,7 +303,11 @@ pub fn analyze_grown(
     // The idle-gap attribution is the longest single pass; the detectors that
     // do not judge idle time run beside it, on a second thread.
     let (ctx, idle, ops, mut found) = std::thread::scope(|s| {
-        let idle = s.spawn(|| IdleFacts::new(trace, earlier_idle, cancel));
+        let idle = s.spawn(|| {
+            let facts = IdleFacts::new(trace, earlier_idle, cancel)?;
+            attributed(&facts.attribution);
+            Ok(facts)
+        });
         let ctx = Context::new(trace, cancel)?;
         let mut found = Vec::new();
         timing::waits_on_earlier_work(&ctx, thresholds, &mut found, cancel)?;
@@ -308,7 +326,7 @@ pub fn analyze_grown(
     found.sort_by_key(|a| (a.start, a.kind, a.end));
     let (idle, summaries) = idle.into_carried();
     let carried = Carried {
-        idle: Arc::new(idle),
+        idle,
         summaries,
         ops,
     };
