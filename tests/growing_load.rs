@@ -754,6 +754,12 @@ fn ranges_written_open_and_ended_later_load_as_a_whole_load() {
             ended_later > 0,
             "{name}: no range was still open at the end"
         );
+        // Ranges come in start order on their thread, as a capture writes
+        // them: the table is extended, not built whole, at some loads.
+        assert!(
+            carry.nvtx_tables_extended() > 0,
+            "{name}: every load built the NVTX table whole"
+        );
         let grown = load_growing(&growing.path, &mut carry).expect("growing load");
         let source = load(&source, &mut |_| {}, &never).expect("source");
         assert_eq!(
@@ -1399,6 +1405,7 @@ fn ranges_opened_and_ended_at_random_load_as_a_whole_load() {
     };
     let never = AtomicBool::new(false);
     let (mut kept_claims, mut renumbered) = (0, 0);
+    let mut extended = 0;
     for round in 0..rounds {
         let growing = Growing::start(&fixture("sync_timing.sqlite"), &format!("random-{round}"));
         let tid0 = growing.nvtx_thread();
@@ -1466,7 +1473,9 @@ fn ranges_opened_and_ended_at_random_load_as_a_whole_load() {
             }
             old = Some(grown);
         }
+        extended += carry.nvtx_tables_extended();
     }
+    assert!(extended > 0, "no load extended the last one's NVTX table");
     assert!(
         kept_claims > 0 && renumbered > 0,
         "{kept_claims} kept, {renumbered} renumbered"

@@ -228,8 +228,8 @@ fn streams_round_trip_keeps_nvtx_domains_colors_and_cross_thread_ends() {
         "fixture has a named domain"
     );
     assert_eq!(domains(&copy), domains(&original));
-    let mut colors_a = original.nvtx.color.clone();
-    let mut colors_b = copy.nvtx.color.clone();
+    let mut colors_a = original.nvtx.color.to_vec();
+    let mut colors_b = copy.nvtx.color.to_vec();
     colors_a.sort();
     colors_b.sort();
     assert_eq!(colors_b, colors_a);

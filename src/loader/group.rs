@@ -281,27 +281,69 @@ impl<T: Copy + PartialEq> Runs<T> {
 /// takes the first level that is free at its start. Properly nested push/pop
 /// ranges get exactly their nesting depth; overlapping start/end ranges get
 /// lanes that never overlap. Returns the levels and how many were used.
+#[cfg(test)]
 pub fn stack_levels(starts: &[Ns], ends: &[Ns]) -> (Vec<u8>, u8) {
-    let mut lane_ends: Vec<Ns> = Vec::new();
-    let mut levels = Vec::with_capacity(starts.len());
-    for (&s, &e) in starts.iter().zip(ends) {
+    let mut lanes = LaneStack::default();
+    let levels = (starts.iter().zip(ends))
+        .enumerate()
+        .map(|(i, (&s, &e))| lanes.place(i as u32, s, e))
+        .collect();
+    (levels, lanes.used())
+}
+
+/// The lanes of [`stack_levels`] as events are placed one after another (by
+/// start): each lane's end, and the event that holds it. A growing report's
+/// NVTX track places its new ranges after those placed at the last load.
+#[derive(Clone, Debug, Default)]
+pub struct LaneStack {
+    /// Each lane's end: where its last event ends.
+    ends: Vec<Ns>,
+    /// Each lane's last event, as the caller numbers events.
+    holders: Vec<u32>,
+}
+
+impl LaneStack {
+    /// Places `event`, `[start, end)`, in the first lane free at `start`;
+    /// answers its level.
+    pub fn place(&mut self, event: u32, start: Ns, end: Ns) -> u8 {
         // Levels are stored in a byte: past 255 lanes, the last one is shared
-        // (which also keeps this loop linear on pathological reports).
-        let lane = match lane_ends.iter().position(|&end| end <= s) {
+        // (which also keeps this linear on pathological reports).
+        let lane = match self.ends.iter().position(|&e| e <= start) {
             Some(l) => l,
-            None if lane_ends.len() < u8::MAX as usize => {
-                lane_ends.push(Ns::MIN);
-                lane_ends.len() - 1
+            None if self.ends.len() < u8::MAX as usize => {
+                self.ends.push(Ns::MIN);
+                self.holders.push(event);
+                self.ends.len() - 1
             }
-            None => lane_ends.len() - 1,
+            None => self.ends.len() - 1,
         };
         // Zero-length events (marks) must not free their lane for a sibling
         // that starts at the same instant and encloses them.
-        lane_ends[lane] = e.max(s.saturating_add(1));
-        levels.push(lane.min(u8::MAX as usize) as u8);
+        self.ends[lane] = end.max(start.saturating_add(1));
+        self.holders[lane] = event;
+        lane.min(u8::MAX as usize) as u8
     }
-    let used = lane_ends.len().clamp(1, u8::MAX as usize) as u8;
-    (levels, used)
+
+    /// How many lanes were used (at least one).
+    pub fn used(&self) -> u8 {
+        self.ends.len().clamp(1, u8::MAX as usize) as u8
+    }
+
+    /// How many lanes hold an event.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The events that hold a lane, and where each lane ends, to be told
+    /// again where an event's end moved ([`LaneStack::set_end`]).
+    pub fn holders(&self) -> &[u32] {
+        &self.holders
+    }
+
+    /// Lane `lane`'s holder now ends at `end`.
+    pub fn set_end(&mut self, lane: usize, start: Ns, end: Ns) {
+        self.ends[lane] = end.max(start.saturating_add(1));
+    }
 }
 
 #[cfg(test)]

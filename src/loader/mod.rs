@@ -213,6 +213,12 @@ pub struct Carry {
 static GROWING_REPORTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Carry {
+    /// How many loads extended the last load's NVTX table rather than
+    /// building it whole (each range's levels and name made again).
+    pub fn nvtx_tables_extended(&self) -> u64 {
+        self.nvtx.extended_loads
+    }
+
     /// A load begins: its number, and the report's on the first.
     fn begin_load(&mut self) {
         if self.lineage.report == 0 {

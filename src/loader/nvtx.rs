@@ -4,23 +4,28 @@
 //! A capture writes a range when it starts, without an end, and fills the
 //! end in when it ends (so its snapshots show ranges while they last). A
 //! growing report's load therefore reads its new rows, and again the rows of
-//! the ranges still open at the last load. The table is built again at every
-//! load (an open range's end moves, and the model's columns only append);
-//! its ranges keep their indexes when the new ones all come after the last
-//! of their tracks, and are numbered anew otherwise (a report written by
-//! others may bring a parent after the ranges it holds). What a load does
-//! not do again is the work per row. Each row is read and resolved once (its
-//! track, its text, its kind, what it names) into [`KeptNvtx`]'s columns, in
-//! the order rows came; a load then merges the new rows into the last load's
-//! track order instead of sorting every track again, and builds the table
-//! from the columns.
+//! the ranges still open at the last load. Each row is read and resolved
+//! once (its track, its text, its kind, what it names) into [`KeptNvtx`]'s
+//! columns, in the order rows came.
+//!
+//! Where the new ranges all come after the last of the table's last track
+//! (one thread's ranges written as they start: a capture's), the last load's
+//! table is extended ([`extended`]): the new rows appended to the columns it
+//! shares with the last snapshot, their levels placed on the lanes it left,
+//! only the ends that moved copied (ranges ended since, ranges still open
+//! drawn to the later latest time). A load then costs what it adds and what
+//! is open, not every range. Otherwise (a range that holds ranges shown
+//! before, as when ranges are written as they end; new ranges on a track
+//! followed by others') the table is built again from the columns, its
+//! ranges numbered anew where they moved; the new rows are merged into the
+//! last load's track order instead of sorting every track again.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
-use super::group::{Grouping, stack_levels};
+use super::group::{Grouping, LaneStack};
 use super::grow::{self, KeptRows};
 use super::{Builder, checked_end, int, opt_int, pid_of, text};
 use crate::model::nsys::event_type::*;
@@ -141,6 +146,11 @@ pub(super) struct KeptNvtx {
     last_ts: Option<Ns>,
     /// The last load's track order, for the next to extend.
     sorted: Option<(Vec<u32>, Vec<crate::model::Span>)>,
+    /// What the last load's table was made of (see [`extended`]).
+    built: Option<Built>,
+    /// Loads whose table extended the last one's rather than being built
+    /// whole (tests, benchmarks: that the way is taken).
+    pub(super) extended_loads: u64,
 }
 
 impl KeptNvtx {
@@ -420,6 +430,7 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     if afresh {
         kept = KeptNvtx {
             read: std::mem::take(&mut kept.read),
+            extended_loads: kept.extended_loads,
             ..KeptNvtx::default()
         };
     } else {
@@ -469,71 +480,40 @@ fn build(b: &mut Builder, kept: &mut KeptNvtx) -> bool {
             }
         }
     }
-
-    // Each range's name, interned in the order the ranges came (the order a
-    // load that read them all at once interns them in).
-    let mut inline_ids: Vec<Option<StrId>> = vec![None; kept.texts.len()];
-    let names: Vec<StrId> = (kept.text.iter())
-        .map(|t| match t.registered.and_then(|id| b.string_ids.get(id)) {
-            Some(id) => id,
-            None => *inline_ids[t.inline as usize]
-                .get_or_insert_with(|| b.trace.strings.intern(&kept.texts[t.inline as usize])),
-        })
-        .collect();
-
-    // One track per (thread, domain).
-    let track_keys: Vec<(u32, String)> = (kept.tracks.iter())
-        .map(|&(global_tid, domain)| {
-            let thread = b.thread(global_tid);
-            let domain = domains
-                .get(&(pid_of(global_tid), domain))
-                .cloned()
-                .unwrap_or_default();
-            (thread, domain)
-        })
-        .collect();
-    let mut bad = 0;
-    let ends = kept.ends(&mut bad);
-    let g = kept.grouping(&ends);
-    let unended: Vec<bool> = (kept.end.iter().zip(&kept.kind))
-        .map(|(&end, &kind)| unended(kind, end))
-        .collect();
-    let mut nvtx = NvtxRanges {
-        spans: SpanColumns::from_columns(g.take(&kept.start[..]), &g.view(&ends), g.take(names)),
-        unended: g.take(unended),
-        row_id: g.take(&kept.row_id[..]),
-        kind: g.take(&kept.kind[..]),
-        color: g.take(&kept.color[..]),
-        category: g.take(&kept.category[..]),
-        depth: vec![0; kept.len()],
-        ..NvtxRanges::default()
+    let strings_before = b.trace.strings.len();
+    let (mut nvtx, tracks, bad) = match extended(b, kept, strings_before) {
+        Some(grown) => {
+            kept.extended_loads += 1;
+            grown
+        }
+        None => built_whole(b, kept, strings_before),
     };
-    if !kept.payload.is_empty() || !kept.end_tid.is_empty() {
-        let order = g.order();
-        let mut place = vec![0u32; order.len()];
-        for (at, &r) in order.iter().enumerate() {
-            place[r as usize] = at as u32;
-        }
-        for (r, p) in &kept.payload {
-            nvtx.payload.insert(place[*r as usize], p.clone());
-        }
-        // Threads are made in the order of the ranges' places in the
-        // table, as the load before this module made them.
+    // One track per (thread, domain), made in the order the tracks came.
+    for (k, &(global_tid, domain)) in kept.tracks.iter().enumerate() {
+        let thread = b.thread(global_tid);
+        let domain = domains
+            .get(&(pid_of(global_tid), domain))
+            .cloned()
+            .unwrap_or_default();
+        let track = tracks[k].clone();
+        b.trace.threads[thread as usize]
+            .nvtx
+            .push(NvtxTrack { domain, track });
+    }
+    // Threads are made in the order of the ranges' places in the table, as
+    // the load before this module made them.
+    if let Some(built) = &kept.built {
         let mut ended_elsewhere: Vec<(u32, i64)> = (kept.end_tid.iter())
-            .map(|&(r, tid)| (place[r as usize], tid))
+            .map(|&(r, tid)| (built.place[r as usize], tid))
             .collect();
         ended_elsewhere.sort_unstable_by_key(|&(at, _)| at);
         for (at, end_tid) in ended_elsewhere {
             let thread = b.thread(end_tid);
             nvtx.end_thread.insert(at, thread);
         }
-    }
-    for (i, (thread, domain)) in track_keys.into_iter().enumerate() {
-        let mut track = g.track(i, &nvtx.spans);
-        track.depth = assign_levels(&mut nvtx, track.rows().map(|i| i as usize));
-        b.trace.threads[thread as usize]
-            .nvtx
-            .push(NvtxTrack { domain, track });
+        for (r, p) in &kept.payload {
+            nvtx.payload.insert(built.place[*r as usize], p.clone());
+        }
     }
     for thread in &mut b.trace.threads {
         thread.nvtx.sort_by(|a, c| a.domain.cmp(&c.domain));
@@ -551,12 +531,20 @@ fn build(b: &mut Builder, kept: &mut KeptNvtx) -> bool {
         let domain = domains.get(&(pid, domain)).cloned().unwrap_or_default();
         nvtx.category_names.insert((domain, category), name);
     }
-    b.trace.nvtx = Arc::new(nvtx);
-    // The table holds the ranges in `g`'s order, the last load's in its own.
-    let places_kept = (kept.sorted.as_ref()).is_some_and(|(last, _)| g.order().starts_with(last));
-    if b.carry.is_some() {
-        kept.sorted = Some((g.order().into_owned(), g.tracks.clone()));
-    }
+    let nvtx = Arc::new(nvtx);
+    b.trace.nvtx = nvtx.clone();
+    let places_kept = match &mut kept.built {
+        Some(built) => {
+            let kept_places = built.kept_places;
+            if b.carry.is_some() {
+                built.table = Some(nvtx);
+            } else {
+                kept.built = None;
+            }
+            kept_places
+        }
+        None => false,
+    };
     warn_bad(b, bad, kept.missing, "NVTX events");
     for (event_type, count) in &kept.unknown_types {
         b.warn(format!(
@@ -566,26 +554,505 @@ fn build(b: &mut Builder, kept: &mut KeptNvtx) -> bool {
     places_kept
 }
 
-/// Rows within one NVTX track: push/pop ranges take their nesting depth (the
-/// level nsys reports); start/end ranges and marks, which need not nest, take
-/// lanes below the deepest push/pop level. Returns the rows used.
-fn assign_levels(nvtx: &mut NvtxRanges, rows: impl Iterator<Item = usize>) -> u8 {
-    let (pushpop, other): (Vec<usize>, Vec<usize>) =
-        rows.partition(|&i| nvtx.kind[i] == NvtxKind::PushPop);
-    let mut used = 0u8;
-    let mut offset = 0u8;
-    for rows in [pushpop, other] {
-        if rows.is_empty() {
+/// What a growing report's last load made its NVTX table of, for the next
+/// load to extend it (see [`extended`]).
+struct Built {
+    /// The table published (shared with the last snapshot).
+    table: Option<Arc<NvtxRanges>>,
+    /// Per track (as [`KeptNvtx::tracks`] numbers them): its rows, levels.
+    tracks: Vec<BuiltTrack>,
+    /// Each kept range's row in the table.
+    place: Vec<u32>,
+    /// The table's rows that have no end (drawn to the latest time, which
+    /// moves), with their tracks.
+    unended: Vec<(u32, u32)>,
+    /// The strings the trace held before NVTX's names were interned.
+    strings_before: usize,
+    /// The inline texts interned for names, in the order they were.
+    interned: Vec<u32>,
+    /// A range's registered text did not resolve: a later load may resolve it.
+    unresolved: bool,
+    /// The latest NVTX time then.
+    last_ts: Option<Ns>,
+    /// Ranges ending before they start, counted.
+    bad: u64,
+    /// This load kept every range of the last at its index.
+    kept_places: bool,
+}
+
+/// One track of a [`Built`] table.
+#[derive(Clone)]
+struct BuiltTrack {
+    /// Its rows in the table.
+    rows: crate::model::Span,
+    track: crate::model::Track,
+    /// Lanes of its push/pop ranges, then of the others (start/end ranges and
+    /// marks, below the push/pop levels), as placed so far: the holders are
+    /// rows of the table.
+    pushpop: LaneStack,
+    other: LaneStack,
+}
+
+/// Where range `r` of `kept` is drawn to: a mark's end is its start, a
+/// range ending before it starts ends at its start (counted in `bad`), and an
+/// unended one ends at the latest NVTX time, as `nsys stats` counts it.
+fn drawn_end(kept: &KeptNvtx, r: usize, bad: &mut u64) -> Ns {
+    let start = kept.start[r];
+    match (kept.kind[r], kept.end[r]) {
+        (NvtxKind::Mark, _) => start,
+        (_, Some(e)) => checked_end(start, e, bad),
+        (_, None) => kept.last_ts.map_or(start, |t| t.max(start)),
+    }
+}
+
+/// Where a range holds its lane to: a range without an end holds it for
+/// good (it is still open: what starts later on its thread is inside it).
+fn lane_end(unended: bool, drawn: Ns) -> Ns {
+    if unended { Ns::MAX } else { drawn }
+}
+
+/// The table built from every kept range (see [`build`]); remembered in
+/// `kept` for the next load of a growing report to extend.
+fn built_whole(
+    b: &mut Builder,
+    kept: &mut KeptNvtx,
+    strings_before: usize,
+) -> (NvtxRanges, Vec<crate::model::Track>, u64) {
+    // Each range's name, interned in the order the ranges came (the order a
+    // load that read them all at once interns them in).
+    let mut inline_ids: Vec<Option<StrId>> = vec![None; kept.texts.len()];
+    let mut interned = Vec::new();
+    let mut unresolved = false;
+    let names: Vec<StrId> = (kept.text.iter())
+        .map(|t| match t.registered.and_then(|id| b.string_ids.get(id)) {
+            Some(id) => id,
+            None => {
+                unresolved |= t.registered.is_some();
+                *inline_ids[t.inline as usize].get_or_insert_with(|| {
+                    interned.push(t.inline);
+                    b.trace.strings.intern(&kept.texts[t.inline as usize])
+                })
+            }
+        })
+        .collect();
+    let mut bad = 0;
+    let ends = kept.ends(&mut bad);
+    let g = kept.grouping(&ends);
+    let unended: Vec<bool> = (kept.end.iter().zip(&kept.kind))
+        .map(|(&end, &kind)| unended(kind, end))
+        .collect();
+    let order = g.order().into_owned();
+    let mut place = vec![0u32; order.len()];
+    for (at, &r) in order.iter().enumerate() {
+        place[r as usize] = at as u32;
+    }
+    let mut nvtx = NvtxRanges {
+        spans: SpanColumns::from_columns(g.take(&kept.start[..]), &g.view(&ends), g.take(names)),
+        unended: g.take(&unended[..]).into(),
+        row_id: g.take(&kept.row_id[..]).into(),
+        kind: g.take(&kept.kind[..]).into(),
+        color: g.take(&kept.color[..]).into(),
+        category: g.take(&kept.category[..]).into(),
+        ..NvtxRanges::default()
+    };
+    let mut depth = vec![0u8; kept.len()];
+    let mut tracks = Vec::with_capacity(kept.tracks.len());
+    let mut built_tracks = Vec::with_capacity(kept.tracks.len());
+    for i in 0..kept.tracks.len() {
+        let mut track = g.track(i, &nvtx.spans);
+        let rows = g.tracks[i].clone();
+        let (pushpop, other, used) = assign_levels(&nvtx, &mut depth, rows.clone());
+        track.depth = used;
+        if b.carry.is_some() {
+            built_tracks.push(BuiltTrack {
+                rows,
+                track: track.clone(),
+                pushpop,
+                other,
+            });
+        }
+        tracks.push(track);
+    }
+    nvtx.depth = depth.into();
+    // The table holds the ranges in `g`'s order, the last load's in its own.
+    let kept_places = (kept.sorted.as_ref()).is_some_and(|(last, _)| order.starts_with(last));
+    if b.carry.is_some() {
+        let unended_rows = (nvtx.unended.iter().enumerate())
+            .filter(|&(_, &u)| u)
+            .map(|(at, _)| {
+                let track = (g.tracks.iter())
+                    .position(|t| t.contains(&(at as u32)))
+                    .unwrap_or(0) as u32;
+                (at as u32, track)
+            })
+            .collect();
+        kept.sorted = Some((order, g.tracks.clone()));
+        kept.built = Some(Built {
+            table: None,
+            tracks: built_tracks,
+            place,
+            unended: unended_rows,
+            strings_before,
+            interned,
+            unresolved,
+            last_ts: kept.last_ts,
+            bad,
+            kept_places,
+        });
+    } else {
+        kept.built = Some(Built {
+            table: None,
+            tracks: Vec::new(),
+            place,
+            unended: Vec::new(),
+            strings_before,
+            interned,
+            unresolved,
+            last_ts: kept.last_ts,
+            bad,
+            kept_places,
+        });
+    }
+    (nvtx, tracks, bad)
+}
+
+/// The last load's table (see [`Built`]) with what came since: the ranges
+/// added, all on the table's last track and starting after its last; the
+/// ends of the ranges that had none then moved (ended since, or drawn to the
+/// later latest time). Its rows keep their indexes, levels and names; the
+/// columns the last table shares are appended to, only the ends copied.
+/// None (the table is built whole) where the result could differ from a
+/// table built whole: a new track, or new ranges on another track or before
+/// the last; a range that ended before a range after it on its thread
+/// started (the levels after it move) or drawn shorter than before; a range
+/// whose type, colour or category changed, or that ties in start with
+/// another (its end orders them); push/pop levels that grow on a track with
+/// other ranges below them; strings or names that may resolve otherwise.
+fn extended(
+    b: &mut Builder,
+    kept: &mut KeptNvtx,
+    strings_before: usize,
+) -> Option<(NvtxRanges, Vec<crate::model::Track>, u64)> {
+    b.carry.as_ref()?;
+    let built = kept.built.as_ref()?;
+    let table = built.table.as_ref()?;
+    // Names interned from the ranges' own texts come after the report's
+    // strings: more of those give them other ids.
+    let strings_moved = built.strings_before != strings_before && !built.interned.is_empty();
+    if strings_moved
+        || built.unresolved
+        || built.tracks.len() != kept.tracks.len()
+        || kept.len() < built.place.len()
+    {
+        return None;
+    }
+    let first_row = table.spans.len() as u32;
+    let last_start = |t: &BuiltTrack| -> Option<Ns> {
+        (!t.rows.is_empty()).then(|| table.spans.start[t.rows.end as usize - 1])
+    };
+    // The new ranges (kept indexes): on one track, the table's last, after
+    // its last start.
+    let new: Vec<usize> = (built.place.len()..kept.len()).collect();
+    let grown = match new.first() {
+        Some(&first) => {
+            let k = kept.track[first] as usize;
+            let t = &built.tracks[k];
+            let after = last_start(t);
+            let fits = t.rows.end == first_row
+                && new.iter().all(|&r| {
+                    kept.track[r] as usize == k && after.is_none_or(|a| kept.start[r] > a)
+                });
+            if !fits {
+                return None;
+            }
+            Some(k)
+        }
+        None => None,
+    };
+    // The ranges open at the last load, read again: (row, end, track) of
+    // those that ended since.
+    let mut bad = built.bad;
+    let mut closed: Vec<(u32, Ns, u32)> = Vec::new();
+    for &m in &kept.moved {
+        let m = m as usize;
+        let row = built.place[m] as usize;
+        if kept.kind[m] != table.kind[row]
+            || kept.color[m] != table.color[row]
+            || kept.category[m] != table.category[row]
+        {
+            return None;
+        }
+        if let Some((order, spans)) = &kept.sorted
+            && kept.ties(order, spans, m as u32)
+        {
+            return None;
+        }
+        if kept.end[m].is_none() {
             continue;
         }
-        let starts: Vec<Ns> = rows.iter().map(|&i| nvtx.spans.start[i]).collect();
-        let ends: Vec<Ns> = rows.iter().map(|&i| nvtx.spans.end(i)).collect();
-        let (levels, count) = stack_levels(&starts, &ends);
-        for (&i, level) in rows.iter().zip(levels) {
-            nvtx.depth[i] = level.saturating_add(offset);
+        let end = drawn_end(kept, m, &mut bad);
+        let t = &built.tracks[kept.track[m] as usize];
+        // Its lane held past every start after it, then and now; drawn no
+        // shorter (its run's longest stays a bound).
+        let held = last_start(t).is_none_or(|a| end.max(kept.start[m] + 1) > a);
+        if !held || end < table.spans.end(row) {
+            return None;
         }
-        used = offset.saturating_add(count);
-        offset = used;
+        closed.push((row as u32, end, kept.track[m]));
     }
+    // The new ranges in track order: by start, longer first, then as they came.
+    let mut fresh_bad = 0;
+    let drawn: Vec<Ns> = (new.iter())
+        .map(|&r| drawn_end(kept, r, &mut fresh_bad))
+        .collect();
+    let mut order: Vec<usize> = (0..new.len()).collect();
+    order.sort_by_key(|&j| (kept.start[new[j]], std::cmp::Reverse(drawn[j]), j));
+    let mut row_of = vec![0u32; new.len()];
+    for (at, &j) in order.iter().enumerate() {
+        row_of[j] = first_row + at as u32;
+    }
+    // The lanes of the tracks whose holders ended since hold them to their
+    // ends now; the new ranges are placed after the last load's.
+    let mut lanes: Vec<(usize, BuiltTrack)> = Vec::new();
+    for &(row, end, k) in &closed {
+        let k = k as usize;
+        let at = match lanes.iter().position(|(t, _)| *t == k) {
+            Some(at) => at,
+            None => {
+                lanes.push((k, built.tracks[k].clone()));
+                lanes.len() - 1
+            }
+        };
+        let t = &mut lanes[at].1;
+        for stack in [&mut t.pushpop, &mut t.other] {
+            let holders: Vec<u32> = stack.holders().to_vec();
+            for (lane, h) in holders.into_iter().enumerate() {
+                if h == row {
+                    stack.set_end(lane, table.spans.start[row as usize], end);
+                }
+            }
+        }
+    }
+    let mut levels = vec![0u8; new.len()];
+    if let Some(k) = grown {
+        if !lanes.iter().any(|(t, _)| *t == k) {
+            lanes.push((k, built.tracks[k].clone()));
+        }
+        let t = &mut lanes.iter_mut().find(|(t, _)| *t == k)?.1;
+        let offset = |t: &BuiltTrack| {
+            if t.pushpop.len() > 0 {
+                t.pushpop.used()
+            } else {
+                0
+            }
+        };
+        let before = offset(t);
+        let mut other_rows = t.other.len() > 0;
+        let mut own = vec![0u8; new.len()];
+        // Push/pop ranges first, then the others, each in track order.
+        for pushpop in [true, false] {
+            for &j in &order {
+                let r = new[j];
+                if (kept.kind[r] == NvtxKind::PushPop) != pushpop {
+                    continue;
+                }
+                let held_to = lane_end(unended(kept.kind[r], kept.end[r]), drawn[j]);
+                let stack = if pushpop {
+                    &mut t.pushpop
+                } else {
+                    &mut t.other
+                };
+                own[j] = stack.place(row_of[j], kept.start[r], held_to);
+                other_rows |= !pushpop;
+            }
+        }
+        if offset(t) != before && other_rows {
+            return None;
+        }
+        for (j, &r) in new.iter().enumerate() {
+            levels[j] = match kept.kind[r] {
+                NvtxKind::PushPop => own[j],
+                _ => own[j].saturating_add(before),
+            };
+        }
+    }
+
+    // Every check passed: the table is the last one extended.
+    let built = kept.built.as_mut()?;
+    let table = built.table.take()?;
+    bad += fresh_bad;
+    // Names: the inline texts interned again in the order they were, so that
+    // they keep their ids; the new ranges' after them, as they came.
+    let mut inline_ids: Vec<Option<StrId>> = vec![None; kept.texts.len()];
+    for &t in &built.interned {
+        inline_ids[t as usize] = Some(b.trace.strings.intern(&kept.texts[t as usize]));
+    }
+    let mut names = Vec::with_capacity(new.len());
+    for &r in &new {
+        let t = kept.text[r];
+        names.push(match t.registered.and_then(|id| b.string_ids.get(id)) {
+            Some(id) => id,
+            None => {
+                built.unresolved |= t.registered.is_some();
+                *inline_ids[t.inline as usize].get_or_insert_with(|| {
+                    built.interned.push(t.inline);
+                    b.trace.strings.intern(&kept.texts[t.inline as usize])
+                })
+            }
+        });
+    }
+    // Ends that moved: ranges ended since, and ranges still without one
+    // (drawn to the latest time, which moved); their runs' longest with them.
+    let mut moved_ends: Vec<(usize, Ns)> = Vec::new();
+    let mut longest_moved: Vec<(u32, Ns)> = Vec::new();
+    for &(row, end, k) in &closed {
+        moved_ends.push((row as usize, end));
+        longest_moved.push((k, end - table.spans.start[row as usize]));
+    }
+    built
+        .unended
+        .retain(|&(row, _)| !closed.iter().any(|c| c.0 == row));
+    if kept.last_ts != built.last_ts {
+        for &(row, k) in &built.unended {
+            let start = table.spans.start[row as usize];
+            let end = kept.last_ts.map_or(start, |t| t.max(start));
+            moved_ends.push((row as usize, end));
+            longest_moved.push((k, end - start));
+        }
+    }
+    let mut spans = table.spans.clone();
+    spans.move_ends(&moved_ends);
+    let mut unended_column = table.unended.clone();
+    if !closed.is_empty() {
+        let mut copy = unended_column.to_vec();
+        for &(row, _, _) in &closed {
+            copy[row as usize] = false;
+        }
+        unended_column = copy.into();
+    }
+    let in_order =
+        |column: &dyn Fn(usize) -> Ns| -> Vec<Ns> { order.iter().map(|&j| column(j)).collect() };
+    let starts = in_order(&|j| kept.start[new[j]]);
+    let ends = in_order(&|j| drawn[j]);
+    let names: Vec<StrId> = order.iter().map(|&j| names[j]).collect();
+    spans.append(&starts, &ends, &names);
+    let mut nvtx = NvtxRanges {
+        spans,
+        kind: table.kind.clone(),
+        depth: table.depth.clone(),
+        color: table.color.clone(),
+        category: table.category.clone(),
+        unended: unended_column,
+        row_id: table.row_id.clone(),
+        ..NvtxRanges::default()
+    };
+    let pick =
+        |f: &dyn Fn(usize) -> u32| -> Vec<u32> { order.iter().map(|&j| f(new[j])).collect() };
+    nvtx.color.extend_from_slice(&pick(&|r| kept.color[r]));
+    nvtx.category
+        .extend_from_slice(&pick(&|r| kept.category[r]));
+    let kinds: Vec<NvtxKind> = order.iter().map(|&j| kept.kind[new[j]]).collect();
+    nvtx.kind.extend_from_slice(&kinds);
+    let row_ids: Vec<i64> = order.iter().map(|&j| kept.row_id[new[j]]).collect();
+    nvtx.row_id.extend_from_slice(&row_ids);
+    let open: Vec<bool> = (order.iter())
+        .map(|&j| unended(kept.kind[new[j]], kept.end[new[j]]))
+        .collect();
+    nvtx.unended.extend_from_slice(&open);
+    let depth: Vec<u8> = order.iter().map(|&j| levels[j]).collect();
+    nvtx.depth.extend_from_slice(&depth);
+    built.place.extend_from_slice(&row_of);
+    for (j, &r) in new.iter().enumerate() {
+        if unended(kept.kind[r], kept.end[r]) {
+            built.unended.push((row_of[j], kept.track[r]));
+        }
+    }
+    // Tracks: the lanes placed, the grown one's run extended, and a run
+    // whose ranges' ends moved given its longest again.
+    for (k, t) in lanes {
+        built.tracks[k] = t;
+    }
+    let mut tracks = Vec::with_capacity(built.tracks.len());
+    for (k, t) in built.tracks.iter_mut().enumerate() {
+        let moved = (longest_moved.iter())
+            .filter(|&&(c, _)| c as usize == k)
+            .map(|&(_, d)| d)
+            .max();
+        let grows = grown == Some(k);
+        if grows || moved.is_some() {
+            let mut run = t.track.runs().first().cloned().unwrap_or_default();
+            let old_len = run.events.len();
+            let first = t.rows.start as usize;
+            let end = if grows {
+                first_row + new.len() as u32
+            } else {
+                t.rows.end
+            };
+            run.events = t.rows.start..end;
+            let fresh = (old_len..run.events.len()).map(|p| nvtx.spans.duration(first + p));
+            run.max_duration = fresh.chain(moved).fold(run.max_duration, Ns::max);
+            if grows {
+                let mut samples = run.sampled_starts.to_vec();
+                samples.extend(
+                    (old_len..run.events.len())
+                        .filter(|p| p % crate::model::SAMPLED_STARTS_STRIDE == 0)
+                        .map(|p| nvtx.spans.start[first + p]),
+                );
+                run.sampled_starts = samples.into();
+            }
+            t.rows = run.events.clone();
+            t.track = crate::model::Track::whole(run, track_depth(&t.pushpop, &t.other));
+        }
+        tracks.push(t.track.clone());
+    }
+    if let Some((order_kept, track_spans)) = &mut kept.sorted {
+        order_kept.extend(order.iter().map(|&j| new[j] as u32));
+        if let Some(k) = grown
+            && let Some(span) = track_spans.get_mut(k)
+        {
+            span.end += new.len() as u32;
+        }
+    }
+    built.last_ts = kept.last_ts;
+    built.bad = bad;
+    built.kept_places = true;
+    built.strings_before = strings_before;
+    Some((nvtx, tracks, bad))
+}
+
+/// The levels a track's lanes use: its push/pop levels, then the others'.
+fn track_depth(pushpop: &LaneStack, other: &LaneStack) -> u8 {
+    let offset = if pushpop.len() > 0 { pushpop.used() } else { 0 };
+    let used = offset.saturating_add(if other.len() > 0 { other.used() } else { 0 });
     used.max(1)
+}
+
+/// Levels within one NVTX track (rows `rows` of the table `nvtx`, written to
+/// `depth`): push/pop ranges take their nesting depth (the level nsys
+/// reports); start/end ranges and marks, which need not nest, take lanes
+/// below the deepest push/pop level. A range without an end holds its lane
+/// for good (it is open still: what starts after it on its thread is in it).
+/// Returns the lanes of both kinds and the levels used.
+fn assign_levels(
+    nvtx: &NvtxRanges,
+    depth: &mut [u8],
+    rows: crate::model::Span,
+) -> (LaneStack, LaneStack, u8) {
+    let mut pushpop = LaneStack::default();
+    let mut other = LaneStack::default();
+    let held_to = |i: usize| lane_end(nvtx.is_unended(i), nvtx.spans.end(i));
+    for i in rows.clone().map(|i| i as usize) {
+        if nvtx.kind[i] == NvtxKind::PushPop {
+            depth[i] = pushpop.place(i as u32, nvtx.spans.start[i], held_to(i));
+        }
+    }
+    let offset = if pushpop.len() > 0 { pushpop.used() } else { 0 };
+    for i in rows.map(|i| i as usize) {
+        if nvtx.kind[i] != NvtxKind::PushPop {
+            let level = other.place(i as u32, nvtx.spans.start[i], held_to(i));
+            depth[i] = level.saturating_add(offset);
+        }
+    }
+    let used = track_depth(&pushpop, &other);
+    (pushpop, other, used)
 }

@@ -137,6 +137,36 @@ impl SpanColumns {
         self.name.extend_from_slice(name);
     }
 
+    /// Moves the ends of events already there (`(index, end)`, each index
+    /// once, no end earlier than the event's start or its end before: the
+    /// bounds only widen): the durations are copied for this clone, other
+    /// clones keep theirs (a growing report's NVTX ranges still open end at
+    /// its latest time, which moves).
+    pub fn move_ends(&mut self, moved: &[(usize, Ns)]) {
+        if moved.is_empty() {
+            return;
+        }
+        let mut durations = self.durations.to_vec();
+        let mut long_ends = self.long_ends.to_vec();
+        for &(i, end) in moved {
+            let start = self.start[i];
+            if durations[i] == LONG
+                && let Ok(at) = long_ends.binary_search_by_key(&(i as u32), |l| l.0)
+            {
+                long_ends.remove(at);
+            }
+            let mut long = Vec::new();
+            durations[i] = encode(i, start, end, &mut long);
+            for l in long {
+                let at = long_ends.partition_point(|x| x.0 < l.0);
+                long_ends.insert(at, l);
+            }
+            self.bounds = widen(self.bounds, start, end);
+        }
+        self.durations = durations.into();
+        self.long_ends = long_ends.into();
+    }
+
     pub fn len(&self) -> usize {
         self.start.len()
     }
@@ -266,18 +296,20 @@ pub enum Payload {
 #[derive(Debug, Default)]
 pub struct NvtxRanges {
     pub spans: SpanColumns,
-    pub kind: Vec<NvtxKind>,
+    /// Columns that snapshots of a growing report share (see
+    /// [`Column`]): a capture's next table appends to them.
+    pub kind: Column<NvtxKind>,
     /// Nesting level inside its track, rebuilt from containment (0 = outermost).
-    pub depth: Vec<u8>,
+    pub depth: Column<u8>,
     /// ARGB; 0 when the range has no color of its own.
-    pub color: Vec<u32>,
-    pub category: Vec<u32>,
+    pub color: Column<u32>,
+    pub category: Column<u32>,
     /// Ranges nsys recorded without an end: their end is the last NVTX timestamp
     /// of the report, as `nsys stats` counts them.
-    pub unended: Vec<bool>,
+    pub unended: Column<bool>,
     /// The `NVTX_EVENTS` rowid: nsys's range id (`RangeId` in its NVTX
     /// projection reports), and the order nsys breaks ties in.
-    pub row_id: Vec<i64>,
+    pub row_id: Column<i64>,
     /// Sparse columns: most ranges have neither.
     pub payload: HashMap<u32, Payload>,
     /// Start/end ranges that ended on another thread: index of that thread.
