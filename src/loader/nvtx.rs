@@ -29,7 +29,9 @@ use super::group::{Grouping, LaneStack};
 use super::grow::{self, KeptRows};
 use super::{Builder, checked_end, int, opt_int, pid_of, text};
 use crate::model::nsys::event_type::*;
-use crate::model::{EventKind, Ns, NvtxKind, NvtxRanges, NvtxTrack, Payload, SpanColumns, StrId};
+use crate::model::{
+    EventKind, Ns, NvtxKind, NvtxRanges, NvtxTrack, Payload, Payloads, SpanColumns, StrId,
+};
 
 /// An NVTX table row as read.
 pub(super) struct NvtxRow {
@@ -342,6 +344,18 @@ impl KeptNvtx {
         }
     }
 
+    /// Range `r`'s payload now. `seen`: how many of the payloads were there
+    /// at the last load, in the order their ranges came (a range that gained
+    /// one since has it after them).
+    fn payload_of(&self, r: u32, seen: usize) -> Option<&Payload> {
+        let (before, since) = self.payload.split_at(seen.min(self.payload.len()));
+        let found = match before.binary_search_by_key(&r, |e| e.0) {
+            Ok(at) => Some(&before[at].1),
+            Err(_) => None,
+        };
+        found.or_else(|| since.iter().find(|e| e.0 == r).map(|e| &e.1))
+    }
+
     /// Whether range `r` starts with another of its track in the last
     /// load's order (`order`, each track's place in it `spans`; each track's
     /// slice is sorted by start).
@@ -511,9 +525,6 @@ fn build(b: &mut Builder, kept: &mut KeptNvtx) -> bool {
             let thread = b.thread(end_tid);
             nvtx.end_thread.insert(at, thread);
         }
-        for (r, p) in &kept.payload {
-            nvtx.payload.insert(built.place[*r as usize], p.clone());
-        }
     }
     for thread in &mut b.trace.threads {
         thread.nvtx.sort_by(|a, c| a.domain.cmp(&c.domain));
@@ -578,6 +589,8 @@ struct Built {
     bad: u64,
     /// This load kept every range of the last at its index.
     kept_places: bool,
+    /// The payloads [`KeptNvtx::payload`] held then: those after came since.
+    payloads_seen: usize,
 }
 
 /// One track of a [`Built`] table.
@@ -646,8 +659,13 @@ fn built_whole(
     for (at, &r) in order.iter().enumerate() {
         place[r as usize] = at as u32;
     }
+    let mut payloads: Vec<(u32, Payload)> = (kept.payload.iter())
+        .map(|(r, p)| (place[*r as usize], p.clone()))
+        .collect();
+    payloads.sort_unstable_by_key(|e| e.0);
     let mut nvtx = NvtxRanges {
         spans: SpanColumns::from_columns(g.take(&kept.start[..]), &g.view(&ends), g.take(names)),
+        payload: Payloads::from_sorted(payloads),
         unended: g.take(&unended[..]).into(),
         row_id: g.take(&kept.row_id[..]).into(),
         kind: g.take(&kept.kind[..]).into(),
@@ -698,6 +716,7 @@ fn built_whole(
             last_ts: kept.last_ts,
             bad,
             kept_places,
+            payloads_seen: kept.payload.len(),
         });
     } else {
         kept.built = Some(Built {
@@ -711,6 +730,7 @@ fn built_whole(
             last_ts: kept.last_ts,
             bad,
             kept_places,
+            payloads_seen: kept.payload.len(),
         });
     }
     (nvtx, tracks, bad)
@@ -747,6 +767,7 @@ fn extended(
         return None;
     }
     let first_row = table.spans.len() as u32;
+    let old_rows = built.place.len();
     let last_start = |t: &BuiltTrack| -> Option<Ns> {
         (!t.rows.is_empty()).then(|| table.spans.start[t.rows.end as usize - 1])
     };
@@ -785,6 +806,9 @@ fn extended(
         if let Some((order, spans)) = &kept.sorted
             && kept.ties(order, spans, m as u32)
         {
+            return None;
+        }
+        if kept.payload_of(m as u32, built.payloads_seen) != table.payload.get(&(row as u32)) {
             return None;
         }
         if kept.end[m].is_none() {
@@ -961,6 +985,18 @@ fn extended(
     nvtx.unended.extend_from_slice(&open);
     let depth: Vec<u8> = order.iter().map(|&j| levels[j]).collect();
     nvtx.depth.extend_from_slice(&depth);
+    // The new ranges' payloads (a range that had one, or none, has it
+    // still: checked above).
+    let mut payloads: Vec<(u32, Payload)> = (kept.payload[built.payloads_seen..].iter())
+        .filter(|(r, _)| *r as usize >= old_rows)
+        .map(|(r, p)| (row_of[*r as usize - old_rows], p.clone()))
+        .collect();
+    payloads.sort_unstable_by_key(|e| e.0);
+    nvtx.payload = table.payload.clone();
+    for (row, p) in payloads {
+        nvtx.payload.push(row, p);
+    }
+    built.payloads_seen = kept.payload.len();
     built.place.extend_from_slice(&row_of);
     for (j, &r) in new.iter().enumerate() {
         if unended(kept.kind[r], kept.end[r]) {

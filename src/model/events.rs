@@ -292,6 +292,40 @@ pub enum Payload {
     Json(String),
 }
 
+/// The NVTX ranges that have a payload (most have none), each with it, by
+/// range: kept in a [`Column`] that a growing report's snapshots share (a
+/// capture's next table appends the payloads of its new ranges).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Payloads(Column<(u32, Payload)>);
+
+impl Payloads {
+    /// From `(range, payload)` sorted by range, each range once.
+    pub fn from_sorted(entries: Vec<(u32, Payload)>) -> Self {
+        debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
+        Payloads(entries.into())
+    }
+
+    /// Range `range`'s payload, if it has one.
+    pub fn get(&self, range: &u32) -> Option<&Payload> {
+        let at = self.0.binary_search_by_key(range, |e| e.0).ok()?;
+        Some(&self.0[at].1)
+    }
+
+    /// Adds the payload of `range`, which follows every range here.
+    pub fn push(&mut self, range: u32, payload: Payload) {
+        debug_assert!(self.0.last().is_none_or(|e| e.0 < range));
+        self.0.push((range, payload));
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// NVTX ranges and marks, by thread and domain.
 #[derive(Debug, Default)]
 pub struct NvtxRanges {
@@ -311,7 +345,7 @@ pub struct NvtxRanges {
     /// projection reports), and the order nsys breaks ties in.
     pub row_id: Column<i64>,
     /// Sparse columns: most ranges have neither.
-    pub payload: HashMap<u32, Payload>,
+    pub payload: Payloads,
     /// Start/end ranges that ended on another thread: index of that thread.
     pub end_thread: HashMap<u32, u32>,
     /// Names given to categories (`nvtxNameCategory`): (domain name, category) → name.
