@@ -494,7 +494,7 @@ mod tests {
             "\"é\u{1f}ü\\",
             "a\tb\r\nc\u{7f}",
             "Σ\"",
-            "\u{0}日本",
+            "\u{0}\u{65e5}\u{672c}",
         ] {
             let mut out = String::new();
             json_string(&mut out, text);
