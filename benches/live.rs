@@ -29,6 +29,11 @@ enum Source {
 }
 
 fn main() {
+    // As `sightline capture` does before any thread starts: without it, a
+    // capture here recorded no NVTX range.
+    if std::env::var_os("SIGHTLINE_LIVE_CAPTURE").is_some() {
+        let _ = sightline::capture::environment::prepare_nvtx_injection();
+    }
     let source = match std::env::var("SIGHTLINE_LIVE_CAPTURE") {
         Ok(command) => Source::Capture(command),
         Err(_) => Source::Replay(report()),
