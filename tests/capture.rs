@@ -902,11 +902,13 @@ fn capture_on_the_gpu_records_every_launch() {
 /// and with the loading thread checkpointing after each load (the capture's
 /// way), each of the three in turn, twice. `SIGHTLINE_KERNELS_ONLY` set: a
 /// batch is as many kernels (the dump's, over and over), as a CUDA graph's
-/// replay brings.
+/// replay brings. `SIGHTLINE_DUMP=sync-timing`: that benchmark's records
+/// (a range per iteration) instead of the streams benchmark's.
 #[test]
 #[ignore]
 fn writer_throughput() {
-    let mut dump = read_dump(&fixture("capture/streams.rec")).expect("read dump");
+    let name = std::env::var("SIGHTLINE_DUMP").unwrap_or_else(|_| "streams".into());
+    let mut dump = read_dump(&fixture(&format!("capture/{name}.rec"))).expect("read dump");
     if std::env::var_os("SIGHTLINE_KERNELS_ONLY").is_some() {
         let kernels: Vec<_> = (dump.records.iter())
             .filter(|r| matches!(r, sightline::capture::records::Record::Kernel(_)))

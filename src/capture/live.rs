@@ -43,6 +43,27 @@ struct OpenRange {
     event_type: i64,
 }
 
+/// An NVTX row of a batch, to be written at its end (see
+/// [`LiveReport::nvtx_to_write`]).
+enum NvtxToWrite {
+    /// A domain's creation: (time, thread, id, name).
+    Domain(u64, i64, i64, String),
+    /// A range that started in the batch (in `open_ranges`, or ended since).
+    Range(u32),
+    /// A mark.
+    Mark(u32, OpenRange),
+}
+
+/// How a range of the batch ended: its range, end time, type and the
+/// thread that ended it where another.
+#[derive(Clone, Copy)]
+struct EndedRange {
+    open: OpenRange,
+    end: u64,
+    event_type: i64,
+    end_global_tid: Option<i64>,
+}
+
 /// Counts of what a capture recorded so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LiveCounts {
@@ -100,6 +121,16 @@ pub struct LiveReport {
     kernels_to_write: Vec<rows::KernelRow>,
     /// The API calls of that batch, likewise.
     apis_to_write: Vec<rows::ApiRow>,
+    /// The NVTX rows of the batch being appended, in the order they came:
+    /// written at the batch's end, so that a range that ends in the batch it
+    /// started in is written once, with its end and data (one statement, not
+    /// an insert and two updates: ranges a few microseconds long, tens of
+    /// thousands a second, held the writer back).
+    nvtx_to_write: Vec<NvtxToWrite>,
+    /// The ranges of `nvtx_to_write`, and how those that ended in the batch
+    /// ended.
+    started_in_batch: std::collections::HashSet<u32>,
+    ended_in_batch: HashMap<u32, EndedRange>,
 }
 
 fn sql(e: rusqlite::Error) -> String {
@@ -170,6 +201,9 @@ impl LiveReport {
             carry: Default::default(),
             kernels_to_write: Vec::new(),
             apis_to_write: Vec::new(),
+            nvtx_to_write: Vec::new(),
+            started_in_batch: Default::default(),
+            ended_in_batch: HashMap::new(),
         })
     }
 
@@ -259,10 +293,14 @@ impl LiveReport {
     pub fn append(&mut self, records: &[Record]) -> Result<(), String> {
         self.kernels_to_write.clear();
         self.apis_to_write.clear();
+        self.nvtx_to_write.clear();
+        self.started_in_batch.clear();
+        self.ended_in_batch.clear();
         self.conn()?.execute_batch("BEGIN").map_err(sql)?;
         for record in records {
             self.ingest(record).map_err(sql)?;
         }
+        self.write_nvtx_of_batch().map_err(sql)?;
         rows::kernels(self.conn()?, &self.kernels_to_write).map_err(sql)?;
         rows::apis(self.conn()?, &self.apis_to_write).map_err(sql)?;
         self.kernels_to_write.clear();
@@ -491,9 +529,7 @@ impl LiveReport {
             return Ok(id);
         }
         let id = self.domains.len() as i64 + 1;
-        if let Some(conn) = self.conn.as_ref() {
-            rows::nvtx_domain(conn, self.session_time(at), global_tid, id, name)?;
-        }
+        (self.nvtx_to_write).push(NvtxToWrite::Domain(at, global_tid, id, name.to_string()));
         self.domains.insert(name.to_string(), id);
         Ok(id)
     }
@@ -514,7 +550,7 @@ impl LiveReport {
             } else {
                 NVTX_PUSHPOP
             };
-            let mut open = OpenRange {
+            let open = OpenRange {
                 start: m.timestamp,
                 global_tid,
                 text_id,
@@ -522,7 +558,8 @@ impl LiveReport {
                 row_id: None,
                 event_type,
             };
-            open.row_id = self.write_range(m.id, &open, None, event_type, None)?;
+            self.nvtx_to_write.push(NvtxToWrite::Range(m.id));
+            self.started_in_batch.insert(m.id);
             self.open_ranges.insert(m.id, open);
             self.thread_stacks
                 .entry(m.thread_id)
@@ -544,6 +581,17 @@ impl LiveReport {
                 NVTX_STARTEND
             };
             let end_tid = (start_tid != m.thread_id).then_some(global_tid);
+            if self.started_in_batch.contains(&m.id) {
+                // Started in this batch: written with its end at the batch's end.
+                let ended = EndedRange {
+                    open,
+                    end: m.timestamp,
+                    event_type,
+                    end_global_tid: end_tid,
+                };
+                self.ended_in_batch.insert(m.id, ended);
+                return Ok(());
+            }
             self.write_range(m.id, &open, Some(m.timestamp), event_type, end_tid)?;
             self.marker_data.remove(&m.id);
         } else if m.flags & marker_flag::INSTANTANEOUS != 0 {
@@ -557,7 +605,7 @@ impl LiveReport {
                 row_id: None,
                 event_type: NVTX_MARK,
             };
-            self.write_range(m.id, &open, None, NVTX_MARK, None)?;
+            self.nvtx_to_write.push(NvtxToWrite::Mark(m.id, open));
             self.marker_data.remove(&m.id);
         }
         Ok(())
@@ -615,6 +663,39 @@ impl LiveReport {
         let row_id = rows::nvtx(conn, &row)?;
         self.counts.nvtx += 1;
         Ok(Some(row_id))
+    }
+
+    /// Writes the batch's NVTX rows in the order they came: a range that
+    /// ended in the batch with its end, one still open without (its row id
+    /// kept for its end to come).
+    fn write_nvtx_of_batch(&mut self) -> rusqlite::Result<()> {
+        self.started_in_batch.clear();
+        for row in std::mem::take(&mut self.nvtx_to_write) {
+            match row {
+                NvtxToWrite::Domain(at, global_tid, id, name) => {
+                    if let Some(conn) = self.conn.as_ref() {
+                        rows::nvtx_domain(conn, self.session_time(at), global_tid, id, &name)?;
+                    }
+                }
+                NvtxToWrite::Mark(id, open) => {
+                    self.write_range(id, &open, None, NVTX_MARK, None)?;
+                    self.marker_data.remove(&id);
+                }
+                NvtxToWrite::Range(id) => {
+                    if let Some(e) = self.ended_in_batch.remove(&id) {
+                        let (end, end_tid) = (Some(e.end), e.end_global_tid);
+                        self.write_range(id, &e.open, end, e.event_type, end_tid)?;
+                        self.marker_data.remove(&id);
+                    } else if let Some(open) = self.open_ranges.get(&id).copied() {
+                        let row_id = self.write_range(id, &open, None, open.event_type, None)?;
+                        if let Some(o) = self.open_ranges.get_mut(&id) {
+                            o.row_id = row_id;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Writes what the ranges that never ended know (their rows are there,
