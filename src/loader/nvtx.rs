@@ -694,45 +694,28 @@ fn built_whole(
     nvtx.depth = depth.into();
     // The table holds the ranges in `g`'s order, the last load's in its own.
     let kept_places = (kept.sorted.as_ref()).is_some_and(|(last, _)| order.starts_with(last));
-    if b.carry.is_some() {
-        let unended_rows = (nvtx.unended.iter().enumerate())
-            .filter(|&(_, &u)| u)
-            .map(|(at, _)| {
-                let track = (g.tracks.iter())
-                    .position(|t| t.contains(&(at as u32)))
-                    .unwrap_or(0) as u32;
-                (at as u32, track)
-            })
-            .collect();
+    // A growing report's next load extends this table: what it needs.
+    let carried = b.carry.is_some();
+    let unended_rows = (0..kept.len())
+        .filter(|&r| carried && unended[r])
+        .map(|r| (place[r], kept.track[r]))
+        .collect();
+    if carried {
         kept.sorted = Some((order, g.tracks.clone()));
-        kept.built = Some(Built {
-            table: None,
-            tracks: built_tracks,
-            place,
-            unended: unended_rows,
-            strings_before,
-            interned,
-            unresolved,
-            last_ts: kept.last_ts,
-            bad,
-            kept_places,
-            payloads_seen: kept.payload.len(),
-        });
-    } else {
-        kept.built = Some(Built {
-            table: None,
-            tracks: Vec::new(),
-            place,
-            unended: Vec::new(),
-            strings_before,
-            interned,
-            unresolved,
-            last_ts: kept.last_ts,
-            bad,
-            kept_places,
-            payloads_seen: kept.payload.len(),
-        });
     }
+    kept.built = Some(Built {
+        table: None,
+        tracks: built_tracks,
+        place,
+        unended: unended_rows,
+        strings_before,
+        interned,
+        unresolved,
+        last_ts: kept.last_ts,
+        bad,
+        kept_places,
+        payloads_seen: kept.payload.len(),
+    });
     (nvtx, tracks, bad)
 }
 
