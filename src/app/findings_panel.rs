@@ -6,7 +6,7 @@
 //! overlay marks, so the mistakes show before anyone reads the panel.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, RichText, Ui};
@@ -44,8 +44,8 @@ struct Done {
     /// What the engine keeps of a growing report's trace, which the next
     /// run extends.
     carried: Option<Carried>,
-    /// The run's idle attribution, for the timeline's "GPU idle — why" row
-    /// when it wants one (see [`FindingsPanel::share_idle`]).
+    /// The run's idle attribution, offered to the timeline's "GPU idle —
+    /// why" row (which takes it where it wants one).
     idle: Option<Arc<Attribution>>,
     took: Duration,
     /// The trace analysed: where the report grew meanwhile, the findings are
@@ -126,14 +126,11 @@ pub struct FindingsPanel {
     /// How many GPU operations the last run's idle attribution merged, on
     /// a growing report (see [`FindingsPanel::idle_merged`]).
     last_merged: Option<usize>,
-    /// The timeline's "GPU idle — why" row wants an attribution (it is
-    /// shown, or a selected range's details need it): a run hands it its
-    /// own, which the row would otherwise make again on a worker of its own
-    /// (the engine's longest pass, and twice the gaps in memory). Read as
-    /// a run ends, so that a row shown while it runs gets its attribution.
-    share_idle: Arc<AtomicBool>,
     /// The running job's idle attribution, and the trace it is of, put
-    /// here as soon as it is made, for the row (see [`FindingsPanel::poll`]).
+    /// here as soon as it is made, for the timeline's "GPU idle — why" row
+    /// (see [`FindingsPanel::poll`]), which would otherwise make it again on
+    /// a worker of its own: the engine's longest pass, and twice the gaps
+    /// in memory. The run's end offers it again, for a row wanted since.
     early_idle: Arc<std::sync::Mutex<Option<SharedIdle>>>,
 }
 
@@ -162,7 +159,6 @@ impl FindingsPanel {
             carried: None,
             grown_for_good: false,
             last_merged: None,
-            share_idle: Arc::default(),
             early_idle: Arc::default(),
         };
         panel.request(trace);
@@ -228,7 +224,6 @@ impl FindingsPanel {
 
     fn spawn(&mut self, trace: Arc<Trace>) {
         let earlier = self.carried.take();
-        let share_idle = self.share_idle.clone();
         let early = self.early_idle.clone();
         // Without a thread there are no findings to show; the viewer works on.
         self.job.start("sightline-findings", None, move |cancel| {
@@ -236,9 +231,7 @@ impl FindingsPanel {
             // The row's gaps as soon as they are made: the detectors that
             // judge them take about as long again.
             let attributed = |idle: &Arc<Attribution>| {
-                if share_idle.load(Ordering::Relaxed)
-                    && let Ok(mut slot) = early.lock()
-                {
+                if let Ok(mut slot) = early.lock() {
                     *slot = Some((idle.clone(), trace.clone()));
                 }
             };
@@ -252,7 +245,7 @@ impl FindingsPanel {
                 // the idle row takes its attribution.
                 Ok((findings, range_work, carried)) => {
                     let growing = trace.lineage.report != 0;
-                    let idle = (share_idle.load(Ordering::Relaxed)).then(|| carried.idle().clone());
+                    let idle = Some(carried.idle().clone());
                     (Ok(findings), range_work, growing.then_some(carried), idle)
                 }
                 Err(cancelled) => (Err(cancelled), Vec::new(), None, None),
@@ -274,12 +267,6 @@ impl FindingsPanel {
                 trace,
             })
         });
-    }
-
-    /// Whether the timeline's idle row wants the engine's attribution (see
-    /// [`FindingsPanel::share_idle`]'s field).
-    pub fn share_idle(&self, wanted: bool) {
-        self.share_idle.store(wanted, Ordering::Relaxed);
     }
 
     /// The running job's cancel flag (tests check that closing sets it).
@@ -366,8 +353,8 @@ impl FindingsPanel {
             took,
             trace: analysed,
         } = done;
-        // The run's attribution, if not taken from the slot yet (or made
-        // before the row wanted it).
+        // The run's attribution, if not taken from the slot yet (or
+        // declined there, before the row wanted it).
         let early = self.early_idle.lock().ok().and_then(|mut slot| slot.take());
         super::job::drop_off_thread(early);
         if let Some(idle) = idle {

@@ -1211,7 +1211,6 @@ impl SightlineApp {
                 .event
                 .is_some_and(|e| e.table == Table::Nvtx);
         // The findings engine's attribution is the row's (made once).
-        doc.findings.share_idle(show_idle);
         let engine_coming = doc.findings.is_pending();
         if (doc.timeline.idle_rows).prepare(show_idle, &doc.trace, engine_coming) {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
