@@ -1,9 +1,9 @@
 //! The optional "GPU idle — why" row under each GPU: every interval in which
 //! the GPU ran nothing, coloured by what the thread that launched the next
 //! work was doing meanwhile (`analysis::idle`), with the numbers in a tooltip.
-//! The attribution is the findings engine's, handed over after each of its
-//! runs while the row is wanted (`IdleRows::offer`): the same gaps as the
-//! findings', made once. Where the engine has none coming, the row makes
+//! The attribution is the findings engine's, offered as each of its runs
+//! makes it and taken while the row is wanted (`IdleRows::offer`): the same
+//! gaps as the findings', made once. Where the engine has none coming, the row makes
 //! its own on a worker, and extends it on one as a capture's snapshots
 //! come.
 
