@@ -1022,3 +1022,127 @@ fn a_dropped_working_file_leaves_nothing_behind() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// The capture's writer keeps a batch's NVTX rows and writes them at the
+/// batch's end (a range that ends in its batch, once). The rows are those it
+/// wrote one record at a time: a mark with the data it had when it came, a
+/// range with the data it had when it ended, an id used again in a batch a
+/// range of its own, each start written once. (Found by a review: each of
+/// these came out otherwise in the first version of the batching.)
+mod nvtx_rows_of_a_batch {
+    use sightline::capture::live::LiveReport;
+    use sightline::capture::records::marker_flag::{END, INSTANTANEOUS, START};
+    use sightline::capture::records::{MarkerDataRecord, MarkerPayload, MarkerRecord, Record};
+
+    fn marker(flags: u32, timestamp: u64, id: u32) -> Record {
+        Record::Marker(MarkerRecord {
+            flags,
+            timestamp,
+            id,
+            process_id: 4242,
+            thread_id: 7,
+            name: "n".into(),
+            domain: String::new(),
+        })
+    }
+
+    fn data(id: u32, color: u32) -> Record {
+        Record::MarkerData(MarkerDataRecord {
+            id,
+            payload: Some(MarkerPayload::Int(color as i64)),
+            color,
+            category: 1,
+        })
+    }
+
+    type Row = (i64, i64, Option<i64>, i64, Option<i64>);
+
+    /// The NVTX rows (rowid, start, end, type, colour) written from `batches`.
+    fn rows(batches: &[&[Record]], close: bool) -> Vec<Row> {
+        let mut live = LiveReport::create(4242, "sightline", "test").expect("report");
+        live.set_origin(0);
+        for batch in batches {
+            live.append(batch).expect("append");
+        }
+        if close {
+            live.close_open_ranges().expect("close");
+        }
+        let conn = rusqlite::Connection::open(live.path()).expect("open");
+        let mut stmt = conn
+            .prepare(
+                "SELECT rowid, start, \"end\", eventType, color FROM NVTX_EVENTS ORDER BY rowid",
+            )
+            .expect("select");
+        stmt.query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("rows")
+    }
+
+    #[test]
+    fn a_marks_data_that_came_before_it_is_written() {
+        let batch = [data(1, 0xFF0000AA), marker(INSTANTANEOUS, 100, 1)];
+        assert_eq!(
+            rows(&[&batch], false),
+            vec![(1, 100, None, 34, Some(0xFF0000AA))]
+        );
+    }
+
+    #[test]
+    fn a_marks_row_does_not_depend_on_where_batches_are_cut() {
+        let (mark, later) = (marker(INSTANTANEOUS, 100, 1), data(1, 0xFF0000BB));
+        assert_eq!(
+            rows(&[&[mark.clone(), later.clone()]], false),
+            rows(&[&[mark], &[later]], false)
+        );
+    }
+
+    #[test]
+    fn data_after_a_ranges_end_is_not_its() {
+        let batch = [
+            marker(START, 100, 1),
+            marker(END, 200, 1),
+            data(1, 0xFF0000CC),
+        ];
+        assert_eq!(rows(&[&batch], false), vec![(1, 100, Some(200), 59, None)]);
+    }
+
+    #[test]
+    fn an_id_used_again_in_a_batch_keeps_both_ranges_and_their_data() {
+        let batch = [
+            marker(START, 100, 1),
+            marker(END, 200, 1),
+            marker(START, 300, 1),
+            marker(END, 400, 1),
+        ];
+        assert_eq!(
+            rows(&[&batch], false),
+            vec![(1, 100, Some(200), 59, None), (2, 300, Some(400), 59, None)]
+        );
+        let batch = [
+            marker(START, 100, 1),
+            data(1, 0xFF0000A1),
+            marker(END, 200, 1),
+            marker(START, 300, 1),
+            data(1, 0xFF0000B2),
+        ];
+        assert_eq!(
+            rows(&[&batch], false),
+            vec![
+                (1, 100, Some(200), 59, Some(0xFF0000A1)),
+                (2, 300, None, 59, Some(0xFF0000B2))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_second_start_of_an_open_id_writes_each_start_once() {
+        let batch = [marker(START, 100, 1), marker(START, 300, 1)];
+        assert_eq!(
+            rows(&[&batch], true),
+            vec![(1, 100, None, 59, None), (2, 300, None, 59, None)]
+        );
+    }
+}

@@ -48,17 +48,18 @@ struct OpenRange {
 enum NvtxToWrite {
     /// A domain's creation: (time, thread, id, name).
     Domain(u64, i64, i64, String),
-    /// A range that started in the batch (in `open_ranges`, or ended since).
-    Range(u32),
-    /// A mark.
-    Mark(u32, OpenRange),
+    /// A range that started in the batch, as it started, and how it
+    /// ended if it did in the batch.
+    Range(u32, OpenRange, Option<EndedRange>),
+    /// A mark, with its data as it was when the mark came.
+    Mark(OpenRange, Option<MarkerDataRecord>),
 }
 
-/// How a range of the batch ended: its range, end time, type and the
-/// thread that ended it where another.
+/// How a range of the batch ended: its end time, type, the thread that
+/// ended it where another, and its data as it was then.
 #[derive(Clone, Copy)]
 struct EndedRange {
-    open: OpenRange,
+    data: Option<MarkerDataRecord>,
     end: u64,
     event_type: i64,
     end_global_tid: Option<i64>,
@@ -127,10 +128,8 @@ pub struct LiveReport {
     /// an insert and two updates: ranges a few microseconds long, tens of
     /// thousands a second, held the writer back).
     nvtx_to_write: Vec<NvtxToWrite>,
-    /// The ranges of `nvtx_to_write`, and how those that ended in the batch
-    /// ended.
-    started_in_batch: std::collections::HashSet<u32>,
-    ended_in_batch: HashMap<u32, EndedRange>,
+    /// The ranges of `nvtx_to_write` still open, by id: where each is in it.
+    started_in_batch: HashMap<u32, usize>,
 }
 
 fn sql(e: rusqlite::Error) -> String {
@@ -202,8 +201,7 @@ impl LiveReport {
             kernels_to_write: Vec::new(),
             apis_to_write: Vec::new(),
             nvtx_to_write: Vec::new(),
-            started_in_batch: Default::default(),
-            ended_in_batch: HashMap::new(),
+            started_in_batch: HashMap::new(),
         })
     }
 
@@ -295,7 +293,6 @@ impl LiveReport {
         self.apis_to_write.clear();
         self.nvtx_to_write.clear();
         self.started_in_batch.clear();
-        self.ended_in_batch.clear();
         self.conn()?.execute_batch("BEGIN").map_err(sql)?;
         for record in records {
             self.ingest(record).map_err(sql)?;
@@ -558,8 +555,9 @@ impl LiveReport {
                 row_id: None,
                 event_type,
             };
-            self.nvtx_to_write.push(NvtxToWrite::Range(m.id));
-            self.started_in_batch.insert(m.id);
+            (self.started_in_batch).insert(m.id, self.nvtx_to_write.len());
+            self.nvtx_to_write
+                .push(NvtxToWrite::Range(m.id, open, None));
             self.open_ranges.insert(m.id, open);
             self.thread_stacks
                 .entry(m.thread_id)
@@ -581,15 +579,18 @@ impl LiveReport {
                 NVTX_STARTEND
             };
             let end_tid = (start_tid != m.thread_id).then_some(global_tid);
-            if self.started_in_batch.contains(&m.id) {
-                // Started in this batch: written with its end at the batch's end.
+            if let Some(at) = self.started_in_batch.remove(&m.id) {
+                // Started in this batch: written with its end at the batch's
+                // end, with its data as it is now.
                 let ended = EndedRange {
-                    open,
+                    data: self.marker_data.remove(&m.id),
                     end: m.timestamp,
                     event_type,
                     end_global_tid: end_tid,
                 };
-                self.ended_in_batch.insert(m.id, ended);
+                if let Some(NvtxToWrite::Range(_, _, how)) = self.nvtx_to_write.get_mut(at) {
+                    *how = Some(ended);
+                }
                 return Ok(());
             }
             self.write_range(m.id, &open, Some(m.timestamp), event_type, end_tid)?;
@@ -605,7 +606,8 @@ impl LiveReport {
                 row_id: None,
                 event_type: NVTX_MARK,
             };
-            self.nvtx_to_write.push(NvtxToWrite::Mark(m.id, open));
+            let data = self.marker_data.get(&m.id).copied();
+            self.nvtx_to_write.push(NvtxToWrite::Mark(open, data));
             self.marker_data.remove(&m.id);
         }
         Ok(())
@@ -633,6 +635,19 @@ impl LiveReport {
         // A range's data (colour, payload), as handed over so far: CUPTI
         // hands it after the start; it is dropped once the range is done.
         let data = self.marker_data.get(&id).copied();
+        self.write_range_with(data, open, end, event_type, end_global_tid)
+    }
+
+    /// [`LiveReport::write_range`] with the range's data as it was when
+    /// the range ended (or, for a mark, when it came), handed over.
+    fn write_range_with(
+        &mut self,
+        data: Option<MarkerDataRecord>,
+        open: &OpenRange,
+        end: Option<u64>,
+        event_type: i64,
+        end_global_tid: Option<i64>,
+    ) -> rusqlite::Result<Option<i64>> {
         let mut payload = rows::PayloadCells::default();
         match data.and_then(|d| d.payload) {
             Some(MarkerPayload::Int(v)) => payload.int = Some(v),
@@ -677,20 +692,22 @@ impl LiveReport {
                         rows::nvtx_domain(conn, self.session_time(at), global_tid, id, &name)?;
                     }
                 }
-                NvtxToWrite::Mark(id, open) => {
-                    self.write_range(id, &open, None, NVTX_MARK, None)?;
-                    self.marker_data.remove(&id);
+                NvtxToWrite::Mark(open, data) => {
+                    self.write_range_with(data, &open, None, NVTX_MARK, None)?;
                 }
-                NvtxToWrite::Range(id) => {
-                    if let Some(e) = self.ended_in_batch.remove(&id) {
-                        let (end, end_tid) = (Some(e.end), e.end_global_tid);
-                        self.write_range(id, &e.open, end, e.event_type, end_tid)?;
-                        self.marker_data.remove(&id);
-                    } else if let Some(open) = self.open_ranges.get(&id).copied() {
-                        let row_id = self.write_range(id, &open, None, open.event_type, None)?;
-                        if let Some(o) = self.open_ranges.get_mut(&id) {
-                            o.row_id = row_id;
-                        }
+                NvtxToWrite::Range(_, open, Some(e)) => {
+                    let (end, end_tid) = (Some(e.end), e.end_global_tid);
+                    self.write_range_with(e.data, &open, end, e.event_type, end_tid)?;
+                }
+                NvtxToWrite::Range(id, open, None) => {
+                    let row_id = self.write_range(id, &open, None, open.event_type, None)?;
+                    // Still open: its end comes as an update of this row
+                    // (unless the id started again since, a range of its own).
+                    if let Some(o) = self.open_ranges.get_mut(&id)
+                        && o.start == open.start
+                        && o.row_id.is_none()
+                    {
+                        o.row_id = row_id;
                     }
                 }
             }
