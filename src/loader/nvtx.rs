@@ -310,18 +310,9 @@ impl KeptNvtx {
         Ok(())
     }
 
-    /// Each range's end as drawn and counted: a mark's is its start, a
-    /// range ending before it starts ends at its start (counted in `bad`),
-    /// and an unended one ends at the last NVTX timestamp, as `nsys stats`
-    /// counts it.
+    /// Each range's end as drawn and counted (see [`drawn_end`]).
     fn ends(&self, bad: &mut u64) -> Vec<Ns> {
-        (self.start.iter().zip(&self.end).zip(&self.kind))
-            .map(|((&start, &end), &kind)| match (kind, end) {
-                (NvtxKind::Mark, _) => start,
-                (_, Some(e)) => checked_end(start, e, bad),
-                (_, None) => self.last_ts.map_or(start, |t| t.max(start)),
-            })
-            .collect()
+        (0..self.len()).map(|r| drawn_end(self, r, bad)).collect()
     }
 
     /// The ranges grouped by track, each track in start order (ties: longer
@@ -503,13 +494,12 @@ fn build(b: &mut Builder, kept: &mut KeptNvtx) -> bool {
         None => built_whole(b, kept, strings_before),
     };
     // One track per (thread, domain), made in the order the tracks came.
-    for (k, &(global_tid, domain)) in kept.tracks.iter().enumerate() {
+    for (&(global_tid, domain), track) in kept.tracks.iter().zip(tracks) {
         let thread = b.thread(global_tid);
         let domain = domains
             .get(&(pid_of(global_tid), domain))
             .cloned()
             .unwrap_or_default();
-        let track = tracks[k].clone();
         b.trace.threads[thread as usize]
             .nvtx
             .push(NvtxTrack { domain, track });
