@@ -334,8 +334,8 @@ impl LaneStack {
         self.ends.len()
     }
 
-    /// The events that hold a lane, and where each lane ends, to be told
-    /// again where an event's end moved ([`LaneStack::set_end`]).
+    /// The event that holds each lane (by lane), for a lane whose holder's
+    /// end moved to be told so ([`LaneStack::set_end`]).
     pub fn holders(&self) -> &[u32] {
         &self.holders
     }
