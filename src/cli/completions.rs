@@ -4,7 +4,6 @@
 
 use std::process::ExitCode;
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 
 /// Arguments of `sightline completions`.
@@ -21,8 +20,9 @@ pub struct CompletionsArgs {
     shell: Shell,
 }
 
-pub fn main(args: CompletionsArgs) -> ExitCode {
-    let mut command = super::Cli::command();
+/// Prints the completion script of `command` (the whole command line's definition, which the
+/// dispatcher that names this module hands in).
+pub fn main(args: CompletionsArgs, mut command: clap::Command) -> ExitCode {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "sightline", &mut script);
     super::run::print_or_fail(String::from_utf8_lossy(&script).trim_end())
@@ -31,6 +31,7 @@ pub fn main(args: CompletionsArgs) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
 
     #[test]
     fn the_bash_script_completes_commands_and_benchmarks() {

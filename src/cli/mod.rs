@@ -8,6 +8,7 @@ pub mod analyze;
 pub mod bench;
 pub mod benchmark_args;
 pub mod capture;
+mod common;
 pub mod completions;
 mod counters;
 pub mod diff;
@@ -18,17 +19,13 @@ pub mod run;
 pub mod stats;
 pub mod synth;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::analysis::stats::TimeRange;
-use crate::model::Trace;
-
-/// Exit code for unusable input (a bad report file, a bad argument).
-pub const EXIT_BAD_INPUT: u8 = 2;
+pub use common::{EXIT_BAD_INPUT, TableFormat, load_or_report, usage_error};
+pub(crate) use common::{name_list, named_or_all, parse_range};
 
 /// Sightline: a viewer for Nsight Systems reports, with the `nsys stats`/`nsys analyze` numbers,
 /// findings, comparisons, and live capture of its own CUDA benchmarks.
@@ -74,136 +71,23 @@ impl Command {
             Command::Run(args) => run::main(args),
             Command::Capture(args) => capture::main(args),
             Command::Replay(args) => replay::main(args),
-            Command::Completions(args) => completions::main(args),
+            Command::Completions(args) => completions::main(args, Cli::command()),
         }
     }
-}
-
-/// Loads a report for a command, printing the loader's message on failure, and its warnings
-/// (rows dropped, columns missing, a journal rolled back), each once on stderr, unless
-/// `quiet`: stdout stays the command's output alone.
-pub fn load_or_report(path: &Path, quiet: bool) -> Result<Trace, ExitCode> {
-    let cancel = AtomicBool::new(false);
-    let trace = crate::loader::load(path, &mut |_| {}, &cancel).map_err(|e| {
-        eprintln!("sightline: {e}");
-        ExitCode::from(EXIT_BAD_INPUT)
-    })?;
-    if !quiet {
-        let mut said = std::collections::HashSet::new();
-        for warning in &trace.warnings {
-            if said.insert(warning.as_str()) {
-                eprintln!("sightline: {}: warning: {warning}", path.display());
-            }
-        }
-    }
-    Ok(trace)
-}
-
-/// A usage error that clap cannot see (two options that do not go together, say): one line
-/// naming the command, the pointer to its help, and the bad-input exit code.
-/// An empty `command` is the top level.
-pub fn usage_error(command: &str, message: &str) -> ExitCode {
-    let program = if command.is_empty() {
-        "sightline".to_string()
-    } else {
-        format!("sightline {command}")
-    };
-    eprintln!("{program}: {message}\n\nFor more information, try '{program} --help'.");
-    ExitCode::from(EXIT_BAD_INPUT)
-}
-
-/// `START_NS:END_NS` with START < END: the `--range` of `stats` and `analyze`.
-pub(crate) fn parse_range(text: &str) -> Result<TimeRange, String> {
-    let bad = || format!("'{text}' is not START_NS:END_NS with START < END");
-    let (start, end) = text.split_once(':').ok_or_else(bad)?;
-    // A number too big for the clock is named as such, not blamed on the order.
-    let number =
-        |part: &str| -> Result<i64, String> {
-            let part = part.trim();
-            part.parse().map_err(|e: std::num::ParseIntError| match e.kind() {
-            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => format!(
-                "'{part}' in '{text}' is out of range: times are nanoseconds from {} to {}",
-                i64::MIN,
-                i64::MAX
-            ),
-            _ => bad(),
-        })
-        };
-    let start = number(start)?;
-    let end = number(end)?;
-    if start >= end {
-        return Err(bad());
-    }
-    Ok(TimeRange { start, end })
 }
 
 /// The command `word` was probably meant to be (`stas` → `stats`, `analyse` → `analyze`):
 /// the closest by edit distance, if it is close (at most a third of the word, and 2).
 pub fn suggest_command(word: &str) -> Option<String> {
-    use clap::CommandFactory;
     let word = word.to_ascii_lowercase();
     let limit = (word.chars().count() / 3).clamp(1, 2);
     Cli::command()
         .get_subcommands()
         .map(|c| c.get_name().to_string())
-        .map(|name| (edit_distance(&word, &name), name))
+        .map(|name| (common::edit_distance(&word, &name), name))
         .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, name)| name)
-}
-
-/// Levenshtein distance, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitute = diagonal + usize::from(ca != cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
-}
-
-/// Table or CSV: the two formats of `stats` and `diff` (`analyze` adds JSON for findings).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TableFormat {
-    /// An aligned table (default on the console).
-    #[value(alias = "column")]
-    Table,
-    /// CSV as nsys writes it (default in files).
-    Csv,
-}
-
-impl TableFormat {
-    /// The format given, else CSV in files and a table on the console, as nsys does.
-    pub fn or_default(given: Option<TableFormat>, to_files: bool) -> TableFormat {
-        given.unwrap_or(if to_files {
-            TableFormat::Csv
-        } else {
-            TableFormat::Table
-        })
-    }
-}
-
-/// What a repeatable list option named, each once in the order first given; `all` when it
-/// named nothing (the `--report` of `stats` and `diff`).
-pub(crate) fn named_or_all<T: Copy + PartialEq>(named: Vec<T>, all: &[T]) -> Vec<T> {
-    let mut once: Vec<T> = Vec::with_capacity(named.len());
-    for item in named {
-        if !once.contains(&item) {
-            once.push(item);
-        }
-    }
-    if once.is_empty() { all.to_vec() } else { once }
-}
-
-/// The names a comma-separated list option accepts, for its help text.
-pub(crate) fn name_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
-    names.into_iter().collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -216,6 +100,7 @@ pub(crate) fn parse_for_test(args: &[&str]) -> Result<Command, clap::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::TimeRange;
 
     #[test]
     fn files_without_a_command_open_the_viewer() {

@@ -8,9 +8,8 @@ use std::sync::atomic::AtomicBool;
 use cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
 
 use super::gpu::{Gpu, alloc, alloc_pinned, driver_error, host_vec};
-use super::{
-    BenchError, BenchmarkSpec, ParamSpec, Params, Table, check_cancel, format_bytes, phase, work,
-};
+use super::harness::{Table, check_cancel, phase, work};
+use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params, format_bytes};
 use crate::capture::nvtx::colors;
 
 pub(super) const NAME: &str = "bandwidth";

@@ -17,7 +17,8 @@ use cudarc::driver::{
 
 use super::gpu::{Gpu, alloc, driver_error, host_vec};
 use super::kernels::{self, SGEMM};
-use super::{BenchError, BenchmarkSpec, ParamSpec, Params, Table, check_cancel, phase, work};
+use super::harness::{Table, check_cancel, phase, work};
+use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params};
 use crate::capture::nvtx::colors;
 use crate::model::peaks::{fp32_flops_per_clock_per_sm, tensor_flops_per_clock_per_sm};
 
@@ -91,7 +92,7 @@ fn parse_shapes(params: &Params) -> Result<Vec<Shape>, BenchError> {
     for item in text.split(',').map(str::trim) {
         let dims: Vec<&str> = item.split(['x', 'X']).collect();
         let parse = |d: &str| -> Result<usize, BenchError> {
-            match super::parse_count(d) {
+            match super::spec::parse_count(d) {
                 Some(v) if (1..=MAX_DIM).contains(&v) => Ok(v as usize),
                 _ => Err(bad(format!(
                     "'{d}' in '{item}' is not a dimension between 1 and {MAX_DIM}"

@@ -9,7 +9,7 @@ use cudarc::driver::{
     ValidAsZeroBits,
 };
 
-use super::{BenchError, format_bytes};
+use super::spec::{BenchError, format_bytes};
 
 /// Which CUDA libraries a benchmark uses besides the driver.
 #[derive(Debug, Clone, Copy)]

@@ -7,7 +7,7 @@ use std::ffi::{CString, c_char};
 use cudarc::driver::CudaFunction;
 use cudarc::nvrtc::{Ptx, result as nvrtc, sys as nvrtc_sys};
 
-use super::BenchError;
+use super::spec::BenchError;
 use super::gpu::{Gpu, driver_error};
 
 /// One `kernels/*.cu` file: its name (for messages and the NVRTC program name) and its text.

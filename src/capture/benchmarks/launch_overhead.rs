@@ -12,9 +12,8 @@ use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfi
 
 use super::gpu::{Gpu, alloc, driver_error};
 use super::kernels::{self, LAUNCH};
-use super::{
-    BenchError, BenchmarkSpec, ParamSpec, Params, Summary, Table, check_cancel, phase, work,
-};
+use super::harness::{Summary, Table, check_cancel, phase, work};
+use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params};
 use crate::capture::nvtx::colors;
 
 pub(super) const NAME: &str = "launch-overhead";

@@ -14,10 +14,8 @@ use cudarc::driver::{
 
 use super::gpu::{DrainOnDrop, Gpu, alloc, alloc_pinned, driver_error, host_vec};
 use super::kernels::{self, STREAMS};
-use super::{
-    BenchError, BenchmarkSpec, ParamSpec, Params, Summary, Table, check_cancel, format_bytes,
-    phase, work,
-};
+use super::harness::{Summary, Table, check_cancel, phase, work};
+use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params, format_bytes};
 use crate::capture::nvtx::colors;
 
 pub(super) const NAME: &str = "streams";

@@ -14,9 +14,8 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKern
 
 use super::gpu::{Gpu, alloc, driver_error, host_vec};
 use super::kernels::{self, ADD2};
-use super::{
-    BenchError, BenchmarkSpec, ParamSpec, Params, Summary, Table, check_cancel, phase, work,
-};
+use super::harness::{Summary, Table, check_cancel, phase, work};
+use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params};
 use crate::capture::nvtx::colors;
 
 pub(super) const NAME: &str = "sync-timing";
