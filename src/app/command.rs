@@ -6,7 +6,7 @@
 //! each one testable alone and the selection in one place.
 
 use super::events::EventRef;
-use super::range_stats::RowClick;
+use crate::analysis::stats::Report;
 use crate::model::{Ns, TimeRange};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -22,4 +22,14 @@ pub enum Command {
     StepInstances(RowClick),
     /// Show finding `i` of the findings panel, with the events that prove it.
     ShowFinding(usize),
+}
+
+/// A stats row the user clicked: its text, which tab it was on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowClick {
+    pub report: Report,
+    pub name: String,
+    /// The cell clicked is the report's kernel-name column: `name` is a
+    /// kernel, and the kernel panel can open for it.
+    pub kernel: bool,
 }

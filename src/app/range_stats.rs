@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, RichText, Ui};
 
-use super::command::Command;
+use super::command::{Command, RowClick};
 use super::format;
 use super::job::Job;
 use super::table_export::TableExport;
@@ -39,16 +39,6 @@ const NAME_COLUMNS: [&str; 5] = ["Name", "Range", "Operation", "API Name", "Kern
 enum Msg {
     Table(Report, Table),
     Done(Duration),
-}
-
-/// A stats row the user clicked: its text, which tab it was on.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RowClick {
-    pub report: Report,
-    pub name: String,
-    /// The cell clicked is the report's kernel-name column: `name` is a
-    /// kernel, and the kernel panel can open for it.
-    pub kernel: bool,
 }
 
 #[derive(Default)]

@@ -6,7 +6,7 @@
 //! up each group's lane and draws what its band says.
 
 use super::band::Band;
-use super::overlay::{Anchor, Overlay};
+use super::marks::{Anchor, Overlay};
 use super::rows::{Row, RowKind};
 use crate::app::events::{EventRef, Table};
 use crate::model::{RowOwners, Trace};

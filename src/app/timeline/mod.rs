@@ -4,6 +4,7 @@
 pub mod band;
 pub mod idle_row;
 pub mod lane_bars;
+pub mod marks;
 pub mod metrics_strip;
 pub mod overlay;
 pub mod paint;
@@ -16,11 +17,11 @@ use eframe::egui::{
 };
 
 use crate::app::colors;
-use crate::app::events::EventRef;
+use crate::app::events::{EventRef, Table};
 use crate::app::format;
 use crate::app::selection::Selection;
 use crate::model::{Ns, TimeRange, Trace};
-pub use overlay::{Anchor, Marks, Overlay};
+pub use marks::{Anchor, Marks, Overlay};
 use rows::{LANE_H, Row, RowKind};
 use view::{Mapping, ViewState};
 
@@ -112,7 +113,7 @@ pub struct Timeline {
     /// The "GPU idle — why" rows' data, computed the first time they are shown.
     pub idle_rows: idle_row::IdleRows,
     /// Marks other views put over the events (see [`overlay`]).
-    marks: Vec<overlay::Marks>,
+    marks: Vec<Marks>,
     /// Kernels coloured by a chosen metric, under each kernels row (View menu).
     pub metrics_strip: Option<std::sync::Arc<metrics_strip::MetricsStrip>>,
     /// Overlay marks painted in the last frame.
@@ -778,11 +779,19 @@ impl Timeline {
 
         // Over the events, under the arrows and tooltips.
         self.group_bars(trace);
-        self.overlays_painted = overlay::paint(self, &painter, trace, ruler_rect, canvas, &map);
+        let lanes = self.lane_rects();
+        let slot = |ev: EventRef| self.slot(trace, ev, &map);
+        self.overlays_painted = overlay::paint(
+            (&self.marks, &lanes, &slot),
+            &painter,
+            ruler_rect,
+            canvas,
+            &map,
+        );
         if matches!(self.drag, Drag::None)
             && let Some(pos) = ruler_resp.hover_pos()
         {
-            let labels = overlay::ruler_labels(self, ruler_rect, &map, pos);
+            let labels = overlay::ruler_labels(&self.marks, ruler_rect, &map, pos);
             overlay::ruler_tooltip(&ruler_resp, &labels);
         }
 
@@ -1009,5 +1018,79 @@ impl Timeline {
             self.back();
             self.last_step = f64::NEG_INFINITY;
         }
+    }
+}
+
+impl Timeline {
+    /// Replaces the marks of `source` (other views' marks stay).
+    pub fn set_overlays(&mut self, source: &'static str, marks: Vec<Overlay>) {
+        self.set_marks(Marks::new(source, marks));
+    }
+
+    /// Replaces the marks of their source (other views' marks stay).
+    pub fn set_marks(&mut self, marks: Marks) {
+        match self.marks.iter_mut().find(|m| m.source == marks.source) {
+            Some(old) => *old = marks,
+            None => self.marks.push(marks),
+        }
+    }
+
+    /// Takes the marks of `source` off the timeline (other views' marks stay).
+    pub fn take_marks(&mut self, source: &'static str) -> Marks {
+        match self.marks.iter().position(|m| m.source == source) {
+            Some(i) => self.marks.remove(i),
+            None => Marks::new(source, Vec::new()),
+        }
+    }
+
+    /// The marks of `source`.
+    pub fn overlays_of(&self, source: &'static str) -> impl Iterator<Item = &Overlay> {
+        (self.marks.iter())
+            .filter(move |m| m.source == source)
+            .flat_map(|m| m.iter())
+    }
+
+    /// Every view's marks.
+    pub fn overlays(&self) -> impl Iterator<Item = &Overlay> {
+        self.marks.iter().flat_map(|m| m.iter())
+    }
+
+    /// Each row's rect as the last frame laid it out (`None`: not on screen).
+    fn lane_rects(&self) -> Vec<Option<Rect>> {
+        let mut rects = vec![None; self.rows.len()];
+        for &(r, rect) in &self.layout {
+            if let Some(slot) = rects.get_mut(r) {
+                *slot = Some(rect);
+            }
+        }
+        rects
+    }
+
+    /// Groups every view's bars by lane level, where not done yet (once per
+    /// change of marks, before a frame paints them).
+    pub(super) fn group_bars(&mut self, trace: &Trace) {
+        for marks in &mut self.marks {
+            marks.group_bars(&self.rows, trace);
+        }
+    }
+
+    /// The box of `ev` as the last frame laid it out, or `None` when its lane
+    /// is not on screen (collapsed, hidden, scrolled away) or it does not exist.
+    fn slot(&self, trace: &Trace, ev: EventRef, map: &Mapping) -> Option<Rect> {
+        let spans = ev.table.spans(trace);
+        let i = ev.index as usize;
+        let (s, e) = spans.get(i)?;
+        let (_, lane) = self.lane_of(ev)?;
+        let level = if ev.table == Table::Nvtx {
+            trace.nvtx.depth.get(i).copied().unwrap_or(0)
+        } else {
+            0
+        } as f32;
+        let y0 = lane.top() + 1.0 + level * LANE_H;
+        let x0 = map.x(s);
+        Some(Rect::from_min_max(
+            pos2(x0, y0),
+            pos2(map.x(e).max(x0 + 1.0), y0 + LANE_H - 2.0),
+        ))
     }
 }

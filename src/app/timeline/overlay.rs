@@ -5,14 +5,11 @@
 
 use eframe::egui::{self, Color32, Pos2, Rect, Stroke, StrokeKind, pos2, vec2};
 
-use super::Timeline;
-use super::band::{Band, Columns};
-use super::lane_bars::{self, LaneBars};
+use super::band::Columns;
+use super::marks::{Anchor, Marks, Overlay};
 use super::rows::LANE_H;
-use super::rows::Row;
 use super::view::Mapping;
-use crate::app::events::{EventRef, Table};
-use crate::model::{Ns, Trace};
+use crate::app::events::EventRef;
 
 /// Height of the band ruler marks take at the bottom of the ruler.
 const RULER_BAND_H: f32 = 5.0;
@@ -24,229 +21,10 @@ const MAX_TIP_LABELS: usize = 6;
 /// Characters of a flag's label shown in its tag (the tooltip has it all).
 const FLAG_TAG_CHARS: usize = 40;
 
-/// Where a mark is drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Anchor {
-    /// A band at the bottom of the ruler across the span, with a triangle at
-    /// its start: visible whichever rows are collapsed or scrolled away.
-    Ruler,
-    /// A bar along the bottom of this event's box (its lane, its NVTX level)
-    /// across the mark's span, which may reach past the event itself.
-    Under(EventRef),
-    /// An outline around this event's box (the mark's span is the event's).
-    Outline(EventRef),
-    /// Hatching over this event's box across the mark's span (time spent
-    /// waiting), with a dashed line to `link`'s box (what it waited for).
-    Hatch {
-        on: EventRef,
-        link: Option<EventRef>,
-    },
-    /// A flag on the ruler at the mark's start, a thin line from it down
-    /// through the rows, and the label's first line as a tag at the top of
-    /// the rows (a note: it must read without hovering).
-    Flag,
-}
-
-impl Anchor {
-    /// The same anchor on the events `find` gives for its own (a report
-    /// that grew: events found again); false when one is not found.
-    pub fn find_again(&mut self, mut find: impl FnMut(EventRef) -> Option<EventRef>) -> bool {
-        let mut again = |ev: &mut EventRef| find(*ev).map(|found| *ev = found).is_some();
-        match self {
-            Anchor::Ruler | Anchor::Flag => true,
-            Anchor::Under(ev) | Anchor::Outline(ev) => again(ev),
-            Anchor::Hatch { on, link } => again(on) && link.as_mut().is_none_or(&mut again),
-        }
-    }
-}
-
-/// One mark.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Overlay {
-    pub start: Ns,
-    pub end: Ns,
-    pub anchor: Anchor,
-    pub color: Color32,
-    /// Shown when the pointer rests on a ruler mark; may be empty.
-    pub label: String,
-    /// The view that asked for it: each view replaces only its own marks.
-    pub source: &'static str,
-}
-
-/// One view's marks in draw order (a later one covers an earlier one): the
-/// ruler's, indexed for painting ([`Band`]), and the others. Built where the
-/// marks are made: a findings job makes a hundred thousand off the window's
-/// thread. The two kinds are kept apart so that a frame walks neither for
-/// the other (a walk over every mark to find the lanes' missed the cache
-/// at each of a hundred thousand ruler marks).
-#[derive(Clone, Debug, Default)]
-pub struct Marks {
-    source: &'static str,
-    ruler: Vec<Overlay>,
-    /// The ruler's marks by rank (their place in `ruler`).
-    band: Band,
-    /// The bars under events.
-    under: Vec<Overlay>,
-    /// `under` grouped by lane level, by the first frame that draws them
-    /// (a group needs the timeline's rows).
-    bars: Option<Vec<LaneBars>>,
-    /// Whether `bars` were checked on the report and rows they are drawn
-    /// on (not after the marks were carried into a grown report).
-    bars_checked: bool,
-    /// Flags, outlines and hatches: a few, each drawn.
-    others: Vec<Overlay>,
-}
-
-impl Marks {
-    pub fn new(source: &'static str, list: Vec<Overlay>) -> Marks {
-        let mut marks = Marks {
-            source,
-            ..Default::default()
-        };
-        marks.extend(list);
-        marks
-    }
-
-    fn index_ruler(&mut self) {
-        self.band = Band::new(self.ruler.iter().map(|m| (m.start, m.end)));
-    }
-
-    /// The ruler's marks, the bars, then the others.
-    pub fn iter(&self) -> impl Iterator<Item = &Overlay> {
-        self.ruler.iter().chain(&self.under).chain(&self.others)
-    }
-
-    /// Keeps the marks on events that `keep` keeps; it may move a mark to
-    /// other events, never in time or to another anchor. The ruler's marks,
-    /// on no event, all stay as they are (a findings-heavy capture has a
-    /// hundred thousand, and walking them at each snapshot missed the cache
-    /// at each).
-    pub fn retain_mut(&mut self, mut keep: impl FnMut(&mut Overlay) -> bool) {
-        let under = self.under.len();
-        self.under.retain_mut(&mut keep);
-        self.others.retain_mut(keep);
-        if self.under.len() != under {
-            self.bars = None;
-        }
-        // Their events may have moved: the groups are checked before they
-        // are drawn again (grouping anew at each of a capture's snapshots
-        // took a tenth of the window's thread).
-        self.bars_checked = false;
-    }
-
-    /// Adds marks drawn after these.
-    pub fn extend(&mut self, more: Vec<Overlay>) {
-        let (ruler, under) = (self.ruler.len(), self.under.len());
-        for m in more {
-            match m.anchor {
-                Anchor::Ruler => self.ruler.push(m),
-                Anchor::Under(_) => self.under.push(m),
-                _ => self.others.push(m),
-            }
-        }
-        if self.ruler.len() != ruler {
-            self.index_ruler();
-        }
-        if self.under.len() != under {
-            self.bars = None;
-        }
-    }
-
-    /// Groups the bars by the lane level they sit on in `rows`, unless
-    /// grouped and still right.
-    pub(super) fn group_bars(&mut self, rows: &[Row], trace: &Trace) {
-        if let Some(bars) = &mut self.bars
-            && !self.bars_checked
-            && !lane_bars::still_hold(bars, &self.under, rows, trace)
-        {
-            self.bars = None;
-        }
-        if self.bars.is_none() {
-            self.bars = Some(lane_bars::group(&self.under, rows, trace));
-        }
-        self.bars_checked = true;
-    }
-}
-
-impl Timeline {
-    /// Replaces the marks of `source` (other views' marks stay).
-    pub fn set_overlays(&mut self, source: &'static str, marks: Vec<Overlay>) {
-        self.set_marks(Marks::new(source, marks));
-    }
-
-    /// Replaces the marks of their source (other views' marks stay).
-    pub fn set_marks(&mut self, marks: Marks) {
-        match self.marks.iter_mut().find(|m| m.source == marks.source) {
-            Some(old) => *old = marks,
-            None => self.marks.push(marks),
-        }
-    }
-
-    /// Takes the marks of `source` off the timeline (other views' marks stay).
-    pub fn take_marks(&mut self, source: &'static str) -> Marks {
-        match self.marks.iter().position(|m| m.source == source) {
-            Some(i) => self.marks.remove(i),
-            None => Marks::new(source, Vec::new()),
-        }
-    }
-
-    /// The marks of `source`.
-    pub fn overlays_of(&self, source: &'static str) -> impl Iterator<Item = &Overlay> {
-        (self.marks.iter())
-            .filter(move |m| m.source == source)
-            .flat_map(|m| m.iter())
-    }
-
-    /// Every view's marks.
-    pub fn overlays(&self) -> impl Iterator<Item = &Overlay> {
-        self.marks.iter().flat_map(|m| m.iter())
-    }
-
-    /// Each row's rect as the last frame laid it out (`None`: not on screen).
-    fn lane_rects(&self) -> Vec<Option<Rect>> {
-        let mut rects = vec![None; self.rows.len()];
-        for &(r, rect) in &self.layout {
-            if let Some(slot) = rects.get_mut(r) {
-                *slot = Some(rect);
-            }
-        }
-        rects
-    }
-
-    /// Groups every view's bars by lane level, where not done yet (once per
-    /// change of marks, before a frame paints them).
-    pub(super) fn group_bars(&mut self, trace: &Trace) {
-        for marks in &mut self.marks {
-            marks.group_bars(&self.rows, trace);
-        }
-    }
-
-    /// The box of `ev` as the last frame laid it out, or `None` when its lane
-    /// is not on screen (collapsed, hidden, scrolled away) or it does not exist.
-    fn slot(&self, trace: &Trace, ev: EventRef, map: &Mapping) -> Option<Rect> {
-        let spans = ev.table.spans(trace);
-        let i = ev.index as usize;
-        let (s, e) = spans.get(i)?;
-        let (_, lane) = self.lane_of(ev)?;
-        let level = if ev.table == Table::Nvtx {
-            trace.nvtx.depth.get(i).copied().unwrap_or(0)
-        } else {
-            0
-        } as f32;
-        let y0 = lane.top() + 1.0 + level * LANE_H;
-        let x0 = map.x(s);
-        Some(Rect::from_min_max(
-            pos2(x0, y0),
-            pos2(map.x(e).max(x0 + 1.0), y0 + LANE_H - 2.0),
-        ))
-    }
-}
-
 /// Paints every mark that is on screen; returns how many it drew.
 pub(super) fn paint(
-    tl: &Timeline,
+    (all_marks, lanes, slot): (&[Marks], &[Option<Rect>], &dyn Fn(EventRef) -> Option<Rect>),
     painter: &egui::Painter,
-    trace: &Trace,
     ruler: Rect,
     canvas: Rect,
     map: &Mapping,
@@ -264,8 +42,7 @@ pub(super) fn paint(
         from,
         to,
     };
-    let lanes = tl.lane_rects();
-    for marks in &tl.marks {
+    for marks in all_marks {
         for rank in marks.band.drawn(&columns) {
             let m = &marks.ruler[rank as usize];
             let (x0, x1) = columns.xs(m.start, m.end);
@@ -292,10 +69,8 @@ pub(super) fn paint(
             drawn += 1;
         }
         drawn += paint_in_lanes(
-            tl,
-            (marks, &lanes),
+            (marks, lanes, slot),
             (&lane_painter, &ruler_painter),
-            trace,
             (ruler, canvas),
             &columns,
             &mut flags,
@@ -308,10 +83,12 @@ pub(super) fn paint(
 /// Paints the marks of `marks` that are not the ruler's, on the rows at
 /// `lanes` ([`Timeline::lane_rects`]); returns how many.
 fn paint_in_lanes<'a>(
-    tl: &Timeline,
-    (marks, lanes): (&'a Marks, &[Option<Rect>]),
+    (marks, lanes, slot_of): (
+        &'a Marks,
+        &[Option<Rect>],
+        &dyn Fn(EventRef) -> Option<Rect>,
+    ),
     (lane_painter, ruler_painter): (&egui::Painter, &egui::Painter),
-    trace: &Trace,
     (ruler, canvas): (Rect, Rect),
     columns: &Columns,
     flags: &mut Vec<(f32, &'a Overlay)>,
@@ -342,7 +119,7 @@ fn paint_in_lanes<'a>(
             // In `ruler` and `under`.
             Anchor::Ruler | Anchor::Under(_) => {}
             Anchor::Hatch { on, link } => {
-                let Some(slot) = tl.slot(trace, on, map) else {
+                let Some(slot) = slot_of(on) else {
                     continue;
                 };
                 let area = Rect::from_min_max(
@@ -355,7 +132,7 @@ fn paint_in_lanes<'a>(
                     m.color,
                 );
                 lane_painter.rect_stroke(area, 0.0, Stroke::new(1.0, m.color), StrokeKind::Inside);
-                if let Some(target) = link.and_then(|l| tl.slot(trace, l, map)) {
+                if let Some(target) = link.and_then(slot_of) {
                     let from = pos2(area.right(), area.center().y);
                     let to = pos2(target.right().min(from.x), target.center().y);
                     lane_painter.extend(egui::Shape::dashed_line(
@@ -374,7 +151,7 @@ fn paint_in_lanes<'a>(
                 drawn += 1;
             }
             Anchor::Outline(ev) => {
-                let Some(slot) = tl.slot(trace, ev, map) else {
+                let Some(slot) = slot_of(ev) else {
                     continue;
                 };
                 lane_painter.rect_stroke(
@@ -484,7 +261,7 @@ fn hatch(painter: &egui::Painter, area: Rect, color: Color32) {
 
 /// The labels of the ruler marks under `pos` (in the ruler), for a tooltip.
 pub(super) fn ruler_labels<'a>(
-    tl: &'a Timeline,
+    all_marks: &'a [Marks],
     ruler: Rect,
     map: &Mapping,
     pos: Pos2,
@@ -497,7 +274,7 @@ pub(super) fn ruler_labels<'a>(
         |m: &&Overlay| !m.label.is_empty() && (m.start as f64) <= t1 && (m.end as f64) >= t0;
     let mut labels = Vec::new();
     // The views' later marks first, and of the ruler's the one on top first.
-    for marks in tl.marks.iter().rev() {
+    for marks in all_marks.iter().rev() {
         let flags = marks.others.iter().filter(|m| m.anchor == Anchor::Flag);
         labels.extend(flags.filter(under).map(|m| m.label.as_str()));
         if in_band {
@@ -529,7 +306,9 @@ pub(super) fn ruler_tooltip(resp: &egui::Response, labels: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::timeline::Timeline;
     use crate::app::timeline::view::ViewState;
+    use crate::model::Ns;
 
     fn ruler_mark(start: Ns, end: Ns, label: &str) -> Overlay {
         Overlay {
@@ -565,7 +344,7 @@ mod tests {
         let map = Mapping::new(ruler, &view);
         let at = pos2(map.x(400_000), ruler.bottom() - 1.0);
         assert_eq!(
-            ruler_labels(&tl, ruler, &map, at),
+            ruler_labels(&tl.marks, ruler, &map, at),
             vec!["error", "warning", "mild, long"]
         );
     }
