@@ -124,7 +124,7 @@ fn main() {
 /// on workers in the window; this is how long the panel waits for them.
 fn kernel_panel(app: &SightlineApp) {
     use sightline::analysis::metrics::summarise;
-    use sightline::app::kernel_panel::KernelView;
+    use sightline::app::panels::kernel_panel::KernelView;
     use sightline::capture::counters::{DEFAULT_METRICS, unit_of};
     use sightline::model::{KernelMetrics, MetricDef, MetricSource};
     let Some(d) = app.doc() else {

@@ -152,3 +152,13 @@ mod tests {
         assert!(write_aside(Path::new("/"), b"x").is_err());
     }
 }
+
+/// Whether `a` and `b` name one file: the same path, or paths that resolve to the same place (a
+/// symlink and its target, `./x` and `x`).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}

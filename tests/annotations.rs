@@ -11,8 +11,8 @@ use std::sync::atomic::AtomicBool;
 use sightline::annotations::{
     self, EventKey, FORMAT_VERSION, Note, NotesError, Pin, key_of, resolve, sidecar_path,
 };
-use sightline::app::annotations_panel::AnnotationsPanel;
-use sightline::app::events::{EventRef, Table};
+use sightline::app::panels::annotations_panel::AnnotationsPanel;
+use sightline::app::state::events::{EventRef, Table};
 use sightline::model::{EventId, EventKind, Trace};
 
 fn load(path: &Path) -> Trace {

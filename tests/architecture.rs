@@ -10,8 +10,9 @@
 //!   ← app, cli                      (front ends; neither uses the other)
 //! ```
 //!
-//! Inside `app/` the same rule holds one level down: `shell` → `document` → `panels`,
-//! `timeline` → `widgets`, and `job` below them all.
+//! Inside `app/` the same rule holds one level down: `shell` (the window) → `document` →
+//! `panels` → `timeline` (the widget, which a panel such as compare may embed) → `state` (the
+//! selection, events and commands every view speaks) → `widgets` → `job`.
 //!
 //! The check reads the sources, not the compiler: every `use` tree and every `crate::`,
 //! `super::` and `self::` path, with comments, strings and `#[cfg(test)]` modules left out. A
@@ -595,9 +596,11 @@ fn app_layer(module: &[String]) -> Option<(usize, &str)> {
     let rank = match part {
         "job" => 0,
         "widgets" => 1,
-        "panels" | "timeline" => 2,
-        "document" => 3,
-        "shell" => 4,
+        "state" => 2,
+        "timeline" => 3,
+        "panels" => 4,
+        "document" => 5,
+        "shell" => 6,
         _ => return None,
     };
     Some((rank, part))

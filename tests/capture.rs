@@ -189,9 +189,11 @@ fn a_capture_shows_a_range_from_its_start_and_numbers_ranges_by_start() {
     };
     let i = named(&inside);
     assert!(inside.nvtx.unended[i], "open while it lasts");
-    let details =
-        sightline::app::events::EventRef::new(sightline::app::events::Table::Nvtx, i as u32)
-            .fields(&inside);
+    let details = sightline::app::state::events::EventRef::new(
+        sightline::app::state::events::Table::Nvtx,
+        i as u32,
+    )
+    .fields(&inside);
     assert!(
         details
             .iter()

@@ -747,8 +747,8 @@ fn sync_memset_and_pageable_memcpy_controls() {
 /// their sync-in-loop (the details said "No finding for this range").
 #[test]
 fn a_range_lists_the_loop_findings_placed_in_it() {
-    use sightline::app::events::{EventRef, Table};
-    use sightline::app::findings_panel::range_finding_kinds;
+    use sightline::app::panels::findings_panel::range_finding_kinds;
+    use sightline::app::state::events::{EventRef, Table};
     let trace = load(&fixture("sync_timing"));
     let found = findings(&trace);
     let spans = &trace.nvtx.spans;

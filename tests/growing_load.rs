@@ -817,7 +817,7 @@ fn growing_loads_against_whole_loads() {
     // `SIGHTLINE_SEARCH=QUERY`: a search kept as the report grows, against
     // a new search of each state.
     let query = std::env::var("SIGHTLINE_SEARCH").ok();
-    let mut kept = sightline::app::search::Search::default();
+    let mut kept = sightline::app::panels::search::Search::default();
     let mut last: Option<std::sync::Arc<Trace>> = None;
     for step in 0..slices {
         growing.add_slice(step, slices);
@@ -839,7 +839,7 @@ fn growing_loads_against_whole_loads() {
                 }
             }
             let extended_ms = ms(t);
-            let mut fresh = sightline::app::search::Search::default();
+            let mut fresh = sightline::app::panels::search::Search::default();
             fresh.query = query.clone();
             let t = std::time::Instant::now();
             fresh.run(&grown);
@@ -1258,7 +1258,7 @@ fn events_keep_their_indexes_as_the_report_grows_where_the_lineage_says_so() {
 /// kept at their indexes, and only the rest are looked at.
 #[test]
 fn a_search_extended_as_the_report_grows_finds_what_a_new_search_finds() {
-    use sightline::app::search::Search;
+    use sightline::app::panels::search::Search;
     use std::sync::Arc;
     for (name, query) in [
         ("timing_cases.sqlite", "cuda"),
@@ -1297,7 +1297,7 @@ fn a_search_extended_as_the_report_grows_finds_what_a_new_search_finds() {
 #[test]
 fn an_extended_search_looks_again_at_ranges_that_were_open() {
     use sightline::analysis::stats::RangeRule;
-    use sightline::app::search::Search;
+    use sightline::app::panels::search::Search;
     use sightline::model::TimeRange;
     use std::sync::Arc;
     let growing = Growing::start(&fixture("sync_timing.sqlite"), "search-open");

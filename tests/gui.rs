@@ -14,7 +14,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::analysis::stats::{Cell, Report, TimeRange, compute};
 use sightline::app::SightlineApp;
-use sightline::app::events::{EventRef, Table};
+use sightline::app::state::events::{EventRef, Table};
 use sightline::model::Trace;
 
 fn harness(trace: Trace) -> Harness<'static, SightlineApp> {
@@ -240,7 +240,7 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     assert_eq!(doc.stats.range(), Some(range));
     assert_eq!(
         doc.stats.tables.len(),
-        sightline::app::range_stats::REPORTS.len()
+        sightline::app::panels::range_stats::REPORTS.len()
     );
     for (report, table) in &doc.stats.tables {
         assert_eq!(
@@ -390,7 +390,7 @@ fn api_names_show_without_their_version_suffix() {
         let doc = h.state().doc().expect("doc");
         call.start(&doc.trace)
     };
-    let exact = sightline::app::format::exact(start);
+    let exact = sightline::app::widgets::format::exact(start);
     assert!(exact.contains(" ns ("), "{exact}");
     assert!(h.query_by_label(&exact).is_some(), "details show {exact}");
 
@@ -1065,7 +1065,7 @@ fn a_range_without_an_end_is_drawn_and_clicked_to_the_reports_end() {
 fn a_range_without_an_end_is_not_said_to_end_before_its_gpu_work() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (trace, i) = sync_timing_with_a_range_without_an_end(&dir);
-    let work = sightline::app::nvtx_gpu::RangeWork::compute(&trace, i as u32);
+    let work = sightline::app::panels::nvtx_gpu::RangeWork::compute(&trace, i as u32);
     assert!(work.gpu_end.is_some(), "the range launched GPU work");
     assert_eq!(work.overhang(&trace), None);
     // Nor is its projection drawn overhanging.

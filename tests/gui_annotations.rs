@@ -13,10 +13,10 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::annotations::{self, Pin, sidecar_path};
 use sightline::app::SightlineApp;
-use sightline::app::annotations_panel::OVERLAY_SOURCE;
-use sightline::app::events::{EventRef, Table};
-use sightline::app::export_image::{crop, default_path, encode_png, write_png};
+use sightline::app::panels::annotations_panel::OVERLAY_SOURCE;
+use sightline::app::state::events::{EventRef, Table};
 use sightline::app::timeline::Anchor;
+use sightline::app::widgets::export_image::{crop, default_path, encode_png, write_png};
 
 /// The app with `report` opened as a user opens it (read in the background).
 fn open(report: &Path) -> Harness<'static, SightlineApp> {
@@ -165,7 +165,7 @@ fn notes_added_in_the_window_are_saved_and_come_back() {
     h.key_press(egui::Key::Home);
     h.run_steps(2);
     let before = h.state().doc().expect("doc").timeline.view.span();
-    let when = sightline::app::format::duration(t);
+    let when = sightline::app::widgets::format::duration(t);
     h.get_by_label(&when).click();
     h.run_steps(2);
     let v = &h.state().doc().expect("doc").timeline.view;
@@ -276,16 +276,19 @@ fn export_image_is_cropped_to_the_rows_and_captioned() {
         let v = &h.state().doc().expect("doc").timeline.view;
         (v.start, v.end)
     };
-    let span = sightline::app::format::duration((end - start).round() as i64);
+    let span = sightline::app::widgets::format::duration((end - start).round() as i64);
     assert!(
         h.query_all_by_label_contains(&format!("({span} shown)"))
             .next()
             .is_some(),
         "the caption gives the span ({span})"
     );
-    let scale = sightline::app::export_image::scale_bar(end - start);
+    let scale = sightline::app::widgets::export_image::scale_bar(end - start);
     assert!(scale <= (end - start) / 5.0 && scale * 10.0 > (end - start) / 5.0);
-    let scale_text = format!("= {}", sightline::app::format::short_duration(scale));
+    let scale_text = format!(
+        "= {}",
+        sightline::app::widgets::format::short_duration(scale)
+    );
     assert!(
         h.query_by_label(&scale_text).is_some(),
         "and a scale: {scale_text}"

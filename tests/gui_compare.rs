@@ -15,8 +15,8 @@ use egui_kittest::kittest::Queryable;
 use sightline::analysis::compare::{self, COLUMNS, DiffReport};
 use sightline::analysis::stats::{Cell, Table};
 use sightline::app::SightlineApp;
-use sightline::app::compare_view::{Alignment, CompareView, Side, section_label};
-use sightline::app::events::{EventRef, Table as EventTable};
+use sightline::app::panels::compare_view::{Alignment, CompareView, Side, section_label};
+use sightline::app::state::events::{EventRef, Table as EventTable};
 use sightline::model::{NvtxKind, Trace};
 
 fn asset(name: &str) -> PathBuf {
@@ -599,14 +599,14 @@ fn diff_table_has_room_sticky_headers_and_colours_by_significance() {
     assert!(aligned > 0);
 
     // Colour by significance, stated in the window.
-    let threshold = sightline::app::compare_view::SIGNIFICANT_CHANGE_PERCENT;
+    let threshold = sightline::app::panels::compare_view::SIGNIFICANT_CHANGE_PERCENT;
     assert!(
         h.query_all_by_label_contains(&format!("±{threshold} %"))
             .next()
             .is_some(),
         "the threshold is stated"
     );
-    use sightline::app::compare_view::change_color;
+    use sightline::app::panels::compare_view::change_color;
     let mut changes: Vec<f64> = DiffReport::ALL
         .into_iter()
         .filter_map(|r| view(&h).diff(r))

@@ -14,7 +14,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::annotations::{self, sidecar_path};
 use sightline::app::SightlineApp;
-use sightline::app::export_image::Outcome;
+use sightline::app::widgets::export_image::Outcome;
 
 /// The app with `report` opened as a user opens it.
 fn open(report: &Path) -> Harness<'static, SightlineApp> {

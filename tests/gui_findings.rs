@@ -13,8 +13,8 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use rusqlite::Connection;
 use sightline::analysis::findings::{Finding, FindingKind, Thresholds, analyze, entries};
 use sightline::app::SightlineApp;
-use sightline::app::events::EventRef;
-use sightline::app::findings_panel::OVERLAY_SOURCE;
+use sightline::app::panels::findings_panel::OVERLAY_SOURCE;
+use sightline::app::state::events::EventRef;
 use sightline::app::timeline::Anchor;
 use sightline::model::Trace;
 
@@ -304,7 +304,7 @@ fn first_timed_iteration(trace: &Trace, parent: &str) -> EventRef {
         .into_iter()
         .find(|&i| spans.start[i] >= spans.start[outer] && spans.end(i) <= spans.end(outer))
         .expect("a timed iteration in it");
-    EventRef::new(sightline::app::events::Table::Nvtx, inner as u32)
+    EventRef::new(sightline::app::state::events::Table::Nvtx, inner as u32)
 }
 
 /// With the panel open, a selected range says why it has a finding or not:
@@ -361,7 +361,7 @@ fn correct_ranges_show_their_gpu_work_inside() {
     let h = harness(trace);
     let doc = h.state().doc().expect("doc");
     for i in timed {
-        let ev = EventRef::new(sightline::app::events::Table::Nvtx, i as u32);
+        let ev = EventRef::new(sightline::app::state::events::Table::Nvtx, i as u32);
         let bars: Vec<_> = doc
             .timeline
             .overlays_of(OVERLAY_SOURCE)
@@ -442,8 +442,11 @@ fn a_wait_on_earlier_work_is_hatched_and_linked() {
     .click();
     h.run_steps(3);
     let doc = h.state().doc().expect("doc");
-    let sync_ev = EventRef::new(sightline::app::events::Table::Api, sync as u32);
-    let kernel_ev = EventRef::new(sightline::app::events::Table::Kernel, last_warmup as u32);
+    let sync_ev = EventRef::new(sightline::app::state::events::Table::Api, sync as u32);
+    let kernel_ev = EventRef::new(
+        sightline::app::state::events::Table::Kernel,
+        last_warmup as u32,
+    );
     let hatch = doc
         .timeline
         .overlays_of(OVERLAY_SOURCE)

@@ -15,9 +15,9 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::analysis::stats::{self, TimeRange};
 use sightline::app::SightlineApp;
-use sightline::app::events::{EventRef, Table};
-use sightline::app::kernel_panel::KernelView;
-use sightline::app::search::Then;
+use sightline::app::panels::kernel_panel::KernelView;
+use sightline::app::panels::search::Then;
+use sightline::app::state::events::{EventRef, Table};
 use sightline::loader::{LoadJob, LoadMessage};
 use sightline::model::Trace;
 
@@ -127,7 +127,7 @@ fn check_kept(h: &mut Harness<'_, SightlineApp>, full: &Trace, user: &UserState)
     );
     // The search: its query, and the matches a search of the whole report finds.
     assert_eq!(doc.search.query, user.query);
-    let mut fresh = sightline::app::search::Search::default();
+    let mut fresh = sightline::app::panels::search::Search::default();
     fresh.query = user.query.into();
     fresh.run(full);
     assert!(!fresh.matches.is_empty());

@@ -8,7 +8,7 @@ use eframe::egui::{self, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::app::SightlineApp;
-use sightline::app::events::{EventRef, Table};
+use sightline::app::state::events::{EventRef, Table};
 use sightline::app::timeline::paint::event_color;
 use sightline::model::Trace;
 

@@ -10,8 +10,8 @@ use egui_kittest::kittest::Queryable;
 use sightline::analysis::kernels::kernel_stats;
 use sightline::analysis::projection::project_nvtx;
 use sightline::app::SightlineApp;
-use sightline::app::events::{EventRef, Table};
-use sightline::app::format::grouped;
+use sightline::app::state::events::{EventRef, Table};
+use sightline::app::widgets::format::grouped;
 use sightline::model::{TimeRange, Trace};
 
 /// A tall window, so the kernel panel's charts are on screen.
@@ -138,7 +138,7 @@ fn clicking_a_kernel_opens_its_panel_with_kernel_stats_numbers() {
     let limits = config.limits.expect("the report's GPU is known");
     let launched = config.occupancy.as_ref().expect("occupancy");
     let block: u32 = config.config.block.iter().product();
-    let curve = sightline::app::kernel_panel::occupancy_curve(&limits, &config.config);
+    let curve = sightline::app::panels::kernel_panel::occupancy_curve(&limits, &config.config);
     let at = curve
         .iter()
         .find(|p| p[0] == block as f64)
@@ -215,7 +215,7 @@ fn clicking_a_histogram_bar_steps_through_its_instances() {
             .copied()
             .max_by_key(|(_, b)| view.histogram.counts[*b])
             .expect("bars drawn");
-        let rows = sightline::app::kernel_panel::KernelPanel::bin_instances(&view, bin);
+        let rows = sightline::app::panels::kernel_panel::KernelPanel::bin_instances(&view, bin);
         assert_eq!(rows.len() as u64, view.histogram.counts[bin]);
         (pos, bin, rows)
     };
@@ -240,7 +240,7 @@ fn the_panel_command_path_selects_an_instance() {
         let view = doc.kernel.view.clone().expect("computed");
         view.points.last().expect("points").2
     };
-    let command = sightline::app::kernel_panel::KernelPanel::show_instance(last);
+    let command = sightline::app::panels::kernel_panel::KernelPanel::show_instance(last);
     let ctx = h.ctx.clone();
     h.state_mut().doc_mut().expect("doc").apply(command, &ctx);
     h.run_steps(2);
@@ -263,7 +263,7 @@ fn kernel_names_in_the_exec_summary_open_the_panel() {
         doc.select_range(lo, hi + 1);
         doc.stats.wait();
         // The cuda_kern_exec_sum tab: its kernel column is "Kernel Name".
-        doc.stats.tab = sightline::app::range_stats::REPORTS
+        doc.stats.tab = sightline::app::panels::range_stats::REPORTS
             .iter()
             .position(|r| *r == sightline::analysis::stats::Report::CudaKernExecSum)
             .expect("tab");
@@ -357,7 +357,7 @@ fn projection_rows_mark_the_no_sync_ranges_as_overhanging() {
 /// the numbers.
 #[test]
 fn gpu_work_of_a_range_keeps_its_numbers_beside_long_names() {
-    use sightline::app::nvtx_gpu::RangeWork;
+    use sightline::app::panels::nvtx_gpu::RangeWork;
     let trace = load("torch_work.sqlite");
     let (nvtx, work) = (0..trace.nvtx.spans.len() as u32)
         .map(|i| (i, RangeWork::compute(&trace, i)))
@@ -437,8 +437,10 @@ fn the_scatter_plots_each_instance_at_its_session_time() {
 /// each bar's range and count on hover, and short log-scale labels.
 #[test]
 fn the_duration_histogram_has_counts_a_legend_and_bar_tooltips() {
-    use sightline::app::format::short_duration;
-    use sightline::app::kernel_panel::{KernelPanel, bar_tooltip, count_marks, percentile_label};
+    use sightline::app::panels::kernel_panel::{
+        KernelPanel, bar_tooltip, count_marks, percentile_label,
+    };
+    use sightline::app::widgets::format::short_duration;
     let trace = load("sync_timing.sqlite");
     let (row, _, _) = busiest_kernel(&trace);
     let mut h = harness(trace);
@@ -545,7 +547,7 @@ fn the_launch_configuration_table_shows_the_limiter_whole() {
 /// of our own repeated it).
 #[test]
 fn a_cut_name_in_gpu_work_shows_whole_once_on_hover() {
-    use sightline::app::nvtx_gpu::RangeWork;
+    use sightline::app::panels::nvtx_gpu::RangeWork;
     let trace = load("torch_work.sqlite");
     let (nvtx, long) = (0..trace.nvtx.spans.len() as u32)
         .find_map(|i| {

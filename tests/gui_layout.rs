@@ -9,9 +9,9 @@ use eframe::egui::{self, Event, Modifiers, PointerButton, Pos2, Rect, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use sightline::app::SightlineApp;
-use sightline::app::events::{EventRef, Table};
-use sightline::app::help::KEYS;
-use sightline::app::prefs::{PRESENTATION_ZOOM, Theme};
+use sightline::app::state::events::{EventRef, Table};
+use sightline::app::widgets::help::KEYS;
+use sightline::app::widgets::prefs::{PRESENTATION_ZOOM, Theme};
 
 fn harness(app: SightlineApp, w: f32, h: f32) -> Harness<'static, SightlineApp> {
     let mut h = Harness::builder()
@@ -414,7 +414,7 @@ fn presentation_mode_does_not_shrink_the_details_panel_for_good() {
     let line = h.ctx.fonts_mut(|f| f.row_height(&font));
     let mut checked = 0;
     for (key, value) in sel.fields(&doc_trace) {
-        if !sightline::app::details::is_number(&value) {
+        if !sightline::app::panels::details::is_number(&value) {
             continue;
         }
         if let Some(node) = h.query_all_by_label(&value).next() {
@@ -657,7 +657,7 @@ fn go_to_time_centers_the_view_there() {
 
 #[test]
 fn times_are_read_with_their_units() {
-    use sightline::app::format::parse_time;
+    use sightline::app::widgets::format::parse_time;
     assert_eq!(parse_time("524.8 ms"), Ok(524.8e6));
     assert_eq!(parse_time("3s"), Ok(3e9));
     assert_eq!(parse_time("12 us"), Ok(12e3));

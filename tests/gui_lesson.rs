@@ -8,7 +8,7 @@ use eframe::egui::{self, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::app::SightlineApp;
-use sightline::app::lesson_panel::row_names;
+use sightline::app::panels::lesson_panel::row_names;
 use sightline::lessons::{self, Lesson, View};
 use sightline::model::{EventId, EventKind, Trace};
 
@@ -445,7 +445,7 @@ fn a_step_that_opens_the_findings_shows_the_group_it_names() {
     use sightline::analysis::findings::FindingKind;
     let lesson = load_lesson("01_sync_timing.toml");
     let step = 3;
-    let named = sightline::app::lesson_panel::group_named_in(&lesson.steps[step].text);
+    let named = sightline::app::panels::lesson_panel::group_named_in(&lesson.steps[step].text);
     assert_eq!(named, Some(FindingKind::RangeEndsBeforeGpuWork));
     let mut h = harness_with(lesson);
     h.state_mut().lessons.go(step);

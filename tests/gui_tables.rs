@@ -14,7 +14,7 @@ use sightline::analysis::{
     Cell, RangeRule, Report, Table, TimeRange, compute, compute_for_kernel, compute_in,
 };
 use sightline::app::SightlineApp;
-use sightline::app::range_stats::REPORTS;
+use sightline::app::panels::range_stats::REPORTS;
 use sightline::model::Trace;
 
 fn harness(trace: Trace) -> Harness<'static, SightlineApp> {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use sightline::app::lesson_panel::row_names;
+use sightline::app::panels::lesson_panel::row_names;
 use sightline::app::timeline::rows;
 use sightline::lessons::{self, Lesson, LessonError, View};
 use sightline::model::{EventKind, Trace};

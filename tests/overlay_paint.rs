@@ -8,7 +8,7 @@ use common::load;
 
 use eframe::egui::{self, Color32, Rect};
 use sightline::app::SightlineApp;
-use sightline::app::events::{EventRef, Table};
+use sightline::app::state::events::{EventRef, Table};
 use sightline::app::timeline::{Anchor, Overlay};
 
 const UNDER: Color32 = Color32::from_rgb(1, 2, 3);

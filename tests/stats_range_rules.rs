@@ -215,7 +215,7 @@ fn starts_inside_is_the_default_rule_and_unchanged() {
 /// The viewer's panel shows these reports under either rule.
 #[test]
 fn every_panel_report_takes_both_rules() {
-    for report in sightline::app::range_stats::REPORTS {
+    for report in sightline::app::panels::range_stats::REPORTS {
         assert!(
             report.takes_rule(RangeRule::Overlapping),
             "{}",

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use sightline::analysis::idle::{Classifier, Lanes, attribute, summarize};
-use sightline::app::search::{Search, Then};
+use sightline::app::panels::search::{Search, Then};
 
 #[test]
 #[ignore]

@@ -8,7 +8,7 @@ use common::load;
 use std::sync::atomic::AtomicBool;
 
 use sightline::analysis::findings::{FindingKind, Thresholds, analyze};
-use sightline::app::events::EventRef;
+use sightline::app::state::events::EventRef;
 use sightline::model::EventKind;
 
 #[test]

@@ -5,7 +5,7 @@
 //! in a tree that keeps each subtree's latest end, longest mark and
 //! last-drawn mark, a column's marks are decided a subtree at a time.
 
-use super::view::Mapping;
+use crate::app::timeline::view::Mapping;
 use crate::model::Ns;
 
 /// How far past the band's edges a mark's ends are clamped (the painter

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use eframe::egui::{Color32, Painter, Pos2, Rect, Ui, pos2};
 
-use super::view::Mapping;
 use crate::analysis::findings::human_ns;
 use crate::analysis::idle::{self, Attribution, Cause, Classifier, Gap, Lanes, Summary};
 use crate::app::job::Job;
+use crate::app::timeline::view::Mapping;
 use crate::model::Trace;
 
 /// The row's label, also its accessible name.

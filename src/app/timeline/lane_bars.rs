@@ -5,10 +5,10 @@
 //! taken: half a frame at a whole-report zoom. Grouped once, a frame looks
 //! up each group's lane and draws what its band says.
 
-use super::band::Band;
-use super::marks::{Anchor, Overlay};
-use super::rows::{Row, RowKind};
-use crate::app::events::{EventRef, Table};
+use crate::app::state::events::{EventRef, Table};
+use crate::app::timeline::band::Band;
+use crate::app::timeline::mark::{Anchor, Overlay};
+use crate::app::timeline::rows::{Row, RowKind};
 use crate::model::{RowOwners, Trace};
 
 /// The bars on one lane level.

@@ -8,8 +8,8 @@
 
 use eframe::egui::{self, Color32, Painter, Rect, Stroke, pos2, vec2};
 
-use super::rows::SPARSE_STRIDE;
-use super::view::Mapping;
+use crate::app::timeline::rows::SPARSE_STRIDE;
+use crate::app::timeline::view::Mapping;
 use crate::model::{KernelMetrics, Ns, Run, Trace, Track};
 
 /// The band's height, at the bottom of a kernels row.
@@ -177,12 +177,13 @@ impl MetricsStrip {
             }
         };
         let base = run.events.start as usize;
-        let mut search = super::paint::ForwardSearch::new(&spans.start, sparse, base, hi);
+        let mut search =
+            crate::app::timeline::paint::ForwardSearch::new(&spans.start, sparse, base, hi);
         // As the lanes: where even the longest kernel is under half a pixel,
         // a column is busy if a kernel starts in it, and takes the value of
         // one that does (a sampled one where the column holds one).
-        let sub_pixel_only =
-            (run.max_duration as f64) * map.px_per_ns < f64::from(super::paint::MIN_BOX_PX) / 2.0;
+        let sub_pixel_only = (run.max_duration as f64) * map.px_per_ns
+            < f64::from(crate::app::timeline::paint::MIN_BOX_PX) / 2.0;
         let sampled = self
             .sampled_of(run)
             .filter(|s| s.len() == sparse.len())
@@ -248,7 +249,7 @@ impl MetricsStrip {
         } else {
             format!(" {}", self.unit)
         };
-        let bound = |v: f64| format!("{}{unit}", crate::app::format::metric_value(v));
+        let bound = |v: f64| format!("{}{unit}", crate::app::widgets::format::metric_value(v));
         painter.text(
             pos2(at.x, at.y + 25.0),
             egui::Align2::LEFT_TOP,
@@ -272,7 +273,7 @@ impl MetricsStrip {
 /// ended.
 fn kernel_at(
     spans: &crate::model::SpanColumns,
-    search: &mut super::paint::ForwardSearch,
+    search: &mut crate::app::timeline::paint::ForwardSearch,
     lo: usize,
     t: Ns,
 ) -> Option<usize> {
@@ -287,7 +288,7 @@ fn kernel_at(
 /// first one there. Searched as [`kernel_at`] is, columns left to right.
 fn kernel_starting_in(
     spans: &crate::model::SpanColumns,
-    search: &mut super::paint::ForwardSearch,
+    search: &mut crate::app::timeline::paint::ForwardSearch,
     base: usize,
     lo: usize,
     t0: f64,

@@ -4,6 +4,7 @@
 pub mod band;
 pub mod idle_row;
 pub mod lane_bars;
+pub mod mark;
 pub mod marks;
 pub mod metrics_strip;
 pub mod overlay;
@@ -16,12 +17,13 @@ use eframe::egui::{
     self, Color32, CursorIcon, Key, Pos2, Rect, Sense, Stroke, Ui, WidgetInfo, pos2, vec2,
 };
 
-use crate::app::colors;
-use crate::app::events::{EventRef, Table};
-use crate::app::format;
-use crate::app::selection::Selection;
+use crate::app::state::events::{EventRef, Table};
+use crate::app::state::selection::Selection;
+use crate::app::widgets::colors;
+use crate::app::widgets::format;
 use crate::model::{Ns, TimeRange, Trace};
-pub use marks::{Anchor, Marks, Overlay};
+pub use mark::{Anchor, Overlay};
+pub use marks::Marks;
 use rows::{LANE_H, Row, RowKind};
 use view::{Mapping, ViewState};
 
@@ -371,7 +373,7 @@ impl Timeline {
     pub fn event_pos(&self, trace: &Trace, ev: EventRef) -> Option<Pos2> {
         let (_, rect) = self.lane_of(ev)?;
         let map = Mapping::new(self.canvas, &self.view);
-        let l = if ev.table == crate::app::events::Table::Nvtx {
+        let l = if ev.table == crate::app::state::events::Table::Nvtx {
             trace
                 .nvtx
                 .depth
@@ -437,7 +439,7 @@ impl Timeline {
         match &self.rows[r].kind {
             RowKind::Lane { table, track, .. } => paint::hit(trace, *table, track, rect, &map, pos)
                 .or_else(|| {
-                    let nvtx = *table == crate::app::events::Table::Nvtx;
+                    let nvtx = *table == crate::app::state::events::Table::Nvtx;
                     nvtx.then(|| {
                         paint::hit_open_tail(trace, track, rect, &map, pos, &self.open_ranges)
                     })
@@ -542,7 +544,7 @@ impl Timeline {
         let selected_kernel = self
             .selection
             .event
-            .filter(|ev| ev.table == crate::app::events::Table::Kernel)
+            .filter(|ev| ev.table == crate::app::state::events::Table::Kernel)
             .and_then(|ev| {
                 let i = ev.index as usize;
                 let spans = &trace.kernels.spans;
@@ -609,7 +611,9 @@ impl Timeline {
                     self.layout.push((r, row_rect));
                     painted +=
                         paint::lane(&lane_painter, trace, *table, track, row_rect, &map, &style);
-                    if *table == crate::app::events::Table::Nvtx && !self.open_ranges.is_empty() {
+                    if *table == crate::app::state::events::Table::Nvtx
+                        && !self.open_ranges.is_empty()
+                    {
                         painted += paint::open_tails(
                             &lane_painter,
                             trace,
@@ -620,7 +624,7 @@ impl Timeline {
                             &style,
                         );
                     }
-                    if *table == crate::app::events::Table::Kernel
+                    if *table == crate::app::state::events::Table::Kernel
                         && let Some(strip) = &self.metrics_strip
                     {
                         painted += strip.paint(&lane_painter, trace, track, row_rect, &map);
@@ -801,7 +805,7 @@ impl Timeline {
         {
             for &rel in &self.selection.related {
                 if let Some(p1) = self.event_pos(trace, rel) {
-                    let (from, to) = if sel.table == crate::app::events::Table::Api {
+                    let (from, to) = if sel.table == crate::app::state::events::Table::Api {
                         (p0, p1)
                     } else {
                         (p1, p0)

@@ -5,11 +5,12 @@
 
 use eframe::egui::{self, Color32, Pos2, Rect, Stroke, StrokeKind, pos2, vec2};
 
-use super::band::Columns;
-use super::marks::{Anchor, Marks, Overlay};
-use super::rows::LANE_H;
-use super::view::Mapping;
-use crate::app::events::EventRef;
+use crate::app::state::events::EventRef;
+use crate::app::timeline::band::Columns;
+use crate::app::timeline::mark::{Anchor, Overlay};
+use crate::app::timeline::marks::Marks;
+use crate::app::timeline::rows::LANE_H;
+use crate::app::timeline::view::Mapping;
 
 /// Height of the band ruler marks take at the bottom of the ruler.
 const RULER_BAND_H: f32 = 5.0;

@@ -6,11 +6,11 @@ use eframe::egui::{Align2, Color32, FontId, Mesh, Painter, Pos2, Rect, Stroke, S
 
 use std::collections::HashMap;
 
-use super::rows::{LANE_H, MetricRow};
-use super::view::Mapping;
-use crate::app::colors;
-use crate::app::events::{EventRef, Table};
-use crate::app::format;
+use crate::app::state::events::{EventRef, Table};
+use crate::app::timeline::rows::{LANE_H, MetricRow};
+use crate::app::timeline::view::Mapping;
+use crate::app::widgets::colors;
+use crate::app::widgets::format;
 use crate::model::{MetricSeries, Ns, Run, Span, Trace, Track};
 
 /// Narrower than this (in points), an event merges into the busy mark.
@@ -386,7 +386,7 @@ impl<'a> ForwardSearch<'a> {
 
     /// The first index in `[lo, hi)` whose start is ≥ `t`.
     pub(super) fn first_at_or_after(&mut self, lo: usize, t: f64) -> usize {
-        use super::rows::SPARSE_STRIDE;
+        use crate::app::timeline::rows::SPARSE_STRIDE;
         let (sparse, hi) = (self.sparse, self.hi);
         let b = self.sample_at_or_after(t);
         // Sparse entry `k` is the start of event `base + k * SPARSE_STRIDE`:

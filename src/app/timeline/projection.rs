@@ -6,11 +6,11 @@
 
 use eframe::egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Stroke, pos2};
 
-use super::rows::LANE_H;
-use super::view::Mapping;
 use crate::analysis::projection::project_nvtx;
-use crate::app::events::{EventRef, Table};
-use crate::app::format;
+use crate::app::state::events::{EventRef, Table};
+use crate::app::timeline::rows::LANE_H;
+use crate::app::timeline::view::Mapping;
+use crate::app::widgets::format;
 use crate::model::{Ns, Trace, Track};
 
 /// Fill of a range whose GPU work outlives it.
@@ -107,7 +107,7 @@ impl Projection {
             let fill = if late {
                 OVERHANG
             } else {
-                super::paint::event_color(trace, ev, name_colors).gamma_multiply(0.8)
+                crate::app::timeline::paint::event_color(trace, ev, name_colors).gamma_multiply(0.8)
             };
             painter.rect_filled(boxed, 1.0, fill);
             if late {

@@ -2,8 +2,8 @@
 //! API, NVTX per domain), then GPUs → streams → (kernels, memcpy, memset, sync,
 //! graphs) and GPU metric charts. Empty tracks get no row.
 
-use crate::app::events::{Table, stream_label, thread_label};
-use crate::app::format::grouped;
+use crate::app::state::events::{Table, stream_label, thread_label};
+use crate::app::widgets::format::grouped;
 
 use crate::model::{Trace, Track};
 
@@ -316,7 +316,7 @@ pub fn build(trace: &Trace) -> Vec<Row> {
         }
         if complete && !g.streams.is_empty() {
             rows.push(Row {
-                label: super::idle_row::LABEL.into(),
+                label: crate::app::timeline::idle_row::LABEL.into(),
                 key: format!("g{}/idle", g.device_id),
                 indent: 1,
                 parent: Some(gh),

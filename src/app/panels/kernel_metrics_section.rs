@@ -1,7 +1,7 @@
 //! The kernel panel's hardware-metrics sections: each metric with min /
 //! median / max over the kernel's instances, its unit and source; the speed
-//! of light ([`super::speed_of_light`]) and the roofline
-//! ([`super::roofline`]). The numbers are computed on a worker (a kernel may
+//! of light ([`crate::app::panels::speed_of_light`]) and the roofline
+//! ([`crate::app::panels::roofline`]). The numbers are computed on a worker (a kernel may
 //! have a million instances), tagged with what they are for.
 
 use std::sync::Arc;
@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use eframe::egui::{self, RichText, Ui};
 
-use super::job::Job;
 use crate::analysis::Cell;
 use crate::analysis::metrics::{SetSummary, sampled, summarise};
+use crate::app::job::Job;
 use crate::model::{KernelMetrics, MetricSource, StrId, Trace};
 
 /// What a summary was computed for: kernel, range, and the sets' generation.
@@ -118,8 +118,8 @@ impl MetricsSection {
         for (i, s) in self.summaries.iter().enumerate() {
             metrics_table(ui, i, s);
         }
-        super::speed_of_light::ui(ui, &self.summaries);
-        super::roofline::ui(ui, trace, &self.summaries);
+        crate::app::panels::speed_of_light::ui(ui, &self.summaries);
+        crate::app::panels::roofline::ui(ui, trace, &self.summaries);
     }
 }
 

@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, RichText, Ui};
 
-use super::command::{Command, RowClick};
-use super::format;
-use super::job::Job;
-use super::table_export::TableExport;
 use crate::analysis::stats::{self, Cell, RangeRule, Report, Table, TimeRange};
+use crate::app::job::Job;
+use crate::app::state::command::{Command, RowClick};
+use crate::app::widgets::format;
+use crate::app::widgets::table_export::TableExport;
 use crate::model::Trace;
 
 /// The summaries the panel shows, in tab order.
@@ -368,7 +368,7 @@ impl RangeStats {
                                     a.report == report && a.name == text
                                 });
                                 // Shown clipped; the click carries the full name.
-                                let shown = super::format::clip(&text, super::format::MAX_LABEL_CHARS);
+                                let shown = crate::app::widgets::format::clip(&text, crate::app::widgets::format::MAX_LABEL_CHARS);
                                 let rt = if is_active {
                                     RichText::new(shown.as_ref()).color(Color32::from_rgb(255, 200, 0)).strong()
                                 } else {
@@ -392,7 +392,7 @@ impl RangeStats {
                                 ui.with_layout(right, |ui| ui.monospace(cell.grouped()));
                             } else {
                                 // Text columns such as "Kernel Name" can hold megabyte names.
-                                ui.monospace(super::format::clip(&text, super::format::MAX_LABEL_CHARS));
+                                ui.monospace(crate::app::widgets::format::clip(&text, crate::app::widgets::format::MAX_LABEL_CHARS));
                             }
                         }
                         ui.end_row();

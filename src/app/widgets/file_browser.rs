@@ -156,7 +156,7 @@ impl FileBrowser {
                                     if ui.button(&entry.name).clicked() {
                                         chosen = Some(entry.path.clone());
                                     }
-                                    ui.weak(super::format::bytes(entry.bytes));
+                                    ui.weak(crate::app::widgets::format::bytes(entry.bytes));
                                 });
                             }
                         }

@@ -5,8 +5,8 @@
 //! nothing outside itself — not the selection, not the view — which keeps
 //! each one testable alone and the selection in one place.
 
-use super::events::EventRef;
 use crate::analysis::stats::Report;
+use crate::app::state::events::EventRef;
 use crate::model::{Ns, TimeRange};
 
 #[derive(Clone, Debug, PartialEq)]

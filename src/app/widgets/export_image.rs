@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 use eframe::egui::{self, ColorImage, Rect, Stroke, pos2, vec2};
 
-use super::format;
-use super::job::Job;
+use crate::app::job::Job;
+use crate::app::widgets::format;
 use crate::model::Ns;
 
 /// Frames drawn between the request and the capture (the menu closes).

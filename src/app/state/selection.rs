@@ -8,7 +8,7 @@
 //! (`Document::follow_selection`), so whatever changes the selection — the
 //! timeline, a menu, a lesson, a panel's command — is followed the same way.
 
-use super::events::EventRef;
+use crate::app::state::events::EventRef;
 use crate::model::{TimeRange, Trace};
 
 #[derive(Clone, Debug, Default, PartialEq)]

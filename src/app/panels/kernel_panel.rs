@@ -14,15 +14,15 @@ use std::time::{Duration, Instant};
 use eframe::egui::{self, Color32, Pos2, RichText, Ui};
 use egui_plot::{Bar, BarChart, Plot, PlotPoints, Points, VLine};
 
-use super::command::Command;
-use super::events::{EventRef, Table};
-use super::format;
-use super::job::Job;
-use super::table_export::TableExport;
 use crate::analysis::kernels::{DurationStats, KernelStats, kernel_stats_for, occupancy_of};
 use crate::analysis::occupancy::{DeviceLimits, LaunchShape, Occupancy, theoretical_occupancy};
 use crate::analysis::projection::innermost_ranges;
 use crate::analysis::stats::{self, Report, TimeRange};
+use crate::app::job::Job;
+use crate::app::state::command::Command;
+use crate::app::state::events::{EventRef, Table};
+use crate::app::widgets::format;
+use crate::app::widgets::table_export::TableExport;
 use crate::model::{LaunchConfig, Ns, StrId, StreamIdx, Trace};
 
 /// Reports with fewer kernels than this are summarised on the UI thread: the
@@ -344,7 +344,7 @@ pub struct KernelPanel {
     pub config_export: TableExport,
     pub instance_export: TableExport,
     /// Hardware metrics, speed of light and roofline (their own file).
-    pub metrics: super::kernel_metrics_section::MetricsSection,
+    pub metrics: crate::app::panels::kernel_metrics_section::MetricsSection,
 }
 
 impl KernelPanel {
@@ -579,7 +579,7 @@ impl KernelPanel {
         let range = self.range;
         let job = |report: Report| {
             let trace = trace.clone();
-            move || -> super::table_export::TableJob {
+            move || -> crate::app::widgets::table_export::TableJob {
                 Box::new(move || {
                     stats::compute_for_kernel(&trace, report, name, range).unwrap_or_default()
                 })

@@ -5,8 +5,8 @@
 
 use eframe::egui::{self, Color32, RichText, Ui};
 
-use super::{cells, format};
 use crate::analysis::projection::gpu_work;
+use crate::app::widgets::{cells, format};
 use crate::model::{GpuOpKind, Ns, StrId, Trace};
 
 /// One row of the summary: operations of one kind and name.

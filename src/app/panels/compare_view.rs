@@ -17,15 +17,14 @@ use std::time::Duration;
 
 use eframe::egui::{self, Color32, Key, Rect, RichText, Ui, vec2};
 
-use super::cells;
-use super::events::EventRef;
-use super::format::{self, file_name};
-use super::job::Job;
-use super::timeline::Timeline;
-use super::timeline::{Anchor, Overlay};
-use super::{SightlineApp, Tab};
 use crate::analysis::compare::{self, COLUMNS, Diff, DiffKey, DiffReport, NvtxAnchor};
 use crate::analysis::stats::{Cell, Table};
+use crate::app::job::Job;
+use crate::app::state::events::EventRef;
+use crate::app::timeline::Timeline;
+use crate::app::timeline::{Anchor, Overlay};
+use crate::app::widgets::cells;
+use crate::app::widgets::format::{self, file_name};
 use crate::loader::{LoadJob, LoadMessage, Progress};
 use crate::model::Trace;
 
@@ -53,7 +52,7 @@ impl Side {
         }
     }
 
-    fn color(self) -> Color32 {
+    pub(crate) fn color(self) -> Color32 {
         match self {
             Side::A => Color32::from_rgb(110, 170, 255),
             Side::B => Color32::from_rgb(255, 170, 90),
@@ -101,7 +100,7 @@ pub struct Half {
 }
 
 impl Half {
-    fn new(path: PathBuf, trace: Arc<Trace>) -> Self {
+    pub(crate) fn new(path: PathBuf, trace: Arc<Trace>) -> Self {
         let timeline = Timeline::new(&trace);
         let offset = trace.info.time_range.0 as f64;
         Half {
@@ -120,13 +119,13 @@ impl Half {
     }
 
     /// The report's own span on the axis.
-    fn axis_limits(&self) -> (f64, f64) {
+    pub(crate) fn axis_limits(&self) -> (f64, f64) {
         let (lo, hi) = self.timeline.limits();
         (lo - self.offset, hi - self.offset)
     }
 
     /// Shows axis span `(start, end)` in this report's clock.
-    fn set_axis(&mut self, (start, end): (f64, f64)) {
+    pub(crate) fn set_axis(&mut self, (start, end): (f64, f64)) {
         self.timeline
             .view
             .set(start + self.offset, end + self.offset);
@@ -134,20 +133,20 @@ impl Half {
     }
 
     /// The axis span the timeline shows now.
-    fn axis(&self) -> (f64, f64) {
+    pub(crate) fn axis(&self) -> (f64, f64) {
         let v = &self.timeline.view;
         (v.start - self.offset, v.end - self.offset)
     }
 }
 
-enum Slot {
+pub(crate) enum Slot {
     Loading { job: LoadJob, progress: Progress },
     Ready(Box<Half>),
     Failed(String),
 }
 
 impl Slot {
-    fn from_source(source: Source) -> Slot {
+    pub(crate) fn from_source(source: Source) -> Slot {
         match source {
             Source::Open(path, trace) => Slot::Ready(Box::new(Half::new(path, trace))),
             Source::File(path) => Slot::Loading {
@@ -160,7 +159,7 @@ impl Slot {
         }
     }
 
-    fn path(&self) -> Option<&Path> {
+    pub(crate) fn path(&self) -> Option<&Path> {
         match self {
             Slot::Loading { job, .. } => Some(&job.path),
             Slot::Ready(h) => Some(&h.path),
@@ -169,7 +168,7 @@ impl Slot {
     }
 
     /// Takes loader messages; true when it finished (either way).
-    fn poll(&mut self) -> bool {
+    pub(crate) fn poll(&mut self) -> bool {
         let Slot::Loading { job, progress } = self else {
             return false;
         };
@@ -209,11 +208,11 @@ impl Slot {
 
 /// A diff section as the table shows it: the computation, and its cells as
 /// `sightline diff` prints them.
-struct Section {
-    diff: Diff,
-    table: Table,
+pub(crate) struct Section {
+    pub(crate) diff: Diff,
+    pub(crate) table: Table,
     /// The table's cells as shown (see [`shown`]), made once.
-    cells: Vec<Vec<String>>,
+    pub(crate) cells: Vec<Vec<String>>,
 }
 
 /// The short tab names of the table's sections (each followed by its row
@@ -229,21 +228,21 @@ pub fn section_label(report: DiffReport) -> &'static str {
 
 /// Two reports on one axis, and their diff.
 pub struct CompareView {
-    slots: [Slot; 2],
+    pub(crate) slots: [Slot; 2],
     pub align: Alignment,
     /// The visible span of the axis, ns from the alignment point.
     pub axis: (f64, f64),
     /// The axis was fitted once both reports arrived.
-    fitted: bool,
-    sections: Vec<Section>,
+    pub(crate) fitted: bool,
+    pub(crate) sections: Vec<Section>,
     /// The NVTX range names both reports have (what they can be aligned on).
     pub anchors: Vec<NvtxAnchor>,
     /// The diff, one section at a time.
-    job: Job<Computed>,
+    pub(crate) job: Job<Computed>,
     /// The section shown.
     pub section: DiffReport,
     /// Column and descending; `None` keeps the CLI's order.
-    sort: Option<(usize, bool)>,
+    pub(crate) sort: Option<(usize, bool)>,
     /// The row clicked last.
     pub active: Option<(DiffReport, DiffKey)>,
     /// The event shown in the details panel.
@@ -255,7 +254,7 @@ pub struct CompareView {
     /// A report that could not be read, or the diff worker not starting.
     pub error: Option<String>,
     /// The last alignment asked for could not be made.
-    align_error: Option<String>,
+    pub(crate) align_error: Option<String>,
 }
 
 impl Drop for CompareView {
@@ -354,7 +353,7 @@ impl CompareView {
         }
     }
 
-    fn halves_mut(&mut self) -> Option<(&mut Half, &mut Half)> {
+    pub(crate) fn halves_mut(&mut self) -> Option<(&mut Half, &mut Half)> {
         match &mut self.slots {
             [Slot::Ready(a), Slot::Ready(b)] => Some((a, b)),
             _ => None,
@@ -445,7 +444,10 @@ impl CompareView {
 
     /// Shows axis span `(start, end)` in both timelines.
     pub fn set_axis(&mut self, (start, end): (f64, f64)) {
-        self.axis = (start, end.max(start + super::timeline::view::MIN_SPAN_NS));
+        self.axis = (
+            start,
+            end.max(start + crate::app::timeline::view::MIN_SPAN_NS),
+        );
         let axis = self.axis;
         if let Some((a, b)) = self.halves_mut() {
             a.set_axis(axis);
@@ -619,7 +621,7 @@ impl CompareView {
         egui::CentralPanel::default().show(ui, |ui| self.halves_ui(ui));
     }
 
-    fn loading_ui(&mut self, ui: &mut Ui) {
+    pub(crate) fn loading_ui(&mut self, ui: &mut Ui) {
         for (side, slot) in Side::BOTH.iter().zip(&self.slots) {
             ui.horizontal(|ui| {
                 ui.label(RichText::new(side.letter()).strong().color(side.color()));
@@ -648,7 +650,7 @@ impl CompareView {
     }
 
     /// Names of both reports, the alignment, and the diff's progress.
-    fn bar(&mut self, ui: &mut Ui) {
+    pub(crate) fn bar(&mut self, ui: &mut Ui) {
         let mut align = None;
         let mut fit = false;
         ui.horizontal(|ui| {
@@ -747,7 +749,7 @@ impl CompareView {
     }
 
     /// Both timelines, one above the other, on the axis.
-    fn halves_ui(&mut self, ui: &mut Ui) {
+    pub(crate) fn halves_ui(&mut self, ui: &mut Ui) {
         let axis = self.axis;
         let full = ui.available_rect_before_wrap();
         ui.allocate_rect(full, egui::Sense::hover());
@@ -840,7 +842,7 @@ impl CompareView {
         }
     }
 
-    fn details_ui(&mut self, ui: &mut Ui, sel: SideEvent) {
+    pub(crate) fn details_ui(&mut self, ui: &mut Ui, sel: SideEvent) {
         let mut jump = None;
         if let Some(h) = self.half(sel.side) {
             ui.horizontal(|ui| {
@@ -853,7 +855,12 @@ impl CompareView {
                 ui.strong(h.file_name());
             });
             egui::ScrollArea::vertical().show(ui, |ui| {
-                jump = super::details::ui(ui, &h.trace, sel.event, &h.timeline.selection.related);
+                jump = crate::app::panels::details::ui(
+                    ui,
+                    &h.trace,
+                    sel.event,
+                    &h.timeline.selection.related,
+                );
             });
         }
         if let Some(ev) = jump {
@@ -863,7 +870,7 @@ impl CompareView {
 
     /// The diff: a tab per section, rows in the CLI's order (or sorted by a
     /// column), numbers with separators, the change coloured.
-    fn table_ui(&mut self, ui: &mut Ui) {
+    pub(crate) fn table_ui(&mut self, ui: &mut Ui) {
         ui.horizontal_wrapped(|ui| {
             ui.strong("Diff");
             ui.weak("B against A; the numbers `sightline diff A B` prints");
@@ -1061,9 +1068,9 @@ impl CompareView {
 }
 
 /// B slower than A on average.
-const SLOWER: Color32 = Color32::from_rgb(255, 110, 90);
+pub(crate) const SLOWER: Color32 = Color32::from_rgb(255, 110, 90);
 /// B faster than A on average.
-const FASTER: Color32 = Color32::from_rgb(110, 210, 120);
+pub(crate) const FASTER: Color32 = Color32::from_rgb(110, 210, 120);
 
 /// Below this change of the average (either way), the two runs are within
 /// run-to-run noise for kernels and API calls on one machine: left uncoloured.
@@ -1091,14 +1098,14 @@ pub fn change_color(percent: f64) -> Option<Color32> {
 }
 
 /// A cell as the table shows it: the CLI's text, numbers with thousands separators.
-fn shown(cell: &Cell) -> String {
+pub(crate) fn shown(cell: &Cell) -> String {
     match cell {
         Cell::Int(_) | Cell::Round1(_) => crate::analysis::with_separators(&cell.to_string()),
         other => other.to_string(),
     }
 }
 
-fn cell_text(cell: &Cell) -> &str {
+pub(crate) fn cell_text(cell: &Cell) -> &str {
     match cell {
         Cell::Text(t) => t,
         _ => "",
@@ -1106,14 +1113,14 @@ fn cell_text(cell: &Cell) -> &str {
 }
 
 /// The `instance`-th NVTX range named `name` of `trace`, by start.
-fn nth_range(trace: &Trace, name: &str, instance: usize) -> Option<EventRef> {
+pub(crate) fn nth_range(trace: &Trace, name: &str, instance: usize) -> Option<EventRef> {
     compare::nvtx_ranges_named(trace, name)
         .get(instance)
         .map(|&ev| EventRef::from(ev))
 }
 
 /// What the worker sends.
-enum Computed {
+pub(crate) enum Computed {
     Anchors(Vec<NvtxAnchor>),
     Section(Diff),
 }
@@ -1121,7 +1128,7 @@ enum Computed {
 /// Computes the alignment names, then every diff section (the CLI's
 /// computation: `compare::diff` over the whole of both reports), sending
 /// each as it is done.
-fn diff_sections(a: &Trace, b: &Trace, emit: &dyn Fn(Computed) -> bool) {
+pub(crate) fn diff_sections(a: &Trace, b: &Trace, emit: &dyn Fn(Computed) -> bool) {
     if !emit(Computed::Anchors(compare::common_nvtx_names(a, b))) {
         return;
     }
@@ -1130,85 +1137,4 @@ fn diff_sections(a: &Trace, b: &Trace, emit: &dyn Fn(Computed) -> bool) {
             return;
         }
     }
-}
-
-impl SightlineApp {
-    /// Opens a compare tab for two reports: a tab already open is used as it
-    /// is, any other file is read for the view.
-    pub fn open_compare(&mut self, a: PathBuf, b: PathBuf) {
-        let source = |app: &SightlineApp, path: PathBuf| {
-            app.docs()
-                .find(|d| super::same_file(&d.path, &path))
-                .map(|d| Source::Open(d.path.clone(), d.trace.clone()))
-                .unwrap_or(Source::File(path))
-        };
-        let (a, b) = (source(self, a), source(self, b));
-        self.push_compare(CompareView::new(a, b));
-    }
-
-    /// Compares the report shown with the open tab `other`.
-    pub fn compare_with(&mut self, other: usize) {
-        let Some(a) = self.doc() else { return };
-        let a = Source::Open(a.path.clone(), a.trace.clone());
-        let Some(Tab::Ready(b)) = self.tabs.get(other) else {
-            return;
-        };
-        let b = Source::Open(b.path.clone(), b.trace.clone());
-        self.push_compare(CompareView::new(a, b));
-    }
-
-    fn push_compare(&mut self, view: CompareView) {
-        self.error = None;
-        self.tabs.push(Tab::Compare(Box::new(view)));
-        self.active = self.tabs.len() - 1;
-    }
-
-    /// The compare view shown, if the tab shown is one.
-    pub fn compare_view(&self) -> Option<&CompareView> {
-        match self.tabs.get(self.active)? {
-            Tab::Compare(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    pub fn compare_view_mut(&mut self) -> Option<&mut CompareView> {
-        match self.tabs.get_mut(self.active)? {
-            Tab::Compare(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    /// File menu entries: compare the report shown with each other open one.
-    pub(super) fn compare_menu(&mut self, ui: &mut Ui) {
-        if self.doc().is_none() {
-            return;
-        }
-        let others: Vec<(usize, String)> = self
-            .tabs
-            .iter()
-            .enumerate()
-            .filter(|&(i, t)| i != self.active && matches!(t, Tab::Ready(_)))
-            .map(|(i, t)| (i, t.title()))
-            .collect();
-        ui.separator();
-        ui.label(RichText::new("Compare with…").weak());
-        if others.is_empty() {
-            ui.weak("(open a second report to compare)");
-        }
-        for (i, title) in others {
-            if ui
-                .button(format!("Compare with {title}"))
-                .on_hover_text("both reports one above the other on one time axis, and their diff")
-                .clicked()
-            {
-                self.compare_with(i);
-                ui.close();
-            }
-        }
-    }
-}
-
-/// Opens the window on a compare view of `a` and `b` (for the command line).
-pub fn run_compare(a: PathBuf, b: PathBuf) -> Result<(), String> {
-    super::launch(move |app| app.open_compare(a, b))
 }

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use eframe::egui::{self, Ui};
 
-use super::job::Job;
 use crate::analysis::Table;
+use crate::app::job::Job;
 
 /// Builds the table to export; runs on the worker thread.
 pub type TableJob = Box<dyn FnOnce() -> Table + Send + 'static>;
@@ -191,7 +191,7 @@ impl TableExport {
 }
 
 fn rows_text(rows: usize) -> String {
-    let n = super::format::grouped(rows as i64);
+    let n = crate::app::widgets::format::grouped(rows as i64);
     if rows == 1 {
         format!("{n} row")
     } else {

@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use eframe::egui::{self, Key, Ui};
 
-use super::job::Job;
-use super::timeline::metrics_strip::MetricsStrip;
 use crate::analysis::metrics::{ncu, sampled};
+use crate::app::job::Job;
+use crate::app::timeline::metrics_strip::MetricsStrip;
 use crate::model::{KernelMetrics, Trace};
 
 /// Generations are unique across documents and snapshots, so a view's cache

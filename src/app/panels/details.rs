@@ -2,7 +2,7 @@
 
 use eframe::egui::{self, Ui};
 
-use super::events::EventRef;
+use crate::app::state::events::EventRef;
 use crate::model::Trace;
 
 /// Draws the selection's fields; returns an event the user clicked to jump to.
@@ -26,8 +26,10 @@ pub fn ui(
                 ui.strong(k);
                 // Times and numbers stay on one line; names may wrap.
                 // Clipped for layout; the Copy menu below copies it whole.
-                let label =
-                    egui::Label::new(super::format::clip(&v, super::format::MAX_LABEL_CHARS));
+                let label = egui::Label::new(crate::app::widgets::format::clip(
+                    &v,
+                    crate::app::widgets::format::MAX_LABEL_CHARS,
+                ));
                 // A number wraps nowhere: broken at a separator it reads
                 // as two numbers ("11,883,676, / 786 ns").
                 let label = if is_number(&v) || (!narrow && v.len() < 32) {
@@ -46,7 +48,7 @@ pub fn ui(
         });
     if !related.is_empty() {
         ui.separator();
-        let title = if selected.table == super::events::Table::Api {
+        let title = if selected.table == crate::app::state::events::Table::Api {
             "Launched GPU work"
         } else {
             "Launched by"
@@ -56,22 +58,25 @@ pub fn ui(
             let text = format!(
                 "{}: {}",
                 r.table.label(),
-                super::format::clip(r.short_name(trace), super::format::MAX_LABEL_CHARS)
+                crate::app::widgets::format::clip(
+                    r.short_name(trace),
+                    crate::app::widgets::format::MAX_LABEL_CHARS
+                )
             );
             if ui.link(text).clicked() {
                 jump = Some(r);
             }
             // How long the work waited between the call and its start on the GPU.
-            let (call, work) = if selected.table == super::events::Table::Api {
+            let (call, work) = if selected.table == crate::app::state::events::Table::Api {
                 (selected, r)
             } else {
                 (r, selected)
             };
-            if call.table == super::events::Table::Api {
+            if call.table == crate::app::state::events::Table::Api {
                 let latency = work.start(trace) - call.start(trace);
                 ui.weak(format!(
                     "from call start to GPU start: {}",
-                    super::format::exact(latency)
+                    crate::app::widgets::format::exact(latency)
                 ));
             }
         }
@@ -84,7 +89,7 @@ pub fn ui(
 /// click never moves what is under the pointer (a double-click's second
 /// click lands where the first did).
 pub fn overview(ui: &mut Ui, trace: &Trace) {
-    use super::format::{duration, grouped};
+    use crate::app::widgets::format::{duration, grouped};
     ui.heading("Report");
     ui.weak("Click an event for its details; double-click or F zooms to it.");
     ui.add_space(6.0);

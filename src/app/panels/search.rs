@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use regex::Regex;
 
-use super::events::{EventRef, Table};
-use super::format::display_name;
-use super::job::Job;
 use crate::analysis::stats::{RangeRule, TimeRange};
+use crate::app::job::Job;
+use crate::app::state::events::{EventRef, Table};
+use crate::app::widgets::format::display_name;
 use crate::model::{StrId, Trace};
 
 /// At most this many matches are kept: stepping through more is not useful,

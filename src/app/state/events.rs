@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::format;
+use crate::app::widgets::format;
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns, Payload, SpanColumns, Trace};
 
 /// Which columnar table an event lives in.

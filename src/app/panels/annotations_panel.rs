@@ -11,16 +11,14 @@
 //! keystroke, not on every keystroke.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use eframe::egui::{self, Color32, Key, RichText, Ui, vec2};
+use eframe::egui::{self, Color32, RichText, Ui, vec2};
 
-use super::Document;
-use super::command::Command;
-use super::events::EventRef;
-use super::format;
-use super::timeline::{self, Anchor, Overlay};
 use crate::annotations::{self, EventKey, Note, NotesError, Pin};
+use crate::app::state::command::Command;
+use crate::app::state::events::EventRef;
+use crate::app::timeline::{Anchor, Overlay};
+use crate::app::widgets::format;
 use crate::model::{EventId, Ns, Trace};
 
 /// The overlay source name of this panel's marks.
@@ -35,7 +33,7 @@ pub const PALETTE: [(&str, [u8; 3]); 6] = [
     ("violet", [168, 85, 247]),
 ];
 /// Typed text is written this long after the last keystroke.
-const TEXT_SAVE_DELAY_S: f64 = 1.0;
+pub(crate) const TEXT_SAVE_DELAY_S: f64 = 1.0;
 
 /// One note and the event it resolved to in this report.
 pub struct NoteEntry {
@@ -44,7 +42,7 @@ pub struct NoteEntry {
     /// note, or an event note whose event is not here.
     pub event: Option<EventRef>,
     /// Stable across sorting, for widget ids.
-    id: u64,
+    pub(crate) id: u64,
 }
 
 impl NoteEntry {
@@ -59,7 +57,7 @@ impl NoteEntry {
 pub struct AnnotationsPanel {
     /// The report the notes sit beside; `None` where there is no file (a
     /// capture being recorded): notes are then off.
-    report: Option<PathBuf>,
+    pub(crate) report: Option<PathBuf>,
     /// In time order.
     pub notes: Vec<NoteEntry>,
     /// Whether the side panel is shown (the toolbar badge toggles it).
@@ -70,23 +68,23 @@ pub struct AnnotationsPanel {
     pub notice: Option<String>,
     /// The sidecar exists but could not be read: it is renamed aside before
     /// the first write, so its contents are never lost.
-    unreadable: bool,
+    pub(crate) unreadable: bool,
     /// The notes as last read from or written to the sidecar: what a save
     /// merges against, so notes saved meanwhile by another window or
     /// process are kept ([`annotations::save_merged`]).
-    base: Vec<Note>,
+    pub(crate) base: Vec<Note>,
     /// Notes merged in from the sidecar whose events are not looked up yet
     /// (a save has no trace at hand; the next frame does).
-    unresolved: bool,
+    pub(crate) unresolved: bool,
     /// The last save failed: the notes live in this window only.
-    unsaved: bool,
+    pub(crate) unsaved: bool,
     /// The timeline's marks no longer match the notes.
-    marks_stale: bool,
+    pub(crate) marks_stale: bool,
     /// Input time of the last unsaved keystroke.
-    text_dirty_since: Option<f64>,
+    pub(crate) text_dirty_since: Option<f64>,
     /// The note whose text box takes the keyboard next frame (a new note).
-    focus: Option<u64>,
-    next_id: u64,
+    pub(crate) focus: Option<u64>,
+    pub(crate) next_id: u64,
 }
 
 impl AnnotationsPanel {
@@ -141,7 +139,7 @@ impl AnnotationsPanel {
         self.report.as_deref().map(annotations::sidecar_path)
     }
 
-    fn set_notes(&mut self, trace: &Trace, notes: Vec<Note>) {
+    pub(crate) fn set_notes(&mut self, trace: &Trace, notes: Vec<Note>) {
         let keys: Vec<&EventKey> = notes
             .iter()
             .filter_map(|n| match &n.pin {
@@ -169,7 +167,7 @@ impl AnnotationsPanel {
         self.marks_stale = true;
     }
 
-    fn sort(&mut self) {
+    pub(crate) fn sort(&mut self) {
         self.notes.sort_by_key(|e| e.note.time());
     }
 
@@ -185,7 +183,7 @@ impl AnnotationsPanel {
         }
     }
 
-    fn push(&mut self, pin: Pin, event: Option<EventRef>) {
+    pub(crate) fn push(&mut self, pin: Pin, event: Option<EventRef>) {
         if !self.is_enabled() {
             return;
         }
@@ -222,7 +220,7 @@ impl AnnotationsPanel {
     }
 
     /// A note was added, removed or restyled: redraw and save now.
-    fn changed(&mut self) {
+    pub(crate) fn changed(&mut self) {
         self.marks_stale = true;
         self.save();
     }
@@ -281,7 +279,7 @@ impl AnnotationsPanel {
     /// Brings the list in line with `merged` (what a save wrote): notes
     /// deleted elsewhere go, notes added elsewhere come in (their events
     /// looked up at the next frame).
-    fn take_merged(&mut self, merged: &[Note]) {
+    pub(crate) fn take_merged(&mut self, merged: &[Note]) {
         let before = self.notes.len();
         self.notes.retain(|e| merged.contains(&e.note));
         let mut changed = self.notes.len() != before;
@@ -304,7 +302,7 @@ impl AnnotationsPanel {
     }
 
     /// Looks up the events of notes merged in from the sidecar.
-    fn resolve_merged(&mut self, trace: &Trace) {
+    pub(crate) fn resolve_merged(&mut self, trace: &Trace) {
         self.unresolved = false;
         let keys: Vec<(usize, &EventKey)> = self
             .notes
@@ -333,7 +331,7 @@ impl AnnotationsPanel {
 
     /// The timeline marks: a flag per note; an event note also outlines
     /// its event.
-    fn marks(&self, trace: &Trace) -> Vec<Overlay> {
+    pub(crate) fn marks(&self, trace: &Trace) -> Vec<Overlay> {
         let mut marks = Vec::new();
         for e in &self.notes {
             let color = Color32::from_rgb(e.note.color[0], e.note.color[1], e.note.color[2]);
@@ -548,7 +546,7 @@ impl AnnotationsPanel {
 
 /// Renames the unreadable sidecar `path` to `PATH.bad` (or `.bad2`, ...,
 /// never over an earlier one); returns the new name.
-fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
+pub(crate) fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
     if !path.exists() {
         // Gone since it failed to load: nothing to keep.
         return Ok(path.to_path_buf());
@@ -569,106 +567,5 @@ fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
     Err(std::io::Error::other("too many set-aside notes files"))
 }
 
-const ERROR: Color32 = Color32::from_rgb(255, 110, 90);
-const WARNING: Color32 = Color32::from_rgb(230, 180, 80);
-
-impl Document {
-    /// Notes, once per frame before the central panel: the N key, the side
-    /// panel (if open), delayed text saves, and the marks on the timeline.
-    pub fn notes_frame(&mut self, ui: &mut Ui) {
-        let now = ui.input(|i| i.time);
-        if self.notes.is_enabled()
-            && !ui.ctx().egui_wants_keyboard_input()
-            && ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, Key::N))
-        {
-            // The selected event if there is one, else the time under the
-            // pointer (the middle of the view when it is elsewhere).
-            if let Some(ev) = self.timeline.selection.event {
-                self.notes.add_on(&self.trace, ev);
-            } else {
-                let pointer = ui.input(|i| i.pointer.hover_pos());
-                let t = match pointer.filter(|p| self.timeline.canvas.contains(*p)) {
-                    Some(p) => self.timeline.time_at(p.x),
-                    None => (self.timeline.view.start + self.timeline.view.end) / 2.0,
-                };
-                self.notes.add_at(t as Ns);
-            }
-        }
-        if self.notes.open && self.notes.is_enabled() {
-            let mut cmd = None;
-            egui::Panel::right("notes")
-                .default_size(320.0)
-                .min_size(240.0)
-                .resizable(true)
-                .show(ui, |ui| cmd = self.notes.ui(ui, now));
-            if let Some(cmd) = cmd {
-                self.apply(cmd, ui.ctx());
-            }
-        }
-        if let Some(since) = self.notes.text_dirty_since {
-            let wait = since + TEXT_SAVE_DELAY_S - now;
-            if wait <= 0.0 {
-                self.notes.save();
-            } else {
-                ui.ctx()
-                    .request_repaint_after(Duration::from_secs_f64(wait.max(0.01)));
-            }
-        }
-        if self.notes.unresolved {
-            self.notes.resolve_merged(&self.trace);
-        }
-        if self.notes.marks_stale {
-            self.notes.marks_stale = false;
-            let marks = self.notes.marks(&self.trace);
-            self.timeline.set_overlays(OVERLAY_SOURCE, marks);
-        }
-    }
-
-    /// The timeline's context menu entries for notes: "Add note here" at the
-    /// time right-clicked, "Note on this event" for the event right-clicked
-    /// (or else the one selected). Call after the timeline's `ui`.
-    pub fn notes_menu(&mut self, out: &timeline::Output) {
-        let Some(canvas) = &out.canvas else { return };
-        let Some((at, hit)) = self.timeline.context_at else {
-            return;
-        };
-        let enabled = self.notes.is_enabled();
-        let event = hit.or(self.timeline.selection.event);
-        let trace = &self.trace;
-        let mut add_time = false;
-        let mut add_event = false;
-        canvas.context_menu(|ui| {
-            ui.weak(format!("at {}", format::duration(at)));
-            let why = "notes are kept beside a report file; save this capture first";
-            let here = ui.add_enabled(enabled, egui::Button::new("Add note here"));
-            let here = if enabled {
-                here
-            } else {
-                here.on_disabled_hover_text(why)
-            };
-            if here.clicked() {
-                add_time = true;
-                ui.close();
-            }
-            if let Some(ev) = event {
-                let on = ui
-                    .add_enabled(enabled, egui::Button::new("Note on this event"))
-                    .on_hover_text(format!(
-                        "{} {}",
-                        ev.table.label(),
-                        format::clip(ev.display_name(trace), 120)
-                    ));
-                if on.clicked() {
-                    add_event = true;
-                    ui.close();
-                }
-            }
-        });
-        if add_time {
-            self.notes.add_at(at);
-        }
-        if add_event && let Some(ev) = event {
-            self.notes.add_on(&self.trace, ev);
-        }
-    }
-}
+pub(crate) const ERROR: Color32 = Color32::from_rgb(255, 110, 90);
+pub(crate) const WARNING: Color32 = Color32::from_rgb(230, 180, 80);

@@ -11,58 +11,57 @@ use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, RichText, Ui};
 
-use super::Document;
-use super::command::Command;
-use super::events::{EventRef, Table};
-use super::format;
-use super::job::Job;
-use super::timeline::{Anchor, Marks, Overlay, Timeline};
 use crate::analysis::findings::{
     Cancelled, Carried, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds,
     analyze_grown_telling, entries, human_ns, range_timing,
 };
 use crate::analysis::idle::Attribution;
 use crate::annotations::Footprint;
+use crate::app::job::Job;
+use crate::app::state::command::Command;
+use crate::app::state::events::{EventRef, Table};
+use crate::app::timeline::{Anchor, Marks, Overlay, Timeline};
+use crate::app::widgets::format;
 use crate::model::{EventKind, Ns, Trace};
 
 /// The overlay source name of this panel's marks.
 pub const OVERLAY_SOURCE: &str = "findings";
 /// A finding with more events than this outlines only the first ones: tens
 /// of thousands of outlines would cost more than they show.
-const MAX_OUTLINES: usize = 2_000;
+pub(crate) const MAX_OUTLINES: usize = 2_000;
 /// GPU-work bars under ranges beyond this many are left out: each is looked
 /// at every frame.
-const MAX_WORK_BARS: usize = 100_000;
+pub(crate) const MAX_WORK_BARS: usize = 100_000;
 /// Entries listed per kind; the rest are counted (a 10M-event report has
 /// ~1,700 findings, and wrapped entries are laid out every frame). Every one
 /// of them is still marked on the timeline.
-const MAX_LISTED: usize = 200;
+pub(crate) const MAX_LISTED: usize = 200;
 
-struct Done {
-    result: Result<Arrival, Cancelled>,
-    range_work: Vec<(u32, Ns, Ns)>,
+pub(crate) struct Done {
+    pub(crate) result: Result<Arrival, Cancelled>,
+    pub(crate) range_work: Vec<(u32, Ns, Ns)>,
     /// What the engine keeps of a growing report's trace, which the next
     /// run extends.
-    carried: Option<Carried>,
+    pub(crate) carried: Option<Carried>,
     /// The run's idle attribution, offered to the timeline's "GPU idle —
     /// why" row (which takes it where it wants one).
-    idle: Option<Arc<Attribution>>,
-    took: Duration,
+    pub(crate) idle: Option<Arc<Attribution>>,
+    pub(crate) took: Duration,
     /// The trace analysed: where the report grew meanwhile, the findings are
     /// carried over to the newer trace.
-    trace: Arc<Trace>,
+    pub(crate) trace: Arc<Trace>,
 }
 
 /// What the engine's job hands the window, all made on the job's thread:
 /// a hundred thousand findings' marks, labels and groups took the window's
 /// thread 10-20 ms each time a capture's findings came in.
-struct Arrival {
-    findings: Vec<Finding>,
+pub(crate) struct Arrival {
+    pub(crate) findings: Vec<Finding>,
     /// By finding: its events' footprint.
-    footprints: Vec<Footprint>,
-    entries: Vec<Entry>,
+    pub(crate) footprints: Vec<Footprint>,
+    pub(crate) entries: Vec<Entry>,
     /// Every mark but the clicked finding's outlines ([`base_marks`]).
-    marks: Marks,
+    pub(crate) marks: Marks,
 }
 
 /// One report's findings and the job computing them.
@@ -73,7 +72,7 @@ pub struct FindingsPanel {
     /// only at the findings whose events may have moved (a capture full of
     /// mistakes has a hundred thousand findings; NVTX ranges are the one
     /// kind a growing report numbers anew, and most keep their index).
-    footprints: Vec<Footprint>,
+    pub(crate) footprints: Vec<Footprint>,
     /// The findings grouped: one entry per kind, severity and NVTX range (or
     /// loop), what the badge counts and the panel lists.
     pub entries: Vec<Entry>,
@@ -96,46 +95,46 @@ pub struct FindingsPanel {
     /// (drawn under every range, flagged or not).
     pub range_work: Vec<(u32, Ns, Ns)>,
     /// The engine's run (dropped, and so cancelled, with the report).
-    job: Job<Done>,
+    pub(crate) job: Job<Done>,
     /// A newer trace that arrived while a job ran or the engine rested:
     /// analysed after, so a growing capture runs one job at a time, not one
     /// per snapshot.
-    queued: Option<Arc<Trace>>,
+    pub(crate) queued: Option<Arc<Trace>>,
     /// While a report grows, the next run waits until then (see
     /// [`rest_after`]). Run back to back after every snapshot the engine
     /// took a whole core, beside the loads and the window's own thread (on
     /// two cores a findings-heavy capture's frames went past 16 ms).
-    rest_until: Option<Instant>,
+    pub(crate) rest_until: Option<Instant>,
     /// The selected NVTX range: its row, its timing facts and its name,
     /// computed once per selection: why it has a finding, or why not.
-    explained: Option<(EventRef, Option<RangeTiming>, String)>,
+    pub(crate) explained: Option<(EventRef, Option<RangeTiming>, String)>,
     /// Set when a lesson step opens the panel: the list is scrolled, once,
     /// to the group of this kind (`Some(None)`: to the top), whatever
     /// scroll position another step or tab left behind.
     pub reveal: Option<Option<FindingKind>>,
     /// The trace is a report still being opened: its findings would miss
     /// what is not read yet, so the engine waits for the whole report.
-    awaiting_whole_report: bool,
+    pub(crate) awaiting_whole_report: bool,
     /// What the last run on a growing report carried (its idle attribution,
     /// its sorted operations), which the next run extends instead of making
     /// it again.
-    carried: Option<Carried>,
+    pub(crate) carried: Option<Carried>,
     /// The report will not grow again (its capture finished): nothing is
     /// carried, since tens of bytes a GPU operation would stay for nothing.
-    grown_for_good: bool,
+    pub(crate) grown_for_good: bool,
     /// How many GPU operations the last run's idle attribution merged, on
     /// a growing report (see [`FindingsPanel::idle_merged`]).
-    last_merged: Option<usize>,
+    pub(crate) last_merged: Option<usize>,
     /// The running job's idle attribution, and the trace it is of, put
     /// here as soon as it is made, for the timeline's "GPU idle — why" row
     /// (see [`FindingsPanel::poll`]), which would otherwise make it again on
     /// a worker of its own: the engine's longest pass, and twice the gaps
     /// in memory. The run's end offers it again, for a row wanted since.
-    early_idle: Arc<std::sync::Mutex<Option<SharedIdle>>>,
+    pub(crate) early_idle: Arc<std::sync::Mutex<Option<SharedIdle>>>,
 }
 
 /// An idle attribution and the state of the report it is of.
-type SharedIdle = (Arc<Attribution>, Arc<Trace>);
+pub(crate) type SharedIdle = (Arc<Attribution>, Arc<Trace>);
 
 impl FindingsPanel {
     /// Starts the engine on `trace`.
@@ -210,7 +209,7 @@ impl FindingsPanel {
     }
 
     /// Runs the engine on `trace` now, or after the job running and its rest.
-    fn schedule(&mut self, trace: &Arc<Trace>) {
+    pub(crate) fn schedule(&mut self, trace: &Arc<Trace>) {
         self.explained = None;
         self.awaiting_whole_report = !trace.is_complete();
         if self.awaiting_whole_report {
@@ -222,7 +221,7 @@ impl FindingsPanel {
         }
     }
 
-    fn spawn(&mut self, trace: Arc<Trace>) {
+    pub(crate) fn spawn(&mut self, trace: Arc<Trace>) {
         let earlier = self.carried.take();
         let early = self.early_idle.clone();
         // Without a thread there are no findings to show; the viewer works on.
@@ -309,7 +308,7 @@ impl FindingsPanel {
     /// over, an older state of it. A growing report's are shown, counted
     /// and listed while they are brought up to date: a capture runs the
     /// engine after every snapshot, so nearly all the time.
-    fn has_findings(&self) -> bool {
+    pub(crate) fn has_findings(&self) -> bool {
         self.took.is_some()
     }
 
@@ -319,7 +318,7 @@ impl FindingsPanel {
         let early = self.early_idle.lock().ok().and_then(|mut slot| slot.take());
         if let Some((idle, of)) = early {
             timeline.idle_rows.offer(idle, &of, trace);
-            super::job::drop_off_thread(of);
+            crate::app::job::drop_off_thread(of);
         }
         if let Some(done) = self.job.take() {
             self.accept(done, trace, timeline);
@@ -344,7 +343,7 @@ impl FindingsPanel {
         }
     }
 
-    fn accept(&mut self, done: Done, trace: &Trace, timeline: &mut Timeline) {
+    pub(crate) fn accept(&mut self, done: Done, trace: &Trace, timeline: &mut Timeline) {
         let Done {
             result,
             mut range_work,
@@ -356,7 +355,7 @@ impl FindingsPanel {
         // The run's attribution, if not taken from the slot yet (or
         // declined there, before the row wanted it).
         let early = self.early_idle.lock().ok().and_then(|mut slot| slot.take());
-        super::job::drop_off_thread(early);
+        crate::app::job::drop_off_thread(early);
         if let Some(idle) = idle {
             timeline.idle_rows.offer(idle, &analysed, trace);
         }
@@ -388,7 +387,7 @@ impl FindingsPanel {
             carry_marks(&mut carrier, &mut a.marks);
         }
         // It may be the last reference to an older snapshot.
-        super::job::drop_off_thread(analysed);
+        crate::app::job::drop_off_thread(analysed);
         // Cancelled: what is shown stays.
         let Some(Arrival {
             findings,
@@ -414,7 +413,7 @@ impl FindingsPanel {
         self.active = active.and_then(|was| self.findings.iter().position(was));
         marks.extend(self.outlines(trace));
         // The older findings and marks may be many: freed off this thread.
-        super::job::drop_off_thread((older, timeline.take_marks(OVERLAY_SOURCE)));
+        crate::app::job::drop_off_thread((older, timeline.take_marks(OVERLAY_SOURCE)));
         timeline.set_marks(marks);
         if self.focus_on_arrival
             && timeline.is_untouched()
@@ -450,7 +449,7 @@ impl FindingsPanel {
 
     /// Starts the engine on the queued trace unless a run is under way or
     /// the engine rests; true when it started.
-    fn start_queued(&mut self) -> bool {
+    pub(crate) fn start_queued(&mut self) -> bool {
         let resting = self.rest_until.is_some_and(|t| Instant::now() < t);
         if self.job.is_running() || resting {
             return false;
@@ -466,7 +465,7 @@ impl FindingsPanel {
 
     /// The clicked finding's events but the first (which is selected),
     /// outlined.
-    fn outlines(&self, trace: &Trace) -> Vec<Overlay> {
+    pub(crate) fn outlines(&self, trace: &Trace) -> Vec<Overlay> {
         let Some(f) = self.active.and_then(|i| self.findings.get(i)) else {
             return Vec::new();
         };
@@ -635,7 +634,7 @@ impl FindingsPanel {
     /// One entry: a single finding as itself; several as a line with their
     /// count, total and worst instance, ‹ › to step through them, and the
     /// instances underneath, folded. Returns the finding a click asked for.
-    fn group(&self, ui: &mut Ui, e: usize, group_fix: &str) -> Option<usize> {
+    pub(crate) fn group(&self, ui: &mut Ui, e: usize, group_fix: &str) -> Option<usize> {
         let entry = &self.entries[e];
         if entry.count() == 1 {
             let i = entry.instances[0];
@@ -712,12 +711,17 @@ impl FindingsPanel {
     }
 
     /// The kinds of the findings whose first event is `ev`.
-    fn findings_of(&self, ev: EventRef, name: &str, t: &RangeTiming) -> Vec<FindingKind> {
+    pub(crate) fn findings_of(
+        &self,
+        ev: EventRef,
+        name: &str,
+        t: &RangeTiming,
+    ) -> Vec<FindingKind> {
         range_finding_kinds(&self.findings, ev, name, t)
     }
 
     /// Keeps the explanation of the selected NVTX range current.
-    fn explain_selection(&mut self, trace: &Trace, selected: Option<EventRef>) {
+    pub(crate) fn explain_selection(&mut self, trace: &Trace, selected: Option<EventRef>) {
         let sel = selected.filter(|e| e.table == Table::Nvtx);
         if self.explained.as_ref().map(|(e, _, _)| *e) == sel {
             return;
@@ -735,7 +739,7 @@ impl FindingsPanel {
     }
 
     /// One finding: when, where, the message; true when clicked.
-    fn entry(&self, ui: &mut Ui, i: usize, group_fix: &str) -> bool {
+    pub(crate) fn entry(&self, ui: &mut Ui, i: usize, group_fix: &str) -> bool {
         let f = &self.findings[i];
         let when = format!(
             "{} · {}{}",
@@ -788,7 +792,7 @@ pub fn range_finding_kinds(
 
 /// Sentences saying what a range's timing facts mean: whether it measured its
 /// GPU work, and whether its sync waited for work queued before it.
-fn explain(t: &RangeTiming, kinds: Vec<FindingKind>) -> Vec<String> {
+pub(crate) fn explain(t: &RangeTiming, kinds: Vec<FindingKind>) -> Vec<String> {
     let mut lines = vec![format!(
         "Lasts {}.",
         human_ns(t.end.saturating_sub(t.start))
@@ -832,7 +836,7 @@ fn explain(t: &RangeTiming, kinds: Vec<FindingKind>) -> Vec<String> {
 /// Whether another finding is `f` found again (in a newer trace's list): the
 /// same kind over the same span in the same range. Its words may differ (a
 /// count that grew).
-fn same_finding(f: &Finding) -> impl Fn(&Finding) -> bool + use<> {
+pub(crate) fn same_finding(f: &Finding) -> impl Fn(&Finding) -> bool + use<> {
     let (kind, start, end, range) = (f.kind, f.start, f.end, f.range.clone());
     move |g: &Finding| g.kind == kind && g.start == start && g.end == end && g.range == range
 }
@@ -846,7 +850,11 @@ fn same_finding(f: &Finding) -> impl Fn(&Finding) -> bool + use<> {
 /// the ruler; under each range that ended before its GPU work, that work's
 /// span (the part past the range's end in the warning colour); under every
 /// other range, its GPU work (`range_work`).
-fn base_marks(findings: &[Finding], range_work: &[(u32, Ns, Ns)], trace: &Trace) -> Vec<Overlay> {
+pub(crate) fn base_marks(
+    findings: &[Finding],
+    range_work: &[(u32, Ns, Ns)],
+    trace: &Trace,
+) -> Vec<Overlay> {
     let mut marks = Vec::with_capacity(findings.len() * 2 + range_work.len());
     // Every range's GPU work, under it; the flagged ones get the
     // two-colour bar below instead.
@@ -903,7 +911,7 @@ fn base_marks(findings: &[Finding], range_work: &[(u32, Ns, Ns)], trace: &Trace)
 /// tables grow at their ends, and one thread's NVTX ranges written by start
 /// keep their indexes too), every event is where it was: no mark is looked
 /// at (a findings-heavy capture has hundreds of thousands).
-fn carry_marks(carrier: &mut crate::annotations::Carrier, marks: &mut Marks) {
+pub(crate) fn carry_marks(carrier: &mut crate::annotations::Carrier, marks: &mut Marks) {
     if carrier.moving().is_empty() {
         return;
     }
@@ -915,7 +923,7 @@ fn carry_marks(carrier: &mut crate::annotations::Carrier, marks: &mut Marks) {
 /// Carries findings (with `footprints`, their events') and the ranges' GPU
 /// work into a later state of the report; only the findings whose events
 /// may have moved are looked at.
-fn carry_over(
+pub(crate) fn carry_over(
     carrier: &mut crate::annotations::Carrier,
     findings: &mut [Finding],
     footprints: &mut [Footprint],
@@ -940,7 +948,7 @@ fn carry_over(
 /// A bar under the range for its GPU work: the part inside the range muted,
 /// the part after its end in the warning colour, so the overhang is what
 /// catches the eye.
-fn gpu_work_bars(trace: &Trace, f: &Finding) -> Vec<Overlay> {
+pub(crate) fn gpu_work_bars(trace: &Trace, f: &Finding) -> Vec<Overlay> {
     let Some(range) = f
         .events
         .iter()
@@ -988,7 +996,7 @@ fn gpu_work_bars(trace: &Trace, f: &Finding) -> Vec<Overlay> {
 
 /// For a sync that also waited for earlier work: its time waiting for that
 /// work hatched on the thread that waited, linked to the work it waited for.
-fn wait_hatch(trace: &Trace, f: &Finding) -> Option<Overlay> {
+pub(crate) fn wait_hatch(trace: &Trace, f: &Finding) -> Option<Overlay> {
     let sync = f
         .events
         .iter()
@@ -1018,67 +1026,25 @@ fn wait_hatch(trace: &Trace, f: &Finding) -> Option<Overlay> {
 }
 
 /// An event's span, or `None` for an index the trace does not hold.
-fn span_of(trace: &Trace, ev: EventRef) -> Option<(Ns, Ns)> {
+pub(crate) fn span_of(trace: &Trace, ev: EventRef) -> Option<(Ns, Ns)> {
     let spans = ev.table.spans(trace);
     let i = ev.index as usize;
     spans.get(i)
 }
 
-const WARNING: Color32 = Color32::from_rgb(255, 150, 30);
-const ERROR: Color32 = Color32::from_rgb(240, 70, 60);
-const INFO: Color32 = Color32::from_rgb(110, 160, 235);
+pub(crate) const WARNING: Color32 = Color32::from_rgb(255, 150, 30);
+pub(crate) const ERROR: Color32 = Color32::from_rgb(240, 70, 60);
+pub(crate) const INFO: Color32 = Color32::from_rgb(110, 160, 235);
 // Light and neutral: GPU work is not a mistake; only an overhang past a
 // range's end (orange) is.
-const GPU_IN_RANGE: Color32 = Color32::from_rgba_premultiplied(150, 150, 154, 170);
-const OUTLINE: Color32 = Color32::from_rgb(255, 110, 210);
+pub(crate) const GPU_IN_RANGE: Color32 = Color32::from_rgba_premultiplied(150, 150, 154, 170);
+pub(crate) const OUTLINE: Color32 = Color32::from_rgb(255, 110, 210);
 
-fn severity_color(s: Severity) -> Color32 {
+pub(crate) fn severity_color(s: Severity) -> Color32 {
     match s {
         Severity::Error => ERROR,
         Severity::Warning => WARNING,
         Severity::Info => INFO,
-    }
-}
-
-impl Document {
-    /// Takes the engine's findings when they are in and shows the panel (if
-    /// open); applies what a click in it asked. Called once per frame, before
-    /// the central panel.
-    pub fn findings_frame(&mut self, ui: &mut Ui) {
-        if self.findings.poll(&self.trace, &mut self.timeline) {
-            ui.ctx().request_repaint();
-        }
-        if self.findings.is_pending() {
-            ui.ctx().request_repaint_after(Duration::from_millis(50));
-        }
-        if !self.findings.open {
-            return;
-        }
-        // Only while the panel shows it: the facts take a pass over the
-        // report's ranges.
-        self.findings
-            .explain_selection(&self.trace, self.timeline.selection.event);
-        let mut cmd = None;
-        egui::Panel::left("findings")
-            .default_size(440.0)
-            .min_size(280.0)
-            .resizable(true)
-            .show(ui, |ui| cmd = self.findings.ui(ui));
-        if let Some(c) = cmd {
-            self.apply(c, ui.ctx());
-        }
-    }
-
-    /// Blocks until this report's findings are in, and marks them (tests).
-    pub fn wait_for_findings(&mut self) {
-        self.findings.wait(&self.trace, &mut self.timeline);
-    }
-
-    /// Blocks until the work an opened report starts by itself is done: the
-    /// findings and the idle rows' attribution (benchmarks, screenshots).
-    pub fn wait_for_background_work(&mut self) {
-        self.wait_for_findings();
-        self.timeline.idle_rows.wait(&self.trace);
     }
 }
 
@@ -1088,7 +1054,7 @@ impl Document {
 /// they were measured to need; on sixteen an eighth of it, so that a
 /// capture's findings are about a run behind it, not two or three (a run's
 /// range pass uses every core for a while; the rest of it a thread or two).
-fn rest_after(took: Duration, cores: usize) -> Duration {
+pub(crate) fn rest_after(took: Duration, cores: usize) -> Duration {
     took.mul_f64(2.0 / cores.max(2) as f64)
 }
 
