@@ -99,6 +99,16 @@ fn temp_beside(path: &Path) -> std::io::Result<PathBuf> {
     Ok(path.with_file_name(temp))
 }
 
+/// Whether `a` and `b` name one file: the same path, or paths that resolve to the same place (a
+/// symlink and its target, `./x` and `x`).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,14 +161,4 @@ mod tests {
         assert!(write_aside(&path, b"x").is_err());
         assert!(write_aside(Path::new("/"), b"x").is_err());
     }
-}
-
-/// Whether `a` and `b` name one file: the same path, or paths that resolve to the same place (a
-/// symlink and its target, `./x` and `x`).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    a == b
-        || matches!(
-            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
-            (Ok(x), Ok(y)) if x == y
-        )
 }

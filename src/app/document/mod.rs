@@ -3,6 +3,7 @@
 //! selection and the view: the timeline and the panels return commands, the document acts.
 
 pub mod findings;
+pub mod frame;
 pub mod notes;
 
 use std::path::PathBuf;

@@ -387,30 +387,7 @@ impl AnnotationsPanel {
     /// The panel's contents; returns what a click asked for.
     pub fn ui(&mut self, ui: &mut Ui, now: f64) -> Option<Command> {
         let mut cmd = None;
-        ui.heading("Notes");
-        if let Some(path) = self.sidecar() {
-            let name = path
-                .file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            ui.weak(format!("Saved beside the report, in {name}"))
-                .on_hover_text(path.display().to_string());
-        }
-        let mut dismiss = false;
-        if let Some(e) = &self.error {
-            ui.add(egui::Label::new(RichText::new(e).color(ERROR)).wrap());
-            dismiss = ui.button("Dismiss").clicked();
-        }
-        if dismiss {
-            self.error = None;
-        }
-        let mut seen = false;
-        if let Some(n) = &self.notice {
-            ui.add(egui::Label::new(RichText::new(n).weak()).wrap());
-            seen = ui.small_button("OK").clicked();
-        }
-        if seen {
-            self.notice = None;
-        }
+        self.header_ui(ui);
         if self.notes.is_empty() {
             ui.add(
                 egui::Label::new(
@@ -541,6 +518,35 @@ impl AnnotationsPanel {
             self.changed();
         }
         cmd
+    }
+
+    /// The panel's heading: where the notes are saved, and the last error or notice (each with
+    /// its dismiss button).
+    fn header_ui(&mut self, ui: &mut Ui) {
+        ui.heading("Notes");
+        if let Some(path) = self.sidecar() {
+            let name = path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            ui.weak(format!("Saved beside the report, in {name}"))
+                .on_hover_text(path.display().to_string());
+        }
+        let mut dismiss = false;
+        if let Some(e) = &self.error {
+            ui.add(egui::Label::new(RichText::new(e).color(ERROR)).wrap());
+            dismiss = ui.button("Dismiss").clicked();
+        }
+        if dismiss {
+            self.error = None;
+        }
+        let mut seen = false;
+        if let Some(n) = &self.notice {
+            ui.add(egui::Label::new(RichText::new(n).weak()).wrap());
+            seen = ui.small_button("OK").clicked();
+        }
+        if seen {
+            self.notice = None;
+        }
     }
 }
 

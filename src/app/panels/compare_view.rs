@@ -871,37 +871,7 @@ impl CompareView {
     /// The diff: a tab per section, rows in the CLI's order (or sorted by a
     /// column), numbers with separators, the change coloured.
     pub(crate) fn table_ui(&mut self, ui: &mut Ui) {
-        ui.horizontal_wrapped(|ui| {
-            ui.strong("Diff");
-            ui.weak("B against A; the numbers `sightline diff A B` prints");
-            ui.weak(format!(
-                "Avg Change coloured past ±{SIGNIFICANT_CHANGE_PERCENT} % (red slower, green faster; full colour from ×2)"
-            ));
-            ui.separator();
-            for report in DiffReport::ALL {
-                let n = self.diff(report).map(|d| d.rows.len());
-                let text = match n {
-                    Some(n) => format!("{} ({n})", section_label(report)),
-                    None => section_label(report).to_string(),
-                };
-                let text = if n == Some(0) {
-                    RichText::new(text).weak()
-                } else {
-                    RichText::new(text)
-                };
-                if ui
-                    .selectable_label(self.section == report, text)
-                    .on_hover_text(format!("{} ({})", report.title(), report.source().name()))
-                    .clicked()
-                {
-                    self.section = report;
-                    self.sort = None;
-                }
-            }
-            if self.sort.is_some() && ui.small_button("CLI order").clicked() {
-                self.sort = None;
-            }
-        });
+        self.section_tabs_ui(ui);
         ui.separator();
         self.drawn_rows.clear();
         let report = self.section;
@@ -945,24 +915,7 @@ impl CompareView {
         // the header row can stay outside the rows' vertical scroll (sticky)
         // and still line up with them.
         let gap = ui.spacing().item_spacing.x;
-        let widths: Vec<f32> = (0..COLUMNS.len())
-            .map(|c| {
-                let header = cells::text_width(ui, COLUMNS[c], egui::TextStyle::Button) + 14.0;
-                if c == 0 {
-                    // The name takes what the numbers leave, cut with "…".
-                    return header.max(220.0);
-                }
-                let numbers = section
-                    .cells
-                    .iter()
-                    .map(|r| cells::text_width(ui, &r[c], egui::TextStyle::Monospace))
-                    .fold(0.0_f32, f32::max);
-                header.max(numbers).max(60.0)
-            })
-            .collect();
-        let mut widths = widths;
-        let numbers: f32 = widths[1..].iter().sum::<f32>() + gap * (widths.len() + 1) as f32;
-        widths[0] = widths[0].max(ui.available_width() - numbers);
+        let widths = Self::column_widths(ui, section);
         let row_h = ui.spacing().interact_size.y;
         let mut header_row = |ui: &mut Ui| {
             ui.horizontal(|ui| {
@@ -1064,6 +1017,68 @@ impl CompareView {
         if let Some(key) = clicked {
             self.show_row(report, &key);
         }
+    }
+
+    /// Fixed column widths, measured from the header and every cell, so the header row can stay
+    /// outside the rows' vertical scroll (sticky) and still line up with them; the name column takes
+    /// what the numbers leave.
+    fn column_widths(ui: &Ui, section: &Section) -> Vec<f32> {
+        let gap = ui.spacing().item_spacing.x;
+        let widths: Vec<f32> = (0..COLUMNS.len())
+            .map(|c| {
+                let header = cells::text_width(ui, COLUMNS[c], egui::TextStyle::Button) + 14.0;
+                if c == 0 {
+                    // The name takes what the numbers leave, cut with "…".
+                    return header.max(220.0);
+                }
+                let numbers = section
+                    .cells
+                    .iter()
+                    .map(|r| cells::text_width(ui, &r[c], egui::TextStyle::Monospace))
+                    .fold(0.0_f32, f32::max);
+                header.max(numbers).max(60.0)
+            })
+            .collect();
+        let mut widths = widths;
+        let numbers: f32 = widths[1..].iter().sum::<f32>() + gap * (widths.len() + 1) as f32;
+        widths[0] = widths[0].max(ui.available_width() - numbers);
+        widths
+    }
+
+    /// The diff's heading and a tab per section with its row count (and a way back to the CLI's
+    /// order once sorted).
+    fn section_tabs_ui(&mut self, ui: &mut Ui) {
+        ui.horizontal_wrapped(|ui| {
+            ui.strong("Diff");
+            ui.weak("B against A; the numbers `sightline diff A B` prints");
+            ui.weak(format!(
+                "Avg Change coloured past ±{SIGNIFICANT_CHANGE_PERCENT} % (red slower, green faster; full colour from ×2)"
+            ));
+            ui.separator();
+            for report in DiffReport::ALL {
+                let n = self.diff(report).map(|d| d.rows.len());
+                let text = match n {
+                    Some(n) => format!("{} ({n})", section_label(report)),
+                    None => section_label(report).to_string(),
+                };
+                let text = if n == Some(0) {
+                    RichText::new(text).weak()
+                } else {
+                    RichText::new(text)
+                };
+                if ui
+                    .selectable_label(self.section == report, text)
+                    .on_hover_text(format!("{} ({})", report.title(), report.source().name()))
+                    .clicked()
+                {
+                    self.section = report;
+                    self.sort = None;
+                }
+            }
+            if self.sort.is_some() && ui.small_button("CLI order").clicked() {
+                self.sort = None;
+            }
+        });
     }
 }
 

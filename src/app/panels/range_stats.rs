@@ -207,71 +207,8 @@ impl RangeStats {
         let mut clicked = None;
         // Wrapped, not one line: a line that overflows widens the panel's ui, and everything
         // below it (the report tabs too) would then run under the details panel.
-        ui.horizontal_wrapped(|ui| {
-            ui.strong(format!(
-                "Range {} – {}  ({})",
-                format::duration(range.start),
-                format::duration(range.end),
-                format::duration(range.end - range.start)
-            ))
-            .on_hover_text(format!(
-                "start {} ns\nend {} ns (excluded)\nduration {} ns",
-                format::grouped(range.start),
-                format::grouped(range.end),
-                format::grouped(range.end - range.start)
-            ));
-            ui.label("·");
-            ui.label("session clock");
-            if let Some(arg) = self.cli_range()
-                && ui
-                    .button(RichText::new(format!("Copy {arg}")).monospace())
-                    .on_hover_text(
-                        "for `sightline stats FILE --report … --range`; gives the same numbers",
-                    )
-                    .clicked()
-            {
-                ui.ctx().copy_text(arg);
-            }
-            if self.is_pending() {
-                ui.spinner();
-                ui.label("computing…");
-            } else if let Some(t) = self.took {
-                ui.weak(format!("computed in {:.1} ms", t.as_secs_f64() * 1e3));
-            }
-        });
-        let mut rule = self.rule;
-        ui.horizontal_wrapped(|ui| {
-            ui.label("Count:");
-            for choice in [RangeRule::StartsInside, RangeRule::Overlapping] {
-                ui.selectable_value(&mut rule, choice, choice.label());
-            }
-            ui.label("·");
-            ui.label(self.rule.explanation());
-        });
-        self.set_rule(rule);
-        ui.horizontal_wrapped(|ui| {
-            for (i, r) in REPORTS.iter().enumerate() {
-                let n = self.table(*r).map(|t| t.rows.len());
-                let text = match n {
-                    Some(n) => format!("{} ({n})", r.title()),
-                    None => r.title().to_string(),
-                };
-                let text = if n == Some(0) {
-                    RichText::new(text).weak()
-                } else {
-                    RichText::new(text)
-                };
-                if ui
-                    .selectable_label(self.tab == i, text)
-                    .on_hover_text(r.name())
-                    .clicked()
-                {
-                    self.tab = i;
-                    self.sort = None;
-                    self.export.forget();
-                }
-            }
-        });
+        self.range_header_ui(ui, range);
+        self.rule_and_tabs_ui(ui);
         ui.separator();
         let report = REPORTS[self.tab.min(REPORTS.len() - 1)];
         // Borrowed from the field, not through `self.table`, so the export
@@ -406,6 +343,80 @@ impl RangeStats {
             self.active = Some(c.clone());
         }
         clicked.map(Command::StepInstances)
+    }
+
+    /// The range's bounds (exact on hover), a button copying its `--range` argument, and
+    /// whether its tables are still being computed.
+    fn range_header_ui(&self, ui: &mut Ui, range: TimeRange) {
+        ui.horizontal_wrapped(|ui| {
+            ui.strong(format!(
+                "Range {} – {}  ({})",
+                format::duration(range.start),
+                format::duration(range.end),
+                format::duration(range.end - range.start)
+            ))
+            .on_hover_text(format!(
+                "start {} ns\nend {} ns (excluded)\nduration {} ns",
+                format::grouped(range.start),
+                format::grouped(range.end),
+                format::grouped(range.end - range.start)
+            ));
+            ui.label("·");
+            ui.label("session clock");
+            if let Some(arg) = self.cli_range()
+                && ui
+                    .button(RichText::new(format!("Copy {arg}")).monospace())
+                    .on_hover_text(
+                        "for `sightline stats FILE --report … --range`; gives the same numbers",
+                    )
+                    .clicked()
+            {
+                ui.ctx().copy_text(arg);
+            }
+            if self.is_pending() {
+                ui.spinner();
+                ui.label("computing…");
+            } else if let Some(t) = self.took {
+                ui.weak(format!("computed in {:.1} ms", t.as_secs_f64() * 1e3));
+            }
+        });
+    }
+
+    /// The counting rule's choice, and a tab per report with its row count.
+    fn rule_and_tabs_ui(&mut self, ui: &mut Ui) {
+        let mut rule = self.rule;
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Count:");
+            for choice in [RangeRule::StartsInside, RangeRule::Overlapping] {
+                ui.selectable_value(&mut rule, choice, choice.label());
+            }
+            ui.label("·");
+            ui.label(self.rule.explanation());
+        });
+        self.set_rule(rule);
+        ui.horizontal_wrapped(|ui| {
+            for (i, r) in REPORTS.iter().enumerate() {
+                let n = self.table(*r).map(|t| t.rows.len());
+                let text = match n {
+                    Some(n) => format!("{} ({n})", r.title()),
+                    None => r.title().to_string(),
+                };
+                let text = if n == Some(0) {
+                    RichText::new(text).weak()
+                } else {
+                    RichText::new(text)
+                };
+                if ui
+                    .selectable_label(self.tab == i, text)
+                    .on_hover_text(r.name())
+                    .clicked()
+                {
+                    self.tab = i;
+                    self.sort = None;
+                    self.export.forget();
+                }
+            }
+        });
     }
 }
 

@@ -745,40 +745,7 @@ impl SightlineApp {
 
     /// The whole window, given the root `Ui` (eframe and tests call this).
     pub fn ui(&mut self, ui: &mut Ui) {
-        let busy = self.poll_loading() | self.poll_captures(Some(ui.ctx())) | self.poll_saving();
-        self.poll_dialog();
-        let timeline_area = self.doc().and_then(|d| d.export_area);
-        if let Some(outcome) = self.image_export.poll(ui.ctx(), timeline_area) {
-            self.export_outcome(outcome);
-        }
-        if let Some(path) = self.browser.ui(ui.ctx()) {
-            self.open(path);
-        }
-        if let Some((spec, params, counters)) = self.capture_dialog.ui(ui.ctx()) {
-            self.start_capture(spec, params, counters);
-        }
-        if let Some(doc) = self.doc_mut()
-            && doc.stats.poll()
-        {
-            ui.ctx().request_repaint();
-        }
-        if busy || self.dialog.is_running() || self.doc().is_some_and(|d| d.stats.is_pending()) {
-            ui.ctx().request_repaint_after(Duration::from_millis(50));
-        }
-        let dropped: Vec<PathBuf> = ui.ctx().input(|i| {
-            i.raw
-                .dropped_files
-                .iter()
-                .map(|f| f.path().to_path_buf())
-                .collect()
-        });
-        for p in dropped {
-            self.open(p);
-        }
-
-        if ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, Key::Q)) {
-            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
-        }
+        self.take_background_work(ui);
         if !self.prefs_applied {
             self.prefs.apply(ui.ctx());
             self.prefs_applied = true;
@@ -864,146 +831,72 @@ impl SightlineApp {
                     egui::ScrollArea::both()
                         .auto_shrink([false, false])
                         .show(ui, |ui| {
-                            let Some(sel) = doc.timeline.selection.event else {
-                                crate::app::panels::details::overview(ui, &doc.trace);
-                                return;
-                            };
-                            if let Some(ev) = crate::app::panels::details::ui(
-                                ui,
-                                &doc.trace,
-                                sel,
-                                &doc.timeline.selection.related,
-                            ) {
-                                doc.apply(Command::ShowEvent(ev), ui.ctx());
-                            }
-                            if sel.table == Table::Nvtx
-                                && ui.button("Aggregate this range").clicked()
-                            {
-                                let (start, end) = (sel.start(&doc.trace), sel.end(&doc.trace));
-                                doc.apply(Command::SelectRange(TimeRange { start, end }), ui.ctx());
-                            }
-                            if sel.table == Table::Nvtx {
-                                doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
-                                let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
-                                doc.timeline.idle_rows.range_details(ui, (s, e));
-                            }
+                            Self::details_contents(doc, ui);
                         });
                 });
         }
-        doc.findings_frame(ui);
-        doc.notes_frame(ui);
-        if doc.stats.range().is_some() {
-            egui::Panel::bottom("range_stats")
-                .default_size(280.0)
-                .resizable(true)
-                .show(ui, |ui| {
-                    if let Some(command) = doc.stats.ui(ui) {
-                        doc.apply(command, ui.ctx());
-                    }
-                });
+        doc.frame(ui, exporting, presenting);
+    }
+
+    /// What came in since the last frame: loads, captures, saves, dialogs, dropped files; a
+    /// repaint asked for while any is under way; Ctrl+Q.
+    fn take_background_work(&mut self, ui: &mut Ui) {
+        let busy = self.poll_loading() | self.poll_captures(Some(ui.ctx())) | self.poll_saving();
+        self.poll_dialog();
+        let timeline_area = self.doc().and_then(|d| d.export_area);
+        if let Some(outcome) = self.image_export.poll(ui.ctx(), timeline_area) {
+            self.export_outcome(outcome);
         }
-        if doc.timeline.prepare_projection(&doc.trace) {
-            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        if let Some(path) = self.browser.ui(ui.ctx()) {
+            self.open(path);
         }
-        // The rows need it, and so do a selected NVTX range's details.
-        let show_idle = doc.timeline.view.show_idle_why
-            || doc
-                .timeline
-                .selection
-                .event
-                .is_some_and(|e| e.table == Table::Nvtx);
-        // The findings engine's attribution is the row's (made once).
-        let engine_coming = doc.findings.is_pending();
-        if (doc.timeline.idle_rows).prepare(show_idle, &doc.trace, engine_coming) {
-            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        if let Some((spec, params, counters)) = self.capture_dialog.ui(ui.ctx()) {
+            self.start_capture(spec, params, counters);
         }
-        let selected_before = doc.timeline.selection.event;
-        let central = egui::CentralPanel::default().show(ui, |ui| {
-            // An exported image says what it shows: the report, the span
-            // and a scale (drawn only while the image is taken).
-            let caption = exporting.then(|| {
-                crate::app::widgets::export_image::caption(
-                    ui,
-                    &crate::app::widgets::format::file_name(&doc.path),
-                    (doc.timeline.view.start, doc.timeline.view.end),
-                    doc.timeline.canvas.width(),
-                )
-            });
-            // Hidden rows are remembered across sessions: say so, or a user
-            // meets a timeline with rows missing and no idea why.
-            let hidden = doc.timeline.view.hidden.len();
-            if hidden > 0 && !presenting {
-                ui.horizontal(|ui| {
-                    ui.label(
-                        RichText::new(format!(
-                            "{hidden} row{} hidden",
-                            if hidden == 1 { "" } else { "s" }
-                        ))
-                        .color(Color32::from_rgb(230, 180, 80)),
-                    );
-                    if ui.small_button("Show").clicked() {
-                        doc.timeline.view.hidden.clear();
-                    }
-                });
-            }
-            doc.timeline.highlight = std::mem::take(&mut doc.search.mask);
-            let before = (doc.timeline.view.start, doc.timeline.view.end);
-            let out = doc.timeline.ui(ui, &doc.trace);
-            let mut rows = doc.timeline.area;
-            rows.max.y = doc.timeline.rows_bottom.max(rows.min.y);
-            doc.export_area = Some(caption.map_or(rows, |c| c.union(rows)));
-            doc.notes_menu(&out);
-            // Follow mode ends as soon as the user zooms or pans.
-            if let Some(live) = doc.live.as_mut()
-                && live.is_running()
-                && before != (doc.timeline.view.start, doc.timeline.view.end)
-            {
-                live.follow = false;
-            }
-            doc.search.mask = std::mem::take(&mut doc.timeline.highlight);
-            // A range dragged out, or cleared by Escape.
-            doc.follow_selection();
-            out.clicked
-        });
-        // A kernel clicked on the timeline opens its panel once a double-click
-        // can no longer follow (the panel floats over the timeline).
-        let now = ui.input(|i| i.time);
-        let delay = ui.ctx().options(|o| o.input_options.max_double_click_delay);
-        // A click on the kernel still selected counts too: its panel may
-        // have been closed since.
-        let clicked = central.inner;
-        if let Some(ev) = doc.timeline.selection.event
-            && (doc.timeline.selection.event != selected_before || clicked == Some(ev))
-            && ev.table == Table::Kernel
-            && let Some(&name) = doc.trace.kernels.spans.name.get(ev.index as usize)
+        if let Some(doc) = self.doc_mut()
+            && doc.stats.poll()
         {
-            doc.kernel_pending = Some((name, now + delay));
-        }
-        if let Some((name, at)) = doc.kernel_pending {
-            if now >= at {
-                doc.kernel_pending = None;
-                doc.open_kernel(name);
-            } else {
-                ui.ctx()
-                    .request_repaint_after(Duration::from_secs_f64(at - now));
-            }
-        }
-        let range = doc.timeline.selection.range;
-        // The panel floats over the timeline only: the details and the range
-        // tables stay clickable beside it.
-        let area = central.response.rect;
-        if doc.metric_sets.poll(&doc.trace) {
             ui.ctx().request_repaint();
         }
-        if doc.metric_sets.is_busy() {
-            ui.ctx()
-                .request_repaint_after(std::time::Duration::from_millis(100));
+        if busy || self.dialog.is_running() || self.doc().is_some_and(|d| d.stats.is_pending()) {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
-        doc.kernel
-            .metrics
-            .set_sources(&doc.metric_sets.sets, doc.metric_sets.generation);
-        if let Some(command) = doc.kernel.ui(ui.ctx(), &doc.trace, range, area) {
-            doc.apply(command, ui.ctx());
+        let dropped: Vec<PathBuf> = ui.ctx().input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .collect()
+        });
+        for p in dropped {
+            self.open(p);
+        }
+
+        if ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, Key::Q)) {
+            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+
+    /// The details panel's contents: the selected event (its fields, linked events, an NVTX
+    /// range's GPU work and idle time), or the report's overview when nothing is selected.
+    fn details_contents(doc: &mut Document, ui: &mut Ui) {
+        let Some(sel) = doc.timeline.selection.event else {
+            crate::app::panels::details::overview(ui, &doc.trace);
+            return;
+        };
+        if let Some(ev) =
+            crate::app::panels::details::ui(ui, &doc.trace, sel, &doc.timeline.selection.related)
+        {
+            doc.apply(Command::ShowEvent(ev), ui.ctx());
+        }
+        if sel.table == Table::Nvtx && ui.button("Aggregate this range").clicked() {
+            let (start, end) = (sel.start(&doc.trace), sel.end(&doc.trace));
+            doc.apply(Command::SelectRange(TimeRange { start, end }), ui.ctx());
+        }
+        if sel.table == Table::Nvtx {
+            doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
+            let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
+            doc.timeline.idle_rows.range_details(ui, (s, e));
         }
     }
 
@@ -1066,120 +959,10 @@ impl SightlineApp {
             egui::containers::menu::MenuButton::new("File")
                 .config(file_menu)
                 .ui(ui, |ui| {
-                    if ui.button("Open…").clicked() {
-                        self.open_dialog();
-                        ui.close();
-                    }
-                    if ui
-                        .button("Browse…")
-                        .on_hover_text(
-                            "Sightline's own file browser (when the desktop has no file dialog)",
-                        )
-                        .clicked()
-                    {
-                        let here = self
-                            .doc()
-                            .map(|d| d.path.clone())
-                            .or_else(|| std::env::current_dir().ok())
-                            .unwrap_or_else(|| PathBuf::from("."));
-                        self.browser.show_at(&here);
-                        ui.close();
-                    }
-                    ui.horizontal(|ui| {
-                        let label = ui.label("Open path:");
-                        let r = ui
-                            .text_edit_singleline(&mut self.open_path)
-                            .labelled_by(label.id);
-                        if r.lost_focus()
-                            && ui.input(|i| i.key_pressed(Key::Enter))
-                            && !self.open_path.trim().is_empty()
-                        {
-                            let p = PathBuf::from(self.open_path.trim());
-                            self.open(p);
-                            ui.close();
-                        }
-                    });
-                    ui.separator();
-                    ui.label(RichText::new("Recent").weak());
-                    let mut chosen = None;
-                    for p in &self.recent {
-                        if ui.button(p.display().to_string()).clicked() {
-                            chosen = Some(p.clone());
-                        }
-                    }
-                    if let Some(p) = chosen {
-                        self.open(p);
-                        ui.close();
-                    }
-                    self.compare_menu(ui);
-                    ui.separator();
-                    if let Some(Tab::Ready(doc)) = self.tabs.get_mut(self.active) {
-                        // Joined to a snapshot, the results would go with
-                        // the next one: attached once the report is whole.
-                        let trace = doc.trace.clone();
-                        ui.add_enabled_ui(!doc.is_loading(), |ui| {
-                            doc.metric_sets.menu(ui, &trace);
-                        })
-                        .response
-                        .on_disabled_hover_text("the report is still being read");
-                        ui.separator();
-                    }
-                    ui.horizontal(|ui| {
-                        let label = ui.label("Save as:");
-                        let r = ui
-                            .text_edit_singleline(&mut self.save_path)
-                            .labelled_by(label.id)
-                            .on_hover_text("an nsys SQLite report (Enter saves)");
-                        if r.lost_focus()
-                            && ui.input(|i| i.key_pressed(Key::Enter))
-                            && !self.save_path.trim().is_empty()
-                        {
-                            let p = PathBuf::from(self.save_path.trim());
-                            self.save_as(p);
-                            ui.close();
-                        }
-                    });
-                    let report = self.doc().map(|d| d.path.clone());
-                    self.image_export.menu(ui, report.as_deref());
-                    ui.separator();
-                    if ui.button("Quit (Ctrl+Q)").clicked() {
-                        ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
-                    }
+                    self.file_menu(ui);
                 });
             ui.menu_button("Capture", |ui| {
-                if ui.button("New capture…").clicked() {
-                    self.capture_dialog.show();
-                    ui.close();
-                }
-                let replayable = self
-                    .doc()
-                    .filter(|d| d.live.is_none() && d.path.is_file())
-                    .map(|d| d.path.clone());
-                for (label, speed) in [
-                    ("Replay this report", 1.0),
-                    ("Replay this report ×10", 10.0),
-                ] {
-                    let button = ui.add_enabled(replayable.is_some(), egui::Button::new(label));
-                    if button.clicked()
-                        && let Some(path) = replayable.clone()
-                    {
-                        self.start_replay(path, speed);
-                        ui.close();
-                    }
-                }
-                let running = self
-                    .doc()
-                    .and_then(|d| d.live.as_ref())
-                    .is_some_and(Live::is_running);
-                if ui
-                    .add_enabled(running, egui::Button::new("Stop capture"))
-                    .clicked()
-                {
-                    if let Some(live) = self.doc().and_then(|d| d.live.as_ref()) {
-                        live.stop();
-                    }
-                    ui.close();
-                }
+                self.capture_menu(ui);
             });
             self.lessons.menu(ui);
             // Direct field access: the View menu edits the report shown and
@@ -1276,119 +1059,244 @@ impl SightlineApp {
                 }
             });
             let Some(doc) = doc else { return };
+            Self::search_bar(doc, ui);
+        });
+    }
+
+    /// The File menu: open (dialog, browser, path, recent), compare, attach metrics, save as,
+    /// export an image, quit.
+    fn file_menu(&mut self, ui: &mut Ui) {
+        if ui.button("Open…").clicked() {
+            self.open_dialog();
+            ui.close();
+        }
+        if ui
+            .button("Browse…")
+            .on_hover_text("Sightline's own file browser (when the desktop has no file dialog)")
+            .clicked()
+        {
+            let here = self
+                .doc()
+                .map(|d| d.path.clone())
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_else(|| PathBuf::from("."));
+            self.browser.show_at(&here);
+            ui.close();
+        }
+        ui.horizontal(|ui| {
+            let label = ui.label("Open path:");
+            let r = ui
+                .text_edit_singleline(&mut self.open_path)
+                .labelled_by(label.id);
+            if r.lost_focus()
+                && ui.input(|i| i.key_pressed(Key::Enter))
+                && !self.open_path.trim().is_empty()
+            {
+                let p = PathBuf::from(self.open_path.trim());
+                self.open(p);
+                ui.close();
+            }
+        });
+        ui.separator();
+        ui.label(RichText::new("Recent").weak());
+        let mut chosen = None;
+        for p in &self.recent {
+            if ui.button(p.display().to_string()).clicked() {
+                chosen = Some(p.clone());
+            }
+        }
+        if let Some(p) = chosen {
+            self.open(p);
+            ui.close();
+        }
+        self.compare_menu(ui);
+        ui.separator();
+        if let Some(Tab::Ready(doc)) = self.tabs.get_mut(self.active) {
+            // Joined to a snapshot, the results would go with
+            // the next one: attached once the report is whole.
+            let trace = doc.trace.clone();
+            ui.add_enabled_ui(!doc.is_loading(), |ui| {
+                doc.metric_sets.menu(ui, &trace);
+            })
+            .response
+            .on_disabled_hover_text("the report is still being read");
             ui.separator();
-            let search_label = ui.label("Search");
-            // The box gives way first when the window is narrow.
-            let box_width = (ui.available_width() * 0.3).clamp(90.0, 220.0);
-            let search = ui
-                .add(
-                    egui::TextEdit::singleline(&mut doc.search.query)
-                        .hint_text("Search events (Ctrl+F or /)")
-                        .desired_width(box_width),
+        }
+        ui.horizontal(|ui| {
+            let label = ui.label("Save as:");
+            let r = ui
+                .text_edit_singleline(&mut self.save_path)
+                .labelled_by(label.id)
+                .on_hover_text("an nsys SQLite report (Enter saves)");
+            if r.lost_focus()
+                && ui.input(|i| i.key_pressed(Key::Enter))
+                && !self.save_path.trim().is_empty()
+            {
+                let p = PathBuf::from(self.save_path.trim());
+                self.save_as(p);
+                ui.close();
+            }
+        });
+        let report = self.doc().map(|d| d.path.clone());
+        self.image_export.menu(ui, report.as_deref());
+        ui.separator();
+        if ui.button("Quit (Ctrl+Q)").clicked() {
+            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+
+    /// The Capture menu: a new capture or replay, and stopping the one shown.
+    fn capture_menu(&mut self, ui: &mut Ui) {
+        if ui.button("New capture…").clicked() {
+            self.capture_dialog.show();
+            ui.close();
+        }
+        let replayable = self
+            .doc()
+            .filter(|d| d.live.is_none() && d.path.is_file())
+            .map(|d| d.path.clone());
+        for (label, speed) in [
+            ("Replay this report", 1.0),
+            ("Replay this report ×10", 10.0),
+        ] {
+            let button = ui.add_enabled(replayable.is_some(), egui::Button::new(label));
+            if button.clicked()
+                && let Some(path) = replayable.clone()
+            {
+                self.start_replay(path, speed);
+                ui.close();
+            }
+        }
+        let running = self
+            .doc()
+            .and_then(|d| d.live.as_ref())
+            .is_some_and(Live::is_running);
+        if ui
+            .add_enabled(running, egui::Button::new("Stop capture"))
+            .clicked()
+        {
+            if let Some(live) = self.doc().and_then(|d| d.live.as_ref()) {
+                live.stop();
+            }
+            ui.close();
+        }
+    }
+
+    /// The search box, its arrows and count, then the findings' and notes' badges and the
+    /// loader's warnings, from the right edge (left out where the window is too narrow).
+    fn search_bar(doc: &mut Document, ui: &mut Ui) {
+        ui.separator();
+        let search_label = ui.label("Search");
+        // The box gives way first when the window is narrow.
+        let box_width = (ui.available_width() * 0.3).clamp(90.0, 220.0);
+        let search = ui
+            .add(
+                egui::TextEdit::singleline(&mut doc.search.query)
+                    .hint_text("Search events (Ctrl+F or /)")
+                    .desired_width(box_width),
+            )
+            .labelled_by(search_label.id);
+        // Ctrl+F, or / when no text field has the keyboard, goes to the box.
+        let typing = ui.ctx().egui_wants_keyboard_input();
+        if ui.input_mut(|i| {
+            i.consume_key(egui::Modifiers::COMMAND, Key::F)
+                || (!typing && i.consume_key(egui::Modifiers::NONE, Key::Slash))
+        }) {
+            search.request_focus();
+        }
+        let enter = search.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+        // An error is about the query that was run: editing it (or
+        // clearing the box) takes the error away.
+        if search.changed() {
+            doc.search.error = None;
+        }
+        ui.checkbox(&mut doc.search.regex, "regex");
+        let mut step = None;
+        // Enter leaves the keys to the timeline (W/A/S/D right after a
+        // search must zoom and pan, not type); Ctrl+F comes back.
+        if enter {
+            step = Some(true);
+        }
+        if ui.button("<").on_hover_text("previous match").clicked() {
+            step = Some(false);
+        }
+        if ui.button(">").on_hover_text("next match").clicked() {
+            step = Some(true);
+        }
+        // The matches are looked for on a worker (10M events take longer
+        // than a frame); the step happens when they are in.
+        if let Some(fwd) = step {
+            let rerun = doc.search.is_stale()
+                || (enter && doc.search.matches.is_empty())
+                || doc.search.is_searching();
+            if rerun {
+                let repaint = Some(ui.ctx().clone());
+                doc.search.start(
+                    &doc.trace,
+                    repaint,
+                    crate::app::panels::search::Then::Reveal(fwd),
+                );
+            } else if let Some(ev) = doc.search.step(fwd) {
+                doc.reveal_event(ev);
+            }
+        }
+        doc.take_search();
+        if doc.search.is_searching() {
+            ui.spinner();
+            ui.weak("searching…");
+        } else if let Some(e) = &doc.search.error {
+            // One short line in the bar (a regex error spans lines and
+            // would spill into the tabs); the whole message on hover.
+            let first = e.lines().next().unwrap_or_default();
+            let short = if first.starts_with("bad regex") {
+                "bad regex"
+            } else {
+                first
+            };
+            ui.colored_label(
+                Color32::LIGHT_RED,
+                crate::app::widgets::format::clip(short, 40),
+            )
+            .on_hover_text(e);
+        } else if !doc.search.matches.is_empty() && !doc.search.is_stale() {
+            let cur = doc.search.current.map_or(0, |c| c + 1);
+            let more = if doc.search.truncated { "+" } else { "" };
+            ui.label(format!("{cur}/{}{more} matches", doc.search.matches.len()));
+        }
+        // Laid out from the right edge: with too little room it would run
+        // over the search arrows, so below that width it is left out
+        // (the badge is in the Findings panel; counts in the details).
+        if ui.available_width() < 150.0 {
+            return;
+        }
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            doc.findings.badge(ui);
+            doc.notes.badge(ui);
+            let warnings = &doc.trace.warnings;
+            if !warnings.is_empty() {
+                let label = format!(
+                    "{} warning{}",
+                    warnings.len(),
+                    if warnings.len() == 1 { "" } else { "s" }
+                );
+                ui.menu_button(
+                    RichText::new(label).color(Color32::from_rgb(230, 180, 80)),
+                    |ui| {
+                        ui.label(
+                            RichText::new("The loader noted while reading this report:").weak(),
+                        );
+                        egui::ScrollArea::vertical()
+                            .max_height(400.0)
+                            .show(ui, |ui| {
+                                for w in warnings.iter() {
+                                    ui.add(egui::Label::new(format!("• {w}")).wrap());
+                                }
+                            });
+                    },
                 )
-                .labelled_by(search_label.id);
-            // Ctrl+F, or / when no text field has the keyboard, goes to the box.
-            let typing = ui.ctx().egui_wants_keyboard_input();
-            if ui.input_mut(|i| {
-                i.consume_key(egui::Modifiers::COMMAND, Key::F)
-                    || (!typing && i.consume_key(egui::Modifiers::NONE, Key::Slash))
-            }) {
-                search.request_focus();
+                .response
+                .on_hover_text("what the loader skipped or guessed");
             }
-            let enter = search.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
-            // An error is about the query that was run: editing it (or
-            // clearing the box) takes the error away.
-            if search.changed() {
-                doc.search.error = None;
-            }
-            ui.checkbox(&mut doc.search.regex, "regex");
-            let mut step = None;
-            // Enter leaves the keys to the timeline (W/A/S/D right after a
-            // search must zoom and pan, not type); Ctrl+F comes back.
-            if enter {
-                step = Some(true);
-            }
-            if ui.button("<").on_hover_text("previous match").clicked() {
-                step = Some(false);
-            }
-            if ui.button(">").on_hover_text("next match").clicked() {
-                step = Some(true);
-            }
-            // The matches are looked for on a worker (10M events take longer
-            // than a frame); the step happens when they are in.
-            if let Some(fwd) = step {
-                let rerun = doc.search.is_stale()
-                    || (enter && doc.search.matches.is_empty())
-                    || doc.search.is_searching();
-                if rerun {
-                    let repaint = Some(ui.ctx().clone());
-                    doc.search.start(
-                        &doc.trace,
-                        repaint,
-                        crate::app::panels::search::Then::Reveal(fwd),
-                    );
-                } else if let Some(ev) = doc.search.step(fwd) {
-                    doc.reveal_event(ev);
-                }
-            }
-            doc.take_search();
-            if doc.search.is_searching() {
-                ui.spinner();
-                ui.weak("searching…");
-            } else if let Some(e) = &doc.search.error {
-                // One short line in the bar (a regex error spans lines and
-                // would spill into the tabs); the whole message on hover.
-                let first = e.lines().next().unwrap_or_default();
-                let short = if first.starts_with("bad regex") {
-                    "bad regex"
-                } else {
-                    first
-                };
-                ui.colored_label(
-                    Color32::LIGHT_RED,
-                    crate::app::widgets::format::clip(short, 40),
-                )
-                .on_hover_text(e);
-            } else if !doc.search.matches.is_empty() && !doc.search.is_stale() {
-                let cur = doc.search.current.map_or(0, |c| c + 1);
-                let more = if doc.search.truncated { "+" } else { "" };
-                ui.label(format!("{cur}/{}{more} matches", doc.search.matches.len()));
-            }
-            // Laid out from the right edge: with too little room it would run
-            // over the search arrows, so below that width it is left out
-            // (the badge is in the Findings panel; counts in the details).
-            if ui.available_width() < 150.0 {
-                return;
-            }
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                doc.findings.badge(ui);
-                doc.notes.badge(ui);
-                let warnings = &doc.trace.warnings;
-                if !warnings.is_empty() {
-                    let label = format!(
-                        "{} warning{}",
-                        warnings.len(),
-                        if warnings.len() == 1 { "" } else { "s" }
-                    );
-                    ui.menu_button(
-                        RichText::new(label).color(Color32::from_rgb(230, 180, 80)),
-                        |ui| {
-                            ui.label(
-                                RichText::new("The loader noted while reading this report:").weak(),
-                            );
-                            egui::ScrollArea::vertical()
-                                .max_height(400.0)
-                                .show(ui, |ui| {
-                                    for w in warnings.iter() {
-                                        ui.add(egui::Label::new(format!("• {w}")).wrap());
-                                    }
-                                });
-                        },
-                    )
-                    .response
-                    .on_hover_text("what the loader skipped or guessed");
-                }
-            });
         });
     }
 

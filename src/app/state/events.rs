@@ -305,42 +305,7 @@ impl EventRef {
                 }
             }
             Table::Kernel => {
-                let k = &trace.kernels;
-                if let Some(c) = k.config.get(i).and_then(|&c| k.configs.get(c as usize)) {
-                    let [gx, gy, gz] = c.grid;
-                    let [bx, by, bz] = c.block;
-                    f.push(("Grid", format!("{gx} × {gy} × {gz}")));
-                    f.push(("Block", format!("{bx} × {by} × {bz}")));
-                    f.push(("Registers/thread", c.registers_per_thread.to_string()));
-                    f.push((
-                        "Static shared mem",
-                        format::bytes(c.static_shared_memory as u64),
-                    ));
-                    f.push((
-                        "Dynamic shared mem",
-                        format::bytes(c.dynamic_shared_memory as u64),
-                    ));
-                    f.push((
-                        "Local mem/thread",
-                        format::bytes(c.local_memory_per_thread as u64),
-                    ));
-                    f.push((
-                        "Shared mem executed",
-                        format::bytes(c.shared_memory_executed as u64),
-                    ));
-                }
-                if let Some(s) = k.short_name(i) {
-                    f.push(("Short name", trace.name(s).to_string()));
-                }
-                if let Some(m) = k.mangled_name(i).filter(|m| m.0 != 0) {
-                    f.push(("Mangled name", trace.name(m).to_string()));
-                }
-                if let Some(c) = k.correlation.get(i) {
-                    f.push(("Correlation ID", c.to_string()));
-                }
-                if let Some(g) = k.graph_node_id.get(i).filter(|&g| g != 0) {
-                    f.push(("Graph node", g.to_string()));
-                }
+                Self::kernel_fields(trace, i, &mut f);
             }
             Table::Memcpy => {
                 let m = &trace.memcpys;
@@ -398,6 +363,46 @@ impl EventRef {
             }
         }
         f
+    }
+
+    /// A kernel's own fields: its launch configuration, names, correlation and graph node.
+    fn kernel_fields(trace: &Trace, i: usize, f: &mut Vec<(&'static str, String)>) {
+        let k = &trace.kernels;
+        if let Some(c) = k.config.get(i).and_then(|&c| k.configs.get(c as usize)) {
+            let [gx, gy, gz] = c.grid;
+            let [bx, by, bz] = c.block;
+            f.push(("Grid", format!("{gx} × {gy} × {gz}")));
+            f.push(("Block", format!("{bx} × {by} × {bz}")));
+            f.push(("Registers/thread", c.registers_per_thread.to_string()));
+            f.push((
+                "Static shared mem",
+                format::bytes(c.static_shared_memory as u64),
+            ));
+            f.push((
+                "Dynamic shared mem",
+                format::bytes(c.dynamic_shared_memory as u64),
+            ));
+            f.push((
+                "Local mem/thread",
+                format::bytes(c.local_memory_per_thread as u64),
+            ));
+            f.push((
+                "Shared mem executed",
+                format::bytes(c.shared_memory_executed as u64),
+            ));
+        }
+        if let Some(s) = k.short_name(i) {
+            f.push(("Short name", trace.name(s).to_string()));
+        }
+        if let Some(m) = k.mangled_name(i).filter(|m| m.0 != 0) {
+            f.push(("Mangled name", trace.name(m).to_string()));
+        }
+        if let Some(c) = k.correlation.get(i) {
+            f.push(("Correlation ID", c.to_string()));
+        }
+        if let Some(g) = k.graph_node_id.get(i).filter(|&g| g != 0) {
+            f.push(("Graph node", g.to_string()));
+        }
     }
 }
 

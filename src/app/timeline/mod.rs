@@ -466,16 +466,7 @@ impl Timeline {
         let mut out = Output::default();
         let full = ui.available_rect_before_wrap();
         let label_w = label_width(full.width());
-        let ruler_rect = Rect::from_min_max(
-            pos2(full.left() + label_w, full.top()),
-            pos2(full.right(), full.top() + RULER_H),
-        );
-        let canvas =
-            Rect::from_min_max(pos2(full.left() + label_w, full.top() + RULER_H), full.max);
-        let labels = Rect::from_min_max(
-            pos2(full.left(), full.top() + RULER_H),
-            pos2(full.left() + label_w, full.bottom()),
-        );
+        let (ruler_rect, canvas, labels) = areas(full, label_w);
         // Panels opening or closing (details, range statistics) change the
         // canvas: the selected row must not end up under them.
         if canvas != self.canvas {
@@ -507,20 +498,7 @@ impl Timeline {
         let map = Mapping::new(canvas, &self.view);
         // With a range selected, the ruler counts from its start.
         let shown_range = self.shown_range();
-        let origin = shown_range.map_or(self.ruler_origin.unwrap_or(0.0), |r| r.start as f64);
-        let ticks = paint::ruler(
-            &painter.with_clip_rect(ruler_rect),
-            ruler_rect,
-            &map,
-            visuals.text_color(),
-            origin,
-        );
-        for x in ticks {
-            painter.with_clip_rect(canvas).line_segment(
-                [pos2(x, canvas.top()), pos2(x, canvas.bottom())],
-                Stroke::new(1.0, visuals.faint_bg_color),
-            );
-        }
+        self.paint_ruler(&painter, ruler_rect, &map, shown_range, &visuals);
 
         // Rows: lay out the visible ones, paint those on screen.
         let order = self.visible_rows();
@@ -531,31 +509,30 @@ impl Timeline {
             .clamp(0.0, (total_h - canvas.height() + 40.0).max(0.0));
         let mut y = canvas.top() - self.view.scroll_y;
         self.layout.clear();
+        // Taken for the rows' loop, which lays rows out on `self` as it paints them; put back
+        // after it.
         let style_highlight = std::mem::take(&mut self.highlight);
+        let name_colors = std::mem::take(&mut self.name_colors);
+        let related = self.selection.related.clone();
         let style = paint::LaneStyle {
-            name_colors: &self.name_colors,
+            name_colors: &name_colors,
             highlight: &style_highlight,
             selected: self.selection.event,
-            related: &self.selection.related,
+            related: &related,
             show_names: self.view.show_names,
         };
         let lane_painter = painter.with_clip_rect(canvas);
         // (start, end, device) of the selected kernel, for the metric rows.
-        let selected_kernel = self
-            .selection
-            .event
-            .filter(|ev| ev.table == crate::app::state::events::Table::Kernel)
-            .and_then(|ev| {
-                let i = ev.index as usize;
-                let spans = &trace.kernels.spans;
-                let device = trace
-                    .streams
-                    .iter()
-                    .find(|s| s.kernels.contains(ev.index))?
-                    .device_id;
-                let (start, end) = spans.get(i)?;
-                Some((start, end, device))
-            });
+        let selected_kernel = self.selected_kernel(trace);
+        let row_paint = RowPaint {
+            trace,
+            lanes: &lane_painter,
+            labels: painter.with_clip_rect(labels),
+            map: &map,
+            style: &style,
+            visuals: &visuals,
+            selected_kernel,
+        };
         let mut painted = 0;
         let mut toggles = Vec::new();
         let mut hide = None;
@@ -581,156 +558,20 @@ impl Timeline {
                 [row_rect.left_bottom(), row_rect.right_bottom()],
                 Stroke::new(1.0, visuals.faint_bg_color),
             );
-            match &row.kind {
-                RowKind::Header { .. } => {
-                    lane_painter.rect_filled(
-                        row_rect,
-                        0.0,
-                        visuals.faint_bg_color.gamma_multiply(0.6),
-                    );
-                    // Collapsing hides detail, not activity: the header shows
-                    // where its rows have events.
-                    if self.view.collapsed.contains(&row.key) {
-                        let strip = row_rect.shrink2(vec2(0.0, 3.0));
-                        for child in self.descendant_lanes(r) {
-                            if let RowKind::Lane { table, track, .. } = &self.rows[child].kind {
-                                painted += paint::activity(
-                                    &lane_painter,
-                                    trace,
-                                    *table,
-                                    track,
-                                    strip,
-                                    &map,
-                                    visuals.text_color().gamma_multiply(0.45),
-                                );
-                            }
-                        }
-                    }
-                }
-                RowKind::Lane { table, track } => {
-                    self.layout.push((r, row_rect));
-                    painted +=
-                        paint::lane(&lane_painter, trace, *table, track, row_rect, &map, &style);
-                    if *table == crate::app::state::events::Table::Nvtx
-                        && !self.open_ranges.is_empty()
-                    {
-                        painted += paint::open_tails(
-                            &lane_painter,
-                            trace,
-                            track,
-                            row_rect,
-                            &map,
-                            &self.open_ranges,
-                            &style,
-                        );
-                    }
-                    if *table == crate::app::state::events::Table::Kernel
-                        && let Some(strip) = &self.metrics_strip
-                    {
-                        painted += strip.paint(&lane_painter, trace, track, row_rect, &map);
-                    }
-                }
-                RowKind::IdleWhy { device } => {
-                    self.layout.push((r, row_rect));
-                    self.idle_rows.paint(&lane_painter, *device, row_rect, &map);
-                }
-                RowKind::Projection { track } => {
-                    self.layout.push((r, row_rect));
-                    if let Some(p) = &self.projection {
-                        let drawn = p.paint(
-                            &lane_painter,
-                            trace,
-                            track,
-                            row_rect,
-                            &map,
-                            &self.name_colors,
-                        );
-                        self.projected_drawn.extend(drawn);
-                    }
-                }
-                RowKind::Metric(m) => {
-                    self.layout.push((r, row_rect));
-                    if let Some(s) = trace.metrics.get(m.series as usize) {
-                        // The selected kernel's span, on its own GPU's samples: what
-                        // the kernel panel's sampled averages are taken over.
-                        if let Some((start, end)) = selected_kernel
-                            .filter(|k| k.2 == s.device_id)
-                            .map(|k| (k.0, k.1))
-                        {
-                            let shade = Rect::from_min_max(
-                                pos2(map.x(start), row_rect.top()),
-                                pos2(map.x(end).max(map.x(start) + 1.0), row_rect.bottom()),
-                            );
-                            lane_painter.rect_filled(
-                                shade,
-                                0.0,
-                                colors::SELECTED.gamma_multiply(0.25),
-                            );
-                        }
-                        paint::metric(&lane_painter, s, m, row_rect, &map, colors::METRIC);
-                        let scale = match m.constant {
-                            Some(v) => format!("always {}", format::metric_value(v * m.scale)),
-                            None => format!(
-                                "{}–{} {}",
-                                format::metric_value(m.lo * m.scale),
-                                format::metric_value(m.hi * m.scale),
-                                m.unit
-                            ),
-                        };
-                        // The value scale sits under the name, clear of the chart.
-                        painter.with_clip_rect(labels).text(
-                            pos2(
-                                label_rect.left() + row.indent as f32 * 12.0 + 6.0,
-                                label_rect.top() + 19.0,
-                            ),
-                            egui::Align2::LEFT_TOP,
-                            scale,
-                            egui::FontId::proportional(10.5),
-                            visuals.weak_text_color(),
-                        );
-                    }
-                }
-            }
+            painted += self.paint_row(r, (row_rect, label_rect), &row_paint);
             // The label is a real widget, so AccessKit (and tests) see the row.
             if label_rect.top() >= labels.top() - 1.0 {
-                let indent = row.indent as f32 * 12.0;
-                let text = match &row.kind {
-                    RowKind::Header { .. } => {
-                        let arrow = if self.view.collapsed.contains(&row.key) {
-                            "+"
-                        } else {
-                            "-"
-                        };
-                        format!("{arrow} {}", row.label)
-                    }
-                    _ => row.label.clone(),
-                };
-                let rect = label_rect.with_min_x(label_rect.left() + indent + 2.0);
-                // Clipped: thread/process names come from the report, any length.
-                let shown = format::clip(&text, 300);
-                let button = egui::Button::new(egui::RichText::new(shown.as_ref()).size(12.0))
-                    .frame(false)
-                    .truncate();
-                let slot = Rect::from_min_size(rect.min, vec2(rect.width(), h.min(20.0)));
-                let builder = egui::UiBuilder::new()
-                    .max_rect(slot)
-                    .layout(egui::Layout::left_to_right(egui::Align::Center));
-                let long = text.chars().count() > 28;
-                let mut lr = ui.scope_builder(builder, |ui| ui.add(button)).inner;
-                if long {
-                    lr = lr.on_hover_text(format::clip(&row.label, format::MAX_LABEL_CHARS));
+                let (toggle, hide_it) = self.row_label(ui, r, label_rect);
+                if toggle {
+                    toggles.push(self.rows[r].key.clone());
                 }
-                if lr.clicked() && row.is_header() {
-                    toggles.push(row.key.clone());
+                if hide_it {
+                    hide = Some(self.rows[r].key.clone());
                 }
-                lr.context_menu(|ui| {
-                    if ui.button("Hide row").clicked() {
-                        hide = Some(row.key.clone());
-                    }
-                });
             }
         }
         self.highlight = style_highlight;
+        self.name_colors = name_colors;
         self.painted = painted;
         if let Some(strip) = &self.metrics_strip {
             strip.legend(
@@ -751,35 +592,16 @@ impl Timeline {
         if let Some(k) = hide {
             self.view.hidden.insert(k);
         }
-        if self.keep_selection_frames > 0 {
-            self.keep_selection_frames -= 1;
-            if let Some(rect) = selected_row {
-                let margin = 8.0;
-                if rect.bottom() > canvas.bottom() - margin {
-                    self.view.scroll_y += rect.bottom() - canvas.bottom() + margin;
-                    ui.ctx().request_repaint();
-                } else if rect.top() < canvas.top() + margin {
-                    self.view.scroll_y -= canvas.top() + margin - rect.top();
-                    ui.ctx().request_repaint();
-                }
-            }
-        }
+        self.keep_selection_in_view(ui, selected_row);
 
         // The selected range, shaded over rows and ruler.
-        if let Some(TimeRange { start: a, end: b }) = shown_range {
-            let (x0, x1) = (map.x(a).max(canvas.left()), map.x(b).min(canvas.right()));
-            if x1 > x0 {
-                let r = Rect::from_min_max(pos2(x0, full.top()), pos2(x1, full.bottom()));
-                painter.rect_filled(r, 0.0, Color32::from_rgba_unmultiplied(80, 140, 255, 40));
-                painter.text(
-                    pos2(x0 + 3.0, ruler_rect.bottom() + 2.0),
-                    egui::Align2::LEFT_TOP,
-                    format::duration(b - a),
-                    egui::FontId::proportional(12.0),
-                    visuals.strong_text_color(),
-                );
-            }
-        }
+        Self::shade_range(
+            &painter,
+            (full, ruler_rect, canvas),
+            &map,
+            shown_range,
+            &visuals,
+        );
 
         // Over the events, under the arrows and tooltips.
         self.group_bars(trace);
@@ -800,6 +622,104 @@ impl Timeline {
         }
 
         // API call ⇄ GPU work: arrows from the call to what it launched.
+        self.paint_related_arrows(trace, &painter);
+
+        self.tooltips(trace, &resp, &map, &painter, &visuals);
+        out
+    }
+
+    /// The ruler, counting from the selected range's start when there is one (else from the
+    /// origin the user set), and its ticks' lines down the canvas.
+    fn paint_ruler(
+        &self,
+        painter: &egui::Painter,
+        ruler_rect: Rect,
+        map: &Mapping,
+        shown_range: Option<TimeRange>,
+        visuals: &egui::Visuals,
+    ) {
+        let canvas = self.canvas;
+        let origin = shown_range.map_or(self.ruler_origin.unwrap_or(0.0), |r| r.start as f64);
+        let ticks = paint::ruler(
+            &painter.with_clip_rect(ruler_rect),
+            ruler_rect,
+            map,
+            visuals.text_color(),
+            origin,
+        );
+        for x in ticks {
+            painter.with_clip_rect(canvas).line_segment(
+                [pos2(x, canvas.top()), pos2(x, canvas.bottom())],
+                Stroke::new(1.0, visuals.faint_bg_color),
+            );
+        }
+    }
+
+    /// The selected range, shaded over rows and ruler, with its length at the ruler's foot.
+    fn shade_range(
+        painter: &egui::Painter,
+        (full, ruler_rect, canvas): (Rect, Rect, Rect),
+        map: &Mapping,
+        shown_range: Option<TimeRange>,
+        visuals: &egui::Visuals,
+    ) {
+        if let Some(TimeRange { start: a, end: b }) = shown_range {
+            let (x0, x1) = (map.x(a).max(canvas.left()), map.x(b).min(canvas.right()));
+            if x1 > x0 {
+                let r = Rect::from_min_max(pos2(x0, full.top()), pos2(x1, full.bottom()));
+                painter.rect_filled(r, 0.0, Color32::from_rgba_unmultiplied(80, 140, 255, 40));
+                painter.text(
+                    pos2(x0 + 3.0, ruler_rect.bottom() + 2.0),
+                    egui::Align2::LEFT_TOP,
+                    format::duration(b - a),
+                    egui::FontId::proportional(12.0),
+                    visuals.strong_text_color(),
+                );
+            }
+        }
+    }
+
+    /// For a few frames after a selection from elsewhere (a panel, a search), scrolls its row
+    /// back into view should it lie under the canvas's edges.
+    fn keep_selection_in_view(&mut self, ui: &Ui, selected_row: Option<Rect>) {
+        let canvas = self.canvas;
+        if self.keep_selection_frames > 0 {
+            self.keep_selection_frames -= 1;
+            if let Some(rect) = selected_row {
+                let margin = 8.0;
+                if rect.bottom() > canvas.bottom() - margin {
+                    self.view.scroll_y += rect.bottom() - canvas.bottom() + margin;
+                    ui.ctx().request_repaint();
+                } else if rect.top() < canvas.top() + margin {
+                    self.view.scroll_y -= canvas.top() + margin - rect.top();
+                    ui.ctx().request_repaint();
+                }
+            }
+        }
+    }
+
+    /// (start, end, device) of the selected event when it is a kernel, for the metric rows.
+    fn selected_kernel(&self, trace: &Trace) -> Option<(Ns, Ns, u32)> {
+        self.selection
+            .event
+            .filter(|ev| ev.table == crate::app::state::events::Table::Kernel)
+            .and_then(|ev| {
+                let i = ev.index as usize;
+                let spans = &trace.kernels.spans;
+                let device = trace
+                    .streams
+                    .iter()
+                    .find(|s| s.kernels.contains(ev.index))?
+                    .device_id;
+                let (start, end) = spans.get(i)?;
+                Some((start, end, device))
+            })
+    }
+
+    /// Arrows between the selected event and its linked events (an API call ⇄ its GPU work),
+    /// from the call to what it launched.
+    fn paint_related_arrows(&self, trace: &Trace, painter: &egui::Painter) {
+        let canvas = self.canvas;
         if let Some(sel) = self.selection.event
             && let Some(p0) = self.event_pos(trace, sel)
         {
@@ -814,7 +734,167 @@ impl Timeline {
                 }
             }
         }
+    }
 
+    /// Paints row `r`'s events at `row_rect` (and a metric row's scale in its label at
+    /// `label_rect`), and lays it out for hit tests; returns the boxes it drew.
+    fn paint_row(&mut self, r: usize, (row_rect, label_rect): (Rect, Rect), p: &RowPaint) -> usize {
+        let row = &self.rows[r];
+        let mut painted = 0;
+        match &row.kind {
+            RowKind::Header { .. } => {
+                p.lanes
+                    .rect_filled(row_rect, 0.0, p.visuals.faint_bg_color.gamma_multiply(0.6));
+                // Collapsing hides detail, not activity: the header shows
+                // where its rows have events.
+                if self.view.collapsed.contains(&row.key) {
+                    let strip = row_rect.shrink2(vec2(0.0, 3.0));
+                    for child in self.descendant_lanes(r) {
+                        if let RowKind::Lane { table, track, .. } = &self.rows[child].kind {
+                            painted += paint::activity(
+                                p.lanes,
+                                p.trace,
+                                *table,
+                                track,
+                                strip,
+                                p.map,
+                                p.visuals.text_color().gamma_multiply(0.45),
+                            );
+                        }
+                    }
+                }
+            }
+            RowKind::Lane { table, track } => {
+                self.layout.push((r, row_rect));
+                painted += paint::lane(p.lanes, p.trace, *table, track, row_rect, p.map, p.style);
+                if *table == crate::app::state::events::Table::Nvtx && !self.open_ranges.is_empty()
+                {
+                    painted += paint::open_tails(
+                        p.lanes,
+                        p.trace,
+                        track,
+                        row_rect,
+                        p.map,
+                        &self.open_ranges,
+                        p.style,
+                    );
+                }
+                if *table == crate::app::state::events::Table::Kernel
+                    && let Some(strip) = &self.metrics_strip
+                {
+                    painted += strip.paint(p.lanes, p.trace, track, row_rect, p.map);
+                }
+            }
+            RowKind::IdleWhy { device } => {
+                self.layout.push((r, row_rect));
+                self.idle_rows.paint(p.lanes, *device, row_rect, p.map);
+            }
+            RowKind::Projection { track } => {
+                self.layout.push((r, row_rect));
+                if let Some(projection) = &self.projection {
+                    let drawn = projection.paint(
+                        p.lanes,
+                        p.trace,
+                        track,
+                        row_rect,
+                        p.map,
+                        p.style.name_colors,
+                    );
+                    self.projected_drawn.extend(drawn);
+                }
+            }
+            RowKind::Metric(m) => {
+                self.layout.push((r, row_rect));
+                if let Some(s) = p.trace.metrics.get(m.series as usize) {
+                    // The selected kernel's span, on its own GPU's samples: what
+                    // the kernel panel's sampled averages are taken over.
+                    if let Some((start, end)) = p
+                        .selected_kernel
+                        .filter(|k| k.2 == s.device_id)
+                        .map(|k| (k.0, k.1))
+                    {
+                        let shade = Rect::from_min_max(
+                            pos2(p.map.x(start), row_rect.top()),
+                            pos2(p.map.x(end).max(p.map.x(start) + 1.0), row_rect.bottom()),
+                        );
+                        p.lanes
+                            .rect_filled(shade, 0.0, colors::SELECTED.gamma_multiply(0.25));
+                    }
+                    paint::metric(p.lanes, s, m, row_rect, p.map, colors::METRIC);
+                    let scale = match m.constant {
+                        Some(v) => format!("always {}", format::metric_value(v * m.scale)),
+                        None => format!(
+                            "{}–{} {}",
+                            format::metric_value(m.lo * m.scale),
+                            format::metric_value(m.hi * m.scale),
+                            m.unit
+                        ),
+                    };
+                    // The value scale sits under the name, clear of the chart.
+                    p.labels.text(
+                        pos2(
+                            label_rect.left() + row.indent as f32 * 12.0 + 6.0,
+                            label_rect.top() + 19.0,
+                        ),
+                        egui::Align2::LEFT_TOP,
+                        scale,
+                        egui::FontId::proportional(10.5),
+                        p.visuals.weak_text_color(),
+                    );
+                }
+            }
+        }
+        painted
+    }
+
+    /// Row `r`'s label at `label_rect`: a button (a header's toggles it open or closed) with the
+    /// whole name on hover and a context menu to hide the row. Returns (toggle it, hide it).
+    fn row_label(&self, ui: &mut Ui, r: usize, label_rect: Rect) -> (bool, bool) {
+        let row = &self.rows[r];
+        let h = row.height();
+        let indent = row.indent as f32 * 12.0;
+        let text = match &row.kind {
+            RowKind::Header { .. } => {
+                let arrow = if self.view.collapsed.contains(&row.key) {
+                    "+"
+                } else {
+                    "-"
+                };
+                format!("{arrow} {}", row.label)
+            }
+            _ => row.label.clone(),
+        };
+        let rect = label_rect.with_min_x(label_rect.left() + indent + 2.0);
+        // Clipped: thread/process names come from the report, any length.
+        let shown = format::clip(&text, 300);
+        let button = egui::Button::new(egui::RichText::new(shown.as_ref()).size(12.0))
+            .frame(false)
+            .truncate();
+        let slot = Rect::from_min_size(rect.min, vec2(rect.width(), h.min(20.0)));
+        let builder = egui::UiBuilder::new()
+            .max_rect(slot)
+            .layout(egui::Layout::left_to_right(egui::Align::Center));
+        let long = text.chars().count() > 28;
+        let mut lr = ui.scope_builder(builder, |ui| ui.add(button)).inner;
+        if long {
+            lr = lr.on_hover_text(format::clip(&row.label, format::MAX_LABEL_CHARS));
+        }
+        let mut hide = false;
+        lr.context_menu(|ui| hide = ui.button("Hide row").clicked());
+        (lr.clicked() && row.is_header(), hide)
+    }
+
+    /// The tooltip for what is under the pointer, unless a drag is under way: a metric's value
+    /// (with a line at its sample), an idle gap's causes, an event's fields.
+    fn tooltips(
+        &self,
+        trace: &Trace,
+        resp: &egui::Response,
+        map: &Mapping,
+        painter: &egui::Painter,
+        visuals: &egui::Visuals,
+    ) {
+        let canvas = self.canvas;
         // Tooltip for the metric value under the pointer.
         if matches!(self.drag, Drag::None)
             && let Some(pos) = resp.hover_pos()
@@ -847,7 +927,7 @@ impl Timeline {
             && let Some(pos) = resp.hover_pos()
             && let Some((r, _)) = self.row_at(pos)
             && let RowKind::IdleWhy { device } = self.rows[r].kind
-            && let Some(gap) = self.idle_rows.gap_at(device, &map, pos)
+            && let Some(gap) = self.idle_rows.gap_at(device, map, pos)
         {
             resp.clone()
                 .on_hover_ui_at_pointer(|ui| idle_row::tooltip(ui, trace, &gap));
@@ -868,7 +948,6 @@ impl Timeline {
                 });
             });
         }
-        out
     }
 
     fn handle_input(
@@ -1097,4 +1176,33 @@ impl Timeline {
             pos2(map.x(e).max(x0 + 1.0), y0 + LANE_H - 2.0),
         ))
     }
+}
+
+/// The timeline's three areas in `full` with a label column `label_w` wide: the ruler over
+/// the canvas, the canvas where rows are drawn, and the labels left of it.
+fn areas(full: Rect, label_w: f32) -> (Rect, Rect, Rect) {
+    let ruler = Rect::from_min_max(
+        pos2(full.left() + label_w, full.top()),
+        pos2(full.right(), full.top() + RULER_H),
+    );
+    let canvas = Rect::from_min_max(pos2(full.left() + label_w, full.top() + RULER_H), full.max);
+    let labels = Rect::from_min_max(
+        pos2(full.left(), full.top() + RULER_H),
+        pos2(full.left() + label_w, full.bottom()),
+    );
+    (ruler, canvas, labels)
+}
+
+/// What painting one row needs of the frame (see [`Timeline::paint_row`]).
+struct RowPaint<'a> {
+    trace: &'a Trace,
+    /// Clipped to the canvas.
+    lanes: &'a egui::Painter,
+    /// Clipped to the label column.
+    labels: egui::Painter,
+    map: &'a Mapping,
+    style: &'a paint::LaneStyle<'a>,
+    visuals: &'a egui::Visuals,
+    /// (start, end, device) of the selected kernel, shaded on its GPU's metric rows.
+    selected_kernel: Option<(Ns, Ns, u32)>,
 }

@@ -12,6 +12,9 @@ use crate::app::timeline::marks::Marks;
 use crate::app::timeline::rows::LANE_H;
 use crate::app::timeline::view::Mapping;
 
+/// Where an event's box is on screen (`None`: not drawn), as the last frame laid it out.
+pub(super) type SlotOf<'a> = &'a dyn Fn(EventRef) -> Option<Rect>;
+
 /// Height of the band ruler marks take at the bottom of the ruler.
 const RULER_BAND_H: f32 = 5.0;
 /// Height of a bar drawn under an event.
@@ -24,7 +27,7 @@ const FLAG_TAG_CHARS: usize = 40;
 
 /// Paints every mark that is on screen; returns how many it drew.
 pub(super) fn paint(
-    (all_marks, lanes, slot): (&[Marks], &[Option<Rect>], &dyn Fn(EventRef) -> Option<Rect>),
+    (all_marks, lanes, slot): (&[Marks], &[Option<Rect>], SlotOf),
     painter: &egui::Painter,
     ruler: Rect,
     canvas: Rect,
@@ -84,11 +87,7 @@ pub(super) fn paint(
 /// Paints the marks of `marks` that are not the ruler's, on the rows at
 /// `lanes` ([`Timeline::lane_rects`]); returns how many.
 fn paint_in_lanes<'a>(
-    (marks, lanes, slot_of): (
-        &'a Marks,
-        &[Option<Rect>],
-        &dyn Fn(EventRef) -> Option<Rect>,
-    ),
+    (marks, lanes, slot_of): (&'a Marks, &[Option<Rect>], SlotOf),
     (lane_painter, ruler_painter): (&egui::Painter, &egui::Painter),
     (ruler, canvas): (Rect, Rect),
     columns: &Columns,

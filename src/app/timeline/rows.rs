@@ -230,65 +230,7 @@ pub fn build(trace: &Trace) -> Vec<Row> {
             None,
         );
         for &t in &p.threads {
-            let Some(th) = trace.threads.get(t as usize) else {
-                continue;
-            };
-            if th.is_empty() {
-                continue;
-            }
-            let th_row = header(
-                &mut rows,
-                thread_label(trace, t as usize),
-                format!("t{}", th.global_tid),
-                1,
-                Some(ph),
-            );
-            lane(
-                trace,
-                &mut rows,
-                th_row,
-                "OS runtime".into(),
-                "osrt",
-                Table::Osrt,
-                &th.osrt,
-            );
-            lane(
-                trace,
-                &mut rows,
-                th_row,
-                "CUDA API".into(),
-                "api",
-                Table::Api,
-                &th.cuda_api,
-            );
-            for (k, n) in th.nvtx.iter().enumerate() {
-                let label = if n.domain.is_empty() {
-                    "NVTX".to_string()
-                } else {
-                    format!("NVTX {}", n.domain)
-                };
-                lane(
-                    trace,
-                    &mut rows,
-                    th_row,
-                    label.clone(),
-                    &format!("nvtx{k}"),
-                    Table::Nvtx,
-                    &n.track,
-                );
-                // Only ranges on a thread that calls CUDA can own GPU work.
-                if complete && !n.track.is_empty() && !th.cuda_api.is_empty() {
-                    rows.push(Row {
-                        label: format!("{label} on GPU"),
-                        key: format!("{}/nvtx{k}/gpu", rows[th_row].key),
-                        indent: rows[th_row].indent + 1,
-                        parent: Some(th_row),
-                        kind: RowKind::Projection {
-                            track: n.track.clone(),
-                        },
-                    });
-                }
-            }
+            thread_rows(trace, &mut rows, ph, t, complete);
         }
     }
     let mut listed = vec![false; trace.streams.len()];
@@ -372,6 +314,70 @@ pub fn build(trace: &Trace) -> Vec<Row> {
         }
     }
     finish(rows, &placeholders)
+}
+
+/// Thread `t`'s rows under its process's header `ph`: its header, OS runtime, CUDA API and
+/// NVTX lanes, and each NVTX lane's GPU projection once the report is whole.
+fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: bool) {
+    let Some(th) = trace.threads.get(t as usize) else {
+        return;
+    };
+    if th.is_empty() {
+        return;
+    }
+    let th_row = header(
+        rows,
+        thread_label(trace, t as usize),
+        format!("t{}", th.global_tid),
+        1,
+        Some(ph),
+    );
+    lane(
+        trace,
+        rows,
+        th_row,
+        "OS runtime".into(),
+        "osrt",
+        Table::Osrt,
+        &th.osrt,
+    );
+    lane(
+        trace,
+        rows,
+        th_row,
+        "CUDA API".into(),
+        "api",
+        Table::Api,
+        &th.cuda_api,
+    );
+    for (k, n) in th.nvtx.iter().enumerate() {
+        let label = if n.domain.is_empty() {
+            "NVTX".to_string()
+        } else {
+            format!("NVTX {}", n.domain)
+        };
+        lane(
+            trace,
+            rows,
+            th_row,
+            label.clone(),
+            &format!("nvtx{k}"),
+            Table::Nvtx,
+            &n.track,
+        );
+        // Only ranges on a thread that calls CUDA can own GPU work.
+        if complete && !n.track.is_empty() && !th.cuda_api.is_empty() {
+            rows.push(Row {
+                label: format!("{label} on GPU"),
+                key: format!("{}/nvtx{k}/gpu", rows[th_row].key),
+                indent: rows[th_row].indent + 1,
+                parent: Some(th_row),
+                kind: RowKind::Projection {
+                    track: n.track.clone(),
+                },
+            });
+        }
+    }
 }
 
 fn stream_rows(trace: &Trace, rows: &mut Vec<Row>, s: usize, parent: usize) {

@@ -1,0 +1,132 @@
+//! The document's frame in the window: its findings, notes and range-statistics panels, the
+//! timeline in the middle, and the kernel panel over it. The window (`shell`) places the
+//! details panel and calls this for the shown document.
+
+use std::time::Duration;
+
+use eframe::egui::{self, Color32, RichText, Ui};
+
+use super::Document;
+use crate::app::state::events::Table;
+
+impl Document {
+    /// Draws the document's panels and timeline into `ui`; `exporting` while an image of the
+    /// timeline is being taken (it gets a caption), `presenting` in presentation mode.
+    pub fn frame(&mut self, ui: &mut Ui, exporting: bool, presenting: bool) {
+        self.findings_frame(ui);
+        self.notes_frame(ui);
+        if self.stats.range().is_some() {
+            egui::Panel::bottom("range_stats")
+                .default_size(280.0)
+                .resizable(true)
+                .show(ui, |ui| {
+                    if let Some(command) = self.stats.ui(ui) {
+                        self.apply(command, ui.ctx());
+                    }
+                });
+        }
+        if self.timeline.prepare_projection(&self.trace) {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
+        // The rows need it, and so do a selected NVTX range's details.
+        let show_idle = self.timeline.view.show_idle_why
+            || self
+                .timeline
+                .selection
+                .event
+                .is_some_and(|e| e.table == Table::Nvtx);
+        // The findings engine's attribution is the row's (made once).
+        let engine_coming = self.findings.is_pending();
+        if (self.timeline.idle_rows).prepare(show_idle, &self.trace, engine_coming) {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
+        let selected_before = self.timeline.selection.event;
+        let central = egui::CentralPanel::default().show(ui, |ui| {
+            // An exported image says what it shows: the report, the span
+            // and a scale (drawn only while the image is taken).
+            let caption = exporting.then(|| {
+                crate::app::widgets::export_image::caption(
+                    ui,
+                    &crate::app::widgets::format::file_name(&self.path),
+                    (self.timeline.view.start, self.timeline.view.end),
+                    self.timeline.canvas.width(),
+                )
+            });
+            // Hidden rows are remembered across sessions: say so, or a user
+            // meets a timeline with rows missing and no idea why.
+            let hidden = self.timeline.view.hidden.len();
+            if hidden > 0 && !presenting {
+                ui.horizontal(|ui| {
+                    ui.label(
+                        RichText::new(format!(
+                            "{hidden} row{} hidden",
+                            if hidden == 1 { "" } else { "s" }
+                        ))
+                        .color(Color32::from_rgb(230, 180, 80)),
+                    );
+                    if ui.small_button("Show").clicked() {
+                        self.timeline.view.hidden.clear();
+                    }
+                });
+            }
+            self.timeline.highlight = std::mem::take(&mut self.search.mask);
+            let before = (self.timeline.view.start, self.timeline.view.end);
+            let out = self.timeline.ui(ui, &self.trace);
+            let mut rows = self.timeline.area;
+            rows.max.y = self.timeline.rows_bottom.max(rows.min.y);
+            self.export_area = Some(caption.map_or(rows, |c| c.union(rows)));
+            self.notes_menu(&out);
+            // Follow mode ends as soon as the user zooms or pans.
+            if let Some(live) = self.live.as_mut()
+                && live.is_running()
+                && before != (self.timeline.view.start, self.timeline.view.end)
+            {
+                live.follow = false;
+            }
+            self.search.mask = std::mem::take(&mut self.timeline.highlight);
+            // A range dragged out, or cleared by Escape.
+            self.follow_selection();
+            out.clicked
+        });
+        // A kernel clicked on the timeline opens its panel once a double-click
+        // can no longer follow (the panel floats over the timeline).
+        let now = ui.input(|i| i.time);
+        let delay = ui.ctx().options(|o| o.input_options.max_double_click_delay);
+        // A click on the kernel still selected counts too: its panel may
+        // have been closed since.
+        let clicked = central.inner;
+        if let Some(ev) = self.timeline.selection.event
+            && (self.timeline.selection.event != selected_before || clicked == Some(ev))
+            && ev.table == Table::Kernel
+            && let Some(&name) = self.trace.kernels.spans.name.get(ev.index as usize)
+        {
+            self.kernel_pending = Some((name, now + delay));
+        }
+        if let Some((name, at)) = self.kernel_pending {
+            if now >= at {
+                self.kernel_pending = None;
+                self.open_kernel(name);
+            } else {
+                ui.ctx()
+                    .request_repaint_after(Duration::from_secs_f64(at - now));
+            }
+        }
+        let range = self.timeline.selection.range;
+        // The panel floats over the timeline only: the details and the range
+        // tables stay clickable beside it.
+        let area = central.response.rect;
+        if self.metric_sets.poll(&self.trace) {
+            ui.ctx().request_repaint();
+        }
+        if self.metric_sets.is_busy() {
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(100));
+        }
+        self.kernel
+            .metrics
+            .set_sources(&self.metric_sets.sets, self.metric_sets.generation);
+        if let Some(command) = self.kernel.ui(ui.ctx(), &self.trace, range, area) {
+            self.apply(command, ui.ctx());
+        }
+    }
+}
