@@ -65,7 +65,7 @@ fn every_shown_character_is_in_the_proportional_font() {
     for path in &sources {
         let text = std::fs::read_to_string(path).expect("source text");
         let rust = path.extension().is_some_and(|e| e == "rs");
-        let font = if path.ends_with("src/app/help.rs") {
+        let font = if path.ends_with("src/app/widgets/help.rs") {
             &monospace
         } else {
             &proportional

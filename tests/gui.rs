@@ -145,7 +145,7 @@ fn clicking_a_kernel_shows_details_and_its_api_call() {
     {
         let doc = h.state_mut().doc_mut().expect("doc");
         doc.show_event(kernel);
-        doc.timeline.select(&doc.trace, None);
+        doc.select_event(None);
     }
     h.run_steps(3);
     let pos = {
@@ -156,10 +156,9 @@ fn clicking_a_kernel_shows_details_and_its_api_call() {
     };
     click(&mut h, pos);
     let doc = h.state().doc().expect("doc");
-    assert_eq!(doc.timeline.selection.event, Some(kernel));
+    assert_eq!(doc.selection().event, Some(kernel));
     assert!(
-        doc.timeline
-            .selection
+        doc.selection()
             .related
             .iter()
             .any(|r| r.table == Table::Api),
@@ -175,10 +174,7 @@ fn clicking_a_kernel_shows_details_and_its_api_call() {
     // Escape clears the selection.
     h.key_press(egui::Key::Escape);
     h.run_steps(2);
-    assert_eq!(
-        h.state().doc().and_then(|d| d.timeline.selection.event),
-        None
-    );
+    assert_eq!(h.state().doc().and_then(|d| d.selection().event), None);
 }
 
 /// Screen x of session time `t` in the last frame.
@@ -233,11 +229,11 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     drag_ruler(&mut h, x0, x1);
     let app = h.state_mut();
     let doc = app.doc_mut().expect("doc");
-    let range = doc.timeline.selection.range.expect("a range is selected");
+    let range = doc.selection().range.expect("a range is selected");
     let (a, b) = (range.start, range.end);
     assert!(b > a);
     doc.stats.wait();
-    assert_eq!(doc.stats.range(), Some(range));
+    assert_eq!(doc.selection().range, Some(range));
     assert_eq!(
         doc.stats.tables.len(),
         sightline::app::panels::range_stats::REPORTS.len()
@@ -276,7 +272,10 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
         .find(|r| r[name_col].to_string().starts_with("add2_kernel"))
         .expect("an add2_kernel row");
     assert_eq!(row[inst_col], Cell::Int(started as i64));
-    assert_eq!(doc.stats.cli_range(), Some(format!("--range {a}:{b}")));
+    assert_eq!(
+        doc.stats.cli_range(doc.selection().range),
+        Some(format!("--range {a}:{b}"))
+    );
     let kernel_name = row[name_col].to_string();
     h.run_steps(2);
     assert!(
@@ -309,11 +308,7 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     let first_sel = {
         let doc = h.state().doc().expect("doc");
         assert_eq!(doc.search.matches.len(), started);
-        let sel = doc
-            .timeline
-            .selection
-            .event
-            .expect("an instance is selected");
+        let sel = doc.selection().event.expect("an instance is selected");
         assert_eq!(sel.table, Table::Kernel);
         assert!((a..b).contains(&sel.start(&doc.trace)));
         sel
@@ -321,7 +316,7 @@ fn dragging_on_the_ruler_aggregates_exactly_that_range() {
     click_link(&h, &kernel_name);
     h.run_steps(3);
     let doc = h.state().doc().expect("doc");
-    let second = doc.timeline.selection.event.expect("next instance");
+    let second = doc.selection().event.expect("next instance");
     assert_ne!(second, first_sel);
     assert!(second.start(&doc.trace) >= first_sel.start(&doc.trace));
     assert_eq!(doc.search.current, Some(1));
@@ -349,7 +344,7 @@ fn an_nvtx_range_aggregates_from_the_details_panel() {
     let doc = h.state_mut().doc_mut().expect("doc");
     doc.stats.wait();
     let (s, e) = (ev.start(&doc.trace), ev.end(&doc.trace));
-    assert_eq!(doc.stats.range(), Some(TimeRange { start: s, end: e }));
+    assert_eq!(doc.selection().range, Some(TimeRange { start: s, end: e }));
     let nvtx = doc.stats.table(Report::NvtxSum).expect("nvtx table");
     assert!(
         nvtx.rows
@@ -524,7 +519,7 @@ fn search_finds_and_selects_matches() {
     h.run_steps(2);
     let doc = h.state().doc().expect("doc");
     assert!(!doc.search.matches.is_empty(), "matches for {needle}");
-    let sel = doc.timeline.selection.event.expect("first match selected");
+    let sel = doc.selection().event.expect("first match selected");
     assert!(
         sel.name(&doc.trace)
             .to_lowercase()
@@ -617,8 +612,7 @@ fn opening_a_second_report_opens_a_fresh_tab() {
         );
         doc.select_range(s, e);
         doc.stats.wait();
-        doc.timeline
-            .select(&trace, Some(EventRef::new(Table::Kernel, 0)));
+        doc.select_event(Some(EventRef::new(Table::Kernel, 0)));
         doc.search.query = "cuda".into();
         doc.search.run(&trace);
     }
@@ -638,9 +632,9 @@ fn opening_a_second_report_opens_a_fresh_tab() {
     assert!(app.error.is_none(), "{:?}", app.error);
     let doc = app.doc().expect("doc");
     assert_eq!(doc.path, streams);
-    assert!(doc.timeline.selection.event.is_none());
-    assert!(doc.timeline.selection.range.is_none());
-    assert!(doc.stats.range().is_none() && doc.stats.tables.is_empty());
+    assert!(doc.selection().event.is_none());
+    assert!(doc.selection().range.is_none());
+    assert!(doc.selection().range.is_none() && doc.stats.tables.is_empty());
     assert!(doc.search.query.is_empty() && doc.search.matches.is_empty());
     assert_eq!(
         app.recent.first(),
@@ -662,7 +656,7 @@ fn opening_a_second_report_opens_a_fresh_tab() {
     h.run_steps(3);
     let doc = h.state().doc().expect("doc");
     assert!(doc.path.ends_with("sync_timing.sqlite"));
-    assert!(doc.timeline.selection.event.is_some() && doc.timeline.selection.range.is_some());
+    assert!(doc.selection().event.is_some() && doc.selection().range.is_some());
     assert_eq!(doc.search.query, "cuda");
     assert!(h.query_by_label("Selected event").is_some());
 }
@@ -909,12 +903,12 @@ fn every_panel_follows_the_one_selected_range() {
     drag_ruler(&mut h, x0, x1);
     let first = {
         let doc = h.state_mut().doc_mut().expect("doc");
-        let first = doc.timeline.selection.range.expect("a range is selected");
+        let first = doc.selection().range.expect("a range is selected");
         doc.stats.wait();
-        assert_eq!(doc.stats.range(), Some(first));
+        assert_eq!(doc.selection().range, Some(first));
         assert!(instances_in(&doc.trace, name, first) > 0);
         doc.open_kernel(name);
-        assert_eq!(doc.kernel.range(), Some(first));
+        assert_eq!(doc.kernel.over(doc.selection().range), Some(first));
         first
     };
     h.run_steps(2);
@@ -925,11 +919,11 @@ fn every_panel_follows_the_one_selected_range() {
     h.run_steps(2);
     let second = {
         let doc = h.state_mut().doc_mut().expect("doc");
-        let second = doc.timeline.selection.range.expect("a range is selected");
+        let second = doc.selection().range.expect("a range is selected");
         assert_ne!(second, first);
         doc.stats.wait();
-        assert_eq!(doc.stats.range(), Some(second));
-        assert_eq!(doc.kernel.range(), Some(second));
+        assert_eq!(doc.selection().range, Some(second));
+        assert_eq!(doc.kernel.over(doc.selection().range), Some(second));
         doc.kernel.wait(&doc.trace.clone());
         let view = doc
             .kernel
@@ -957,9 +951,9 @@ fn every_panel_follows_the_one_selected_range() {
     h.run_steps(2);
     {
         let doc = h.state_mut().doc_mut().expect("doc");
-        assert_eq!(doc.timeline.selection.range, None);
-        assert!(doc.stats.range().is_none() && doc.stats.tables.is_empty());
-        assert_eq!(doc.kernel.range(), None);
+        assert_eq!(doc.selection().range, None);
+        assert!(doc.selection().range.is_none() && doc.stats.tables.is_empty());
+        assert_eq!(doc.kernel.over(doc.selection().range), None);
         doc.kernel.wait(&doc.trace.clone());
         let whole = doc.kernel.view.clone().expect("view");
         let all = doc
@@ -978,15 +972,16 @@ fn every_panel_follows_the_one_selected_range() {
     view_them(&mut h);
     drag_ruler(&mut h, x0, x1);
     h.run_steps(2);
-    assert_eq!(h.state().doc().expect("doc").kernel.range(), Some(first));
+    let doc = h.state().doc().expect("doc");
+    assert_eq!(doc.kernel.over(doc.selection().range), Some(first));
     h.get_by_label("Whole report").click();
     h.run_steps(2);
     drag_ruler(&mut h, x1, x2);
     h.run_steps(2);
     let doc = h.state().doc().expect("doc");
-    assert_eq!(doc.timeline.selection.range, Some(second));
-    assert_eq!(doc.stats.range(), Some(second));
-    assert_eq!(doc.kernel.range(), None);
+    assert_eq!(doc.selection().range, Some(second));
+    assert_eq!(doc.selection().range, Some(second));
+    assert_eq!(doc.kernel.over(doc.selection().range), None);
 }
 
 /// Fixture `name` copied into `dir`, edited by `sql`, loaded.
@@ -1055,7 +1050,7 @@ fn a_range_without_an_end_is_drawn_and_clicked_to_the_reports_end() {
     };
     click(&mut h, pos);
     let doc = h.state().doc().expect("doc");
-    assert_eq!(doc.timeline.selection.event, Some(range));
+    assert_eq!(doc.selection().event, Some(range));
 }
 
 /// A range without an end has no end to weigh its GPU work against: its
@@ -1079,7 +1074,7 @@ fn a_range_without_an_end_is_not_said_to_end_before_its_gpu_work() {
     {
         let doc = h.state_mut().doc_mut().expect("doc");
         let range = EventRef::new(Table::Nvtx, i as u32);
-        doc.timeline.select(&doc.trace, Some(range));
+        doc.select_event(Some(range));
     }
     h.run_steps(3);
     assert!(

@@ -99,8 +99,7 @@ fn notes_added_in_the_window_are_saved_and_come_back() {
     let kernel = {
         let d = h.state_mut().doc_mut().expect("doc");
         let ev = EventRef::new(Table::Kernel, (d.trace.kernels.spans.len() / 2) as u32);
-        let trace = d.trace.clone();
-        d.timeline.select(&trace, Some(ev));
+        d.select_event(Some(ev));
         ev
     };
     h.run_steps(2);

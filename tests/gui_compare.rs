@@ -427,7 +427,7 @@ fn clicking_a_row_outlines_its_instances_in_both_and_shows_the_first_of_each() {
             !half.timeline.highlight.iter().any(|&b| b),
             "nothing outlined before the click"
         );
-        assert_eq!(half.timeline.selection.event, None);
+        assert_eq!(half.selection.event, None);
     }
 
     h.get_by_label(&tab_label(&h, report)).click();
@@ -461,7 +461,7 @@ fn clicking_a_row_outlines_its_instances_in_both_and_shows_the_first_of_each() {
         );
         assert_eq!(half.instances, *expected, "{side:?}: instances by start");
         assert_eq!(
-            half.timeline.selection.event,
+            half.selection.event,
             Some(expected[0]),
             "{side:?}: the first instance is selected"
         );
@@ -480,14 +480,8 @@ fn clicking_a_row_outlines_its_instances_in_both_and_shows_the_first_of_each() {
     h.get_by_role_and_label(Role::Link, &row.name).click();
     h.run_steps(3);
     let v = view(&h);
-    assert_eq!(
-        v.half(Side::A).expect("A").timeline.selection.event,
-        Some(ka[1])
-    );
-    assert_eq!(
-        v.half(Side::B).expect("B").timeline.selection.event,
-        Some(kb[1])
-    );
+    assert_eq!(v.half(Side::A).expect("A").selection.event, Some(ka[1]));
+    assert_eq!(v.half(Side::B).expect("B").selection.event, Some(kb[1]));
 }
 
 /// Every row's instances, in both reports and all four sections, are exactly

@@ -217,7 +217,7 @@ fn clicking_a_finding_zooms_to_it_and_selects_its_event() {
         hi - lo
     );
     assert_eq!(
-        doc.timeline.selection.event,
+        doc.selection().event,
         Some(EventRef::from(target.events[0])),
         "its first event is selected"
     );
@@ -320,7 +320,7 @@ fn a_selected_range_explains_its_verdict() {
     open_panel(&mut h, n);
     let select = |h: &mut Harness<'_, SightlineApp>, ev: EventRef| {
         let doc = h.state_mut().doc_mut().expect("doc");
-        doc.timeline.select(&doc.trace.clone(), Some(ev));
+        doc.select_event(Some(ev));
         h.run_steps(3);
     };
     select(&mut h, after_only);
@@ -605,7 +605,7 @@ fn findings_stay_through_a_captures_snapshots_and_name_the_same_events() {
         .position(|f| same_finding(f, &whole))
         .expect("a finding the whole report has");
     let clicked_finding = doc.findings.findings[clicked].clone();
-    doc.findings.show(clicked, &doc.trace, &mut doc.timeline);
+    doc.show_finding(clicked);
     let (mut carried, mut renumbered, mut unmoved) = (0, 0, 0);
     for next in &snapshots[1..] {
         let doc = app.doc_mut().expect("doc");

@@ -90,14 +90,14 @@ fn check_kept(h: &mut Harness<'_, SightlineApp>, full: &Trace, user: &UserState)
         "the whole report is in"
     );
     // The selected event: the same kernel instance.
-    let selected = doc.timeline.selection.event.expect("the selection is kept");
+    let selected = doc.selection().event.expect("the selection is kept");
     assert_eq!(
         sightline::annotations::key_of(trace, selected.into()).as_ref(),
         Some(&user.selected_key)
     );
     // The range, and its tables as a whole load computes them.
-    assert_eq!(doc.timeline.selection.range, Some(user.range));
-    assert_eq!(doc.stats.range(), Some(user.range));
+    assert_eq!(doc.selection().range, Some(user.range));
+    assert_eq!(doc.selection().range, Some(user.range));
     for (report, table) in &doc.stats.tables {
         let whole =
             stats::compute_in(full, *report, Some(user.range), doc.stats.rule).unwrap_or_default();
@@ -241,15 +241,7 @@ fn a_report_being_opened_is_drawn_from_its_first_snapshot_and_keeps_what_the_use
         send_next(&tx, &mut snapshots);
         h.step();
         h.step();
-        assert!(
-            h.state()
-                .doc()
-                .expect("doc")
-                .timeline
-                .selection
-                .event
-                .is_some()
-        );
+        assert!(h.state().doc().expect("doc").selection().event.is_some());
     }
     tx.send(LoadMessage::Done {
         result: Box::new(Ok(full_copy(&path))),
@@ -310,7 +302,7 @@ fn a_live_capture_keeps_the_selection_range_kernel_panel_and_search_through_its_
             last = now;
             let doc = h.state().doc().expect("doc");
             assert!(
-                doc.timeline.selection.event.is_some(),
+                doc.selection().event.is_some(),
                 "kept at snapshot {snapshots}"
             );
             assert!(doc.kernel.is_open(), "kept at snapshot {snapshots}");

@@ -89,7 +89,7 @@ fn a_search_match_is_shown_with_context_around_it() {
     let mut h = harness(load("sync_timing.sqlite"));
     search(&mut h, "cudaLaunchKernel");
     let doc = h.state().doc().expect("doc");
-    let ev = doc.timeline.selection.event.expect("the match is selected");
+    let ev = doc.selection().event.expect("the match is selected");
     let (s, e) = (ev.start(&doc.trace) as f64, ev.end(&doc.trace) as f64);
     let (vs, ve) = view(&h);
     assert!(vs <= s && e <= ve, "the match is in view");

@@ -47,7 +47,7 @@ fn click_event(h: &mut Harness<'_, SightlineApp>, ev: EventRef) {
     {
         let doc = h.state_mut().doc_mut().expect("doc");
         doc.show_event(ev);
-        doc.timeline.select(&doc.trace, None);
+        doc.select_event(None);
     }
     h.run_steps(3);
     let pos = {
@@ -85,13 +85,13 @@ fn clicking_the_still_selected_kernel_reopens_its_closed_panel() {
     h.run_steps(20);
     let pos = {
         let doc = h.state().doc().expect("doc");
-        assert_eq!(doc.timeline.selection.event, Some(ev), "still selected");
+        assert_eq!(doc.selection().event, Some(ev), "still selected");
         doc.timeline.event_pos(&doc.trace, ev).expect("drawn")
     };
     click(&mut h, pos);
     h.run_steps(20);
     let doc = h.state().doc().expect("doc");
-    assert_eq!(doc.timeline.selection.event, Some(ev));
+    assert_eq!(doc.selection().event, Some(ev));
     assert!(doc.kernel.is_open(), "the click reopened the kernel panel");
 }
 
@@ -105,7 +105,7 @@ fn clicking_a_kernel_opens_its_panel_with_kernel_stats_numbers() {
     click_event(&mut h, EventRef::new(Table::Kernel, row));
     let doc = h.state().doc().expect("doc");
     assert_eq!(
-        doc.timeline.selection.event,
+        doc.selection().event,
         Some(EventRef::new(Table::Kernel, row))
     );
     assert!(doc.kernel.is_open(), "the click opened the kernel panel");
@@ -185,11 +185,7 @@ fn clicking_a_scatter_point_selects_that_instance_on_the_timeline() {
     click(&mut h, pos);
     let doc = h.state().doc().expect("doc");
     let ev = EventRef::new(Table::Kernel, target);
-    assert_eq!(
-        doc.timeline.selection.event,
-        Some(ev),
-        "the instance is selected"
-    );
+    assert_eq!(doc.selection().event, Some(ev), "the instance is selected");
     // ... and the timeline zoomed to it.
     let (s, e) = (ev.start(&doc.trace) as f64, ev.end(&doc.trace) as f64);
     let v = &doc.timeline.view;
@@ -221,10 +217,10 @@ fn clicking_a_histogram_bar_steps_through_its_instances() {
     };
     assert!(rows.len() > 1, "bin {bin} holds several instances");
     click(&mut h, pos);
-    let first = h.state().doc().and_then(|d| d.timeline.selection.event);
+    let first = h.state().doc().and_then(|d| d.selection().event);
     assert_eq!(first, Some(EventRef::new(Table::Kernel, rows[0])));
     click(&mut h, pos);
-    let second = h.state().doc().and_then(|d| d.timeline.selection.event);
+    let second = h.state().doc().and_then(|d| d.selection().event);
     assert_eq!(second, Some(EventRef::new(Table::Kernel, rows[1])));
 }
 
@@ -246,7 +242,7 @@ fn the_panel_command_path_selects_an_instance() {
     h.run_steps(2);
     let doc = h.state().doc().expect("doc");
     assert_eq!(
-        doc.timeline.selection.event,
+        doc.selection().event,
         Some(EventRef::new(Table::Kernel, last))
     );
 }
@@ -616,27 +612,28 @@ fn a_kernel_panel_pinned_to_the_whole_report_stays_pinned_when_its_kernel_is_cli
         let doc = h.state_mut().doc_mut().expect("doc");
         doc.select_range(range.start, range.end);
         doc.open_kernel(name);
-        assert_eq!(doc.kernel.range(), Some(range));
+        assert_eq!(doc.kernel.over(doc.selection().range), Some(range));
     }
     h.run_steps(5);
     // Pinned to the whole report.
     h.get_by_label("Whole report").click();
     h.run_steps(3);
-    assert_eq!(h.state().doc().expect("doc").kernel.range(), None);
+    let doc = h.state().doc().expect("doc");
+    assert_eq!(doc.kernel.over(doc.selection().range), None);
 
     // An instance of the same kernel, clicked on the timeline.
     click_event(&mut h, clicked);
     h.run_steps(40);
     let doc = h.state().doc().expect("doc");
     assert_eq!(
-        doc.timeline.selection.event,
+        doc.selection().event,
         Some(clicked),
         "the click selected it"
     );
-    assert_eq!(doc.timeline.selection.range, Some(range));
+    assert_eq!(doc.selection().range, Some(range));
     assert!(doc.kernel.is_open());
     assert_eq!(
-        doc.kernel.range(),
+        doc.kernel.over(doc.selection().range),
         None,
         "the panel pinned to the whole report went back to the selected range"
     );

@@ -58,12 +58,7 @@ fn double_clicking_an_event_on_the_right_zooms_to_it() {
             table: Table::Kernel,
             index: i,
         };
-        let trace = h.state().doc().expect("doc").trace.clone();
-        h.state_mut()
-            .doc_mut()
-            .expect("doc")
-            .timeline
-            .select(&trace, None);
+        h.state_mut().doc_mut().expect("doc").select_event(None);
         // Past egui's double-click delay: the last double-click is over, the
         // kernel panel it opened is open; closed, it uncovers the timeline.
         h.run_steps(10);
@@ -82,11 +77,7 @@ fn double_clicking_an_event_on_the_right_zooms_to_it() {
         press(&mut h, pos);
         h.run_steps(3);
         let doc = h.state().doc().expect("doc");
-        assert_eq!(
-            doc.timeline.selection.event,
-            Some(ev),
-            "kernel {i} selected"
-        );
+        assert_eq!(doc.selection().event, Some(ev), "kernel {i} selected");
         let after = doc.timeline.view.span();
         assert!(
             after < before / 5.0,
@@ -119,7 +110,7 @@ fn selecting_an_event_does_not_move_the_timeline() {
     press(&mut h, pos);
     h.run_steps(3);
     let doc = h.state().doc().expect("doc");
-    assert_eq!(doc.timeline.selection.event, Some(ev));
+    assert_eq!(doc.selection().event, Some(ev));
     assert_eq!(doc.timeline.canvas, canvas, "the canvas kept its place");
     assert_eq!(doc.timeline.event_pos(&doc.trace, ev), Some(pos));
 }
@@ -267,24 +258,22 @@ fn escape_closes_the_help_before_it_clears_the_selection() {
         1400.0,
         900.0,
     );
-    let trace = h.state().doc().expect("doc").trace.clone();
     let kernel = EventRef::new(Table::Kernel, 0);
     h.state_mut()
         .doc_mut()
         .expect("doc")
-        .timeline
-        .select(&trace, Some(kernel));
+        .select_event(Some(kernel));
     h.key_press(egui::Key::F1);
     h.run_steps(2);
     assert!(h.query_by_label("Keys and mouse").is_some());
     h.key_press(egui::Key::Escape);
     h.run_steps(2);
     assert!(h.query_by_label("Keys and mouse").is_none(), "help closed");
-    let selected = h.state().doc().expect("doc").timeline.selection.event;
+    let selected = h.state().doc().expect("doc").selection().event;
     assert_eq!(selected, Some(kernel), "the selection stays");
     h.key_press(egui::Key::Escape);
     h.run_steps(2);
-    assert_eq!(h.state().doc().expect("doc").timeline.selection.event, None);
+    assert_eq!(h.state().doc().expect("doc").selection().event, None);
 }
 
 #[test]
@@ -359,13 +348,11 @@ fn presentation_mode_does_not_shrink_the_details_panel_for_good() {
         1400.0,
         900.0,
     );
-    let trace = h.state().doc().expect("doc").trace.clone();
     let kernel = EventRef::new(Table::Kernel, 0);
     h.state_mut()
         .doc_mut()
         .expect("doc")
-        .timeline
-        .select(&trace, Some(kernel));
+        .select_event(Some(kernel));
     h.run_steps(3);
     let before = details_width(&h);
     for _ in 0..2 {
@@ -396,14 +383,13 @@ fn presentation_mode_does_not_shrink_the_details_panel_for_good() {
     // still one line each.
     // (The lesson's step may have cleared the selection: select a kernel.)
     let doc_trace = h.state().doc().expect("doc").trace.clone();
-    let sel = match h.state().doc().expect("doc").timeline.selection.event {
+    let sel = match h.state().doc().expect("doc").selection().event {
         Some(sel) => sel,
         None => {
             h.state_mut()
                 .doc_mut()
                 .expect("doc")
-                .timeline
-                .select(&doc_trace, Some(kernel));
+                .select_event(Some(kernel));
             h.run_steps(3);
             kernel
         }
@@ -428,20 +414,11 @@ fn presentation_mode_does_not_shrink_the_details_panel_for_good() {
     h.run_steps(3);
     h.state_mut().lessons.run = None;
     h.run_steps(3);
-    if h.state()
-        .doc()
-        .expect("doc")
-        .timeline
-        .selection
-        .event
-        .is_none()
-    {
-        let shown = h.state().doc().expect("doc").trace.clone();
+    if h.state().doc().expect("doc").selection().event.is_none() {
         h.state_mut()
             .doc_mut()
             .expect("doc")
-            .timeline
-            .select(&shown, Some(kernel));
+            .select_event(Some(kernel));
         h.run_steps(3);
     }
     let again = details_width(&h);

@@ -97,7 +97,7 @@ fn assert_step_shown(h: &Harness<'_, SightlineApp>, lesson: &Lesson, i: usize) {
         }
         Some(View::Around(..)) | None => {}
     }
-    let selected = doc.timeline.selection.event.map(EventId::from);
+    let selected = doc.selection().event.map(EventId::from);
     assert_eq!(selected, expected.select, "{at}: the selection");
     if let Some(ev) = expected.select {
         assert!(
@@ -106,7 +106,7 @@ fn assert_step_shown(h: &Harness<'_, SightlineApp>, lesson: &Lesson, i: usize) {
         );
     }
     assert_eq!(
-        doc.timeline.selection.range.map(|r| (r.start, r.end)),
+        doc.selection().range.map(|r| (r.start, r.end)),
         expected.range,
         "{at}: the selected span"
     );
@@ -544,7 +544,10 @@ panels = ["kernel"]
     assert_step_shown(&h, &lesson, 0);
     let over = |h: &Harness<'_, SightlineApp>| {
         let doc = h.state().doc().expect("doc");
-        (doc.kernel.range(), doc.timeline.selection.range)
+        (
+            doc.kernel.over(doc.selection().range),
+            doc.selection().range,
+        )
     };
     let (panel, selected) = over(&h);
     assert!(selected.is_some());

@@ -249,7 +249,7 @@ fn the_rule_toggle_counts_a_long_call_only_when_overlapping() {
     assert_eq!(poll[1], Cell::Int(1_000_000));
     assert_eq!(poll[2], Cell::Int(1));
     assert_eq!(
-        doc.stats.cli_range(),
+        doc.stats.cli_range(doc.selection().range),
         Some(format!(
             "--range {}:{} --overlapping",
             range.start, range.end
@@ -277,7 +277,7 @@ fn copy_and_save_give_the_stats_csv_of_the_table_shown() {
     let mut h = harness(trace);
     {
         let doc = h.state_mut().doc_mut().expect("doc");
-        doc.stats.set_rule(RangeRule::Overlapping);
+        doc.stats.set_rule(RangeRule::Overlapping, None);
         doc.select_range(range.start, range.end);
         doc.stats.wait();
         doc.stats.tab = osrt_tab();

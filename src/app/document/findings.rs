@@ -22,7 +22,7 @@ impl Document {
         // Only while the panel shows it: the facts take a pass over the
         // report's ranges.
         self.findings
-            .explain_selection(&self.trace, self.timeline.selection.event);
+            .explain_selection(&self.trace, self.selection.event);
         let mut cmd = None;
         egui::Panel::left("findings")
             .default_size(440.0)

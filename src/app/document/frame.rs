@@ -15,12 +15,12 @@ impl Document {
     pub fn frame(&mut self, ui: &mut Ui, exporting: bool, presenting: bool) {
         self.findings_frame(ui);
         self.notes_frame(ui);
-        if self.stats.range().is_some() {
+        if let Some(range) = self.selection.range {
             egui::Panel::bottom("range_stats")
                 .default_size(280.0)
                 .resizable(true)
                 .show(ui, |ui| {
-                    if let Some(command) = self.stats.ui(ui) {
+                    if let Some(command) = self.stats.ui(ui, range) {
                         self.apply(command, ui.ctx());
                     }
                 });
@@ -30,17 +30,13 @@ impl Document {
         }
         // The rows need it, and so do a selected NVTX range's details.
         let show_idle = self.timeline.view.show_idle_why
-            || self
-                .timeline
-                .selection
-                .event
-                .is_some_and(|e| e.table == Table::Nvtx);
+            || (self.selection.event).is_some_and(|e| e.table == Table::Nvtx);
         // The findings engine's attribution is the row's (made once).
         let engine_coming = self.findings.is_pending();
         if (self.timeline.idle_rows).prepare(show_idle, &self.trace, engine_coming) {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
-        let selected_before = self.timeline.selection.event;
+        let selected_before = self.selection.event;
         let central = egui::CentralPanel::default().show(ui, |ui| {
             // An exported image says what it shows: the report, the span
             // and a scale (drawn only while the image is taken).
@@ -71,7 +67,7 @@ impl Document {
             }
             self.timeline.highlight = std::mem::take(&mut self.search.mask);
             let before = (self.timeline.view.start, self.timeline.view.end);
-            let out = self.timeline.ui(ui, &self.trace);
+            let out = self.timeline.ui(ui, &self.trace, &self.selection);
             let mut rows = self.timeline.area;
             rows.max.y = self.timeline.rows_bottom.max(rows.min.y);
             self.export_area = Some(caption.map_or(rows, |c| c.union(rows)));
@@ -84,19 +80,21 @@ impl Document {
                 live.follow = false;
             }
             self.search.mask = std::mem::take(&mut self.timeline.highlight);
-            // A range dragged out, or cleared by Escape.
-            self.follow_selection();
-            out.clicked
+            (out.clicked, out.commands)
         });
+        // What the timeline asked of the selection: a click, a range dragged out, Escape.
+        let (clicked, commands) = central.inner;
+        for command in commands {
+            self.apply(command, ui.ctx());
+        }
         // A kernel clicked on the timeline opens its panel once a double-click
         // can no longer follow (the panel floats over the timeline).
         let now = ui.input(|i| i.time);
         let delay = ui.ctx().options(|o| o.input_options.max_double_click_delay);
         // A click on the kernel still selected counts too: its panel may
         // have been closed since.
-        let clicked = central.inner;
-        if let Some(ev) = self.timeline.selection.event
-            && (self.timeline.selection.event != selected_before || clicked == Some(ev))
+        if let Some(ev) = self.selection.event
+            && (self.selection.event != selected_before || clicked == Some(ev))
             && ev.table == Table::Kernel
             && let Some(&name) = self.trace.kernels.spans.name.get(ev.index as usize)
         {
@@ -111,7 +109,7 @@ impl Document {
                     .request_repaint_after(Duration::from_secs_f64(at - now));
             }
         }
-        let range = self.timeline.selection.range;
+        let range = self.selection.range;
         // The panel floats over the timeline only: the details and the range
         // tables stay clickable beside it.
         let area = central.response.rect;

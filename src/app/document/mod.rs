@@ -18,6 +18,7 @@ use crate::app::panels::range_stats::RangeStats;
 use crate::app::panels::search::Search;
 use crate::app::state::command::Command;
 use crate::app::state::events::EventRef;
+use crate::app::state::selection::{FollowsRange, Selection};
 use crate::app::timeline::Timeline;
 use crate::capture::session::CaptureJob;
 use crate::loader::{LoadJob, Progress};
@@ -27,6 +28,9 @@ use crate::model::{TimeRange, Trace};
 pub struct Document {
     pub path: PathBuf,
     pub trace: Arc<Trace>,
+    /// The one selection (event, linked events, range): written only through [`Document::apply`]
+    /// and the few methods it calls; read by every view through [`Document::selection`].
+    selection: Selection,
     pub timeline: Timeline,
     pub stats: RangeStats,
     pub search: Search,
@@ -63,6 +67,7 @@ impl Document {
             findings: FindingsPanel::start(&trace),
             metric_sets: crate::app::panels::kernel_metrics::MetricSets::start(&trace),
             trace,
+            selection: Selection::default(),
             timeline,
             stats: RangeStats::default(),
             search: Search::default(),
@@ -103,7 +108,7 @@ impl Document {
     /// otherwise the selection and the notes' events are found again by
     /// kind, times and name, and the kernel by its name.
     pub fn grow(&mut self, trace: Arc<Trace>, ids_kept: bool) {
-        let selected = self.timeline.selection.event.and_then(|ev| {
+        let selected = self.selection.event.and_then(|ev| {
             if ids_kept {
                 return Some(ev);
             }
@@ -118,16 +123,17 @@ impl Document {
         let marks = self
             .timeline
             .take_marks(crate::app::panels::findings_panel::OVERLAY_SOURCE);
-        self.timeline.adopt(&trace, selected);
+        self.timeline.adopt(&trace);
+        self.selection.set_event(&trace, selected);
         self.findings
             .grow(&self.trace, &trace, marks, &mut self.timeline);
         self.search.refresh(&self.trace, &trace, None);
         // A capture's snapshots share nothing: the old one may be the last
         // reference to millions of events.
         crate::app::job::drop_off_thread(std::mem::replace(&mut self.trace, trace));
-        self.stats.refresh(self.trace.clone());
+        self.stats.refresh(self.trace.clone(), self.selection.range);
         match kernel {
-            Some(name) => self.kernel.refresh(&self.trace, name),
+            Some(name) => self.kernel.refresh(&self.trace, name, self.selection.range),
             None => self.kernel.close(),
         }
         self.kernel_pending = None;
@@ -161,32 +167,47 @@ impl Document {
         }
     }
 
+    /// The selection: the selected event, its linked events, the selected range.
+    pub fn selection(&self) -> &Selection {
+        &self.selection
+    }
+
     /// Selects `[start, end)`; its summaries start at once.
     pub fn select_range(&mut self, start: i64, end: i64) {
-        self.timeline.selection.range = Some(TimeRange { start, end });
-        self.follow_selection();
+        self.change(Command::SelectRange(TimeRange { start, end }), None);
     }
 
     /// No range selected any more: its tables go with it.
     pub fn clear_range(&mut self) {
-        self.timeline.selection.range = None;
-        self.follow_selection();
+        self.change(Command::ClearRange, None);
     }
 
-    /// Brings the panels that read the selected range up to date with it,
-    /// whatever changed it (the timeline, a menu, a lesson, a panel): the
-    /// range tables are taken for a new range and dropped with it; a kernel
-    /// panel scoped to the selection is computed over the new one. Called
-    /// every frame; does nothing when they already show it.
-    pub fn follow_selection(&mut self) {
-        let range = self.timeline.selection.range;
-        if self.stats.range() != range {
-            match range {
-                Some(r) => self.stats.request(self.trace.clone(), r),
-                None => self.stats.clear(),
-            }
+    /// Selects `ev` (or nothing) without moving the view.
+    pub fn select_event(&mut self, ev: Option<EventRef>) {
+        self.change(Command::Select(ev), None);
+    }
+
+    /// Shows finding `i` of the findings panel, with the events that prove it (as its click does).
+    pub fn show_finding(&mut self, i: usize) {
+        self.change(Command::ShowFinding(i), None);
+    }
+
+    /// Selects `ev` and keeps its row on screen: the one place the selected event is written.
+    fn set_event(&mut self, ev: Option<EventRef>) {
+        self.selection.set_event(&self.trace, ev);
+        self.timeline.reveal_selection();
+    }
+
+    /// Tells every view that follows the selected range that it changed, once: the range
+    /// tables are taken for the new range (or dropped with it), and a kernel panel scoped to
+    /// the selection is computed over the new one. This list is the only place that knows
+    /// who follows the range.
+    fn range_changed(&mut self) {
+        let range = self.selection.range;
+        let followers: [&mut dyn FollowsRange; 2] = [&mut self.stats, &mut self.kernel];
+        for follower in followers {
+            follower.range_changed(&self.trace, range);
         }
-        self.kernel.follow(&self.trace, range);
     }
 
     /// A stats row was clicked: the first time, highlight every instance of
@@ -194,7 +215,7 @@ impl Document {
     /// The instances are looked for on a worker; [`Document::take_search`]
     /// shows the first when they are in.
     pub fn step_instances(&mut self, name: &str, repaint: Option<egui::Context>) {
-        let (range, rule) = (self.timeline.selection.range, self.stats.rule);
+        let (range, rule) = (self.selection.range, self.stats.rule);
         let same = range.is_some()
             && self.search.query == name
             && !self.search.regex
@@ -224,7 +245,7 @@ impl Document {
     /// a third of the width at most and starts a third of the way in (a
     /// launch call alone filling the screen tells nothing).
     pub fn reveal_event(&mut self, ev: EventRef) {
-        self.timeline.select(&self.trace, Some(ev));
+        self.set_event(Some(ev));
         let (s, e) = (ev.start(&self.trace) as f64, ev.end(&self.trace) as f64);
         let span = ((e - s) * 3.0).max(20_000.0);
         self.timeline
@@ -234,26 +255,52 @@ impl Document {
     /// Opens the kernel panel for kernel `name` over the selected range (the
     /// whole report without one); it follows the selection from then on.
     pub fn open_kernel(&mut self, name: crate::model::StrId) {
-        self.kernel
-            .open(&self.trace, name, self.timeline.selection.range);
+        self.kernel.open(&self.trace, name, self.selection.range);
     }
 
-    /// Does what a panel asked for; `ctx` repaints the window when work the
+    /// Does what a panel or the timeline asked for; `ctx` repaints the window when work the
     /// command started on a worker is done.
     pub fn apply(&mut self, command: Command, ctx: &egui::Context) {
+        self.change(command, Some(ctx));
+        ctx.request_repaint();
+    }
+
+    /// The one writer of the selection: does `command`, then tells the range's followers if
+    /// the range changed. `window` repaints the window when work started on a worker is done.
+    fn change(&mut self, command: Command, window: Option<&egui::Context>) {
+        let range_before = self.selection.range;
         match command {
+            Command::Select(ev) => self.set_event(ev),
             Command::ShowEvent(ev) => self.show_event(ev),
             Command::ShowTime(t) => self.show_time(t),
-            Command::SelectRange(r) => self.select_range(r.start, r.end.max(r.start + 1)),
+            Command::SelectRange(r) => {
+                let end = r.end.max(r.start + 1);
+                self.selection.range = Some(TimeRange {
+                    start: r.start,
+                    end,
+                });
+            }
+            Command::ClearRange => self.selection.range = None,
+            Command::ClearSelection => {
+                self.set_event(None);
+                self.selection.range = None;
+            }
             Command::StepInstances(row) => {
-                self.step_instances(&row.name, Some(ctx.clone()));
+                self.step_instances(&row.name, window.cloned());
                 if row.kernel
                     && let Some(id) = self.trace.strings.find(&row.name)
                 {
                     self.open_kernel(id);
                 }
             }
-            Command::ShowFinding(i) => self.findings.show(i, &self.trace, &mut self.timeline),
+            Command::ShowFinding(i) => {
+                if let Some(ev) = self.findings.show(i, &self.trace, &mut self.timeline) {
+                    self.set_event(ev);
+                }
+            }
+        }
+        if self.selection.range != range_before {
+            self.range_changed();
         }
     }
 
@@ -273,7 +320,7 @@ impl Document {
 
     /// Selects an event and brings it into view.
     pub fn show_event(&mut self, ev: EventRef) {
-        self.timeline.select(&self.trace, Some(ev));
+        self.set_event(Some(ev));
         let (s, e) = (ev.start(&self.trace) as f64, ev.end(&self.trace) as f64);
         self.timeline.zoom_to(s, e);
     }

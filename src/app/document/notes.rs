@@ -2,8 +2,8 @@
 //! them on their events as the report grows.
 
 use super::Document;
+use crate::app::panels::annotations_panel::OVERLAY_SOURCE;
 use crate::app::panels::annotations_panel::TEXT_SAVE_DELAY_S;
-use crate::app::panels::findings_panel::OVERLAY_SOURCE;
 use crate::app::timeline::{self};
 use crate::app::widgets::format;
 use crate::model::Ns;
@@ -21,7 +21,7 @@ impl Document {
         {
             // The selected event if there is one, else the time under the
             // pointer (the middle of the view when it is elsewhere).
-            if let Some(ev) = self.timeline.selection.event {
+            if let Some(ev) = self.selection.event {
                 self.notes.add_on(&self.trace, ev);
             } else {
                 let pointer = ui.input(|i| i.pointer.hover_pos());
@@ -71,7 +71,7 @@ impl Document {
             return;
         };
         let enabled = self.notes.is_enabled();
-        let event = hit.or(self.timeline.selection.event);
+        let event = hit.or(self.selection.event);
         let trace = &self.trace;
         let mut add_time = false;
         let mut add_event = false;

@@ -20,7 +20,9 @@ use eframe::egui::{self, Color32, Key, Rect, RichText, Ui, vec2};
 use crate::analysis::compare::{self, COLUMNS, Diff, DiffKey, DiffReport, NvtxAnchor};
 use crate::analysis::stats::{Cell, Table};
 use crate::app::job::Job;
+use crate::app::state::command::Command;
 use crate::app::state::events::EventRef;
+use crate::app::state::selection::Selection;
 use crate::app::timeline::Timeline;
 use crate::app::timeline::{Anchor, Overlay};
 use crate::app::widgets::cells;
@@ -89,6 +91,8 @@ pub struct Half {
     pub path: PathBuf,
     pub trace: Arc<Trace>,
     pub timeline: Timeline,
+    /// This report's selection: a compared half is its own small document.
+    pub selection: Selection,
     /// The session time of this report at axis 0.
     pub offset: f64,
     /// The instances of the diff row clicked last, by start.
@@ -107,6 +111,7 @@ impl Half {
             path,
             trace,
             timeline,
+            selection: Selection::default(),
             offset,
             instances: Vec::new(),
             current: None,
@@ -116,6 +121,27 @@ impl Half {
 
     pub fn file_name(&self) -> String {
         file_name(&self.path)
+    }
+
+    /// Selects `ev` (or nothing) and keeps its row on screen.
+    pub(crate) fn select(&mut self, ev: Option<EventRef>) {
+        self.selection.set_event(&self.trace, ev);
+        self.timeline.reveal_selection();
+    }
+
+    /// Does what this half's timeline asked of its selection.
+    fn apply(&mut self, command: Command) {
+        match command {
+            Command::Select(ev) => self.select(ev),
+            Command::SelectRange(r) => self.selection.range = Some(r),
+            Command::ClearRange => self.selection.range = None,
+            Command::ClearSelection => {
+                self.select(None);
+                self.selection.range = None;
+            }
+            // The timeline asks nothing else.
+            _ => {}
+        }
     }
 
     /// The report's own span on the axis.
@@ -553,13 +579,13 @@ impl CompareView {
             };
             let n = h.instances.len();
             if n == 0 {
-                h.timeline.select(&h.trace, None);
+                h.select(None);
                 continue;
             }
             let next = h.current.map_or(0, |c| (c + 1) % n);
             h.current = Some(next);
             let ev = h.instances[next];
-            h.timeline.select(&h.trace, Some(ev));
+            h.select(Some(ev));
             let (s, e) = (
                 ev.start(&h.trace) as f64 - h.offset,
                 ev.end(&h.trace) as f64 - h.offset,
@@ -579,7 +605,7 @@ impl CompareView {
     /// Selects `ev` of `side` and brings it to the middle of the axis.
     pub fn show_event(&mut self, side: Side, ev: EventRef) {
         let Some(h) = self.half_mut(side) else { return };
-        h.timeline.select(&h.trace, Some(ev));
+        h.select(Some(ev));
         let (s, e) = (
             ev.start(&h.trace) as f64 - h.offset,
             ev.end(&h.trace) as f64 - h.offset,
@@ -797,24 +823,20 @@ impl CompareView {
                 }
             });
             h.set_axis(axis);
-            let before = h.timeline.selection.event;
+            let before = h.selection.event;
             let builder = egui::UiBuilder::new()
                 .max_rect(body)
                 .id_salt(("compare_half", side.index()));
-            ui.scope_builder(builder, |ui| {
-                h.timeline.ui(ui, &h.trace);
-            });
+            let out = ui.scope_builder(builder, |ui| h.timeline.ui(ui, &h.trace, &h.selection));
+            for command in out.inner.commands {
+                h.apply(command);
+            }
             h.rect = body;
             if h.axis() != axis {
                 changed[side.index()] = Some(h.axis());
             }
-            if h.timeline.selection.event != before {
-                selected_changed = Some(
-                    h.timeline
-                        .selection
-                        .event
-                        .map(|event| SideEvent { side, event }),
-                );
+            if h.selection.event != before {
+                selected_changed = Some(h.selection.event.map(|event| SideEvent { side, event }));
             }
         }
         // Zoom and pan: the half under the pointer leads (keys reach both
@@ -855,12 +877,8 @@ impl CompareView {
                 ui.strong(h.file_name());
             });
             egui::ScrollArea::vertical().show(ui, |ui| {
-                jump = crate::app::panels::details::ui(
-                    ui,
-                    &h.trace,
-                    sel.event,
-                    &h.timeline.selection.related,
-                );
+                jump =
+                    crate::app::panels::details::ui(ui, &h.trace, sel.event, &h.selection.related);
             });
         }
         if let Some(ev) = jump {

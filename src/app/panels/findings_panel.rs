@@ -485,12 +485,16 @@ impl FindingsPanel {
             .collect()
     }
 
-    /// Carries out a click: selects the finding's first event, outlines the
-    /// others, and zooms to the finding with the events that prove it.
-    pub fn show(&mut self, i: usize, trace: &Trace, timeline: &mut Timeline) {
-        let Some(f) = self.findings.get(i) else {
-            return;
-        };
+    /// Carries out a click: outlines the finding's events but the first, and zooms to the
+    /// finding with the events that prove it. Returns the event to select (the first; `None`
+    /// inside when none of them is in the report), or `None` for no such finding.
+    pub fn show(
+        &mut self,
+        i: usize,
+        trace: &Trace,
+        timeline: &mut Timeline,
+    ) -> Option<Option<EventRef>> {
+        let f = self.findings.get(i)?;
         let (mut lo, mut hi) = (f.start, f.end);
         let mut first = None;
         for &id in f.events.iter().take(MAX_OUTLINES) {
@@ -503,7 +507,6 @@ impl FindingsPanel {
             // outlasts its range): the view shows both.
             (lo, hi) = (lo.min(s), hi.max(e));
         }
-        timeline.select(trace, first);
         timeline.zoom_to(lo as f64, hi.max(lo.saturating_add(1)) as f64);
         self.active = Some(i);
         // The others stay: built anew they took the window's thread
@@ -512,6 +515,7 @@ impl FindingsPanel {
         marks.retain_mut(|m| !matches!(m.anchor, Anchor::Outline(_)));
         marks.extend(self.outlines(trace));
         timeline.set_marks(marks);
+        Some(first)
     }
 
     /// The toolbar badge: "3 findings" (a spinner while the engine runs);

@@ -21,6 +21,7 @@ use crate::analysis::stats::{self, Report, TimeRange};
 use crate::app::job::Job;
 use crate::app::state::command::Command;
 use crate::app::state::events::{EventRef, Table};
+use crate::app::state::selection::FollowsRange;
 use crate::app::widgets::format;
 use crate::app::widgets::table_export::TableExport;
 use crate::model::{LaunchConfig, Ns, StrId, StreamIdx, Trace};
@@ -313,12 +314,12 @@ fn decimate(points: &[(Ns, Ns, u32)], x0: f64, x1: f64, columns: usize) -> Vec<u
 /// The panel's state, one per document.
 #[derive(Default)]
 pub struct KernelPanel {
-    /// The kernel shown (a demangled name), and the range it is over.
+    /// The kernel shown (a demangled name).
     pub name: Option<StrId>,
-    range: Option<TimeRange>,
     /// Whether the panel is over the document's selected range, and follows
     /// it (the whole report while none is selected), or over the whole
-    /// report whatever is selected ("Whole report").
+    /// report whatever is selected ("Whole report"). The range itself is the
+    /// document's: see [`KernelPanel::over`].
     follows_selection: bool,
     pub view: Option<Arc<KernelView>>,
     /// The view being computed for a big report (a newer kernel cancels it).
@@ -345,6 +346,15 @@ pub struct KernelPanel {
     pub instance_export: TableExport,
     /// Hardware metrics, speed of light and roofline (their own file).
     pub metrics: crate::app::panels::kernel_metrics_section::MetricsSection,
+}
+
+/// A panel over the selected range is computed over each new one.
+impl FollowsRange for KernelPanel {
+    fn range_changed(&mut self, trace: &Arc<Trace>, range: Option<TimeRange>) {
+        if let (Some(name), true) = (self.name, self.follows_selection) {
+            self.show(trace, name, range);
+        }
+    }
 }
 
 impl KernelPanel {
@@ -374,26 +384,15 @@ impl KernelPanel {
         self.follows_selection = true;
     }
 
-    /// The range the panel is over (`None`: the whole report).
-    pub fn range(&self) -> Option<TimeRange> {
-        self.range
+    /// The range the panel is over when the document's selected range is `selected`
+    /// (`None`: the whole report).
+    pub fn over(&self, selected: Option<TimeRange>) -> Option<TimeRange> {
+        selected.filter(|_| self.follows_selection)
     }
 
-    /// The document's selected range is `selected` now: a panel that follows
-    /// the selection is computed over it (nothing happens when it already is).
-    pub fn follow(&mut self, trace: &Arc<Trace>, selected: Option<TimeRange>) {
-        if let (Some(name), true) = (self.name, self.follows_selection) {
-            self.show(trace, name, selected);
-        }
-    }
-
-    /// Shows kernel `name` over `range`; does nothing when that is already shown.
+    /// Shows kernel `name` over `range`.
     fn show(&mut self, trace: &Arc<Trace>, name: StrId, range: Option<TimeRange>) {
-        if self.name == Some(name) && self.range == range {
-            return;
-        }
         self.name = Some(name);
-        self.range = range;
         self.view = None;
         self.scatter = Decimated::default();
         self.scatter_points.clear();
@@ -402,21 +401,21 @@ impl KernelPanel {
         self.what_if_block = 0;
         self.config_export.forget();
         self.instance_export.forget();
-        self.compute(trace);
+        self.compute(trace, range);
     }
 
     /// The report grew: the kernel shown (named `name` in `trace`, whose ids
-    /// may differ from the old trace's) is computed again over the same range.
-    /// What is on screen stays until the new view is in.
-    pub fn refresh(&mut self, trace: &Arc<Trace>, name: StrId) {
+    /// may differ from the old trace's) is computed again over the same range
+    /// (`selected` is the document's). What is on screen stays until the new view is in.
+    pub fn refresh(&mut self, trace: &Arc<Trace>, name: StrId, selected: Option<TimeRange>) {
         self.name = Some(name);
-        self.compute(trace);
+        self.compute(trace, self.over(selected));
     }
 
     /// Computes the view of the kernel and range shown: here for small
     /// reports, on a worker for big ones (a newer request replaces it).
-    fn compute(&mut self, trace: &Arc<Trace>) {
-        let (Some(name), range) = (self.name, self.range) else {
+    fn compute(&mut self, trace: &Arc<Trace>, range: Option<TimeRange>) {
+        let Some(name) = self.name else {
             return;
         };
         if trace.kernels.spans.len() < INLINE_KERNELS {
@@ -495,6 +494,7 @@ impl KernelPanel {
         area: egui::Rect,
     ) -> Option<Command> {
         let name = self.name?;
+        let range = self.over(selected_range);
         if self.poll(trace) {
             ctx.request_repaint();
         }
@@ -518,7 +518,7 @@ impl KernelPanel {
             .vscroll(true)
             .show(ctx, |ui| {
                 ui.horizontal(|ui| {
-                    let over = match self.range {
+                    let over = match range {
                         Some(r) => format!(
                             "over the selected range, {} – {} (instances that start in it)",
                             format::duration(r.start),
@@ -527,11 +527,11 @@ impl KernelPanel {
                         None => "over the whole report".to_string(),
                     };
                     ui.label(over);
-                    if self.range.is_some() && ui.button("Whole report").clicked() {
+                    if range.is_some() && ui.button("Whole report").clicked() {
                         rescope = Some(None);
                     }
                     if let Some(r) = selected_range
-                        && self.range != Some(r)
+                        && range != Some(r)
                         && ui.button("Selected range").clicked()
                     {
                         rescope = Some(Some(r));
@@ -551,9 +551,9 @@ impl KernelPanel {
                 summary(ui, trace, &view);
                 ui.separator();
                 configs(ui, &view);
-                self.exports(ui, trace, name, &view);
+                self.exports(ui, (trace, name, range), &view);
                 self.what_if(ui, &view);
-                let range = self.range.map(|r| (r.start, r.end));
+                let range = range.map(|r| (r.start, r.end));
                 self.metrics.ui(ui, trace, name, range, || {
                     view.points.iter().map(|p| p.2).collect()
                 });
@@ -575,8 +575,12 @@ impl KernelPanel {
     /// configurations) and of `cuda_gpu_trace` (its instances), over the
     /// panel's range: the numbers `sightline stats` prints for them. Built
     /// on the export's worker: a kernel can have a million instances.
-    fn exports(&mut self, ui: &mut Ui, trace: &Arc<Trace>, name: StrId, view: &KernelView) {
-        let range = self.range;
+    fn exports(
+        &mut self,
+        ui: &mut Ui,
+        (trace, name, range): (&Arc<Trace>, StrId, Option<TimeRange>),
+        view: &KernelView,
+    ) {
         let job = |report: Report| {
             let trace = trace.clone();
             move || -> crate::app::widgets::table_export::TableJob {

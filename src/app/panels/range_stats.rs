@@ -16,6 +16,7 @@ use eframe::egui::{self, Color32, RichText, Ui};
 use crate::analysis::stats::{self, Cell, RangeRule, Report, Table, TimeRange};
 use crate::app::job::Job;
 use crate::app::state::command::{Command, RowClick};
+use crate::app::state::selection::FollowsRange;
 use crate::app::widgets::format;
 use crate::app::widgets::table_export::TableExport;
 use crate::model::Trace;
@@ -43,9 +44,6 @@ enum Msg {
 
 #[derive(Default)]
 pub struct RangeStats {
-    /// The range the tables are for: the document's selected range once
-    /// [`crate::app::Document::follow_selection`] has run.
-    range: Option<TimeRange>,
     /// Finished tables, in the order they arrived (tab order).
     pub tables: Vec<(Report, Table)>,
     /// The tables being computed, each sent as it is done (a newer range
@@ -65,18 +63,24 @@ pub struct RangeStats {
     /// Copy and Save CSV of the table shown.
     pub export: TableExport,
     /// A newer state of the report that came while the tables were being
-    /// taken from an older one: they are taken from it once those are in.
-    /// A capture's snapshots may come faster than a big range's tables:
-    /// starting again at each would never finish one.
-    grown: Option<Arc<Trace>>,
+    /// taken from an older one, and the range: they are taken from it once
+    /// those are in. A capture's snapshots may come faster than a big range's
+    /// tables: starting again at each would never finish one.
+    grown: Option<(Arc<Trace>, TimeRange)>,
+}
+
+/// The panel follows the document's selected range: each new range's tables are taken at
+/// once (the older ones cancelled), and no range drops them.
+impl FollowsRange for RangeStats {
+    fn range_changed(&mut self, trace: &Arc<Trace>, range: Option<TimeRange>) {
+        match range {
+            Some(r) => self.request(trace.clone(), r),
+            None => self.clear(),
+        }
+    }
 }
 
 impl RangeStats {
-    /// The range the tables are for.
-    pub fn range(&self) -> Option<TimeRange> {
-        self.range
-    }
-
     pub fn request(&mut self, trace: Arc<Trace>, range: TimeRange) {
         self.grown = None;
         self.tables.clear();
@@ -90,13 +94,13 @@ impl RangeStats {
     /// tables are taken again from `trace`, once those under way are in.
     /// The old tables stay on screen, sorted as they were, until each new
     /// one replaces its own.
-    pub fn refresh(&mut self, trace: Arc<Trace>) {
-        let Some(range) = self.range else {
+    pub fn refresh(&mut self, trace: Arc<Trace>, range: Option<TimeRange>) {
+        let Some(range) = range else {
             return;
         };
         if self.job.is_running() {
             self.trace = Some(trace.clone());
-            self.grown = Some(trace);
+            self.grown = Some((trace, range));
         } else {
             self.compute(trace, range);
         }
@@ -105,7 +109,6 @@ impl RangeStats {
     fn compute(&mut self, trace: Arc<Trace>, range: TimeRange) {
         let rule = self.rule;
         self.trace = Some(trace.clone());
-        self.range = Some(range);
         self.took = None;
         self.job
             .start_stream("sightline-stats", None, move |cancel, emit| {
@@ -155,7 +158,7 @@ impl RangeStats {
             },
             Msg::Done(took) => {
                 self.took = Some(took);
-                if let (Some(trace), Some(range)) = (self.grown.take(), self.range) {
+                if let Some((trace, range)) = self.grown.take() {
                     self.compute(trace, range);
                 }
             }
@@ -165,20 +168,19 @@ impl RangeStats {
     pub fn clear(&mut self) {
         self.job.cancel();
         self.grown = None;
-        self.range = None;
         self.trace = None;
         self.tables.clear();
         self.active = None;
     }
 
-    /// Counts the range's events by `rule` from now on, recomputing the
+    /// Counts the selected `range`'s events by `rule` from now on, recomputing the
     /// tables (on the worker, as any request) when it changes.
-    pub fn set_rule(&mut self, rule: RangeRule) {
+    pub fn set_rule(&mut self, rule: RangeRule, range: Option<TimeRange>) {
         if self.rule == rule {
             return;
         }
         self.rule = rule;
-        if let (Some(trace), Some(range)) = (self.trace.clone(), self.range) {
+        if let (Some(trace), Some(range)) = (self.trace.clone(), range) {
             self.request(trace, range);
         }
     }
@@ -192,23 +194,22 @@ impl RangeStats {
 
     /// The `--range` argument (with `--overlapping` for that rule) that
     /// makes `sightline stats` compute these tables.
-    pub fn cli_range(&self) -> Option<String> {
+    pub fn cli_range(&self, range: Option<TimeRange>) -> Option<String> {
         let flag = match self.rule {
             RangeRule::StartsInside => "",
             RangeRule::Overlapping => " --overlapping",
         };
-        self.range
-            .map(|r| format!("--range {}:{}{flag}", r.start, r.end))
+        range.map(|r| format!("--range {}:{}{flag}", r.start, r.end))
     }
 
-    /// Draws the tabs and the chosen table; returns what a click on a row asked.
-    pub fn ui(&mut self, ui: &mut Ui) -> Option<Command> {
-        let range = self.range?;
+    /// Draws the tabs and the chosen table of the selected `range`; returns what a click on a
+    /// row asked.
+    pub fn ui(&mut self, ui: &mut Ui, range: TimeRange) -> Option<Command> {
         let mut clicked = None;
         // Wrapped, not one line: a line that overflows widens the panel's ui, and everything
         // below it (the report tabs too) would then run under the details panel.
         self.range_header_ui(ui, range);
-        self.rule_and_tabs_ui(ui);
+        self.rule_and_tabs_ui(ui, range);
         ui.separator();
         let report = REPORTS[self.tab.min(REPORTS.len() - 1)];
         // Borrowed from the field, not through `self.table`, so the export
@@ -363,7 +364,7 @@ impl RangeStats {
             ));
             ui.label("·");
             ui.label("session clock");
-            if let Some(arg) = self.cli_range()
+            if let Some(arg) = self.cli_range(Some(range))
                 && ui
                     .button(RichText::new(format!("Copy {arg}")).monospace())
                     .on_hover_text(
@@ -383,7 +384,7 @@ impl RangeStats {
     }
 
     /// The counting rule's choice, and a tab per report with its row count.
-    fn rule_and_tabs_ui(&mut self, ui: &mut Ui) {
+    fn rule_and_tabs_ui(&mut self, ui: &mut Ui, range: TimeRange) {
         let mut rule = self.rule;
         ui.horizontal_wrapped(|ui| {
             ui.label("Count:");
@@ -393,7 +394,7 @@ impl RangeStats {
             ui.label("·");
             ui.label(self.rule.explanation());
         });
-        self.set_rule(rule);
+        self.set_rule(rule, Some(range));
         ui.horizontal_wrapped(|ui| {
             for (i, r) in REPORTS.iter().enumerate() {
                 let n = self.table(*r).map(|t| t.rows.len());
@@ -454,8 +455,8 @@ mod tests {
         let mut panel = RangeStats::default();
         panel.request(older.clone(), range);
         assert!(panel.is_pending());
-        panel.refresh(newer.clone());
-        panel.refresh(newer.clone());
+        panel.refresh(newer.clone(), Some(range));
+        panel.refresh(newer.clone(), Some(range));
         // Up to the end of the older report's tables (whose end starts the
         // newer's).
         loop {

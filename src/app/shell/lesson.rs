@@ -295,7 +295,7 @@ pub fn show(doc: &mut Document, shown: &Shown) {
         None => doc.search.clear(),
     }
     let selected = shown.select.map(EventRef::from);
-    doc.timeline.select(&trace, selected);
+    doc.select_event(selected);
     match shown.view {
         Some(View::All) => doc.timeline.fit_all(),
         Some(View::Span(s, e)) => doc.timeline.zoom_to(s as f64, e as f64),
@@ -314,7 +314,6 @@ pub fn show(doc: &mut Document, shown: &Shown) {
         Some(name) => {
             doc.kernel.unpin();
             doc.open_kernel(name);
-            doc.follow_selection();
         }
         None => doc.kernel.close(),
     }

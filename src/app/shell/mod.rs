@@ -880,12 +880,12 @@ impl SightlineApp {
     /// The details panel's contents: the selected event (its fields, linked events, an NVTX
     /// range's GPU work and idle time), or the report's overview when nothing is selected.
     fn details_contents(doc: &mut Document, ui: &mut Ui) {
-        let Some(sel) = doc.timeline.selection.event else {
+        let Some(sel) = doc.selection().event else {
             crate::app::panels::details::overview(ui, &doc.trace);
             return;
         };
         if let Some(ev) =
-            crate::app::panels::details::ui(ui, &doc.trace, sel, &doc.timeline.selection.related)
+            crate::app::panels::details::ui(ui, &doc.trace, sel, &doc.selection().related)
         {
             doc.apply(Command::ShowEvent(ev), ui.ctx());
         }

@@ -11,12 +11,18 @@ use crate::model::{Ns, TimeRange};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
+    /// Select this event (or nothing) where it is: a click on the timeline.
+    Select(Option<EventRef>),
     /// Select this event and bring it into view.
     ShowEvent(EventRef),
     /// Bring this time into view (a note pinned to a time).
     ShowTime(Ns),
     /// Select this range: every panel that reads the selection follows.
     SelectRange(TimeRange),
+    /// No range selected any more (its tables go with it); the event stays.
+    ClearRange,
+    /// Nothing selected: neither an event nor a range (Escape).
+    ClearSelection,
     /// A stats row was clicked: step through its instances, and open the
     /// kernel panel when the row names a kernel.
     StepInstances(RowClick),

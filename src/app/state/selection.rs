@@ -1,14 +1,16 @@
 //! What the user has selected in one document: an event (with the events it
 //! is linked to) and a time range.
 //!
-//! There is one per document, kept by its timeline, which draws it and edits
-//! it (a click, a drag on the ruler, Escape). Every panel reads it and keeps
-//! only the range its own results were computed for: the range tables, a
-//! stats row's instances and the kernel panel follow it each frame
-//! (`Document::follow_selection`), so whatever changes the selection — the
-//! timeline, a menu, a lesson, a panel's command — is followed the same way.
+//! There is one per document, and the document alone writes it
+//! (`Document::apply`): the timeline draws it and returns what a click, a drag or Escape asks,
+//! panels read it and return commands. The views that follow the selected range (the range
+//! tables, a kernel panel scoped to the selection) are [`FollowsRange`]s, told once of each
+//! change through the document's one list of them, whatever changed it — the timeline, a
+//! menu, a lesson, a panel's command.
 
 use crate::app::state::events::EventRef;
+use std::sync::Arc;
+
 use crate::model::{TimeRange, Trace};
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -26,4 +28,10 @@ impl Selection {
         self.event = ev;
         self.related = ev.map(|e| e.related(trace)).unwrap_or_default();
     }
+}
+
+/// A view whose results are over the selected range: told when the range changes (to
+/// `range`, over `trace`), so that it starts its work for the new range, or drops what it had.
+pub trait FollowsRange {
+    fn range_changed(&mut self, trace: &Arc<Trace>, range: Option<TimeRange>);
 }

@@ -17,6 +17,7 @@ use eframe::egui::{
     self, Color32, CursorIcon, Key, Pos2, Rect, Sense, Stroke, Ui, WidgetInfo, pos2, vec2,
 };
 
+use crate::app::state::command::Command;
 use crate::app::state::events::{EventRef, Table};
 use crate::app::state::selection::Selection;
 use crate::app::widgets::colors;
@@ -62,6 +63,9 @@ pub struct Output {
     /// The event a single click landed on (selected or not before it): a
     /// click on the selected kernel reopens its closed panel.
     pub clicked: Option<EventRef>,
+    /// What the user asked of the selection this frame (a click, a range dragged out,
+    /// Escape), for the document to apply: the timeline only draws the selection.
+    pub commands: Vec<Command>,
 }
 
 enum Drag {
@@ -83,9 +87,6 @@ pub struct Timeline {
     /// history entry.
     last_step: f64,
     name_colors: Vec<Color32>,
-    /// The document's selection: the selected event, its linked events and
-    /// the selected range (shown shaded).
-    pub selection: Selection,
     /// By `StrId`: names to outline.
     pub highlight: Vec<bool>,
     drag: Drag,
@@ -172,7 +173,6 @@ impl Timeline {
             history: Vec::new(),
             last_step: f64::NEG_INFINITY,
             name_colors,
-            selection: Selection::default(),
             highlight: Vec::new(),
             drag: Drag::None,
             layout: Vec::new(),
@@ -197,10 +197,9 @@ impl Timeline {
 
     /// Takes a newer state of the same report (a capture that grew, a report
     /// being opened): rows, colours and time limits are rebuilt, the view
-    /// (times, collapsed and hidden rows, scroll) is kept. `selected` is the
-    /// selection as found in the new trace (see `Document::grow`); the
+    /// (times, collapsed and hidden rows, scroll) is kept; the
     /// search's outlines come back with its matches.
-    pub fn adopt(&mut self, trace: &Trace, selected: Option<EventRef>) {
+    pub fn adopt(&mut self, trace: &Trace) {
         let (lo, hi) = trace.info.time_range;
         self.limits = (lo as f64, hi.max(lo + 1) as f64);
         self.rows = rows::build(trace);
@@ -217,7 +216,6 @@ impl Timeline {
             self.view.set(start, end);
             self.opened_on = (self.view.start, self.view.end);
         }
-        self.selection.set_event(trace, selected);
         self.layout.clear();
         self.projection = None;
         self.projection_job.cancel();
@@ -342,17 +340,17 @@ impl Timeline {
         }
     }
 
-    pub fn select(&mut self, trace: &Trace, ev: Option<EventRef>) {
-        self.selection.set_event(trace, ev);
-        // The details panel opens with a selection: keep it on screen.
+    /// The document selected an event: its row is kept on screen for the next frames (the
+    /// details panel opening with it may cover it).
+    pub fn reveal_selection(&mut self) {
         self.keep_selection_frames = KEEP_SELECTION_FRAMES;
     }
 
     /// The range drawn: the one being dragged out, else the selected one.
-    fn shown_range(&self) -> Option<TimeRange> {
+    fn shown_range(&self, selection: &Selection) -> Option<TimeRange> {
         match self.drag {
             Drag::Range(_, Some(dragged)) => Some(dragged),
-            _ => self.selection.range,
+            _ => selection.range,
         }
     }
 
@@ -462,7 +460,7 @@ impl Timeline {
         }
     }
 
-    pub fn ui(&mut self, ui: &mut Ui, trace: &Trace) -> Output {
+    pub fn ui(&mut self, ui: &mut Ui, trace: &Trace, selection: &Selection) -> Output {
         let mut out = Output::default();
         let full = ui.available_rect_before_wrap();
         let label_w = label_width(full.width());
@@ -489,7 +487,7 @@ impl Timeline {
             )
         });
 
-        self.handle_input(ui, trace, &resp, &ruler_resp, &mut out);
+        self.handle_input(ui, (trace, selection), (&resp, &ruler_resp), &mut out);
         out.canvas = Some(resp.clone());
 
         let visuals = ui.visuals().clone();
@@ -497,7 +495,7 @@ impl Timeline {
         painter.rect_filled(full, 0.0, visuals.extreme_bg_color);
         let map = Mapping::new(canvas, &self.view);
         // With a range selected, the ruler counts from its start.
-        let shown_range = self.shown_range();
+        let shown_range = self.shown_range(selection);
         self.paint_ruler(&painter, ruler_rect, &map, shown_range, &visuals);
 
         // Rows: lay out the visible ones, paint those on screen.
@@ -513,17 +511,16 @@ impl Timeline {
         // after it.
         let style_highlight = std::mem::take(&mut self.highlight);
         let name_colors = std::mem::take(&mut self.name_colors);
-        let related = self.selection.related.clone();
         let style = paint::LaneStyle {
             name_colors: &name_colors,
             highlight: &style_highlight,
-            selected: self.selection.event,
-            related: &related,
+            selected: selection.event,
+            related: &selection.related,
             show_names: self.view.show_names,
         };
         let lane_painter = painter.with_clip_rect(canvas);
         // (start, end, device) of the selected kernel, for the metric rows.
-        let selected_kernel = self.selected_kernel(trace);
+        let selected_kernel = selected_kernel(trace, selection);
         let row_paint = RowPaint {
             trace,
             lanes: &lane_painter,
@@ -542,8 +539,7 @@ impl Timeline {
             let h = row.height();
             let row_rect = Rect::from_min_size(pos2(canvas.left(), y), vec2(canvas.width(), h));
             y += h;
-            if let (Some(sel), RowKind::Lane { table, track, .. }) =
-                (self.selection.event, &row.kind)
+            if let (Some(sel), RowKind::Lane { table, track, .. }) = (selection.event, &row.kind)
                 && *table == sel.table
                 && track.contains(sel.index)
             {
@@ -622,7 +618,7 @@ impl Timeline {
         }
 
         // API call ⇄ GPU work: arrows from the call to what it launched.
-        self.paint_related_arrows(trace, &painter);
+        self.paint_related_arrows(trace, selection, &painter);
 
         self.tooltips(trace, &resp, &map, &painter, &visuals);
         out
@@ -698,32 +694,14 @@ impl Timeline {
         }
     }
 
-    /// (start, end, device) of the selected event when it is a kernel, for the metric rows.
-    fn selected_kernel(&self, trace: &Trace) -> Option<(Ns, Ns, u32)> {
-        self.selection
-            .event
-            .filter(|ev| ev.table == crate::app::state::events::Table::Kernel)
-            .and_then(|ev| {
-                let i = ev.index as usize;
-                let spans = &trace.kernels.spans;
-                let device = trace
-                    .streams
-                    .iter()
-                    .find(|s| s.kernels.contains(ev.index))?
-                    .device_id;
-                let (start, end) = spans.get(i)?;
-                Some((start, end, device))
-            })
-    }
-
     /// Arrows between the selected event and its linked events (an API call ⇄ its GPU work),
     /// from the call to what it launched.
-    fn paint_related_arrows(&self, trace: &Trace, painter: &egui::Painter) {
+    fn paint_related_arrows(&self, trace: &Trace, selection: &Selection, painter: &egui::Painter) {
         let canvas = self.canvas;
-        if let Some(sel) = self.selection.event
+        if let Some(sel) = selection.event
             && let Some(p0) = self.event_pos(trace, sel)
         {
-            for &rel in &self.selection.related {
+            for &rel in &selection.related {
                 if let Some(p1) = self.event_pos(trace, rel) {
                     let (from, to) = if sel.table == crate::app::state::events::Table::Api {
                         (p0, p1)
@@ -950,12 +928,13 @@ impl Timeline {
         }
     }
 
+    /// Zoom, pan, drags, clicks and keys. What the user selected (an event, a range dragged
+    /// out, Escape) is returned as commands in `out`: the document owns the selection.
     fn handle_input(
         &mut self,
         ui: &Ui,
-        trace: &Trace,
-        resp: &egui::Response,
-        ruler: &egui::Response,
+        (trace, selection): (&Trace, &Selection),
+        (resp, ruler): (&egui::Response, &egui::Response),
         out: &mut Output,
     ) {
         let map = Mapping::new(self.canvas, &self.view);
@@ -1022,19 +1001,19 @@ impl Timeline {
             if let Drag::Range(_, Some(range)) = self.drag
                 && range.end > range.start
             {
-                self.selection.range = Some(range);
+                out.commands.push(Command::SelectRange(range));
             }
             self.drag = Drag::None;
         }
 
         if resp.double_clicked() {
             if let Some(ev) = pointer.and_then(|p| self.hit(trace, p)) {
-                self.select(trace, Some(ev));
+                out.commands.push(Command::Select(Some(ev)));
                 self.zoom_to(ev.start(trace) as f64, ev.end(trace) as f64);
             }
         } else if resp.clicked() {
             let ev = pointer.and_then(|p| self.hit(trace, p));
-            self.select(trace, ev);
+            out.commands.push(Command::Select(ev));
             out.clicked = ev;
         }
         if resp.secondary_clicked()
@@ -1081,9 +1060,9 @@ impl Timeline {
             self.view.pan_ns(self.view.span() * 0.15, limits);
         }
         if f {
-            if let Some(ev) = self.selection.event {
+            if let Some(ev) = selection.event {
                 self.zoom_to(ev.start(trace) as f64, ev.end(trace) as f64);
-            } else if let Some(r) = self.selection.range {
+            } else if let Some(r) = selection.range {
                 self.zoom_to(r.start as f64, r.end as f64);
             }
         }
@@ -1094,8 +1073,7 @@ impl Timeline {
             self.fit_activity(trace);
         }
         if esc {
-            self.select(trace, None);
-            self.selection.range = None;
+            out.commands.push(Command::ClearSelection);
         }
         if back {
             self.back();
@@ -1176,6 +1154,24 @@ impl Timeline {
             pos2(map.x(e).max(x0 + 1.0), y0 + LANE_H - 2.0),
         ))
     }
+}
+
+/// (start, end, device) of the selected event when it is a kernel, for the metric rows.
+fn selected_kernel(trace: &Trace, selection: &Selection) -> Option<(Ns, Ns, u32)> {
+    selection
+        .event
+        .filter(|ev| ev.table == crate::app::state::events::Table::Kernel)
+        .and_then(|ev| {
+            let i = ev.index as usize;
+            let spans = &trace.kernels.spans;
+            let device = trace
+                .streams
+                .iter()
+                .find(|s| s.kernels.contains(ev.index))?
+                .device_id;
+            let (start, end) = spans.get(i)?;
+            Some((start, end, device))
+        })
 }
 
 /// The timeline's three areas in `full` with a label column `label_w` wide: the ruler over
