@@ -23,11 +23,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use super::builder::Builder;
+use super::carry::Carry;
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, LaneStack};
 use super::grow::{self, KeptRows};
-use super::{Builder, checked_end, int, opt_int, pid_of, text};
+use super::rows::{checked_end, int, opt_int, pid_of, text};
 use crate::model::nsys::event_type::*;
 use crate::model::{
     EventKind, Ns, NvtxKind, NvtxRanges, NvtxTrack, Payload, Payloads, SpanColumns, StrId,
@@ -153,6 +155,14 @@ pub(super) struct KeptNvtx {
     /// Loads whose table extended the last one's rather than being built
     /// whole (tests, benchmarks: that the way is taken).
     pub(super) extended_loads: u64,
+}
+
+impl Carry {
+    /// How many loads extended the last load's NVTX table rather than
+    /// building it whole (each range's levels and name made again).
+    pub fn nvtx_tables_extended(&self) -> u64 {
+        self.part_ref::<KeptNvtx>().map_or(0, |n| n.extended_loads)
+    }
 }
 
 impl KeptNvtx {
@@ -424,7 +434,7 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     // A growing report's rows read by earlier loads are kept, resolved: only
     // the rows added since are read and resolved.
     let mut kept = match b.carry.as_deref_mut() {
-        Some(carry) => std::mem::take(&mut carry.nvtx),
+        Some(carry) => std::mem::take(carry.part::<KeptNvtx>()),
         None => KeptNvtx::default(),
     };
     let afresh = grow::read_new_rows(b, "NVTX_EVENTS", &sql, &mut kept.read, |b, row| {
@@ -446,7 +456,7 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     }
     let places_kept = build(b, &mut kept);
     if let Some(carry) = b.carry.as_deref_mut() {
-        carry.nvtx = kept;
+        *carry.part::<KeptNvtx>() = kept;
         // Every range shown before is at its index still when the new ones
         // all came after the last of their tracks, and those tracks come
         // last in the table: one thread's ranges written as they start (a
