@@ -16,8 +16,8 @@ use cudarc::driver::{
 };
 
 use super::gpu::{Gpu, alloc, driver_error, host_vec};
-use super::kernels::{self, SGEMM};
 use super::harness::{Table, check_cancel, phase, work};
+use super::kernels::{self, SGEMM};
 use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params};
 use crate::capture::nvtx::colors;
 use crate::model::peaks::{fp32_flops_per_clock_per_sm, tensor_flops_per_clock_per_sm};

@@ -7,8 +7,8 @@ use std::ffi::{CString, c_char};
 use cudarc::driver::CudaFunction;
 use cudarc::nvrtc::{Ptx, result as nvrtc, sys as nvrtc_sys};
 
-use super::spec::BenchError;
 use super::gpu::{Gpu, driver_error};
+use super::spec::BenchError;
 
 /// One `kernels/*.cu` file: its name (for messages and the NVRTC program name) and its text.
 #[derive(Debug, Clone, Copy)]

@@ -11,8 +11,8 @@ use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::gpu::{Gpu, alloc, driver_error};
-use super::kernels::{self, LAUNCH};
 use super::harness::{Summary, Table, check_cancel, phase, work};
+use super::kernels::{self, LAUNCH};
 use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params};
 use crate::capture::nvtx::colors;
 

@@ -236,7 +236,12 @@ impl Params {
     }
 
     /// A comma-separated list of byte sizes (`1K`, `64M`: binary units), each in `min..=max`.
-    pub(super) fn byte_sizes(&self, name: &'static str, min: u64, max: u64) -> Result<Vec<u64>, BenchError> {
+    pub(super) fn byte_sizes(
+        &self,
+        name: &'static str,
+        min: u64,
+        max: u64,
+    ) -> Result<Vec<u64>, BenchError> {
         let text = self.text(name)?;
         let bad = |why: String| BenchError::BadValue {
             param: name,

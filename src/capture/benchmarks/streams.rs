@@ -13,8 +13,8 @@ use cudarc::driver::{
 };
 
 use super::gpu::{DrainOnDrop, Gpu, alloc, alloc_pinned, driver_error, host_vec};
-use super::kernels::{self, STREAMS};
 use super::harness::{Summary, Table, check_cancel, phase, work};
+use super::kernels::{self, STREAMS};
 use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params, format_bytes};
 use crate::capture::nvtx::colors;
 

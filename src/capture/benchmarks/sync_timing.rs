@@ -13,8 +13,8 @@ use std::time::Instant;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::gpu::{Gpu, alloc, driver_error, host_vec};
-use super::kernels::{self, ADD2};
 use super::harness::{Summary, Table, check_cancel, phase, work};
+use super::kernels::{self, ADD2};
 use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params};
 use crate::capture::nvtx::colors;
 
