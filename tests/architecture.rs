@@ -382,7 +382,9 @@ fn path_from(code: &str, start: usize) -> &str {
 }
 
 fn is_identifier(word: &str) -> bool {
-    word.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    word.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
         && word.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
@@ -646,13 +648,29 @@ fn dump_edges() {
     let krate = Crate::read(&src_root());
     let edges = krate.edges();
     for c in circles(&edges) {
-        println!("== {}", c.iter().map(|m| m.join("::")).collect::<Vec<_>>().join(", "));
+        println!(
+            "== {}",
+            c.iter()
+                .map(|m| m.join("::"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         for a in &c {
             for b in &edges[a] {
                 if c.contains(b) {
                     let file = &krate.files[a];
-                    let why: Vec<String> = file.paths.iter().filter(|(p, _)| krate.target(p, 0).as_ref() == Some(b)).map(|(p, _)| p.join("::")).collect();
-                    println!("  {} -> {}   {:?}", a.join("::"), b.join("::"), why.iter().take(4).collect::<Vec<_>>());
+                    let why: Vec<String> = file
+                        .paths
+                        .iter()
+                        .filter(|(p, _)| krate.target(p, 0).as_ref() == Some(b))
+                        .map(|(p, _)| p.join("::"))
+                        .collect();
+                    println!(
+                        "  {} -> {}   {:?}",
+                        a.join("::"),
+                        b.join("::"),
+                        why.iter().take(4).collect::<Vec<_>>()
+                    );
                 }
             }
         }
@@ -725,7 +743,11 @@ fn a_path_written_in_code_is_an_import_too() {
     let krate = planted(&[
         ("", true, "pub mod a; pub mod b;"),
         ("a", false, "pub fn f() { crate::b::g(); }"),
-        ("b", false, "pub fn g() { let s = \"crate::a::f\"; super::a::f(); }"),
+        (
+            "b",
+            false,
+            "pub fn g() { let s = \"crate::a::f\"; super::a::f(); }",
+        ),
     ]);
     assert_eq!(describe(&circles(&krate.edges())), "a, b");
 }
@@ -740,7 +762,11 @@ fn a_facade_is_not_a_circle_and_a_reexport_leads_to_its_file() {
             "mod ids; mod time;\npub use ids::EventId;\npub use time::{Ns, TimeRange};",
         ),
         ("model::ids", false, "use super::Ns; pub struct EventId;"),
-        ("model::time", false, "pub type Ns = i64; pub struct TimeRange;"),
+        (
+            "model::time",
+            false,
+            "pub type Ns = i64; pub struct TimeRange;",
+        ),
     ]);
     assert!(circles(&krate.edges()).is_empty());
     let edges = krate.edges();
@@ -768,9 +794,17 @@ fn test_modules_are_left_out() {
 fn a_planted_upward_import_is_found() {
     let krate = planted(&[
         ("", true, "pub mod model; pub mod analysis; pub mod app;"),
-        ("model", false, "use crate::analysis::stats::Table; pub struct Trace;"),
+        (
+            "model",
+            false,
+            "use crate::analysis::stats::Table; pub struct Trace;",
+        ),
         ("analysis", true, "pub mod stats;"),
-        ("analysis::stats", false, "use crate::model::Trace; pub struct Table;"),
+        (
+            "analysis::stats",
+            false,
+            "use crate::model::Trace; pub struct Table;",
+        ),
         ("app", true, "pub mod widgets; pub mod panels;"),
         ("app::widgets", false, "use crate::app::panels::Panel;"),
         ("app::panels", false, "pub struct Panel;"),

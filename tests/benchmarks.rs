@@ -64,7 +64,10 @@ fn registry_lists_the_five_benchmarks_with_parameters() {
         assert!(parsed.is_ok(), "{}: {:?}", spec.name, parsed.err());
     }
     assert!(find("gemm").is_ok());
-    assert!(matches!(find("gemn"), Err(BenchError::UnknownBenchmark(..))));
+    assert!(matches!(
+        find("gemn"),
+        Err(BenchError::UnknownBenchmark(..))
+    ));
 }
 
 #[test]
