@@ -49,7 +49,7 @@ use crate::model::{NvtxKind, Trace};
 // can use it while this module dispatches to them); these are its old paths.
 pub use super::report::Report;
 pub use super::scope::RangeRule;
-pub(crate) use super::scope::Scope;
+use super::scope::Scope;
 pub use super::table::{Cell, Table};
 /// Which events of a range belong to it is a [`RangeRule`]; by default,
 /// those that start inside it.
