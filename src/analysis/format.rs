@@ -83,7 +83,7 @@ pub(crate) fn push_line<'a>(
 }
 
 /// One CSV line of `fields` (a header's names or a row's cells' text), as
-/// [`to_csv`] writes it: for writers that stream rows one at a time.
+/// `Table::to_csv` writes it: for writers that stream rows one at a time.
 pub fn csv_line<'a>(fields: impl Iterator<Item = &'a str>) -> String {
     let mut out = String::new();
     push_line(&mut out, fields, ',');

@@ -1,6 +1,6 @@
 //! What `cuda_memcpy_async` and `cuda_memcpy_sync` share: which API calls and
-//! copies each of them reports ([`Which`]), joining copies to their API calls,
-//! and their table. The two rule files only pick their [`Which`]; the
+//! copies each of them reports (`Which`), joining copies to their API calls,
+//! and their table. The two rule files only pick their `Which`; the
 //! matching lives here, where the findings use it too, so neither this file
 //! nor a rule file calls the other.
 
