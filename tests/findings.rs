@@ -6,11 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use rusqlite::Connection;
-use sightline::analysis::TimeRange;
 use sightline::analysis::findings::{
     Finding, FindingKind, Severity, Thresholds, analyze, analyze_with_range_work, range_gpu_spans,
 };
-use sightline::model::{EventKind, NvtxKind, Trace};
+use sightline::model::{EventKind, NvtxKind, TimeRange, Trace};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -7,8 +7,8 @@
 
 use std::time::Instant;
 
-use sightline::analysis::{RangeRule, Report, TimeRange, compute, compute_in};
-use sightline::model::{Run, Stream, Strings, Trace, Track};
+use sightline::analysis::{RangeRule, Report, compute, compute_in};
+use sightline::model::{Run, Stream, Strings, TimeRange, Trace, Track};
 
 /// Kernels, streams and names of the trace (see the file's doc).
 fn shape() -> (usize, usize, usize) {

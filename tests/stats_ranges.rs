@@ -6,8 +6,8 @@ use common::load;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use sightline::analysis::{Cell, Report, Table, TimeRange, compute};
-use sightline::model::{NvtxKind, Trace};
+use sightline::analysis::{Cell, Report, Table, compute};
+use sightline::model::{NvtxKind, TimeRange, Trace};
 
 const FIXTURES: [&str; 3] = ["sync_timing.sqlite", "streams.sqlite", "torch_work.sqlite"];
 const KEY_COLUMNS: [&str; 10] = [

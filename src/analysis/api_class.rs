@@ -2,7 +2,7 @@
 //! thread spent its time: runtime and driver API alike, with their `_v2`,
 //! `_ptsz`/`_ptds` and `_vNNNN` variants.
 
-use crate::analysis::rules::like;
+use crate::analysis::like::like;
 use crate::model::Trace;
 use crate::model::nsys::strip_version_suffix;
 

@@ -14,7 +14,10 @@ use std::collections::{HashMap, HashSet};
 
 use super::group::Summary;
 use super::reports::{self, int};
-use super::stats::{Cell, Report, Table, TimeRange};
+use crate::analysis::report::Report;
+use crate::analysis::table::Cell;
+use crate::analysis::table::Table;
+use crate::model::TimeRange;
 use crate::model::{EventId, EventKind, StrId, Trace};
 
 /// The summaries a diff can compare.

@@ -1,6 +1,8 @@
-//! Number and table formatting, exactly as `nsys stats` prints.
+//! Numbers and durations as text: how `nsys stats` prints numbers (rounding,
+//! separators, CSV quoting) and how Sightline says sizes and durations to
+//! people. A leaf: the tables (`table.rs`) and every analysis print through it.
 
-use super::stats::{Cell, Table};
+use crate::model::Ns;
 
 /// SQLite `round(x, 1)` printed with one decimal: the exact binary value rounded,
 /// ties away from zero. Rust's `{:.1}` is correctly rounded but ties to even, and
@@ -66,7 +68,11 @@ fn push_field(out: &mut String, field: &str, delimiter: char) {
     }
 }
 
-fn push_line<'a>(out: &mut String, fields: impl Iterator<Item = &'a str>, delimiter: char) {
+pub(crate) fn push_line<'a>(
+    out: &mut String,
+    fields: impl Iterator<Item = &'a str>,
+    delimiter: char,
+) {
     for (i, field) in fields.enumerate() {
         if i > 0 {
             out.push(delimiter);
@@ -76,37 +82,12 @@ fn push_line<'a>(out: &mut String, fields: impl Iterator<Item = &'a str>, delimi
     out.push('\n');
 }
 
-/// The one table emitter for delimited text: the CLI's CSV files and stdout,
-/// the viewer's Save CSV (`,`) and Copy (tab, which spreadsheets paste into
-/// cells). Numbers as nsys prints them in CSV: no separators, no exponent.
-pub(crate) fn to_delimited(table: &Table, delimiter: char) -> String {
-    // nsys writes the header together with the first row: no rows, no output.
-    if table.rows.is_empty() {
-        return String::new();
-    }
-    let mut out = String::new();
-    push_line(
-        &mut out,
-        table.columns.iter().map(String::as_str),
-        delimiter,
-    );
-    for row in &table.rows {
-        let texts: Vec<String> = row.iter().map(Cell::to_string).collect();
-        push_line(&mut out, texts.iter().map(String::as_str), delimiter);
-    }
-    out
-}
-
 /// One CSV line of `fields` (a header's names or a row's cells' text), as
-/// [`to_csv`] writes it: for writers that stream rows one at a time.
+/// `Table::to_csv` writes it: for writers that stream rows one at a time.
 pub fn csv_line<'a>(fields: impl Iterator<Item = &'a str>) -> String {
     let mut out = String::new();
     push_line(&mut out, fields, ',');
     out
-}
-
-pub(crate) fn to_csv(table: &Table) -> String {
-    to_delimited(table, ',')
 }
 
 /// Inserts thousands separators into the integer part of a plain number
@@ -132,73 +113,6 @@ pub fn with_separators(text: &str) -> String {
     out
 }
 
-/// A cell as `nsys stats` prints it in its aligned tables: numbers with
-/// thousands separators (`1,234,567.5`), text as it is.
-pub(crate) fn grouped_text(cell: &Cell) -> String {
-    match cell {
-        Cell::Text(_) | Cell::Empty => cell.to_string(),
-        _ => with_separators(&cell.to_string()),
-    }
-}
-
-/// An aligned table like `nsys stats`'s default (column) output: numbers right
-/// aligned with thousands separators, text left aligned, a dashed rule under
-/// the header.
-pub(crate) fn to_text(table: &Table) -> String {
-    let cells: Vec<Vec<String>> = table
-        .rows
-        .iter()
-        .map(|row| row.iter().map(grouped_text).collect())
-        .collect();
-    let numeric: Vec<bool> = (0..table.columns.len())
-        .map(|c| table.is_numeric_column(c))
-        .collect();
-    let widths: Vec<usize> = table
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(c, name)| {
-            cells
-                .iter()
-                .filter_map(|row| row.get(c))
-                .map(|s| s.chars().count())
-                .chain([name.chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    let mut line = |fields: &mut dyn Iterator<Item = (usize, &str)>| {
-        let mut text = String::new();
-        for (c, field) in fields {
-            let pad = widths[c].saturating_sub(field.chars().count());
-            text.push(' ');
-            let last = c + 1 == widths.len();
-            if numeric[c] {
-                text.extend(std::iter::repeat_n(' ', pad));
-                text.push_str(field);
-            } else {
-                text.push_str(field);
-                if !last {
-                    text.extend(std::iter::repeat_n(' ', pad));
-                }
-            }
-            if !last {
-                text.push(' ');
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(&mut table.columns.iter().map(String::as_str).enumerate());
-    let rules: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
-    line(&mut rules.iter().map(String::as_str).enumerate());
-    for row in &cells {
-        line(&mut row.iter().map(String::as_str).enumerate());
-    }
-    out
-}
-
 /// A size for people, outside nsys's tables (which print decimal MB, as
 /// `Bytes (MB)`): binary units, labelled as such — `512 B`, `4.00 KiB`,
 /// `16.00 MiB`, `1.50 GiB`. The details, the panels and the findings all
@@ -213,6 +127,23 @@ pub fn binary_size(b: u64) -> String {
         format!("{:.2} MiB", f / (1024.0 * 1024.0))
     } else {
         format!("{:.2} GiB", f / (1024.0 * 1024.0 * 1024.0))
+    }
+}
+
+/// A duration for people: `812 ns`, `5.1 µs`, `1.23 ms`, `2.50 s`. The one
+/// duration formatter of the analyses (findings, idle summaries, the viewer's
+/// idle row), so they all say a time the same way.
+pub fn human_ns(ns: Ns) -> String {
+    let a = ns.unsigned_abs() as f64;
+    let sign = if ns < 0 { "-" } else { "" };
+    if a < 1e3 {
+        format!("{ns} ns")
+    } else if a < 1e6 {
+        format!("{sign}{:.1} µs", a / 1e3)
+    } else if a < 1e9 {
+        format!("{sign}{:.2} ms", a / 1e6)
+    } else {
+        format!("{sign}{:.2} s", a / 1e9)
     }
 }
 
@@ -244,13 +175,6 @@ mod tests {
         assert_eq!(two_decimals_text(48.6), "48.60");
         assert_eq!(two_decimals_text(0.000237), "0.00");
         assert_eq!(two_decimals_text(f64::NAN), "");
-        // Metric values print raw (the shortest text that reads back the same).
-        assert_eq!(
-            Cell::Float(37.45454545454545).to_string(),
-            "37.45454545454545"
-        );
-        assert_eq!(Cell::Float(-0.0).to_string(), "0");
-        assert_eq!(Cell::TwoDecimals(6.25).to_string(), "6.25");
     }
 
     #[test]

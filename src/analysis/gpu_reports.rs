@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use super::group::Summary;
 use super::projection;
 use super::reports::{duration_table, for_each_counted, text};
-use super::stats::{Scope, Table};
+use crate::analysis::scope::Scope;
+use crate::analysis::table::Table;
 use crate::model::{StrId, Trace};
 
 /// Which kernel name a report shows (nsys's `:base`, `:mangled`, `:nvtx-name`).

@@ -14,7 +14,10 @@ use std::collections::HashMap;
 use super::group::Summary;
 use super::occupancy::{DeviceLimits, LaunchShape, Occupancy, theoretical_occupancy};
 use super::reports::{events_in, for_each_counted, int, text};
-use super::stats::{Cell, Scope, Table, TimeRange};
+use crate::analysis::scope::Scope;
+use crate::analysis::table::Cell;
+use crate::analysis::table::Table;
+use crate::model::TimeRange;
 use crate::model::{LaunchConfig, StrId, StreamIdx, Trace};
 
 /// The `p`-th percentile (0–100) of `sorted` (ascending) by nearest rank;

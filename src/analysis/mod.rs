@@ -11,20 +11,25 @@ mod gpu_reports;
 mod group;
 pub mod idle;
 pub mod kernels;
+mod like;
 pub mod metrics;
 pub mod occupancy;
 mod parallel;
 pub mod projection;
+mod report;
 mod reports;
 pub mod rules;
+mod scope;
 pub mod stats;
+mod table;
 mod traces;
 
+pub use crate::model::TimeRange;
 pub use cancel::Cancelled;
 pub use format::{binary_size, csv_line, with_separators};
 pub use gpu_reports::{KernelNaming, kernel_names};
-pub use stats::{
-    Cell, RangeRule, Report, Table, TimeRange, UnsupportedRule, compute, compute_for_kernel,
-    compute_in,
-};
+pub use report::Report;
+pub use scope::RangeRule;
+pub use stats::{UnsupportedRule, compute, compute_for_kernel, compute_in};
+pub use table::{Cell, Table};
 pub use traces::{for_each_row as for_each_trace_row, trace_columns};

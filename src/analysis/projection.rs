@@ -26,7 +26,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::group::Summary;
 use super::reports::{events_in, int, text};
-use super::stats::{Cell, Table, TimeRange};
+use crate::analysis::table::{Cell, Table};
+use crate::model::TimeRange;
 use crate::model::{GpuOp, GpuOpKind, Ns, NvtxKind, StrId, ThreadIdx, Trace};
 
 const NONE: u32 = u32::MAX;

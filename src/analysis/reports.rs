@@ -16,7 +16,10 @@ use super::format::round1_value;
 use super::group::{
     Collector, Grouped, Summary, UNUSED, collect, collect_parts, one_group_per_key,
 };
-use super::stats::{Cell, RangeRule, Scope, Table, TimeRange};
+use crate::analysis::scope::{RangeRule, Scope};
+use crate::analysis::table::Cell;
+use crate::analysis::table::Table;
+use crate::model::TimeRange;
 use crate::model::nsys::strip_version_suffix;
 use crate::model::{GpuOpKind, NvtxKind, RowOwners, Run, Span, SpanColumns, StrId, Trace, Track};
 

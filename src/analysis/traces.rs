@@ -10,7 +10,10 @@
 
 use super::gpu_reports::xyz_padded;
 use super::reports::{events_in, text};
-use super::stats::{Cell, Report, Table, TimeRange};
+use crate::analysis::report::Report;
+use crate::analysis::table::Cell;
+use crate::analysis::table::Table;
+use crate::model::TimeRange;
 use crate::model::nsys::{mem_kind_label, strip_version_suffix};
 use crate::model::{GpuOpKind, Ns, StrId, StreamIdx, Trace};
 

@@ -129,7 +129,7 @@ impl ActivityCapture {
     }
 
     fn enable() -> Result<(), CaptureError> {
-        // SAFETY (all calls below): CUPTI is loaded (environment::check_cupti);
+        // SAFETY: (all calls below) CUPTI is loaded (environment::check_cupti);
         // the callbacks are `extern "C"` functions that live for the whole
         // program and never unwind.
         unsafe {

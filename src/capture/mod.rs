@@ -16,6 +16,7 @@ pub mod cupti;
 pub mod dump;
 pub mod environment;
 pub mod live;
+mod messages;
 pub mod nvtx;
 pub mod publisher;
 pub mod records;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::live::{Checkpointer, LiveCounts, LiveReport};
-use super::session::{CaptureMessage, LiveStatus, Outbox};
+use super::messages::{CaptureMessage, LiveStatus, Outbox};
 use crate::loader::{Carry, PhaseTimes};
 
 /// The shortest time between the starts of two snapshots' loads: an event

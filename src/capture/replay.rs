@@ -19,8 +19,9 @@ use rusqlite::Connection;
 
 use super::environment::CaptureError;
 use super::live::{LiveCounts, LiveReport};
+use super::messages::{CaptureMessage, CaptureResult, Outbox};
 use super::publisher::{MIN_SNAPSHOT_INTERVAL, Publisher};
-use super::session::{CaptureJob, CaptureMessage, CaptureResult, Outbox};
+use super::session::CaptureJob;
 
 /// An event table of the report. Its rows' times are in `temp."when_NAME"`
 /// (see [`copy_schema`]).

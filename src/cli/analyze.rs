@@ -12,9 +12,9 @@ use std::sync::atomic::AtomicBool;
 
 use super::output::{Named, emit_table};
 use super::{load_or_report, name_list, parse_range, usage_error};
-use crate::analysis::TimeRange;
 use crate::analysis::findings::{self, Thresholds};
 use crate::analysis::rules::{self, Rule, RuleSpec};
+use crate::model::TimeRange;
 
 /// Arguments of `sightline analyze`.
 #[derive(Debug, clap::Args)]

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use rusqlite::types::ValueRef;
 
 use super::EXIT_BAD_INPUT;
-use crate::analysis::stats::{Report, TimeRange, compute};
+use crate::analysis::stats::{Report, compute};
 use crate::loader;
+use crate::model::TimeRange;
 
 /// Arguments of `sightline bench`.
 #[derive(Debug, clap::Args)]

@@ -400,143 +400,23 @@ fn check_step(
     path: &Path,
     lines: &LineIndex,
 ) -> Result<Step, LessonError> {
-    let at = |span: std::ops::Range<usize>, message: String| LessonError {
-        path: path.to_path_buf(),
-        line: Some(lines.line(span.start)),
-        message: format!("step {number}: {message}"),
-    };
-    let text = match &raw.text {
-        Some(t) if !t.get_ref().trim().is_empty() => t.get_ref().trim().to_string(),
-        Some(t) => return Err(at(t.span(), "its text is empty".into())),
-        None => {
-            return Err(LessonError {
-                path: path.to_path_buf(),
-                line: Some(line),
-                message: format!("step {number} has no text (add text = \"...\")"),
-            });
-        }
-    };
-    let report = match (&raw.report, lesson_report) {
-        (Some(r), _) => find_report(r, path, lines).map_err(|mut e| {
-            e.message = format!("step {number}: {}", e.message);
-            e
-        })?,
-        (None, Some(r)) => r.clone(),
-        (None, None) => {
-            return Err(LessonError {
-                path: path.to_path_buf(),
-                line: Some(line),
-                message: format!(
-                    "step {number} names no report (set report = \"FILE.sqlite\" for the lesson or the step)"
-                ),
-            });
-        }
-    };
-    let capture = match &raw.capture {
-        Some(c) => Some(check_capture(c.get_ref()).map_err(|m| at(c.span(), m))?),
-        None => None,
-    };
-    let place = |p: &Spanned<RawPlace>| -> Result<Place, LessonError> {
-        match p.get_ref() {
-            RawPlace::All => Ok(Place::All),
-            RawPlace::Targets(ts) if ts.is_empty() => {
-                Err(at(p.span(), "an empty list of targets".into()))
-            }
-            RawPlace::Targets(ts) => ts
-                .iter()
-                .map(|t| check_target(t, lines.line(p.span().start)))
-                .collect::<Result<Vec<_>, _>>()
-                .map(Place::Targets)
-                .map_err(|m| at(p.span(), m)),
-        }
-    };
-    let zoom = raw.zoom.as_ref().map(place).transpose()?;
-    let range = raw.range.as_ref().map(place).transpose()?;
-    let select = match &raw.select {
-        Some(s) => Some(
-            check_target(s.get_ref(), lines.line(s.span().start)).map_err(|m| at(s.span(), m))?,
-        ),
-        None => None,
-    };
-    if let Some(Target {
-        what: What::Span { .. },
+    let check = StepCheck {
+        number,
         line,
-        ..
-    }) = &select
-    {
-        return Err(LessonError {
-            path: path.to_path_buf(),
-            line: Some(*line),
-            message: format!("step {number}: select names an event, not a span"),
-        });
-    }
-    let search = match &raw.search {
-        Some(s) if s.get_ref().trim().is_empty() => {
-            return Err(at(s.span(), "search is empty".into()));
-        }
-        Some(s) => {
-            if raw.search_regex
-                && let Err(e) = regex::Regex::new(s.get_ref().trim())
-            {
-                return Err(at(s.span(), format!("search is not a valid regex: {e}")));
-            }
-            Some(Search {
-                query: s.get_ref().trim().to_string(),
-                regex: raw.search_regex,
-            })
-        }
+        path,
+        lines,
+    };
+    let text = check.text(raw)?;
+    let report = check.report(raw, lesson_report)?;
+    let capture = match &raw.capture {
+        Some(c) => Some(check_capture(c.get_ref()).map_err(|m| check.at(c.span(), m))?),
         None => None,
     };
-    let (mut kernel_panel, mut findings_panel) = (false, false);
-    for p in &raw.panels {
-        match p.get_ref().as_str() {
-            "kernel" => {
-                let selects_kernel = matches!(
-                    &select,
-                    Some(Target {
-                        what: What::Named {
-                            kind: EventKind::Kernel,
-                            ..
-                        },
-                        ..
-                    })
-                );
-                if !selects_kernel {
-                    return Err(at(
-                        p.span(),
-                        "the kernel panel shows the selected kernel: add select = { kernel = \"NAME\" }"
-                            .into(),
-                    ));
-                }
-                kernel_panel = true;
-            }
-            "findings" => findings_panel = true,
-            other => {
-                return Err(at(
-                    p.span(),
-                    format!(
-                        "unknown panel {other:?} (panels are: {})",
-                        PANELS.join(", ")
-                    ),
-                ));
-            }
-        }
-    }
-    let patterns = |list: &[Spanned<String>]| -> Result<Vec<RowPattern>, LessonError> {
-        list.iter()
-            .map(|p| {
-                let pattern = p.get_ref().trim().to_string();
-                if pattern.is_empty() || pattern.split(" > ").any(|s| s.trim().is_empty()) {
-                    Err(at(p.span(), format!("row name {pattern:?} is empty")))
-                } else {
-                    Ok(RowPattern {
-                        pattern,
-                        line: lines.line(p.span().start),
-                    })
-                }
-            })
-            .collect()
-    };
+    let zoom = raw.zoom.as_ref().map(|p| check.place(p)).transpose()?;
+    let range = raw.range.as_ref().map(|p| check.place(p)).transpose()?;
+    let select = check.select(raw)?;
+    let search = check.search(raw)?;
+    let (kernel_panel, findings_panel) = check.panels(raw, select.as_ref())?;
     Ok(Step {
         line,
         title: raw
@@ -561,11 +441,196 @@ fn check_step(
         kernel_panel,
         findings_panel,
         nvtx_on_gpu: raw.nvtx_on_gpu,
-        collapse: patterns(&raw.collapse)?,
-        expand: patterns(&raw.expand)?,
-        hide: patterns(&raw.hide)?,
-        show: patterns(&raw.show)?,
+        collapse: check.patterns(&raw.collapse)?,
+        expand: check.patterns(&raw.expand)?,
+        hide: check.patterns(&raw.hide)?,
+        show: check.patterns(&raw.show)?,
     })
+}
+
+/// The checks of one step's fields, each naming the step and the line of
+/// the field it rejects.
+struct StepCheck<'a> {
+    /// The step's number, from 1, as messages say it.
+    number: usize,
+    /// The line of the step's `[[step]]`.
+    line: usize,
+    path: &'a Path,
+    lines: &'a LineIndex,
+}
+
+impl StepCheck<'_> {
+    /// An error at the field that spans `span`.
+    fn at(&self, span: std::ops::Range<usize>, message: String) -> LessonError {
+        LessonError {
+            path: self.path.to_path_buf(),
+            line: Some(self.lines.line(span.start)),
+            message: format!("step {}: {message}", self.number),
+        }
+    }
+
+    /// An error at `line` (a step without a field, or a target's line).
+    fn at_line(&self, line: usize, message: String) -> LessonError {
+        LessonError {
+            path: self.path.to_path_buf(),
+            line: Some(line),
+            message,
+        }
+    }
+
+    /// The step's text: required, and not blank.
+    fn text(&self, raw: &RawStep) -> Result<String, LessonError> {
+        let number = self.number;
+        match &raw.text {
+            Some(t) if !t.get_ref().trim().is_empty() => Ok(t.get_ref().trim().to_string()),
+            Some(t) => Err(self.at(t.span(), "its text is empty".into())),
+            None => Err(self.at_line(
+                self.line,
+                format!("step {number} has no text (add text = \"...\")"),
+            )),
+        }
+    }
+
+    /// The report the step shows: its own, else the lesson's.
+    fn report(
+        &self,
+        raw: &RawStep,
+        lesson_report: Option<&PathBuf>,
+    ) -> Result<PathBuf, LessonError> {
+        let number = self.number;
+        match (&raw.report, lesson_report) {
+            (Some(r), _) => find_report(r, self.path, self.lines).map_err(|mut e| {
+                e.message = format!("step {number}: {}", e.message);
+                e
+            }),
+            (None, Some(r)) => Ok(r.clone()),
+            (None, None) => Err(self.at_line(
+                self.line,
+                format!(
+                    "step {number} names no report (set report = \"FILE.sqlite\" for the lesson or the step)"
+                ),
+            )),
+        }
+    }
+
+    /// A `zoom` or `range`: everything, or a non-empty list of targets.
+    fn place(&self, p: &Spanned<RawPlace>) -> Result<Place, LessonError> {
+        match p.get_ref() {
+            RawPlace::All => Ok(Place::All),
+            RawPlace::Targets(ts) if ts.is_empty() => {
+                Err(self.at(p.span(), "an empty list of targets".into()))
+            }
+            RawPlace::Targets(ts) => ts
+                .iter()
+                .map(|t| check_target(t, self.lines.line(p.span().start)))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Place::Targets)
+                .map_err(|m| self.at(p.span(), m)),
+        }
+    }
+
+    /// The event the step selects: a target that names an event, not a span.
+    fn select(&self, raw: &RawStep) -> Result<Option<Target>, LessonError> {
+        let select = match &raw.select {
+            Some(s) => Some(
+                check_target(s.get_ref(), self.lines.line(s.span().start))
+                    .map_err(|m| self.at(s.span(), m))?,
+            ),
+            None => None,
+        };
+        if let Some(Target {
+            what: What::Span { .. },
+            line,
+            ..
+        }) = &select
+        {
+            return Err(self.at_line(
+                *line,
+                format!("step {}: select names an event, not a span", self.number),
+            ));
+        }
+        Ok(select)
+    }
+
+    /// The search the step types: not blank, and a valid regex if it says so.
+    fn search(&self, raw: &RawStep) -> Result<Option<Search>, LessonError> {
+        match &raw.search {
+            Some(s) if s.get_ref().trim().is_empty() => {
+                Err(self.at(s.span(), "search is empty".into()))
+            }
+            Some(s) => {
+                if raw.search_regex
+                    && let Err(e) = regex::Regex::new(s.get_ref().trim())
+                {
+                    return Err(self.at(s.span(), format!("search is not a valid regex: {e}")));
+                }
+                Ok(Some(Search {
+                    query: s.get_ref().trim().to_string(),
+                    regex: raw.search_regex,
+                }))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Which panels the step opens: (kernel, findings). The kernel panel
+    /// shows the selected kernel, so it needs a step that selects one.
+    fn panels(&self, raw: &RawStep, select: Option<&Target>) -> Result<(bool, bool), LessonError> {
+        let (mut kernel_panel, mut findings_panel) = (false, false);
+        for p in &raw.panels {
+            match p.get_ref().as_str() {
+                "kernel" => {
+                    let selects_kernel = matches!(
+                        select,
+                        Some(Target {
+                            what: What::Named {
+                                kind: EventKind::Kernel,
+                                ..
+                            },
+                            ..
+                        })
+                    );
+                    if !selects_kernel {
+                        return Err(self.at(
+                            p.span(),
+                            "the kernel panel shows the selected kernel: add select = { kernel = \"NAME\" }"
+                                .into(),
+                        ));
+                    }
+                    kernel_panel = true;
+                }
+                "findings" => findings_panel = true,
+                other => {
+                    return Err(self.at(
+                        p.span(),
+                        format!(
+                            "unknown panel {other:?} (panels are: {})",
+                            PANELS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok((kernel_panel, findings_panel))
+    }
+
+    /// Row names to collapse, expand, hide or show: none blank, nor any
+    /// part of a `parent > child` path.
+    fn patterns(&self, list: &[Spanned<String>]) -> Result<Vec<RowPattern>, LessonError> {
+        list.iter()
+            .map(|p| {
+                let pattern = p.get_ref().trim().to_string();
+                if pattern.is_empty() || pattern.split(" > ").any(|s| s.trim().is_empty()) {
+                    Err(self.at(p.span(), format!("row name {pattern:?} is empty")))
+                } else {
+                    Ok(RowPattern {
+                        pattern,
+                        line: self.lines.line(p.span().start),
+                    })
+                }
+            })
+            .collect()
+    }
 }
 
 /// A capture as written → the benchmark and its parameters, checked by the benchmark's own

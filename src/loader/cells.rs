@@ -62,6 +62,9 @@ impl RawRows {
         // it reads; `RawRows` is dropped first), and prepare writes `stmt` only.
         let db = unsafe { conn.handle() };
         let mut stmt = ptr::null_mut();
+        // SAFETY: `db` is the open connection's handle (see above), `text` a
+        // NUL-terminated string that outlives the call (length -1: up to its
+        // NUL), and `stmt` a valid place for the statement pointer.
         let rc =
             unsafe { ffi::sqlite3_prepare_v2(db, text.as_ptr(), -1, &mut stmt, ptr::null_mut()) };
         let mut rows = RawRows {
@@ -76,6 +79,8 @@ impl RawRows {
         // SAFETY: `stmt` is a valid prepared statement from here on.
         rows.columns = unsafe { ffi::sqlite3_column_count(stmt) }.max(0) as usize;
         for (i, &value) in params.iter().enumerate() {
+            // SAFETY: `stmt` is a valid prepared statement, not yet stepped;
+            // an index past its parameters is an SQLite error, not UB.
             let rc = unsafe { ffi::sqlite3_bind_int64(stmt, i as c_int + 1, value) };
             rows.check(rc)?;
         }

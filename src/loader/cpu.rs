@@ -3,12 +3,15 @@
 
 use std::sync::Arc;
 
+use super::builder::{Builder, IdMap};
+use super::carry::Carry;
 use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
+use super::error::not_a_report;
 use super::group::{Grouping, Runs};
 use super::grow::{self, Grown, OutOfOrder, add_runs};
 use super::parallel::{RowSink, Rows, column, read_rows};
-use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text, tid_of};
+use super::rows::{checked_end, int, opt_int, pid_of, row_times, text, tid_of};
 use crate::model::{
     ApiCalls, EncodedEnds, EventKind, GraphRecord, Ns, OsCalls, Process, SpanColumns, SparseColumn,
     StrId, Thread, Track,
@@ -18,7 +21,7 @@ use crate::threads::joined;
 pub(super) fn read_names(b: &mut Builder) -> rusqlite::Result<()> {
     let report = b.report.clone();
     if !report.has_column("StringIds", "id") || !report.has_column("StringIds", "value") {
-        return Err(super::not_a_report(
+        return Err(not_a_report(
             "its StringIds table lacks the id or value column",
         ));
     }
@@ -197,7 +200,7 @@ fn read_cuda_api(b: &mut Builder) -> rusqlite::Result<()> {
         return Ok(());
     };
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    let slot: fn(&mut super::Carry) -> &mut GrownApi = |carry| &mut carry.api;
+    let slot: fn(&mut Carry) -> &mut GrownApi = |carry| carry.part();
     let Some(grown) = grow::take(b, TABLE, EventKind::Api, slot) else {
         return read_rows(b, TABLE, &sql, api_calls_from);
     };
@@ -368,7 +371,7 @@ pub(super) fn read_osrt(b: &mut Builder) -> rusqlite::Result<()> {
         return Ok(());
     };
     const TABLE: &str = "OSRT_API";
-    let slot: fn(&mut super::Carry) -> &mut GrownOsrt = |carry| &mut carry.osrt;
+    let slot: fn(&mut Carry) -> &mut GrownOsrt = |carry| carry.part();
     let Some(grown) = grow::take(b, TABLE, EventKind::Osrt, slot) else {
         return read_rows(b, TABLE, &sql, os_calls_from);
     };

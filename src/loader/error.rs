@@ -85,3 +85,23 @@ impl fmt::Display for LoadError {
 }
 
 impl std::error::Error for LoadError {}
+
+/// The error for a file that turns out not to be an nsys report halfway
+/// through ([`Builder::error`] names it).
+pub(super) fn not_a_report(why: &str) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
+        Some(format!("{NOT_A_REPORT}{why}")),
+    )
+}
+
+/// Marks the message of a [`not_a_report`] error.
+pub(super) const NOT_A_REPORT: &str = "not an nsys report: ";
+
+/// The error a cancelled load unwinds with ([`Builder::error`] names it).
+pub(super) fn cancelled() -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
+        Some("cancelled".into()),
+    )
+}

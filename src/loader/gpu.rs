@@ -4,14 +4,16 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::builder::{Builder, IdMap};
+use super::carry::{Carry, GrownLinks};
 use super::cells::{Cells, RawRows};
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
+use super::error::not_a_report;
 use super::group::{Grouping, Runs};
 use super::grow::{self, Grown, KeptRows, OutOfOrder, add_runs};
 use super::parallel::{RowSink, Rows, column, read_rows, read_table};
-use super::{Builder, IdMap, checked_end, int, opt_int, pid_of, row_times, text};
-use crate::model::grown_correlation::GrowingCorrelation;
+use super::rows::{checked_end, int, opt_int, pid_of, row_times, text};
 use crate::model::{
     CorrelationIndex, CudaEventRecord, EncodedEnds, EventKind, Gpu, GpuLimits, GpuOpKind,
     GraphExecs, IdColumn, KernelNames, Kernels, LaunchConfig, Memcpys, Memsets, MetricSeries, Ns,
@@ -21,6 +23,10 @@ use crate::threads::joined;
 
 /// (pid, device, context, stream) → stream number.
 pub(super) type StreamKey = (u32, u32, u32, u32);
+
+/// A growing report's CUDA event records read before, by stream key (kept
+/// in the [`Carry`]).
+type CudaEventRows = KeptRows<(StreamKey, u32, u32)>;
 
 struct Streams {
     by_key: HashMap<StreamKey, u32>,
@@ -284,7 +290,7 @@ fn read_kernels(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<()> 
         return Ok(());
     };
     const TABLE: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
-    let slot: fn(&mut super::Carry) -> &mut GrownKernels = |carry| &mut carry.kernels;
+    let slot: fn(&mut Carry) -> &mut GrownKernels = |carry| carry.part();
     let Some(grown) = grow::take(b, TABLE, EventKind::Kernel, slot) else {
         return read_rows(b, TABLE, &sql, |b, rows| kernels_from(b, streams, rows));
     };
@@ -615,7 +621,7 @@ trait OpTable: Default + Clone {
     /// Appends the own columns of `rows` in track order (`g`).
     fn append_own(&mut self, g: &Grouping, rows: &OpRows<Self::Own>, labels: &HashMap<i64, String>);
     fn track(stream: &mut Stream) -> &mut Track;
-    fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self>;
+    fn slot(carry: &mut Carry) -> &mut GrownOps<Self>;
     fn publish(self, trace: &mut Trace);
 }
 
@@ -640,8 +646,8 @@ macro_rules! table_parts {
             &mut stream.$track
         }
 
-        fn slot(carry: &mut super::Carry) -> &mut GrownOps<Self> {
-            &mut carry.$field
+        fn slot(carry: &mut Carry) -> &mut GrownOps<Self> {
+            carry.part()
         }
 
         fn publish(self, trace: &mut Trace) {
@@ -715,7 +721,7 @@ fn read_op_table<T: OpTable>(b: &mut Builder, streams: &mut Streams) -> rusqlite
             let mut whole = GrownOps::<T>::default();
             let rows = read_table(b, table, &sql)?;
             append(b, &mut whole, rows)
-                .map_err(|OutOfOrder| super::not_a_report("rows out of order in one read"))?;
+                .map_err(|OutOfOrder| not_a_report("rows out of order in one read"))?;
             whole
         }
     };
@@ -1058,8 +1064,8 @@ fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
     // streams are numbered as the tables first name them, which a later
     // load may do in another order.
     let mut kept = match b.carry.as_deref_mut() {
-        Some(carry) => std::mem::take(&mut carry.cuda_events),
-        None => KeptRows::default(),
+        Some(carry) => std::mem::take(carry.part::<CudaEventRows>()),
+        None => CudaEventRows::default(),
     };
     grow::read_new_rows(b, TABLE, &sql, &mut kept, |_, row| {
         let key = (
@@ -1093,7 +1099,7 @@ fn read_cuda_events(b: &mut Builder, streams: &mut Streams) -> rusqlite::Result<
         .collect();
     b.trace.cuda_events = Arc::new(records);
     if let Some(carry) = b.carry.as_deref_mut() {
-        carry.cuda_events = kept;
+        *carry.part::<CudaEventRows>() = kept;
     }
     Ok(())
 }
@@ -1287,20 +1293,6 @@ fn api_track_ids(t: &Trace, from: u32) -> Vec<TrackIds<'_>> {
     (t.threads.iter())
         .flat_map(|th| track_ids(th.pid, &th.cuda_api, &t.cuda_api.correlation, from))
         .collect()
-}
-
-/// What a growing report's loads keep of its correlation index: the links
-/// made so far (see [`crate::model::grown_correlation`]) and how many rows
-/// of the API table and of each GPU operation table they cover. Reset when
-/// any of those tables is read afresh.
-#[derive(Default)]
-pub(super) struct GrownLinks {
-    links: GrowingCorrelation,
-    api_rows: u32,
-    /// Rows linked of each of [`LINKED_OPS`].
-    op_rows: [u32; 4],
-    /// Ids too sparse for slots: the index is built whole at every load.
-    whole: bool,
 }
 
 impl GrownLinks {

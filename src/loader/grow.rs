@@ -15,9 +15,11 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use super::builder::Builder;
+use super::carry::Carry;
+use super::error::not_a_report;
 use super::group::Grouping;
 use super::parallel::{RowSink, read_table_from};
-use super::{Builder, Carry};
 use crate::model::{EventKind, Ns, Run, SpanColumns, Track};
 
 /// A table as last built, with what its next extension needs.
@@ -125,7 +127,7 @@ impl<T: Default, K> Grown<T, K> {
             self.restarted = true;
             let (rows, _) = read_table_from::<S>(b, table, sql, None)?;
             append(b, &mut self, rows)
-                .map_err(|OutOfOrder| super::not_a_report("rows out of order in one read"))?;
+                .map_err(|OutOfOrder| not_a_report("rows out of order in one read"))?;
         }
         // Without rowids (or past the last one) nothing later can be told
         // from what was read.

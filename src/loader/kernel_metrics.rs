@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::Builder;
+use super::builder::Builder;
 use crate::model::{KernelMetrics, MetricDef, MetricSource};
 use crate::synth::rows::kernel_metrics_tables::{METRICS, NOTES, SOURCE_COUNTERS, VALUES};
 

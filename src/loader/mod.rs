@@ -4,6 +4,8 @@
 //! checking for cancellation; [`LoadJob::spawn`] runs it on a worker thread and
 //! talks over a channel, which is what the GUI uses.
 
+mod builder;
+mod carry;
 mod cells;
 mod cpu;
 mod db;
@@ -14,32 +16,26 @@ mod grow;
 mod kernel_metrics;
 mod nvtx;
 mod parallel;
+mod rows;
 mod snapshot;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use rusqlite::types::ValueRef;
 
 pub(crate) use db::check_file;
 pub use db::{open_read_only, read_only_uri};
 pub use error::{LoadError, Problem};
 pub(crate) use snapshot::companion;
 
-use crate::model::{EventKind, Lineage, StrId, Strings, Trace};
-use cells::Cells;
+use crate::model::Trace;
+pub use builder::Progress;
+use builder::{Builder, EVENT_TABLES};
+pub use carry::Carry;
 use db::Report;
-
-/// Where the loader is: a phase name and the overall fraction done (0..=1).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Progress {
-    pub phase: &'static str,
-    pub fraction: f32,
-}
 
 /// Wall time of each load phase, for `sightline bench`.
 #[derive(Clone, Debug, Default)]
@@ -184,53 +180,6 @@ fn load_attempts(
         }
     }
     Err(LoadError::new(path, Problem::Changing))
-}
-
-/// What the loads of a report that only grows keep from one to the next:
-/// its event tables (kernels, copies, memsets, synchronizations, graph
-/// executions, CUDA API and OS runtime calls) as last built, with their
-/// tracks and the first rowid not read, and the correlation links made so
-/// far. See [`load_growing`].
-#[derive(Default)]
-pub struct Carry {
-    kernels: gpu::GrownKernels,
-    api: cpu::GrownApi,
-    osrt: cpu::GrownOsrt,
-    memcpys: gpu::GrownOps<crate::model::Memcpys>,
-    memsets: gpu::GrownOps<crate::model::Memsets>,
-    syncs: gpu::GrownOps<crate::model::Syncs>,
-    graph_execs: gpu::GrownOps<crate::model::GraphExecs>,
-    nvtx: nvtx::KeptNvtx,
-    cuda_events: grow::KeptRows<(gpu::StreamKey, u32, u32)>,
-    links: gpu::GrownLinks,
-    /// API calls and GPU operations linked over all loads: what the links cost.
-    rows_linked: u64,
-    /// The report's states so far (see [`Lineage`]).
-    lineage: Lineage,
-}
-
-/// Names each growing report's carry (0 names none).
-static GROWING_REPORTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-impl Carry {
-    /// How many loads extended the last load's NVTX table rather than
-    /// building it whole (each range's levels and name made again).
-    pub fn nvtx_tables_extended(&self) -> u64 {
-        self.nvtx.extended_loads
-    }
-
-    /// A load begins: its number, and the report's on the first.
-    fn begin_load(&mut self) {
-        if self.lineage.report == 0 {
-            self.lineage.report = GROWING_REPORTS.fetch_add(1, Ordering::Relaxed);
-        }
-        self.lineage.load += 1;
-    }
-
-    /// This load numbers the events of `kind` anew.
-    fn numbered_anew(&mut self, kind: EventKind) {
-        self.lineage.numbered_at[kind as usize] = self.lineage.load;
-    }
 }
 
 /// Loads a report that grows only by rows added to its tables (a capture's
@@ -432,17 +381,6 @@ fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The tables of timed events.
-const EVENT_TABLES: [&str; 7] = [
-    "CUPTI_ACTIVITY_KIND_RUNTIME",
-    "CUPTI_ACTIVITY_KIND_KERNEL",
-    "CUPTI_ACTIVITY_KIND_MEMCPY",
-    "CUPTI_ACTIVITY_KIND_MEMSET",
-    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-    "NVTX_EVENTS",
-    "OSRT_API",
-];
-
 /// A message from a background load. `attempt` is [`Loaded::attempt`].
 pub enum LoadMessage {
     Progress(Progress),
@@ -530,293 +468,6 @@ impl LoadJob {
 
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
-    }
-}
-
-/// State shared by the table readers while a trace is built.
-pub(crate) struct Builder<'a> {
-    /// The report, as the user named it (in messages and the trace).
-    path: PathBuf,
-    /// The file read: the report, or a private copy of its committed state.
-    source: PathBuf,
-    report: std::rc::Rc<Report>,
-    on_progress: &'a mut dyn FnMut(Progress),
-    cancel: &'a AtomicBool,
-    phase: &'static str,
-    rows_total: u64,
-    rows_done: u64,
-    last_progress: Instant,
-    /// nsys `StringIds.id` → our id.
-    string_ids: IdMap,
-    trace: Trace,
-    threads_by_tid: HashMap<i64, u32>,
-    processes_by_pid: HashMap<u32, usize>,
-    process_names: HashMap<u32, String>,
-    thread_names: HashMap<i64, String>,
-    thread_priorities: HashMap<i64, i32>,
-    /// A first guess at the time axis (see [`Report::time_hint`]), for
-    /// snapshots taken before the tables that bound it are read.
-    axis_hint: Option<(i64, i64)>,
-    /// The load publishes the trace as it is read (a progressive opening).
-    publishes: bool,
-    /// The rows earlier loads of a growing report read (see [`Carry`]).
-    carry: Option<&'a mut Carry>,
-}
-
-impl<'a> Builder<'a> {
-    fn new(
-        path: &Path,
-        report: Report,
-        on_progress: &'a mut dyn FnMut(Progress),
-        cancel: &'a AtomicBool,
-    ) -> Self {
-        let rows_total = EVENT_TABLES
-            .iter()
-            .chain(&["GPU_METRICS"])
-            .map(|t| report.estimated_rows(t))
-            .sum::<u64>()
-            .max(1);
-        let mut trace = Trace {
-            strings: Strings::new(),
-            ..Trace::default()
-        };
-        trace.info.path = path.display().to_string();
-        Builder {
-            path: path.to_path_buf(),
-            source: path.to_path_buf(),
-            report: std::rc::Rc::new(report),
-            on_progress,
-            cancel,
-            phase: "opening",
-            rows_total,
-            rows_done: 0,
-            last_progress: Instant::now(),
-            string_ids: IdMap::default(),
-            trace,
-            threads_by_tid: HashMap::new(),
-            processes_by_pid: HashMap::new(),
-            process_names: HashMap::new(),
-            thread_names: HashMap::new(),
-            thread_priorities: HashMap::new(),
-            axis_hint: None,
-            publishes: false,
-            carry: None,
-        }
-    }
-
-    fn error(&self, err: &rusqlite::Error) -> LoadError {
-        if self.cancel.load(Ordering::Relaxed) {
-            return LoadError::new(&self.path, Problem::Cancelled);
-        }
-        if let rusqlite::Error::SqliteFailure(_, Some(message)) = err
-            && let Some(why) = message.strip_prefix(NOT_A_REPORT)
-        {
-            return LoadError::new(&self.path, Problem::NotNsysReport(why.into()));
-        }
-        LoadError::from_sqlite(&self.path, err)
-    }
-
-    fn report_progress(&mut self, force: bool) {
-        if force || self.last_progress.elapsed() > Duration::from_millis(50) {
-            self.last_progress = Instant::now();
-            let fraction = (self.rows_done as f64 / self.rows_total as f64).min(1.0) as f32;
-            (self.on_progress)(Progress {
-                phase: self.phase,
-                fraction,
-            });
-        }
-    }
-
-    /// Called every row: counts it, reports progress now and then, and turns a
-    /// cancel request into an error that unwinds the load.
-    fn tick(&mut self, rows: u64) -> rusqlite::Result<()> {
-        self.rows_done += rows;
-        if self.rows_done % 8192 < rows {
-            if self.cancel.load(Ordering::Relaxed) {
-                return Err(cancelled());
-            }
-            self.report_progress(false);
-        }
-        Ok(())
-    }
-
-    fn warn(&mut self, message: String) {
-        self.trace.warnings.push(message);
-    }
-
-    /// [`Report::select`], its warnings the trace's: every reader asks
-    /// through here, so a table without a column its rows need, or a column
-    /// taken as unknown, is always said (a report that lost its GPUs' limits
-    /// without a word would give occupancy silently wrong).
-    fn select(&mut self, table: &str, cols: &[db::Col], tail: &str) -> Option<String> {
-        self.report
-            .select(table, cols, tail, &mut self.trace.warnings)
-    }
-
-    /// Our id of an nsys string id (missing ids read as the empty string).
-    fn string(&self, nsys_id: i64) -> StrId {
-        self.string_ids.get(nsys_id).unwrap_or_default()
-    }
-
-    /// The trace so far, for a progressive load to publish; its time axis
-    /// spans the events read and the first guess (the final trace's spans
-    /// exactly its events).
-    fn snapshot(&self, still_loading: Vec<&'static str>) -> Trace {
-        let mut trace = self.trace.share(still_loading);
-        let read = time_range(&self.trace);
-        trace.info.time_range = match (read, self.axis_hint) {
-            (Some((a, b)), Some((c, d))) => (a.min(c), b.max(d)),
-            (Some(r), None) | (None, Some(r)) => r,
-            (None, None) => (0, 0),
-        };
-        // Worked out here, off the window's thread.
-        trace.activity_span();
-        trace
-    }
-
-    fn finish(mut self) -> Trace {
-        (self.on_progress)(Progress {
-            phase: "done",
-            fraction: 1.0,
-        });
-        self.trace.info.time_range = time_range(&self.trace).unwrap_or((0, 0));
-        self.trace.activity_span();
-        // A growing report's snapshot reads a few rows: their buffers are
-        // kept for the next one's (trimming walks every free chunk of every
-        // arena: a tenth of a live snapshot's time).
-        if self.carry.is_none() || self.rows_done >= GIVE_BACK_AFTER_ROWS {
-            crate::memory::give_back_freed_memory();
-        }
-        self.trace
-    }
-}
-
-/// A load of a growing report that read this many rows gives the memory
-/// its buffers held back, as a whole load does.
-const GIVE_BACK_AFTER_ROWS: u64 = 1 << 20;
-
-/// From the earliest start to the latest end of the events read.
-fn time_range(t: &Trace) -> Option<(i64, i64)> {
-    let mut lo = i64::MAX;
-    let mut hi = i64::MIN;
-    for spans in [
-        &t.cuda_api.spans,
-        &t.osrt.spans,
-        &t.nvtx.spans,
-        &t.kernels.spans,
-        &t.memcpys.spans,
-        &t.memsets.spans,
-        &t.syncs.spans,
-    ] {
-        if let Some((s, e)) = spans.bounds() {
-            lo = lo.min(s);
-            hi = hi.max(e);
-        }
-    }
-    (lo <= hi).then_some((lo, hi))
-}
-
-/// nsys ids → our ids: a vector when the ids are dense (the usual case), a hash
-/// map otherwise, so an odd report cannot make us allocate gigabytes.
-#[derive(Default)]
-pub(crate) struct IdMap {
-    dense: Vec<Option<StrId>>,
-    sparse: HashMap<i64, StrId>,
-}
-
-impl IdMap {
-    fn insert(&mut self, key: i64, value: StrId) {
-        if (0..(1 << 24)).contains(&key) {
-            let k = key as usize;
-            if k >= self.dense.len() {
-                self.dense.resize(k + 1, None);
-            }
-            self.dense[k] = Some(value);
-        } else {
-            self.sparse.insert(key, value);
-        }
-    }
-
-    fn get(&self, key: i64) -> Option<StrId> {
-        if key >= 0 && (key as usize) < self.dense.len() {
-            self.dense[key as usize]
-        } else {
-            self.sparse.get(&key).copied()
-        }
-    }
-}
-
-/// The error for a file that turns out not to be an nsys report halfway
-/// through ([`Builder::error`] names it).
-fn not_a_report(why: &str) -> rusqlite::Error {
-    rusqlite::Error::SqliteFailure(
-        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
-        Some(format!("{NOT_A_REPORT}{why}")),
-    )
-}
-
-/// Marks the message of a [`not_a_report`] error.
-const NOT_A_REPORT: &str = "not an nsys report: ";
-
-/// The error a cancelled load unwinds with ([`Builder::error`] names it).
-fn cancelled() -> rusqlite::Error {
-    rusqlite::Error::SqliteFailure(
-        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
-        Some("cancelled".into()),
-    )
-}
-
-/// An integer cell (see [`Cells::int`]).
-fn int(row: &(impl Cells + ?Sized), i: usize) -> i64 {
-    row.int(i)
-}
-
-/// An integer cell that may be NULL.
-fn opt_int(row: &(impl Cells + ?Sized), i: usize) -> Option<i64> {
-    row.opt_int(i)
-}
-
-/// A text cell (NULL reads as `None`; invalid UTF-8 is replaced, not refused).
-fn text(row: &rusqlite::Row, i: usize) -> Option<String> {
-    match row.get_ref(i) {
-        Ok(ValueRef::Text(t)) => Some(String::from_utf8_lossy(t).into_owned()),
-        Ok(ValueRef::Integer(v)) => Some(v.to_string()),
-        Ok(ValueRef::Real(v)) => Some(v.to_string()),
-        _ => None,
-    }
-}
-
-/// `globalTid`/`globalPid` → process id (see the nsys schema notes).
-pub(crate) fn pid_of(global_id: i64) -> u32 {
-    ((global_id >> 24) & 0xFF_FFFF) as u32
-}
-
-/// `globalTid` → thread id.
-pub(crate) fn tid_of(global_tid: i64) -> u32 {
-    (global_tid & 0xFF_FFFF) as u32
-}
-
-/// Start and end of an event row (columns 0 and 1). A row missing either is
-/// skipped, and counted in `missing` for a warning: reading NULL as time 0
-/// would stretch the trace back to the clock's origin.
-fn row_times(row: &(impl Cells + ?Sized), missing: &mut u64) -> Option<(i64, i64)> {
-    match (opt_int(row, 0), opt_int(row, 1)) {
-        (Some(start), Some(end)) => Some((start, end)),
-        _ => {
-            *missing += 1;
-            None
-        }
-    }
-}
-
-/// Repairs an event whose end precedes its start (seen in damaged or hand-made
-/// reports): it becomes an instant, and the caller counts it for a warning.
-fn checked_end(start: i64, end: i64, bad: &mut u64) -> i64 {
-    if end < start {
-        *bad += 1;
-        start
-    } else {
-        end
     }
 }
 

@@ -23,11 +23,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use super::builder::Builder;
+use super::carry::Carry;
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, LaneStack};
 use super::grow::{self, KeptRows};
-use super::{Builder, checked_end, int, opt_int, pid_of, text};
+use super::rows::{checked_end, int, opt_int, pid_of, text};
 use crate::model::nsys::event_type::*;
 use crate::model::{
     EventKind, Ns, NvtxKind, NvtxRanges, NvtxTrack, Payload, Payloads, SpanColumns, StrId,
@@ -153,6 +155,14 @@ pub(super) struct KeptNvtx {
     /// Loads whose table extended the last one's rather than being built
     /// whole (tests, benchmarks: that the way is taken).
     pub(super) extended_loads: u64,
+}
+
+impl Carry {
+    /// How many loads extended the last load's NVTX table rather than
+    /// building it whole (each range's levels and name made again).
+    pub fn nvtx_tables_extended(&self) -> u64 {
+        self.part_ref::<KeptNvtx>().map_or(0, |n| n.extended_loads)
+    }
 }
 
 impl KeptNvtx {
@@ -424,7 +434,7 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     // A growing report's rows read by earlier loads are kept, resolved: only
     // the rows added since are read and resolved.
     let mut kept = match b.carry.as_deref_mut() {
-        Some(carry) => std::mem::take(&mut carry.nvtx),
+        Some(carry) => std::mem::take(carry.part::<KeptNvtx>()),
         None => KeptNvtx::default(),
     };
     let afresh = grow::read_new_rows(b, "NVTX_EVENTS", &sql, &mut kept.read, |b, row| {
@@ -446,7 +456,7 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
     }
     let places_kept = build(b, &mut kept);
     if let Some(carry) = b.carry.as_deref_mut() {
-        carry.nvtx = kept;
+        *carry.part::<KeptNvtx>() = kept;
         // Every range shown before is at its index still when the new ones
         // all came after the last of their tracks, and those tracks come
         // last in the table: one thread's ranges written as they start (a
@@ -727,6 +737,87 @@ fn extended(
     strings_before: usize,
 ) -> Option<(NvtxRanges, Vec<crate::model::Track>, u64)> {
     b.carry.as_ref()?;
+    let plan = plan_extension(kept, strings_before)?;
+    // Every check passed: the table is the last one extended. The built
+    // table is out of `kept` while it is extended, and put back with it.
+    let mut built = kept.built.take()?;
+    let Some(table) = built.table.take() else {
+        kept.built = Some(built);
+        return None;
+    };
+    let names = names_of_new(b, kept, &mut built, &plan.new);
+    let (moved_ends, longest_moved) = moved_ends(kept, &mut built, &table, &plan.closed);
+    let nvtx = extended_columns(kept, &built, &table, &plan, &names, &moved_ends);
+    let Extension {
+        new,
+        grown,
+        mut bad,
+        fresh_bad,
+        order,
+        row_of,
+        lanes,
+        first_row,
+        ..
+    } = plan;
+    bad += fresh_bad;
+    built.payloads_seen = kept.payload.len();
+    built.place.extend_from_slice(&row_of);
+    for (j, &r) in new.iter().enumerate() {
+        if unended(kept.kind[r], kept.end[r]) {
+            built.unended.push((row_of[j], kept.track[r]));
+        }
+    }
+    let span = ExtendedSpan {
+        grown,
+        first_row,
+        added: new.len() as u32,
+    };
+    let tracks = extended_tracks(&mut built, lanes, &longest_moved, span, &nvtx);
+    if let Some((order_kept, track_spans)) = &mut kept.sorted {
+        order_kept.extend(order.iter().map(|&j| new[j] as u32));
+        if let Some(k) = grown
+            && let Some(span) = track_spans.get_mut(k)
+        {
+            span.end += new.len() as u32;
+        }
+    }
+    built.last_ts = kept.last_ts;
+    built.bad = bad;
+    built.kept_places = true;
+    built.strings_before = strings_before;
+    kept.built = Some(built);
+    Some((nvtx, tracks, bad))
+}
+
+/// How the last load's table extends, once every check passed: what
+/// [`plan_extension`] worked out and [`extended`] writes.
+struct Extension {
+    /// The new ranges (kept indexes), as they came.
+    new: Vec<usize>,
+    /// The track they are on (none without new ranges).
+    grown: Option<usize>,
+    /// The ranges open at the last load that ended since: (row, end, track).
+    closed: Vec<(u32, Ns, u32)>,
+    /// Ranges ending before they start: the last table's, and the new ones'.
+    bad: u64,
+    fresh_bad: u64,
+    /// Where each new range is drawn to.
+    drawn: Vec<Ns>,
+    /// The new ranges in track order (indexes into `new`), and each one's row.
+    order: Vec<usize>,
+    row_of: Vec<u32>,
+    /// The tracks whose lanes changed, as they are now.
+    lanes: Vec<(usize, BuiltTrack)>,
+    /// Each new range's level.
+    levels: Vec<u8>,
+    /// The first new row, and the rows of the last table.
+    first_row: u32,
+    old_rows: usize,
+}
+
+/// The checks of [`extended`], and where the new ranges go; None where the
+/// table is to be built whole.
+fn plan_extension(kept: &KeptNvtx, strings_before: usize) -> Option<Extension> {
     let built = kept.built.as_ref()?;
     let table = built.table.as_ref()?;
     // Names interned from the ranges' own texts come after the report's
@@ -741,9 +832,6 @@ fn extended(
     }
     let first_row = table.spans.len() as u32;
     let old_rows = built.place.len();
-    let last_start = |t: &BuiltTrack| -> Option<Ns> {
-        (!t.rows.is_empty()).then(|| table.spans.start[t.rows.end as usize - 1])
-    };
     // The new ranges (kept indexes): on one track, the table's last, after
     // its last start.
     let new: Vec<usize> = (built.place.len()..kept.len()).collect();
@@ -751,7 +839,7 @@ fn extended(
         Some(&first) => {
             let k = kept.track[first] as usize;
             let t = &built.tracks[k];
-            let after = last_start(t);
+            let after = last_start(table, t);
             let fits = t.rows.end == first_row
                 && new.iter().all(|&r| {
                     kept.track[r] as usize == k && after.is_none_or(|a| kept.start[r] > a)
@@ -763,9 +851,53 @@ fn extended(
         }
         None => None,
     };
-    // The ranges open at the last load, read again: (row, end, track) of
-    // those that ended since.
     let mut bad = built.bad;
+    let closed = closed_since(kept, built, table, &mut bad)?;
+    // The new ranges in track order: by start, longer first, then as they came.
+    let mut fresh_bad = 0;
+    let drawn: Vec<Ns> = (new.iter())
+        .map(|&r| drawn_end(kept, r, &mut fresh_bad))
+        .collect();
+    let mut order: Vec<usize> = (0..new.len()).collect();
+    order.sort_by_key(|&j| (kept.start[new[j]], std::cmp::Reverse(drawn[j]), j));
+    let mut row_of = vec![0u32; new.len()];
+    for (at, &j) in order.iter().enumerate() {
+        row_of[j] = first_row + at as u32;
+    }
+    let mut lanes = lanes_of_closed(built, table, &closed);
+    let levels = place_new(
+        kept, built, &mut lanes, grown, &new, &order, &row_of, &drawn,
+    )?;
+    Some(Extension {
+        new,
+        grown,
+        closed,
+        bad,
+        fresh_bad,
+        drawn,
+        order,
+        row_of,
+        lanes,
+        levels,
+        first_row,
+        old_rows,
+    })
+}
+
+/// The start of a built track's last range.
+fn last_start(table: &NvtxRanges, t: &BuiltTrack) -> Option<Ns> {
+    (!t.rows.is_empty()).then(|| table.spans.start[t.rows.end as usize - 1])
+}
+
+/// The ranges open at the last load, read again: (row, end, track) of
+/// those that ended since; None when one changed in a way the table's
+/// extension would not show.
+fn closed_since(
+    kept: &KeptNvtx,
+    built: &Built,
+    table: &NvtxRanges,
+    bad: &mut u64,
+) -> Option<Vec<(u32, Ns, u32)>> {
     let mut closed: Vec<(u32, Ns, u32)> = Vec::new();
     for &m in &kept.moved {
         let m = m as usize;
@@ -787,31 +919,30 @@ fn extended(
         if kept.end[m].is_none() {
             continue;
         }
-        let end = drawn_end(kept, m, &mut bad);
+        let end = drawn_end(kept, m, bad);
         let t = &built.tracks[kept.track[m] as usize];
         // Its lane held past every start after it, then and now; drawn no
         // shorter (its run's longest stays a bound).
-        let held = last_start(t).is_none_or(|a| end.max(kept.start[m] + 1) > a);
+        let held = last_start(table, t).is_none_or(|a| end.max(kept.start[m] + 1) > a);
         if !held || end < table.spans.end(row) {
             return None;
         }
         closed.push((row as u32, end, kept.track[m]));
     }
-    // The new ranges in track order: by start, longer first, then as they came.
-    let mut fresh_bad = 0;
-    let drawn: Vec<Ns> = (new.iter())
-        .map(|&r| drawn_end(kept, r, &mut fresh_bad))
-        .collect();
-    let mut order: Vec<usize> = (0..new.len()).collect();
-    order.sort_by_key(|&j| (kept.start[new[j]], std::cmp::Reverse(drawn[j]), j));
-    let mut row_of = vec![0u32; new.len()];
-    for (at, &j) in order.iter().enumerate() {
-        row_of[j] = first_row + at as u32;
-    }
+    Some(closed)
+}
+
+/// The lanes of the tracks whose holders ended since, holding them to their
+/// ends now.
+fn lanes_of_closed(
+    built: &Built,
+    table: &NvtxRanges,
+    closed: &[(u32, Ns, u32)],
+) -> Vec<(usize, BuiltTrack)> {
     // The lanes of the tracks whose holders ended since hold them to their
     // ends now; the new ranges are placed after the last load's.
     let mut lanes: Vec<(usize, BuiltTrack)> = Vec::new();
-    for &(row, end, k) in &closed {
+    for &(row, end, k) in closed {
         let k = k as usize;
         let at = match lanes.iter().position(|(t, _)| *t == k) {
             Some(at) => at,
@@ -830,6 +961,23 @@ fn extended(
             }
         }
     }
+    lanes
+}
+
+/// The new ranges placed on the lanes of their track (`grown`), after the
+/// last load's: each one's level; None when the push/pop levels grow under
+/// other ranges (the others' levels would move).
+#[allow(clippy::too_many_arguments)]
+fn place_new(
+    kept: &KeptNvtx,
+    built: &Built,
+    lanes: &mut Vec<(usize, BuiltTrack)>,
+    grown: Option<usize>,
+    new: &[usize],
+    order: &[usize],
+    row_of: &[u32],
+    drawn: &[Ns],
+) -> Option<Vec<u8>> {
     let mut levels = vec![0u8; new.len()];
     if let Some(k) = grown {
         if !lanes.iter().any(|(t, _)| *t == k) {
@@ -848,7 +996,7 @@ fn extended(
         let mut own = vec![0u8; new.len()];
         // Push/pop ranges first, then the others, each in track order.
         for pushpop in [true, false] {
-            for &j in &order {
+            for &j in order {
                 let r = new[j];
                 if (kept.kind[r] == NvtxKind::PushPop) != pushpop {
                     continue;
@@ -874,18 +1022,19 @@ fn extended(
         }
     }
 
-    // Every check passed: the table is the last one extended.
-    let built = kept.built.as_mut()?;
-    let table = built.table.take()?;
-    bad += fresh_bad;
-    // Names: the inline texts interned again in the order they were, so that
-    // they keep their ids; the new ranges' after them, as they came.
+    Some(levels)
+}
+
+/// The new ranges' names: the inline texts interned again in the order they
+/// were, so that they keep their ids; the new ranges' after them, as they
+/// came.
+fn names_of_new(b: &mut Builder, kept: &KeptNvtx, built: &mut Built, new: &[usize]) -> Vec<StrId> {
     let mut inline_ids: Vec<Option<StrId>> = vec![None; kept.texts.len()];
     for &t in &built.interned {
         inline_ids[t as usize] = Some(b.trace.strings.intern(&kept.texts[t as usize]));
     }
     let mut names = Vec::with_capacity(new.len());
-    for &r in &new {
+    for &r in new {
         let t = kept.text[r];
         names.push(match t.registered.and_then(|id| b.string_ids.get(id)) {
             Some(id) => id,
@@ -898,11 +1047,23 @@ fn extended(
             }
         });
     }
-    // Ends that moved: ranges ended since, and ranges still without one
-    // (drawn to the latest time, which moved); their runs' longest with them.
+    names
+}
+
+/// A track, and the duration of one of its ranges whose end moved.
+type LongestMoved = (u32, Ns);
+
+/// Ends that moved: ranges ended since, and ranges still without one (drawn
+/// to the latest time, which moved); with each, its track's run's longest.
+fn moved_ends(
+    kept: &KeptNvtx,
+    built: &mut Built,
+    table: &NvtxRanges,
+    closed: &[(u32, Ns, u32)],
+) -> (Vec<(usize, Ns)>, Vec<LongestMoved>) {
     let mut moved_ends: Vec<(usize, Ns)> = Vec::new();
     let mut longest_moved: Vec<(u32, Ns)> = Vec::new();
-    for &(row, end, k) in &closed {
+    for &(row, end, k) in closed {
         moved_ends.push((row as usize, end));
         longest_moved.push((k, end - table.spans.start[row as usize]));
     }
@@ -917,12 +1078,36 @@ fn extended(
             longest_moved.push((k, end - start));
         }
     }
+    (moved_ends, longest_moved)
+}
+
+/// The last table's columns with the new ranges appended, in track order,
+/// and the ends that moved moved.
+fn extended_columns(
+    kept: &KeptNvtx,
+    built: &Built,
+    table: &NvtxRanges,
+    plan: &Extension,
+    names: &[StrId],
+    moved_ends: &[(usize, Ns)],
+) -> NvtxRanges {
+    let Extension {
+        new,
+        closed,
+        drawn,
+        order,
+        row_of,
+        levels,
+        old_rows,
+        ..
+    } = plan;
+    let old_rows = *old_rows;
     let mut spans = table.spans.clone();
-    spans.move_ends(&moved_ends);
+    spans.move_ends(moved_ends);
     let mut unended_column = table.unended.clone();
     if !closed.is_empty() {
         let mut copy = unended_column.to_vec();
-        for &(row, _, _) in &closed {
+        for &(row, _, _) in closed {
             copy[row as usize] = false;
         }
         unended_column = copy.into();
@@ -969,15 +1154,32 @@ fn extended(
     for (row, p) in payloads {
         nvtx.payload.push(row, p);
     }
-    built.payloads_seen = kept.payload.len();
-    built.place.extend_from_slice(&row_of);
-    for (j, &r) in new.iter().enumerate() {
-        if unended(kept.kind[r], kept.end[r]) {
-            built.unended.push((row_of[j], kept.track[r]));
-        }
-    }
-    // Tracks: the lanes placed, the grown one's run extended, and a run
-    // whose ranges' ends moved given its longest again.
+    nvtx
+}
+
+/// Where the new rows went: the track that grew, its first new row and how
+/// many were added.
+#[derive(Clone, Copy)]
+struct ExtendedSpan {
+    grown: Option<usize>,
+    first_row: u32,
+    added: u32,
+}
+
+/// The tracks: the lanes placed, the grown one's run extended, and a run
+/// whose ranges' ends moved given its longest again.
+fn extended_tracks(
+    built: &mut Built,
+    lanes: Vec<(usize, BuiltTrack)>,
+    longest_moved: &[LongestMoved],
+    span: ExtendedSpan,
+    nvtx: &NvtxRanges,
+) -> Vec<crate::model::Track> {
+    let ExtendedSpan {
+        grown,
+        first_row,
+        added,
+    } = span;
     for (k, t) in lanes {
         built.tracks[k] = t;
     }
@@ -992,11 +1194,7 @@ fn extended(
             let mut run = t.track.runs().first().cloned().unwrap_or_default();
             let old_len = run.events.len();
             let first = t.rows.start as usize;
-            let end = if grows {
-                first_row + new.len() as u32
-            } else {
-                t.rows.end
-            };
+            let end = if grows { first_row + added } else { t.rows.end };
             run.events = t.rows.start..end;
             let fresh = (old_len..run.events.len()).map(|p| nvtx.spans.duration(first + p));
             run.max_duration = fresh.chain(moved).fold(run.max_duration, Ns::max);
@@ -1014,19 +1212,7 @@ fn extended(
         }
         tracks.push(t.track.clone());
     }
-    if let Some((order_kept, track_spans)) = &mut kept.sorted {
-        order_kept.extend(order.iter().map(|&j| new[j] as u32));
-        if let Some(k) = grown
-            && let Some(span) = track_spans.get_mut(k)
-        {
-            span.end += new.len() as u32;
-        }
-    }
-    built.last_ts = kept.last_ts;
-    built.bad = bad;
-    built.kept_places = true;
-    built.strings_before = strings_before;
-    Some((nvtx, tracks, bad))
+    tracks
 }
 
 /// The levels a track's lanes use: its push/pop levels, then the others'.

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use super::cells::RawRows;
 
+use super::builder::{Builder, IdMap, Progress};
 use super::db::{open_live, open_read_only};
-use super::{Builder, IdMap, Progress};
+use super::error::cancelled;
 
 /// Rows of one table read into columns. `push` sees every row of a piece in
 /// order; `append` joins pieces in rowid order.
@@ -250,7 +251,7 @@ fn read_piece<S: RowSink>(
         if n.is_multiple_of(BATCH) {
             done.fetch_add(BATCH, Ordering::Relaxed);
             if cancel.load(Ordering::Relaxed) {
-                return Err(super::cancelled());
+                return Err(cancelled());
             }
         }
     }

@@ -31,20 +31,27 @@ struct Buffer<T> {
     claimed: AtomicUsize,
 }
 
-// Safety: the values are only read below a length the reader was handed (the
-// slots are written before, and the handing over orders the writes first),
-// and written at most once, by the one clone that claimed them; they are
-// dropped once, with the buffer, when no clone reads them any more.
+// SAFETY: the buffer owns its values and drops them once, with itself, on
+// whichever thread lets go of the last clone (hence `T: Send`); until then
+// clones on other threads only read them (hence `T: Sync`). A slot is
+// written at most once, by the one clone that claimed it through the atomic
+// `claimed`, and read only below a length the reader was handed after the
+// write (the handing over orders the write first): moving the buffer to
+// another thread moves no unsynchronized state.
 unsafe impl<T: Send + Sync> Send for Buffer<T> {}
+// SAFETY: shared between threads, the buffer is read only in slots written
+// before the reader learned of them, and claimed through an atomic, so two
+// threads never write one slot nor read a slot being written (see `Send`).
 unsafe impl<T: Send + Sync> Sync for Buffer<T> {}
 
 impl<T> Drop for Buffer<T> {
     fn drop(&mut self) {
-        // Safety: `ptr` and `capacity` come from a `Vec<T>` this buffer took
-        // apart (see `Column::from`), and its first `claimed` slots are
-        // written: the vector is rebuilt with them, to drop them and free
-        // the allocation.
         let written = *self.claimed.get_mut();
+        // SAFETY: `ptr` and `capacity` come from a `Vec<T>` this buffer took
+        // apart (`Column::from`, through which every buffer is made), and its
+        // first `claimed` slots are written, each once: the
+        // vector is rebuilt with them, to drop them and free the allocation.
+        // `drop` takes `&mut self`: no clone reads the buffer any more.
         unsafe { drop(Vec::from_raw_parts(self.ptr, written, self.capacity)) }
     }
 }
@@ -59,9 +66,14 @@ pub struct Column<T> {
     buffer: Arc<Buffer<T>>,
 }
 
-// Safety: a `Column` reads its buffer's first `len` values only (see
-// `Buffer`'s notes); the pointer is the buffer's, kept alive by `buffer`.
+// SAFETY: a `Column` is an `Arc` of its buffer, a pointer into that buffer
+// (kept alive by the `Arc`) and a length: it reads only the buffer's first
+// `len` values, written before it was handed `len`, and writes only slots it
+// claimed (see `Buffer`'s notes). So it may move to another thread as the
+// `Arc<Buffer<T>>` may.
 unsafe impl<T: Send + Sync> Send for Column<T> {}
+// SAFETY: through `&Column` values are only read, below `len` (see `Send`);
+// pushing takes `&mut self`.
 unsafe impl<T: Send + Sync> Sync for Column<T> {}
 
 impl<T> From<Vec<T>> for Column<T> {

@@ -3,7 +3,8 @@
 use std::sync::atomic::AtomicBool;
 
 use super::context::Context;
-use super::{Cancelled, Finding, FindingKind, Severity, check};
+use super::finding::{Finding, FindingKind, Severity};
+use crate::analysis::cancel::{Cancelled, check};
 use crate::model::{EventId, EventKind};
 
 const FIX: &str = "A CUDA call failed; unchecked, later results are wrong or stale. Check every \

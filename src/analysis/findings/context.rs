@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use super::{Cancelled, check};
 pub use crate::analysis::api_class::ApiClass;
 use crate::analysis::api_class::ApiClasses;
+use crate::analysis::cancel::{Cancelled, check};
 use crate::analysis::idle::{self, Attribution, Classifier, IdleShare, Lanes, Summary};
 use crate::model::nsys::strip_version_suffix;
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns, NvtxKind, StrId, Trace};

@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::{Finding, FindingKind, Severity, human_ns};
+use super::finding::{Finding, FindingKind, Severity};
+use crate::analysis::format::human_ns;
 use crate::model::Ns;
 
 /// One entry: the instances (indexes into the findings it was built from,

@@ -5,7 +5,9 @@
 use std::sync::atomic::AtomicBool;
 
 use super::context::{ApiClass, Context, IdleFacts};
-use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
+use super::finding::{Finding, FindingKind, Severity, Thresholds};
+use crate::analysis::cancel::{Cancelled, check};
+use crate::analysis::format::human_ns;
 use crate::analysis::idle::{Cause, Summary};
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
 

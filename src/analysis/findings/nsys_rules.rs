@@ -5,9 +5,11 @@
 use std::sync::atomic::AtomicBool;
 
 use super::context::Context;
-use super::{Cancelled, Finding, FindingKind, Severity, Thresholds, check, human_ns};
+use super::finding::{Finding, FindingKind, Severity, Thresholds};
 use crate::analysis::api_class::ApiClass;
-use crate::analysis::binary_size;
+use crate::analysis::cancel::{Cancelled, check};
+use crate::analysis::format::binary_size;
+use crate::analysis::format::human_ns;
 use crate::analysis::rules::memcpy::{self, Which};
 use crate::analysis::rules::sorted_ops::SortedOps;
 use crate::analysis::rules::{Window, cuda_memset_sync, gpu_gaps, gpu_time_util};

@@ -6,8 +6,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 
 use super::context::{ApiClass, Context, IdleFacts};
+use super::finding::{Finding, FindingKind, RangeWork, Severity, Thresholds};
 use super::loops::RangeWaits;
-use super::{Cancelled, Finding, FindingKind, RangeWork, Severity, Thresholds, check, human_ns};
+use crate::analysis::cancel::{Cancelled, check};
+use crate::analysis::format::human_ns;
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
 
 const ENDS_BEFORE_FIX: &str = "A kernel launch returns before the kernel runs, so a host timer (or \

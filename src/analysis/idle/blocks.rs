@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::Gap;
+use super::gap::Gap;
 
 /// Gaps a block: a clone copies at most this many, and a block is a few
 /// megabytes.

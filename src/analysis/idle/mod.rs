@@ -22,6 +22,8 @@
 //! all read [`Attribution`].
 
 mod blocks;
+mod cause;
+mod gap;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -29,103 +31,15 @@ use std::sync::atomic::AtomicBool;
 
 use super::api_class::{ApiClass, ApiClasses};
 use super::cancel::{Cancelled, check};
-use super::stats::{Cell, Table};
+use super::format::human_ns;
+use crate::analysis::table::{Cell, Table};
 use crate::model::{
     EventKind, GpuOp, GpuOpKind, Lineage, Ns, ProcessCorrelation, Run, SpanColumns, StrId, Trace,
 };
 use blocks::Blocks;
 pub use blocks::GapsIn;
-
-/// What the launching thread was doing while the GPU idled.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Cause {
-    Sync,
-    Alloc,
-    PageableCopy,
-    Launch,
-    OtherCuda,
-    Outside,
-    Unknown,
-}
-
-/// How many causes there are: the length of a per-cause array.
-pub const CAUSES: usize = 7;
-
-impl Cause {
-    pub const ALL: [Cause; CAUSES] = [
-        Cause::Sync,
-        Cause::Alloc,
-        Cause::PageableCopy,
-        Cause::Launch,
-        Cause::OtherCuda,
-        Cause::Outside,
-        Cause::Unknown,
-    ];
-
-    /// Stable names, for tables and tests.
-    pub fn name(self) -> &'static str {
-        match self {
-            Cause::Sync => "sync",
-            Cause::Alloc => "alloc",
-            Cause::PageableCopy => "pageable-copy",
-            Cause::Launch => "launch",
-            Cause::OtherCuda => "other-cuda",
-            Cause::Outside => "outside-cuda",
-            Cause::Unknown => "unknown",
-        }
-    }
-
-    /// What the thread was doing, for sentences: "the thread spent 6.7 ms {label}".
-    pub fn label(self) -> &'static str {
-        match self {
-            Cause::Sync => "waiting in syncs",
-            Cause::Alloc => "allocating/freeing",
-            Cause::PageableCopy => "in pageable copies",
-            Cause::Launch => "launching",
-            Cause::OtherCuda => "in other CUDA calls",
-            Cause::Outside => "outside CUDA (CPU work)",
-            Cause::Unknown => "unknown (no launching call)",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Cause> {
-        Cause::ALL.into_iter().find(|c| c.name() == name)
-    }
-
-    fn slot(self) -> usize {
-        self as usize
-    }
-}
-
-/// Nanoseconds per cause, indexed by `Cause as usize`.
-pub type CauseTimes = [Ns; CAUSES];
-
-/// The cause with the most time (the first of equals), or None when all are 0.
-pub fn dominant(times: &CauseTimes) -> Option<Cause> {
-    let mut best: Option<Cause> = None;
-    for c in Cause::ALL {
-        if times[c.slot()] > 0 && best.is_none_or(|b| times[c.slot()] > times[b.slot()]) {
-            best = Some(c);
-        }
-    }
-    best
-}
-
-/// Why a gap happened, as opposed to where its time went: a gap in which the
-/// thread blocked (in a sync, an allocation or a pageable copy) exists
-/// because the thread blocked, even if relaunching afterwards took longer
-/// (a sync drains the queue, so the next launch's latency is exposed). Only
-/// gaps without blocking are the launches' or the host code's.
-pub fn verdict(times: &CauseTimes) -> Option<Cause> {
-    let blocking = [Cause::Sync, Cause::Alloc, Cause::PageableCopy];
-    let mut best: Option<Cause> = None;
-    for c in blocking {
-        if times[c.slot()] > 0 && best.is_none_or(|b| times[c.slot()] > times[b.slot()]) {
-            best = Some(c);
-        }
-    }
-    best.or_else(|| dominant(times))
-}
+pub use cause::{CAUSES, Cause, CauseTimes, dominant, verdict};
+pub use gap::Gap;
 
 /// What a gap is measured on: a whole GPU, or each stream on its own.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -134,24 +48,6 @@ pub enum Lanes {
     Device,
     /// Per stream (index into `Trace::streams`).
     Stream,
-}
-
-/// One idle interval of a lane.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Gap {
-    pub start: Ns,
-    pub end: Ns,
-    /// The device id (`Lanes::Device`) or stream index (`Lanes::Stream`).
-    pub lane: u32,
-    /// The operation that ends the gap.
-    pub next: GpuOp,
-    /// The thread that launched it, when its API call is in the report.
-    pub thread: Option<u32>,
-    /// The cause with the most time in the gap.
-    pub dominant: Cause,
-    /// Why the gap happened ([`verdict`] of its whole time; Unknown when
-    /// nothing is known).
-    pub verdict: Cause,
 }
 
 /// A lane's active span: its first operation's start to its last one's end.
@@ -1156,10 +1052,7 @@ impl Summary {
         } else {
             0.0
         };
-        let mut text = format!(
-            "GPU idle {share:.0} % of {}",
-            super::findings::human_ns(self.span)
-        );
+        let mut text = format!("GPU idle {share:.0} % of {}", human_ns(self.span));
         let parts: Vec<String> = self
             .causes
             .iter()
@@ -1168,11 +1061,11 @@ impl Summary {
             .map(|c| {
                 let names: Vec<&str> = c.calls.iter().take(2).map(|(n, _)| n.as_str()).collect();
                 if names.is_empty() {
-                    format!("{} {}", super::findings::human_ns(c.time), c.cause.label())
+                    format!("{} {}", human_ns(c.time), c.cause.label())
                 } else {
                     format!(
                         "{} {} ({})",
-                        super::findings::human_ns(c.time),
+                        human_ns(c.time),
                         c.cause.label(),
                         names.join(", ")
                     )
@@ -1356,7 +1249,7 @@ pub fn gpu_idle_sum_table(summaries: &[Summary]) -> Table {
                 .calls
                 .iter()
                 .take(4)
-                .map(|(n, t)| format!("{n} {}", super::findings::human_ns(*t)))
+                .map(|(n, t)| format!("{n} {}", human_ns(*t)))
                 .collect();
             rows.push(vec![
                 Cell::Int(i64::from(s.lane)),

@@ -614,7 +614,7 @@ pub fn summary_table(trace: &Trace, joined: &Joined) -> crate::analysis::Table {
     names.sort();
     let mut rows = Vec::new();
     for (name, kernels) in names {
-        for s in super::stats_over(set, &kernels) {
+        for s in super::instance_stats::stats_over(set, &kernels) {
             let def = &set.metrics[s.metric as usize];
             rows.push(vec![
                 Cell::Text(name.to_string()),

@@ -205,7 +205,7 @@ pub fn point(
     // Each picked instance's values, a row of the set's metrics (NaN where
     // it has none), in slot order: a deterministic sum, and no map per
     // instance.
-    let wanted = super::Selection::new(kernels);
+    let wanted = super::selection::Selection::new(kernels);
     let width = set.metrics.len();
     let mut values = vec![f64::NAN; wanted.len * width];
     let mut kernel_of = vec![0u32; wanted.len];

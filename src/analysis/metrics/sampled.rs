@@ -10,8 +10,9 @@
 
 use std::collections::HashMap;
 
-use super::{Scope, kernel_devices};
-use crate::analysis::stats::{Cell, Table};
+use super::selection::kernel_devices;
+use crate::analysis::scope::Scope;
+use crate::analysis::table::{Cell, Table};
 use crate::model::{KernelMetrics, MetricDef, MetricSeries, MetricSource, Ns, Trace};
 
 /// Fewer samples than this inside a kernel instance: too short to be sampled.

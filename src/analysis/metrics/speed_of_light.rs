@@ -119,12 +119,15 @@ pub fn from_metrics(source: MetricSource, value: &Lookup) -> Option<SpeedOfLight
 
 /// Speed of light of a set's median values for some kernels.
 pub fn of_kernels(set: &KernelMetrics, kernels: &[u32]) -> Option<SpeedOfLight> {
-    of_stats(set, &super::stats_over(set, kernels))
+    of_stats(set, &super::instance_stats::stats_over(set, kernels))
 }
 
 /// The speed of light from statistics already taken over a kernel's
-/// instances ([`super::stats_over`]).
-pub fn of_stats(set: &KernelMetrics, stats: &[super::MetricStats]) -> Option<SpeedOfLight> {
+/// instances ([`super::instance_stats::stats_over`]).
+pub fn of_stats(
+    set: &KernelMetrics,
+    stats: &[super::instance_stats::MetricStats],
+) -> Option<SpeedOfLight> {
     let value = |name: &str| {
         let m = set.metric_index(name)?;
         stats

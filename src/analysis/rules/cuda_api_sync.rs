@@ -1,8 +1,10 @@
 //! `cuda_api_sync`: every `cudaDeviceSynchronize*` / `cudaStreamSynchronize*`
 //! call, longest first. Such calls block the CPU until the GPU catches up.
 
-use super::{Window, columns, like};
-use crate::analysis::stats::{Cell, Table};
+use super::labels::columns;
+use super::window::Window;
+use crate::analysis::like::like;
+use crate::analysis::table::{Cell, Table};
 use crate::model::Trace;
 
 /// The API names the rule matches (SQL `LIKE`).

@@ -3,21 +3,11 @@
 //! the call returns only when it is done: it is not asynchronous at all.
 
 use super::memcpy::{self, Which};
-use super::{Window, like};
-use crate::analysis::stats::Table;
-use crate::model::{Memcpys, Trace};
+use super::window::Window;
+use crate::analysis::table::Table;
+use crate::model::Trace;
 
-/// `ENUM_CUDA_MEM_KIND` Pageable.
-const PAGEABLE: u8 = 0;
-
-pub(super) fn api_matches(name: &str) -> bool {
-    like(name, "cudaMemcpy%Async%")
-}
-
-pub(super) fn copy_matches(m: &Memcpys, row: usize) -> bool {
-    m.src_kind[row] == PAGEABLE || m.dst_kind[row] == PAGEABLE
-}
-
+/// The rule's table; which calls and copies it reports is [`Which::AsyncPageable`].
 pub(super) fn run(trace: &Trace, window: Window) -> Table {
     memcpy::table(trace, window, Which::AsyncPageable)
 }

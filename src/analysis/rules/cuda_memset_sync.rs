@@ -1,9 +1,12 @@
 //! `cuda_memset_sync`: synchronous memset APIs on pinned or managed memory,
 //! which make the CPU wait for the GPU.
 
+use super::labels::columns;
+use super::labels::mem_kind_label;
 use super::memcpy::{Match, api_by_correlation};
-use super::{Window, columns, like, mem_kind_label};
-use crate::analysis::stats::{Cell, Table};
+use super::window::Window;
+use crate::analysis::like::like;
+use crate::analysis::table::{Cell, Table};
 use crate::model::Trace;
 
 /// `ENUM_CUDA_MEM_KIND` Pinned and Managed: the kinds nsys's rule reports.

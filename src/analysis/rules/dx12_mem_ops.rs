@@ -3,8 +3,8 @@
 //! nothing for a report without DX12 data, so the rule's output is always
 //! nsys's empty file.
 
-use super::Window;
-use crate::analysis::stats::Table;
+use super::window::Window;
+use crate::analysis::table::Table;
 use crate::model::Trace;
 
 pub(super) fn run(_trace: &Trace, _window: Window) -> Table {

@@ -5,9 +5,10 @@
 //! i as `start[i] - end[i - 1]`: with overlapping work that is not the exact
 //! idle time, but it is what nsys reports, so it is what we compute.
 
+use super::labels::columns;
 use super::sorted_ops::SortedOps;
-use super::{Window, columns};
-use crate::analysis::stats::{Cell, Table};
+use super::window::Window;
+use crate::analysis::table::{Cell, Table};
 use crate::model::{Ns, Trace};
 
 /// One idle gap: (duration, start, pid, device, context).

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::Window;
+use super::window::Window;
 use crate::model::{Ns, Trace};
 
 /// One GPU operation: start, end, context id.

@@ -8,10 +8,11 @@
 //! operations add up, so it can pass 100%. Consecutive chunks under the
 //! threshold merge into one row whose use is the length-weighted mean.
 
+use super::labels::columns;
 use super::sorted_ops::SortedOps;
-use super::{Window, columns};
+use super::window::Window;
 use crate::analysis::format::round1_value;
-use crate::analysis::stats::{Cell, Table};
+use crate::analysis::table::{Cell, Table};
 use crate::model::{Ns, Trace};
 
 /// One under-used stretch: in-use percent (unrounded), duration, start, pid,

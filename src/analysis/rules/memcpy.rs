@@ -1,33 +1,64 @@
-//! What `cuda_memcpy_async` and `cuda_memcpy_sync` share: joining copies to
-//! their API calls, and their table. Each rule's own filter is in its file.
+//! What `cuda_memcpy_async` and `cuda_memcpy_sync` share: which API calls and
+//! copies each of them reports (`Which`), joining copies to their API calls,
+//! and their table. The two rule files only pick their `Which`; the
+//! matching lives here, where the findings use it too, so neither this file
+//! nor a rule file calls the other.
 
 use std::collections::HashMap;
 
-use super::{Window, columns, cuda_memcpy_async, cuda_memcpy_sync, mem_kind_label};
-use crate::analysis::stats::{Cell, Table};
-use crate::model::Trace;
+use super::labels::{columns, mem_kind_label};
+use super::window::Window;
+use crate::analysis::like::like;
+use crate::analysis::table::{Cell, Table};
+use crate::model::{Memcpys, Trace};
+
+/// `ENUM_CUDA_MEM_KIND` Pageable.
+const PAGEABLE: u8 = 0;
+/// `copyKind` Host-to-Device.
+const HOST_TO_DEVICE: u8 = 1;
+/// Host-to-device copies up to this size return at once: not reported.
+const SMALL_H2D_BYTES: u64 = 64_000;
 
 /// Which of the two rules.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Which {
+    /// `cuda_memcpy_async`: async copy APIs (`cudaMemcpy*Async*`) with
+    /// pageable memory on either side.
     AsyncPageable,
+    /// `cuda_memcpy_sync`: synchronous copy APIs (`cudaMemcpy*`, not `Async`),
+    /// except copies within one device and small host-to-device copies.
     Sync,
 }
 
 impl Which {
+    /// Whether the rule looks at API calls named `name`.
     fn api(self, name: &str) -> bool {
         match self {
-            Which::AsyncPageable => cuda_memcpy_async::api_matches(name),
-            Which::Sync => cuda_memcpy_sync::api_matches(name),
+            Which::AsyncPageable => like(name, "cudaMemcpy%Async%"),
+            Which::Sync => like(name, "cudaMemcpy%") && !like(name, "%Async%"),
         }
     }
 
+    /// Whether the rule reports the copy in row `row` of `Trace::memcpys`.
     fn copy(self, trace: &Trace, row: usize) -> bool {
+        let m = &trace.memcpys;
         match self {
-            Which::AsyncPageable => cuda_memcpy_async::copy_matches(&trace.memcpys, row),
-            Which::Sync => cuda_memcpy_sync::copy_matches(&trace.memcpys, row),
+            Which::AsyncPageable => m.src_kind[row] == PAGEABLE || m.dst_kind[row] == PAGEABLE,
+            Which::Sync => !is_small_h2d(m, row) && !within_one_device(m, row),
         }
     }
+}
+
+/// A host-to-device copy small enough that the call returns at once.
+fn is_small_h2d(m: &Memcpys, row: usize) -> bool {
+    m.bytes[row] <= SMALL_H2D_BYTES && m.copy_kind[row] == HOST_TO_DEVICE
+}
+
+/// A copy between two places of one device.
+fn within_one_device(m: &Memcpys, row: usize) -> bool {
+    let src_device = m.src_device.get(row).copied().unwrap_or(-1);
+    let dst_device = m.dst_device.get(row).copied().unwrap_or(-1);
+    src_device >= 0 && src_device == dst_device
 }
 
 /// API calls by correlation id whose name passes `keep`. nsys joins the copy to

@@ -15,11 +15,17 @@ mod dx12_mem_ops;
 pub mod gpu_gaps;
 pub(crate) mod gpu_ops;
 pub mod gpu_time_util;
+mod labels;
 pub mod memcpy;
 pub(crate) mod sorted_ops;
+mod window;
 
-use super::stats::{Table, TimeRange};
+use crate::analysis::table::Table;
+use crate::model::TimeRange;
 use crate::model::{Ns, NvtxKind, Trace};
+
+pub use crate::analysis::like::like;
+pub use window::Window;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Rule {
@@ -193,7 +199,7 @@ impl RuleSpec {
 /// # Ok::<(), sightline::loader::LoadError>(())
 /// ```
 pub fn run(trace: &Trace, rule: Rule, options: &RuleOptions) -> Table {
-    let Some(window) = Window::resolve(trace, options) else {
+    let Some(window) = resolve_window(trace, options) else {
         // The nvtx= range is not in the report: nothing lies in it.
         return Table::default();
     };
@@ -212,41 +218,23 @@ pub fn run(trace: &Trace, rule: Rule, options: &RuleOptions) -> Table {
     table
 }
 
-/// The time window events must overlap (both ends inclusive).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Window {
-    pub start: Ns,
-    pub end: Ns,
-}
-
-impl Window {
-    pub(crate) const ALL: Window = Window {
-        start: Ns::MIN,
-        end: Ns::MAX,
-    };
-
-    /// `None` when `nvtx=` names a range the report does not have.
-    fn resolve(trace: &Trace, options: &RuleOptions) -> Option<Window> {
-        let mut window = Window::ALL;
-        if let Some(spec) = &options.nvtx {
-            let range = find_nvtx(trace, spec)?;
-            window = Window {
-                start: range.start,
-                end: range.end,
-            };
-        }
-        if let Some(start) = options.start {
-            window.start = window.start.max(start);
-        }
-        if let Some(end) = options.end {
-            window.end = window.end.min(end);
-        }
-        Some(window)
+/// The window `options` ask for (`start=`, `end=`, `nvtx=`); `None` when `nvtx=` names a range the report does not have.
+fn resolve_window(trace: &Trace, options: &RuleOptions) -> Option<Window> {
+    let mut window = Window::ALL;
+    if let Some(spec) = &options.nvtx {
+        let range = find_nvtx(trace, spec)?;
+        window = Window {
+            start: range.start,
+            end: range.end,
+        };
     }
-
-    pub fn overlaps(self, start: Ns, end: Ns) -> bool {
-        start <= self.end && end >= self.start
+    if let Some(start) = options.start {
+        window.start = window.start.max(start);
     }
+    if let Some(end) = options.end {
+        window.end = window.end.min(end);
+    }
+    Some(window)
 }
 
 /// The earliest range named `name[@domain]` (no domain: the default domain).
@@ -279,69 +267,9 @@ fn find_nvtx(trace: &Trace, spec: &str) -> Option<TimeRange> {
     best
 }
 
-/// SQL `LIKE` for the patterns the rules use: ASCII case-insensitive prefix,
-/// then `%`-separated parts in order (`cudaMemcpy%Async%`).
-pub fn like(text: &str, pattern: &str) -> bool {
-    let text = text.to_ascii_lowercase();
-    let pattern = pattern.to_ascii_lowercase();
-    let mut parts = pattern.split('%');
-    let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = text.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = parts.collect();
-    for (i, part) in parts.iter().enumerate() {
-        if i + 1 == parts.len() {
-            // The last part must end the text (empty after a trailing `%`).
-            return rest.ends_with(part) || part.is_empty();
-        }
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    rest.is_empty()
-}
-
-/// `ENUM_CUDA_MEM_KIND` labels (identical in every nsys export schema that has
-/// the table); the model stores the id, 255 for NULL.
-pub(crate) fn mem_kind_label(kind: u8) -> Option<&'static str> {
-    Some(match kind {
-        0 => "Pageable",
-        1 => "Pinned",
-        2 => "Device",
-        3 => "Array",
-        4 => "Managed",
-        5 => "Device Static",
-        6 => "Managed Static",
-        7 => "Unknown",
-        _ => return None,
-    })
-}
-
-fn columns(names: &[&str]) -> Vec<String> {
-    names.iter().map(|s| s.to_string()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn like_matches_as_sqlite() {
-        assert!(like("cudaMemcpyAsync_v3020", "cudaMemcpy%Async%"));
-        assert!(like("cudaMemcpy2DAsync_v3020", "cudaMemcpy%Async%"));
-        assert!(!like("cudaMemcpy_v3020", "cudaMemcpy%Async%"));
-        assert!(like("CUDAMEMCPY_v3020", "cudaMemcpy%"));
-        assert!(like(
-            "cudaStreamSynchronize_v3020",
-            "cudaStreamSynchronize%"
-        ));
-        assert!(!like("cuStreamSynchronize", "cudaStreamSynchronize%"));
-        assert!(like("x_async_y", "%async%"));
-        assert!(like("abc", "abc"));
-        assert!(!like("abcd", "abc"));
-    }
 
     #[test]
     fn parses_rule_options() {

@@ -15,7 +15,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{Window, gpu_ops};
+use super::gpu_ops;
+use super::window::Window;
 use crate::model::{EventKind, GpuOpKind, Lineage, Ns, Trace, Track};
 
 /// One operation as the rules read it: start, end, context.
