@@ -11,6 +11,7 @@ pub mod app;
 pub mod capture;
 pub mod cli;
 pub mod files;
+pub mod job;
 pub mod lessons;
 pub mod loader;
 pub mod memory;

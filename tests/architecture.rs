@@ -2,13 +2,19 @@
 //! import that runs against the layering (docs/architecture.md):
 //!
 //! ```text
-//! files, memory, threads            (foundations: no crate imports)
-//!   ← model                         (the trace model)
-//!   ← loader, synth, capture, annotations   (sources)
-//!   ← analysis                      (summaries, reports, findings)
+//! files, memory, threads     foundations: no crate imports, nor each other
+//!   ← job                    the one background-job type
+//!   ← model                  the trace model
+//!   ← synth                  the nsys schema, written (reports made, captures saved)
+//!   ← loader, annotations    sources: an nsys report read; the notes beside it
+//!   ← capture                a live source (writes with synth, reads snapshots with loader)
+//!   ← analysis               summaries, reports, findings
 //!   ← lessons
-//!   ← app, cli                      (front ends; neither uses the other)
+//!   ← app                    the window
+//!   ← cli                    the command line (opens the window too)
 //! ```
+//!
+//! A module imports only from lower lines; two on one line do not import each other.
 //!
 //! Inside `app/` the same rule holds one level down: `shell` (the window) → `document` →
 //! `panels` → `timeline` (the widget, which a panel such as compare may embed) → `state` (the
@@ -573,14 +579,15 @@ fn layer(module: &[String]) -> Option<(usize, &str)> {
     let top = module.first()?.as_str();
     let rank = match top {
         "files" | "memory" | "threads" => 0,
-        "model" => 1,
-        "synth" => 2,
-        "loader" | "annotations" => 3,
-        "capture" => 4,
-        "analysis" => 5,
-        "lessons" => 6,
-        "app" => 7,
-        "cli" => 8,
+        "job" => 1,
+        "model" => 2,
+        "synth" => 3,
+        "loader" | "annotations" => 4,
+        "capture" => 5,
+        "analysis" => 6,
+        "lessons" => 7,
+        "app" => 8,
+        "cli" => 9,
         _ => return Some((usize::MAX, top)),
     };
     Some((rank, top))

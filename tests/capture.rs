@@ -547,7 +547,7 @@ fn run_to_end(job: &CaptureJob, timeout: Duration) -> (Vec<u64>, Option<CaptureM
     let deadline = Instant::now() + timeout;
     let mut sizes = Vec::new();
     while Instant::now() < deadline {
-        match job.messages.recv_timeout(Duration::from_millis(100)) {
+        match job.messages().recv_timeout(Duration::from_millis(100)) {
             Ok(CaptureMessage::Snapshot(trace, _)) => sizes.push(trace.event_count() as u64),
             Ok(m @ CaptureMessage::Finished(_)) => return (sizes, Some(m)),
             Ok(CaptureMessage::Output(_) | CaptureMessage::Preparing(_)) => {}
@@ -604,7 +604,7 @@ fn each_message_of_a_capture_wakes_its_reader_once_it_is_sent() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let (mut snapshots, mut preparing) = (0, 0);
     while Instant::now() < deadline {
-        let Ok(message) = job.messages.recv_timeout(Duration::from_millis(100)) else {
+        let Ok(message) = job.messages().recv_timeout(Duration::from_millis(100)) else {
             continue;
         };
         taken += 1;
@@ -612,7 +612,7 @@ fn each_message_of_a_capture_wakes_its_reader_once_it_is_sent() {
         // waiting in the channel (counted after the wakes).
         let woken = wakes.load(Ordering::SeqCst);
         assert!(
-            woken <= taken + job.messages.len(),
+            woken <= taken + job.messages().len(),
             "woken before a message was sent"
         );
         match message {
@@ -642,7 +642,7 @@ fn a_replays_snapshots_say_how_far_behind_its_clock_they_are() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut ages = Vec::new();
     while Instant::now() < deadline {
-        match job.messages.recv_timeout(Duration::from_millis(100)) {
+        match job.messages().recv_timeout(Duration::from_millis(100)) {
             Ok(CaptureMessage::Snapshot(_, status)) => {
                 // Each snapshot says where its load's time went: every
                 // phase of a load, together within the load's time.
@@ -701,7 +701,7 @@ fn snapshots_loaded_while_a_replay_writes_are_each_one_commit() {
     let mut checked = 0;
     let mut last_snapshot = None;
     while Instant::now() < deadline {
-        match job.messages.recv_timeout(Duration::from_millis(100)) {
+        match job.messages().recv_timeout(Duration::from_millis(100)) {
             Ok(CaptureMessage::Snapshot(trace, _)) => {
                 last_snapshot = Some(trace.clone());
                 let (kernels, api) = (&trace.kernels.spans, &trace.cuda_api.spans);

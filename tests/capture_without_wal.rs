@@ -48,7 +48,7 @@ fn a_replay_that_cannot_be_shown_live_loses_nothing_and_says_why() {
     let mut snapshots = 0;
     let result = loop {
         assert!(Instant::now() < deadline, "the replay ends");
-        match job.messages.recv_timeout(Duration::from_millis(100)) {
+        match job.messages().recv_timeout(Duration::from_millis(100)) {
             Ok(CaptureMessage::Snapshot(..)) => snapshots += 1,
             Ok(CaptureMessage::Finished(end)) => break end.expect("the replay ended cleanly"),
             _ => {}

@@ -31,10 +31,13 @@ fn fixture(name: &str) -> PathBuf {
 
 /// Loads a copy of fixture `name` edited with `sql`.
 fn odd_report(name: &str, sql: &str) -> Trace {
-    let dir = TempDir::new().unwrap();
+    let dir = TempDir::new().expect("a temporary folder");
     let path = dir.path().join(format!("{name}-odd.sqlite"));
-    std::fs::copy(fixture(name), &path).unwrap();
-    Connection::open(&path).unwrap().execute_batch(sql).unwrap();
+    std::fs::copy(fixture(name), &path).expect("the fixture copied");
+    Connection::open(&path)
+        .expect("the copy opens")
+        .execute_batch(sql)
+        .expect("the edit applies");
     sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false))
         .unwrap_or_else(|e| panic!("odd report should load: {e}"))
 }

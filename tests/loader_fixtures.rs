@@ -303,7 +303,7 @@ fn a_background_load_reports_progress_then_the_trace() {
     let mut fractions = Vec::new();
     let trace = loop {
         match job
-            .messages
+            .messages()
             .recv_timeout(std::time::Duration::from_secs(60))
         {
             Ok(LoadMessage::Progress(p)) => fractions.push(p.fraction),

@@ -4,10 +4,8 @@
 //! capture, so that the publisher can send snapshots without reaching into
 //! the session that starts it.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
-
-use crossbeam_channel::Sender;
 
 use super::environment::CaptureError;
 use super::live::{LiveCounts, LiveReport};
@@ -83,35 +81,9 @@ pub enum CounterOutcome {
     Skipped(String),
 }
 
-/// Called after each message a capture sends: the window's repaint.
-pub type Wake = Arc<dyn Fn() + Send + Sync>;
+pub use crate::job::Wake;
 
-/// Where a capture sends its messages, waking their reader if it asked to be.
-/// A window that only looked at its timer would show a snapshot up to a
-/// repaint period (50 ms) after it came: a large part of an event's way to
-/// the screen.
-#[derive(Clone)]
-pub struct Outbox {
-    to: Sender<CaptureMessage>,
-    /// Set once, by `CaptureJob::wake_with`.
-    pub(super) wake: Arc<OnceLock<Wake>>,
-}
-
-impl Outbox {
-    /// An outbox into `to` that wakes nobody until `CaptureJob::wake_with`.
-    pub fn new(to: Sender<CaptureMessage>) -> Outbox {
-        Outbox {
-            to,
-            wake: Arc::default(),
-        }
-    }
-
-    /// Sends `message`, then wakes the reader; false once nobody listens.
-    pub fn send(&self, message: CaptureMessage) -> bool {
-        let sent = self.to.send(message).is_ok();
-        if let Some(wake) = self.wake.get().filter(|_| sent) {
-            wake();
-        }
-        sent
-    }
-}
+/// Where a capture sends its messages, waking their reader if it asked to be: the one job
+/// type's emitter. A window that only looked at its timer would show a snapshot up to a
+/// repaint period (50 ms) after it came: a large part of an event's way to the screen.
+pub type Outbox = crate::job::Emitter<CaptureMessage>;

@@ -11,11 +11,11 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
+use crate::job::Job;
 
 use super::benchmarks::{self, BenchError, BenchmarkSpec, Params};
 use super::counters::{self, CounterError, CounterRequest};
@@ -43,13 +43,11 @@ pub struct CaptureOptions {
     pub dump_counters: Option<PathBuf>,
 }
 
-/// A capture running in the background.
+/// A capture running in the background: the one job type, streaming the capture's messages.
 pub struct CaptureJob {
     /// What is being captured: the benchmark, or `replay FILE`.
     pub label: String,
-    pub messages: Receiver<CaptureMessage>,
-    stop: Arc<AtomicBool>,
-    wake: Arc<OnceLock<Wake>>,
+    job: Job<CaptureMessage>,
 }
 
 impl CaptureJob {
@@ -64,52 +62,57 @@ impl CaptureJob {
         })
     }
 
-    /// Runs `source` on a thread of its own; its result ends the job.
+    /// Runs `source` on a thread of its own, at the caller's priority (it must keep up with
+    /// CUPTI); its result ends the job.
     pub(crate) fn spawn_with(
         label: &str,
         source: impl FnOnce(Arc<AtomicBool>, Outbox) -> Result<CaptureResult, CaptureError>
         + Send
         + 'static,
     ) -> CaptureJob {
-        let (tx, rx) = crossbeam_channel::unbounded();
-        let tx = Outbox::new(tx);
-        let wake = tx.wake.clone();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let fail_tx = tx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("sightline-capture".into())
-            .spawn(move || {
-                let result = source(flag, tx.clone());
-                tx.send(CaptureMessage::Finished(result.map(Box::new)));
-            });
-        if let Err(e) = spawned {
-            fail_tx.send(CaptureMessage::Finished(Err(CaptureError::Benchmark(
-                format!("could not start the capture thread: {e}"),
+        let mut job = Job::default();
+        let started = job.start_stream_in_front("sightline-capture", None, move |stop, tx| {
+            let result = source(stop.clone(), tx.clone());
+            tx.send(CaptureMessage::Finished(result.map(Box::new)));
+        });
+        if !started {
+            let (tx, rx) = crossbeam_channel::bounded(1);
+            let _ = tx.send(CaptureMessage::Finished(Err(CaptureError::Benchmark(
+                "could not start the capture thread".into(),
             ))));
+            job = Job::from_receiver(rx);
         }
         CaptureJob {
             label: label.to_string(),
-            messages: rx,
-            stop,
-            wake,
+            job,
         }
     }
 
     /// Calls `wake` after each message from now on (the first waker given
     /// stays; a later one is ignored).
     pub fn wake_with(&self, wake: Wake) {
-        let _ = self.wake.set(wake);
+        self.job.wake_with(wake);
     }
 
     /// Whether a waker was given.
     pub fn wakes(&self) -> bool {
-        self.wake.get().is_some()
+        self.job.wakes()
     }
 
-    /// Asks the benchmark to stop; what was recorded until then is kept.
+    /// Asks the benchmark to stop; what was recorded until then is kept, and the capture's
+    /// last messages still come.
     pub fn stop(&self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.job.ask_to_stop();
+    }
+
+    /// The next message, when one is in.
+    pub fn take_next(&mut self) -> Option<CaptureMessage> {
+        self.job.take_next()
+    }
+
+    /// The capture's messages, to wait on with a deadline (tests, the command line).
+    pub fn messages(&self) -> crossbeam_channel::Receiver<CaptureMessage> {
+        self.job.receiver()
     }
 }
 

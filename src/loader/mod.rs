@@ -24,13 +24,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 
 pub(crate) use db::check_file;
 pub use db::{open_read_only, read_only_uri};
 pub use error::{LoadError, Problem};
 pub(crate) use snapshot::companion;
 
+use crate::job::Job;
 use crate::model::Trace;
 pub use builder::Progress;
 use builder::{Builder, EVENT_TABLES};
@@ -398,62 +399,45 @@ pub enum LoadMessage {
 /// A load running on a worker thread.
 pub struct LoadJob {
     pub path: PathBuf,
-    pub messages: Receiver<LoadMessage>,
-    cancel: Arc<AtomicBool>,
+    /// The load's progress, snapshots and result, in order: the one job type.
+    pub job: Job<LoadMessage>,
 }
 
 impl LoadJob {
     pub fn spawn(path: PathBuf) -> LoadJob {
-        let (tx, rx): (Sender<LoadMessage>, _) = crossbeam_channel::unbounded();
-        let cancel = Arc::new(AtomicBool::new(false));
-        let flag = cancel.clone();
+        let mut job = Job::default();
         let job_path = path.clone();
-        std::thread::Builder::new()
-            .name("sightline-loader".into())
-            .spawn(move || {
-                crate::threads::in_background();
-                let progress_tx = tx.clone();
-                let mut send = |p: Progress| {
-                    let _ = progress_tx.send(LoadMessage::Progress(p));
-                };
-                let partial_tx = tx.clone();
-                let mut publish = |attempt, trace| {
-                    let _ = partial_tx.send(LoadMessage::Partial {
-                        trace: Arc::new(trace),
-                        attempt,
-                    });
-                };
-                let (result, attempt) =
-                    match load_progressive(&job_path, &mut send, &mut publish, &flag) {
-                        Ok(l) => (Ok(l.trace), l.attempt),
-                        Err(e) => (Err(e), 0),
-                    };
-                let _ = tx.send(LoadMessage::Done {
-                    result: Box::new(result),
+        let started = job.start_stream("sightline-loader", None, move |cancel, emit| {
+            let mut send = |p: Progress| {
+                emit.send(LoadMessage::Progress(p));
+            };
+            let mut publish = |attempt, trace| {
+                emit.send(LoadMessage::Partial {
+                    trace: Arc::new(trace),
                     attempt,
                 });
-            })
-            .map_or_else(
-                |e| {
-                    // No thread, no load: report it as the result.
-                    let (tx, rx) = crossbeam_channel::bounded(1);
-                    let err = LoadError::new(&path, Problem::Unreadable(e.to_string()));
-                    let _ = tx.send(LoadMessage::Done {
-                        result: Box::new(Err(err)),
-                        attempt: 0,
-                    });
-                    LoadJob {
-                        path: path.clone(),
-                        messages: rx,
-                        cancel: cancel.clone(),
-                    }
-                },
-                |_| LoadJob {
-                    path: path.clone(),
-                    messages: rx,
-                    cancel: cancel.clone(),
-                },
-            )
+            };
+            let (result, attempt) =
+                match load_progressive(&job_path, &mut send, &mut publish, cancel) {
+                    Ok(l) => (Ok(l.trace), l.attempt),
+                    Err(e) => (Err(e), 0),
+                };
+            emit.send(LoadMessage::Done {
+                result: Box::new(result),
+                attempt,
+            });
+        });
+        if !started {
+            // No thread, no load: report it as the result.
+            let (tx, rx) = crossbeam_channel::bounded(1);
+            let err = LoadError::new(&path, Problem::Unreadable("no thread to load on".into()));
+            let _ = tx.send(LoadMessage::Done {
+                result: Box::new(Err(err)),
+                attempt: 0,
+            });
+            job = Job::from_receiver(rx);
+        }
+        LoadJob { path, job }
     }
 
     /// A load whose messages someone else sends (a test that feeds a real
@@ -461,13 +445,23 @@ impl LoadJob {
     pub fn from_channel(path: PathBuf, messages: Receiver<LoadMessage>) -> LoadJob {
         LoadJob {
             path,
-            messages,
-            cancel: Arc::new(AtomicBool::new(false)),
+            job: Job::from_receiver(messages),
         }
     }
 
+    /// The load's messages, to wait on with a deadline (tests).
+    pub fn messages(&self) -> Receiver<LoadMessage> {
+        self.job.receiver()
+    }
+
+    /// The next message of the load, when one is in.
+    pub fn take_next(&mut self) -> Option<LoadMessage> {
+        self.job.take_next()
+    }
+
+    /// Asks the load to stop (it ends at its next check, saying so).
     pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
+        self.job.ask_to_stop();
     }
 }
 

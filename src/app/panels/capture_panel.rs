@@ -64,16 +64,15 @@ impl Live {
     /// Takes the capture's messages; returns the newest snapshot, if any.
     /// `window`, when given, is woken by each message from then on.
     pub fn poll(&mut self, window: Option<&egui::Context>) -> LiveUpdate {
-        let Some(job) = &self.job else {
+        let Some(job) = &mut self.job else {
             return LiveUpdate::Nothing;
         };
         if let Some(ctx) = window.filter(|_| !job.wakes()) {
-            let ctx = ctx.clone();
-            job.wake_with(Arc::new(move || ctx.request_repaint()));
+            job.wake_with(crate::app::job::repaint(ctx.clone()));
         }
         let mut newest = None;
         let mut finished = false;
-        while let Ok(message) = job.messages.try_recv() {
+        while let Some(message) = job.take_next() {
             match message {
                 CaptureMessage::Output(line) => self.output.push(line),
                 CaptureMessage::Preparing(what) => self.preparing = Some(what),

@@ -199,20 +199,16 @@ impl Slot {
             return false;
         };
         let mut done = None;
-        let mut gone = false;
-        loop {
-            match job.messages.try_recv() {
-                Ok(LoadMessage::Progress(p)) => *progress = p,
-                Ok(LoadMessage::Done { result, .. }) => done = Some(*result),
+        while let Some(message) = job.take_next() {
+            match message {
+                LoadMessage::Progress(p) => *progress = p,
+                LoadMessage::Done { result, .. } => done = Some(*result),
                 // A comparison needs both reports whole.
-                Ok(LoadMessage::Partial { .. }) => {}
-                Err(crossbeam_channel::TryRecvError::Empty) => break,
-                Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                    gone = true;
-                    break;
-                }
+                LoadMessage::Partial { .. } => {}
             }
         }
+        // The loader ended without a result (it panicked).
+        let gone = done.is_none() && !job.job.is_running();
         if done.is_none() && gone {
             *self = Slot::Failed(format!("reading {} stopped", job.path.display()));
             return true;
@@ -421,7 +417,7 @@ impl CompareView {
             if !self
                 .job
                 .start_stream("sightline-diff", None, move |_, emit| {
-                    diff_sections(&a, &b, emit)
+                    diff_sections(&a, &b, &|c| emit.send(c))
                 })
             {
                 self.error = Some("cannot start the diff worker".into());

@@ -121,11 +121,11 @@ impl RangeStats {
                     // checks it); were one not to, it would show no rows
                     // rather than numbers by another rule.
                     let table = stats::compute_in(&trace, r, Some(range), rule).unwrap_or_default();
-                    if !emit(Msg::Table(r, table)) {
+                    if !emit.send(Msg::Table(r, table)) {
                         return;
                     }
                 }
-                emit(Msg::Done(t0.elapsed()));
+                emit.send(Msg::Done(t0.elapsed()));
             });
     }
 

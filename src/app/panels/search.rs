@@ -188,9 +188,11 @@ impl Search {
             return;
         }
         let (shared, for_worker) = (trace.clone(), query.clone());
-        let started = self.job.start("sightline-search", repaint, move |cancel| {
-            find(&shared, &for_worker, earlier.as_ref(), cancel)
-        });
+        let started = self.job.start(
+            "sightline-search",
+            repaint.map(crate::app::job::repaint),
+            move |cancel| find(&shared, &for_worker, earlier.as_ref(), cancel),
+        );
         self.pending = started.then_some((query, then));
     }
 

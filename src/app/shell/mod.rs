@@ -567,7 +567,7 @@ impl SightlineApp {
                 }
             };
             let mut done = None;
-            while let Ok(msg) = loading.job.messages.try_recv() {
+            while let Some(msg) = loading.job.take_next() {
                 match msg {
                     LoadMessage::Progress(p) => loading.progress = p,
                     LoadMessage::Partial { trace, attempt } => {

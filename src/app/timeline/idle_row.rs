@@ -172,12 +172,15 @@ impl IdleRows {
             && (self.range_asked != Some(range) || !self.range_job.is_running())
         {
             self.range_asked = Some(range);
-            self.range_job
-                .start("sightline-idle-range", repaint, move |_| {
+            self.range_job.start(
+                "sightline-idle-range",
+                repaint.map(crate::app::job::repaint),
+                move |_| {
                     let classifier = Classifier::new(&of);
                     let window = [range];
                     Some((range, idle::summarize(&classifier, &a, Some(&window[..]))))
-                });
+                },
+            );
         }
         match &self.range_summary {
             Some((r, s)) if *r == range => Some(s),
