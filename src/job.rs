@@ -334,13 +334,16 @@ mod tests {
     #[test]
     fn a_waker_given_late_is_called_after_each_later_result() {
         let mut job: Job<u32> = Job::default();
+        let (sent_first, first_sent) = crossbeam_channel::bounded::<()>(1);
         let (go, wait) = crossbeam_channel::bounded::<()>(0);
         assert!(job.start_stream("late-wake", None, move |_, emit| {
             emit.send(0);
+            let _ = sent_first.send(());
             let _ = wait.recv();
             emit.send(1);
             emit.send(2);
         }));
+        first_sent.recv().expect("the first result is sent");
         let woken = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let count = woken.clone();
         job.wake_with(Arc::new(move || {

@@ -16,7 +16,9 @@ mod grow;
 mod kernel_metrics;
 mod nvtx;
 mod parallel;
+pub mod ranks;
 mod rows;
+mod session;
 mod snapshot;
 
 use std::path::{Path, PathBuf};
@@ -370,6 +372,7 @@ pub const GPU_ROWS: &str = "GPU rows";
 /// time axis, so that the first snapshot can draw one.
 fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {
     cpu::read_names(b)?;
+    session::read_session(b)?;
     gpu::read_devices(b)?;
     // Only a load that publishes the trace as read draws from it (a few
     // thousand rows read per table: a live snapshot's fifth, for nothing).

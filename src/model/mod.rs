@@ -12,6 +12,7 @@ mod ids;
 pub mod metrics;
 pub mod nsys;
 pub mod peaks;
+pub mod ranks;
 mod strings;
 pub mod track;
 
@@ -24,6 +25,7 @@ pub use correlation::{
 pub use events::*;
 pub use ids::{EventId, EventKind, EventKinds, Lineage};
 pub use metrics::{KernelMetrics, MetricDef, MetricSource};
+pub use ranks::{Alignment, Rank, Ranks};
 pub use strings::{StrId, Strings};
 pub use track::{RowOwners, Run, SAMPLED_STARTS_STRIDE, Track};
 
@@ -148,6 +150,11 @@ pub struct ReportInfo {
     pub schema_version: Option<String>,
     /// The earliest and latest timestamps of any event.
     pub time_range: (Ns, Ns),
+    /// When the session began, in nanoseconds since the Unix epoch (UTC): the report's time 0
+    /// on the wall clock. Reports of one host share it exactly; across hosts, NTP's error.
+    pub session_start_utc_ns: Option<i64>,
+    /// The name of the machine it was recorded on.
+    pub host: Option<String>,
     /// The tables still to be read when this is a snapshot of a report
     /// being opened (see [`Trace::share`]); empty once the whole report is in.
     pub still_loading: Vec<&'static str>,

@@ -1,0 +1,101 @@
+//! A job's reports loaded together: one report per core at a time (each load splits its big
+//! tables over every core too, so more would only contend), with one progress for the whole
+//! job and one cancel. The reports are then numbered and put on one clock
+//! ([`crate::model::Ranks`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::{LoadError, Problem, Progress, load};
+use crate::model::{Ranks, Trace};
+
+/// The reports in a folder that make a job: its `.sqlite` files, by name.
+pub fn reports_in(dir: &std::path::Path) -> Result<Vec<PathBuf>, LoadError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| LoadError::new(dir, Problem::Unreadable(e.to_string())))?;
+    let mut reports: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "sqlite") && p.is_file())
+        .collect();
+    reports.sort();
+    if reports.is_empty() {
+        return Err(LoadError::new(
+            dir,
+            Problem::Unreadable("no .sqlite report in this folder".into()),
+        ));
+    }
+    Ok(reports)
+}
+
+/// Loads every report of `paths`, `parallel` at a time (at least one), and makes them a job.
+/// `on_progress` hears the whole job's progress (each report an equal share) from whichever
+/// thread made it. The first report that fails to load fails the job (the others stop).
+pub fn load_ranks(
+    paths: &[PathBuf],
+    parallel: usize,
+    on_progress: &(dyn Fn(Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Ranks, LoadError> {
+    let count = paths.len().max(1);
+    let fractions: Vec<Mutex<f32>> = paths.iter().map(|_| Mutex::new(0.0)).collect();
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<Trace, LoadError>>>> =
+        paths.iter().map(|_| Mutex::new(None)).collect();
+    let failed = AtomicBool::new(false);
+    let stop = || cancel.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed);
+    std::thread::scope(|scope| {
+        for _ in 0..parallel.clamp(1, count) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= paths.len() || stop() {
+                        return;
+                    }
+                    // This report's cancel follows the job's, and a sibling's failure.
+                    let own_cancel = AtomicBool::new(false);
+                    let mut report_progress = |p: Progress| {
+                        if stop() {
+                            own_cancel.store(true, Ordering::Relaxed);
+                        }
+                        if let Ok(mut f) = fractions[i].lock() {
+                            *f = p.fraction;
+                        }
+                        let done: f32 = (fractions.iter())
+                            .map(|f| f.lock().map_or(0.0, |f| *f))
+                            .sum();
+                        on_progress(Progress {
+                            phase: p.phase,
+                            fraction: done / count as f32,
+                        });
+                    };
+                    let result = load(&paths[i], &mut report_progress, &own_cancel);
+                    if result.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    if let Ok(mut slot) = results[i].lock() {
+                        *slot = Some(result);
+                    }
+                }
+            });
+        }
+    });
+    let mut reports = Vec::with_capacity(paths.len());
+    let mut first_error = None;
+    for (path, slot) in paths.iter().zip(results) {
+        match slot.into_inner().ok().flatten() {
+            Some(Ok(trace)) => reports.push((path.clone(), Arc::new(trace))),
+            Some(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            None => {
+                first_error.get_or_insert_with(|| LoadError::new(path, Problem::Cancelled));
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(Ranks::new(reports)),
+    }
+}
