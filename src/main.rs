@@ -49,7 +49,12 @@ fn main() -> ExitCode {
     }
     // After the checks, so a window that cannot open loads no CUDA library.
     prepare_nvtx_injection();
-    match sightline::app::run(cli.files) {
+    let opened = if cli.job {
+        sightline::app::run_job(cli.files)
+    } else {
+        sightline::app::run(cli.files)
+    };
+    match opened {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("sightline: {e}");

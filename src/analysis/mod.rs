@@ -10,6 +10,7 @@ mod format;
 mod gpu_reports;
 mod group;
 pub mod idle;
+pub mod iterations;
 pub mod kernels;
 mod like;
 pub mod metrics;

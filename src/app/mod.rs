@@ -56,6 +56,14 @@ pub fn run(files: Vec<PathBuf>) -> Result<(), String> {
     })
 }
 
+/// Opens the window on the reports of one job (`sightline --job FILE…`).
+pub fn run_job(files: Vec<PathBuf>) -> Result<(), String> {
+    if files.is_empty() {
+        return Err("--job needs the reports of the job (or their folder)".into());
+    }
+    shell::launch(move |app| app.open_ranks(files, None))
+}
+
 /// Opens the window replaying `path` as if it were being captured now.
 pub fn run_replay(path: PathBuf, speed: f64) -> Result<(), String> {
     shell::launch(move |app| app.start_replay(path, speed))

@@ -42,6 +42,11 @@ pub struct Cli {
     #[arg(value_name = "FILE.sqlite")]
     pub files: Vec<PathBuf>,
 
+    /// Opens the files as the ranks of one job (one report per rank of a distributed run): one
+    /// tab, one clock. A folder given alone is opened so anyway.
+    #[arg(long)]
+    pub job: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -23,7 +23,7 @@ pub fn belongs_to_shown_tab(app: &SightlineApp) -> bool {
     };
     match app.tabs.get(app.active) {
         Some(Tab::Ready(doc)) => run.pending || run.owns(&doc.path) || doc.is_loading(),
-        Some(Tab::Compare(_)) => false,
+        Some(Tab::Compare(_) | Tab::Job(_)) => false,
         Some(Tab::Loading(_)) | None => true,
     }
 }
@@ -149,7 +149,7 @@ fn apply_pending(app: &mut SightlineApp) {
     // A step acts on the whole report, not on a snapshot of one being read.
     let Some(doc) = app.tabs.get_mut(app.active).and_then(|t| match t {
         Tab::Ready(d) if !d.is_loading() => Some(d),
-        Tab::Ready(_) | Tab::Loading(_) | Tab::Compare(_) => None,
+        Tab::Ready(_) | Tab::Loading(_) | Tab::Compare(_) | Tab::Job(_) => None,
     }) else {
         app.lessons.run = Some(run);
         return;

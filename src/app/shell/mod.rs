@@ -6,6 +6,7 @@ pub mod compare;
 
 pub(crate) use crate::files::same_file;
 pub mod lesson;
+pub mod ranks;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use crate::app::document::Loading;
 use crate::app::job::Job;
 use crate::app::panels::capture_panel::{CaptureDialog, Live};
 use crate::app::panels::compare_view::CompareView;
+use crate::app::panels::job_view::JobView;
 use crate::app::state::command::Command;
 use crate::app::state::events::Table;
 use crate::app::timeline::view::ViewState;
@@ -68,6 +70,8 @@ pub(crate) enum Tab {
     Loading(Loading),
     Ready(Box<Document>),
     Compare(Box<CompareView>),
+    /// A job of several reports, one per rank, on one clock.
+    Job(Box<JobView>),
 }
 
 impl Tab {
@@ -77,7 +81,7 @@ impl Tab {
         match self {
             Tab::Loading(l) => Some(l),
             Tab::Ready(d) => d.loading,
-            Tab::Compare(_) => None,
+            Tab::Compare(_) | Tab::Job(_) => None,
         }
     }
 
@@ -86,6 +90,7 @@ impl Tab {
             Tab::Loading(_) => true,
             Tab::Ready(d) => d.is_loading(),
             Tab::Compare(_) => false,
+            Tab::Job(j) => j.is_loading(),
         }
     }
 
@@ -94,6 +99,7 @@ impl Tab {
             Tab::Loading(l) => &l.job.path,
             Tab::Ready(d) => &d.path,
             Tab::Compare(c) => c.path(),
+            Tab::Job(j) => j.path(),
         }
     }
 
@@ -103,6 +109,7 @@ impl Tab {
             Tab::Loading(l) => Some(l),
             Tab::Ready(d) => d.loading.as_ref(),
             Tab::Compare(c) => return c.title(),
+            Tab::Job(j) => return j.title(),
         };
         match loading {
             Some(l) => format!("{name} ({:.0}%)", l.progress.fraction * 100.0),
@@ -137,6 +144,8 @@ pub struct SightlineApp {
     /// The native file dialog's answer, and when it was asked for.
     pub(crate) dialog: Job<Option<PathBuf>>,
     pub(crate) dialog_asked: Option<std::time::Instant>,
+    /// Several files dropped at once, until the user says whether they are one job.
+    pub dropped: ranks::DroppedReports,
     /// File ▸ Browse…, and the fallback when there is no native dialog.
     pub browser: crate::app::widgets::file_browser::FileBrowser,
     /// View ▸ Go to time: what was typed, and why it was not a time.
@@ -238,14 +247,14 @@ impl SightlineApp {
     pub fn doc(&self) -> Option<&Document> {
         match self.tabs.get(self.active)? {
             Tab::Ready(d) => Some(d),
-            Tab::Loading(_) | Tab::Compare(_) => None,
+            Tab::Loading(_) | Tab::Compare(_) | Tab::Job(_) => None,
         }
     }
 
     pub fn doc_mut(&mut self) -> Option<&mut Document> {
         match self.tabs.get_mut(self.active)? {
             Tab::Ready(d) => Some(d),
-            Tab::Loading(_) | Tab::Compare(_) => None,
+            Tab::Loading(_) | Tab::Compare(_) | Tab::Job(_) => None,
         }
     }
 
@@ -253,7 +262,7 @@ impl SightlineApp {
     pub fn docs(&self) -> impl Iterator<Item = &Document> {
         self.tabs.iter().filter_map(|t| match t {
             Tab::Ready(d) => Some(&**d),
-            Tab::Loading(_) | Tab::Compare(_) => None,
+            Tab::Loading(_) | Tab::Compare(_) | Tab::Job(_) => None,
         })
     }
 
@@ -386,6 +395,7 @@ impl SightlineApp {
                 Vec::new()
             }
             Tab::Compare(view) => view.into_reports(),
+            Tab::Job(view) => view.into_reports(),
         };
         crate::app::job::drop_off_thread(heavy);
         if self.active > i || self.active >= self.tabs.len() {
@@ -401,10 +411,15 @@ impl SightlineApp {
     /// already open (or opening) is just shown.
     pub fn open(&mut self, path: PathBuf) {
         self.error = None;
+        // A folder is a job: every report in it, one per rank.
+        if path.is_dir() {
+            self.open_ranks(vec![path], None);
+            return;
+        }
         if let Some(i) = self
             .tabs
             .iter()
-            .position(|t| !matches!(t, Tab::Compare(_)) && same_file(t.path(), &path))
+            .position(|t| !matches!(t, Tab::Compare(_) | Tab::Job(_)) && same_file(t.path(), &path))
         {
             self.active = i;
             return;
@@ -561,7 +576,7 @@ impl SightlineApp {
                         continue;
                     }
                 },
-                Tab::Compare(_) => {
+                Tab::Compare(_) | Tab::Job(_) => {
                     i += 1;
                     continue;
                 }
@@ -633,7 +648,7 @@ impl SightlineApp {
                 }
                 doc.grow(trace, ids_kept);
             }
-            Tab::Compare(_) => {}
+            Tab::Compare(_) | Tab::Job(_) => {}
         }
     }
 
@@ -778,6 +793,10 @@ impl SightlineApp {
             view.ui(ui);
             return;
         }
+        if let Some(Tab::Job(view)) = self.tabs.get_mut(self.active) {
+            egui::CentralPanel::default().show(ui, |ui| view.ui(ui));
+            return;
+        }
         let loading_shown = matches!(self.tabs.get(self.active), Some(Tab::Loading(_)));
         if let Some(doc) = self.doc_mut()
             && let Some(live) = doc.live.as_mut()
@@ -868,9 +887,12 @@ impl SightlineApp {
                 .map(|f| f.path().to_path_buf())
                 .collect()
         });
-        for p in dropped {
-            self.open(p);
+        match dropped.len() {
+            0 => {}
+            1 => dropped.into_iter().for_each(|p| self.open(p)),
+            _ => self.dropped.files = dropped,
         }
+        self.dropped_ui(ui.ctx());
 
         if ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, Key::Q)) {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
@@ -1110,6 +1132,7 @@ impl SightlineApp {
             ui.close();
         }
         self.compare_menu(ui);
+        self.ranks_menu(ui);
         ui.separator();
         if let Some(Tab::Ready(doc)) = self.tabs.get_mut(self.active) {
             // Joined to a snapshot, the results would go with
@@ -1332,7 +1355,7 @@ impl SightlineApp {
                     Some(l) => (l, Some(&d.trace)),
                     None => continue,
                 },
-                Tab::Compare(_) => continue,
+                Tab::Compare(_) | Tab::Job(_) => continue,
             };
             ui.horizontal(|ui| {
                 ui.label(format!("Loading {}:", l.job.path.display()));
@@ -1424,7 +1447,7 @@ impl eframe::App for SightlineApp {
                 .filter(|t| match t {
                     Tab::Ready(d) => d.live.is_none(),
                     Tab::Loading(_) => true,
-                    Tab::Compare(_) => false,
+                    Tab::Compare(_) | Tab::Job(_) => false,
                 })
                 .map(|t| std::fs::canonicalize(t.path()).unwrap_or_else(|_| t.path().to_path_buf()))
                 .collect(),

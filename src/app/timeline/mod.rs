@@ -80,6 +80,10 @@ enum Drag {
 pub struct Timeline {
     pub rows: Vec<Row>,
     pub view: ViewState,
+    /// Two rows only (a rank of a job, collapsed): the busiest NVTX lane (its iterations and
+    /// phases) and each GPU as one lane of activity. Not the user's collapsed rows: theirs come
+    /// back when it is expanded.
+    pub compact: bool,
     history: Vec<(f64, f64)>,
     /// The view the report opened on, to tell whether the user has moved it yet.
     opened_on: (f64, f64),
@@ -183,6 +187,7 @@ impl Timeline {
             limits: (lo, hi),
             painted: 0,
             keep_selection_frames: 0,
+            compact: false,
             projection: None,
             projected_drawn: Vec::new(),
             projection_job: Default::default(),
@@ -390,6 +395,9 @@ impl Timeline {
     }
 
     fn visible_rows(&self) -> Vec<usize> {
+        if self.compact {
+            return self.compact_rows();
+        }
         let mut shown = vec![false; self.rows.len()];
         let mut open = vec![false; self.rows.len()];
         let mut out = Vec::new();
@@ -405,6 +413,36 @@ impl Timeline {
             }
         }
         out
+    }
+
+    /// The rows of [`Timeline::compact`]: the NVTX lane with the most ranges, then the GPUs'
+    /// headers (drawn as one lane of activity each).
+    fn compact_rows(&self) -> Vec<usize> {
+        let nvtx = (self.rows.iter().enumerate())
+            .filter_map(|(i, row)| match &row.kind {
+                RowKind::Lane { table, track } if *table == Table::Nvtx => Some((i, track.len())),
+                _ => None,
+            })
+            .max_by_key(|&(_, len)| len)
+            .map(|(i, _)| i);
+        let gpus = (self.rows.iter().enumerate())
+            .filter(|(_, row)| row.parent.is_none() && row.key.starts_with('g') && row.is_header())
+            .map(|(i, _)| i);
+        nvtx.into_iter().chain(gpus).collect()
+    }
+
+    /// The height the timeline needs to show its visible rows whole, its ruler included.
+    pub fn content_height(&self) -> f32 {
+        RULER_H
+            + (self.visible_rows().iter())
+                .map(|&r| self.rows[r].height())
+                .sum::<f32>()
+            + 4.0
+    }
+
+    /// Whether header row `r` is drawn closed (its activity only).
+    fn is_closed(&self, r: usize) -> bool {
+        self.compact || self.view.collapsed.contains(&self.rows[r].key)
     }
 
     /// The lanes below header row `r`, at any depth.
@@ -725,7 +763,7 @@ impl Timeline {
                     .rect_filled(row_rect, 0.0, p.visuals.faint_bg_color.gamma_multiply(0.6));
                 // Collapsing hides detail, not activity: the header shows
                 // where its rows have events.
-                if self.view.collapsed.contains(&row.key) {
+                if self.is_closed(r) {
                     let strip = row_rect.shrink2(vec2(0.0, 3.0));
                     for child in self.descendant_lanes(r) {
                         if let RowKind::Lane { table, track, .. } = &self.rows[child].kind {
@@ -833,11 +871,7 @@ impl Timeline {
         let indent = row.indent as f32 * 12.0;
         let text = match &row.kind {
             RowKind::Header { .. } => {
-                let arrow = if self.view.collapsed.contains(&row.key) {
-                    "+"
-                } else {
-                    "-"
-                };
+                let arrow = if self.is_closed(r) { "+" } else { "-" };
                 format!("{arrow} {}", row.label)
             }
             _ => row.label.clone(),

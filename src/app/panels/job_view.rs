@@ -1,0 +1,555 @@
+//! A job of many reports in one tab: the ranks of a distributed run one above the other on
+//! one axis (the job clock, see [`crate::model::ranks`]), each collapsed to two lanes (its
+//! iterations and phases, its GPU's activity) or expanded to its full tree; the alignment and
+//! each rank's offset said; and a ranks × iterations heatmap of the loop's duration (or of a
+//! phase's), the slowest rank of each iteration marked. A click on a cell zooms every rank to
+//! that iteration and expands that rank and the fastest one.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use eframe::egui::{self, Color32, Rect, Sense, Stroke, StrokeKind, Ui, pos2, vec2};
+
+use crate::analysis::iterations::{self, Loop};
+use crate::app::job::{Job, repaint};
+use crate::app::state::command::Command;
+use crate::app::state::events::EventRef;
+use crate::app::state::selection::Selection;
+use crate::app::timeline::Timeline;
+use crate::app::widgets::format;
+use crate::loader::{LoadError, Progress};
+use crate::model::{Alignment, Ns, Rank, Ranks};
+
+/// What the job's load sends.
+enum Loading {
+    Progress(Progress),
+    Done(Result<Ranks, LoadError>),
+}
+
+/// One rank in the view.
+pub struct RankView {
+    pub rank: Rank,
+    pub timeline: Timeline,
+    pub selection: Selection,
+    /// Its loop, found once (the heatmap's row).
+    pub main_loop: Option<Loop>,
+}
+
+impl RankView {
+    fn new(rank: Rank) -> RankView {
+        let mut timeline = Timeline::new(&rank.trace);
+        timeline.compact = true;
+        let main_loop = iterations::main_loop(&rank.trace);
+        RankView {
+            rank,
+            timeline,
+            selection: Selection::default(),
+            main_loop,
+        }
+    }
+
+    /// The duration of iteration `number` (of `phase`, when one is named), if the rank has it.
+    fn duration(&self, number: u64, phase: Option<&str>) -> Option<Ns> {
+        let main = self.main_loop.as_ref()?;
+        let it = main.iterations.iter().find(|it| it.number == number)?;
+        match phase {
+            None => Some(it.end - it.start),
+            Some(name) => iterations::phases(&self.rank.trace, main, it)
+                .iter()
+                .find(|p| p.name == name)
+                .map(|p| p.end - p.start),
+        }
+    }
+
+    /// Iteration `number`'s span on the job clock.
+    fn iteration_span(&self, number: u64) -> Option<(Ns, Ns)> {
+        let main = self.main_loop.as_ref()?;
+        let it = main.iterations.iter().find(|it| it.number == number)?;
+        Some((self.rank.to_job(it.start), self.rank.to_job(it.end)))
+    }
+}
+
+/// The job's tab.
+pub struct JobView {
+    /// The reports, as given.
+    pub paths: Vec<PathBuf>,
+    load: Job<Loading>,
+    pub progress: Progress,
+    pub error: Option<String>,
+    pub ranks: Vec<RankView>,
+    pub alignment: Alignment,
+    /// The span every rank shows, on the job clock (ns).
+    pub axis: (f64, f64),
+    /// The event selected last, and its rank's index.
+    pub selected: Option<(usize, EventRef)>,
+    /// The phase the heatmap shows (`None`: the whole iteration).
+    pub heatmap_phase: Option<String>,
+    /// Each cell drawn in the last frame (rank index, iteration number) with its rect (tests).
+    pub cells: Vec<(usize, u64, Rect)>,
+    /// Where each rank's timeline was drawn in the last frame (tests).
+    pub rank_rects: Vec<Rect>,
+}
+
+impl JobView {
+    /// Starts loading the reports of `paths` as one job, one report per core.
+    pub fn open(paths: Vec<PathBuf>, window: Option<egui::Context>) -> JobView {
+        let mut load = Job::default();
+        let to_load = paths.clone();
+        let started =
+            load.start_stream("sightline-job", window.map(repaint), move |cancel, emit| {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let progress = |p: Progress| {
+                    emit.send(Loading::Progress(p));
+                };
+                let result = crate::loader::ranks::load_ranks(&to_load, cores, &progress, cancel);
+                emit.send(Loading::Done(result));
+            });
+        JobView {
+            paths,
+            load,
+            progress: Progress {
+                phase: "opening",
+                fraction: 0.0,
+            },
+            error: (!started).then(|| "no thread to load the job on".to_string()),
+            ranks: Vec::new(),
+            alignment: Alignment::None,
+            axis: (0.0, 1.0),
+            selected: None,
+            heatmap_phase: None,
+            cells: Vec::new(),
+            rank_rects: Vec::new(),
+        }
+    }
+
+    /// A job of reports already loaded (tests, benchmarks).
+    pub fn from_ranks(ranks: Ranks) -> JobView {
+        let mut view = JobView::open(Vec::new(), None);
+        view.load.cancel();
+        view.show(ranks);
+        view
+    }
+
+    fn show(&mut self, ranks: Ranks) {
+        self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
+        self.alignment = ranks.alignment;
+        let (lo, hi) = ranks.time_range();
+        self.axis = (lo as f64, hi.max(lo + 1) as f64);
+        self.ranks = ranks.ranks.into_iter().map(RankView::new).collect();
+    }
+
+    pub fn is_loading(&self) -> bool {
+        self.load.is_running()
+    }
+
+    /// Takes the load's messages; true when something changed.
+    pub fn poll(&mut self) -> bool {
+        let mut changed = false;
+        while let Some(message) = self.load.take_next() {
+            changed = true;
+            match message {
+                Loading::Progress(p) => self.progress = p,
+                Loading::Done(Ok(ranks)) => self.show(ranks),
+                Loading::Done(Err(e)) => self.error = Some(e.to_string()),
+            }
+        }
+        changed
+    }
+
+    /// Blocks until the job is loaded (tests, screenshots).
+    pub fn wait(&mut self) {
+        while let Some(message) = self.load.wait_next() {
+            match message {
+                Loading::Progress(p) => self.progress = p,
+                Loading::Done(Ok(ranks)) => self.show(ranks),
+                Loading::Done(Err(e)) => self.error = Some(e.to_string()),
+            }
+        }
+    }
+
+    /// What the tab stands for: the folder of the reports (or the first report).
+    pub fn path(&self) -> &std::path::Path {
+        (self.paths.first())
+            .map(|p| p.parent().unwrap_or(p.as_path()))
+            .unwrap_or(std::path::Path::new(""))
+    }
+
+    /// The reports and timelines, to be freed off the window's thread when the tab closes.
+    pub fn into_reports(self) -> Vec<(Arc<crate::model::Trace>, Timeline)> {
+        self.ranks
+            .into_iter()
+            .map(|r| (r.rank.trace, r.timeline))
+            .collect()
+    }
+
+    /// The tab's title.
+    pub fn title(&self) -> String {
+        let folder = self
+            .paths
+            .first()
+            .and_then(|p| p.parent())
+            .map(format::file_name)
+            .unwrap_or_default();
+        format!("job {folder} ({} reports)", self.paths.len())
+    }
+
+    /// Expands rank `i` (its full tree) or collapses it (two lanes).
+    pub fn set_expanded(&mut self, i: usize, expanded: bool) {
+        if let Some(r) = self.ranks.get_mut(i) {
+            r.timeline.compact = !expanded;
+        }
+    }
+
+    /// Shows `[start, end)` of the job clock on every rank.
+    pub fn set_axis(&mut self, (start, end): (f64, f64)) {
+        self.axis = (start, end.max(start + 1.0));
+    }
+
+    pub fn ui(&mut self, ui: &mut Ui) {
+        if self.poll() {
+            ui.ctx().request_repaint();
+        }
+        if let Some(e) = &self.error {
+            ui.colored_label(Color32::from_rgb(230, 110, 90), e);
+            return;
+        }
+        if self.is_loading() {
+            // The load wakes the window when it was given one; the command line opens the
+            // job before there is a window to wake.
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(50));
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!(
+                    "Reading {} reports, one per core… {} ({:.0} %)",
+                    self.paths.len(),
+                    self.progress.phase,
+                    self.progress.fraction * 100.0
+                ));
+            });
+            return;
+        }
+        self.header_ui(ui);
+        egui::Panel::bottom("job_heatmap")
+            .resizable(true)
+            .default_size(200.0)
+            .show(ui, |ui| self.heatmap_ui(ui));
+        if let Some((r, ev)) = self.selected {
+            egui::Panel::right("job_details")
+                .default_size(320.0)
+                .resizable(true)
+                .show(ui, |ui| {
+                    egui::ScrollArea::both().show(ui, |ui| {
+                        let Some(rank) = self.ranks.get(r) else {
+                            return;
+                        };
+                        ui.strong(rank.rank.label());
+                        let related = &rank.selection.related;
+                        crate::app::panels::details::ui(ui, &rank.rank.trace, ev, related);
+                    });
+                });
+        }
+        egui::CentralPanel::default().show(ui, |ui| self.ranks_ui(ui));
+    }
+
+    /// The job's line: how many ranks, how they are aligned, each rank's offset on hover.
+    fn header_ui(&mut self, ui: &mut Ui) {
+        ui.horizontal_wrapped(|ui| {
+            ui.strong(format!("{} ranks", self.ranks.len()));
+            ui.label("·");
+            let offsets: Vec<String> = (self.ranks.iter())
+                .map(|r| {
+                    format!(
+                        "rank {}: +{} ({})",
+                        r.rank.number,
+                        format::duration(r.rank.offset_ns),
+                        r.rank.path.display()
+                    )
+                })
+                .collect();
+            ui.label(self.alignment.describe())
+                .on_hover_text(offsets.join("\n"));
+            if ui.small_button("Collapse all").clicked() {
+                (0..self.ranks.len()).for_each(|i| self.set_expanded(i, false));
+            }
+            if ui.small_button("Expand all").clicked() {
+                (0..self.ranks.len()).for_each(|i| self.set_expanded(i, true));
+            }
+        });
+    }
+
+    /// Every rank's timeline, one above the other, on the job's axis.
+    fn ranks_ui(&mut self, ui: &mut Ui) {
+        let axis = self.axis;
+        let mut moved = None;
+        let mut selected = None;
+        self.rank_rects.clear();
+        egui::ScrollArea::vertical()
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                for (i, r) in self.ranks.iter_mut().enumerate() {
+                    let expanded = !r.timeline.compact;
+                    ui.horizontal(|ui| {
+                        let arrow = if expanded { "-" } else { "+" };
+                        if ui
+                            .small_button(arrow)
+                            .on_hover_text("the rank's full tree, or two lanes")
+                            .clicked()
+                        {
+                            r.timeline.compact = expanded;
+                        }
+                        ui.strong(r.rank.label());
+                        ui.weak(format!(
+                            "+{} on the job clock",
+                            format::duration(r.rank.offset_ns)
+                        ));
+                    });
+                    let offset = r.rank.offset_ns as f64;
+                    r.timeline.view.set(axis.0 - offset, axis.1 - offset);
+                    r.timeline.ruler_origin = Some(axis.0.min(0.0) - offset);
+                    let height =
+                        r.timeline
+                            .content_height()
+                            .min(if expanded { 460.0 } else { 200.0 });
+                    let body =
+                        Rect::from_min_size(ui.cursor().min, vec2(ui.available_width(), height));
+                    ui.allocate_rect(body, Sense::hover());
+                    self.rank_rects.push(body);
+                    let builder = egui::UiBuilder::new()
+                        .max_rect(body)
+                        .id_salt(("job_rank", i));
+                    let out = ui
+                        .scope_builder(builder, |ui| r.timeline.ui(ui, &r.rank.trace, &r.selection))
+                        .inner;
+                    for command in out.commands {
+                        match command {
+                            Command::Select(ev) => {
+                                r.selection.set_event(&r.rank.trace, ev);
+                                r.timeline.reveal_selection();
+                                selected = Some(ev.map(|e| (i, e)));
+                            }
+                            Command::SelectRange(range) => r.selection.range = Some(range),
+                            Command::ClearRange => r.selection.range = None,
+                            Command::ClearSelection => {
+                                r.selection = Selection::default();
+                                selected = Some(None);
+                            }
+                            _ => {}
+                        }
+                    }
+                    let (s, e) = (r.timeline.view.start + offset, r.timeline.view.end + offset);
+                    if (s, e) != axis {
+                        moved = Some((s, e));
+                    }
+                    ui.add_space(4.0);
+                }
+            });
+        if let Some(chosen) = selected {
+            self.selected = chosen;
+        }
+        if let Some(axis) = moved {
+            self.set_axis(axis);
+            ui.ctx().request_repaint();
+        }
+    }
+
+    /// The iteration numbers the ranks have, in order.
+    fn iteration_numbers(&self) -> Vec<u64> {
+        let mut numbers: Vec<u64> = (self.ranks.iter())
+            .filter_map(|r| r.main_loop.as_ref())
+            .flat_map(|l| l.iterations.iter().map(|it| it.number))
+            .collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        numbers
+    }
+
+    /// The names of the phases of the first rank's loop (what the heatmap can show).
+    fn phase_names(&self) -> Vec<String> {
+        let Some(r) = self.ranks.iter().find(|r| r.main_loop.is_some()) else {
+            return Vec::new();
+        };
+        let Some(main) = &r.main_loop else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = Vec::new();
+        for it in main.iterations.iter().take(4) {
+            for p in iterations::phases(&r.rank.trace, main, it) {
+                if !names.contains(&p.name) {
+                    names.push(p.name);
+                }
+            }
+        }
+        names
+    }
+
+    /// The ranks × iterations heatmap.
+    fn heatmap_ui(&mut self, ui: &mut Ui) {
+        let numbers = self.iteration_numbers();
+        let pattern = (self.ranks.iter())
+            .find_map(|r| r.main_loop.as_ref().map(|l| l.pattern.clone()))
+            .unwrap_or_default();
+        ui.horizontal(|ui| {
+            ui.strong("Ranks × iterations");
+            if numbers.is_empty() {
+                ui.weak("no repeated top-level NVTX range (`step N`) in these reports");
+                return;
+            }
+            ui.weak(format!(
+                "of `{pattern}`, by duration; the slowest rank of each is outlined"
+            ));
+            let shown = self
+                .heatmap_phase
+                .clone()
+                .unwrap_or_else(|| "whole iteration".into());
+            egui::ComboBox::from_label("shown")
+                .selected_text(shown)
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut self.heatmap_phase, None, "whole iteration");
+                    for name in self.phase_names() {
+                        ui.selectable_value(&mut self.heatmap_phase, Some(name.clone()), name);
+                    }
+                });
+        });
+        if numbers.is_empty() {
+            return;
+        }
+        let phase = self.heatmap_phase.clone();
+        let grid: Vec<Vec<Option<Ns>>> = (self.ranks.iter())
+            .map(|r| {
+                numbers
+                    .iter()
+                    .map(|&n| r.duration(n, phase.as_deref()))
+                    .collect()
+            })
+            .collect();
+        if let Some((rank, number)) = self.heatmap_grid(ui, &numbers, &grid) {
+            self.zoom_to_iteration(rank, number, &grid, &numbers);
+        }
+    }
+
+    /// Draws the cells; returns the cell clicked (rank index, iteration number).
+    fn heatmap_grid(
+        &mut self,
+        ui: &mut Ui,
+        numbers: &[u64],
+        grid: &[Vec<Option<Ns>>],
+    ) -> Option<(usize, u64)> {
+        let all: Vec<Ns> = grid.iter().flatten().flatten().copied().collect();
+        let (lo, hi) = (
+            all.iter().copied().min().unwrap_or(0),
+            all.iter().copied().max().unwrap_or(1),
+        );
+        let label_w = 70.0;
+        let cell_w =
+            ((ui.available_width() - label_w) / numbers.len().max(1) as f32).clamp(6.0, 48.0);
+        let cell_h = ((ui.available_height() - 20.0) / grid.len().max(1) as f32).clamp(4.0, 22.0);
+        let origin = ui.cursor().min;
+        let size = vec2(
+            label_w + cell_w * numbers.len() as f32,
+            cell_h * grid.len() as f32 + 16.0,
+        );
+        let (area, _) = ui.allocate_exact_size(size, Sense::hover());
+        let painter = ui.painter_at(area);
+        let text = ui.visuals().text_color();
+        self.cells.clear();
+        let mut clicked = None;
+        for (col, &n) in numbers.iter().enumerate() {
+            let x = origin.x + label_w + col as f32 * cell_w;
+            if cell_w >= 18.0 || col % 5 == 0 {
+                painter.text(
+                    pos2(
+                        x + cell_w / 2.0,
+                        origin.y + cell_h * grid.len() as f32 + 8.0,
+                    ),
+                    egui::Align2::CENTER_CENTER,
+                    n.to_string(),
+                    egui::FontId::proportional(10.0),
+                    text,
+                );
+            }
+            let slowest = (0..grid.len()).max_by_key(|&r| grid[r][col].unwrap_or(Ns::MIN));
+            for (row, durations) in grid.iter().enumerate() {
+                let cell = Rect::from_min_size(
+                    pos2(x, origin.y + row as f32 * cell_h),
+                    vec2(cell_w - 1.0, cell_h - 1.0),
+                );
+                let Some(d) = durations[col] else { continue };
+                let t = if hi > lo {
+                    (d - lo) as f32 / (hi - lo) as f32
+                } else {
+                    0.0
+                };
+                painter.rect_filled(cell, 1.0, heat(t));
+                if slowest == Some(row) && grid.len() > 1 {
+                    painter.rect_stroke(
+                        cell,
+                        1.0,
+                        Stroke::new(2.0, Color32::WHITE),
+                        StrokeKind::Inside,
+                    );
+                }
+                let id = ui.scope_id().with(("heat", row, n));
+                let response = ui.interact(cell, id, Sense::click());
+                let name = self.ranks[row].rank.label();
+                let response = response
+                    .on_hover_text(format!("{name}, iteration {n}: {}", format::duration(d)));
+                if response.clicked() {
+                    clicked = Some((row, n));
+                }
+                self.cells.push((row, n, cell));
+            }
+        }
+        for (row, r) in self.ranks.iter().enumerate() {
+            painter.text(
+                pos2(origin.x, origin.y + row as f32 * cell_h + cell_h / 2.0),
+                egui::Align2::LEFT_CENTER,
+                format!("rank {}", r.rank.number),
+                egui::FontId::proportional(cell_h.clamp(8.0, 12.0)),
+                text,
+            );
+        }
+        clicked
+    }
+
+    /// Zooms every rank to iteration `number` (its span over all ranks), expands `rank` and the
+    /// fastest rank of that iteration, and collapses the others.
+    pub fn zoom_to_iteration(
+        &mut self,
+        rank: usize,
+        number: u64,
+        grid: &[Vec<Option<Ns>>],
+        numbers: &[u64],
+    ) {
+        let Some(col) = numbers.iter().position(|&n| n == number) else {
+            return;
+        };
+        let fastest = (0..grid.len())
+            .filter(|&r| grid[r][col].is_some())
+            .min_by_key(|&r| grid[r][col].unwrap_or(Ns::MAX));
+        let span = (self.ranks.iter())
+            .filter_map(|r| r.iteration_span(number))
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
+        for i in 0..self.ranks.len() {
+            self.set_expanded(i, i == rank || Some(i) == fastest);
+        }
+        if let Some((start, end)) = span {
+            let pad = (end - start) as f64 * 0.05;
+            self.set_axis((start as f64 - pad, end as f64 + pad));
+        }
+    }
+
+    /// The loaded ranks' reports, and the cancel flag of a load under way (tests).
+    pub fn load_cancel_flag(&self) -> Arc<AtomicBool> {
+        self.load.cancel_flag()
+    }
+}
+
+/// A cell's colour for a duration at `t` of the way from the shortest to the longest: cool to
+/// hot, so the slow iterations stand out.
+fn heat(t: f32) -> Color32 {
+    let t = t.clamp(0.0, 1.0);
+    let lerp = |a: f32, b: f32| (a + (b - a) * t) as u8;
+    Color32::from_rgb(lerp(40.0, 235.0), lerp(90.0, 80.0), lerp(160.0, 50.0))
+}

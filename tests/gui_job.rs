@@ -1,0 +1,203 @@
+//! A job of many reports in the window (egui_kittest), on a real job: the four ranks of a
+//! PyTorch DDP run recorded rank by rank with nsys (tests/fixtures/jobs/README.md), rank 2
+//! slowed in `forward` on steps 10..19. Expected values come from the reports themselves.
+
+use std::path::{Path, PathBuf};
+
+use eframe::egui::{Event, Modifiers, PointerButton, Pos2, vec2};
+use egui_kittest::Harness;
+use sightline::analysis::iterations;
+use sightline::app::SightlineApp;
+use sightline::model::Alignment;
+
+fn job_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/jobs")
+        .join(name)
+}
+
+/// A window showing the job of `name`, opened as `sightline DIR` opens it, loaded whole.
+fn job_harness(name: &str, size: (f32, f32)) -> Harness<'static, SightlineApp> {
+    let mut app = SightlineApp::default();
+    app.open(job_dir(name));
+    let view = app.job_view_mut().expect("a job tab is shown");
+    view.wait();
+    assert_eq!(view.error, None);
+    let mut h = Harness::builder()
+        .with_size(vec2(size.0, size.1))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(4);
+    h
+}
+
+fn click(h: &mut Harness<'_, SightlineApp>, pos: Pos2) {
+    h.event(Event::PointerMoved(pos));
+    h.step();
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    h.run_steps(3);
+}
+
+#[test]
+fn a_folder_of_rank_reports_opens_as_one_job_on_one_clock() {
+    let h = job_harness("straggler", (1600.0, 1000.0));
+    let view = h.state().job_view().expect("job");
+    let numbers: Vec<u32> = view.ranks.iter().map(|r| r.rank.number).collect();
+    assert_eq!(
+        numbers,
+        vec![0, 1, 2, 3],
+        "numbered from rankN in the names"
+    );
+    assert_eq!(view.alignment, Alignment::SessionStart);
+    // The offsets are the reports' own session starts, counted from the earliest.
+    let starts: Vec<i64> = (view.ranks.iter())
+        .map(|r| {
+            r.rank
+                .trace
+                .info
+                .session_start_utc_ns
+                .expect("a session start")
+        })
+        .collect();
+    let earliest = starts.iter().copied().min().expect("ranks");
+    for (r, start) in view.ranks.iter().zip(&starts) {
+        assert_eq!(r.rank.offset_ns, start - earliest);
+    }
+    // Collapsed, the four ranks fit the window without scrolling.
+    assert_eq!(view.rank_rects.len(), 4);
+    let bottom = view
+        .rank_rects
+        .iter()
+        .map(|r| r.bottom())
+        .fold(0.0, f32::max);
+    assert!(
+        bottom < 1000.0,
+        "every rank on screen: last ends at {bottom}"
+    );
+    assert!(view.ranks.iter().all(|r| r.timeline.compact));
+}
+
+/// Aligned on the session starts, the ranks leave each iteration's `backward` (where the
+/// all-reduce holds them) within a millisecond of each other.
+#[test]
+fn aligned_the_ranks_end_each_all_reduce_together() {
+    for name in ["balanced", "straggler"] {
+        let h = job_harness(name, (1600.0, 1000.0));
+        let view = h.state().job_view().expect("job");
+        let ends: Vec<Vec<(u64, i64)>> = (view.ranks.iter())
+            .map(|r| {
+                let trace = &r.rank.trace;
+                let main = iterations::main_loop(trace).expect("a loop");
+                (main.iterations.iter())
+                    .filter_map(|it| {
+                        let phases = iterations::phases(trace, &main, it);
+                        let backward = phases.iter().find(|p| p.name == "backward")?;
+                        Some((it.number, r.rank.to_job(backward.end)))
+                    })
+                    .collect()
+            })
+            .collect();
+        let steps: Vec<u64> = ends[0].iter().map(|(n, _)| *n).collect();
+        assert!(steps.len() >= 10, "{name}: iterations found");
+        for step in steps {
+            let at: Vec<i64> = (ends.iter())
+                .filter_map(|e| e.iter().find(|(n, _)| *n == step).map(|(_, t)| *t))
+                .collect();
+            assert_eq!(at.len(), 4, "{name}, step {step}: every rank has it");
+            let spread = at.iter().max().expect("ends") - at.iter().min().expect("ends");
+            assert!(
+                spread < 1_000_000,
+                "{name}, step {step}: spread {spread} ns"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_heatmap_marks_the_slow_rank_and_a_click_zooms_to_its_iteration() {
+    let mut h = job_harness("straggler", (1600.0, 1000.0));
+    h.state_mut().job_view_mut().expect("job").heatmap_phase = Some("forward".into());
+    h.run_steps(3);
+    let traces: Vec<_> = (h.state().job_view().expect("job").ranks.iter())
+        .map(|r| r.rank.trace.clone())
+        .collect();
+    // Of `forward`, on the slowed steps, rank 2's is the longest: from the reports.
+    let forward = |r: usize, step: u64| -> i64 {
+        let trace = &traces[r];
+        let main = iterations::main_loop(trace).expect("a loop");
+        let it = main
+            .iterations
+            .iter()
+            .find(|it| it.number == step)
+            .expect("step");
+        let phases = iterations::phases(trace, &main, it);
+        let p = phases
+            .iter()
+            .find(|p| p.name == "forward")
+            .expect("forward");
+        p.end - p.start
+    };
+    for step in 10..=19 {
+        let slowest = (0..4).max_by_key(|&r| forward(r, step)).expect("ranks");
+        assert_eq!(slowest, 2, "step {step}");
+    }
+    let view = h.state().job_view().expect("job");
+    assert_eq!(view.cells.len(), 4 * 16, "4 ranks × steps 6..21");
+    let (_, _, cell) = *view
+        .cells
+        .iter()
+        .find(|(r, n, _)| *r == 2 && *n == 12)
+        .expect("rank 2's cell of step 12");
+    click(&mut h, cell.center());
+    let view = h.state().job_view().expect("job");
+    // Every rank shows step 12 whole.
+    for r in &view.ranks {
+        let trace = &r.rank.trace;
+        let main = iterations::main_loop(trace).expect("a loop");
+        let it = main
+            .iterations
+            .iter()
+            .find(|it| it.number == 12)
+            .expect("step 12");
+        let (s, e) = (r.rank.to_job(it.start) as f64, r.rank.to_job(it.end) as f64);
+        assert!(
+            view.axis.0 <= s && e <= view.axis.1,
+            "rank {}: step 12 shown",
+            r.rank.number
+        );
+        assert!(
+            view.axis.1 - view.axis.0 < 2.0 * (e - s) + 5e6,
+            "zoomed to it"
+        );
+    }
+    // That rank and the fastest one expanded, the others collapsed.
+    let fastest = (0..4).min_by_key(|&r| forward(r, 12)).expect("ranks");
+    for (i, r) in view.ranks.iter().enumerate() {
+        assert_eq!(!r.timeline.compact, i == 2 || i == fastest, "rank {i}");
+    }
+}
+
+#[test]
+fn several_files_dropped_are_asked_about_and_open_as_one_job() {
+    let mut app = SightlineApp::default();
+    app.dropped.files = (0..4)
+        .map(|r| job_dir("balanced").join(format!("rank{r}.sqlite")))
+        .collect();
+    let mut h = Harness::builder()
+        .with_size(vec2(1600.0, 1000.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(2);
+    use egui_kittest::kittest::Queryable;
+    h.get_by_label("One job").click();
+    h.run_steps(2);
+    let view = h.state_mut().job_view_mut().expect("one job tab");
+    view.wait();
+    assert_eq!(view.ranks.len(), 4);
+    assert_eq!(h.state().tab_count(), 1);
+}
