@@ -5,6 +5,11 @@
 //! holds the command-line front ends; [`synth`] writes reports in the nsys schema;
 //! [`lessons`] reads the guided lessons the viewer walks a class through.
 
+// The code a user runs unwraps nothing they or a driver supply, and no function of it is longer
+// than a reader can hold (150 lines, clippy.toml); the unit tests may unwrap.
+#![deny(clippy::unwrap_used, clippy::too_many_lines)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 pub mod analysis;
 pub mod annotations;
 pub mod app;

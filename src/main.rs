@@ -1,6 +1,11 @@
 //! `sightline [FILE...]` opens the viewer; `sightline COMMAND ...` runs a command-line tool
 //! (`sightline --help` lists them). Parsing and each command live in `cli`.
 
+// The code a user runs unwraps nothing they or a driver supply, and no function of it is longer
+// than a reader can hold (150 lines, clippy.toml); the unit tests may unwrap.
+#![deny(clippy::unwrap_used, clippy::too_many_lines)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -186,7 +186,7 @@ fn the_heatmap_marks_the_slow_rank_and_a_click_zooms_to_its_iteration() {
 #[test]
 fn several_files_dropped_are_asked_about_and_open_as_one_job() {
     let mut app = SightlineApp::default();
-    app.dropped.files = (0..4)
+    app.dropped = (0..4)
         .map(|r| job_dir("balanced").join(format!("rank{r}.sqlite")))
         .collect();
     let mut h = Harness::builder()

@@ -145,7 +145,7 @@ pub struct SightlineApp {
     pub(crate) dialog: Job<Option<PathBuf>>,
     pub(crate) dialog_asked: Option<std::time::Instant>,
     /// Several files dropped at once, until the user says whether they are one job.
-    pub dropped: ranks::DroppedReports,
+    pub dropped: Vec<PathBuf>,
     /// File ▸ Browse…, and the fallback when there is no native dialog.
     pub browser: crate::app::widgets::file_browser::FileBrowser,
     /// View ▸ Go to time: what was typed, and why it was not a time.
@@ -890,7 +890,7 @@ impl SightlineApp {
         match dropped.len() {
             0 => {}
             1 => dropped.into_iter().for_each(|p| self.open(p)),
-            _ => self.dropped.files = dropped,
+            _ => self.dropped = dropped,
         }
         self.dropped_ui(ui.ctx());
 

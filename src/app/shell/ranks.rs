@@ -9,12 +9,6 @@ use eframe::egui::{self, Ui};
 use super::{SightlineApp, Tab};
 use crate::app::panels::job_view::JobView;
 
-/// Several files dropped at once, waiting for the user to say what they are.
-#[derive(Default)]
-pub struct DroppedReports {
-    pub files: Vec<PathBuf>,
-}
-
 impl SightlineApp {
     /// Opens the reports of `paths` as one job in a tab of its own; a single folder stands for
     /// every `.sqlite` report in it.
@@ -79,10 +73,10 @@ impl SightlineApp {
 
     /// Asks what several dropped files are: one job, or a tab each.
     pub(super) fn dropped_ui(&mut self, ctx: &egui::Context) {
-        if self.dropped.files.is_empty() {
+        if self.dropped.is_empty() {
             return;
         }
-        let count = self.dropped.files.len();
+        let count = self.dropped.len();
         let mut choice = None;
         egui::Window::new("Several reports dropped")
             .collapsible(false)
@@ -101,17 +95,17 @@ impl SightlineApp {
                     }
                     if ui.button("Cancel").clicked() {
                         choice = Some(false);
-                        self.dropped.files.clear();
+                        self.dropped.clear();
                     }
                 });
             });
         match choice {
             Some(true) => {
-                let files = std::mem::take(&mut self.dropped.files);
+                let files = std::mem::take(&mut self.dropped);
                 self.open_ranks(files, Some(ctx.clone()));
             }
             Some(false) => {
-                for f in std::mem::take(&mut self.dropped.files) {
+                for f in std::mem::take(&mut self.dropped) {
                     self.open(f);
                 }
             }
