@@ -14,7 +14,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::annotations::{self, sidecar_path};
 use sightline::app::SightlineApp;
-use sightline::app::widgets::export_image::Outcome;
+use sightline::app::widgets::export_image::ExportOutcome;
 
 /// The app with `report` opened as a user opens it.
 fn open(report: &Path) -> Harness<'static, SightlineApp> {
@@ -269,11 +269,12 @@ fn a_failed_export_does_not_sit_beside_an_old_saved_notice() {
     let (_dir, report) = copy_of("sync_timing.sqlite");
     let mut h = open(&report);
     let png = report.with_extension("png");
-    h.state_mut().export_outcome(Outcome::Saved(png.clone()));
+    h.state_mut()
+        .export_outcome(ExportOutcome::Saved(png.clone()));
     h.run_steps(2);
     assert!(on_screen(&h, "Saved "), "the first export's notice");
     h.state_mut()
-        .export_outcome(Outcome::Failed("No space left on device".into()));
+        .export_outcome(ExportOutcome::Failed("No space left on device".into()));
     h.run_steps(2);
     assert!(on_screen(&h, "No space left on device"));
     assert!(

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use common::{fixture, load};
 use rusqlite::Connection;
-use sightline::analysis::idle::{self, Cause, Classifier, Lanes, Summary};
+use sightline::analysis::idle::{self, Cause, Classifier, IdleSummary, Lanes};
 use sightline::analysis::{Report, compute};
 use sightline::model::{NvtxKind, Trace};
 
@@ -64,7 +64,7 @@ fn sql_attribution(report: &str, windows: &str) -> BTreeMap<(String, i64, String
 
 const WHOLE: &str = "SELECT 'all', -9223372036854775807, 9223372036854775807";
 
-fn ours(trace: &Trace, windows: Option<&[(i64, i64)]>) -> Vec<Summary> {
+fn ours(trace: &Trace, windows: Option<&[(i64, i64)]>) -> Vec<IdleSummary> {
     let attribution =
         idle::attribute(trace, Lanes::Device, &AtomicBool::new(false)).expect("not cancelled");
     idle::summarize(&Classifier::new(trace), &attribution, windows)

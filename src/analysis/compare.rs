@@ -12,7 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 
-use super::group::Summary;
+use super::group::ValueStats;
 use super::reports::{self, int};
 use crate::analysis::report::Report;
 use crate::analysis::table::Cell;
@@ -116,8 +116,8 @@ pub struct DiffSide {
     pub avg: f64,
 }
 
-impl From<&Summary> for DiffSide {
-    fn from(s: &Summary) -> DiffSide {
+impl From<&ValueStats> for DiffSide {
+    fn from(s: &ValueStats) -> DiffSide {
         DiffSide {
             instances: s.count,
             total: s.total,
@@ -291,8 +291,8 @@ fn keyed_groups(
     trace: &Trace,
     range: Option<TimeRange>,
     report: DiffReport,
-) -> Vec<(DiffKey, Summary)> {
-    let named: Vec<((String, Option<NvtxStyle>), Summary)> = match report {
+) -> Vec<(DiffKey, ValueStats)> {
+    let named: Vec<((String, Option<NvtxStyle>), ValueStats)> = match report {
         DiffReport::Kernels => reports::cuda_gpu_kern_groups(trace, range)
             .into_iter()
             .map(|(id, s)| ((trace.name(StrId(id)).to_string(), None), s))

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::group::Summary;
+use super::group::ValueStats;
 use super::projection;
 use super::reports::{duration_table, for_each_counted, text};
 use crate::analysis::scope::Scope;
@@ -86,9 +86,9 @@ pub(crate) fn cuda_gpu_kern_sum_named(trace: &Trace, scope: Scope, naming: Kerne
             by_name.entry(names[i].as_ref()).or_default().push(d);
         });
     }
-    let mut groups: Vec<(&str, Summary)> = by_name
+    let mut groups: Vec<(&str, ValueStats)> = by_name
         .into_iter()
-        .filter_map(|(name, mut v)| Summary::of(&mut v).map(|s| (name, s)))
+        .filter_map(|(name, mut v)| ValueStats::of(&mut v).map(|s| (name, s)))
         .collect();
     groups.sort_by(|a, b| {
         (b.1.total.cmp(&a.1.total))
@@ -124,9 +124,9 @@ pub(crate) fn cuda_gpu_kern_gb_sum(trace: &Trace, scope: Scope) -> Table {
                 .push(d);
         });
     }
-    let mut groups: Vec<(Key, Summary)> = by_key
+    let mut groups: Vec<(Key, ValueStats)> = by_key
         .into_iter()
-        .filter_map(|(key, mut v)| Summary::of(&mut v).map(|s| (key, s)))
+        .filter_map(|(key, mut v)| ValueStats::of(&mut v).map(|s| (key, s)))
         .collect();
     // Tie order first; duration_table's sort by Total is stable.
     groups

@@ -206,7 +206,7 @@ pub(crate) fn one_group_per_key(counts: &[u32]) -> ((Vec<u32>, usize), Vec<u32>)
 /// The statistics of one group, as nsys's SQL computes them (see the spec:
 /// SQLite `avg`, sample standard deviation, median = mean of the two middles).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Summary {
+pub(crate) struct ValueStats {
     pub total: i128,
     pub count: u64,
     pub avg: f64,
@@ -216,10 +216,10 @@ pub(crate) struct Summary {
     pub stddev: f64,
 }
 
-impl Summary {
+impl ValueStats {
     /// Summarizes `values` (reordered in place by the median selection); `None`
     /// when empty, where nsys prints empty cells.
-    pub(crate) fn of(values: &mut [i64]) -> Option<Summary> {
+    pub(crate) fn of(values: &mut [i64]) -> Option<ValueStats> {
         let n = values.len();
         if n == 0 {
             return None;
@@ -258,7 +258,7 @@ impl Summary {
         } else {
             (squares / (n - 1) as f64).sqrt()
         };
-        Some(Summary {
+        Some(ValueStats {
             total,
             count: n as u64,
             avg,
@@ -422,15 +422,15 @@ mod tests {
     #[test]
     fn summary_matches_the_spec_example() {
         let mut v = vec![4, 25344, 4, 4];
-        let s = Summary::of(&mut v).unwrap();
+        let s = ValueStats::of(&mut v).unwrap();
         assert_eq!(s.total, 25356);
         assert_eq!(s.median, 4.0);
         assert_eq!(s.stddev.round(), 12670.0);
         let mut even = vec![1, 2];
-        assert_eq!(Summary::of(&mut even).unwrap().median, 1.5);
+        assert_eq!(ValueStats::of(&mut even).unwrap().median, 1.5);
         let mut one = vec![7];
-        assert_eq!(Summary::of(&mut one).unwrap().stddev, 0.0);
-        assert_eq!(Summary::of(&mut []), None);
+        assert_eq!(ValueStats::of(&mut one).unwrap().stddev, 0.0);
+        assert_eq!(ValueStats::of(&mut []), None);
     }
 
     /// The histogram's median equals the selection's, for groups big enough
@@ -475,9 +475,9 @@ mod tests {
             }
             let mut copy = values.clone();
             assert_eq!(h.median(&mut copy, max), want);
-            // And through Summary, with the deviation as the plain sum gives it.
+            // And through ValueStats, with the deviation as the plain sum gives it.
             let mut copy = values.clone();
-            let s = Summary::of(&mut copy).unwrap();
+            let s = ValueStats::of(&mut copy).unwrap();
             assert_eq!(s.median, want);
             let avg = s.avg;
             let plain: f64 = values
@@ -491,10 +491,10 @@ mod tests {
     #[test]
     fn huge_values_do_not_overflow() {
         let mut v = vec![i64::MAX, i64::MAX, i64::MIN];
-        let s = Summary::of(&mut v).unwrap();
+        let s = ValueStats::of(&mut v).unwrap();
         assert_eq!(s.total, i64::MAX as i128 - 1);
         let mut two = vec![i64::MAX, i64::MAX];
-        assert_eq!(Summary::of(&mut two).unwrap().median, i64::MAX as f64);
+        assert_eq!(ValueStats::of(&mut two).unwrap().median, i64::MAX as f64);
     }
 
     #[test]

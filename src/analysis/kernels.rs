@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::group::Summary;
+use super::group::ValueStats;
 use super::occupancy::{DeviceLimits, LaunchShape, Occupancy, theoretical_occupancy};
 use super::reports::{events_in, for_each_counted, int, text};
 use crate::analysis::scope::Scope;
@@ -52,7 +52,7 @@ impl DurationStats {
         durations.sort_unstable();
         let p90 = nearest_rank(durations, 90)?;
         let p99 = nearest_rank(durations, 99)?;
-        let s = Summary::of(durations)?;
+        let s = ValueStats::of(durations)?;
         Some(DurationStats {
             instances: s.count,
             total: s.total,

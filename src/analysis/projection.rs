@@ -24,7 +24,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::group::Summary;
+use super::group::ValueStats;
 use super::reports::{events_in, int, text};
 use crate::analysis::table::{Cell, Table};
 use crate::model::TimeRange;
@@ -324,7 +324,7 @@ pub(crate) fn nvtx_gpu_proj_sum(trace: &Trace, range: Option<TimeRange>) -> Tabl
             .iter()
             .map(|p| p.gpu_end.saturating_sub(p.gpu_start))
             .collect();
-        let Some(s) = Summary::of(&mut durations) else {
+        let Some(s) = ValueStats::of(&mut durations) else {
             continue;
         };
         let n = members.len() as f64;
@@ -479,7 +479,7 @@ pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
     }
     let mut rows: Vec<(Key, i128, Vec<Cell>)> = Vec::new();
     for (key, (mut values, ranges)) in groups {
-        let Some(s) = Summary::of(&mut values) else {
+        let Some(s) = ValueStats::of(&mut values) else {
             continue;
         };
         let row = vec![

@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use super::format::round1_value;
 use super::group::{
-    Collector, Grouped, Summary, UNUSED, collect, collect_parts, one_group_per_key,
+    Collector, Grouped, UNUSED, ValueStats, collect, collect_parts, one_group_per_key,
 };
 use crate::analysis::scope::{RangeRule, Scope};
 use crate::analysis::table::Cell;
@@ -177,7 +177,7 @@ pub(crate) fn duration_columns(count: &str, names: &[&str]) -> Vec<String> {
     columns
 }
 
-pub(crate) fn duration_cells(s: &Summary, grand: i128) -> Vec<Cell> {
+pub(crate) fn duration_cells(s: &ValueStats, grand: i128) -> Vec<Cell> {
     vec![
         percent(s.total, grand),
         int(s.total),
@@ -194,7 +194,7 @@ pub(crate) fn duration_cells(s: &Summary, grand: i128) -> Vec<Cell> {
 pub(crate) fn summarize_by_key(
     raw_keys: usize,
     walk: impl Fn(&mut Collector) + Sync,
-) -> Vec<(u32, Summary)> {
+) -> Vec<(u32, ValueStats)> {
     summarize_by_key_in_parts(raw_keys, 1, |c, _| walk(c))
 }
 
@@ -204,7 +204,7 @@ pub(crate) fn summarize_by_key_in_parts(
     raw_keys: usize,
     parts: usize,
     walk: impl Fn(&mut Collector, usize) + Sync,
-) -> Vec<(u32, Summary)> {
+) -> Vec<(u32, ValueStats)> {
     let mut keys = Vec::new();
     let mut grouped = collect_parts(raw_keys, parts, walk, |counts| {
         let (merge, used) = one_group_per_key(counts);
@@ -270,7 +270,7 @@ pub(crate) fn in_parts(tracks: &[&Track], parts: usize) -> Vec<Vec<Track>> {
 /// Each group's summary, in group order. Big inputs are split in two runs
 /// of groups of about equal size, summarized on two threads: one kernel
 /// name of 17M instances is 300 ms of passes over its durations.
-pub(crate) fn summarize_groups(grouped: &mut Grouped) -> Vec<Option<Summary>> {
+pub(crate) fn summarize_groups(grouped: &mut Grouped) -> Vec<Option<ValueStats>> {
     /// Below this many values a second thread costs more than it saves.
     const PARALLEL_VALUES: usize = 1 << 20;
     let total = grouped.values.len();
@@ -278,7 +278,7 @@ pub(crate) fn summarize_groups(grouped: &mut Grouped) -> Vec<Option<Summary>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if total < PARALLEL_VALUES || groups < 2 || threads < 2 {
         return (0..groups)
-            .map(|g| Summary::of(grouped.group_mut(g)))
+            .map(|g| ValueStats::of(grouped.group_mut(g)))
             .collect();
     }
     // The first group whose start is past half the values begins the second run.
@@ -292,7 +292,7 @@ pub(crate) fn summarize_groups(grouped: &mut Grouped) -> Vec<Option<Summary>> {
         (from..to)
             .map(|g| {
                 let (a, b) = (offsets[g] as usize - base, offsets[g + 1] as usize - base);
-                Summary::of(&mut values[a..b])
+                ValueStats::of(&mut values[a..b])
             })
             .collect::<Vec<_>>()
     };
@@ -311,7 +311,7 @@ pub(crate) fn summarize_groups(grouped: &mut Grouped) -> Vec<Option<Summary>> {
 /// The usual report shape: duration columns, then `names`, groups ordered by
 /// Total descending. `groups` come in tie order (the sort is stable).
 pub(crate) fn duration_table<K>(
-    mut groups: Vec<(K, Summary)>,
+    mut groups: Vec<(K, ValueStats)>,
     count: &str,
     names: &[&str],
     name_cells: impl Fn(&K) -> Vec<Cell>,
@@ -344,7 +344,7 @@ pub(crate) fn cuda_api_sum(trace: &Trace, scope: Scope) -> Table {
 
 /// `cuda_api_sum`'s groups (name id, summary) in name id order; `compare` reads
 /// them too, so a diff's numbers are the report's own.
-pub(crate) fn cuda_api_groups(trace: &Trace, scope: impl Into<Scope>) -> Vec<(u32, Summary)> {
+pub(crate) fn cuda_api_groups(trace: &Trace, scope: impl Into<Scope>) -> Vec<(u32, ValueStats)> {
     let scope = scope.into();
     let spans = &trace.cuda_api.spans;
     summarize_by_key(trace.strings.len(), |c| {
@@ -372,7 +372,10 @@ pub(crate) fn cuda_gpu_kern_sum(trace: &Trace, scope: Scope) -> Table {
 }
 
 /// `cuda_gpu_kern_sum`'s groups (name id, summary) in the report's row order.
-pub(crate) fn cuda_gpu_kern_groups(trace: &Trace, scope: impl Into<Scope>) -> Vec<(u32, Summary)> {
+pub(crate) fn cuda_gpu_kern_groups(
+    trace: &Trace,
+    scope: impl Into<Scope>,
+) -> Vec<(u32, ValueStats)> {
     let scope = scope.into();
     let spans = &trace.kernels.spans;
     let tracks: Vec<&Track> = trace.streams.iter().map(|s| &s.kernels).collect();
@@ -400,7 +403,7 @@ fn memops_by_name(
     scope: Scope,
     memcpy_value: impl Fn(usize, i64) -> i64 + Sync,
     memset_value: impl Fn(usize, i64) -> i64 + Sync,
-) -> Vec<(u32, Summary)> {
+) -> Vec<(u32, ValueStats)> {
     let copies = &trace.memcpys.spans;
     let sets = &trace.memsets.spans;
     let mut groups = summarize_by_key(trace.strings.len(), |c| {
@@ -434,7 +437,7 @@ pub(crate) fn cuda_gpu_mem_time_sum(trace: &Trace, scope: Scope) -> Table {
 pub(crate) fn cuda_gpu_mem_time_groups(
     trace: &Trace,
     scope: impl Into<Scope>,
-) -> Vec<(u32, Summary)> {
+) -> Vec<(u32, ValueStats)> {
     memops_by_name(trace, scope.into(), |_, d| d, |_, d| d)
 }
 
@@ -487,7 +490,10 @@ pub(crate) fn cuda_gpu_mem_size_sum(trace: &Trace, scope: Scope) -> Table {
 /// §5. NVTX push/pop and start/end ranges (not marks) by `domain:message` and
 /// style. Each domain is grouped on its own (raw key = message id × style), then
 /// groups whose tag text is equal merge, as nsys groups by the text.
-pub(crate) fn nvtx_groups(trace: &Trace, scope: impl Into<Scope>) -> Vec<((String, u8), Summary)> {
+pub(crate) fn nvtx_groups(
+    trace: &Trace,
+    scope: impl Into<Scope>,
+) -> Vec<((String, u8), ValueStats)> {
     let scope = scope.into();
     let spans = &trace.nvtx.spans;
     let kinds = &trace.nvtx.kind;
@@ -535,9 +541,9 @@ pub(crate) fn nvtx_groups(trace: &Trace, scope: impl Into<Scope>) -> Vec<((Strin
             values.extend_from_slice(grouped.group_mut(g));
         }
     }
-    let mut groups: Vec<((String, u8), Summary)> = tags
+    let mut groups: Vec<((String, u8), ValueStats)> = tags
         .into_iter()
-        .filter_map(|(tag, mut values)| Summary::of(&mut values).map(|s| (tag, s)))
+        .filter_map(|(tag, mut values)| ValueStats::of(&mut values).map(|s| (tag, s)))
         .collect();
     // Ties on Total: tag, then style ("PushPop" < "StartEnd"), byte order.
     groups.sort_by(|a, b| a.0.cmp(&b.0));
@@ -560,7 +566,7 @@ pub(crate) fn nvtx_sum(trace: &Trace, scope: Scope) -> Table {
 /// style, without the Style column (Time (%) is relative to that style).
 pub(crate) fn nvtx_style_sum(trace: &Trace, scope: Scope, style: NvtxKind) -> Table {
     let wanted = if style == NvtxKind::PushPop { 0 } else { 1 };
-    let groups: Vec<(String, Summary)> = nvtx_groups(trace, scope)
+    let groups: Vec<(String, ValueStats)> = nvtx_groups(trace, scope)
         .into_iter()
         .filter(|((_, s), _)| *s == wanted)
         .map(|((tag, _), summary)| (tag, summary))
@@ -648,7 +654,7 @@ fn api_gpu_sum(trace: &Trace, scope: Scope, with_api: bool) -> Table {
             (group_of, group_names.len())
         },
     );
-    let mut groups: Vec<((&str, &str), Summary)> = group_names
+    let mut groups: Vec<((&str, &str), ValueStats)> = group_names
         .into_iter()
         .zip(summarize_groups(&mut grouped))
         .filter_map(|(name, s)| s.map(|s| (name, s)))
@@ -766,7 +772,7 @@ pub(crate) fn cuda_kern_exec_sum(trace: &Trace, scope: Scope) -> Table {
             queues.extend(launch.queue);
             kernel_times.push(launch.kernel);
         }
-        let Some(total) = Summary::of(&mut totals) else {
+        let Some(total) = ValueStats::of(&mut totals) else {
             continue;
         };
         let mut row = vec![
@@ -777,7 +783,7 @@ pub(crate) fn cuda_kern_exec_sum(trace: &Trace, scope: Scope) -> Table {
             Cell::Int(queues.len() as i64),
         ];
         for values in [&mut totals, &mut apis, &mut queues, &mut kernel_times] {
-            match Summary::of(values) {
+            match ValueStats::of(values) {
                 Some(s) => row.extend([
                     Cell::Round1(s.avg),
                     Cell::Round1(s.median),
@@ -827,7 +833,7 @@ mod tests {
     }
 
     /// Kernels by name, their walk cut in `parts`.
-    fn kernel_groups(trace: &Trace, scope: Scope, parts: usize) -> Vec<(u32, Summary)> {
+    fn kernel_groups(trace: &Trace, scope: Scope, parts: usize) -> Vec<(u32, ValueStats)> {
         let spans = &trace.kernels.spans;
         let tracks: Vec<&Track> = trace.streams.iter().map(|s| &s.kernels).collect();
         let cut = in_parts(&tracks, parts);

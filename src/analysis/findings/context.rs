@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 pub use crate::analysis::api_class::ApiClass;
 use crate::analysis::api_class::ApiClasses;
 use crate::analysis::cancel::{Cancelled, check};
-use crate::analysis::idle::{self, Attribution, Classifier, IdleShare, Lanes, Summary};
+use crate::analysis::idle::{self, Attribution, Classifier, IdleShare, IdleSummary, Lanes};
 use crate::model::nsys::strip_version_suffix;
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns, NvtxKind, StrId, Trace};
 
@@ -301,7 +301,7 @@ pub struct IdleFacts<'a> {
 }
 
 /// Idle summaries by (device, or None for the GPU that idled most; window).
-pub type Summaries = HashMap<(Option<u32>, Ns, Ns), Option<Summary>>;
+pub type Summaries = HashMap<(Option<u32>, Ns, Ns), Option<IdleSummary>>;
 
 impl<'a> IdleFacts<'a> {
     /// The attribution of `trace`, extended from `earlier` (one of an
@@ -337,7 +337,7 @@ impl<'a> IdleFacts<'a> {
 
     /// The idle time of `[from, to)` on the GPU of `device` (None: the GPU
     /// that idled most there).
-    pub fn summary(&self, device: Option<u32>, from: Ns, to: Ns) -> Option<Summary> {
+    pub fn summary(&self, device: Option<u32>, from: Ns, to: Ns) -> Option<IdleSummary> {
         let key = (device, from, to);
         let summary = match self.earlier.get(&key) {
             Some(known) => known.clone(),
@@ -349,7 +349,7 @@ impl<'a> IdleFacts<'a> {
         summary
     }
 
-    fn summarize(&self, device: Option<u32>, from: Ns, to: Ns) -> Option<Summary> {
+    fn summarize(&self, device: Option<u32>, from: Ns, to: Ns) -> Option<IdleSummary> {
         if to <= from {
             return None;
         }

@@ -8,7 +8,7 @@ use super::context::{ApiClass, Context, IdleFacts};
 use super::finding::{Finding, FindingKind, Severity, Thresholds};
 use crate::analysis::cancel::{Cancelled, check};
 use crate::analysis::format::human_ns;
-use crate::analysis::idle::{Cause, Summary};
+use crate::analysis::idle::{Cause, IdleSummary};
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns};
 
 /// Events listed per finding at most: enough to highlight, not a copy of the trace.
@@ -33,7 +33,7 @@ batch on another thread or in a DataLoader with workers, move the work to the GP
 each launch more work.";
 
 /// `; GPU idle 89 % of 7.0 ms; the thread spent ...`, or nothing without idle time.
-fn idle_clause(summary: Option<&Summary>) -> String {
+fn idle_clause(summary: Option<&IdleSummary>) -> String {
     match summary {
         Some(s) if s.idle > 0 => format!("; {}", s.sentence()),
         _ => String::new(),

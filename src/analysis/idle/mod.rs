@@ -429,7 +429,7 @@ pub struct IdleShare {
     /// The window's time inside the lane's active span.
     pub span: Ns,
     pub idle: Ns,
-    /// Idle time per gap verdict, as in [`Summary::verdicts`].
+    /// Idle time per gap verdict, as in [`IdleSummary::verdicts`].
     pub verdicts: CauseTimes,
 }
 
@@ -1018,7 +1018,7 @@ pub struct CauseTotal {
 
 /// A lane's idle time over some windows, per cause.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Summary {
+pub struct IdleSummary {
     pub lane: u32,
     /// The windows' time inside the lane's active span.
     pub span: Ns,
@@ -1031,7 +1031,7 @@ pub struct Summary {
     pub verdicts: CauseTimes,
 }
 
-impl Summary {
+impl IdleSummary {
     pub fn time(&self, cause: Cause) -> Ns {
         self.causes
             .iter()
@@ -1120,7 +1120,7 @@ pub fn summarize(
     classifier: &Classifier,
     attribution: &Attribution,
     windows: Option<&[(Ns, Ns)]>,
-) -> Vec<Summary> {
+) -> Vec<IdleSummary> {
     attribution
         .spans()
         .filter_map(|s| summarize_lane(classifier, attribution, s.lane, windows))
@@ -1133,7 +1133,7 @@ pub fn summarize_lane(
     attribution: &Attribution,
     lane: u32,
     windows: Option<&[(Ns, Ns)]>,
-) -> Option<Summary> {
+) -> Option<IdleSummary> {
     let trace = classifier.trace();
     let span = attribution.lane(lane)?.span?;
     {
@@ -1211,7 +1211,7 @@ pub fn summarize_lane(
             })
             .collect();
         causes.sort_by(|a, b| b.time.cmp(&a.time).then(a.cause.cmp(&b.cause)));
-        Some(Summary {
+        Some(IdleSummary {
             lane: span.lane,
             span: covered,
             idle: times.iter().fold(0, |a: Ns, &t| a.saturating_add(t)),
@@ -1225,7 +1225,7 @@ pub fn summarize_lane(
 /// `sightline stats --report gpu_idle_sum` (ours): per GPU and cause, the
 /// gaps, their time, its share of the idle time and of the span, and the
 /// calls that prove it.
-pub fn gpu_idle_sum_table(summaries: &[Summary]) -> Table {
+pub fn gpu_idle_sum_table(summaries: &[IdleSummary]) -> Table {
     let columns = [
         "GPU",
         "Cause",

@@ -23,7 +23,7 @@ fn next_generation() -> u64 {
 }
 
 /// A finished background job.
-enum Outcome {
+enum AttachOutcome {
     Sampled(Option<Box<KernelMetrics>>),
     Attached(PathBuf, Result<Box<ncu::Joined>, String>),
     Picked(Option<PathBuf>),
@@ -37,7 +37,7 @@ pub struct MetricSets {
     pub generation: u64,
     /// Work under way: the sampled metrics, ncu files being joined, a file
     /// dialog; several at once, each its own job.
-    jobs: Vec<Job<Outcome>>,
+    jobs: Vec<Job<AttachOutcome>>,
     /// The last attach's outcome, for the File menu.
     pub message: Option<String>,
     /// The metrics strip's source and metric (indexes into `sets` and its
@@ -66,13 +66,13 @@ impl MetricSets {
         if !trace.metrics.is_empty() {
             let trace = trace.clone();
             sets.spawn("sightline-gpu-metrics", move || {
-                Outcome::Sampled(sampled::kernel_metrics(&trace).map(Box::new))
+                AttachOutcome::Sampled(sampled::kernel_metrics(&trace).map(Box::new))
             });
         }
         sets
     }
 
-    fn spawn(&mut self, name: &str, work: impl FnOnce() -> Outcome + Send + 'static) {
+    fn spawn(&mut self, name: &str, work: impl FnOnce() -> AttachOutcome + Send + 'static) {
         let mut job = Job::default();
         if job.start(name, None, move |_| Some(work())) {
             self.jobs.push(job);
@@ -92,7 +92,7 @@ impl MetricSets {
         self.message = Some(format!("joining {} …", path.display()));
         self.spawn("sightline-ncu", move || {
             let joined = ncu::attach(&trace, &path, nvtx.as_deref()).map(Box::new);
-            Outcome::Attached(path, joined)
+            AttachOutcome::Attached(path, joined)
         });
     }
 
@@ -111,9 +111,9 @@ impl MetricSets {
             self.jobs.remove(i);
             changed = true;
             match job {
-                Some(Outcome::Sampled(Some(set))) => self.add(*set),
-                Some(Outcome::Sampled(None)) | None => {}
-                Some(Outcome::Attached(path, Ok(joined))) => {
+                Some(AttachOutcome::Sampled(Some(set))) => self.add(*set),
+                Some(AttachOutcome::Sampled(None)) | None => {}
+                Some(AttachOutcome::Attached(path, Ok(joined))) => {
                     self.message = Some(format!(
                         "{}: {} launches joined, {} matched no kernel",
                         path.display(),
@@ -122,12 +122,12 @@ impl MetricSets {
                     ));
                     self.add(joined.metrics);
                 }
-                Some(Outcome::Attached(_, Err(e))) => self.message = Some(e),
-                Some(Outcome::Picked(Some(path))) => {
+                Some(AttachOutcome::Attached(_, Err(e))) => self.message = Some(e),
+                Some(AttachOutcome::Picked(Some(path))) => {
                     let nvtx = Some(self.nvtx_text.trim().to_string()).filter(|s| !s.is_empty());
                     self.attach(trace, path, nvtx);
                 }
-                Some(Outcome::Picked(None)) => {}
+                Some(AttachOutcome::Picked(None)) => {}
             }
         }
         changed
@@ -201,7 +201,7 @@ impl MetricSets {
                         .add_filter("All files", &["*"])
                         .pick_file()
                 });
-                Outcome::Picked(picked.unwrap_or(None))
+                AttachOutcome::Picked(picked.unwrap_or(None))
             });
             ui.close();
         }

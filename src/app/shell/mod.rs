@@ -302,10 +302,10 @@ impl SightlineApp {
     }
 
     /// Shows how an image export ended in the status bar.
-    pub fn export_outcome(&mut self, outcome: crate::app::widgets::export_image::Outcome) {
+    pub fn export_outcome(&mut self, outcome: crate::app::widgets::export_image::ExportOutcome) {
         match outcome {
-            crate::app::widgets::export_image::Outcome::Saved(p) => self.saved_to = Some(p),
-            crate::app::widgets::export_image::Outcome::Failed(e) => {
+            crate::app::widgets::export_image::ExportOutcome::Saved(p) => self.saved_to = Some(p),
+            crate::app::widgets::export_image::ExportOutcome::Failed(e) => {
                 // An earlier "Saved …" or "Copied …" beside this error would
                 // read as if this export had worked.
                 self.saved_to = None;

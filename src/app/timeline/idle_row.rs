@@ -12,7 +12,7 @@ use std::sync::Arc;
 use eframe::egui::{Color32, Painter, Pos2, Rect, Ui, pos2};
 
 use crate::analysis::findings::human_ns;
-use crate::analysis::idle::{self, Attribution, Cause, Classifier, Gap, Lanes, Summary};
+use crate::analysis::idle::{self, Attribution, Cause, Classifier, Gap, IdleSummary, Lanes};
 use crate::app::job::Job;
 use crate::app::timeline::view::Mapping;
 use crate::model::Trace;
@@ -49,8 +49,8 @@ pub struct IdleRows {
     /// The selected NVTX range's idle time per GPU and cause, for the
     /// details panel: summing a range of millions of gaps takes longer than
     /// a frame, so it is worked out on a worker too.
-    range_summary: Option<((i64, i64), Vec<Summary>)>,
-    range_job: Job<((i64, i64), Vec<Summary>)>,
+    range_summary: Option<((i64, i64), Vec<IdleSummary>)>,
+    range_job: Job<((i64, i64), Vec<IdleSummary>)>,
     range_asked: Option<(i64, i64)>,
     /// The row was wanted at the last frame (see [`IdleRows::prepare`]):
     /// the findings engine's attribution is taken when offered, declined
@@ -163,7 +163,7 @@ impl IdleRows {
         &mut self,
         range: (i64, i64),
         repaint: Option<eframe::egui::Context>,
-    ) -> Option<&[Summary]> {
+    ) -> Option<&[IdleSummary]> {
         let (a, of) = (self.attribution.clone()?, self.attributed.clone()?);
         if let Some(done) = self.range_job.take() {
             self.range_summary = Some(done);

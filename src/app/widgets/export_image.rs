@@ -33,21 +33,21 @@ pub enum Target {
 
 /// What an export came to, for the window to show.
 #[derive(Debug, PartialEq)]
-pub enum Outcome {
+pub enum ExportOutcome {
     Saved(PathBuf),
     Copied { width: usize, height: usize },
     Failed(String),
 }
 
-impl std::fmt::Display for Outcome {
+impl std::fmt::Display for ExportOutcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Outcome::Saved(p) => write!(f, "Saved {}", p.display()),
-            Outcome::Copied { width, height } => write!(
+            ExportOutcome::Saved(p) => write!(f, "Saved {}", p.display()),
+            ExportOutcome::Copied { width, height } => write!(
                 f,
                 "Copied the timeline ({width}×{height} pixels) to the clipboard"
             ),
-            Outcome::Failed(e) => write!(f, "{e}"),
+            ExportOutcome::Failed(e) => write!(f, "{e}"),
         }
     }
 }
@@ -221,7 +221,7 @@ impl ImageExport {
 
     /// Moves the export along; call once per frame with the timeline's rect
     /// (`None` when no report is shown). Returns how it ended, once.
-    pub fn poll(&mut self, ctx: &egui::Context, area: Option<Rect>) -> Option<Outcome> {
+    pub fn poll(&mut self, ctx: &egui::Context, area: Option<Rect>) -> Option<ExportOutcome> {
         match std::mem::replace(&mut self.state, State::Idle) {
             State::Idle => None,
             State::Settling {
@@ -259,11 +259,13 @@ impl ImageExport {
             } => match image.try_recv() {
                 Ok(image) => {
                     let Some(area) = area else {
-                        return Some(Outcome::Failed("no timeline is shown to export".into()));
+                        return Some(ExportOutcome::Failed(
+                            "no timeline is shown to export".into(),
+                        ));
                     };
                     let cropped = crop(&image, area, ctx.pixels_per_point());
                     if cropped.size[0] == 0 || cropped.size[1] == 0 {
-                        return Some(Outcome::Failed(
+                        return Some(ExportOutcome::Failed(
                             "the timeline is not on screen (nothing to export)".into(),
                         ));
                     }
@@ -271,7 +273,7 @@ impl ImageExport {
                         Target::Clipboard => {
                             let [width, height] = cropped.size;
                             ctx.copy_image(cropped);
-                            Some(Outcome::Copied { width, height })
+                            Some(ExportOutcome::Copied { width, height })
                         }
                         Target::File(path) => self.write(cropped, path),
                     }
@@ -287,27 +289,27 @@ impl ImageExport {
                     ctx.request_repaint_after(Duration::from_millis(100));
                     None
                 }
-                Err(_) => Some(Outcome::Failed(
+                Err(_) => Some(ExportOutcome::Failed(
                     "the window did not deliver a screenshot (this renderer may not support it)"
                         .into(),
                 )),
             },
             State::Writing(mut job) => match job.take() {
-                Some(Ok(path)) => Some(Outcome::Saved(path)),
-                Some(Err(e)) => Some(Outcome::Failed(e)),
+                Some(Ok(path)) => Some(ExportOutcome::Saved(path)),
+                Some(Err(e)) => Some(ExportOutcome::Failed(e)),
                 None if job.is_running() => {
                     self.state = State::Writing(job);
                     ctx.request_repaint_after(Duration::from_millis(50));
                     None
                 }
                 // The worker ended without a result: it panicked.
-                None => Some(Outcome::Failed("writing the image failed".into())),
+                None => Some(ExportOutcome::Failed("writing the image failed".into())),
             },
         }
     }
 
     /// Encodes and writes on a worker thread.
-    fn write(&mut self, image: ColorImage, path: PathBuf) -> Option<Outcome> {
+    fn write(&mut self, image: ColorImage, path: PathBuf) -> Option<ExportOutcome> {
         let mut job = Job::default();
         let started = job.start("sightline-export-image", None, move |_| {
             Some(write_png(&path, &image).map(|()| path))
@@ -316,7 +318,7 @@ impl ImageExport {
             self.state = State::Writing(job);
             None
         } else {
-            Some(Outcome::Failed(
+            Some(ExportOutcome::Failed(
                 "cannot start writing the image: no thread".into(),
             ))
         }

@@ -18,7 +18,7 @@ use crate::app::job::Job;
 /// Builds the table to export; runs on the worker thread.
 pub type TableJob = Box<dyn FnOnce() -> Table + Send + 'static>;
 
-enum Outcome {
+enum SaveOutcome {
     /// Tab-separated text for the clipboard, and its row count.
     Copy(String, usize),
     Saved(PathBuf, usize),
@@ -35,7 +35,7 @@ enum Request {
 pub struct TableExport {
     /// The Save CSV path box, shown once "Save CSV…" is clicked.
     path: Option<String>,
-    job: Job<Outcome>,
+    job: Job<SaveOutcome>,
     /// What the last copy or save did, for the line beside the buttons.
     pub status: Option<Result<String, String>>,
 }
@@ -151,11 +151,13 @@ impl TableExport {
             let table = job();
             let rows = table.rows.len();
             Some(match request {
-                Request::Copy => Outcome::Copy(table.to_tsv(), rows),
+                Request::Copy => SaveOutcome::Copy(table.to_tsv(), rows),
                 Request::Save(path) => {
                     match crate::files::write_aside(&path, table.to_csv().as_bytes()) {
-                        Ok(()) => Outcome::Saved(path, rows),
-                        Err(e) => Outcome::Failed(format!("cannot write {}: {e}", path.display())),
+                        Ok(()) => SaveOutcome::Saved(path, rows),
+                        Err(e) => {
+                            SaveOutcome::Failed(format!("cannot write {}: {e}", path.display()))
+                        }
                     }
                 }
             })
@@ -174,17 +176,17 @@ impl TableExport {
             Some(outcome) => outcome,
             None if self.job.is_running() => return false,
             // The worker ended without an outcome: it panicked.
-            None => Outcome::Failed("the export stopped before it finished".into()),
+            None => SaveOutcome::Failed("the export stopped before it finished".into()),
         };
         self.status = Some(match outcome {
-            Outcome::Copy(text, rows) => {
+            SaveOutcome::Copy(text, rows) => {
                 ctx.copy_text(text);
                 Ok(format!("copied {} (tab-separated)", rows_text(rows)))
             }
-            Outcome::Saved(path, rows) => {
+            SaveOutcome::Saved(path, rows) => {
                 Ok(format!("saved {} to {}", rows_text(rows), path.display()))
             }
-            Outcome::Failed(message) => Err(message),
+            SaveOutcome::Failed(message) => Err(message),
         });
         true
     }

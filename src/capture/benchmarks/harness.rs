@@ -78,23 +78,23 @@ impl Table {
 
 /// Mean, min and max of a series of timings.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Summary {
+pub(super) struct SampleSpread {
     pub(super) mean: f64,
     pub(super) min: f64,
     pub(super) max: f64,
 }
 
-impl Summary {
-    pub(super) fn of(samples: &[f64]) -> Summary {
+impl SampleSpread {
+    pub(super) fn of(samples: &[f64]) -> SampleSpread {
         if samples.is_empty() {
-            return Summary {
+            return SampleSpread {
                 mean: f64::NAN,
                 min: f64::NAN,
                 max: f64::NAN,
             };
         }
         let sum: f64 = samples.iter().sum();
-        Summary {
+        SampleSpread {
             mean: sum / samples.len() as f64,
             min: samples.iter().copied().fold(f64::INFINITY, f64::min),
             max: samples.iter().copied().fold(f64::NEG_INFINITY, f64::max),

@@ -11,7 +11,7 @@ use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::gpu::{Gpu, alloc, driver_error};
-use super::harness::{Summary, Table, check_cancel, phase, work};
+use super::harness::{SampleSpread, Table, check_cancel, phase, work};
 use super::kernels::{self, LAUNCH};
 use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params};
 use crate::capture::nvtx::colors;
@@ -189,9 +189,9 @@ pub(super) fn run(
         table.row(vec![
             mode.label().into(),
             config.launches.to_string(),
-            format!("{:.3}", Summary::of(&host_us).mean),
-            format!("{:.3}", Summary::of(&gpu_us).mean),
-            format!("{:.3}", Summary::of(&done_us).mean),
+            format!("{:.3}", SampleSpread::of(&host_us).mean),
+            format!("{:.3}", SampleSpread::of(&gpu_us).mean),
+            format!("{:.3}", SampleSpread::of(&done_us).mean),
         ]);
     }
 

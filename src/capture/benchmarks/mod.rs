@@ -175,7 +175,7 @@ pub fn run(
 
 #[cfg(test)]
 mod tests {
-    use super::harness::{Summary, Table};
+    use super::harness::{SampleSpread, Table};
     use super::spec::{format_bytes, parse_count};
     use super::*;
 
@@ -216,9 +216,9 @@ mod tests {
 
     #[test]
     fn summary_of_samples() {
-        let s = Summary::of(&[1.0, 2.0, 6.0]);
+        let s = SampleSpread::of(&[1.0, 2.0, 6.0]);
         assert_eq!((s.mean, s.min, s.max), (3.0, 1.0, 6.0));
-        assert!(Summary::of(&[]).mean.is_nan());
+        assert!(SampleSpread::of(&[]).mean.is_nan());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use cudarc::driver::{
 };
 
 use super::gpu::{DrainOnDrop, Gpu, alloc, alloc_pinned, driver_error, host_vec};
-use super::harness::{Summary, Table, check_cancel, phase, work};
+use super::harness::{SampleSpread, Table, check_cancel, phase, work};
 use super::kernels::{self, STREAMS};
 use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params, format_bytes};
 use crate::capture::nvtx::colors;
@@ -229,7 +229,7 @@ pub(super) fn run(
             round_ms.push(start.elapsed().as_secs_f64() * 1e3);
         }
         check_outputs(config, mode, &chunks)?;
-        let s = Summary::of(&round_ms);
+        let s = SampleSpread::of(&round_ms);
         let baseline = *baseline_ms.get_or_insert(s.mean);
         table.row(vec![
             mode.label().into(),

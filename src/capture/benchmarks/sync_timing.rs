@@ -13,7 +13,7 @@ use std::time::Instant;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::gpu::{Gpu, alloc, driver_error, host_vec};
-use super::harness::{Summary, Table, check_cancel, phase, work};
+use super::harness::{SampleSpread, Table, check_cancel, phase, work};
 use super::kernels::{self, ADD2};
 use super::spec::{BenchError, BenchmarkSpec, ParamSpec, Params};
 use crate::capture::nvtx::colors;
@@ -165,7 +165,7 @@ pub(super) fn run(
         }
         drop(variant);
         gpu.synchronize(&format!("the end of {name}"))?;
-        let s = Summary::of(&host_us);
+        let s = SampleSpread::of(&host_us);
         table.row(vec![
             format!("{name} (host)"),
             format!("{:.3}", s.mean),
@@ -200,7 +200,7 @@ pub(super) fn run(
         launches += 1;
     }
     drop(events);
-    let s = Summary::of(&gpu_us);
+    let s = SampleSpread::of(&gpu_us);
     table.row(vec![
         "cuda-events (GPU)".into(),
         format!("{:.3}", s.mean),
