@@ -233,6 +233,50 @@ fn committed_transactions_in_a_wal_are_included() {
     );
 }
 
+/// A report reached through a symlink: SQLite keeps its journal and WAL
+/// beside the file the link points to, not beside the link.
+#[cfg(unix)]
+#[test]
+fn a_journal_or_wal_beside_a_linked_report_is_seen() {
+    let dir = TempDir::new().expect("temp dir");
+    let crashed = with_hot_journal(&dir);
+    let committed = committed_kernels(&crashed, &["-journal"]);
+    let link = dir.path().join("link.sqlite");
+    std::os::unix::fs::symlink(&crashed, &link).expect("symlink");
+    let mut cmd = sightline();
+    cmd.args(["stats", "--report", "cuda_gpu_kern_sum", "--format", "csv"])
+        .arg(&link);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(kern_sum(&link).0, committed, "the journal rolled back");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}-journal", crashed.display())),
+        "the journal read is named: {stderr}"
+    );
+
+    let live = copy_of(&dir, "sync_timing.sqlite");
+    let conn = Connection::open(&live).expect("open");
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;
+         DELETE FROM {KERNELS} WHERE rowid % 2 = 0;"
+    ))
+    .expect("commit into the WAL");
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).expect("mkdir");
+    let report = real.join("wal.sqlite");
+    std::fs::copy(&live, &report).expect("copy the file");
+    std::fs::copy(companion(&live, "-wal"), companion(&report, "-wal")).expect("copy the WAL");
+    drop(conn);
+    let link = dir.path().join("wal-link.sqlite");
+    std::os::unix::fs::symlink(&report, &link).expect("symlink");
+    assert_eq!(
+        kern_sum(&link).0,
+        committed_kernels(&report, &["-wal"]),
+        "the WAL's transactions applied"
+    );
+}
+
 #[test]
 fn a_report_written_during_the_loads_reads_as_one_committed_state() {
     let dir = TempDir::new().expect("temp dir");

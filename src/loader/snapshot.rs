@@ -39,6 +39,7 @@ pub struct Stamp {
 
 impl Stamp {
     pub fn of(path: &Path) -> Stamp {
+        let path = &real_path(path);
         let meta = |p: &Path| {
             std::fs::metadata(p)
                 .ok()
@@ -66,6 +67,13 @@ fn change_counter(path: &Path) -> Option<[u8; 4]> {
         .and_then(|mut f| f.read_exact(&mut header))
         .ok()?;
     Some([header[24], header[25], header[26], header[27]])
+}
+
+/// The file `path` names, links followed: SQLite keeps a database's journal
+/// and WAL beside that file, not beside a link to it. `path` itself where it
+/// cannot be resolved (the open that follows says why).
+fn real_path(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// `REPORT-journal`, `REPORT-wal`.
@@ -98,19 +106,28 @@ impl Source {
     /// brought to its last committed state.
     pub fn prepare(path: &Path, always_copy: bool) -> Result<Source, String> {
         let non_empty = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0);
+        let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let path = &real_path(path);
+        // Through a link the companions read are the target's: named, so
+        // that the user sees which files the numbers come from.
+        let read = if linked {
+            format!(" (the report is a link to {})", path.display())
+        } else {
+            String::new()
+        };
         let journal = companion(path, "-journal");
         let wal = companion(path, "-wal");
         let note = if non_empty(&journal) {
             Some(format!(
                 "{}: a writer did not finish (or is still writing); shown is the last \
                  committed state, with the journal rolled back in a private copy (the report \
-                 is not touched)",
+                 is not touched){read}",
                 journal.display()
             ))
         } else if non_empty(&wal) {
             Some(format!(
                 "{}: its committed transactions are included (applied in a private copy; the \
-                 report is not touched)",
+                 report is not touched){read}",
                 wal.display()
             ))
         } else {
