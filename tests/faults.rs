@@ -432,6 +432,74 @@ fn outputs_never_replace_a_device_or_a_fifo() {
     assert!(!is_regular(&dev), "the device was replaced by a file");
 }
 
+/// A symlink planted where the temporary of an output would go (the old name
+/// was `.NAME.tmpPID`, PID the one `exec` keeps): the file it points to must
+/// not be written, and the output still is.
+#[cfg(unix)]
+#[test]
+fn an_output_never_writes_through_a_planted_link() {
+    let dir = TempDir::new().expect("temp dir");
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "the user's own words\n").expect("write the victim");
+    let mut cmd = Command::new("sh");
+    cmd.current_dir(dir.path())
+        .arg("-c")
+        .arg(
+            "ln -s \"$PWD/victim.txt\" .V_cuda_gpu_kern_sum.csv.tmp$$ && \
+             exec \"$0\" stats --report cuda_gpu_kern_sum --format csv --output V \"$1\"",
+        )
+        .arg(env!("CARGO_BIN_EXE_sightline"))
+        .arg(fixture("sync_timing.sqlite"));
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("read the victim"),
+        "the user's own words\n",
+        "the planted link was written through"
+    );
+    let written = dir.path().join("V_cuda_gpu_kern_sum.csv");
+    assert!(is_regular(&written), "the output is a file of its own");
+}
+
+/// A private file (mode 600) at `path`.
+#[cfg(unix)]
+fn private_file(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, "old\n").expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+}
+
+/// The permission bits of `path`, in octal as `ls` shows them.
+#[cfg(unix)]
+fn mode(path: &Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let bits = std::fs::metadata(path).expect("stat").permissions().mode();
+    format!("{:o}", bits & 0o7777)
+}
+
+/// An output replacing a file keeps its mode: a private file stays private.
+#[cfg(unix)]
+#[test]
+fn an_output_keeps_the_replaced_files_mode() {
+    let dir = TempDir::new().expect("temp dir");
+    let table = dir.path().join("t_cuda_gpu_kern_sum.csv");
+    private_file(&table);
+    let mut cmd = sightline();
+    cmd.args([
+        "stats",
+        "--report",
+        "cuda_gpu_kern_sum",
+        "--format",
+        "csv",
+        "--output",
+    ])
+    .arg(dir.path().join("t"))
+    .arg(fixture("sync_timing.sqlite"));
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(mode(&table), "600", "a table loosened a private file");
+}
+
 #[test]
 fn loader_warnings_go_to_stderr_once_and_quiet_silences_them() {
     let dir = TempDir::new().expect("temp dir");
