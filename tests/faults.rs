@@ -500,6 +500,37 @@ fn an_output_keeps_the_replaced_files_mode() {
     assert_eq!(mode(&table), "600", "a table loosened a private file");
 }
 
+/// A saved capture (Save as, `capture --output`) is an output like the
+/// others: it keeps a private file private and never replaces a FIFO or a
+/// device by a file.
+#[cfg(unix)]
+#[test]
+fn a_saved_capture_keeps_the_mode_and_never_replaces_a_fifo_or_a_device() {
+    use sightline::capture::live::LiveReport;
+    let dir = TempDir::new().expect("temp dir");
+    let live = LiveReport::create(4242, "sightline", "test").expect("working file");
+    let saved = dir.path().join("saved.sqlite");
+    private_file(&saved);
+    live.save(&saved).expect("save over a file");
+    assert_eq!(
+        mode(&saved),
+        "600",
+        "a saved capture loosened a private file"
+    );
+    let pipe = dir.path().join("pipe.sqlite");
+    if fifo(&pipe).is_some() {
+        let e = live.save(&pipe).expect_err("a FIFO is refused");
+        assert!(e.contains("a FIFO"), "{e}");
+        assert!(!is_regular(&pipe), "the FIFO was replaced by a file");
+    }
+    let dev = dir.path().join("null.sqlite");
+    if device(&dev).is_some() {
+        let e = live.save(&dev).expect_err("a device is refused");
+        assert!(e.contains("a character device"), "{e}");
+        assert!(!is_regular(&dev), "the device was replaced by a file");
+    }
+}
+
 #[test]
 fn loader_warnings_go_to_stderr_once_and_quiet_silences_them() {
     let dir = TempDir::new().expect("temp dir");
