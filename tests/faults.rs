@@ -27,7 +27,12 @@ fn sightline() -> Command {
 
 /// Runs `cmd` with a time limit (a hang fails the test instead of blocking
 /// it); the pipes are read on threads, so a full pipe is not taken for a hang.
-fn run(mut cmd: Command) -> Output {
+fn run(cmd: Command) -> Output {
+    run_within(cmd, TIME_LIMIT)
+}
+
+/// [`run`] with a time limit of its own.
+fn run_within(mut cmd: Command, limit: Duration) -> Output {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -58,9 +63,10 @@ fn run(mut cmd: Command) -> Output {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
-        if start.elapsed() > TIME_LIMIT {
+        if start.elapsed() > limit {
             let _ = child.kill();
-            panic!("{cmd:?} ran over {TIME_LIMIT:?}: a hang");
+            let _ = child.wait();
+            panic!("{cmd:?} ran over {limit:?}: a hang");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -363,6 +369,39 @@ fn a_report_written_during_the_loads_reads_as_one_committed_state() {
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     assert!(writer.join().expect("writer") > 0, "the writer committed");
+}
+
+/// A crafted report whose kernel table is a view that never ends (a
+/// recursive one): reading it would hang and grow without limit. It is
+/// refused, in one line naming the table.
+#[test]
+fn an_event_table_that_is_a_view_is_refused_not_read_forever() {
+    let dir = TempDir::new().expect("temp dir");
+    let report = copy_of(&dir, "sync_timing.sqlite");
+    let conn = Connection::open(&report).expect("open");
+    conn.execute_batch(&format!(
+        "ALTER TABLE {KERNELS} RENAME TO kernel_rows;
+         CREATE VIEW {KERNELS} AS
+           WITH RECURSIVE forever(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM forever)
+           SELECT kernel_rows.* FROM forever, kernel_rows;"
+    ))
+    .expect("make the view");
+    drop(conn);
+    for command in [
+        vec!["stats", "--report", "cuda_gpu_kern_sum"],
+        vec!["bench"],
+    ] {
+        let mut cmd = sightline();
+        cmd.args(&command).arg(&report);
+        let out = run_within(cmd, Duration::from_secs(10));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{command:?}: one line: {stderr}");
+        assert!(
+            stderr.contains(KERNELS) && stderr.contains("a view"),
+            "{command:?}: the table is named: {stderr}"
+        );
+    }
 }
 
 /// A FIFO at `path` (None where mkfifo is missing).
