@@ -21,6 +21,7 @@ pub mod stats;
 mod traces;
 
 pub use cancel::Cancelled;
+pub(crate) use format::TextLayout;
 pub use format::{binary_size, csv_line, with_separators};
 pub use gpu_reports::{KernelNaming, kernel_names};
 pub use stats::{

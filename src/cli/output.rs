@@ -80,6 +80,12 @@ fn emit_table_io(
         } else {
             text
         };
-        write!(out, "\n ** {} ({}):\n\n{body}", named.title, named.name)
+        write!(out, "{}{body}", heading(named))
     }
+}
+
+/// What precedes a table in the text layout on stdout: ` ** Title (name):`
+/// between blank lines, as nsys prints it.
+pub(crate) fn heading(named: &Named) -> String {
+    format!("\n ** {} ({}):\n\n", named.title, named.name)
 }
