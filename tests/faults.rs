@@ -624,6 +624,51 @@ fn loader_warnings_go_to_stderr_once_and_quiet_silences_them() {
     assert!(text(&out.stderr).contains("warning"), "diff says it too");
 }
 
+/// Times of the wrong type (text, a blob, a real out of the clock's range)
+/// are not times: their rows are dropped and counted in a warning, as NULL
+/// times are, never read as 0 or as the number a prefix spells.
+#[test]
+fn times_that_are_not_numbers_are_dropped_and_said() {
+    let dir = TempDir::new().expect("temp dir");
+    let report = copy_of(&dir, "sync_timing.sqlite");
+    let conn = Connection::open(&report).expect("open");
+    let all_kernels: i64 = conn
+        .query_row(&format!("SELECT count(*) FROM {KERNELS}"), [], |r| r.get(0))
+        .expect("count");
+    let odd_values = ["'abc'", "'12abc'", "x'0102'", "1e300", "9e999", "-9e999"];
+    for (i, value) in odd_values.iter().enumerate() {
+        let column = if i % 2 == 0 { "start" } else { "[end]" };
+        conn.execute_batch(&format!(
+            "UPDATE {KERNELS} SET {column} = {value}
+             WHERE rowid = (SELECT rowid FROM {KERNELS} ORDER BY rowid LIMIT 1 OFFSET {i});
+             UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET {column} = {value}
+             WHERE rowid = (SELECT rowid FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY rowid
+                            LIMIT 1 OFFSET {i});"
+        ))
+        .expect("edit");
+    }
+    drop(conn);
+    let (instances, _) = kern_sum(&report);
+    assert_eq!(
+        instances,
+        all_kernels as u64 - odd_values.len() as u64,
+        "kernels with odd times are not loaded"
+    );
+    let mut cmd = sightline();
+    cmd.args(["stats", "--report", "cuda_api_sum", "--format", "csv"])
+        .arg(&report);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    for what in ["kernels", "CUDA API calls"] {
+        assert!(
+            stderr.contains(&format!("{} {what}", odd_values.len()))
+                && stderr.contains("not a time"),
+            "the dropped {what} are counted: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn sums_past_i64_are_exact_not_clamped() {
     let dir = TempDir::new().expect("temp dir");
