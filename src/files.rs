@@ -126,6 +126,16 @@ fn keep_mode_and_owner(file: &std::fs::File, replaced: &std::fs::Metadata) -> st
 /// a device, a FIFO, a socket or a directory, which a rename would replace by
 /// a plain file (`/dev/full` turned into a file by a root user).
 pub fn check_replaceable(path: &Path) -> std::io::Result<()> {
+    if let Some(folder) = system_folder(path) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{}: {} holds devices and kernel files, not outputs: write it elsewhere",
+                path.display(),
+                folder.display()
+            ),
+        ));
+    }
     match std::fs::metadata(path) {
         // Nothing there (or a dangling symlink, a path through a file: the
         // write itself will say why).
@@ -139,6 +149,44 @@ pub fn check_replaceable(path: &Path) -> std::io::Result<()> {
                 file_kind(&meta.file_type())
             ),
         )),
+    }
+}
+
+/// The folder of `path` (links followed) when it is /dev, /proc or /sys or
+/// one below them: a file made there sits among devices (or fails
+/// strangely); /dev/shm, a plain shared-memory folder, is not one.
+fn system_folder(path: &Path) -> Option<PathBuf> {
+    let parent = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let folder = std::fs::canonicalize(parent).ok()?;
+    let under = |root: &str| folder.starts_with(root);
+    let system = (under("/dev") && !under("/dev/shm")) || under("/proc") || under("/sys");
+    system.then_some(folder)
+}
+
+/// Refuses an SQLite report's output named as SQLite names a report's
+/// companions (`X-journal`, `X-wal`, `X-shm`): a later read of X would take
+/// it for a writer's unfinished journal or WAL.
+pub fn check_report_name(path: &Path) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    match ["-journal", "-wal", "-shm"]
+        .iter()
+        .find(|s| name.ends_with(*s))
+    {
+        Some(suffix) => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{}: a name ending in {suffix} is SQLite's for a report's companion file (a later \
+                 read of the report it names would take it for a writer's): choose another",
+                path.display()
+            ),
+        )),
+        None => Ok(()),
     }
 }
 

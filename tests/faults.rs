@@ -570,6 +570,122 @@ fn a_saved_capture_keeps_the_mode_and_never_replaces_a_fifo_or_a_device() {
     }
 }
 
+/// `--output` names a prefix; a device there (`/dev/null`, meant as "no
+/// output") is refused, and no output is ever written into /dev.
+#[cfg(unix)]
+#[test]
+fn an_output_that_is_a_device_or_in_dev_is_refused() {
+    let dir = TempDir::new().expect("temp dir");
+    let null = dir.path().join("null");
+    if device(&null).is_some() {
+        let mut cmd = sightline();
+        cmd.args(["stats", "--report", "cuda_gpu_kern_sum", "--output"])
+            .arg(&null)
+            .arg(fixture("sync_timing.sqlite"));
+        let out = run(cmd);
+        let written = dir.path().join("null_cuda_gpu_kern_sum.csv");
+        assert!(!written.exists(), "a file was written beside the device");
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("a character device"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    // Into /dev itself (root may write there): refused, whatever the name.
+    let prefix = format!("/dev/sightline-test-{}", std::process::id());
+    let written = PathBuf::from(format!("{prefix}_cuda_gpu_kern_sum.csv"));
+    let mut cmd = sightline();
+    cmd.args([
+        "stats",
+        "--report",
+        "cuda_gpu_kern_sum",
+        "--output",
+        &prefix,
+    ])
+    .arg(fixture("sync_timing.sqlite"));
+    let out = run(cmd);
+    let leaked = written.exists();
+    let _ = std::fs::remove_file(&written);
+    assert!(!leaked, "a file was written into /dev");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("/dev"), "{}", text(&out.stderr));
+}
+
+/// A report whose path is longer than SQLite opens is said to be so, not
+/// "unable to open database file".
+#[test]
+fn a_path_too_long_for_sqlite_is_named_as_such() {
+    let dir = TempDir::new().expect("temp dir");
+    let mut deep = dir.path().to_path_buf();
+    while deep.as_os_str().len() < 3_800 {
+        deep.push("d".repeat(200));
+    }
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    let report = deep.join("r.sqlite");
+    std::fs::copy(fixture("sync_timing.sqlite"), &report).expect("copy");
+    let mut cmd = sightline();
+    cmd.args(["stats", "--report", "cuda_gpu_kern_sum"])
+        .arg(&report);
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("too long"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// An output named as SQLite names a report's journal, WAL or shared memory
+/// would make a later read of the report take it for a writer's: refused.
+#[test]
+fn a_report_output_named_as_a_journal_is_refused() {
+    let dir = TempDir::new().expect("temp dir");
+    for suffix in ["-journal", "-wal", "-shm"] {
+        let output = dir.path().join(format!("x.sqlite{suffix}"));
+        let mut cmd = sightline();
+        cmd.args(["synth", "--scale", "1", "--from"])
+            .arg(fixture("sync_timing.sqlite"))
+            .arg("--output")
+            .arg(&output);
+        let out = run(cmd);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(suffix), "{}", text(&out.stderr));
+        assert!(!output.exists(), "{suffix}: written");
+        let live = sightline::capture::live::LiveReport::create(4242, "sightline", "test")
+            .expect("working file");
+        let e = live.save(&output).expect_err("a saved capture too");
+        assert!(e.contains(suffix), "{e}");
+        assert!(!output.exists(), "{suffix}: saved");
+    }
+}
+
+/// Synth's refusal of copies past the clock names the report copied.
+#[test]
+fn synth_past_the_clock_names_the_source() {
+    let dir = TempDir::new().expect("temp dir");
+    let report = copy_of(&dir, "sync_timing.sqlite");
+    let conn = Connection::open(&report).expect("open");
+    conn.execute_batch(&format!(
+        "UPDATE {KERNELS} SET start = -9000000000000000000 WHERE rowid = 1;
+         UPDATE {KERNELS} SET [end] = 9000000000000000000 WHERE rowid = 2;"
+    ))
+    .expect("edit");
+    drop(conn);
+    let mut cmd = sightline();
+    cmd.args(["synth", "--scale", "2", "--from"])
+        .arg(&report)
+        .arg("--output")
+        .arg(dir.path().join("x2.sqlite"));
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("do not fit") && stderr.contains(&report.display().to_string()),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn loader_warnings_go_to_stderr_once_and_quiet_silences_them() {
     let dir = TempDir::new().expect("temp dir");

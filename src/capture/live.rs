@@ -800,6 +800,7 @@ impl LiveReport {
     /// `dest` is refused, a replaced file's mode kept.
     pub fn save(&self, dest: &Path) -> Result<(), String> {
         let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", dest.display());
+        crate::files::check_report_name(dest).map_err(|e| e.to_string())?;
         let temp = crate::files::Aside::beside(dest).map_err(|e| e.to_string())?;
         // VACUUM INTO fills an empty file, as the one just made is.
         let target = temp.path().to_string_lossy().into_owned();

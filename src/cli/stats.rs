@@ -99,7 +99,7 @@ pub struct StatsArgs {
 
     /// Write each report to PREFIX_REPORT.csv (.txt for tables), ':' in REPORT written '_'
     /// (PREFIX_cuda_gpu_kern_sum_base.csv); written aside, then renamed.
-    #[arg(long, value_name = "PREFIX")]
+    #[arg(long, value_name = "PREFIX", value_parser = super::output::parse_prefix)]
     output: Option<String>,
 
     /// Only events that start in [START_NS, END_NS), session nanoseconds.

@@ -262,7 +262,23 @@ fn open_uri(path: &Path, uri: &str) -> Result<Connection, LoadError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    Connection::open_with_flags(uri, flags).map_err(|e| LoadError::from_sqlite(path, &e))
+    Connection::open_with_flags(uri, flags).map_err(|e| {
+        // SQLite's Unix files take paths up to 512 bytes (its MAX_PATHNAME):
+        // a longer one fails as "unable to open database file".
+        const SQLITE_MAX_PATH: usize = 512;
+        let length = absolute(path).len();
+        if length > SQLITE_MAX_PATH {
+            LoadError::new(
+                path,
+                Problem::Unreadable(format!(
+                    "its path is too long for SQLite ({length} bytes, at most \
+                     {SQLITE_MAX_PATH}): move the report to a shorter path"
+                )),
+            )
+        } else {
+            LoadError::from_sqlite(path, &e)
+        }
+    })
 }
 
 /// The `file:` URI that opens `path` read-only and immutable (also for

@@ -119,8 +119,13 @@ impl<'t> ReportWriter<'t> {
         let span = (hi as i128 - lo as i128).max(0);
         let time_shift = span + COPY_GAP_NS as i128;
         if (copies as i128 - 1) * time_shift + hi as i128 > i64::MAX as i128 {
+            let of = if trace.info.path.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", trace.info.path)
+            };
             return Err(WriteError::Invalid(format!(
-                "{copies} copies of a {span} ns trace do not fit the 64-bit nanosecond clock"
+                "{copies} copies of a {span} ns trace{of} do not fit the 64-bit nanosecond clock"
             )));
         }
         let time_shift = time_shift as Ns;
@@ -812,7 +817,9 @@ fn check_destination(path: &Path, source: &str) -> Result<(), WriteError> {
             path.display()
         )));
     }
-    crate::files::check_replaceable(path).map_err(|e| WriteError::Invalid(e.to_string()))?;
+    crate::files::check_replaceable(path)
+        .and_then(|()| crate::files::check_report_name(path))
+        .map_err(|e| WriteError::Invalid(e.to_string()))?;
     if !source.is_empty()
         && let (Ok(a), Ok(b)) = (std::fs::canonicalize(path), std::fs::canonicalize(source))
         && a == b
