@@ -283,6 +283,38 @@ fn a_journal_or_wal_beside_a_linked_report_is_seen() {
     );
 }
 
+/// A load killed while it read a private copy (SIGKILL runs no destructor)
+/// left the whole copy in the temporary folder for good: the next load that
+/// makes a copy removes those of processes no longer running, and its own.
+#[test]
+fn private_copies_left_by_killed_loads_are_removed() {
+    let dir = TempDir::new().expect("temp dir");
+    let temp = dir.path().join("tmp");
+    std::fs::create_dir(&temp).expect("mkdir");
+    // A process that has ended: its pid runs nothing now.
+    let mut ended = Command::new("true").spawn().expect("spawn");
+    let dead = ended.id();
+    ended.wait().expect("wait");
+    let left = temp.join(format!("sightline-committed-{dead}-0"));
+    std::fs::create_dir(&left).expect("mkdir");
+    std::fs::write(left.join("report.sqlite"), b"a whole copy").expect("write");
+    let crashed = with_hot_journal(&dir);
+    let mut cmd = sightline();
+    cmd.env("TMPDIR", &temp)
+        .args(["stats", "--report", "cuda_gpu_kern_sum"])
+        .arg(&crashed);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let remaining: Vec<_> = std::fs::read_dir(&temp)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(
+        remaining.is_empty(),
+        "left in the temporary folder: {remaining:?}"
+    );
+}
+
 #[test]
 fn a_report_written_during_the_loads_reads_as_one_committed_state() {
     let dir = TempDir::new().expect("temp dir");

@@ -208,14 +208,56 @@ fn settle(copy: &Path) -> rusqlite::Result<()> {
     conn.close().map_err(|(_, e)| e)
 }
 
-/// A new directory of ours under the system's temporary directory.
+/// What the private copies' directories are called: `PREFIX-PID-N`.
+const COPY_DIR_PREFIX: &str = "sightline-committed-";
+
+/// A new directory of ours under the system's temporary directory. Those
+/// that loads killed before they could remove theirs left are removed first.
 fn private_dir() -> std::io::Result<PathBuf> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "sightline-committed-{}-{}",
+    let temp = std::env::temp_dir();
+    #[cfg(unix)]
+    remove_copies_of_ended_processes(&temp);
+    let dir = temp.join(format!(
+        "{COPY_DIR_PREFIX}{}-{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::create_dir(&dir)?;
     Ok(dir)
+}
+
+/// Removes the private copies (whole reports) of processes no longer
+/// running: a load ended by SIGKILL or a crash runs no destructor, and its
+/// copy would stay in `temp` for good. SQLite cannot give a report's
+/// committed state without one (rolling a journal back writes the file; a
+/// WAL is read through a shared-memory file beside it), so the copy stays,
+/// and what is left of it goes at the next load that makes one. Only
+/// directories of this user, named as ours, with no process of their pid
+/// (where /proc says which run).
+#[cfg(unix)]
+fn remove_copies_of_ended_processes(temp: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(us) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(COPY_DIR_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        let Some(pid) = pid else { continue };
+        if pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists() {
+            continue;
+        }
+        let path = entry.path();
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir() && m.uid() == us) {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
 }
