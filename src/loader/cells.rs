@@ -97,6 +97,8 @@ impl RawRows {
         // it reads; `RawRows` is dropped first), and prepare writes `stmt` only.
         let db = unsafe { conn.handle() };
         let mut stmt = ptr::null_mut();
+        // SAFETY: `db` is the open connection (above), `text` a NUL-ended
+        // string that lives through the call, `stmt` a place for one pointer.
         let rc =
             unsafe { ffi::sqlite3_prepare_v2(db, text.as_ptr(), -1, &mut stmt, ptr::null_mut()) };
         let mut rows = RawRows {
@@ -111,6 +113,8 @@ impl RawRows {
         // SAFETY: `stmt` is a valid prepared statement from here on.
         rows.columns = unsafe { ffi::sqlite3_column_count(stmt) }.max(0) as usize;
         for (i, &value) in params.iter().enumerate() {
+            // SAFETY: a valid statement not yet stepped; SQLite checks the
+            // index itself (SQLITE_RANGE, turned into an error by `check`).
             let rc = unsafe { ffi::sqlite3_bind_int64(stmt, i as c_int + 1, value) };
             rows.check(rc)?;
         }
