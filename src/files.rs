@@ -20,20 +20,105 @@ pub fn write_aside_with(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    check_replaceable(path)?;
-    let temp = temp_beside(path)?;
-    let written = std::fs::File::create(&temp).and_then(|file| {
-        let mut out = std::io::BufWriter::new(file);
-        write(&mut out)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()
-    });
-    match written.and_then(|()| std::fs::rename(&temp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&temp);
-            Err(e)
+    let mut aside = Aside::beside(path)?;
+    let mut out = std::io::BufWriter::new(aside.file());
+    write(&mut out)?;
+    out.flush()?;
+    drop(out);
+    aside.finish()
+}
+
+/// An output being made beside its destination, in a new file of its own:
+/// its name is random and it is created exclusively (`O_CREAT|O_EXCL`), so
+/// no file or link planted there is ever opened, and no one can guess the
+/// name beforehand. [`Aside::finish`] renames it onto the destination;
+/// dropped before, it is removed and the destination is untouched.
+///
+/// Every output goes through it: tables, notes, images, synthesized and
+/// saved reports (which SQLite writes at [`Aside::path`]).
+pub struct Aside {
+    temp: tempfile::NamedTempFile,
+    dest: PathBuf,
+}
+
+impl Aside {
+    /// A new empty file beside `dest`, after [`check_replaceable`]: a
+    /// device, a FIFO, a socket or a directory at `dest` is refused.
+    pub fn beside(dest: &Path) -> std::io::Result<Aside> {
+        check_replaceable(dest)?;
+        let name = dest.file_name().ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{}: not a file name", dest.display()),
+            )
+        })?;
+        // Hidden, and named after its destination for whoever finds one
+        // left by a killed process.
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        let dir = match dest.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        // A new output gets the mode a plain create gives (0666 less the
+        // umask), not the temporary's 0600.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder.tempfile_in(dir)?;
+        Ok(Aside {
+            temp,
+            dest: dest.to_path_buf(),
+        })
+    }
+
+    /// Where the file is, for a writer that opens it by name (SQLite).
+    pub fn path(&self) -> &Path {
+        self.temp.path()
+    }
+
+    /// The file, open for writing.
+    pub fn file(&mut self) -> &mut std::fs::File {
+        self.temp.as_file_mut()
+    }
+
+    /// Gives the file the mode (and, where permitted, the owner) of the file
+    /// it replaces, syncs it and renames it onto the destination.
+    pub fn finish(self) -> std::io::Result<()> {
+        if let Ok(replaced) = std::fs::metadata(&self.dest) {
+            keep_mode_and_owner(self.temp.as_file(), &replaced)?;
+        }
+        self.temp.as_file().sync_all()?;
+        self.temp
+            .persist(&self.dest)
+            .map(|_| ())
+            .map_err(|e| e.error)
+    }
+}
+
+/// Makes `file` what `replaced` was to others: its owner and group where we
+/// may set them (root may; others keep their own), then its permission bits
+/// (after the owner: a change of owner clears set-id bits).
+fn keep_mode_and_owner(file: &std::fs::File, replaced: &std::fs::Metadata) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let ours = file.metadata()?;
+        if (ours.uid(), ours.gid()) != (replaced.uid(), replaced.gid()) {
+            // Not permitted is not an error: the file is then ours, as a
+            // plain write by another user would make it too.
+            if std::os::unix::fs::fchown(file, Some(replaced.uid()), Some(replaced.gid())).is_err()
+            {
+                let _ = std::os::unix::fs::fchown(file, None, Some(replaced.gid()));
+            }
         }
     }
+    file.set_permissions(replaced.permissions())
 }
 
 /// Whether an output may be written to `path` by renaming a new file onto it:
@@ -41,6 +126,16 @@ pub fn write_aside_with(
 /// a device, a FIFO, a socket or a directory, which a rename would replace by
 /// a plain file (`/dev/full` turned into a file by a root user).
 pub fn check_replaceable(path: &Path) -> std::io::Result<()> {
+    if let Some(folder) = system_folder(path) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{}: {} holds devices and kernel files, not outputs: write it elsewhere",
+                path.display(),
+                folder.display()
+            ),
+        ));
+    }
     match std::fs::metadata(path) {
         // Nothing there (or a dangling symlink, a path through a file: the
         // write itself will say why).
@@ -54,6 +149,44 @@ pub fn check_replaceable(path: &Path) -> std::io::Result<()> {
                 file_kind(&meta.file_type())
             ),
         )),
+    }
+}
+
+/// The folder of `path` (links followed) when it is /dev, /proc or /sys or
+/// one below them: a file made there sits among devices (or fails
+/// strangely); /dev/shm, a plain shared-memory folder, is not one.
+fn system_folder(path: &Path) -> Option<PathBuf> {
+    let parent = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let folder = std::fs::canonicalize(parent).ok()?;
+    let under = |root: &str| folder.starts_with(root);
+    let system = (under("/dev") && !under("/dev/shm")) || under("/proc") || under("/sys");
+    system.then_some(folder)
+}
+
+/// Refuses an SQLite report's output named as SQLite names a report's
+/// companions (`X-journal`, `X-wal`, `X-shm`): a later read of X would take
+/// it for a writer's unfinished journal or WAL.
+pub fn check_report_name(path: &Path) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    match ["-journal", "-wal", "-shm"]
+        .iter()
+        .find(|s| name.ends_with(*s))
+    {
+        Some(suffix) => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{}: a name ending in {suffix} is SQLite's for a report's companion file (a later \
+                 read of the report it names would take it for a writer's): choose another",
+                path.display()
+            ),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -82,21 +215,6 @@ pub fn file_kind(kind: &std::fs::FileType) -> &'static str {
     } else {
         "not a regular file"
     }
-}
-
-/// `DIR/.NAME.tmpPID`: hidden, and the pid keeps two processes writing the
-/// same file from sharing a temporary.
-fn temp_beside(path: &Path) -> std::io::Result<PathBuf> {
-    let name = path.file_name().ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{}: not a file name", path.display()),
-        )
-    })?;
-    let mut temp = std::ffi::OsString::from(".");
-    temp.push(name);
-    temp.push(format!(".tmp{}", std::process::id()));
-    Ok(path.with_file_name(temp))
 }
 
 /// Whether `a` and `b` name one file: the same path, or paths that resolve to the same place (a

@@ -27,7 +27,12 @@ fn sightline() -> Command {
 
 /// Runs `cmd` with a time limit (a hang fails the test instead of blocking
 /// it); the pipes are read on threads, so a full pipe is not taken for a hang.
-fn run(mut cmd: Command) -> Output {
+fn run(cmd: Command) -> Output {
+    run_within(cmd, TIME_LIMIT)
+}
+
+/// [`run`] with a time limit of its own.
+fn run_within(mut cmd: Command, limit: Duration) -> Output {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -58,9 +63,10 @@ fn run(mut cmd: Command) -> Output {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
-        if start.elapsed() > TIME_LIMIT {
+        if start.elapsed() > limit {
             let _ = child.kill();
-            panic!("{cmd:?} ran over {TIME_LIMIT:?}: a hang");
+            let _ = child.wait();
+            panic!("{cmd:?} ran over {limit:?}: a hang");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -233,6 +239,82 @@ fn committed_transactions_in_a_wal_are_included() {
     );
 }
 
+/// A report reached through a symlink: SQLite keeps its journal and WAL
+/// beside the file the link points to, not beside the link.
+#[cfg(unix)]
+#[test]
+fn a_journal_or_wal_beside_a_linked_report_is_seen() {
+    let dir = TempDir::new().expect("temp dir");
+    let crashed = with_hot_journal(&dir);
+    let committed = committed_kernels(&crashed, &["-journal"]);
+    let link = dir.path().join("link.sqlite");
+    std::os::unix::fs::symlink(&crashed, &link).expect("symlink");
+    let mut cmd = sightline();
+    cmd.args(["stats", "--report", "cuda_gpu_kern_sum", "--format", "csv"])
+        .arg(&link);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(kern_sum(&link).0, committed, "the journal rolled back");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}-journal", crashed.display())),
+        "the journal read is named: {stderr}"
+    );
+
+    let live = copy_of(&dir, "sync_timing.sqlite");
+    let conn = Connection::open(&live).expect("open");
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;
+         DELETE FROM {KERNELS} WHERE rowid % 2 = 0;"
+    ))
+    .expect("commit into the WAL");
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).expect("mkdir");
+    let report = real.join("wal.sqlite");
+    std::fs::copy(&live, &report).expect("copy the file");
+    std::fs::copy(companion(&live, "-wal"), companion(&report, "-wal")).expect("copy the WAL");
+    drop(conn);
+    let link = dir.path().join("wal-link.sqlite");
+    std::os::unix::fs::symlink(&report, &link).expect("symlink");
+    assert_eq!(
+        kern_sum(&link).0,
+        committed_kernels(&report, &["-wal"]),
+        "the WAL's transactions applied"
+    );
+}
+
+/// A load killed while it read a private copy (SIGKILL runs no destructor)
+/// left the whole copy in the temporary folder for good: the next load that
+/// makes a copy removes those of processes no longer running, and its own.
+#[test]
+fn private_copies_left_by_killed_loads_are_removed() {
+    let dir = TempDir::new().expect("temp dir");
+    let temp = dir.path().join("tmp");
+    std::fs::create_dir(&temp).expect("mkdir");
+    // A process that has ended: its pid runs nothing now.
+    let mut ended = Command::new("true").spawn().expect("spawn");
+    let dead = ended.id();
+    ended.wait().expect("wait");
+    let left = temp.join(format!("sightline-committed-{dead}-0"));
+    std::fs::create_dir(&left).expect("mkdir");
+    std::fs::write(left.join("report.sqlite"), b"a whole copy").expect("write");
+    let crashed = with_hot_journal(&dir);
+    let mut cmd = sightline();
+    cmd.env("TMPDIR", &temp)
+        .args(["stats", "--report", "cuda_gpu_kern_sum"])
+        .arg(&crashed);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let remaining: Vec<_> = std::fs::read_dir(&temp)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(
+        remaining.is_empty(),
+        "left in the temporary folder: {remaining:?}"
+    );
+}
+
 #[test]
 fn a_report_written_during_the_loads_reads_as_one_committed_state() {
     let dir = TempDir::new().expect("temp dir");
@@ -321,6 +403,39 @@ fn a_report_written_during_the_loads_reads_as_one_committed_state() {
     assert!(writer.join().expect("writer") > 0, "the writer committed");
 }
 
+/// A crafted report whose kernel table is a view that never ends (a
+/// recursive one): reading it would hang and grow without limit. It is
+/// refused, in one line naming the table.
+#[test]
+fn an_event_table_that_is_a_view_is_refused_not_read_forever() {
+    let dir = TempDir::new().expect("temp dir");
+    let report = copy_of(&dir, "sync_timing.sqlite");
+    let conn = Connection::open(&report).expect("open");
+    conn.execute_batch(&format!(
+        "ALTER TABLE {KERNELS} RENAME TO kernel_rows;
+         CREATE VIEW {KERNELS} AS
+           WITH RECURSIVE forever(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM forever)
+           SELECT kernel_rows.* FROM forever, kernel_rows;"
+    ))
+    .expect("make the view");
+    drop(conn);
+    for command in [
+        vec!["stats", "--report", "cuda_gpu_kern_sum"],
+        vec!["bench"],
+    ] {
+        let mut cmd = sightline();
+        cmd.args(&command).arg(&report);
+        let out = run_within(cmd, Duration::from_secs(10));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{command:?}: one line: {stderr}");
+        assert!(
+            stderr.contains(KERNELS) && stderr.contains("a view"),
+            "{command:?}: the table is named: {stderr}"
+        );
+    }
+}
+
 /// A FIFO at `path` (None where mkfifo is missing).
 fn fifo(path: &Path) -> Option<()> {
     Command::new("mkfifo")
@@ -388,6 +503,221 @@ fn outputs_never_replace_a_device_or_a_fifo() {
     assert!(!is_regular(&dev), "the device was replaced by a file");
 }
 
+/// A symlink planted where the temporary of an output would go (the old name
+/// was `.NAME.tmpPID`, PID the one `exec` keeps): the file it points to must
+/// not be written, and the output still is.
+#[cfg(unix)]
+#[test]
+fn an_output_never_writes_through_a_planted_link() {
+    let dir = TempDir::new().expect("temp dir");
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "the user's own words\n").expect("write the victim");
+    let mut cmd = Command::new("sh");
+    cmd.current_dir(dir.path())
+        .arg("-c")
+        .arg(
+            "ln -s \"$PWD/victim.txt\" .V_cuda_gpu_kern_sum.csv.tmp$$ && \
+             exec \"$0\" stats --report cuda_gpu_kern_sum --format csv --output V \"$1\"",
+        )
+        .arg(env!("CARGO_BIN_EXE_sightline"))
+        .arg(fixture("sync_timing.sqlite"));
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("read the victim"),
+        "the user's own words\n",
+        "the planted link was written through"
+    );
+    let written = dir.path().join("V_cuda_gpu_kern_sum.csv");
+    assert!(is_regular(&written), "the output is a file of its own");
+}
+
+/// A private file (mode 600) at `path`.
+#[cfg(unix)]
+fn private_file(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, "old\n").expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+}
+
+/// The permission bits of `path`, in octal as `ls` shows them.
+#[cfg(unix)]
+fn mode(path: &Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let bits = std::fs::metadata(path).expect("stat").permissions().mode();
+    format!("{:o}", bits & 0o7777)
+}
+
+/// An output replacing a file keeps its mode: a private file stays private.
+#[cfg(unix)]
+#[test]
+fn an_output_keeps_the_replaced_files_mode() {
+    let dir = TempDir::new().expect("temp dir");
+    let table = dir.path().join("t_cuda_gpu_kern_sum.csv");
+    private_file(&table);
+    let mut cmd = sightline();
+    cmd.args([
+        "stats",
+        "--report",
+        "cuda_gpu_kern_sum",
+        "--format",
+        "csv",
+        "--output",
+    ])
+    .arg(dir.path().join("t"))
+    .arg(fixture("sync_timing.sqlite"));
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(mode(&table), "600", "a table loosened a private file");
+}
+
+/// A saved capture (Save as, `capture --output`) is an output like the
+/// others: it keeps a private file private and never replaces a FIFO or a
+/// device by a file.
+#[cfg(unix)]
+#[test]
+fn a_saved_capture_keeps_the_mode_and_never_replaces_a_fifo_or_a_device() {
+    use sightline::capture::live::LiveReport;
+    let dir = TempDir::new().expect("temp dir");
+    let live = LiveReport::create(4242, "sightline", "test").expect("working file");
+    let saved = dir.path().join("saved.sqlite");
+    private_file(&saved);
+    live.save(&saved).expect("save over a file");
+    assert_eq!(
+        mode(&saved),
+        "600",
+        "a saved capture loosened a private file"
+    );
+    let pipe = dir.path().join("pipe.sqlite");
+    if fifo(&pipe).is_some() {
+        let e = live.save(&pipe).expect_err("a FIFO is refused");
+        assert!(e.contains("a FIFO"), "{e}");
+        assert!(!is_regular(&pipe), "the FIFO was replaced by a file");
+    }
+    let dev = dir.path().join("null.sqlite");
+    if device(&dev).is_some() {
+        let e = live.save(&dev).expect_err("a device is refused");
+        assert!(e.contains("a character device"), "{e}");
+        assert!(!is_regular(&dev), "the device was replaced by a file");
+    }
+}
+
+/// `--output` names a prefix; a device there (`/dev/null`, meant as "no
+/// output") is refused, and no output is ever written into /dev.
+#[cfg(unix)]
+#[test]
+fn an_output_that_is_a_device_or_in_dev_is_refused() {
+    let dir = TempDir::new().expect("temp dir");
+    let null = dir.path().join("null");
+    if device(&null).is_some() {
+        let mut cmd = sightline();
+        cmd.args(["stats", "--report", "cuda_gpu_kern_sum", "--output"])
+            .arg(&null)
+            .arg(fixture("sync_timing.sqlite"));
+        let out = run(cmd);
+        let written = dir.path().join("null_cuda_gpu_kern_sum.csv");
+        assert!(!written.exists(), "a file was written beside the device");
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("a character device"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    // Into /dev itself (root may write there): refused, whatever the name.
+    let prefix = format!("/dev/sightline-test-{}", std::process::id());
+    let written = PathBuf::from(format!("{prefix}_cuda_gpu_kern_sum.csv"));
+    let mut cmd = sightline();
+    cmd.args([
+        "stats",
+        "--report",
+        "cuda_gpu_kern_sum",
+        "--output",
+        &prefix,
+    ])
+    .arg(fixture("sync_timing.sqlite"));
+    let out = run(cmd);
+    let leaked = written.exists();
+    let _ = std::fs::remove_file(&written);
+    assert!(!leaked, "a file was written into /dev");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("/dev"), "{}", text(&out.stderr));
+}
+
+/// A report whose path is longer than SQLite opens is said to be so, not
+/// "unable to open database file".
+#[test]
+fn a_path_too_long_for_sqlite_is_named_as_such() {
+    let dir = TempDir::new().expect("temp dir");
+    let mut deep = dir.path().to_path_buf();
+    while deep.as_os_str().len() < 3_800 {
+        deep.push("d".repeat(200));
+    }
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    let report = deep.join("r.sqlite");
+    std::fs::copy(fixture("sync_timing.sqlite"), &report).expect("copy");
+    let mut cmd = sightline();
+    cmd.args(["stats", "--report", "cuda_gpu_kern_sum"])
+        .arg(&report);
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("too long"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// An output named as SQLite names a report's journal, WAL or shared memory
+/// would make a later read of the report take it for a writer's: refused.
+#[test]
+fn a_report_output_named_as_a_journal_is_refused() {
+    let dir = TempDir::new().expect("temp dir");
+    for suffix in ["-journal", "-wal", "-shm"] {
+        let output = dir.path().join(format!("x.sqlite{suffix}"));
+        let mut cmd = sightline();
+        cmd.args(["synth", "--scale", "1", "--from"])
+            .arg(fixture("sync_timing.sqlite"))
+            .arg("--output")
+            .arg(&output);
+        let out = run(cmd);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(suffix), "{}", text(&out.stderr));
+        assert!(!output.exists(), "{suffix}: written");
+        let live = sightline::capture::live::LiveReport::create(4242, "sightline", "test")
+            .expect("working file");
+        let e = live.save(&output).expect_err("a saved capture too");
+        assert!(e.contains(suffix), "{e}");
+        assert!(!output.exists(), "{suffix}: saved");
+    }
+}
+
+/// Synth's refusal of copies past the clock names the report copied.
+#[test]
+fn synth_past_the_clock_names_the_source() {
+    let dir = TempDir::new().expect("temp dir");
+    let report = copy_of(&dir, "sync_timing.sqlite");
+    let conn = Connection::open(&report).expect("open");
+    conn.execute_batch(&format!(
+        "UPDATE {KERNELS} SET start = -9000000000000000000 WHERE rowid = 1;
+         UPDATE {KERNELS} SET [end] = 9000000000000000000 WHERE rowid = 2;"
+    ))
+    .expect("edit");
+    drop(conn);
+    let mut cmd = sightline();
+    cmd.args(["synth", "--scale", "2", "--from"])
+        .arg(&report)
+        .arg("--output")
+        .arg(dir.path().join("x2.sqlite"));
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("do not fit") && stderr.contains(&report.display().to_string()),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn loader_warnings_go_to_stderr_once_and_quiet_silences_them() {
     let dir = TempDir::new().expect("temp dir");
@@ -440,6 +770,51 @@ fn loader_warnings_go_to_stderr_once_and_quiet_silences_them() {
         .arg(&report);
     let out = run(cmd);
     assert!(text(&out.stderr).contains("warning"), "diff says it too");
+}
+
+/// Times of the wrong type (text, a blob, a real out of the clock's range)
+/// are not times: their rows are dropped and counted in a warning, as NULL
+/// times are, never read as 0 or as the number a prefix spells.
+#[test]
+fn times_that_are_not_numbers_are_dropped_and_said() {
+    let dir = TempDir::new().expect("temp dir");
+    let report = copy_of(&dir, "sync_timing.sqlite");
+    let conn = Connection::open(&report).expect("open");
+    let all_kernels: i64 = conn
+        .query_row(&format!("SELECT count(*) FROM {KERNELS}"), [], |r| r.get(0))
+        .expect("count");
+    let odd_values = ["'abc'", "'12abc'", "x'0102'", "1e300", "9e999", "-9e999"];
+    for (i, value) in odd_values.iter().enumerate() {
+        let column = if i % 2 == 0 { "start" } else { "[end]" };
+        conn.execute_batch(&format!(
+            "UPDATE {KERNELS} SET {column} = {value}
+             WHERE rowid = (SELECT rowid FROM {KERNELS} ORDER BY rowid LIMIT 1 OFFSET {i});
+             UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET {column} = {value}
+             WHERE rowid = (SELECT rowid FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY rowid
+                            LIMIT 1 OFFSET {i});"
+        ))
+        .expect("edit");
+    }
+    drop(conn);
+    let (instances, _) = kern_sum(&report);
+    assert_eq!(
+        instances,
+        all_kernels as u64 - odd_values.len() as u64,
+        "kernels with odd times are not loaded"
+    );
+    let mut cmd = sightline();
+    cmd.args(["stats", "--report", "cuda_api_sum", "--format", "csv"])
+        .arg(&report);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    for what in ["kernels", "CUDA API calls"] {
+        assert!(
+            stderr.contains(&format!("{} {what}", odd_values.len()))
+                && stderr.contains("not a time"),
+            "the dropped {what} are counted: {stderr}"
+        );
+    }
 }
 
 #[test]

@@ -202,15 +202,18 @@ fn two_windows_on_one_report_keep_each_others_notes() {
 fn closing_a_tab_whose_notes_could_not_be_saved_asks_first() {
     let (_dir, report) = copy_of("sync_timing.sqlite");
     let mut h = open(&report);
-    // The disk refuses the write (as a full disk would): a directory where
-    // the save builds its temporary file, for root too.
-    let name = report
-        .file_name()
-        .expect("name")
-        .to_string_lossy()
-        .into_owned();
-    let temp = report.with_file_name(format!(".{name}.notes.json.tmp{}", std::process::id()));
-    std::fs::create_dir(&temp).expect("mkdir");
+    // The save is refused (as by a full disk), for root too: a read-only
+    // notes file is left as it is. (The temporary the save builds cannot be
+    // blocked beforehand any more: its name is random.)
+    let sidecar = sightline::annotations::sidecar_path(&report);
+    std::fs::write(
+        &sidecar,
+        r#"{"sightline_notes": 1, "report": "r", "notes": []}"#,
+    )
+    .expect("write the notes file");
+    let mut read_only = std::fs::metadata(&sidecar).expect("stat").permissions();
+    read_only.set_readonly(true);
+    std::fs::set_permissions(&sidecar, read_only).expect("chmod");
     add_note(&mut h, 1_000, "cannot be saved");
     assert!(h.state().doc().expect("doc").notes.has_unsaved());
     h.state_mut().close_tab(0);
@@ -229,7 +232,7 @@ fn closing_a_tab_whose_notes_could_not_be_saved_asks_first() {
     h.run_steps(3);
     assert_eq!(h.state().tab_count(), 0);
     // Notes that are saved close without a question.
-    std::fs::remove_dir(&temp).expect("rmdir");
+    std::fs::remove_file(&sidecar).expect("rm");
     let mut h = open(&report);
     add_note(&mut h, 1_000, "saved");
     h.state_mut().close_tab(0);

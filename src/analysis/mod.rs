@@ -32,5 +32,6 @@ pub use gpu_reports::{KernelNaming, kernel_names};
 pub use report::Report;
 pub use scope::RangeRule;
 pub use stats::{UnsupportedRule, compute, compute_for_kernel, compute_in};
+pub(crate) use table::TextLayout;
 pub use table::{Cell, Table};
 pub use traces::{for_each_row as for_each_trace_row, trace_columns};

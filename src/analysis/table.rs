@@ -128,37 +128,75 @@ fn grouped_text(cell: &Cell) -> String {
 /// An aligned table like `nsys stats`'s default (column) output: numbers right
 /// aligned with thousands separators, text left aligned, a dashed rule under
 /// the header.
-fn to_text(table: &Table) -> String {
-    let cells: Vec<Vec<String>> = table
-        .rows
-        .iter()
-        .map(|row| row.iter().map(grouped_text).collect())
-        .collect();
-    let numeric: Vec<bool> = (0..table.columns.len())
-        .map(|c| table.is_numeric_column(c))
-        .collect();
-    let widths: Vec<usize> = table
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(c, name)| {
-            cells
-                .iter()
-                .filter_map(|row| row.get(c))
-                .map(|s| s.chars().count())
-                .chain([name.chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    let mut line = |fields: &mut dyn Iterator<Item = (usize, &str)>| {
+pub(crate) fn to_text(table: &Table) -> String {
+    let mut layout = TextLayout::new(&table.columns);
+    let cells: Vec<Vec<String>> = table.rows.iter().map(|row| layout.measure(row)).collect();
+    let mut out = layout.header();
+    for row in &cells {
+        out.push_str(&layout.line(row));
+    }
+    out
+}
+
+/// The widths and alignments of [`to_text`]'s columns, measured row by row:
+/// a trace report's rows are measured as they are made, then made again to
+/// be written, never all held at once.
+pub(crate) struct TextLayout {
+    columns: Vec<String>,
+    widths: Vec<usize>,
+    /// Per column: a text cell seen (left aligned), a number seen.
+    has_text: Vec<bool>,
+    has_number: Vec<bool>,
+}
+
+impl TextLayout {
+    pub(crate) fn new(columns: &[String]) -> TextLayout {
+        TextLayout {
+            columns: columns.to_vec(),
+            widths: columns.iter().map(|name| name.chars().count()).collect(),
+            has_text: vec![false; columns.len()],
+            has_number: vec![false; columns.len()],
+        }
+    }
+
+    /// Widens the columns to hold `row`; returns its cells as printed.
+    pub(crate) fn measure(&mut self, row: &[Cell]) -> Vec<String> {
+        let texts: Vec<String> = row.iter().map(grouped_text).collect();
+        for (c, (cell, text)) in row.iter().zip(&texts).enumerate().take(self.widths.len()) {
+            self.widths[c] = self.widths[c].max(text.chars().count());
+            self.has_text[c] |= matches!(cell, Cell::Text(_));
+            self.has_number[c] |= cell.as_f64().is_some();
+        }
+        texts
+    }
+
+    /// Numbers right aligned (and their header), as
+    /// [`Table::is_numeric_column`] says.
+    fn numeric(&self, c: usize) -> bool {
+        !self.has_text[c] && self.has_number[c]
+    }
+
+    /// The column names and the dashed rule under them.
+    pub(crate) fn header(&self) -> String {
+        let rules: Vec<String> = self.widths.iter().map(|&w| "-".repeat(w)).collect();
+        let mut out = self.line(&self.columns);
+        out.push_str(&self.line(&rules));
+        out
+    }
+
+    /// The line of a row measured before.
+    pub(crate) fn row_line(&self, row: &[Cell]) -> String {
+        self.line(&row.iter().map(grouped_text).collect::<Vec<_>>())
+    }
+
+    /// One line of the table, ending in a newline.
+    pub(crate) fn line(&self, fields: &[String]) -> String {
         let mut text = String::new();
-        for (c, field) in fields {
-            let pad = widths[c].saturating_sub(field.chars().count());
+        for (c, field) in fields.iter().enumerate().take(self.widths.len()) {
+            let pad = self.widths[c].saturating_sub(field.chars().count());
             text.push(' ');
-            let last = c + 1 == widths.len();
-            if numeric[c] {
+            let last = c + 1 == self.widths.len();
+            if self.numeric(c) {
                 text.extend(std::iter::repeat_n(' ', pad));
                 text.push_str(field);
             } else {
@@ -171,16 +209,10 @@ fn to_text(table: &Table) -> String {
                 text.push(' ');
             }
         }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(&mut table.columns.iter().map(String::as_str).enumerate());
-    let rules: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
-    line(&mut rules.iter().map(String::as_str).enumerate());
-    for row in &cells {
-        line(&mut row.iter().map(String::as_str).enumerate());
+        let mut line = text.trim_end().to_string();
+        line.push('\n');
+        line
     }
-    out
 }
 
 #[cfg(test)]

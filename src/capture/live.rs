@@ -795,21 +795,25 @@ impl LiveReport {
     }
 
     /// Saves a compact copy at `dest`: written beside it, then renamed, so a
-    /// failure leaves no half file and never touches an existing one.
+    /// failure leaves no half file and never touches an existing one. Made
+    /// as every output is ([`crate::files::Aside`]): a device or a FIFO at
+    /// `dest` is refused, a replaced file's mode kept.
     pub fn save(&self, dest: &Path) -> Result<(), String> {
-        let temp = crate::synth::TempFile::beside(dest).map_err(|e| e.to_string())?;
+        let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", dest.display());
+        crate::files::check_report_name(dest).map_err(|e| e.to_string())?;
+        let temp = crate::files::Aside::beside(dest).map_err(|e| e.to_string())?;
+        // VACUUM INTO fills an empty file, as the one just made is.
         let target = temp.path().to_string_lossy().into_owned();
-        let failed = |e: rusqlite::Error| format!("{}: {e}", dest.display());
         self.conn()?
             .execute("VACUUM INTO ?1", [&target])
-            .map_err(failed)?;
+            .map_err(|e| failed(&e))?;
         // The copy keeps the working file's WAL mode, in which a reader must
         // be able to write beside the report: a saved report is an ordinary
         // one, like nsys's.
         Connection::open(temp.path())
             .and_then(|c| c.query_row("PRAGMA journal_mode=DELETE", [], |_| Ok(())))
-            .map_err(failed)?;
-        temp.persist(dest).map_err(|e| e.to_string())
+            .map_err(|e| failed(&e))?;
+        temp.finish().map_err(|e| failed(&e))
     }
 }
 

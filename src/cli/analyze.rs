@@ -46,7 +46,7 @@ pub struct AnalyzeArgs {
 
     /// Rules: write PREFIX_RULE.csv per rule (.txt with --format table), an empty file when
     /// the rule finds nothing, as nsys does.
-    #[arg(long, value_name = "PREFIX", requires = "rules")]
+    #[arg(long, value_name = "PREFIX", requires = "rules", value_parser = super::output::parse_prefix)]
     output: Option<String>,
 
     /// Findings: only those that start in [START_NS, END_NS), session nanoseconds (rules take

@@ -45,7 +45,7 @@ pub struct DiffArgs {
 
     /// Write each report to PREFIX_diff_REPORT.csv (.txt for tables), REPORT the short name
     /// (PREFIX_diff_kernels.csv).
-    #[arg(long, value_name = "PREFIX")]
+    #[arg(long, value_name = "PREFIX", value_parser = super::output::parse_prefix)]
     output: Option<String>,
 
     /// Exit 1 when a kernel in both reports has an average more than PCT percent above A's

@@ -37,6 +37,20 @@ pub(crate) fn emit_table(
     })
 }
 
+/// `--output PREFIX`: the start of the file names written (PREFIX_NAME.csv),
+/// so a device there (`/dev/null`, given to mean "no files") is refused
+/// rather than taken as a folder's name for files beside it.
+pub(crate) fn parse_prefix(prefix: &str) -> Result<String, String> {
+    match std::fs::metadata(prefix) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(format!(
+            "{prefix} is {}: --output takes the start of the names of the files written \
+             (PREFIX_REPORT.csv); leave it out to print to stdout",
+            crate::files::file_kind(&meta.file_type())
+        )),
+        _ => Ok(prefix.to_string()),
+    }
+}
+
 /// What a failed write to stdout ends with, said on stderr: nothing for a
 /// closed pipe (`| head` read what it wanted), else one line. Returns the
 /// exit code (failure either way: the output is incomplete).
@@ -80,6 +94,12 @@ fn emit_table_io(
         } else {
             text
         };
-        write!(out, "\n ** {} ({}):\n\n{body}", named.title, named.name)
+        write!(out, "{}{body}", heading(named))
     }
+}
+
+/// What precedes a table in the text layout on stdout: ` ** Title (name):`
+/// between blank lines, as nsys prints it.
+pub(crate) fn heading(named: &Named) -> String {
+    format!("\n ** {} ({}):\n\n", named.title, named.name)
 }

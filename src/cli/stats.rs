@@ -7,11 +7,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::output::{Named, emit_table, finish, write_failed};
+use super::output::{Named, emit_table, finish, heading, write_failed};
 use super::{TableFormat, load_or_report, name_list, named_or_all, parse_range, usage_error};
 use crate::analysis::metrics::ncu;
 use crate::analysis::{
-    RangeRule, Report, TimeRange, compute_in, csv_line, for_each_trace_row, trace_columns,
+    RangeRule, Report, TextLayout, TimeRange, compute_in, csv_line, for_each_trace_row,
+    trace_columns,
 };
 use crate::files::write_aside_with;
 
@@ -43,6 +44,37 @@ fn stream_trace_csv(
     .unwrap_or(Ok(()))
 }
 
+/// Writes trace report `report` in the aligned table layout to `out`, as
+/// [`crate::analysis::Table::to_text`] would lay it out, without holding its
+/// rows: a first pass over them measures the columns, a second writes them.
+/// `titled`: on stdout, under its heading, and `(no data)` for no rows.
+fn stream_trace_text(
+    trace: &crate::model::Trace,
+    report: Report,
+    range: Option<TimeRange>,
+    titled: Option<&Named>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut layout = TextLayout::new(&trace_columns(report).unwrap_or_default());
+    let mut rows = 0u64;
+    for_each_trace_row::<std::convert::Infallible>(trace, report, range, &mut |row| {
+        layout.measure(&row);
+        rows += 1;
+        Ok(())
+    });
+    if let Some(named) = titled {
+        out.write_all(heading(named).as_bytes())?;
+        if rows == 0 {
+            return writeln!(out, "{}", named.if_empty);
+        }
+    }
+    out.write_all(layout.header().as_bytes())?;
+    for_each_trace_row::<std::io::Error>(trace, report, range, &mut |row| {
+        out.write_all(layout.row_line(&row).as_bytes())
+    })
+    .unwrap_or(Ok(()))
+}
+
 /// Arguments of `sightline stats`.
 #[derive(Debug, clap::Args)]
 #[command(about = "The `nsys stats` summary reports of a report, with nsys's numbers")]
@@ -67,7 +99,7 @@ pub struct StatsArgs {
 
     /// Write each report to PREFIX_REPORT.csv (.txt for tables), ':' in REPORT written '_'
     /// (PREFIX_cuda_gpu_kern_sum_base.csv); written aside, then renamed.
-    #[arg(long, value_name = "PREFIX")]
+    #[arg(long, value_name = "PREFIX", value_parser = super::output::parse_prefix)]
     output: Option<String>,
 
     /// Only events that start in [START_NS, END_NS), session nanoseconds.
@@ -188,24 +220,36 @@ pub fn main(args: StatsArgs) -> ExitCode {
     for (i, &report) in options.reports.iter().enumerate() {
         let file_stem = report.file_stem();
         let csv = options.format == TableFormat::Csv;
-        // A trace report has a row per event: as CSV its rows are written as
-        // they are made, never all held at once (100M events would not fit).
-        if csv && options.rule == RangeRule::StartsInside && report.is_trace() {
+        let named = Named {
+            file_stem: &file_stem,
+            name: report.name(),
+            title: report.title(),
+            if_empty: "(no data)",
+        };
+        // A trace report has a row per event: its rows are written as they
+        // are made, never all held at once (100M events would not fit).
+        if options.rule == RangeRule::StartsInside && report.is_trace() {
+            let (range, to_file) = (options.range, options.output.is_some());
+            let write = |out: &mut dyn Write| {
+                if csv {
+                    stream_trace_csv(&trace, report, range, i > 0 && !to_file, out)
+                } else {
+                    let titled = (!to_file).then_some(&named);
+                    stream_trace_text(&trace, report, range, titled, out)
+                }
+            };
             let streamed = match options.output.as_deref() {
                 Some(prefix) => {
-                    let path = PathBuf::from(format!("{prefix}_{file_stem}.csv"));
-                    write_aside_with(&path, |out| {
-                        stream_trace_csv(&trace, report, options.range, false, out)
-                    })
-                    .map_err(|e| eprintln!("sightline: cannot write {}: {e}", path.display()))
+                    let extension = if csv { "csv" } else { "txt" };
+                    let path = PathBuf::from(format!("{prefix}_{file_stem}.{extension}"));
+                    write_aside_with(&path, write)
+                        .map_err(|e| eprintln!("sightline: cannot write {}: {e}", path.display()))
                 }
                 None => {
                     let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut stdout);
-                    stream_trace_csv(&trace, report, options.range, i > 0, &mut out)
-                        .and_then(|()| out.flush())
-                        .map_err(|e| {
-                            write_failed(&e);
-                        })
+                    write(&mut out).and_then(|()| out.flush()).map_err(|e| {
+                        write_failed(&e);
+                    })
                 }
             };
             if streamed.is_err() {
@@ -221,12 +265,6 @@ pub fn main(args: StatsArgs) -> ExitCode {
             Ok(table) => table,
             // Checked while parsing; kept as an error, not a panic.
             Err(e) => return usage_error("stats", &e.to_string()),
-        };
-        let named = Named {
-            file_stem: &file_stem,
-            name: report.name(),
-            title: report.title(),
-            if_empty: "(no data)",
         };
         if emit_table(
             &table,

@@ -19,6 +19,32 @@ pub(super) trait Cells {
     fn int(&self, i: usize) -> i64;
     /// `None` when the cell is NULL.
     fn opt_int(&self, i: usize) -> Option<i64>;
+    /// The cell as a time: only an integer is one (or a real that is a
+    /// whole number in the clock's range). Text, a blob, a fraction, an
+    /// infinity or a real past i64 would be a made-up time (0, the number a
+    /// prefix spells, a clamped value): [`Time::Invalid`], for the caller
+    /// to drop and count.
+    fn time(&self, i: usize) -> Time;
+}
+
+/// What a time cell holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Time {
+    Null,
+    At(i64),
+    Invalid,
+}
+
+impl Time {
+    /// A real read as a time: whole and within i64 (2^63 itself is not).
+    fn of_real(v: f64) -> Time {
+        const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+        if v.is_finite() && v.fract() == 0.0 && (-LIMIT..LIMIT).contains(&v) {
+            Time::At(v as i64)
+        } else {
+            Time::Invalid
+        }
+    }
 }
 
 impl Cells for rusqlite::Row<'_> {
@@ -38,6 +64,15 @@ impl Cells for rusqlite::Row<'_> {
         match self.get_ref(i) {
             Ok(ValueRef::Null) | Err(_) => None,
             _ => Some(self.int(i)),
+        }
+    }
+
+    fn time(&self, i: usize) -> Time {
+        match self.get_ref(i) {
+            Ok(ValueRef::Integer(v)) => Time::At(v),
+            Ok(ValueRef::Real(v)) => Time::of_real(v),
+            Ok(ValueRef::Null) | Err(_) => Time::Null,
+            Ok(ValueRef::Text(_) | ValueRef::Blob(_)) => Time::Invalid,
         }
     }
 }
@@ -128,6 +163,24 @@ impl Cells for RawRows {
         // SAFETY: as in `int`.
         let kind = unsafe { ffi::sqlite3_column_type(self.stmt, i as c_int) };
         (kind != ffi::SQLITE_NULL).then(|| self.int(i))
+    }
+
+    fn time(&self, i: usize) -> Time {
+        if i >= self.columns {
+            return Time::Null;
+        }
+        // SAFETY: as in `int`; the type is asked before any conversion, so
+        // it is the stored one.
+        match unsafe { ffi::sqlite3_column_type(self.stmt, i as c_int) } {
+            ffi::SQLITE_INTEGER => Time::At(self.int(i)),
+            ffi::SQLITE_FLOAT => {
+                // SAFETY: as in `int`, on a column just seen to hold a real.
+                let value = unsafe { ffi::sqlite3_column_double(self.stmt, i as c_int) };
+                Time::of_real(value)
+            }
+            ffi::SQLITE_NULL => Time::Null,
+            _ => Time::Invalid,
+        }
     }
 }
 

@@ -518,7 +518,8 @@ pub(super) fn warn_bad(b: &mut Builder, bad: u64, missing: u64, what: &str) {
     }
     if missing > 0 {
         b.warn(format!(
-            "{missing} {what} have no start or end time: not loaded"
+            "{missing} {what} have no start or end time, or one that is not a time (text, a \
+             blob, a number past the clock): not loaded"
         ));
     }
 }

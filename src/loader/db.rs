@@ -58,18 +58,41 @@ impl Report {
             tables: HashMap::new(),
             rowid_aliases: HashSet::new(),
         };
-        report
+        let views = report
             .read_schema()
             .map_err(|e| LoadError::from_sqlite(path, &e))?;
+        if let Some(view) = views.iter().find(|v| is_nsys_table_name(v)) {
+            return Err(LoadError::new(
+                path,
+                Problem::NotNsysReport(format!(
+                    "{view} is a view, not a table (nsys writes its events as tables; a view \
+                     may compute rows without end, so it is not read)"
+                )),
+            ));
+        }
         Ok(report)
     }
 
-    fn read_schema(&mut self) -> rusqlite::Result<()> {
-        let names: Vec<String> = self
+    /// Reads the tables' columns. Views are not tables to the loader (it
+    /// reads tables only: a view's rows are computed, possibly without end,
+    /// as a recursive one's); their names are returned.
+    fn read_schema(&mut self) -> rusqlite::Result<Vec<String>> {
+        let mut views = Vec::new();
+        let mut names = Vec::new();
+        for entry in self
             .conn
-            .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")?
-            .query_map([], |row| row.get(0))?
-            .collect::<Result<_, _>>()?;
+            .prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')")?
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })?
+        {
+            let (name, kind) = entry?;
+            if kind == "view" {
+                views.push(name);
+            } else {
+                names.push(name);
+            }
+        }
         for name in names {
             // (name, declared type, place in the primary key)
             let columns: Vec<(String, String, i64)> = self
@@ -89,7 +112,7 @@ impl Report {
             self.tables
                 .insert(name, columns.into_iter().map(|c| c.0).collect());
         }
-        Ok(())
+        Ok(views)
     }
 
     /// Whether `table` has a column that is its rowid (an `INTEGER PRIMARY
@@ -204,6 +227,15 @@ impl Report {
     }
 }
 
+/// Whether nsys names a table so: a view of that name stands where the
+/// loader expects the table (events, strings, threads, the GPU's
+/// description). Other views (a user's own) are left alone, unread.
+fn is_nsys_table_name(name: &str) -> bool {
+    const PREFIXES: [&str; 6] = ["CUPTI_", "NVTX_", "OSRT_", "TARGET_INFO_", "CUDA_", "GPU_"];
+    PREFIXES.iter().any(|p| name.starts_with(p))
+        || matches!(name, "StringIds" | "ThreadNames" | "META_DATA_EXPORT")
+}
+
 /// Opens `path` read-only and immutable: SQLite writes no journal, no WAL and
 /// takes no lock, so the report is never modified, even on a read-only disk.
 pub fn open_read_only(path: &Path) -> Result<Connection, LoadError> {
@@ -230,7 +262,23 @@ fn open_uri(path: &Path, uri: &str) -> Result<Connection, LoadError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    Connection::open_with_flags(uri, flags).map_err(|e| LoadError::from_sqlite(path, &e))
+    Connection::open_with_flags(uri, flags).map_err(|e| {
+        // SQLite's Unix files take paths up to 512 bytes (its MAX_PATHNAME):
+        // a longer one fails as "unable to open database file".
+        const SQLITE_MAX_PATH: usize = 512;
+        let length = absolute(path).len();
+        if length > SQLITE_MAX_PATH {
+            LoadError::new(
+                path,
+                Problem::Unreadable(format!(
+                    "its path is too long for SQLite ({length} bytes, at most \
+                     {SQLITE_MAX_PATH}): move the report to a shorter path"
+                )),
+            )
+        } else {
+            LoadError::from_sqlite(path, &e)
+        }
+    })
 }
 
 /// The `file:` URI that opens `path` read-only and immutable (also for

@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use super::builder::Builder;
 use super::carry::Carry;
+use super::cells::{Cells, Time};
 use super::cpu::warn_bad;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::group::{Grouping, LaneStack};
@@ -70,10 +71,18 @@ impl NvtxRow {
         } else {
             text(row, 16).map(Payload::Json)
         };
+        // A start or end that is not a time (text, a blob, a real past the
+        // clock) drops the row: it is counted with those without a start. A
+        // NULL end is a range still open.
+        let (start, end) = match (row.time(0), row.time(1)) {
+            (Time::At(start), Time::At(end)) => (Some(start), Some(end)),
+            (Time::At(start), Time::Null) => (Some(start), None),
+            _ => (None, None),
+        };
         NvtxRow {
             row_id: int(row, 17),
-            start: opt_int(row, 0),
-            end: opt_int(row, 1),
+            start,
+            end,
             event_type: int(row, 2),
             text: text(row, 3),
             text_id: opt_int(row, 4),

@@ -4,7 +4,7 @@
 
 use rusqlite::types::ValueRef;
 
-use super::cells::Cells;
+use super::cells::{Cells, Time};
 
 /// An integer cell (see [`Cells::int`]).
 pub(super) fn int(row: &(impl Cells + ?Sized), i: usize) -> i64 {
@@ -36,12 +36,14 @@ pub(super) fn tid_of(global_tid: i64) -> u32 {
     (global_tid & 0xFF_FFFF) as u32
 }
 
-/// Start and end of an event row (columns 0 and 1). A row missing either is
-/// skipped, and counted in `missing` for a warning: reading NULL as time 0
-/// would stretch the trace back to the clock's origin.
+/// Start and end of an event row (columns 0 and 1). A row missing either, or
+/// holding something that is not a time (text, a blob, a real past the clock:
+/// [`Time`]), is skipped, and counted in `missing` for a warning:
+/// reading it as time 0 would stretch the trace back to the clock's origin,
+/// and a coerced number would be an event that never happened.
 pub(super) fn row_times(row: &(impl Cells + ?Sized), missing: &mut u64) -> Option<(i64, i64)> {
-    match (opt_int(row, 0), opt_int(row, 1)) {
-        (Some(start), Some(end)) => Some((start, end)),
+    match (row.time(0), row.time(1)) {
+        (Time::At(start), Time::At(end)) => Some((start, end)),
         _ => {
             *missing += 1;
             None

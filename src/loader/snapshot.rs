@@ -39,6 +39,7 @@ pub struct Stamp {
 
 impl Stamp {
     pub fn of(path: &Path) -> Stamp {
+        let path = &real_path(path);
         let meta = |p: &Path| {
             std::fs::metadata(p)
                 .ok()
@@ -66,6 +67,13 @@ fn change_counter(path: &Path) -> Option<[u8; 4]> {
         .and_then(|mut f| f.read_exact(&mut header))
         .ok()?;
     Some([header[24], header[25], header[26], header[27]])
+}
+
+/// The file `path` names, links followed: SQLite keeps a database's journal
+/// and WAL beside that file, not beside a link to it. `path` itself where it
+/// cannot be resolved (the open that follows says why).
+fn real_path(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// `REPORT-journal`, `REPORT-wal`.
@@ -98,19 +106,28 @@ impl Source {
     /// brought to its last committed state.
     pub fn prepare(path: &Path, always_copy: bool) -> Result<Source, String> {
         let non_empty = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0);
+        let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let path = &real_path(path);
+        // Through a link the companions read are the target's: named, so
+        // that the user sees which files the numbers come from.
+        let read = if linked {
+            format!(" (the report is a link to {})", path.display())
+        } else {
+            String::new()
+        };
         let journal = companion(path, "-journal");
         let wal = companion(path, "-wal");
         let note = if non_empty(&journal) {
             Some(format!(
                 "{}: a writer did not finish (or is still writing); shown is the last \
                  committed state, with the journal rolled back in a private copy (the report \
-                 is not touched)",
+                 is not touched){read}",
                 journal.display()
             ))
         } else if non_empty(&wal) {
             Some(format!(
                 "{}: its committed transactions are included (applied in a private copy; the \
-                 report is not touched)",
+                 report is not touched){read}",
                 wal.display()
             ))
         } else {
@@ -191,14 +208,56 @@ fn settle(copy: &Path) -> rusqlite::Result<()> {
     conn.close().map_err(|(_, e)| e)
 }
 
-/// A new directory of ours under the system's temporary directory.
+/// What the private copies' directories are called: `PREFIX-PID-N`.
+const COPY_DIR_PREFIX: &str = "sightline-committed-";
+
+/// A new directory of ours under the system's temporary directory. Those
+/// that loads killed before they could remove theirs left are removed first.
 fn private_dir() -> std::io::Result<PathBuf> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "sightline-committed-{}-{}",
+    let temp = std::env::temp_dir();
+    #[cfg(unix)]
+    remove_copies_of_ended_processes(&temp);
+    let dir = temp.join(format!(
+        "{COPY_DIR_PREFIX}{}-{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::create_dir(&dir)?;
     Ok(dir)
+}
+
+/// Removes the private copies (whole reports) of processes no longer
+/// running: a load ended by SIGKILL or a crash runs no destructor, and its
+/// copy would stay in `temp` for good. SQLite cannot give a report's
+/// committed state without one (rolling a journal back writes the file; a
+/// WAL is read through a shared-memory file beside it), so the copy stays,
+/// and what is left of it goes at the next load that makes one. Only
+/// directories of this user, named as ours, with no process of their pid
+/// (where /proc says which run).
+#[cfg(unix)]
+fn remove_copies_of_ended_processes(temp: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(us) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(COPY_DIR_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        let Some(pid) = pid else { continue };
+        if pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists() {
+            continue;
+        }
+        let path = entry.path();
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir() && m.uid() == us) {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
 }

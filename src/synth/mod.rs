@@ -119,8 +119,13 @@ impl<'t> ReportWriter<'t> {
         let span = (hi as i128 - lo as i128).max(0);
         let time_shift = span + COPY_GAP_NS as i128;
         if (copies as i128 - 1) * time_shift + hi as i128 > i64::MAX as i128 {
+            let of = if trace.info.path.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", trace.info.path)
+            };
             return Err(WriteError::Invalid(format!(
-                "{copies} copies of a {span} ns trace do not fit the 64-bit nanosecond clock"
+                "{copies} copies of a {span} ns trace{of} do not fit the 64-bit nanosecond clock"
             )));
         }
         let time_shift = time_shift as Ns;
@@ -225,12 +230,16 @@ impl<'t> ReportWriter<'t> {
         cancel: &AtomicBool,
     ) -> Result<WriteSummary, WriteError> {
         check_destination(path, &self.trace.info.path)?;
-        let temp = TempFile::beside(path)?;
+        let io_err = |error| WriteError::Io {
+            path: path.to_path_buf(),
+            error,
+        };
+        let temp = crate::files::Aside::beside(path).map_err(io_err)?;
         let sql_err = |error| WriteError::Sqlite {
             path: path.to_path_buf(),
             error,
         };
-        let conn = Connection::open(&temp.path).map_err(sql_err)?;
+        let conn = Connection::open(temp.path()).map_err(sql_err)?;
         // A temporary file that is deleted on any failure needs no journal nor
         // syncing: the rename below is what makes the report appear.
         conn.execute_batch(
@@ -251,7 +260,7 @@ impl<'t> ReportWriter<'t> {
         })?;
         conn.execute_batch("COMMIT").map_err(sql_err)?;
         conn.close().map_err(|(_, e)| sql_err(e))?;
-        temp.persist(path)?;
+        temp.finish().map_err(io_err)?;
         (ticker.progress)(1.0);
         Ok(WriteSummary {
             copies: self.copies,
@@ -808,7 +817,9 @@ fn check_destination(path: &Path, source: &str) -> Result<(), WriteError> {
             path.display()
         )));
     }
-    crate::files::check_replaceable(path).map_err(|e| WriteError::Invalid(e.to_string()))?;
+    crate::files::check_replaceable(path)
+        .and_then(|()| crate::files::check_report_name(path))
+        .map_err(|e| WriteError::Invalid(e.to_string()))?;
     if !source.is_empty()
         && let (Ok(a), Ok(b)) = (std::fs::canonicalize(path), std::fs::canonicalize(source))
         && a == b
@@ -819,52 +830,6 @@ fn check_destination(path: &Path, source: &str) -> Result<(), WriteError> {
         )));
     }
     Ok(())
-}
-
-/// The file a report is built in, beside its destination; deleted unless
-/// [`TempFile::persist`] renamed it into place.
-pub(crate) struct TempFile {
-    path: PathBuf,
-    done: bool,
-}
-
-impl TempFile {
-    pub(crate) fn beside(dest: &Path) -> Result<TempFile, WriteError> {
-        let name = dest
-            .file_name()
-            .ok_or_else(|| WriteError::Invalid(format!("{}: not a file name", dest.display())))?;
-        let mut temp_name = name.to_os_string();
-        // The pid keeps two writers of the same output from sharing a file.
-        temp_name.push(format!(".tmp{}", std::process::id()));
-        let path = dest.with_file_name(temp_name);
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => return Err(WriteError::Io { path, error }),
-        }
-        Ok(TempFile { path, done: false })
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub(crate) fn persist(mut self, dest: &Path) -> Result<(), WriteError> {
-        std::fs::rename(&self.path, dest).map_err(|error| WriteError::Io {
-            path: dest.to_path_buf(),
-            error,
-        })?;
-        self.done = true;
-        Ok(())
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
 }
 
 /// A green context id as the schema stores it: NULL for none (0) or when the
