@@ -1,12 +1,15 @@
 //! Notes driven through the window headlessly (egui_kittest + AccessKit): a
 //! note added from the timeline's context menu and with N shows in the panel,
 //! on the timeline and in the sidecar, and comes back when the report is
-//! opened again. Plus the image export's crop and PNG encoding.
+//! opened again. Text typed just before a quit, or before the window stops
+//! being drawn (covered, minimised), still reaches the sidecar. Plus the
+//! image export's crop and PNG encoding.
 
 mod common;
-use common::fixture;
+use common::{Closes, fixture, press_close_button};
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, ColorImage, Rect, pos2, vec2};
 use egui_kittest::Harness;
@@ -20,12 +23,25 @@ use sightline::app::widgets::export_image::{crop, default_path, encode_png, writ
 
 /// The app with `report` opened as a user opens it (read in the background).
 fn open(report: &Path) -> Harness<'static, SightlineApp> {
+    open_watched(report).0
+}
+
+/// [`open`], and what the window asks of its own window (close, refuse a close).
+fn open_watched(report: &Path) -> (Harness<'static, SightlineApp>, Closes) {
     let mut app = SightlineApp::default();
     app.open(report.to_path_buf());
     app.wait_for_load();
+    let closes = Closes::default();
+    let seen = closes.clone();
     let mut h = Harness::builder()
         .with_size(vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+        .build_ui_state(
+            move |ui, app: &mut SightlineApp| {
+                app.ui(ui);
+                seen.record(ui.ctx());
+            },
+            app,
+        );
     h.run_steps(2);
     // The findings badge changes width when they arrive, moving the notes
     // badge beside it: let them arrive before anything is clicked.
@@ -34,7 +50,7 @@ fn open(report: &Path) -> Harness<'static, SightlineApp> {
         .expect("the report is open")
         .wait_for_findings();
     h.run_steps(3);
-    h
+    (h, closes)
 }
 
 fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -200,6 +216,73 @@ fn a_broken_sidecar_is_shown_and_the_report_still_opens() {
         h.query_by_label("Notes (not saved)").is_some(),
         "the badge says the notes are not saved"
     );
+}
+
+/// A time note added at `at` and `text` typed into its box, which keeps the
+/// keyboard (nothing takes it away: no save on losing it).
+fn type_note(h: &mut Harness<'static, SightlineApp>, at: i64, text: &str) {
+    h.state_mut().doc_mut().expect("doc").notes.add_at(at);
+    h.run_steps(3);
+    h.get_by_label("Note 1").type_text(text);
+    h.run_steps(2);
+}
+
+/// The texts of the notes in `report`'s sidecar.
+fn saved_texts(report: &Path) -> Vec<String> {
+    let notes = annotations::load(report).expect("the sidecar reads");
+    notes.into_iter().map(|n| n.text).collect()
+}
+
+/// Text typed just before Ctrl+Q, or the window's close button, reaches the
+/// sidecar: the quit writes it, not the delayed save (which never comes
+/// here), and the window then closes (issue 44 (b)).
+#[test]
+fn text_typed_just_before_quitting_is_saved() {
+    for how in ["Ctrl+Q", "the close button"] {
+        let (_dir, report) = copy_of("sync_timing.sqlite");
+        let (mut h, closes) = open_watched(&report);
+        let notes = &mut h.state_mut().doc_mut().expect("doc").notes;
+        notes.set_text_save_delay(Duration::from_secs(3600));
+        let text = format!("typed, then {how}");
+        type_note(&mut h, 1_000, &text);
+        assert_eq!(saved_texts(&report), [""], "not written before the quit");
+        match how {
+            "Ctrl+Q" => h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Q),
+            _ => press_close_button(&mut h),
+        }
+        h.run_steps(1);
+        assert_eq!(saved_texts(&report), [text], "{how}");
+        assert!(!h.state().doc().expect("doc").notes.has_unsaved());
+        match how {
+            "Ctrl+Q" => assert!(closes.closed(), "Ctrl+Q closes the window"),
+            _ => assert!(!closes.cancelled(), "the close goes ahead"),
+        }
+    }
+}
+
+/// Text typed, then no frame drawn (the window covered or minimised: egui
+/// runs no frame, so no timer of the frame fires): the sidecar has it after
+/// the delay all the same (issue 44 (c)).
+#[test]
+fn text_typed_is_saved_with_no_frame_drawn() {
+    let (_dir, report) = copy_of("sync_timing.sqlite");
+    let mut h = open(&report);
+    let text = "typed, then the window was covered";
+    type_note(&mut h, 1_000, text);
+    let typed = Instant::now();
+    // No h.run or h.step from here: time passes, no frame runs.
+    let delay =
+        Duration::from_secs_f64(sightline::app::panels::annotations_panel::TEXT_SAVE_DELAY_S);
+    std::thread::sleep(delay + Duration::from_millis(200));
+    let deadline = typed + delay + Duration::from_secs(10);
+    while saved_texts(&report) != [text] && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(saved_texts(&report), [text], "written with no frame drawn");
+    // Drawn again: the window agrees that nothing waits to be written.
+    h.run_steps(2);
+    assert!(!h.state().doc().expect("doc").notes.has_unsaved());
+    assert_eq!(saved_texts(&report), [text]);
 }
 
 #[test]

@@ -1,15 +1,17 @@
 //! Faults in the window (issue 18), driven headlessly with egui_kittest: notes
 //! sidecars that cannot be read are kept, a read-only one is not replaced, two
 //! windows on one report keep each other's notes, a tab whose notes could not
-//! be saved asks before it closes, every failed load is named, and a failed
-//! image export does not sit beside an old "Saved" notice.
+//! be saved asks before it closes, and so does quitting the window (issue
+//! 44), a sidecar broken while the window is open loses none of its notes,
+//! every failed load is named, and a failed image export does not sit beside
+//! an old "Saved" notice.
 
 mod common;
-use common::fixture;
+use common::{Closes, fixture, press_close_button};
 
 use std::path::{Path, PathBuf};
 
-use eframe::egui::vec2;
+use eframe::egui::{self, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::annotations::{self, sidecar_path};
@@ -18,14 +20,27 @@ use sightline::app::widgets::export_image::ExportOutcome;
 
 /// The app with `report` opened as a user opens it.
 fn open(report: &Path) -> Harness<'static, SightlineApp> {
+    open_watched(report).0
+}
+
+/// [`open`], and what the window asks of its own window (close, refuse a close).
+fn open_watched(report: &Path) -> (Harness<'static, SightlineApp>, Closes) {
     let mut app = SightlineApp::default();
     app.open(report.to_path_buf());
     app.wait_for_load();
+    let closes = Closes::default();
+    let seen = closes.clone();
     let mut h = Harness::builder()
         .with_size(vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+        .build_ui_state(
+            move |ui, app: &mut SightlineApp| {
+                app.ui(ui);
+                seen.record(ui.ctx());
+            },
+            app,
+        );
     h.run_steps(3);
-    h
+    (h, closes)
 }
 
 fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -238,6 +253,118 @@ fn closing_a_tab_whose_notes_could_not_be_saved_asks_first() {
     h.state_mut().close_tab(0);
     h.run_steps(2);
     assert_eq!(h.state().tab_count(), 0);
+}
+
+/// Makes the save of `report`'s notes fail (as a full disk or a read-only
+/// folder would), for root too: a read-only notes file is left as it is.
+fn refuse_saves(report: &Path) {
+    let sidecar = sidecar_path(report);
+    std::fs::write(
+        &sidecar,
+        r#"{"sightline_notes": 1, "report": "r", "notes": []}"#,
+    )
+    .expect("write the notes file");
+    let mut read_only = std::fs::metadata(&sidecar).expect("stat").permissions();
+    read_only.set_readonly(true);
+    std::fs::set_permissions(&sidecar, read_only).expect("chmod");
+}
+
+/// Quitting with notes that could not be saved asks first, as closing their
+/// tab does, however the quit is asked: Ctrl+Q, File ▸ Quit, the window's
+/// close button. Keeping the window open keeps them; quitting anyway closes
+/// (issue 44 (a)).
+#[test]
+fn quitting_with_notes_that_could_not_be_saved_asks_first() {
+    let (_dir, report) = copy_of("sync_timing.sqlite");
+    let (mut h, closes) = open_watched(&report);
+    refuse_saves(&report);
+    add_note(&mut h, 1_000, "cannot be saved");
+    assert!(h.state().doc().expect("doc").notes.has_unsaved());
+    for how in ["Ctrl+Q", "File ▸ Quit", "the close button"] {
+        closes.clear();
+        match how {
+            "Ctrl+Q" => h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Q),
+            "File ▸ Quit" => {
+                h.get_by_label("File").click();
+                h.run_steps(2);
+                h.get_by_label("Quit (Ctrl+Q)").click();
+            }
+            _ => press_close_button(&mut h),
+        }
+        h.run_steps(3);
+        assert!(!closes.closed(), "{how}: the window closed itself");
+        if how == "the close button" {
+            assert!(closes.cancelled(), "{how}: the close is refused");
+        }
+        assert!(on_screen(&h, "Notes not saved"), "{how}: asked");
+        assert!(on_screen(&h, "read-only"), "{how}: and why");
+        h.get_by_label("Keep the window open").click();
+        h.run_steps(3);
+        assert!(!on_screen(&h, "Notes not saved"), "{how}: answered");
+        assert!(!closes.closed(), "{how}: kept open");
+        assert_eq!(h.state().tab_count(), 1);
+        assert!(h.state().doc().expect("doc").notes.has_unsaved());
+    }
+    // Asked again, and this time quit.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Q);
+    h.run_steps(3);
+    h.get_by_label("Quit and lose the notes").click();
+    h.run_steps(3);
+    assert!(closes.closed(), "quit anyway");
+    // Notes that are saved quit without a question.
+    let (_dir, report) = copy_of("sync_timing.sqlite");
+    let (mut h, closes) = open_watched(&report);
+    add_note(&mut h, 1_000, "saved");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Q);
+    h.run_steps(3);
+    assert!(closes.closed());
+    assert!(!on_screen(&h, "Notes not saved"));
+}
+
+/// A sidecar broken by hand while the window is open: the next saves set it
+/// aside (kept as `.bad`) and write every note of the window, never merging
+/// against the file set aside as if its notes had been deleted (issue 44 (d)).
+#[test]
+fn a_sidecar_broken_while_open_loses_no_notes() {
+    let (_dir, report) = copy_of("sync_timing.sqlite");
+    let mut h = open(&report);
+    for i in 1..=6 {
+        add_note(&mut h, i * 1_000, &format!("note {i}"));
+    }
+    assert_eq!(annotations::load(&report).expect("reads").len(), 6);
+    let garbage = b"{ broken by hand".to_vec();
+    std::fs::write(sidecar_path(&report), &garbage).expect("break it");
+    // Two edits, as a user goes on working: the first finds the file broken.
+    for (i, text) in [(0, "note 1, edited"), (1, "note 2, edited")] {
+        h.state_mut()
+            .doc_mut()
+            .expect("doc")
+            .notes
+            .set_text(i, text);
+        h.run_steps(2);
+    }
+    let mut texts: Vec<String> = annotations::load(&report)
+        .expect("the new sidecar reads")
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
+    texts.sort();
+    let want = [
+        "note 1, edited",
+        "note 2, edited",
+        "note 3",
+        "note 4",
+        "note 5",
+        "note 6",
+    ];
+    assert_eq!(texts, want, "every note of the window saved");
+    let shown = h.state().doc().expect("doc").notes.notes.len();
+    assert_eq!(shown, 6, "and still in the window");
+    let kept = set_aside(&report);
+    assert_eq!(kept.len(), 1, "the broken file is kept aside");
+    assert_eq!(std::fs::read(&kept[0]).expect("read"), garbage);
+    assert!(on_screen(&h, ".notes.json.bad"), "the panel says where");
+    assert!(!h.state().doc().expect("doc").notes.has_unsaved());
 }
 
 #[test]

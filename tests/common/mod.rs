@@ -65,3 +65,56 @@ pub fn step_until(
     }
     false
 }
+
+/// What the window asked of its own window, frame by frame (a harness keeps
+/// only the last frame's output, and one step runs a frame per queued
+/// event): whether it closed itself, or refused a close.
+#[derive(Clone, Default)]
+pub struct Closes(std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>);
+
+impl Closes {
+    /// Notes this frame's close commands; call after the app's `ui`.
+    pub fn record(&self, ctx: &eframe::egui::Context) {
+        use eframe::egui::ViewportCommand;
+        let seen: Vec<&'static str> = ctx.viewport(|v| {
+            v.commands
+                .iter()
+                .filter_map(|c| match c {
+                    ViewportCommand::Close => Some("close"),
+                    ViewportCommand::CancelClose => Some("cancel close"),
+                    _ => None,
+                })
+                .collect()
+        });
+        self.0.lock().expect("not poisoned").extend(seen);
+    }
+
+    /// Whether the window closed itself (File ▸ Quit, Ctrl+Q).
+    pub fn closed(&self) -> bool {
+        self.0.lock().expect("not poisoned").contains(&"close")
+    }
+
+    /// Whether the window refused a close asked of it (its close button).
+    pub fn cancelled(&self) -> bool {
+        self.0
+            .lock()
+            .expect("not poisoned")
+            .contains(&"cancel close")
+    }
+
+    /// Forgets what was seen.
+    pub fn clear(&self) {
+        self.0.lock().expect("not poisoned").clear();
+    }
+}
+
+/// The window's close button (or the system's close) pressed: what eframe
+/// gives the next frame, which may refuse it with `CancelClose`.
+pub fn press_close_button(h: &mut egui_kittest::Harness<'_, sightline::app::SightlineApp>) {
+    h.input_mut()
+        .viewports
+        .entry(eframe::egui::ViewportId::ROOT)
+        .or_default()
+        .events
+        .push(eframe::egui::ViewportEvent::Close);
+}

@@ -3,12 +3,10 @@
 
 use super::Document;
 use crate::app::panels::annotations_panel::OVERLAY_SOURCE;
-use crate::app::panels::annotations_panel::TEXT_SAVE_DELAY_S;
 use crate::app::timeline::{self};
 use crate::app::widgets::format;
 use crate::model::Ns;
 use eframe::egui::{self, Key, Ui};
-use std::time::Duration;
 
 impl Document {
     /// Notes, once per frame before the central panel: the N key, the side
@@ -43,15 +41,7 @@ impl Document {
                 self.apply(cmd, ui.ctx());
             }
         }
-        if let Some(since) = self.notes.text_dirty_since {
-            let wait = since + TEXT_SAVE_DELAY_S - now;
-            if wait <= 0.0 {
-                self.notes.save();
-            } else {
-                ui.ctx()
-                    .request_repaint_after(Duration::from_secs_f64(wait.max(0.01)));
-            }
-        }
+        self.notes.delayed_saves(ui.ctx(), now);
         if self.notes.unresolved {
             self.notes.resolve_merged(&self.trace);
         }

@@ -3,18 +3,21 @@
 //! as flags (an event note also outlines its event).
 //!
 //! Notes live in the report's sidecar ([`crate::annotations`]): read when the
-//! report opens, written on every change. Writing happens right here on the
-//! UI thread: the file is a few kilobytes, written aside and renamed in well
-//! under a millisecond on a local disk, and a synchronous write means a note
-//! is on disk before the next frame — no queue to lose on exit. Text is
-//! written when its box loses the keyboard, or a second after the last
-//! keystroke, not on every keystroke.
+//! report opens, written on every change. A note added, deleted or restyled
+//! is written right here on the UI thread: the file is a few kilobytes,
+//! written aside and renamed in a few milliseconds, and a synchronous write
+//! means the note is on disk before the next frame. Text is written when its
+//! box loses the keyboard, or a second after the last keystroke by a writer
+//! of its own that needs no frame ([`super::notes_saver`]): not on every
+//! keystroke, and not lost when the window stops being drawn. A quit writes
+//! what is still waiting (the window's `quit`).
 
 use std::path::{Path, PathBuf};
 
 use eframe::egui::{self, Color32, RichText, Ui, vec2};
 
-use crate::annotations::{self, EventKey, Note, NotesError, Pin};
+use crate::annotations::{self, EventKey, Note, Pin};
+use crate::app::panels::notes_saver::{Saver, Written};
 use crate::app::state::command::Command;
 use crate::app::state::events::EventRef;
 use crate::app::timeline::{Anchor, Overlay};
@@ -33,7 +36,7 @@ pub const PALETTE: [(&str, [u8; 3]); 6] = [
     ("violet", [168, 85, 247]),
 ];
 /// Typed text is written this long after the last keystroke.
-pub(crate) const TEXT_SAVE_DELAY_S: f64 = 1.0;
+pub const TEXT_SAVE_DELAY_S: f64 = 1.0;
 
 /// One note and the event it resolved to in this report.
 pub struct NoteEntry {
@@ -66,13 +69,13 @@ pub struct AnnotationsPanel {
     pub error: Option<String>,
     /// Said once, in the panel (a sidecar set aside).
     pub notice: Option<String>,
-    /// The sidecar exists but could not be read: it is renamed aside before
-    /// the first write, so its contents are never lost.
-    pub(crate) unreadable: bool,
-    /// The notes as last read from or written to the sidecar: what a save
-    /// merges against, so notes saved meanwhile by another window or
-    /// process are kept ([`annotations::save_merged`]).
-    pub(crate) base: Vec<Note>,
+    /// The sidecar's writers, and what they share: the notes as last read
+    /// from or written to the sidecar (what a save merges against, so notes
+    /// saved meanwhile by another window or process are kept,
+    /// [`annotations::save_merged`]), and whether the sidecar could not be
+    /// read (renamed aside before the first write: its contents are never
+    /// lost).
+    pub(crate) saver: Saver,
     /// Notes merged in from the sidecar whose events are not looked up yet
     /// (a save has no trace at hand; the next frame does).
     pub(crate) unresolved: bool,
@@ -82,6 +85,15 @@ pub struct AnnotationsPanel {
     pub(crate) marks_stale: bool,
     /// Input time of the last unsaved keystroke.
     pub(crate) text_dirty_since: Option<f64>,
+    /// Keystrokes typed into notes, counted: the delayed writer says which
+    /// one its write is of (a later one is still to be written).
+    pub(crate) edits: u64,
+    /// No delayed writer could be started: the frame's timer writes typed
+    /// text (when frames are drawn).
+    pub(crate) frame_timer: bool,
+    /// How long after the last keystroke typed text is written; `None`:
+    /// [`TEXT_SAVE_DELAY_S`] (a test sets another).
+    text_save_delay: Option<std::time::Duration>,
     /// The note whose text box takes the keyboard next frame (a new note).
     pub(crate) focus: Option<u64>,
     pub(crate) next_id: u64,
@@ -102,13 +114,13 @@ impl AnnotationsPanel {
         };
         match annotations::load(report) {
             Ok(notes) => {
-                panel.base = notes.clone();
+                panel.saver.disk().base = notes.clone();
                 panel.set_notes(trace, notes);
             }
             Err(e) => {
                 // Whatever the reason (not JSON, not UTF-8, no permission,
                 // a directory): it is kept aside before the first save.
-                panel.unreadable = true;
+                panel.saver.disk().unreadable = true;
                 panel.error = Some(e.to_string());
                 panel.open = true;
             }
@@ -127,6 +139,18 @@ impl AnnotationsPanel {
         }
         self.unresolved = true;
         self.marks_stale = true;
+    }
+
+    /// How long after the last keystroke typed text is written.
+    pub fn text_save_delay(&self) -> std::time::Duration {
+        (self.text_save_delay).unwrap_or(std::time::Duration::from_secs_f64(TEXT_SAVE_DELAY_S))
+    }
+
+    /// Writes typed text `delay` after the last keystroke instead of
+    /// [`TEXT_SAVE_DELAY_S`] (tests: a delay that never comes leaves a
+    /// quit as the only writer).
+    pub fn set_text_save_delay(&mut self, delay: std::time::Duration) {
+        self.text_save_delay = Some(delay);
     }
 
     /// Notes are off (no report file to keep them beside).
@@ -231,45 +255,61 @@ impl AnnotationsPanel {
         let Some(report) = self.report.clone() else {
             return;
         };
-        if self.unreadable {
-            match set_aside(&annotations::sidecar_path(&report)) {
-                Ok(kept) => {
-                    self.unreadable = false;
-                    self.notice = Some(format!(
-                        "The notes file that could not be read was kept as {}.",
-                        kept.display()
-                    ));
-                }
-                Err(e) => {
-                    self.error = Some(format!(
-                        "not saved: the unreadable notes file could not be set aside ({e}); \
-                         the notes stay in this window only"
-                    ));
-                    self.open = true;
-                    return;
-                }
+        let notes: Vec<Note> = self.notes.iter().map(|e| e.note.clone()).collect();
+        let written = self.saver.write_now(&report, &notes);
+        self.took(written, true);
+    }
+
+    /// Text was typed (keystroke number `self.edits`): written by the
+    /// delayed writer once typing stops, whether or not frames are drawn.
+    pub(crate) fn save_later(&mut self, ctx: &egui::Context) {
+        let Some(report) = self.report.clone() else {
+            return;
+        };
+        let notes: Vec<Note> = self.notes.iter().map(|e| e.note.clone()).collect();
+        let when = (self.edits, self.text_save_delay());
+        let wake = || crate::app::job::repaint(ctx.clone());
+        self.frame_timer = !self.saver.write_later(&report, notes, when, wake);
+    }
+
+    /// Once a frame: takes what the delayed writer did; where it could not
+    /// be started, writes typed text the delay after the last keystroke
+    /// (input time `now`), asking for the frame that does.
+    pub(crate) fn delayed_saves(&mut self, ctx: &egui::Context, now: f64) {
+        if let Some(done) = self.saver.take_delayed() {
+            // Typed since: the list is newer than what was written.
+            let current = done.edit == self.edits;
+            if current {
+                self.text_dirty_since = None;
+            }
+            self.took(done.written, current);
+        }
+        if let Some(since) = self.text_dirty_since.filter(|_| self.frame_timer) {
+            let wait = since + self.text_save_delay().as_secs_f64() - now;
+            if wait <= 0.0 {
+                self.save();
+            } else {
+                ctx.request_repaint_after(std::time::Duration::from_secs_f64(wait.max(0.01)));
             }
         }
-        let notes: Vec<Note> = self.notes.iter().map(|e| e.note.clone()).collect();
-        match annotations::save_merged(&report, &self.base, &notes) {
+    }
+
+    /// Shows what a write did; `current`: it wrote the notes as they are,
+    /// and the list takes what it merged in.
+    fn took(&mut self, written: Written, current: bool) {
+        if let Some(notice) = written.notice {
+            self.notice = Some(notice);
+        }
+        match written.result {
             Ok(merged) => {
                 self.error = None;
                 self.unsaved = false;
-                self.take_merged(&merged);
-                self.base = merged;
+                if current {
+                    self.take_merged(&merged);
+                }
             }
             Err(e) => {
-                if matches!(
-                    e,
-                    NotesError::Read { .. }
-                        | NotesError::Malformed { .. }
-                        | NotesError::Newer { .. }
-                ) {
-                    // The sidecar turned unreadable since it was loaded: set
-                    // it aside at the next try rather than replace it.
-                    self.unreadable = true;
-                }
-                self.error = Some(format!("{e} — the notes stay in this window only"));
+                self.error = Some(e);
                 self.unsaved = true;
                 self.open = true;
             }
@@ -404,6 +444,7 @@ impl AnnotationsPanel {
         let mut delete = None;
         let mut restyled = false;
         let mut save_now = false;
+        let mut typed = false;
         egui::ScrollArea::vertical().show(ui, |ui| {
             for (i, e) in self.notes.iter_mut().enumerate() {
                 let n = i + 1;
@@ -468,6 +509,7 @@ impl AnnotationsPanel {
                     if edit.changed() {
                         self.marks_stale = true;
                         self.text_dirty_since = Some(now);
+                        typed = true;
                     }
                     if edit.lost_focus() && self.text_dirty_since.is_some() {
                         save_now = true;
@@ -516,6 +558,9 @@ impl AnnotationsPanel {
             self.delete(i);
         } else if restyled || save_now {
             self.changed();
+        } else if typed {
+            self.edits += 1;
+            self.save_later(ui.ctx());
         }
         cmd
     }
@@ -548,29 +593,6 @@ impl AnnotationsPanel {
             self.notice = None;
         }
     }
-}
-
-/// Renames the unreadable sidecar `path` to `PATH.bad` (or `.bad2`, ...,
-/// never over an earlier one); returns the new name.
-pub(crate) fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
-    if !path.exists() {
-        // Gone since it failed to load: nothing to keep.
-        return Ok(path.to_path_buf());
-    }
-    for k in 1..100 {
-        let mut name = path.as_os_str().to_owned();
-        name.push(if k == 1 {
-            ".bad".to_string()
-        } else {
-            format!(".bad{k}")
-        });
-        let dest = PathBuf::from(name);
-        if !dest.exists() {
-            std::fs::rename(path, &dest)?;
-            return Ok(dest);
-        }
-    }
-    Err(std::io::Error::other("too many set-aside notes files"))
 }
 
 pub(crate) const ERROR: Color32 = Color32::from_rgb(255, 110, 90);

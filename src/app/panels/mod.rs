@@ -11,6 +11,7 @@ pub mod kernel_metrics;
 pub mod kernel_metrics_section;
 pub mod kernel_panel;
 pub mod lesson_panel;
+pub(crate) mod notes_saver;
 pub mod nvtx_gpu;
 pub mod range_stats;
 pub mod roofline;

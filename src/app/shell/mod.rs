@@ -6,6 +6,7 @@ pub mod compare;
 
 pub(crate) use crate::files::same_file;
 pub mod lesson;
+mod quit;
 pub mod ranks;
 
 use std::path::{Path, PathBuf};
@@ -174,6 +175,11 @@ pub struct SightlineApp {
     /// A tab asked to close whose notes could not be saved: the report's
     /// path, until the user keeps it open or closes it anyway.
     pub(crate) confirm_close: Option<PathBuf>,
+    /// A quit was asked with notes that could not be saved: until the user keeps the window
+    /// open or quits anyway.
+    pub(crate) confirm_quit: bool,
+    /// The user chose to quit without them: the close goes ahead unasked.
+    pub(crate) quit_anyway: bool,
 }
 
 /// The report opened when none is given: next to the executable or in the
@@ -772,6 +778,7 @@ impl SightlineApp {
         self.prefs.keys(ui.ctx());
         self.help.ui(ui.ctx());
         self.confirm_close_ui(ui.ctx());
+        self.confirm_quit_ui(ui.ctx());
         let presenting = self.prefs.presentation;
         if presenting {
             egui::Panel::top("presentation").show(ui, |ui| self.presentation_bar(ui));
@@ -858,7 +865,7 @@ impl SightlineApp {
     }
 
     /// What came in since the last frame: loads, captures, saves, dialogs, dropped files; a
-    /// repaint asked for while any is under way; Ctrl+Q.
+    /// repaint asked for while any is under way; Ctrl+Q and the window's close button.
     fn take_background_work(&mut self, ui: &mut Ui) {
         let busy = self.poll_loading() | self.poll_captures(Some(ui.ctx())) | self.poll_saving();
         self.poll_dialog();
@@ -895,8 +902,9 @@ impl SightlineApp {
         self.dropped_ui(ui.ctx());
 
         if ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, Key::Q)) {
-            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+            self.quit(ui.ctx());
         }
+        self.close_requested(ui.ctx());
     }
 
     /// The details panel's contents: the selected event (its fields, linked events, an NVTX
@@ -1164,7 +1172,7 @@ impl SightlineApp {
         self.image_export.menu(ui, report.as_deref());
         ui.separator();
         if ui.button("Quit (Ctrl+Q)").clicked() {
-            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+            self.quit(ui.ctx());
         }
     }
 
@@ -1456,6 +1464,12 @@ impl eframe::App for SightlineApp {
             }),
         };
         eframe::set_value(storage, STORAGE_KEY, &saved);
+    }
+
+    /// The last chance to write notes, however the window ends (a quit asked in the window
+    /// wrote them already, or asked).
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        self.save_all_notes();
     }
 }
 
