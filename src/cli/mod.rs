@@ -13,10 +13,13 @@ pub mod completions;
 mod counters;
 pub mod diff;
 mod event_delays;
+mod job;
 mod output;
 pub mod replay;
 pub mod run;
 pub mod stats;
+mod stats_job;
+mod stats_tables;
 pub mod synth;
 
 use std::path::PathBuf;

@@ -7,49 +7,23 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::job::{is_job, load_job};
 use super::output::{Named, emit_table, finish, write_failed};
+use super::stats_job::JobStats;
+use super::stats_tables::{CsvStream, idle_in_ranges, stream_trace_csv};
 use super::{TableFormat, load_or_report, name_list, named_or_all, parse_range, usage_error};
 use crate::analysis::metrics::ncu;
-use crate::analysis::{
-    RangeRule, Report, TimeRange, compute_in, csv_line, for_each_trace_row, trace_columns,
-};
+use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
 use crate::files::write_aside_with;
-
-/// Writes trace report `report` as CSV to `out`, row by row as each is made
-/// (the header with the first row: no rows, no output, as nsys); `separate`
-/// puts the blank line between tables before it.
-fn stream_trace_csv(
-    trace: &crate::model::Trace,
-    report: Report,
-    range: Option<TimeRange>,
-    separate: bool,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    let columns = trace_columns(report).unwrap_or_default();
-    let mut started = false;
-    let mut texts: Vec<String> = Vec::new();
-    for_each_trace_row::<std::io::Error>(trace, report, range, &mut |row| {
-        if !started {
-            started = true;
-            if separate {
-                out.write_all(b"\n")?;
-            }
-            out.write_all(csv_line(columns.iter().map(String::as_str)).as_bytes())?;
-        }
-        texts.clear();
-        texts.extend(row.iter().map(|c| c.to_string()));
-        out.write_all(csv_line(texts.iter().map(String::as_str)).as_bytes())
-    })
-    .unwrap_or(Ok(()))
-}
 
 /// Arguments of `sightline stats`.
 #[derive(Debug, clap::Args)]
 #[command(about = "The `nsys stats` summary reports of a report, with nsys's numbers")]
 pub struct StatsArgs {
-    /// The report to summarise.
-    #[arg(value_name = "FILE.sqlite")]
-    file: PathBuf,
+    /// The report to summarise; several reports (or a folder of them) are one job: each row
+    /// gets its rank in a first column `Rank`, trace reports' times are on the job clock.
+    #[arg(value_name = "FILE.sqlite", required = true)]
+    files: Vec<PathBuf>,
 
     /// Reports to compute, comma separated (default: the first eight listed).
     #[arg(
@@ -70,7 +44,8 @@ pub struct StatsArgs {
     #[arg(long, value_name = "PREFIX")]
     output: Option<String>,
 
-    /// Only events that start in [START_NS, END_NS), session nanoseconds.
+    /// Only events that start in [START_NS, END_NS), session nanoseconds (of a job: on the job
+    /// clock).
     #[arg(long, value_name = "START_NS:END_NS", value_parser = parse_range)]
     range: Option<TimeRange>,
 
@@ -116,7 +91,7 @@ fn report_help() -> String {
 
 #[derive(Debug)]
 struct Options {
-    file: PathBuf,
+    files: Vec<PathBuf>,
     reports: Vec<Report>,
     format: TableFormat,
     output: Option<String>,
@@ -162,8 +137,11 @@ fn options(args: StatsArgs) -> Result<Options, String> {
             report.name()
         ));
     }
+    if args.ncu.is_some() && is_job(&args.files) {
+        return Err("--ncu joins Nsight Compute results to one report: give one".into());
+    }
     Ok(Options {
-        file: args.file,
+        files: args.files,
         reports,
         format: TableFormat::or_default(args.format, args.output.is_some()),
         output: args.output,
@@ -180,7 +158,25 @@ pub fn main(args: StatsArgs) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error("stats", &message),
     };
-    let trace = match load_or_report(&options.file, options.quiet) {
+    if is_job(&options.files) {
+        let job = match load_job(&options.files, options.quiet) {
+            Ok(job) => job,
+            Err(code) => return code,
+        };
+        let request = JobStats {
+            reports: &options.reports,
+            csv: options.format == TableFormat::Csv,
+            output: options.output.as_deref(),
+            range: options.range,
+            rule: options.rule,
+            nvtx: options.nvtx.as_deref(),
+        };
+        return super::stats_job::print(&job, &request);
+    }
+    let Some(file) = options.files.first() else {
+        return usage_error("stats", "no report given");
+    };
+    let trace = match load_or_report(file, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };
@@ -195,13 +191,21 @@ pub fn main(args: StatsArgs) -> ExitCode {
                 Some(prefix) => {
                     let path = PathBuf::from(format!("{prefix}_{file_stem}.csv"));
                     write_aside_with(&path, |out| {
-                        stream_trace_csv(&trace, report, options.range, false, out)
+                        let mut stream = CsvStream {
+                            started: false,
+                            separate: false,
+                        };
+                        stream_trace_csv(&trace, report, options.range, None, &mut stream, out)
                     })
                     .map_err(|e| eprintln!("sightline: cannot write {}: {e}", path.display()))
                 }
                 None => {
                     let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut stdout);
-                    stream_trace_csv(&trace, report, options.range, i > 0, &mut out)
+                    let mut stream = CsvStream {
+                        started: false,
+                        separate: i > 0,
+                    };
+                    stream_trace_csv(&trace, report, options.range, None, &mut stream, &mut out)
                         .and_then(|()| out.flush())
                         .map_err(|e| {
                             write_failed(&e);
@@ -296,24 +300,6 @@ pub fn main(args: StatsArgs) -> ExitCode {
     finish(&mut stdout)
 }
 
-/// `gpu_idle_sum` over the NVTX ranges named `name`, within `range` if given.
-fn idle_in_ranges(
-    trace: &crate::model::Trace,
-    name: &str,
-    range: Option<TimeRange>,
-) -> crate::analysis::Table {
-    use crate::analysis::idle;
-    let mut windows = idle::nvtx_windows(trace, name);
-    if let Some(r) = range {
-        windows = windows
-            .into_iter()
-            .map(|(s, e)| (s.max(r.start), e.min(r.end)))
-            .filter(|(s, e)| e > s)
-            .collect();
-    }
-    idle::gpu_idle_sum(trace, Some(windows.as_slice()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,7 +350,7 @@ mod tests {
             &["f", "--range", "1:x"],
             &["f", "--format", "xml"],
             &["f", "--frobnicate", "1"],
-            &["f", "g"],
+            &["f", "g", "--ncu", "x.csv"],
             &[],
             &["f", "--report"],
             &["f", "--overlapping"],
