@@ -51,7 +51,8 @@ fn fields(line: &str) -> Vec<String> {
 fn offsets(dir: &Path) -> Vec<(u32, i64)> {
     let starts: Vec<(u32, i64)> = (0..4)
         .map(|r| {
-            let conn = rusqlite::Connection::open(dir.join(format!("rank{r}.sqlite"))).unwrap();
+            let conn =
+                rusqlite::Connection::open(dir.join(format!("rank{r}.sqlite"))).expect("opens");
             let start: i64 = conn
                 .query_row(
                     "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
