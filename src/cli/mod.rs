@@ -5,6 +5,7 @@
 //! errors exit 2 too).
 
 pub mod analyze;
+mod analyze_job;
 pub mod bench;
 pub mod benchmark_args;
 pub mod capture;

@@ -123,11 +123,16 @@ pub fn straggler_message(s: &Straggler, difference: Option<&WorkDifference>) -> 
     if let Some(d) = difference {
         let kernels = d.kernels.round() as i64;
         let more = if kernels >= 0 { "more" } else { "fewer" };
+        let (outside, more_or_less) = if d.outside_cuda_ns >= 0 {
+            (d.outside_cuda_ns, "more")
+        } else {
+            (-d.outside_cuda_ns, "less")
+        };
         text += &format!(
-            ": it ran {} {more} kernels ({} GPU) and {} outside CUDA (CPU work)",
+            ": it ran {} {more} kernels ({} GPU) and spent {} {more_or_less} outside CUDA (CPU work)",
             kernels.abs(),
             signed(d.gpu_ns),
-            signed(d.outside_cuda_ns),
+            human_ns(outside),
         );
     }
     text += &format!("; the others wait in '{}':", s.sync_phase);
