@@ -148,3 +148,85 @@ fn aligned_the_ranks_end_backward_within_a_millisecond() {
         }
     }
 }
+
+/// A job of `ranks` copies of the balanced job's rank 0, sessions 30 ms apart, maybe slowed.
+fn synthetic(ranks: u32, straggler: Option<(u32, &str, i64)>) -> (tempfile::TempDir, Ranks) {
+    use sightline::synth::job::{JobSpec, StragglerSpec, write_job};
+    let source = common::load("jobs/balanced/rank0.sqlite");
+    let dir = tempfile::tempdir().expect("a folder");
+    let spec = JobSpec {
+        ranks,
+        clock_spread_ns: 30_000_000,
+        straggler: straggler.map(|(rank, phase, extra_ns)| StragglerSpec {
+            rank,
+            phase: phase.to_string(),
+            extra_ns,
+        }),
+    };
+    write_job(
+        &source,
+        &spec,
+        dir.path(),
+        &mut |_| {},
+        &AtomicBool::new(false),
+    )
+    .expect("written");
+    let ranks = job(dir.path());
+    (dir, ranks)
+}
+
+#[test]
+fn a_synthetic_straggler_is_found_where_it_was_put() {
+    for (ranks, slow, extra) in [(3, 1, 15_000_000), (8, 7, 6_000_000)] {
+        let (_dir, job) = synthetic(ranks, Some((slow, "forward", extra)));
+        assert_eq!(job.len(), ranks as usize);
+        let starts: std::collections::BTreeSet<i64> = job
+            .ranks
+            .iter()
+            .filter_map(|r| r.trace.info.session_start_utc_ns)
+            .collect();
+        assert_eq!(
+            starts.len(),
+            ranks as usize,
+            "each rank its own session start"
+        );
+        let analysis = analyze_job(&job, &StragglerThresholds::default());
+        let s = analysis.straggler.expect("found");
+        assert_eq!(
+            (s.rank, s.excess_phase.as_str(), s.sync_phase.as_str()),
+            (slow, "forward", "backward")
+        );
+        assert_eq!((s.first(), s.last()), (6, 21));
+        assert_eq!(s.excess_median, extra);
+        assert_eq!(s.waits.len(), ranks as usize - 1);
+        assert!(
+            s.waits
+                .iter()
+                .all(|w| w.per_iteration.iter().all(|p| p.1 == extra)),
+            "{:?}",
+            s.waits
+        );
+    }
+}
+
+#[test]
+fn a_synthetic_job_without_a_straggler_has_none() {
+    let (_dir, job) = synthetic(5, None);
+    let iterations = job_iterations(&job);
+    assert!(
+        phase_spreads(&iterations, "backward")
+            .iter()
+            .all(|s| s.end_spread == 0),
+        "aligned exactly"
+    );
+    let analysis = analyze_job(&job, &StragglerThresholds::default());
+    assert!(
+        matches!(analysis.straggler, Err(NoStraggler::Balanced { .. })),
+        "{:?}",
+        analysis.straggler
+    );
+    // Slowed by less than the bar (1 ms): still none.
+    let (_dir, job) = synthetic(4, Some((2, "forward", 500_000)));
+    let analysis = analyze_job(&job, &StragglerThresholds::default());
+    assert!(analysis.straggler.is_err());
+}
