@@ -26,27 +26,6 @@ fn stdout_of(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8")
 }
 
-/// A CSV line's fields, as nsys quotes them (only when needed, `""` inside quotes).
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut field)),
-            _ => field.push(c),
-        }
-    }
-    out.push(field);
-    out
-}
-
 /// Each rank's session start, read from its report, as the job clock counts from the earliest.
 fn offsets(dir: &Path) -> Vec<(u32, i64)> {
     let starts: Vec<(u32, i64)> = (0..4)
@@ -73,19 +52,19 @@ fn nsys_rows_on_job_clock(csv: &str, rank: u32, offset: i64) -> Vec<Vec<String>>
     let Some(header) = lines.next() else {
         return Vec::new();
     };
-    let moved: Vec<bool> = fields(header)
+    let moved: Vec<bool> = common::csv_fields(header)
         .iter()
         .map(|h| is_timestamp_column(h))
         .collect();
     lines
         .map(|line| {
             let mut row = vec![rank.to_string()];
-            row.extend(fields(line).into_iter().zip(&moved).map(|(cell, &moved)| {
-                match (moved, cell.parse::<i64>()) {
+            row.extend(common::csv_fields(line).into_iter().zip(&moved).map(
+                |(cell, &moved)| match (moved, cell.parse::<i64>()) {
                     (true, Ok(t)) => (t + offset).to_string(),
                     _ => cell,
-                }
-            }));
+                },
+            ));
             row
         })
         .collect()
@@ -122,7 +101,7 @@ fn every_ranks_rows_are_nsys_rows_for_that_rank_on_the_job_clock() {
                 "--format",
                 "csv",
             ]);
-            let rows: Vec<Vec<String>> = out.lines().skip(1).map(fields).collect();
+            let rows: Vec<Vec<String>> = out.lines().skip(1).map(common::csv_fields).collect();
             for &(rank, offset) in &offsets {
                 let csv =
                     std::fs::read_to_string(dir.join(format!("stats/rank{rank}_{report}.csv")))
@@ -152,6 +131,16 @@ fn every_ranks_rows_are_nsys_rows_for_that_rank_on_the_job_clock() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// An aligned table's rows (under its dashed rule), each as its words.
+fn table_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .skip_while(|l| !l.trim_start().starts_with("----"))
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect()
 }
 
 #[test]
@@ -192,36 +181,17 @@ fn a_jobs_summary_is_each_reports_summary_behind_its_rank() {
 
         // The table: the same rows, each behind its rank (only the alignment may differ).
         let table = stdout_of(&["stats", "--report", report, dir.to_str().unwrap()]);
-        let job_rows: Vec<Vec<&str>> = table
-            .lines()
-            .skip_while(|l| !l.trim_start().starts_with("----"))
-            .skip(1)
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| l.split_whitespace().collect())
-            .collect();
-        let mut single_rows = Vec::new();
+        let job_rows = table_rows(&table);
+        let mut single_rows: Vec<Vec<String>> = Vec::new();
         for rank in 0..4 {
             let file = dir.join(format!("rank{rank}.sqlite"));
             let single = stdout_of(&["stats", file.to_str().unwrap(), "--report", report]);
-            let rank_text = rank.to_string();
             single_rows.extend(
-                single
-                    .lines()
-                    .skip_while(|l| !l.trim_start().starts_with("----"))
-                    .skip(1)
-                    .filter(|l| !l.trim().is_empty())
-                    .map(|l| {
-                        let mut row = vec![rank_text.clone()];
-                        row.extend(l.split_whitespace().map(String::from));
-                        row
-                    })
-                    .collect::<Vec<_>>(),
+                table_rows(&single)
+                    .into_iter()
+                    .map(|cells| std::iter::once(rank.to_string()).chain(cells).collect()),
             );
         }
-        let single_rows: Vec<Vec<&str>> = single_rows
-            .iter()
-            .map(|r| r.iter().map(String::as_str).collect())
-            .collect();
         assert_eq!(job_rows, single_rows, "{report} as a table");
     }
 }

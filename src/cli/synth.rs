@@ -164,14 +164,16 @@ pub fn main(args: SynthArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e @ WriteError::Invalid(_)) => {
-            eprintln!("sightline synth: {e}");
-            ExitCode::from(EXIT_BAD_INPUT)
-        }
-        Err(e) => {
-            eprintln!("sightline synth: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => failed(&e),
+    }
+}
+
+/// A failed write said on stderr; its exit code (bad input for a request that cannot be done).
+fn failed(e: &WriteError) -> ExitCode {
+    eprintln!("sightline synth: {e}");
+    match e {
+        WriteError::Invalid(_) => ExitCode::from(EXIT_BAD_INPUT),
+        _ => ExitCode::FAILURE,
     }
 }
 
@@ -196,14 +198,7 @@ fn write_ranks(from: &std::path::Path, spec: &JobSpec, dir: &std::path::Path) ->
             );
             ExitCode::SUCCESS
         }
-        Err(e @ WriteError::Invalid(_)) => {
-            eprintln!("sightline synth: {e}");
-            ExitCode::from(EXIT_BAD_INPUT)
-        }
-        Err(e) => {
-            eprintln!("sightline synth: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => failed(&e),
     }
 }
 

@@ -48,19 +48,6 @@ pub fn analyze_job(job: &Ranks, thresholds: &StragglerThresholds) -> JobAnalysis
     }
 }
 
-fn median_of(values: &mut [f64]) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
-
 /// The straggler's work in its excess phase less the other ranks' median, median over its
 /// iterations.
 fn work_difference(job: &Ranks, iterations: &JobIterations, s: &Straggler) -> WorkDifference {
@@ -70,7 +57,7 @@ fn work_difference(job: &Ranks, iterations: &JobIterations, s: &Straggler) -> Wo
         let phase = ranked.iterations.get(&n)?.phase(&s.excess_phase)?;
         Some(phase_work(rank, ranked.thread, phase))
     };
-    let (mut kernels, mut gpu, mut outside) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut kernels, mut gpu, mut outside): (Vec<i64>, Vec<Ns>, Vec<Ns>) = Default::default();
     for n in s.iterations() {
         let Some(own) = work_of(s.rank_index, n) else {
             continue;
@@ -82,17 +69,33 @@ fn work_difference(job: &Ranks, iterations: &JobIterations, s: &Straggler) -> Wo
         if others.is_empty() {
             continue;
         }
-        let mut k: Vec<f64> = others.iter().map(|w| w.kernels as f64).collect();
-        let mut g: Vec<Ns> = others.iter().map(|w| w.gpu_ns).collect();
-        let mut o: Vec<Ns> = others.iter().map(|w| w.outside_cuda_ns).collect();
-        kernels.push(own.kernels as f64 - median_of(&mut k));
-        gpu.push(own.gpu_ns as f64 - median(&mut g));
-        outside.push(own.outside_cuda_ns as f64 - median(&mut o));
+        // Twice the differences, so that a median of two stays whole.
+        let twice_less =
+            |own: i64, mut values: Vec<i64>| own * 2 - (median(&mut values) * 2.0) as i64;
+        kernels.push(twice_less(
+            own.kernels as i64,
+            others.iter().map(|w| w.kernels as i64).collect(),
+        ));
+        gpu.push(twice_less(
+            own.gpu_ns,
+            others.iter().map(|w| w.gpu_ns).collect(),
+        ));
+        outside.push(twice_less(
+            own.outside_cuda_ns,
+            others.iter().map(|w| w.outside_cuda_ns).collect(),
+        ));
     }
+    let half_median = |values: &mut Vec<i64>| {
+        if values.is_empty() {
+            0.0
+        } else {
+            median(values) / 2.0
+        }
+    };
     WorkDifference {
-        kernels: median_of(&mut kernels),
-        gpu_ns: median_of(&mut gpu).round() as Ns,
-        outside_cuda_ns: median_of(&mut outside).round() as Ns,
+        kernels: half_median(&mut kernels),
+        gpu_ns: half_median(&mut gpu).round() as Ns,
+        outside_cuda_ns: half_median(&mut outside).round() as Ns,
     }
 }
 
