@@ -23,7 +23,7 @@ pub fn reports_in(dir: &std::path::Path) -> Result<Vec<PathBuf>, LoadError> {
     if reports.is_empty() {
         return Err(LoadError::new(
             dir,
-            Problem::Unreadable("no .sqlite report in this folder".into()),
+            Problem::Unreadable("is a directory with no .sqlite report in it".into()),
         ));
     }
     Ok(reports)
