@@ -230,3 +230,25 @@ fn a_synthetic_job_without_a_straggler_has_none() {
     let analysis = analyze_job(&job, &StragglerThresholds::default());
     assert!(analysis.straggler.is_err());
 }
+
+#[test]
+fn an_unaligned_job_gets_no_straggler_and_says_why() {
+    let (dir, _) = synthetic(3, Some((1, "forward", 15_000_000)));
+    let conn = rusqlite::Connection::open(dir.path().join("rank2.sqlite")).expect("opens");
+    conn.execute("DELETE FROM TARGET_INFO_SESSION_START_TIME", [])
+        .expect("deleted");
+    drop(conn);
+    let job = job(dir.path());
+    let analysis = analyze_job(&job, &StragglerThresholds::default());
+    assert_eq!(
+        analysis.straggler.as_ref().err(),
+        Some(&NoStraggler::Unaligned)
+    );
+    assert!(
+        analysis
+            .straggler
+            .unwrap_err()
+            .to_string()
+            .contains("not on one clock")
+    );
+}

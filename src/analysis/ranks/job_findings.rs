@@ -7,7 +7,7 @@ use super::phase_work::{PhaseWork, phase_work};
 use super::straggler::{NoStraggler, Straggler, StragglerThresholds, find_straggler};
 use crate::analysis::format::human_ns;
 use crate::analysis::group::median;
-use crate::model::{Ns, Ranks};
+use crate::model::{Alignment, Ns, Ranks};
 
 /// What the cross-rank analysis found, or why it found nothing.
 #[derive(Clone, Debug)]
@@ -36,7 +36,11 @@ pub const STRAGGLER_FIX: &str = "Every other rank waits for the straggler in the
 /// The job's iterations and straggler.
 pub fn analyze_job(job: &Ranks, thresholds: &StragglerThresholds) -> JobAnalysis {
     let iterations = job_iterations(job);
-    let straggler = find_straggler(&iterations, thresholds);
+    let straggler = if job.alignment == Alignment::None && job.len() > 1 {
+        Err(NoStraggler::Unaligned)
+    } else {
+        find_straggler(&iterations, thresholds)
+    };
     let difference = straggler
         .as_ref()
         .ok()

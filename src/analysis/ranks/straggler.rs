@@ -94,6 +94,9 @@ impl Straggler {
 pub enum NoStraggler {
     /// Fewer than two ranks with iterations.
     TooFewRanks(usize),
+    /// The ranks are not on one clock (a report lacks its session start): who came late
+    /// cannot be told.
+    Unaligned,
     /// No iteration number common to every rank, or no phases inside them.
     NoIterations,
     /// The ranks reach the synchronizing phase together (the largest excess seen).
@@ -113,6 +116,9 @@ impl std::fmt::Display for NoStraggler {
                     "{n} rank(s) with repeated numbered NVTX ranges: nothing to compare"
                 )
             }
+            NoStraggler::Unaligned => f.write_str(
+                "no straggler analysis: the ranks are not on one clock (a report has no session start)",
+            ),
             NoStraggler::NoIterations => f.write_str(
                 "no numbered top-level NVTX range with child phases common to every rank",
             ),
