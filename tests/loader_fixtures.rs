@@ -2,6 +2,8 @@
 //! (`nsys stats` `cuda_api_trace`, `cuda_gpu_trace`, `nvtx_pushpop_trace`):
 //! every event nsys lists must be in the model, with the same fields.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -25,33 +27,13 @@ fn load(name: &str) -> Trace {
 fn read_csv(name: &str, report: &str) -> Vec<HashMap<String, String>> {
     let path = fixture_dir().join(format!("stats/{name}_{report}.csv"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = text.lines().map(split_csv_line);
+    let mut lines = text.lines().map(common::csv_fields);
     let Some(header) = lines.next() else {
         return Vec::new();
     };
     lines
         .map(|fields| header.iter().cloned().zip(fields).collect())
         .collect()
-}
-
-fn split_csv_line(line: &str) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut field)),
-            _ => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
 }
 
 fn num(row: &HashMap<String, String>, column: &str) -> i64 {

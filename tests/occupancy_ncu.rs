@@ -5,6 +5,8 @@
 //! with the device limits read from the report nsys wrote on the same GPU; and
 //! `kernel_launch_sum` must show the same for those kernels.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -20,27 +22,6 @@ fn load(name: &str) -> Trace {
     let path = fixtures().join(format!("{name}.sqlite"));
     sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false))
         .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
-}
-
-/// One CSV line split into fields (double-quoted fields, `""` escapes).
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut field)),
-            _ => field.push(c),
-        }
-    }
-    out.push(field);
-    out
 }
 
 /// A launch as ncu measured it.
@@ -60,7 +41,7 @@ fn ncu_launches(program: &str) -> Vec<NcuLaunch> {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
     // ncu prints the program's own output first; the table starts at "ID".
     let mut lines = text.lines().skip_while(|l| !l.starts_with("\"ID\""));
-    let header = fields(lines.next().expect("no ncu header"));
+    let header = common::csv_fields(lines.next().expect("no ncu header"));
     let col = |name: &str| {
         header
             .iter()
@@ -75,7 +56,7 @@ fn ncu_launches(program: &str) -> Vec<NcuLaunch> {
     };
     lines
         .skip(1) // units
-        .map(fields)
+        .map(common::csv_fields)
         .filter(|row| row.len() == header.len())
         .map(|row| {
             let block: u32 = row[col("Block Size")]

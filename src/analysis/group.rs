@@ -400,8 +400,9 @@ impl HistogramMedian {
     }
 }
 
-/// Middle value, or the mean of the two middle values, in O(n).
-fn median(values: &mut [i64]) -> f64 {
+/// Middle value, or the mean of the two middle values, in O(n) (also the cross-rank
+/// analysis's). Panics on no values: callers have some.
+pub(crate) fn median(values: &mut [i64]) -> f64 {
     let n = values.len();
     let half = n / 2;
     let (below, upper, _) = values.select_nth_unstable(half);

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod occupancy;
 mod parallel;
 pub mod projection;
+pub mod ranks;
 mod report;
 mod reports;
 pub mod rules;

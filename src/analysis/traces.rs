@@ -246,8 +246,15 @@ fn gpu_order(trace: &Trace, range: Option<TimeRange>, only_kernel: Option<StrId>
             push(GpuOpKind::Memset, m.spans.start[i], m.correlation.get(i), i);
         }
     }
-    // Stable: ties keep the order above, as the rows were ordered before.
-    order.sort_by_key(|r| (r.start, r.correlation));
+    // nsys's query takes kernels, then copies, then sets: a kernel and a copy that start
+    // together (two streams) keep that order (the recorded DDP jobs have such ties); within a
+    // kind, by correlation id. Stable: the rest keep the order above.
+    let union_order = |kind: GpuOpKind| match kind {
+        GpuOpKind::Kernel => 0u8,
+        GpuOpKind::Memcpy => 1,
+        GpuOpKind::Memset | GpuOpKind::Sync => 2,
+    };
+    order.sort_by_key(|r| (r.start, union_order(r.kind), r.correlation));
     order
 }
 

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
+use super::analyze_job::JobFormat;
+use super::job::{is_job, load_job};
 use super::output::{Named, emit_table};
 use super::{load_or_report, name_list, parse_range, usage_error};
 use crate::analysis::findings::{self, Thresholds};
@@ -25,9 +27,10 @@ use crate::model::TimeRange;
                   with or without findings."
 )]
 pub struct AnalyzeArgs {
-    /// The report to analyze.
-    #[arg(value_name = "FILE.sqlite")]
-    file: PathBuf,
+    /// The report to analyze; several reports (or a folder of them) are one job: each rank's
+    /// findings behind its rank, then the cross-rank ones (the straggler).
+    #[arg(value_name = "FILE.sqlite", required = true)]
+    files: Vec<PathBuf>,
 
     /// nsys analyze rules, comma separated (or --rule repeated), with options as nsys takes them.
     #[arg(
@@ -90,7 +93,7 @@ fn rule_help() -> String {
 
 #[derive(Debug)]
 struct Options {
-    file: PathBuf,
+    files: Vec<PathBuf>,
     rules: Vec<RuleSpec>,
     format: AnalyzeFormat,
     output: Option<String>,
@@ -120,8 +123,14 @@ fn options(args: AnalyzeArgs) -> Result<Options, String> {
         (None, false) if args.output.is_some() => AnalyzeFormat::Csv,
         (None, _) => AnalyzeFormat::Table,
     };
+    if is_job(&args.files) && !rules.is_empty() {
+        return Err("--rule runs on one report: give one (findings take several)".into());
+    }
+    if is_job(&args.files) && args.range.is_some() {
+        return Err("--range is in one report's nanoseconds: give one report".into());
+    }
     Ok(Options {
-        file: args.file,
+        files: args.files,
         rules,
         format,
         output: args.output,
@@ -136,7 +145,22 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error("analyze", &message),
     };
-    let trace = match load_or_report(&options.file, options.quiet) {
+    if is_job(&options.files) {
+        let job = match load_job(&options.files, options.quiet) {
+            Ok(job) => job,
+            Err(code) => return code,
+        };
+        let format = match options.format {
+            AnalyzeFormat::Json => JobFormat::Json,
+            _ if options.all => JobFormat::All,
+            _ => JobFormat::Entries,
+        };
+        return super::analyze_job::print(&job, format);
+    }
+    let Some(file) = options.files.first() else {
+        return usage_error("analyze", "no report given");
+    };
+    let trace = match load_or_report(file, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };
@@ -238,7 +262,8 @@ mod tests {
             &["f", "--output", "x"],
             &["f", "--rule", "gpu_gaps", "--range", "1:2"],
             &["f", "--range", "2:1"],
-            &["f", "g"],
+            &["f", "g", "--rule", "gpu_gaps"],
+            &["f", "g", "--range", "1:2"],
             &[],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} accepted");

@@ -5,6 +5,7 @@
 //! errors exit 2 too).
 
 pub mod analyze;
+mod analyze_job;
 pub mod bench;
 pub mod benchmark_args;
 pub mod capture;
@@ -13,10 +14,13 @@ pub mod completions;
 mod counters;
 pub mod diff;
 mod event_delays;
+mod job;
 mod output;
 pub mod replay;
 pub mod run;
 pub mod stats;
+mod stats_job;
+mod stats_tables;
 pub mod synth;
 
 use std::path::PathBuf;

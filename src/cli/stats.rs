@@ -7,81 +7,23 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::output::{Named, emit_table, finish, heading, write_failed};
+use super::job::{is_job, load_job};
+use super::output::{Named, emit_table, finish, write_failed};
+use super::stats_job::JobStats;
+use super::stats_tables::{CsvStream, idle_in_ranges, stream_trace_csv, stream_trace_text};
 use super::{TableFormat, load_or_report, name_list, named_or_all, parse_range, usage_error};
 use crate::analysis::metrics::ncu;
-use crate::analysis::{
-    RangeRule, Report, TextLayout, TimeRange, compute_in, csv_line, for_each_trace_row,
-    trace_columns,
-};
+use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
 use crate::files::write_aside_with;
-
-/// Writes trace report `report` as CSV to `out`, row by row as each is made
-/// (the header with the first row: no rows, no output, as nsys); `separate`
-/// puts the blank line between tables before it.
-fn stream_trace_csv(
-    trace: &crate::model::Trace,
-    report: Report,
-    range: Option<TimeRange>,
-    separate: bool,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    let columns = trace_columns(report).unwrap_or_default();
-    let mut started = false;
-    let mut texts: Vec<String> = Vec::new();
-    for_each_trace_row::<std::io::Error>(trace, report, range, &mut |row| {
-        if !started {
-            started = true;
-            if separate {
-                out.write_all(b"\n")?;
-            }
-            out.write_all(csv_line(columns.iter().map(String::as_str)).as_bytes())?;
-        }
-        texts.clear();
-        texts.extend(row.iter().map(|c| c.to_string()));
-        out.write_all(csv_line(texts.iter().map(String::as_str)).as_bytes())
-    })
-    .unwrap_or(Ok(()))
-}
-
-/// Writes trace report `report` in the aligned table layout to `out`, as
-/// [`crate::analysis::Table::to_text`] would lay it out, without holding its
-/// rows: a first pass over them measures the columns, a second writes them.
-/// `titled`: on stdout, under its heading, and `(no data)` for no rows.
-fn stream_trace_text(
-    trace: &crate::model::Trace,
-    report: Report,
-    range: Option<TimeRange>,
-    titled: Option<&Named>,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    let mut layout = TextLayout::new(&trace_columns(report).unwrap_or_default());
-    let mut rows = 0u64;
-    for_each_trace_row::<std::convert::Infallible>(trace, report, range, &mut |row| {
-        layout.measure(&row);
-        rows += 1;
-        Ok(())
-    });
-    if let Some(named) = titled {
-        out.write_all(heading(named).as_bytes())?;
-        if rows == 0 {
-            return writeln!(out, "{}", named.if_empty);
-        }
-    }
-    out.write_all(layout.header().as_bytes())?;
-    for_each_trace_row::<std::io::Error>(trace, report, range, &mut |row| {
-        out.write_all(layout.row_line(&row).as_bytes())
-    })
-    .unwrap_or(Ok(()))
-}
 
 /// Arguments of `sightline stats`.
 #[derive(Debug, clap::Args)]
 #[command(about = "The `nsys stats` summary reports of a report, with nsys's numbers")]
 pub struct StatsArgs {
-    /// The report to summarise.
-    #[arg(value_name = "FILE.sqlite")]
-    file: PathBuf,
+    /// The report to summarise; several reports (or a folder of them) are one job: each row
+    /// gets its rank in a first column `Rank`, trace reports' times are on the job clock.
+    #[arg(value_name = "FILE.sqlite", required = true)]
+    files: Vec<PathBuf>,
 
     /// Reports to compute, comma separated (default: the first eight listed).
     #[arg(
@@ -102,7 +44,8 @@ pub struct StatsArgs {
     #[arg(long, value_name = "PREFIX", value_parser = super::output::parse_prefix)]
     output: Option<String>,
 
-    /// Only events that start in [START_NS, END_NS), session nanoseconds.
+    /// Only events that start in [START_NS, END_NS), session nanoseconds (of a job: on the job
+    /// clock).
     #[arg(long, value_name = "START_NS:END_NS", value_parser = parse_range)]
     range: Option<TimeRange>,
 
@@ -148,7 +91,7 @@ fn report_help() -> String {
 
 #[derive(Debug)]
 struct Options {
-    file: PathBuf,
+    files: Vec<PathBuf>,
     reports: Vec<Report>,
     format: TableFormat,
     output: Option<String>,
@@ -194,8 +137,11 @@ fn options(args: StatsArgs) -> Result<Options, String> {
             report.name()
         ));
     }
+    if args.ncu.is_some() && is_job(&args.files) {
+        return Err("--ncu joins Nsight Compute results to one report: give one".into());
+    }
     Ok(Options {
-        file: args.file,
+        files: args.files,
         reports,
         format: TableFormat::or_default(args.format, args.output.is_some()),
         output: args.output,
@@ -212,7 +158,25 @@ pub fn main(args: StatsArgs) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error("stats", &message),
     };
-    let trace = match load_or_report(&options.file, options.quiet) {
+    if is_job(&options.files) {
+        let job = match load_job(&options.files, options.quiet) {
+            Ok(job) => job,
+            Err(code) => return code,
+        };
+        let request = JobStats {
+            reports: &options.reports,
+            csv: options.format == TableFormat::Csv,
+            output: options.output.as_deref(),
+            range: options.range,
+            rule: options.rule,
+            nvtx: options.nvtx.as_deref(),
+        };
+        return super::stats_job::print(&job, &request);
+    }
+    let Some(file) = options.files.first() else {
+        return usage_error("stats", "no report given");
+    };
+    let trace = match load_or_report(file, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };
@@ -232,7 +196,11 @@ pub fn main(args: StatsArgs) -> ExitCode {
             let (range, to_file) = (options.range, options.output.is_some());
             let write = |out: &mut dyn Write| {
                 if csv {
-                    stream_trace_csv(&trace, report, range, i > 0 && !to_file, out)
+                    let mut stream = CsvStream {
+                        started: false,
+                        separate: i > 0 && !to_file,
+                    };
+                    stream_trace_csv(&trace, report, range, None, &mut stream, out)
                 } else {
                     let titled = (!to_file).then_some(&named);
                     stream_trace_text(&trace, report, range, titled, out)
@@ -334,24 +302,6 @@ pub fn main(args: StatsArgs) -> ExitCode {
     finish(&mut stdout)
 }
 
-/// `gpu_idle_sum` over the NVTX ranges named `name`, within `range` if given.
-fn idle_in_ranges(
-    trace: &crate::model::Trace,
-    name: &str,
-    range: Option<TimeRange>,
-) -> crate::analysis::Table {
-    use crate::analysis::idle;
-    let mut windows = idle::nvtx_windows(trace, name);
-    if let Some(r) = range {
-        windows = windows
-            .into_iter()
-            .map(|(s, e)| (s.max(r.start), e.min(r.end)))
-            .filter(|(s, e)| e > s)
-            .collect();
-    }
-    idle::gpu_idle_sum(trace, Some(windows.as_slice()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,7 +352,7 @@ mod tests {
             &["f", "--range", "1:x"],
             &["f", "--format", "xml"],
             &["f", "--frobnicate", "1"],
-            &["f", "g"],
+            &["f", "g", "--ncu", "x.csv"],
             &[],
             &["f", "--report"],
             &["f", "--overlapping"],

@@ -23,7 +23,7 @@ pub fn reports_in(dir: &std::path::Path) -> Result<Vec<PathBuf>, LoadError> {
     if reports.is_empty() {
         return Err(LoadError::new(
             dir,
-            Problem::Unreadable("no .sqlite report in this folder".into()),
+            Problem::Unreadable("is a directory with no .sqlite report in it".into()),
         ));
     }
     Ok(reports)
@@ -82,19 +82,25 @@ pub fn load_ranks(
         }
     });
     let mut reports = Vec::with_capacity(paths.len());
-    let mut first_error = None;
+    // The report that failed, not a sibling cancelled because it did (which may come first in
+    // the list): a cancel is the error only when the job itself was cancelled.
+    let mut failure = None;
+    let mut cancelled = None;
     for (path, slot) in paths.iter().zip(results) {
         match slot.into_inner().ok().flatten() {
             Some(Ok(trace)) => reports.push((path.clone(), Arc::new(trace))),
+            Some(Err(e)) if matches!(e.problem, Problem::Cancelled) => {
+                cancelled.get_or_insert(e);
+            }
             Some(Err(e)) => {
-                first_error.get_or_insert(e);
+                failure.get_or_insert(e);
             }
             None => {
-                first_error.get_or_insert_with(|| LoadError::new(path, Problem::Cancelled));
+                cancelled.get_or_insert_with(|| LoadError::new(path, Problem::Cancelled));
             }
         }
     }
-    match first_error {
+    match failure.or(cancelled) {
         Some(e) => Err(e),
         None => Ok(Ranks::new(reports)),
     }

@@ -22,7 +22,11 @@ use crate::model::nsys::event_class::{
 use crate::model::nsys::event_type::{NVTX_MARK, NVTX_PUSHPOP, NVTX_STARTEND};
 use crate::model::{Ns, NvtxKind, Payload, StrId, Trace};
 
+pub mod job;
 pub mod rows;
+mod warp;
+
+pub use warp::TimeWarp;
 
 /// Idle time between the end of one copy and the start of the next, so that
 /// copies read as separate iterations on the timeline.
@@ -105,6 +109,10 @@ pub struct ReportWriter<'t> {
     /// through NVTX), given ids after it.
     extra_strings: Vec<String>,
     extra_ids: HashMap<String, i64>,
+    /// Where each time of the trace lands (the identity but for a job's synthetic ranks).
+    warp: TimeWarp,
+    /// `TARGET_INFO_SESSION_START_TIME.utcEpochNs` to write, if any.
+    session_start_utc_ns: Option<i64>,
 }
 
 impl<'t> ReportWriter<'t> {
@@ -164,6 +172,8 @@ impl<'t> ReportWriter<'t> {
             global_pids,
             extra_strings: Vec::new(),
             extra_ids: HashMap::new(),
+            warp: TimeWarp::default(),
+            session_start_utc_ns: None,
         };
         for t in &trace.threads {
             writer.string_id(&t.name);
@@ -221,6 +231,18 @@ impl<'t> ReportWriter<'t> {
             + t.syncs.spans.len()
             + t.cuda_events.len()
             + t.graph_records.iter().filter(|g| g.is_node).count()) as u64
+    }
+
+    /// Moves every time through `warp` (one copy: a job's rank).
+    pub fn with_time_warp(mut self, warp: TimeWarp) -> Self {
+        self.warp = warp;
+        self
+    }
+
+    /// Records the session's UTC start (`TARGET_INFO_SESSION_START_TIME`).
+    pub fn with_session_start(mut self, utc_ns: i64) -> Self {
+        self.session_start_utc_ns = Some(utc_ns);
+        self
     }
 
     pub fn write(
@@ -298,6 +320,9 @@ impl<'t> ReportWriter<'t> {
     fn write_all(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
         rows::create_schema(conn)?;
         self.write_metadata(conn)?;
+        if let Some(utc_ns) = self.session_start_utc_ns {
+            rows::session_start(conn, utc_ns)?;
+        }
         self.write_strings(conn)?;
         self.write_processes_threads(conn)?;
         self.write_devices_streams(conn)?;
@@ -432,8 +457,8 @@ impl<'t> ReportWriter<'t> {
                     rows::api(
                         conn,
                         &rows::ApiRow {
-                            start: api.spans.start[i] + dt,
-                            end: api.spans.end(i) + dt,
+                            start: self.warp.at(api.spans.start[i]) + dt,
+                            end: self.warp.at(api.spans.end(i)) + dt,
                             event_class: CLASS_CUDA_RUNTIME,
                             global_tid: thread.global_tid,
                             correlation: api.correlation[i] as i64 + dc,
@@ -457,8 +482,8 @@ impl<'t> ReportWriter<'t> {
                     rows::osrt(
                         conn,
                         &rows::OsRow {
-                            start: os.spans.start[i] + dt,
-                            end: os.spans.end(i) + dt,
+                            start: self.warp.at(os.spans.start[i]) + dt,
+                            end: self.warp.at(os.spans.end(i)) + dt,
                             event_class: os.event_class[i],
                             global_tid: thread.global_tid,
                             name_id: os.spans.name[i].0 as i64,
@@ -537,8 +562,12 @@ impl<'t> ReportWriter<'t> {
                         let kind = nvtx.kind[idx];
                         let (event_type, end) = match kind {
                             NvtxKind::Mark => (NVTX_MARK, None),
-                            NvtxKind::PushPop => (NVTX_PUSHPOP, Some(nvtx.spans.end(idx) + dt)),
-                            NvtxKind::StartEnd => (NVTX_STARTEND, Some(nvtx.spans.end(idx) + dt)),
+                            NvtxKind::PushPop => {
+                                (NVTX_PUSHPOP, Some(self.warp.at(nvtx.spans.end(idx)) + dt))
+                            }
+                            NvtxKind::StartEnd => {
+                                (NVTX_STARTEND, Some(self.warp.at(nvtx.spans.end(idx)) + dt))
+                            }
                         };
                         // A single copy keeps an unended range unended (the
                         // loader stretches it to the last NVTX timestamp again).
@@ -561,7 +590,7 @@ impl<'t> ReportWriter<'t> {
                         rows::nvtx(
                             conn,
                             &rows::NvtxRow {
-                                start: nvtx.spans.start[idx] + dt,
+                                start: self.warp.at(nvtx.spans.start[idx]) + dt,
                                 end,
                                 event_type,
                                 category: nvtx.category[idx],
@@ -592,8 +621,8 @@ impl<'t> ReportWriter<'t> {
         (dt, dc): (Ns, i64),
     ) -> rows::GpuOpKey {
         rows::GpuOpKey {
-            start: spans.start[i] + dt,
-            end: spans.end(i) + dt,
+            start: self.warp.at(spans.start[i]) + dt,
+            end: self.warp.at(spans.end(i)) + dt,
             device_id: s.device_id,
             context_id: s.context_id,
             stream_id: s.stream_id,
@@ -753,8 +782,8 @@ impl<'t> ReportWriter<'t> {
                 rows::graph_node(
                     conn,
                     &rows::GraphNodeRow {
-                        start: g.start + dt,
-                        end: g.end + dt,
+                        start: self.warp.at(g.start) + dt,
+                        end: self.warp.at(g.end) + dt,
                         event_class: CLASS_GRAPH_NODE,
                         global_tid: tid,
                         name_id: g.name.0 as i64,

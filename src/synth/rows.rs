@@ -46,6 +46,18 @@ pub fn metadata(conn: &Connection, product_version: &str, origin: &str) -> rusql
     Ok(())
 }
 
+/// `TARGET_INFO_SESSION_START_TIME`: the session's start on the UTC clock (its time 0), as
+/// nsys defines the table (made here: only a job's synthetic ranks write it).
+pub fn session_start(conn: &Connection, utc_ns: i64) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS TARGET_INFO_SESSION_START_TIME (
+             utcEpochNs INTEGER, utcTime TEXT, localTime TEXT)",
+    )?;
+    conn.prepare_cached("INSERT INTO TARGET_INFO_SESSION_START_TIME (utcEpochNs) VALUES (?1)")?
+        .execute(params![utc_ns])?;
+    Ok(())
+}
+
 pub fn string(conn: &Connection, id: i64, value: &str) -> rusqlite::Result<()> {
     conn.prepare_cached("INSERT INTO StringIds (id, value) VALUES (?1, ?2)")?
         .execute(params![id, value])?;

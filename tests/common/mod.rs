@@ -21,6 +21,27 @@ pub fn load(name: &str) -> Trace {
         .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
 }
 
+/// One CSV line's fields, as nsys quotes them (only when needed, `""` inside quotes).
+pub fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut field)),
+            _ => field.push(c),
+        }
+    }
+    out.push(field);
+    out
+}
+
 /// eframe's storage, in memory (what survives a restart, for tests).
 #[derive(Default)]
 pub struct MemStorage(std::collections::HashMap<String, String>);

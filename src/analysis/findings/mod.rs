@@ -237,7 +237,22 @@ fn json_string(out: &mut String, text: &str) {
 /// One finding as one line of JSON: kind, severity, start, end, range (or
 /// null), message, fix, events (`[{"kind":"kernel","index":3}, ...]`).
 pub fn to_json(f: &Finding) -> String {
-    let mut out = String::from("{\"kind\":");
+    json_with(f, None)
+}
+
+/// [`to_json`] of a finding of one rank of a job: `"rank"` (a string) first.
+pub fn to_json_of_rank(f: &Finding, rank: &str) -> String {
+    json_with(f, Some(rank))
+}
+
+fn json_with(f: &Finding, rank: Option<&str>) -> String {
+    let mut out = String::from("{");
+    if let Some(rank) = rank {
+        out.push_str("\"rank\":");
+        json_string(&mut out, rank);
+        out.push(',');
+    }
+    out.push_str("\"kind\":");
     json_string(&mut out, f.kind.name());
     out.push_str(",\"severity\":");
     json_string(&mut out, f.severity.name());

@@ -1,0 +1,21 @@
+//! Cross-rank analysis of a job of reports ([`crate::model::Ranks`]): tables on the job clock,
+//! the iterations each rank repeats matched across ranks, how far apart the ranks' phases end,
+//! and the rank that holds the others back.
+
+mod clock;
+mod iterations;
+mod job_findings;
+mod phase_work;
+mod spread;
+mod straggler;
+
+pub use clock::{RANK_COLUMN, RankRows, is_timestamp_column, timestamp_columns, with_rank_column};
+pub use iterations::{
+    Iteration, JobIterations, Phase, RankIterations, job_iterations, mask_digits, rank_iterations,
+};
+pub use job_findings::{
+    JobAnalysis, STRAGGLER_FIX, WorkDifference, analyze_job, straggler_json, straggler_message,
+};
+pub use phase_work::{PhaseWork, phase_work};
+pub use spread::{PhaseSpread, phase_spreads, spread, synchronizing_phase};
+pub use straggler::{NoStraggler, Straggler, StragglerThresholds, Wait, find_straggler};

@@ -1,0 +1,114 @@
+//! `sightline analyze` over a job (several reports, or a folder of them): every rank's
+//! findings as `analyze` prints them for its report alone, behind its rank, then the
+//! cross-rank findings (the straggler, or why there is none).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use super::output::{finish, write_failed};
+use crate::analysis::findings::{self, Finding, Thresholds};
+use crate::analysis::ranks::{
+    JobAnalysis, RankRows, StragglerThresholds, analyze_job, straggler_json, straggler_message,
+    with_rank_column,
+};
+use crate::analysis::{Cell, Table};
+use crate::model::Ranks;
+
+/// How the findings print.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum JobFormat {
+    /// One entry per kind and range, as `analyze` prints by default.
+    Entries,
+    /// Every instance (`--all`).
+    All,
+    Json,
+}
+
+/// Prints every rank's findings and the job's; the exit code.
+pub(super) fn print(job: &Ranks, format: JobFormat) -> ExitCode {
+    let cancel = AtomicBool::new(false);
+    let mut found: Vec<(u32, Vec<Finding>)> = Vec::with_capacity(job.len());
+    for rank in &job.ranks {
+        match findings::analyze(&rank.trace, None, &Thresholds::default(), &cancel) {
+            Ok(f) => found.push((rank.number, f)),
+            Err(_) => return ExitCode::FAILURE,
+        }
+    }
+    let analysis = analyze_job(job, &StragglerThresholds::default());
+    let text = match format {
+        JobFormat::Json => json_lines(&found, &analysis),
+        _ => table_text(&found, &analysis, format == JobFormat::All),
+    };
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = write!(stdout, "{text}") {
+        return write_failed(&e);
+    }
+    finish(&mut stdout)
+}
+
+fn json_lines(found: &[(u32, Vec<Finding>)], analysis: &JobAnalysis) -> String {
+    let mut out = String::new();
+    for (rank, findings) in found {
+        let rank = rank.to_string();
+        for f in findings {
+            out += &findings::to_json_of_rank(f, &rank);
+            out.push('\n');
+        }
+    }
+    if let Ok(s) = &analysis.straggler {
+        out += &straggler_json(s, analysis.difference.as_ref());
+        out.push('\n');
+    }
+    out
+}
+
+/// Each rank's table (entries or every instance) behind a `Rank` column, then the cross-rank
+/// finding (or why none).
+fn table_text(found: &[(u32, Vec<Finding>)], analysis: &JobAnalysis, all: bool) -> String {
+    let mut combined = Table::default();
+    for (rank, findings) in found {
+        let table = if all {
+            findings::to_table(findings)
+        } else {
+            findings::entries_table(findings, &findings::entries(findings))
+        };
+        if combined.columns.is_empty() {
+            combined.columns = with_rank_column(&table.columns);
+        }
+        // Times stay each report's own, as `analyze` prints them for the report alone.
+        let rows = RankRows {
+            rank: *rank,
+            offset_ns: 0,
+            timestamps: Vec::new(),
+        };
+        combined
+            .rows
+            .extend(table.rows.into_iter().map(|r| rows.row(r)));
+    }
+    let mut out = if combined.rows.is_empty() {
+        "no findings in any rank\n".to_string()
+    } else {
+        combined.to_text()
+    };
+    out += "\ncross-rank:\n";
+    let line = match &analysis.straggler {
+        Ok(s) => {
+            let mut cross = Table {
+                columns: ["Rank", "Kind", "Severity", "Message"]
+                    .map(String::from)
+                    .to_vec(),
+                rows: Vec::new(),
+            };
+            cross.rows.push(vec![
+                Cell::Int(i64::from(s.rank)),
+                Cell::Text("straggler".into()),
+                Cell::Text("warning".into()),
+                Cell::Text(straggler_message(s, analysis.difference.as_ref())),
+            ]);
+            cross.to_text()
+        }
+        Err(why) => format!("{why}\n"),
+    };
+    out + &line
+}
