@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use eframe::egui::{Event, Modifiers, PointerButton, Pos2, vec2};
 use egui_kittest::Harness;
-use sightline::analysis::iterations;
+use sightline::analysis::ranks::rank_iterations;
 use sightline::app::SightlineApp;
+use sightline::app::panels::job_view::OVERLAY_SOURCE;
 use sightline::model::Alignment;
 
 fn job_dir(name: &str) -> PathBuf {
@@ -90,16 +91,12 @@ fn aligned_the_ranks_end_each_all_reduce_together() {
     for name in ["balanced", "straggler"] {
         let h = job_harness(name, (1600.0, 1000.0));
         let view = h.state().job_view().expect("job");
+        // On the job clock: the iterations' times are the rank's own plus its offset.
         let ends: Vec<Vec<(u64, i64)>> = (view.ranks.iter())
             .map(|r| {
-                let trace = &r.rank.trace;
-                let main = iterations::main_loop(trace).expect("a loop");
-                (main.iterations.iter())
-                    .filter_map(|it| {
-                        let phases = iterations::phases(trace, &main, it);
-                        let backward = phases.iter().find(|p| p.name == "backward")?;
-                        Some((it.number, r.rank.to_job(backward.end)))
-                    })
+                let found = rank_iterations(&r.rank).expect("a loop");
+                (found.iterations.values())
+                    .filter_map(|it| Some((it.number, it.phase("backward")?.end)))
                     .collect()
             })
             .collect();
@@ -124,24 +121,13 @@ fn the_heatmap_marks_the_slow_rank_and_a_click_zooms_to_its_iteration() {
     let mut h = job_harness("straggler", (1600.0, 1000.0));
     h.state_mut().job_view_mut().expect("job").heatmap_phase = Some("forward".into());
     h.run_steps(3);
-    let traces: Vec<_> = (h.state().job_view().expect("job").ranks.iter())
-        .map(|r| r.rank.trace.clone())
+    let found: Vec<_> = (h.state().job_view().expect("job").ranks.iter())
+        .map(|r| rank_iterations(&r.rank).expect("a loop"))
         .collect();
     // Of `forward`, on the slowed steps, rank 2's is the longest: from the reports.
     let forward = |r: usize, step: u64| -> i64 {
-        let trace = &traces[r];
-        let main = iterations::main_loop(trace).expect("a loop");
-        let it = main
-            .iterations
-            .iter()
-            .find(|it| it.number == step)
-            .expect("step");
-        let phases = iterations::phases(trace, &main, it);
-        let p = phases
-            .iter()
-            .find(|p| p.name == "forward")
-            .expect("forward");
-        p.end - p.start
+        let it = found[r].iterations.get(&step).expect("step");
+        it.phase("forward").expect("forward").duration()
     };
     for step in 10..=19 {
         let slowest = (0..4).max_by_key(|&r| forward(r, step)).expect("ranks");
@@ -158,14 +144,9 @@ fn the_heatmap_marks_the_slow_rank_and_a_click_zooms_to_its_iteration() {
     let view = h.state().job_view().expect("job");
     // Every rank shows step 12 whole.
     for r in &view.ranks {
-        let trace = &r.rank.trace;
-        let main = iterations::main_loop(trace).expect("a loop");
-        let it = main
-            .iterations
-            .iter()
-            .find(|it| it.number == 12)
-            .expect("step 12");
-        let (s, e) = (r.rank.to_job(it.start) as f64, r.rank.to_job(it.end) as f64);
+        let mut found = rank_iterations(&r.rank).expect("a loop");
+        let it = found.iterations.remove(&12).expect("step 12");
+        let (s, e) = (it.start as f64, it.end as f64);
         assert!(
             view.axis.0 <= s && e <= view.axis.1,
             "rank {}: step 12 shown",
@@ -200,4 +181,47 @@ fn several_files_dropped_are_asked_about_and_open_as_one_job() {
     view.wait();
     assert_eq!(view.ranks.len(), 4);
     assert_eq!(h.state().tab_count(), 1);
+}
+
+/// The job's straggler is named above the ranks and marked on their timelines: its excess
+/// phase on its own, the wait on every other rank's; none on the balanced job.
+#[test]
+fn the_straggler_is_named_and_marked_on_every_rank() {
+    let h = job_harness("straggler", (1600.0, 1000.0));
+    let view = h.state().job_view().expect("job");
+    let analysis = view.analysis.as_ref().expect("analysed");
+    let s = analysis.straggler.as_ref().expect("a straggler");
+    assert_eq!((s.rank, s.excess_phase.as_str()), (2, "forward"));
+    for r in &view.ranks {
+        let marks: Vec<_> = r.timeline.overlays_of(OVERLAY_SOURCE).collect();
+        if r.rank.number == 2 {
+            assert_eq!(marks.len(), s.excess.len(), "one mark per slowed iteration");
+            assert!(
+                marks
+                    .iter()
+                    .all(|m| m.label.starts_with("straggler: rank 2"))
+            );
+        } else {
+            let wait = s
+                .waits
+                .iter()
+                .find(|w| w.rank == r.rank.number)
+                .expect("a wait");
+            assert_eq!(
+                marks.len(),
+                wait.per_iteration.len(),
+                "rank {}",
+                r.rank.number
+            );
+            assert!(marks.iter().all(|m| m.label.contains("for rank 2")));
+        }
+    }
+    let h = job_harness("balanced", (1600.0, 1000.0));
+    let view = h.state().job_view().expect("job");
+    assert!(view.analysis.as_ref().expect("analysed").straggler.is_err());
+    assert!(
+        view.ranks
+            .iter()
+            .all(|r| r.timeline.overlays_of(OVERLAY_SOURCE).next().is_none())
+    );
 }

@@ -10,7 +10,6 @@ mod format;
 mod gpu_reports;
 mod group;
 pub mod idle;
-pub mod iterations;
 pub mod kernels;
 mod like;
 pub mod metrics;

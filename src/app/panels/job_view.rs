@@ -11,12 +11,14 @@ use std::sync::atomic::AtomicBool;
 
 use eframe::egui::{self, Color32, Rect, Sense, Stroke, StrokeKind, Ui, pos2, vec2};
 
-use crate::analysis::iterations::{self, Loop};
+use crate::analysis::ranks::{
+    JobAnalysis, RankIterations, StragglerThresholds, analyze_job, straggler_message,
+};
 use crate::app::job::{Job, repaint};
 use crate::app::state::command::Command;
 use crate::app::state::events::EventRef;
 use crate::app::state::selection::Selection;
-use crate::app::timeline::Timeline;
+use crate::app::timeline::{Anchor, Overlay, Timeline};
 use crate::app::widgets::format;
 use crate::loader::{LoadError, Progress};
 use crate::model::{Alignment, Ns, Rank, Ranks};
@@ -27,46 +29,50 @@ enum Loading {
     Done(Result<Ranks, LoadError>),
 }
 
+/// Where a straggler's marks come from (each view replaces only its own).
+pub const OVERLAY_SOURCE: &str = "job";
+
 /// One rank in the view.
 pub struct RankView {
     pub rank: Rank,
     pub timeline: Timeline,
     pub selection: Selection,
-    /// Its loop, found once (the heatmap's row).
-    pub main_loop: Option<Loop>,
+    /// Its iterations and their phases on the job clock (the heatmap's row), found once.
+    pub iterations: Option<RankIterations>,
 }
 
 impl RankView {
-    fn new(rank: Rank) -> RankView {
+    fn new(rank: Rank, iterations: Option<RankIterations>) -> RankView {
         let mut timeline = Timeline::new(&rank.trace);
         timeline.compact = true;
-        let main_loop = iterations::main_loop(&rank.trace);
         RankView {
             rank,
             timeline,
             selection: Selection::default(),
-            main_loop,
+            iterations,
         }
     }
 
     /// The duration of iteration `number` (of `phase`, when one is named), if the rank has it.
     fn duration(&self, number: u64, phase: Option<&str>) -> Option<Ns> {
-        let main = self.main_loop.as_ref()?;
-        let it = main.iterations.iter().find(|it| it.number == number)?;
+        let it = self.iterations.as_ref()?.iterations.get(&number)?;
         match phase {
             None => Some(it.end - it.start),
-            Some(name) => iterations::phases(&self.rank.trace, main, it)
-                .iter()
-                .find(|p| p.name == name)
-                .map(|p| p.end - p.start),
+            Some(name) => it.phase(name).map(|p| p.duration()),
         }
     }
 
     /// Iteration `number`'s span on the job clock.
     fn iteration_span(&self, number: u64) -> Option<(Ns, Ns)> {
-        let main = self.main_loop.as_ref()?;
-        let it = main.iterations.iter().find(|it| it.number == number)?;
-        Some((self.rank.to_job(it.start), self.rank.to_job(it.end)))
+        let it = self.iterations.as_ref()?.iterations.get(&number)?;
+        Some((it.start, it.end))
+    }
+
+    /// Phase `phase` of iteration `number`, on this rank's own clock.
+    fn phase_span(&self, number: u64, phase: &str) -> Option<(Ns, Ns)> {
+        let it = self.iterations.as_ref()?.iterations.get(&number)?;
+        let p = it.phase(phase)?;
+        Some((p.start - self.rank.offset_ns, p.end - self.rank.offset_ns))
     }
 }
 
@@ -85,6 +91,9 @@ pub struct JobView {
     pub selected: Option<(usize, EventRef)>,
     /// The phase the heatmap shows (`None`: the whole iteration).
     pub heatmap_phase: Option<String>,
+    /// The cross-rank analysis: the iterations matched across ranks, and the straggler (or why
+    /// there is none).
+    pub analysis: Option<JobAnalysis>,
     /// Each cell drawn in the last frame (rank index, iteration number) with its rect (tests).
     pub cells: Vec<(usize, u64, Rect)>,
     /// Where each rank's timeline was drawn in the last frame (tests).
@@ -118,6 +127,7 @@ impl JobView {
             axis: (0.0, 1.0),
             selected: None,
             heatmap_phase: None,
+            analysis: None,
             cells: Vec::new(),
             rank_rects: Vec::new(),
         }
@@ -136,7 +146,59 @@ impl JobView {
         self.alignment = ranks.alignment;
         let (lo, hi) = ranks.time_range();
         self.axis = (lo as f64, hi.max(lo + 1) as f64);
-        self.ranks = ranks.ranks.into_iter().map(RankView::new).collect();
+        let analysis = analyze_job(&ranks, &StragglerThresholds::default());
+        let mut found = analysis.iterations.ranks.clone();
+        self.ranks = (ranks.ranks.into_iter())
+            .map(|rank| {
+                let own = found.iter().position(|it| it.rank == rank.number);
+                RankView::new(rank, own.map(|i| found.swap_remove(i)))
+            })
+            .collect();
+        self.analysis = Some(analysis);
+        self.mark_straggler();
+    }
+
+    /// Marks the straggler's excess phase on its timeline and the wait it causes on every
+    /// other rank's, iteration by iteration (on the ruler: visible whichever rows are shown).
+    fn mark_straggler(&mut self) {
+        let Some(Ok(s)) = self.analysis.as_ref().map(|a| &a.straggler) else {
+            return;
+        };
+        let (slow, wait) = (
+            Color32::from_rgb(240, 150, 40),
+            Color32::from_rgb(200, 80, 80),
+        );
+        for r in &mut self.ranks {
+            let mut marks = Vec::new();
+            if r.rank.number == s.rank {
+                for &(n, late) in &s.excess {
+                    if let Some((start, end)) = r.phase_span(n, &s.excess_phase) {
+                        let label = format!(
+                            "straggler: rank {} reaches '{}' of iteration {n} {} after the median rank; its '{}' is where the time goes",
+                            s.rank,
+                            s.sync_phase,
+                            format::duration(late),
+                            s.excess_phase
+                        );
+                        marks.push(ruler_mark(start, end, slow, label));
+                    }
+                }
+            }
+            for w in s.waits.iter().filter(|w| w.rank == r.rank.number) {
+                for &(n, ns) in &w.per_iteration {
+                    if let Some((start, end)) = r.phase_span(n, &s.sync_phase) {
+                        let label = format!(
+                            "waits {} in '{}' of iteration {n} for rank {}",
+                            format::duration(ns),
+                            s.sync_phase,
+                            s.rank
+                        );
+                        marks.push(ruler_mark(start, end, wait, label));
+                    }
+                }
+            }
+            r.timeline.set_overlays(OVERLAY_SOURCE, marks);
+        }
     }
 
     pub fn is_loading(&self) -> bool {
@@ -231,6 +293,7 @@ impl JobView {
             return;
         }
         self.header_ui(ui);
+        self.finding_ui(ui);
         egui::Panel::bottom("job_heatmap")
             .resizable(true)
             .default_size(200.0)
@@ -251,6 +314,28 @@ impl JobView {
                 });
         }
         egui::CentralPanel::default().show(ui, |ui| self.ranks_ui(ui));
+    }
+
+    /// The cross-rank finding's line: the straggler and the wait it causes, or why none.
+    fn finding_ui(&self, ui: &mut Ui) {
+        let Some(analysis) = &self.analysis else {
+            return;
+        };
+        match &analysis.straggler {
+            Ok(s) => {
+                let text = straggler_message(s, analysis.difference.as_ref());
+                ui.add(
+                    egui::Label::new(
+                        egui::RichText::new(format!("Straggler: {text}"))
+                            .color(Color32::from_rgb(240, 170, 70)),
+                    )
+                    .wrap(),
+                );
+            }
+            Err(why) => {
+                ui.weak(format!("No straggler: {why}"));
+            }
+        }
     }
 
     /// The job's line: how many ranks, how they are aligned, each rank's offset on hover.
@@ -357,38 +442,24 @@ impl JobView {
     /// The iteration numbers the ranks have, in order.
     fn iteration_numbers(&self) -> Vec<u64> {
         let mut numbers: Vec<u64> = (self.ranks.iter())
-            .filter_map(|r| r.main_loop.as_ref())
-            .flat_map(|l| l.iterations.iter().map(|it| it.number))
+            .filter_map(|r| r.iterations.as_ref())
+            .flat_map(|it| it.iterations.keys().copied())
             .collect();
         numbers.sort_unstable();
         numbers.dedup();
         numbers
     }
 
-    /// The names of the phases of the first rank's loop (what the heatmap can show).
+    /// The phase names of the job's iterations (what the heatmap can show).
     fn phase_names(&self) -> Vec<String> {
-        let Some(r) = self.ranks.iter().find(|r| r.main_loop.is_some()) else {
-            return Vec::new();
-        };
-        let Some(main) = &r.main_loop else {
-            return Vec::new();
-        };
-        let mut names: Vec<String> = Vec::new();
-        for it in main.iterations.iter().take(4) {
-            for p in iterations::phases(&r.rank.trace, main, it) {
-                if !names.contains(&p.name) {
-                    names.push(p.name);
-                }
-            }
-        }
-        names
+        (self.analysis.as_ref()).map_or_else(Vec::new, |a| a.iterations.phase_names.clone())
     }
 
     /// The ranks × iterations heatmap.
     fn heatmap_ui(&mut self, ui: &mut Ui) {
         let numbers = self.iteration_numbers();
         let pattern = (self.ranks.iter())
-            .find_map(|r| r.main_loop.as_ref().map(|l| l.pattern.clone()))
+            .find_map(|r| r.iterations.as_ref().map(|l| l.pattern.clone()))
             .unwrap_or_default();
         ui.horizontal(|ui| {
             ui.strong("Ranks × iterations");
@@ -552,4 +623,16 @@ fn heat(t: f32) -> Color32 {
     let t = t.clamp(0.0, 1.0);
     let lerp = |a: f32, b: f32| (a + (b - a) * t) as u8;
     Color32::from_rgb(lerp(40.0, 235.0), lerp(90.0, 80.0), lerp(160.0, 50.0))
+}
+
+/// A mark on the ruler over `[start, end)` of a rank's own clock.
+fn ruler_mark(start: Ns, end: Ns, color: Color32, label: String) -> Overlay {
+    Overlay {
+        start,
+        end,
+        anchor: Anchor::Ruler,
+        color,
+        label,
+        source: OVERLAY_SOURCE,
+    }
 }
