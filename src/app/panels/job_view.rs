@@ -294,9 +294,12 @@ impl JobView {
         }
         self.header_ui(ui);
         self.finding_ui(ui);
+        // Tall enough for every rank's row at a readable height (a few pixels each past 16).
+        let heatmap_h = 56.0 + self.ranks.len() as f32 * cell_height(self.ranks.len());
         egui::Panel::bottom("job_heatmap")
             .resizable(true)
-            .default_size(200.0)
+            .min_size(heatmap_h.min(320.0))
+            .default_size(heatmap_h.min(320.0))
             .show(ui, |ui| self.heatmap_ui(ui));
         if let Some((r, ev)) = self.selected {
             egui::Panel::right("job_details")
@@ -515,7 +518,7 @@ impl JobView {
         let label_w = 70.0;
         let cell_w =
             ((ui.available_width() - label_w) / numbers.len().max(1) as f32).clamp(6.0, 48.0);
-        let cell_h = ((ui.available_height() - 20.0) / grid.len().max(1) as f32).clamp(4.0, 22.0);
+        let cell_h = cell_height(grid.len());
         let origin = ui.cursor().min;
         let size = vec2(
             label_w + cell_w * numbers.len() as f32,
@@ -634,5 +637,14 @@ fn ruler_mark(start: Ns, end: Ns, color: Color32, label: String) -> Overlay {
         color,
         label,
         source: OVERLAY_SOURCE,
+    }
+}
+
+/// A heatmap row's height for `ranks` ranks: 16 px up to 16 ranks, then smaller, 3 px at least.
+fn cell_height(ranks: usize) -> f32 {
+    if ranks <= 16 {
+        16.0
+    } else {
+        (256.0 / ranks as f32).max(3.0)
     }
 }
