@@ -225,3 +225,56 @@ fn the_straggler_is_named_and_marked_on_every_rank() {
             .all(|r| r.timeline.overlays_of(OVERLAY_SOURCE).next().is_none())
     );
 }
+
+/// Eight ranks (a synthetic job of `synth --ranks 8` from a recorded rank), collapsed, fit a
+/// 1600×1000 window above the heatmap, without scrolling.
+#[test]
+fn eight_ranks_fit_the_window_collapsed() {
+    let dir = tempfile::TempDir::new().expect("a temporary folder");
+    let out = dir.path().join("job");
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args([
+            "synth",
+            "--ranks",
+            "8",
+            "--straggler",
+            "5:forward:15",
+            "--from",
+        ])
+        .arg(job_dir("balanced").join("rank0.sqlite"))
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .expect("synth runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let mut app = SightlineApp::default();
+    app.open(out);
+    app.job_view_mut().expect("a job tab").wait();
+    let mut h = Harness::builder()
+        .with_size(vec2(1600.0, 1000.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(4);
+    let view = h.state().job_view().expect("job");
+    assert_eq!(view.rank_rects.len(), 8);
+    let last = view
+        .rank_rects
+        .iter()
+        .map(|r| r.bottom())
+        .fold(0.0, f32::max);
+    let heatmap_top = (view.cells.iter())
+        .map(|(_, _, c)| c.top())
+        .fold(f32::INFINITY, f32::min);
+    assert!(
+        last <= heatmap_top,
+        "the last rank ends at {last}, the heatmap begins at {heatmap_top}"
+    );
+    let s = view
+        .analysis
+        .as_ref()
+        .and_then(|a| a.straggler.as_ref().ok());
+    assert_eq!(s.map(|s| s.rank), Some(5), "the slowed rank is named");
+}

@@ -326,14 +326,16 @@ impl JobView {
         };
         match &analysis.straggler {
             Ok(s) => {
+                // One line (the whole message on hover): the ranks keep the window's height.
                 let text = straggler_message(s, analysis.difference.as_ref());
                 ui.add(
                     egui::Label::new(
                         egui::RichText::new(format!("Straggler: {text}"))
                             .color(Color32::from_rgb(240, 170, 70)),
                     )
-                    .wrap(),
-                );
+                    .truncate(),
+                )
+                .on_hover_text(text);
             }
             Err(why) => {
                 ui.weak(format!("No straggler: {why}"));
@@ -378,21 +380,6 @@ impl JobView {
             .show(ui, |ui| {
                 for (i, r) in self.ranks.iter_mut().enumerate() {
                     let expanded = !r.timeline.compact;
-                    ui.horizontal(|ui| {
-                        let arrow = if expanded { "-" } else { "+" };
-                        if ui
-                            .small_button(arrow)
-                            .on_hover_text("the rank's full tree, or two lanes")
-                            .clicked()
-                        {
-                            r.timeline.compact = expanded;
-                        }
-                        ui.strong(r.rank.label());
-                        ui.weak(format!(
-                            "+{} on the job clock",
-                            format::duration(r.rank.offset_ns)
-                        ));
-                    });
                     let offset = r.rank.offset_ns as f64;
                     r.timeline.view.set(axis.0 - offset, axis.1 - offset);
                     r.timeline.ruler_origin = Some(axis.0.min(0.0) - offset);
@@ -410,6 +397,36 @@ impl JobView {
                     let out = ui
                         .scope_builder(builder, |ui| r.timeline.ui(ui, &r.rank.trace, &r.selection))
                         .inner;
+                    // The rank's name and its toggle sit left of its ruler, where the row
+                    // labels' column leaves room: no line of its own, so eight ranks fit.
+                    let corner =
+                        Rect::from_min_size(body.min, vec2((body.width() / 5.0).min(240.0), 22.0));
+                    let builder = egui::UiBuilder::new()
+                        .max_rect(corner)
+                        .id_salt(("job_rank_label", i))
+                        .layout(egui::Layout::left_to_right(egui::Align::Center));
+                    // A child that takes no room: the cursor stays below the rank's timeline.
+                    let mut corner_ui = ui.new_child(builder);
+                    {
+                        let ui = &mut corner_ui;
+                        let arrow = if expanded { "-" } else { "+" };
+                        if ui
+                            .small_button(arrow)
+                            .on_hover_text("the rank's full tree, or two lanes")
+                            .clicked()
+                        {
+                            r.timeline.compact = expanded;
+                        }
+                        ui.add(
+                            egui::Label::new(egui::RichText::new(r.rank.label()).strong())
+                                .truncate(),
+                        )
+                        .on_hover_text(format!(
+                            "{}\n+{} on the job clock",
+                            r.rank.path.display(),
+                            format::duration(r.rank.offset_ns)
+                        ));
+                    }
                     for command in out.commands {
                         match command {
                             Command::Select(ev) => {
@@ -430,7 +447,7 @@ impl JobView {
                     if (s, e) != axis {
                         moved = Some((s, e));
                     }
-                    ui.add_space(4.0);
+                    ui.add_space(1.0);
                 }
             });
         if let Some(chosen) = selected {
@@ -640,11 +657,12 @@ fn ruler_mark(start: Ns, end: Ns, color: Color32, label: String) -> Overlay {
     }
 }
 
-/// A heatmap row's height for `ranks` ranks: 16 px up to 16 ranks, then smaller, 3 px at least.
+/// A heatmap row's height for `ranks` ranks: 16 px for a few, 12 up to 16 ranks, then smaller,
+/// 3 px at least.
 fn cell_height(ranks: usize) -> f32 {
-    if ranks <= 16 {
-        16.0
-    } else {
-        (256.0 / ranks as f32).max(3.0)
+    match ranks {
+        0..=4 => 16.0,
+        5..=16 => 12.0,
+        _ => (192.0 / ranks as f32).max(3.0),
     }
 }
