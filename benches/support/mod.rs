@@ -9,6 +9,7 @@ use sightline::app::SightlineApp;
 
 /// The report from `SIGHTLINE_BENCH_FILE`, else the 10M-event scaled report
 /// if present, else `many_kernels.sqlite`.
+#[allow(dead_code)]
 pub fn report() -> PathBuf {
     if let Ok(p) = std::env::var("SIGHTLINE_BENCH_FILE") {
         return p.into();
