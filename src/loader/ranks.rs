@@ -38,10 +38,22 @@ pub fn load_ranks(
     on_progress: &(dyn Fn(Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<Ranks, LoadError> {
+    load_ranks_each(paths, parallel, on_progress, &|_, _| {}, cancel)
+}
+
+/// [`load_ranks`], also handing each report to `on_loaded` (its index in `paths`) as soon as
+/// it is in: a window draws the ranks as they come rather than after the last.
+pub fn load_ranks_each(
+    paths: &[PathBuf],
+    parallel: usize,
+    on_progress: &(dyn Fn(Progress) + Sync),
+    on_loaded: &(dyn Fn(usize, Arc<Trace>) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Ranks, LoadError> {
     let count = paths.len().max(1);
     let fractions: Vec<Mutex<f32>> = paths.iter().map(|_| Mutex::new(0.0)).collect();
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Result<Trace, LoadError>>>> =
+    let results: Vec<Mutex<Option<Result<Arc<Trace>, LoadError>>>> =
         paths.iter().map(|_| Mutex::new(None)).collect();
     let failed = AtomicBool::new(false);
     let stop = || cancel.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed);
@@ -70,9 +82,10 @@ pub fn load_ranks(
                             fraction: done / count as f32,
                         });
                     };
-                    let result = load(&paths[i], &mut report_progress, &own_cancel);
-                    if result.is_err() {
-                        failed.store(true, Ordering::Relaxed);
+                    let result = load(&paths[i], &mut report_progress, &own_cancel).map(Arc::new);
+                    match &result {
+                        Ok(trace) => on_loaded(i, trace.clone()),
+                        Err(_) => failed.store(true, Ordering::Relaxed),
                     }
                     if let Ok(mut slot) = results[i].lock() {
                         *slot = Some(result);
@@ -88,7 +101,7 @@ pub fn load_ranks(
     let mut cancelled = None;
     for (path, slot) in paths.iter().zip(results) {
         match slot.into_inner().ok().flatten() {
-            Some(Ok(trace)) => reports.push((path.clone(), Arc::new(trace))),
+            Some(Ok(trace)) => reports.push((path.clone(), trace)),
             Some(Err(e)) if matches!(e.problem, Problem::Cancelled) => {
                 cancelled.get_or_insert(e);
             }

@@ -26,6 +26,8 @@ use crate::model::{Alignment, Ns, Rank, Ranks};
 /// What the job's load sends.
 enum Loading {
     Progress(Progress),
+    /// Report `index` of the job's paths is in: drawn at once, before the others.
+    Arrived(usize, Arc<crate::model::Trace>),
     Done(Result<Ranks, LoadError>),
 }
 
@@ -111,7 +113,12 @@ impl JobView {
                 let progress = |p: Progress| {
                     emit.send(Loading::Progress(p));
                 };
-                let result = crate::loader::ranks::load_ranks(&to_load, cores, &progress, cancel);
+                let arrived = |i: usize, trace| {
+                    emit.send(Loading::Arrived(i, trace));
+                };
+                let result = crate::loader::ranks::load_ranks_each(
+                    &to_load, cores, &progress, &arrived, cancel,
+                );
                 emit.send(Loading::Done(result));
             });
         JobView {
@@ -141,21 +148,62 @@ impl JobView {
         view
     }
 
+    /// The whole job is in: its ranks on their final clock, analysed (iterations, straggler).
     fn show(&mut self, ranks: Ranks) {
         self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
+        let analysis = analyze_job(&ranks, &StragglerThresholds::default());
+        let mut found = analysis.iterations.ranks.clone();
+        self.place(ranks, |rank| {
+            let own = found.iter().position(|it| it.rank == rank.number);
+            own.map(|i| found.swap_remove(i))
+        });
+        self.analysis = Some(analysis);
+        self.mark_straggler();
+    }
+
+    /// A report of the job is in while others are still read: the ranks so far are drawn on
+    /// the clock they make (offsets from the earliest start so far; the whole job's replaces it).
+    fn arrived(&mut self, index: usize, trace: Arc<crate::model::Trace>) {
+        let Some(path) = self.paths.get(index).cloned() else {
+            return;
+        };
+        let mut reports: Vec<(PathBuf, Arc<crate::model::Trace>)> = (self.ranks.iter())
+            .map(|r| (r.rank.path.clone(), r.rank.trace.clone()))
+            .collect();
+        reports.push((path, trace));
+        let all = self.paths.iter().map(PathBuf::as_path);
+        let numbers = crate::model::ranks::rank_numbers(all);
+        let mut ranks = Ranks::new(reports);
+        // Numbered as the whole job will number them, not as the ranks so far would be.
+        for r in &mut ranks.ranks {
+            if let Some(i) = self.paths.iter().position(|p| *p == r.path) {
+                r.number = numbers[i];
+            }
+        }
+        ranks.ranks.sort_by_key(|r| r.number);
+        self.place(ranks, |_| None);
+    }
+
+    /// Shows `ranks`, keeping the timeline (view, rows opened) of a rank already shown.
+    fn place(&mut self, ranks: Ranks, mut iterations: impl FnMut(&Rank) -> Option<RankIterations>) {
         self.alignment = ranks.alignment;
         let (lo, hi) = ranks.time_range();
         self.axis = (lo as f64, hi.max(lo + 1) as f64);
-        let analysis = analyze_job(&ranks, &StragglerThresholds::default());
-        let mut found = analysis.iterations.ranks.clone();
+        let mut shown: Vec<RankView> = std::mem::take(&mut self.ranks);
         self.ranks = (ranks.ranks.into_iter())
             .map(|rank| {
-                let own = found.iter().position(|it| it.rank == rank.number);
-                RankView::new(rank, own.map(|i| found.swap_remove(i)))
+                let found = iterations(&rank);
+                match shown.iter().position(|v| v.rank.path == rank.path) {
+                    Some(i) => {
+                        let mut view = shown.swap_remove(i);
+                        view.rank = rank;
+                        view.iterations = found;
+                        view
+                    }
+                    None => RankView::new(rank, found),
+                }
             })
             .collect();
-        self.analysis = Some(analysis);
-        self.mark_straggler();
     }
 
     /// Marks the straggler's excess phase on its timeline and the wait it causes on every
@@ -212,6 +260,7 @@ impl JobView {
             changed = true;
             match message {
                 Loading::Progress(p) => self.progress = p,
+                Loading::Arrived(i, trace) => self.arrived(i, trace),
                 Loading::Done(Ok(ranks)) => self.show(ranks),
                 Loading::Done(Err(e)) => self.error = Some(e.to_string()),
             }
@@ -224,6 +273,7 @@ impl JobView {
         while let Some(message) = self.load.wait_next() {
             match message {
                 Loading::Progress(p) => self.progress = p,
+                Loading::Arrived(i, trace) => self.arrived(i, trace),
                 Loading::Done(Ok(ranks)) => self.show(ranks),
                 Loading::Done(Err(e)) => self.error = Some(e.to_string()),
             }
@@ -284,12 +334,18 @@ impl JobView {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.label(format!(
-                    "Reading {} reports, one per core… {} ({:.0} %)",
+                    "Reading {} reports, one per core: {} in… {} ({:.0} %)",
                     self.paths.len(),
+                    self.ranks.len(),
                     self.progress.phase,
                     self.progress.fraction * 100.0
                 ));
             });
+            // The ranks in so far are drawn as they come.
+            if self.ranks.is_empty() {
+                return;
+            }
+            egui::CentralPanel::default().show(ui, |ui| self.ranks_ui(ui));
             return;
         }
         self.header_ui(ui);
