@@ -249,3 +249,53 @@ fn bad_jobs_get_one_line_naming_the_problem() {
         "{err}"
     );
 }
+
+#[test]
+fn the_job_clock_is_said_once_and_files_get_the_rank_column() {
+    let dir = common::fixture("jobs/balanced");
+    let out_dir = tempfile::tempdir().expect("a folder");
+    let prefix = out_dir.path().join("job");
+    let out = sightline(&[
+        "stats",
+        dir.to_str().expect("path"),
+        "--report",
+        "nvtx_sum,cuda_gpu_trace",
+        "--output",
+        prefix.to_str().expect("path"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("aligned on each report's UTC session start")
+            .count(),
+        1,
+        "{err}"
+    );
+    for rank in 0..4 {
+        assert_eq!(
+            err.matches(&format!("rank {rank} (rank{rank}.sqlite): +"))
+                .count(),
+            1,
+            "{err}"
+        );
+    }
+    for stem in ["nvtx_sum", "cuda_gpu_trace"] {
+        let written = std::fs::read_to_string(out_dir.path().join(format!("job_{stem}.csv")))
+            .expect("written");
+        assert!(written.starts_with("Rank,"), "{stem}");
+        let ranks: std::collections::BTreeSet<&str> = written
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split(',').next())
+            .collect();
+        assert_eq!(
+            ranks.into_iter().collect::<Vec<_>>(),
+            ["0", "1", "2", "3"],
+            "{stem}"
+        );
+    }
+}

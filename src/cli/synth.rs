@@ -19,7 +19,7 @@ const MAX_SCALE: usize = 100_000;
 /// Arguments of `sightline synth`.
 #[derive(Debug, clap::Args)]
 #[command(
-    about = "A bigger report made of N time-shifted copies of a real one (for scale tests)",
+    about = "A bigger report made of N time-shifted copies of a real one, or a job of N ranks (for scale tests)",
     long_about = "Writes OUT.sqlite, an nsys-schema report holding N copies of FILE one after \
                   the other in time (correlation ids offset per copy); its stats are exactly N \
                   times FILE's. FILE is only read.\n\nWith --ranks N instead of --scale: a job \

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::launched::{for_each_launched, op_end};
 use crate::model::{Ns, NvtxKind, Rank, Ranks, ThreadIdx, Trace};
 
 /// One phase of an iteration (a child range), on the job clock.
@@ -11,12 +12,28 @@ use crate::model::{Ns, NvtxKind, Rank, Ranks, ThreadIdx, Trace};
 pub struct Phase {
     pub name: String,
     pub start: Ns,
+    /// The range's own (CPU-side) end.
     pub end: Ns,
+    /// When the GPU work it launched ended, if it launched any.
+    pub gpu_end: Option<Ns>,
 }
 
 impl Phase {
+    /// When the phase's work was done: its end, or its GPU work's if that ends later. A phase
+    /// that only launches a collective (NCCL) ends on the CPU before it; its kernels finish
+    /// together on every rank.
+    pub fn done(&self) -> Ns {
+        self.gpu_end.map_or(self.end, |g| g.max(self.end))
+    }
+
+    /// The range's own length, as NVTX recorded it.
     pub fn duration(&self) -> Ns {
         self.end - self.start
+    }
+
+    /// From its start to [`Phase::done`]: how long a rank was held in it.
+    pub fn until_done(&self) -> Ns {
+        self.done() - self.start
     }
 }
 
@@ -212,10 +229,19 @@ fn iteration(rank: &Rank, trace: &Trace, top: &TopLevel) -> Iteration {
             if phases.iter().any(|p| p.name == name) {
                 continue;
             }
+            let (from, to) = (nvtx.spans.start[c], nvtx.spans.end(c));
+            let thread = &trace.threads[top.thread as usize];
+            let mut gpu_end: Option<Ns> = None;
+            for_each_launched(trace, thread, from, to, &mut |op| {
+                if let Some(e) = op_end(trace, op) {
+                    gpu_end = Some(gpu_end.map_or(e, |g| g.max(e)));
+                }
+            });
             phases.push(Phase {
                 name,
-                start: rank.to_job(nvtx.spans.start[c]),
-                end: rank.to_job(nvtx.spans.end(c)),
+                start: rank.to_job(from),
+                end: rank.to_job(to),
+                gpu_end: gpu_end.map(|g| rank.to_job(g)),
             });
         }
     }

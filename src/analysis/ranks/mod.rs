@@ -5,6 +5,7 @@
 mod clock;
 mod iterations;
 mod job_findings;
+mod launched;
 mod phase_work;
 mod spread;
 mod straggler;

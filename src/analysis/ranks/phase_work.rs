@@ -5,6 +5,7 @@
 use crate::model::{GpuOpKind, Ns, Rank, ThreadIdx};
 
 use super::iterations::Phase;
+use super::launched::for_each_launched;
 
 /// One phase instance's work on one rank.
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
@@ -38,21 +39,15 @@ pub fn phase_work(rank: &Rank, thread: ThreadIdx, phase: &Phase) -> PhaseWork {
             }
         }
     }
-    let correlation = trace.correlation.of_process(thread.pid);
     let mut work = PhaseWork {
         outside_cuda_ns: (to - from - in_cuda).max(0),
         ..PhaseWork::default()
     };
-    for row in thread.cuda_api.starting_in(api, from, to) {
-        let Some(&id) = trace.cuda_api.correlation.get(row as usize) else {
-            continue;
-        };
-        for op in correlation.gpu_ops(id) {
-            if op.kind == GpuOpKind::Kernel {
-                work.kernels += 1;
-                work.gpu_ns += trace.kernels.spans.duration(op.index as usize);
-            }
+    for_each_launched(trace, thread, from, to, &mut |op| {
+        if op.kind == GpuOpKind::Kernel {
+            work.kernels += 1;
+            work.gpu_ns += trace.kernels.spans.duration(op.index as usize);
         }
-    }
+    });
     work
 }

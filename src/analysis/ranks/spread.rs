@@ -5,12 +5,14 @@
 use super::iterations::JobIterations;
 use crate::model::Ns;
 
-/// The ranks at one phase of one iteration: latest minus earliest, of starts and of ends.
+/// The ranks at one phase of one iteration: latest minus earliest, of starts, of the ranges'
+/// ends, and of when their work was done (GPU work included: [`super::Phase::done`]).
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct PhaseSpread {
     pub number: u64,
     pub start_spread: Ns,
     pub end_spread: Ns,
+    pub done_spread: Ns,
 }
 
 /// Latest minus earliest of `values` (0 for none).
@@ -25,10 +27,10 @@ pub fn spread(values: impl IntoIterator<Item = Ns>) -> Ns {
 pub fn phase_spreads(job: &JobIterations, phase: &str) -> Vec<PhaseSpread> {
     let mut out = Vec::new();
     for &number in &job.common {
-        let phases: Option<Vec<(Ns, Ns)>> = (0..job.ranks.len())
+        let phases: Option<Vec<(Ns, Ns, Ns)>> = (0..job.ranks.len())
             .map(|r| {
                 let p = job.get(r, number)?.phase(phase)?;
-                Some((p.start, p.end))
+                Some((p.start, p.end, p.done()))
             })
             .collect();
         let Some(phases) = phases.filter(|p| !p.is_empty()) else {
@@ -38,14 +40,16 @@ pub fn phase_spreads(job: &JobIterations, phase: &str) -> Vec<PhaseSpread> {
             number,
             start_spread: spread(phases.iter().map(|p| p.0)),
             end_spread: spread(phases.iter().map(|p| p.1)),
+            done_spread: spread(phases.iter().map(|p| p.2)),
         });
     }
     out
 }
 
 /// The phase that synchronizes the ranks: the one that absorbs the most spread (the mean of
-/// its start spread less its end spread over the iterations). With NCCL or gloo alike, the
-/// phase that holds the collective begins apart and ends together.
+/// its start spread less the spread of when its work was done, over the iterations). With
+/// NCCL or gloo alike, the phase that holds the collective begins apart and its work ends
+/// together (gloo: the range itself; NCCL: its collective kernels).
 pub fn synchronizing_phase(job: &JobIterations) -> Option<String> {
     let absorbed = |name: &str| -> Option<f64> {
         let spreads = phase_spreads(job, name);
@@ -54,7 +58,7 @@ pub fn synchronizing_phase(job: &JobIterations) -> Option<String> {
         }
         let sum: f64 = spreads
             .iter()
-            .map(|s| (s.start_spread - s.end_spread) as f64)
+            .map(|s| (s.start_spread - s.done_spread) as f64)
             .sum();
         Some(sum / spreads.len() as f64)
     };

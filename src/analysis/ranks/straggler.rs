@@ -8,8 +8,10 @@
 //! median rank. An iteration is slowed when that excess is at least `min_excess_ns` and
 //! `min_excess_share` of the median iteration; a straggler is the rank latest in the longest
 //! run of consecutive slowed iterations, at least `min_iterations` long. The wait it causes on
-//! each other rank is that rank's synchronizing phase beyond its own typical length (its median
-//! over the iterations no rank slowed; with none, the straggler's own length of it).
+//! each other rank is the time that rank is held in the synchronizing phase (to the end of the
+//! phase or of its GPU work, whichever is later: NCCL's kernels wait on the GPU) beyond its
+//! typical length (its median over the iterations no rank slowed; with none, the straggler's
+//! own).
 
 use std::collections::BTreeSet;
 
@@ -139,8 +141,14 @@ fn arrival(job: &JobIterations, r: usize, number: u64, phase: &str) -> Option<Ns
     Some(job.get(r, number)?.phase(phase)?.start)
 }
 
+/// Rank `r`'s length of `phase` in iteration `number`, as recorded.
 fn duration(job: &JobIterations, r: usize, number: u64, phase: &str) -> Option<Ns> {
     Some(job.get(r, number)?.phase(phase)?.duration())
+}
+
+/// How long rank `r` was held in `phase` of iteration `number`, its GPU work included.
+fn held(job: &JobIterations, r: usize, number: u64, phase: &str) -> Option<Ns> {
+    Some(job.get(r, number)?.phase(phase)?.until_done())
 }
 
 fn median_ns(values: &mut [Ns]) -> Ns {
@@ -294,14 +302,14 @@ fn waits(
         .map(|r| {
             let mut calm: Vec<Ns> = (job.common.iter())
                 .filter(|n| !slowed.contains(n))
-                .filter_map(|&n| duration(job, r, n, sync))
+                .filter_map(|&n| held(job, r, n, sync))
                 .collect();
             let typical = (!calm.is_empty()).then(|| median_ns(&mut calm));
             let per_iteration: Vec<(u64, Ns)> = numbers
                 .iter()
                 .filter_map(|&n| {
-                    let own = duration(job, r, n, sync)?;
-                    let base = typical.or_else(|| duration(job, straggler, n, sync))?;
+                    let own = held(job, r, n, sync)?;
+                    let base = typical.or_else(|| held(job, straggler, n, sync))?;
                     Some((n, (own - base).max(0)))
                 })
                 .collect();
@@ -312,4 +320,95 @@ fn waits(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::ranks::iterations::{Iteration, Phase, RankIterations};
+
+    const MS: Ns = 1_000_000;
+
+    fn phase(name: &str, start: Ns, end: Ns, gpu_end: Option<Ns>) -> Phase {
+        Phase {
+            name: name.into(),
+            start,
+            end,
+            gpu_end,
+        }
+    }
+
+    /// NCCL-like: `backward` launches the all-reduce and returns after 2 ms; its kernels end
+    /// together on every rank, 9 ms after the last rank launched them. Rank 3's `forward`
+    /// takes 9 ms instead of 1 on iterations 3..=5.
+    fn nccl_job() -> JobIterations {
+        let numbers = 1..=6u64;
+        let slow = |r: u32, n: u64| r == 3 && (3..=5).contains(&n);
+        let ranks = (0..4u32)
+            .map(|r| {
+                let iterations = numbers
+                    .clone()
+                    .map(|n| {
+                        let t0 = n as Ns * 30 * MS;
+                        let forward = if slow(r, n) { 9 * MS } else { MS };
+                        let last_launch = t0 + if (3..=5).contains(&n) { 9 * MS } else { MS };
+                        let done = last_launch + 9 * MS;
+                        let b = t0 + forward;
+                        let phases = vec![
+                            phase("forward", t0, b, None),
+                            phase("backward", b, b + 2 * MS, Some(done)),
+                            phase("optimizer", done, done + MS, None),
+                        ];
+                        let it = Iteration {
+                            number: n,
+                            start: t0,
+                            end: done + MS,
+                            phases,
+                        };
+                        (n, it)
+                    })
+                    .collect();
+                RankIterations {
+                    rank: r,
+                    pattern: "step #".into(),
+                    thread: 0,
+                    iterations,
+                }
+            })
+            .collect();
+        JobIterations {
+            ranks,
+            without: Vec::new(),
+            common: numbers.collect(),
+            phase_names: ["forward", "backward", "optimizer"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_straggler_held_up_on_the_gpu_is_found_from_the_collectives_end() {
+        let s = find_straggler(&nccl_job(), &StragglerThresholds::default()).expect("found");
+        assert_eq!((s.rank, s.sync_phase.as_str()), (3, "backward"));
+        assert_eq!(s.excess_phase, "forward");
+        assert_eq!((s.first(), s.last()), (3, 5));
+        assert_eq!(s.excess_median, 8 * MS);
+        for wait in &s.waits {
+            assert_eq!(
+                wait.per_iteration,
+                vec![(3, 8 * MS), (4, 8 * MS), (5, 8 * MS)]
+            );
+        }
+    }
+
+    #[test]
+    fn one_slow_iteration_is_not_a_straggler() {
+        let mut job = nccl_job();
+        job.common.retain(|n| *n != 4 && *n != 5);
+        let found = find_straggler(&job, &StragglerThresholds::default());
+        assert!(
+            matches!(found, Err(NoStraggler::Balanced { .. })),
+            "{found:?}"
+        );
+    }
 }
