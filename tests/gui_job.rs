@@ -278,3 +278,29 @@ fn eight_ranks_fit_the_window_collapsed() {
         .and_then(|a| a.straggler.as_ref().ok());
     assert_eq!(s.map(|s| s.rank), Some(5), "the slowed rank is named");
 }
+
+/// A job being opened can be cancelled: its loads stop, the tab says so.
+#[test]
+fn opening_a_job_can_be_cancelled() {
+    use egui_kittest::kittest::Queryable;
+    let mut app = SightlineApp::default();
+    app.open(job_dir("straggler"));
+    let flag = app.job_view().expect("a job tab").load_cancel_flag();
+    let mut h = Harness::builder()
+        .with_size(vec2(1600.0, 1000.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.step();
+    // The first frame comes right after the loads start (seen every time here); a machine
+    // that read four reports before it would have nothing left to cancel.
+    if h.state().job_view().expect("job").is_loading() {
+        h.get_by_label("Cancel").click();
+        h.run_steps(2);
+        assert!(
+            flag.load(std::sync::atomic::Ordering::Relaxed),
+            "the loads are told to stop"
+        );
+        let view = h.state().job_view().expect("job");
+        assert!(!view.is_loading());
+        assert_eq!(view.error.as_deref(), Some("opening the job was cancelled"));
+    }
+}

@@ -331,16 +331,25 @@ impl JobView {
             // job before there is a window to wake.
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(50));
+            let mut cancel = false;
             ui.horizontal(|ui| {
                 ui.spinner();
+                ui.add(egui::ProgressBar::new(self.progress.fraction).desired_width(160.0));
                 ui.label(format!(
-                    "Reading {} reports, one per core: {} in… {} ({:.0} %)",
+                    "Reading {} reports, one per core: {} in… {}",
                     self.paths.len(),
                     self.ranks.len(),
                     self.progress.phase,
-                    self.progress.fraction * 100.0
                 ));
+                cancel = ui.button("Cancel").clicked();
             });
+            if cancel {
+                // The loads stop at their next check; what they read is dropped.
+                self.load.cancel();
+                self.ranks.clear();
+                self.error = Some("opening the job was cancelled".into());
+                return;
+            }
             // The ranks in so far are drawn as they come.
             if self.ranks.is_empty() {
                 return;
