@@ -29,6 +29,9 @@ pub fn reports_in(dir: &std::path::Path) -> Result<Vec<PathBuf>, LoadError> {
     Ok(reports)
 }
 
+/// Where a loading thread leaves report `i`'s result for the joining thread.
+type LoadSlot = Mutex<Option<Result<Arc<Trace>, LoadError>>>;
+
 /// Loads every report of `paths`, `parallel` at a time (at least one), and makes them a job.
 /// `on_progress` hears the whole job's progress (each report an equal share) from whichever
 /// thread made it. The first report that fails to load fails the job (the others stop).
@@ -53,8 +56,7 @@ pub fn load_ranks_each(
     let count = paths.len().max(1);
     let fractions: Vec<Mutex<f32>> = paths.iter().map(|_| Mutex::new(0.0)).collect();
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Result<Arc<Trace>, LoadError>>>> =
-        paths.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<LoadSlot> = paths.iter().map(|_| Mutex::new(None)).collect();
     let failed = AtomicBool::new(false);
     let stop = || cancel.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed);
     std::thread::scope(|scope| {
