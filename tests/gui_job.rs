@@ -304,3 +304,53 @@ fn opening_a_job_can_be_cancelled() {
         assert_eq!(view.error.as_deref(), Some("opening the job was cancelled"));
     }
 }
+
+/// A span selected in the job is aggregated on every rank over the same span of the job clock:
+/// each rank's rows are its report's alone over its own span, and the spread names the rank
+/// whose `forward` took longest (the straggler's).
+#[test]
+fn a_span_gives_every_ranks_tables_and_the_spread() {
+    use sightline::analysis::stats::{RangeRule, Report, compute_in};
+    use sightline::model::TimeRange;
+    let mut h = job_harness("straggler", (1600.0, 1000.0));
+    let view = h.state_mut().job_view_mut().expect("job");
+    let found = rank_iterations(&view.ranks[0].rank).expect("a loop");
+    let (first, last) = (&found.iterations[&10], &found.iterations[&19]);
+    let span = (first.start, last.end);
+    view.select_span(Some(span));
+    view.span.wait();
+    assert_eq!(view.span.tables.len(), 4);
+    for (r, (number, table)) in view.ranks.iter().zip(&view.span.tables) {
+        assert_eq!(*number, r.rank.number);
+        let own = TimeRange {
+            start: span.0 - r.rank.offset_ns,
+            end: span.1 - r.rank.offset_ns,
+        };
+        let alone = compute_in(
+            &r.rank.trace,
+            Report::NvtxSum,
+            Some(own),
+            RangeRule::StartsInside,
+        )
+        .expect("nvtx_sum");
+        assert_eq!(table, &alone, "rank {}", r.rank.number);
+        assert_eq!(
+            r.selection.range,
+            Some(own),
+            "shaded on rank {}",
+            r.rank.number
+        );
+    }
+    let joined = view.span.joined();
+    assert_eq!(joined.columns[0], "Rank");
+    let rows: usize = view.span.tables.iter().map(|(_, t)| t.rows.len()).sum();
+    assert_eq!(joined.rows.len(), rows);
+    let spread = view.span.spread();
+    let forward = spread
+        .iter()
+        .find(|s| s.name.ends_with("forward"))
+        .expect("forward");
+    assert_eq!(forward.max_rank, 2, "{forward:?}");
+    assert!(forward.max > 3.0 * forward.median, "{forward:?}");
+    h.run_steps(2);
+}

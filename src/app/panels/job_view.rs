@@ -15,6 +15,7 @@ use crate::analysis::ranks::{
     JobAnalysis, RankIterations, StragglerThresholds, analyze_job, straggler_message,
 };
 use crate::app::job::{Job, repaint};
+use crate::app::panels::job_ranges::RankRanges;
 use crate::app::state::command::Command;
 use crate::app::state::events::EventRef;
 use crate::app::state::selection::Selection;
@@ -100,6 +101,8 @@ pub struct JobView {
     pub cells: Vec<(usize, u64, Rect)>,
     /// Where each rank's timeline was drawn in the last frame (tests).
     pub rank_rects: Vec<Rect>,
+    /// A span selected on any rank, aggregated rank by rank.
+    pub span: RankRanges,
 }
 
 impl JobView {
@@ -137,6 +140,7 @@ impl JobView {
             analysis: None,
             cells: Vec::new(),
             rank_rects: Vec::new(),
+            span: RankRanges::default(),
         }
     }
 
@@ -313,6 +317,27 @@ impl JobView {
         }
     }
 
+    /// Selects `[start, end)` of the job clock on every rank (each shows it shaded on its own
+    /// clock) and aggregates it rank by rank; `None` drops the span.
+    pub fn select_span(&mut self, span: Option<(Ns, Ns)>) {
+        for r in &mut self.ranks {
+            let off = r.rank.offset_ns;
+            r.selection.range = span.map(|(start, end)| crate::model::TimeRange {
+                start: start - off,
+                end: end - off,
+            });
+        }
+        match span {
+            Some(span) => {
+                let ranks = (self.ranks.iter())
+                    .map(|r| (r.rank.number, r.rank.trace.clone(), r.rank.offset_ns))
+                    .collect();
+                self.span.request(span, ranks);
+            }
+            None => self.span.clear(),
+        }
+    }
+
     /// Shows `[start, end)` of the job clock on every rank.
     pub fn set_axis(&mut self, (start, end): (f64, f64)) {
         self.axis = (start, end.max(start + 1.0));
@@ -360,12 +385,27 @@ impl JobView {
         self.header_ui(ui);
         self.finding_ui(ui);
         // Tall enough for every rank's row at a readable height (a few pixels each past 16).
-        let heatmap_h = 56.0 + self.ranks.len() as f32 * cell_height(self.ranks.len());
+        let heatmap_h = 56.0
+            + self.ranks.len() as f32 * cell_height(self.ranks.len())
+            + if self.span.span.is_some() { 200.0 } else { 0.0 };
         egui::Panel::bottom("job_heatmap")
             .resizable(true)
             .min_size(heatmap_h.min(320.0))
             .default_size(heatmap_h.min(320.0))
-            .show(ui, |ui| self.heatmap_ui(ui));
+            .show(ui, |ui| {
+                if self.span.poll() {
+                    ui.ctx().request_repaint();
+                }
+                if self.span.is_pending() {
+                    ui.ctx()
+                        .request_repaint_after(std::time::Duration::from_millis(50));
+                }
+                if self.span.ui(ui) {
+                    let span = self.span.span;
+                    self.select_span(span);
+                }
+                self.heatmap_ui(ui);
+            });
         if let Some((r, ev)) = self.selected {
             egui::Panel::right("job_details")
                 .default_size(320.0)
@@ -439,6 +479,7 @@ impl JobView {
         let axis = self.axis;
         let mut moved = None;
         let mut selected = None;
+        let mut span_asked = None;
         self.rank_rects.clear();
         egui::ScrollArea::vertical()
             .auto_shrink([false, false])
@@ -499,11 +540,15 @@ impl JobView {
                                 r.timeline.reveal_selection();
                                 selected = Some(ev.map(|e| (i, e)));
                             }
-                            Command::SelectRange(range) => r.selection.range = Some(range),
-                            Command::ClearRange => r.selection.range = None,
+                            Command::SelectRange(range) => {
+                                let off = r.rank.offset_ns;
+                                span_asked = Some(Some((range.start + off, range.end + off)));
+                            }
+                            Command::ClearRange => span_asked = Some(None),
                             Command::ClearSelection => {
                                 r.selection = Selection::default();
                                 selected = Some(None);
+                                span_asked = Some(None);
                             }
                             _ => {}
                         }
@@ -517,6 +562,9 @@ impl JobView {
             });
         if let Some(chosen) = selected {
             self.selected = chosen;
+        }
+        if let Some(span) = span_asked {
+            self.select_span(span);
         }
         if let Some(axis) = moved {
             self.set_axis(axis);

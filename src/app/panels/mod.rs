@@ -6,6 +6,7 @@ pub mod capture_panel;
 pub mod compare_view;
 pub mod details;
 pub mod findings_panel;
+pub mod job_ranges;
 pub mod job_view;
 pub mod kernel_metrics;
 pub mod kernel_metrics_section;
