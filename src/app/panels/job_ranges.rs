@@ -16,6 +16,9 @@ use crate::model::{Ns, TimeRange, Trace};
 /// The reports a span is aggregated over, as tabs.
 pub const REPORTS: [Report; 3] = [Report::NvtxSum, Report::CudaGpuKernSum, Report::CudaApiSum];
 
+/// The rows of every rank drawn at most; a span over a big job has many more.
+const MAX_ROWS_SHOWN: usize = 300;
+
 /// One name's total over the ranks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spread {
@@ -204,6 +207,27 @@ impl RankRanges {
                         ui.label(format!("rank {}", s.max_rank));
                         ui.end_row();
                     }
+                });
+                egui::CollapsingHeader::new(
+                    "Every rank's rows (as `sightline stats` prints a job)",
+                )
+                .show(ui, |ui| {
+                    let joined = self.joined();
+                    egui::Grid::new("job_span_rows")
+                        .striped(true)
+                        .show(ui, |ui| {
+                            for c in &joined.columns {
+                                ui.strong(c.as_str());
+                            }
+                            ui.end_row();
+                            // A few hundred rows here; the command line gives them all.
+                            for row in joined.rows.iter().take(MAX_ROWS_SHOWN) {
+                                for cell in row {
+                                    ui.label(format::clip(&cell.to_string(), 60));
+                                }
+                                ui.end_row();
+                            }
+                        });
                 });
             });
         chosen
