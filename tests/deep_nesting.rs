@@ -2,7 +2,9 @@
 //! nest 100,000 deep. `analyze` once spelled out every range's path and, for
 //! each API call, climbed through every ancestor of the ranges before it:
 //! quadratic in depth (61 s and 16.6 GB here, release build). It must finish
-//! well inside a deadline the quadratic code cannot meet.
+//! well inside a deadline the quadratic code cannot meet. `stats --report
+//! nvtx_pushpop_trace` is as long as the nesting is deep squared (each row
+//! lists its enclosing ranges): it must not hold it all.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -83,4 +85,63 @@ fn analyze_is_linear_in_nvtx_depth() {
     let took =
         run_within(&["analyze", file], Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}"));
     eprintln!("analyze at depth 100,000: {took:?}");
+}
+
+/// The peak resident memory of process `pid` so far, in KiB (Linux), if it
+/// can be read.
+fn peak_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `stats --report nvtx_pushpop_trace --format csv` at depth 5,000 writes
+/// 83 MB (the RangeStack of a range at depth d lists d + 1 ids); it once held
+/// that as cells and again as one string (190 MB peak), and now writes
+/// each row as it is made (about 20 MB, as for a report of no depth).
+#[test]
+fn pushpop_trace_is_not_held_whole() {
+    if peak_kib(std::process::id()).is_none() {
+        eprintln!("skipped: no /proc/PID/status VmHWM here");
+        return;
+    }
+    let dir = TempDir::new().expect("temp dir");
+    let path = nested_report(&dir, 5_000);
+    let file = path.to_str().expect("utf-8 path");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args([
+            "stats",
+            "--report",
+            "nvtx_pushpop_trace",
+            "--format",
+            "csv",
+            file,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start sightline");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let started = Instant::now();
+    let mut peak = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        peak = peak_kib(child.id()).unwrap_or(0).max(peak);
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "still running"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let written = reader.join().expect("reader").expect("read stdout");
+    assert!(status.success(), "{status}");
+    assert!(written > 80_000_000, "{written} bytes");
+    eprintln!("{written} bytes written, peak {peak} KiB");
+    assert!(
+        peak < 120 * 1024,
+        "peak {peak} KiB for {written} bytes written"
+    );
 }
