@@ -528,22 +528,61 @@ pub(crate) fn nvtx_kern_sum(trace: &Trace, range: Option<TimeRange>) -> Table {
     }
 }
 
+/// The columns of `nvtx_pushpop_trace`.
+pub(crate) const PUSHPOP_COLUMNS: &[&str] = &[
+    "Start (ns)",
+    "End (ns)",
+    "Duration (ns)",
+    "DurChild (ns)",
+    "DurNonChild (ns)",
+    "Name",
+    "PID",
+    "TID",
+    "Lvl",
+    "NumChild",
+    "RangeId",
+    "ParentId",
+    "RangeStack",
+    "NameTree",
+];
+
+/// One push/pop range of [`PushPopRows`] with its nesting.
+struct PushPopRow {
+    nvtx: u32,
+    thread: usize,
+    tag: String,
+    parent: Option<usize>,
+    level: u32,
+    children: u32,
+    child_time: i64,
+}
+
+/// The rows of `nvtx_pushpop_trace`, each made when it is written
+/// ([`PushPopRows::row`]): a row's `RangeStack` and `NameTree` grow with its
+/// depth, so the rows of ranges nested thousands deep hold gigabytes of text
+/// (the report is that long) and must not all be held at once.
+pub(crate) struct PushPopRows {
+    rows: Vec<PushPopRow>,
+    /// The rows in the report's order (those starting in the range asked).
+    pub(crate) order: Vec<usize>,
+}
+
 /// `nvtx_pushpop_trace`: every push/pop range (all domains) with its nesting
 /// among the push/pop ranges of its thread, by start (outer ranges first).
 /// `DurChild` sums the direct children's durations; `NameTree` indents the
 /// name by two dashes per level. A range belongs to `range` when it starts in
 /// it (its nesting is that of the whole trace).
 pub(crate) fn nvtx_pushpop_trace(trace: &Trace, range: Option<TimeRange>) -> Table {
-    struct Row {
-        nvtx: u32,
-        thread: usize,
-        tag: String,
-        parent: Option<usize>,
-        level: u32,
-        children: u32,
-        child_time: i64,
+    let rows = pushpop_rows(trace, range);
+    Table {
+        columns: PUSHPOP_COLUMNS.iter().map(|s| s.to_string()).collect(),
+        rows: rows.order.iter().map(|&i| rows.row(trace, i)).collect(),
     }
-    let mut rows: Vec<Row> = Vec::new();
+}
+
+/// The rows of `nvtx_pushpop_trace` over `range`, in order, not yet made.
+pub(crate) fn pushpop_rows(trace: &Trace, range: Option<TimeRange>) -> PushPopRows {
+    let mut rows: Vec<PushPopRow> = Vec::new();
     for (t, thread) in trace.threads.iter().enumerate() {
         let mut ranges: Vec<(u32, &str)> = Vec::new();
         for track in &thread.nvtx {
@@ -557,7 +596,7 @@ pub(crate) fn nvtx_pushpop_trace(trace: &Trace, range: Option<TimeRange>) -> Tab
         let ids: Vec<u32> = ranges.iter().map(|r| r.0).collect();
         let offset = rows.len();
         for ((nvtx, domain), (parent, level)) in ranges.iter().zip(nesting(trace, &ids)) {
-            rows.push(Row {
+            rows.push(PushPopRow {
                 nvtx: *nvtx,
                 thread: t,
                 tag: tag(trace, *nvtx, domain),
@@ -575,7 +614,6 @@ pub(crate) fn nvtx_pushpop_trace(trace: &Trace, range: Option<TimeRange>) -> Tab
             }
         }
     }
-    let row_id = |i: usize| trace.nvtx.row_id.get(rows[i].nvtx as usize).copied();
     let mut order: Vec<usize> = (0..rows.len())
         .filter(|&i| {
             let start = trace.nvtx.spans.start[rows[i].nvtx as usize];
@@ -583,56 +621,40 @@ pub(crate) fn nvtx_pushpop_trace(trace: &Trace, range: Option<TimeRange>) -> Tab
         })
         .collect();
     order.sort_by_key(|&i| range_key(trace, rows[i].nvtx));
-    let cells = order
-        .iter()
-        .map(|&i| {
-            let r = &rows[i];
-            let n = r.nvtx as usize;
-            let thread = &trace.threads[r.thread];
-            let duration = trace.nvtx.spans.duration(n);
-            let mut stack = Vec::new();
-            let mut at = Some(i);
-            while let Some(j) = at {
-                stack.push(row_id(j).unwrap_or(0));
-                at = rows[j].parent;
-            }
-            let stack: String = stack.iter().rev().map(|id| format!(":{id}")).collect();
-            vec![
-                Cell::Int(trace.nvtx.spans.start[n]),
-                Cell::Int(trace.nvtx.spans.end(n)),
-                Cell::Int(duration),
-                Cell::Int(r.child_time),
-                Cell::Int(duration.saturating_sub(r.child_time)),
-                text(&r.tag),
-                Cell::Int(thread.pid as i64),
-                Cell::Int(thread.tid as i64),
-                Cell::Int(r.level as i64),
-                Cell::Int(r.children as i64),
-                row_id(i).map_or(Cell::Empty, Cell::Int),
-                r.parent.and_then(row_id).map_or(Cell::Empty, Cell::Int),
-                text(&stack),
-                text(&format!("{}{}", "--".repeat(r.level as usize), r.tag)),
-            ]
-        })
-        .collect();
-    let columns = [
-        "Start (ns)",
-        "End (ns)",
-        "Duration (ns)",
-        "DurChild (ns)",
-        "DurNonChild (ns)",
-        "Name",
-        "PID",
-        "TID",
-        "Lvl",
-        "NumChild",
-        "RangeId",
-        "ParentId",
-        "RangeStack",
-        "NameTree",
-    ];
-    Table {
-        columns: columns.iter().map(|s| s.to_string()).collect(),
-        rows: cells,
+    PushPopRows { rows, order }
+}
+
+impl PushPopRows {
+    /// The cells of row `i` (an entry of `order`).
+    pub(crate) fn row(&self, trace: &Trace, i: usize) -> Vec<Cell> {
+        let rows = &self.rows;
+        let row_id = |i: usize| trace.nvtx.row_id.get(rows[i].nvtx as usize).copied();
+        let r = &rows[i];
+        let n = r.nvtx as usize;
+        let thread = &trace.threads[r.thread];
+        let duration = trace.nvtx.spans.duration(n);
+        let mut stack = Vec::new();
+        let mut at = Some(i);
+        while let Some(j) = at {
+            stack.push(row_id(j).unwrap_or(0));
+            at = rows[j].parent;
+        }
+        let stack: String = stack.iter().rev().map(|id| format!(":{id}")).collect();
+        vec![
+            Cell::Int(trace.nvtx.spans.start[n]),
+            Cell::Int(trace.nvtx.spans.end(n)),
+            Cell::Int(duration),
+            Cell::Int(r.child_time),
+            Cell::Int(duration.saturating_sub(r.child_time)),
+            text(&r.tag),
+            Cell::Int(thread.pid as i64),
+            Cell::Int(thread.tid as i64),
+            Cell::Int(r.level as i64),
+            Cell::Int(r.children as i64),
+            row_id(i).map_or(Cell::Empty, Cell::Int),
+            r.parent.and_then(row_id).map_or(Cell::Empty, Cell::Int),
+            text(&stack),
+            text(&format!("{}{}", "--".repeat(r.level as usize), r.tag)),
+        ]
     }
 }

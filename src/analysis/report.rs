@@ -130,11 +130,15 @@ impl Report {
         }
     }
 
-    /// A per-event trace report (a row per event, not a summary).
+    /// A per-event trace report (a row per event, not a summary), streamed
+    /// row by row (`nvtx_pushpop_trace` too: its rows grow with depth).
     pub fn is_trace(self) -> bool {
         matches!(
             self,
-            Report::CudaGpuTrace | Report::CudaApiTrace | Report::CudaKernExecTrace
+            Report::CudaGpuTrace
+                | Report::CudaApiTrace
+                | Report::CudaKernExecTrace
+                | Report::NvtxPushpopTrace
         )
     }
 

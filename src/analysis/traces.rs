@@ -1,5 +1,6 @@
 //! The per-event trace reports: `cuda_api_trace`, `cuda_gpu_trace`,
-//! `cuda_kern_exec_trace`. An event belongs to a range when it starts in it
+//! `cuda_kern_exec_trace` (and, streamed the same way, `nvtx_pushpop_trace`
+//! of `projection.rs`, whose rows grow with nesting depth). An event belongs to a range when it starts in it
 //! (a kernel/API pair of `cuda_kern_exec_trace`: when its API call does).
 //!
 //! A trace report has a row per event: a hundred million rows of cells would
@@ -27,6 +28,7 @@ pub fn trace_columns(report: Report) -> Option<Vec<String>> {
         Report::CudaApiTrace => Some(columns(API_COLUMNS)),
         Report::CudaGpuTrace => Some(columns(GPU_COLUMNS)),
         Report::CudaKernExecTrace => Some(columns(KERN_EXEC_COLUMNS)),
+        Report::NvtxPushpopTrace => Some(columns(super::projection::PUSHPOP_COLUMNS)),
         _ => None,
     }
 }
@@ -53,6 +55,10 @@ pub fn for_each_row<E>(
             kern_exec_order(trace, range)
                 .iter()
                 .try_for_each(|r| row(kern_exec_row(trace, &stream_of, r)))
+        }
+        Report::NvtxPushpopTrace => {
+            let rows = super::projection::pushpop_rows(trace, range);
+            (rows.order.iter()).try_for_each(|&i| row(rows.row(trace, i)))
         }
         _ => return None,
     })

@@ -13,23 +13,27 @@ use crate::analysis::idle::{self, Attribution, Classifier, IdleShare, IdleSummar
 use crate::model::nsys::strip_version_suffix;
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns, NvtxKind, StrId, Trace};
 
-/// Per range: whether another range of its track has the same path. Parents
+/// Per range: the number of its path (`outer/inner`) on its track. Parents
 /// come before their children in `ranges`, so each path is numbered from its
-/// parent's number and its own name.
-fn repeated_paths(ranges: &[Range]) -> Vec<bool> {
+/// parent's number and its own name, in one pass (no path is spelled out: a
+/// range nested a hundred thousand deep has a path as long).
+fn path_ids(ranges: &[Range]) -> Vec<u32> {
     use std::collections::HashMap;
     let mut ids: HashMap<(u32, u32, StrId), u32> = HashMap::new();
     let mut path_of: Vec<u32> = Vec::with_capacity(ranges.len());
-    let mut count: Vec<u32> = Vec::new();
     for r in ranges {
         let parent = r.parent.map_or(u32::MAX, |p| path_of[p]);
         let next = ids.len() as u32;
-        let id = *ids.entry((r.track, parent, r.name)).or_insert(next);
-        if id as usize == count.len() {
-            count.push(0);
-        }
+        path_of.push(*ids.entry((r.track, parent, r.name)).or_insert(next));
+    }
+    path_of
+}
+
+/// Per range: whether another range of its track has the same path.
+fn repeated_paths(path_of: &[u32]) -> Vec<bool> {
+    let mut count: Vec<u32> = vec![0; path_of.iter().map(|&id| id as usize + 1).max().unwrap_or(0)];
+    for &id in path_of {
         count[id as usize] += 1;
-        path_of.push(id);
     }
     path_of.iter().map(|&id| count[id as usize] > 1).collect()
 }
@@ -80,11 +84,79 @@ pub struct Context<'a> {
     thread_depth: Vec<u32>,
     /// `ApiClass` by `StrId`.
     classes: ApiClasses,
-    /// Per range: whether its path (`outer/inner`) occurs more than once on
-    /// its track, i.e. it is one iteration of a loop or one phase of one.
-    pub repeats: Vec<bool>,
-    /// Per range: whether it holds iterations of its own (see `loop_scope`).
-    holds_iterations: Vec<bool>,
+    /// Per range: the number of its path on its track (see `path_ids`):
+    /// ranges of one track and path, instances of one range, share it.
+    pub path_id: Vec<u32>,
+    /// Per range: the innermost of it and its ancestors that does not repeat
+    /// or holds iterations (see `loop_scope`), `u32::MAX` if none.
+    loop_scope: Vec<u32>,
+    /// Per range: an ancestor further up (itself for a top-level range), by
+    /// the skew-binary jump pointers of Myers' "An applicative random-access
+    /// stack": climbing to an ancestor takes O(log depth) steps.
+    jump: Vec<usize>,
+}
+
+/// Per range, its jump pointer (see `Context::jump`). Parents come before
+/// their children in `ranges`.
+fn jump_pointers(ranges: &[Range]) -> Vec<usize> {
+    let mut jump: Vec<usize> = Vec::with_capacity(ranges.len());
+    for (r, range) in ranges.iter().enumerate() {
+        let to = match range.parent {
+            None => r,
+            Some(p) => {
+                let (j, depth) = (jump[p], |x: usize| ranges[x].depth);
+                if depth(p) - depth(j) == depth(j) - depth(jump[j]) {
+                    jump[j]
+                } else {
+                    p
+                }
+            }
+        };
+        jump.push(to);
+    }
+    jump
+}
+
+/// The innermost of `r` and its ancestors for which `holds` is true, where
+/// `holds` is true of every ancestor of a range it is true of (as containing
+/// a span that starts after `r` starts is: each range holds its children).
+/// The jump pointers (`jump_pointers`) make this a climb of O(log depth)
+/// steps, not one per ancestor: a call after a range nested a hundred
+/// thousand deep would climb them all.
+fn innermost_holding(
+    ranges: &[Range],
+    jump: &[usize],
+    r: usize,
+    holds: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let mut at = r;
+    loop {
+        if holds(at) {
+            return Some(at);
+        }
+        let parent = ranges[at].parent?;
+        // What `holds` is false of, all below it are false of too.
+        at = if jump[at] != at && !holds(jump[at]) {
+            jump[at]
+        } else {
+            parent
+        };
+    }
+}
+
+/// Per range, its loop scope (see `Context::loop_scope`), in one pass:
+/// parents come before their children in `ranges`.
+fn loop_scopes(ranges: &[Range], repeats: &[bool], holds_iterations: &[bool]) -> Vec<u32> {
+    let mut scope: Vec<u32> = Vec::with_capacity(ranges.len());
+    for (r, range) in ranges.iter().enumerate() {
+        let own = !repeats[r] || holds_iterations[r];
+        scope.push(match range.parent {
+            _ if own => r as u32,
+            Some(p) => scope[p],
+            None => u32::MAX,
+        });
+    }
+    scope
 }
 
 impl<'a> Context<'a> {
@@ -136,16 +208,20 @@ impl<'a> Context<'a> {
         let thread_depth = (thread_ranges.iter())
             .map(|list| list.iter().map(|&r| ranges[r].depth).max().unwrap_or(0))
             .collect();
-        let repeats = repeated_paths(&ranges);
+        let path_id = path_ids(&ranges);
+        let repeats = repeated_paths(&path_id);
         let holds_iterations = holds_iterations(&ranges);
+        let loop_scope = loop_scopes(&ranges, &repeats, &holds_iterations);
+        let jump = jump_pointers(&ranges);
         Ok(Context {
             trace,
             ranges,
             thread_ranges,
             thread_depth,
             classes,
-            repeats,
-            holds_iterations,
+            path_id,
+            loop_scope,
+            jump,
         })
     }
 
@@ -232,14 +308,7 @@ impl<'a> Context<'a> {
             if best.is_some_and(|b| self.ranges[b].depth >= deepest) {
                 break;
             }
-            let mut at = Some(r);
-            while let Some(c) = at {
-                if contains(c) {
-                    break;
-                }
-                at = self.ranges[c].parent;
-            }
-            if let Some(c) = at
+            if let Some(c) = innermost_holding(&self.ranges, &self.jump, r, contains)
                 && best.is_none_or(|b| self.ranges[c].depth > self.ranges[b].depth)
             {
                 best = Some(c);
@@ -256,14 +325,9 @@ impl<'a> Context<'a> {
     /// those instances is still one loop. Two calls of one loop share it; a
     /// call of another phase or outside does not.
     pub fn loop_scope(&self, thread: u32, from: Ns, to: Ns) -> Option<usize> {
-        let mut at = self.enclosing(thread, from, to);
-        while let Some(r) = at {
-            if !self.repeats[r] || self.holds_iterations[r] {
-                return Some(r);
-            }
-            at = self.ranges[r].parent;
-        }
-        None
+        let r = self.enclosing(thread, from, to)?;
+        let scope = self.loop_scope[r];
+        (scope != u32::MAX).then_some(scope as usize)
     }
 
     /// The path of the innermost range containing `[from, to]`, if any.
@@ -384,5 +448,64 @@ impl<'a> IdleFacts<'a> {
         let trace = self.classifier.trace();
         let s = trace.stream_of(op)?;
         trace.streams.get(s as usize).map(|s| s.device_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A range of `parent` at `depth`; the rest does not matter here.
+    fn range(parent: Option<usize>, depth: u32) -> Range {
+        Range {
+            index: 0,
+            thread: 0,
+            track: 0,
+            start: 0,
+            end: 0,
+            name: StrId::default(),
+            parent,
+            depth,
+            unended: false,
+        }
+    }
+
+    /// The climb by jump pointers finds what a climb through every parent
+    /// finds, on chains and trees of every shape (from a fixed sequence),
+    /// for every cut: `holds` true from some depth up on each path.
+    #[test]
+    fn jump_pointer_climb_is_the_parent_by_parent_climb() {
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        for case in 0..60 {
+            let n = 1 + next(300) as usize;
+            let mut ranges: Vec<Range> = Vec::new();
+            for r in 0..n {
+                // Case 0 is one chain; the others mix chains and branches.
+                let parent = match r {
+                    0 => None,
+                    _ if case == 0 || next(4) > 0 => Some(r - 1),
+                    _ => (next(3) > 0).then(|| next(r as u64) as usize),
+                };
+                let depth = parent.map_or(0, |p| ranges[p].depth + 1);
+                ranges.push(range(parent, depth));
+            }
+            let jump = jump_pointers(&ranges);
+            for cut in 0..6u32 {
+                let cut = cut * (1 + n as u32 / 5);
+                let holds = |x: usize| ranges[x].depth <= cut;
+                for r in 0..n {
+                    let mut naive = Some(r);
+                    while let Some(c) = naive.filter(|&c| !holds(c)) {
+                        naive = ranges[c].parent;
+                    }
+                    let found = innermost_holding(&ranges, &jump, r, holds);
+                    assert_eq!(found, naive, "case {case}, range {r}, cut {cut}");
+                }
+            }
+        }
     }
 }

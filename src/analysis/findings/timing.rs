@@ -115,8 +115,11 @@ pub(super) fn range_work_pass(
         {
             kept.push(Kept::Unworded(waits));
             let mut at = ctx.ranges[r].parent;
-            while let Some(p) = at {
-                covered.insert(p);
+            // A covered range's ancestors are covered already: each climb
+            // stops there (climbing on would be quadratic in depth).
+            while let Some(p) = at
+                && covered.insert(p)
+            {
                 at = ctx.ranges[p].parent;
             }
         }
@@ -476,8 +479,9 @@ pub(super) fn warm_up_included(
     out: &mut Vec<Finding>,
     cancel: &AtomicBool,
 ) -> Result<(), Cancelled> {
-    // Instances of the same range: same track (thread and domain), same path.
-    let mut groups: HashMap<(u32, String), Vec<usize>> = HashMap::new();
+    // Instances of the same range: same track (thread and domain), same path
+    // (by number: spelling each range's path out is quadratic in depth).
+    let mut groups: HashMap<u32, Vec<usize>> = HashMap::new();
     for (r, range) in ctx.ranges.iter().enumerate() {
         if r % 4096 == 0 {
             check(cancel)?;
@@ -485,14 +489,11 @@ pub(super) fn warm_up_included(
         if range.unended {
             continue;
         }
-        groups
-            .entry((range.track, ctx.path(r)))
-            .or_default()
-            .push(r);
+        groups.entry(ctx.path_id[r]).or_default().push(r);
     }
-    let mut groups: Vec<((u32, String), Vec<usize>)> = groups.into_iter().collect();
+    let mut groups: Vec<(u32, Vec<usize>)> = groups.into_iter().collect();
     groups.sort_by_key(|(_, members)| members.first().map(|&r| ctx.ranges[r].start));
-    for ((_, path), mut members) in groups {
+    for (_, mut members) in groups {
         if members.len() < t.warmup_min_instances.max(2) {
             continue;
         }
@@ -530,6 +531,7 @@ pub(super) fn warm_up_included(
             .iter()
             .map(|&(d, a)| format!("{} {}", ctx.api_name(a), human_ns(d)))
             .collect();
+        let path = ctx.path(first);
         let mut events = vec![ctx.range_event(first)];
         events.extend(
             one_time
