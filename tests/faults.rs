@@ -1049,3 +1049,35 @@ fn a_lesson_whose_report_is_a_directory_says_so() {
         assert!(e.message.contains("a FIFO"), "{e}");
     }
 }
+
+/// An output that cannot be written after others were (a full disk, a name taken by a folder)
+/// says which files of the run are there, each whole; the first failing says nothing more.
+#[test]
+fn a_failed_output_names_the_ones_written_before_it() {
+    let dir = TempDir::new().expect("a temporary folder");
+    let prefix = dir.path().join("out");
+    // The second report's file cannot be made: a folder holds its name.
+    let blocked = dir.path().join("out_nvtx_sum.csv");
+    std::fs::create_dir(&blocked).expect("a folder in the way");
+    let mut cmd = sightline();
+    cmd.arg("stats")
+        .arg(fixture("sync_timing.sqlite"))
+        .args([
+            "--report",
+            "cuda_gpu_kern_sum,nvtx_sum",
+            "--format",
+            "csv",
+            "--output",
+        ])
+        .arg(&prefix);
+    let out = run(cmd);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    let first = dir.path().join("out_cuda_gpu_kern_sum.csv");
+    assert!(first.is_file(), "the first table was written");
+    assert!(
+        stderr.contains("written before it, each whole")
+            && stderr.contains(&first.display().to_string()),
+        "{stderr}"
+    );
+}

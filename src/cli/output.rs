@@ -4,10 +4,58 @@
 //! line, text tables under nsys's ` ** Title (name):` heading.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::analysis::Table;
 use crate::files::write_aside;
+
+/// The output files this run has written, in order: when a later one cannot be (a full disk),
+/// the message says which are there (each whole: written aside, then renamed).
+static WRITTEN: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Notes that `path` was written whole.
+pub(crate) fn written(path: &Path) {
+    if let Ok(mut w) = WRITTEN.lock() {
+        w.push(path.to_path_buf());
+    }
+}
+
+/// Says that `path` could not be written, and which outputs of this run were (whole) before
+/// it, if any: a run stopped halfway leaves no doubt about what it left.
+pub(crate) fn not_written(path: &Path, e: &std::io::Error) {
+    let before: Vec<String> = WRITTEN
+        .lock()
+        .map(|w| w.iter().map(|p| p.display().to_string()).collect())
+        .unwrap_or_default();
+    if before.is_empty() {
+        eprintln!("sightline: cannot write {}: {e}", path.display());
+    } else {
+        eprintln!(
+            "sightline: cannot write {}: {e}; written before it, each whole: {}",
+            path.display(),
+            before.join(", ")
+        );
+    }
+}
+
+/// [`crate::files::write_aside_with`] for an output file of this run, noting it or saying
+/// what was written before it failed.
+pub(crate) fn write_output_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), ()> {
+    match crate::files::write_aside_with(path, write) {
+        Ok(()) => {
+            written(path);
+            Ok(())
+        }
+        Err(e) => {
+            not_written(path, &e);
+            Err(())
+        }
+    }
+}
 
 /// What a table is called: in its file name, its heading, and when it is empty.
 pub(crate) struct Named<'a> {
@@ -81,9 +129,9 @@ fn emit_table_io(
     if let Some(prefix) = prefix {
         let extension = if csv { "csv" } else { "txt" };
         let path = PathBuf::from(format!("{prefix}_{}.{extension}", named.file_stem));
-        return write_aside(&path, text.as_bytes()).inspect_err(|e| {
-            eprintln!("sightline: cannot write {}: {e}", path.display());
-        });
+        return write_aside(&path, text.as_bytes())
+            .inspect(|()| written(&path))
+            .inspect_err(|e| not_written(&path, e));
     }
     if csv {
         let separator = if !first && !text.is_empty() { "\n" } else { "" };

@@ -14,7 +14,6 @@ use super::stats_tables::{CsvStream, idle_in_ranges, stream_trace_csv, stream_tr
 use super::{TableFormat, load_or_report, name_list, named_or_all, parse_range, usage_error};
 use crate::analysis::metrics::ncu;
 use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
-use crate::files::write_aside_with;
 
 /// Arguments of `sightline stats`.
 #[derive(Debug, clap::Args)]
@@ -210,8 +209,7 @@ pub fn main(args: StatsArgs) -> ExitCode {
                 Some(prefix) => {
                     let extension = if csv { "csv" } else { "txt" };
                     let path = PathBuf::from(format!("{prefix}_{file_stem}.{extension}"));
-                    write_aside_with(&path, write)
-                        .map_err(|e| eprintln!("sightline: cannot write {}: {e}", path.display()))
+                    super::output::write_output_with(&path, write)
                 }
                 None => {
                     let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut stdout);

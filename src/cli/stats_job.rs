@@ -11,7 +11,6 @@ use super::stats_tables::{CsvStream, idle_in_ranges, stream_trace_csv};
 use super::usage_error;
 use crate::analysis::ranks::{RankRows, timestamp_columns, with_rank_column};
 use crate::analysis::{RangeRule, Report, Table, TimeRange, compute_in, trace_columns};
-use crate::files::write_aside_with;
 use crate::model::{Rank, Ranks};
 
 /// What `stats` was asked for, for a job.
@@ -123,8 +122,7 @@ fn stream_job_trace(
     match request.output {
         Some(prefix) => {
             let path = PathBuf::from(format!("{prefix}_{}.csv", report.file_stem()));
-            write_aside_with(&path, |out| write_all(out, false))
-                .map_err(|e| eprintln!("sightline: cannot write {}: {e}", path.display()))
+            super::output::write_output_with(&path, |out| write_all(out, false))
         }
         None => {
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
