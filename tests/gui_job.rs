@@ -354,3 +354,47 @@ fn a_span_gives_every_ranks_tables_and_the_spread() {
     assert!(forward.max > 3.0 * forward.median, "{forward:?}");
     h.run_steps(2);
 }
+
+/// Aligned on a shared event (the end of the 6th `backward`), every rank's instance ends at one
+/// time of the job clock; a nudge moves one rank by hand; back on the session starts, the
+/// offsets are the reports' own again. The window says which alignment is in use.
+#[test]
+fn ranks_align_on_a_shared_event_and_can_be_nudged() {
+    use sightline::analysis::compare::nvtx_ranges_named;
+    let mut h = job_harness("straggler", (1600.0, 1000.0));
+    let view = h.state_mut().job_view_mut().expect("job");
+    let session: Vec<i64> = view.ranks.iter().map(|r| r.rank.offset_ns).collect();
+    view.align(Some(("backward", 6)));
+    assert_eq!(view.align_error, None);
+    assert_eq!(view.alignment, Alignment::SharedEvent);
+    let ends: Vec<i64> = (view.ranks.iter())
+        .map(|r| {
+            let id = nvtx_ranges_named(&r.rank.trace, "backward")[5];
+            r.rank
+                .to_job(r.rank.trace.nvtx.spans.end(id.index as usize))
+        })
+        .collect();
+    assert!(ends.iter().all(|&e| e == ends[0]), "{ends:?}");
+    // One host: the session starts were already within a millisecond of the event.
+    for (r, s) in view.ranks.iter().zip(&session) {
+        assert!(
+            (r.rank.offset_ns - s).abs() < 1_000_000,
+            "rank {}",
+            r.rank.number
+        );
+    }
+    let before = view.ranks[1].rank.offset_ns;
+    view.nudge(1, 2_000_000);
+    assert_eq!(view.ranks[1].rank.offset_ns, before + 2_000_000);
+    view.align(Some(("no such range", 1)));
+    assert!(
+        view.align_error
+            .as_deref()
+            .is_some_and(|e| e.contains("no such range"))
+    );
+    view.align(None);
+    assert_eq!(view.alignment, Alignment::SessionStart);
+    let back: Vec<i64> = view.ranks.iter().map(|r| r.rank.offset_ns).collect();
+    assert_eq!(back, session);
+    h.run_steps(2);
+}

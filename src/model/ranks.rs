@@ -20,6 +20,9 @@ pub enum Alignment {
     /// Not aligned: a report lacks its session start, so every offset is 0 (each report's own
     /// session clock, as if they had started together).
     None,
+    /// On a shared event: the end of one NVTX range instance every rank has falls at one time
+    /// (`analysis::ranks::align_on_range_end`).
+    SharedEvent,
 }
 
 impl Alignment {
@@ -31,6 +34,9 @@ impl Alignment {
             }
             Alignment::None => {
                 "not aligned: a report has no session start time; each on its own clock"
+            }
+            Alignment::SharedEvent => {
+                "aligned on a shared event: the end of one NVTX range instance, on every rank"
             }
         }
     }

@@ -2,6 +2,7 @@
 //! the iterations each rank repeats matched across ranks, how far apart the ranks' phases end,
 //! and the rank that holds the others back.
 
+mod align;
 mod clock;
 mod iterations;
 mod job_findings;
@@ -10,6 +11,7 @@ mod phase_work;
 mod spread;
 mod straggler;
 
+pub use align::align_on_range_end;
 pub use clock::{RANK_COLUMN, RankRows, is_timestamp_column, timestamp_columns, with_rank_column};
 pub use iterations::{
     Iteration, JobIterations, Phase, RankIterations, job_iterations, mask_digits, rank_iterations,

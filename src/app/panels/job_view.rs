@@ -103,6 +103,10 @@ pub struct JobView {
     pub rank_rects: Vec<Rect>,
     /// A span selected on any rank, aggregated rank by rank.
     pub span: RankRanges,
+    /// The shared event typed to align on: an NVTX range's name and its instance (1-based),
+    /// and why the last try failed.
+    pub align_on: (String, usize),
+    pub align_error: Option<String>,
 }
 
 impl JobView {
@@ -141,6 +145,8 @@ impl JobView {
             cells: Vec::new(),
             rank_rects: Vec::new(),
             span: RankRanges::default(),
+            align_on: (String::new(), 1),
+            align_error: None,
         }
     }
 
@@ -317,6 +323,47 @@ impl JobView {
         }
     }
 
+    /// The ranks as shown, as a job (cheap: each report is shared).
+    fn job(&self) -> Ranks {
+        Ranks {
+            ranks: self.ranks.iter().map(|r| r.rank.clone()).collect(),
+            alignment: self.alignment,
+        }
+    }
+
+    /// Aligns the ranks on the end of instance `nth` (1-based) of the NVTX range `name`, or,
+    /// with no name, on their session starts again; the analysis is made again on the new clock.
+    pub fn align(&mut self, on: Option<(&str, usize)>) {
+        let job = match on {
+            Some((name, nth)) => {
+                let mut job = self.job();
+                if let Err(why) =
+                    crate::analysis::ranks::align_on_range_end(&mut job, name, nth.max(1) - 1)
+                {
+                    self.align_error = Some(why);
+                    return;
+                }
+                job
+            }
+            None => Ranks::new(
+                (self.ranks.iter())
+                    .map(|r| (r.rank.path.clone(), r.rank.trace.clone()))
+                    .collect(),
+            ),
+        };
+        self.align_error = None;
+        self.show(job);
+    }
+
+    /// Moves rank `i` by `ns` on the job clock (a nudge by hand); the analysis follows.
+    pub fn nudge(&mut self, i: usize, ns: Ns) {
+        let mut job = self.job();
+        if let Some(r) = job.ranks.get_mut(i) {
+            r.offset_ns += ns;
+        }
+        self.show(job);
+    }
+
     /// Selects `[start, end)` of the job clock on every rank (each shows it shaded on its own
     /// clock) and aggregates it rank by rank; `None` drops the span.
     pub fn select_span(&mut self, span: Option<(Ns, Ns)>) {
@@ -424,6 +471,50 @@ impl JobView {
         egui::CentralPanel::default().show(ui, |ui| self.ranks_ui(ui));
     }
 
+    /// Aligning on a shared event, back on the session starts, and nudging a rank by hand.
+    fn alignment_ui(&mut self, ui: &mut Ui) {
+        let mut action = None;
+        egui::CollapsingHeader::new("Alignment").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                let label = ui.label("On the end of NVTX range");
+                ui.add(egui::TextEdit::singleline(&mut self.align_on.0).desired_width(140.0))
+                    .labelled_by(label.id);
+                ui.label("instance");
+                ui.add(egui::DragValue::new(&mut self.align_on.1).range(1..=1_000_000));
+                if ui.button("Align").clicked() && !self.align_on.0.trim().is_empty() {
+                    action = Some(Some(self.align_on.0.trim().to_string()));
+                }
+                if ui.button("Session starts").clicked() {
+                    action = Some(None);
+                }
+                if let Some(why) = &self.align_error {
+                    ui.colored_label(Color32::from_rgb(230, 110, 90), why);
+                }
+            });
+            ui.horizontal_wrapped(|ui| {
+                ui.label("Nudge:");
+                for i in 0..self.ranks.len() {
+                    let number = self.ranks[i].rank.number;
+                    for (text, ns) in [("-1 ms", -1_000_000), ("+1 ms", 1_000_000)] {
+                        let hover = format!("move rank {number} by {text} on the job clock");
+                        if ui
+                            .small_button(format!("rank {number} {text}"))
+                            .on_hover_text(hover)
+                            .clicked()
+                        {
+                            self.nudge(i, ns);
+                        }
+                    }
+                }
+            });
+        });
+        match action {
+            Some(Some(name)) => self.align(Some((&name, self.align_on.1))),
+            Some(None) => self.align(None),
+            None => {}
+        }
+    }
+
     /// The cross-rank finding's line: the straggler and the wait it causes, or why none.
     fn finding_ui(&self, ui: &mut Ui) {
         let Some(analysis) = &self.analysis else {
@@ -472,6 +563,7 @@ impl JobView {
                 (0..self.ranks.len()).for_each(|i| self.set_expanded(i, true));
             }
         });
+        self.alignment_ui(ui);
     }
 
     /// Every rank's timeline, one above the other, on the job's axis.
