@@ -134,16 +134,23 @@ pub fn binary_size(b: u64) -> String {
 /// duration formatter of the analyses (findings, idle summaries, the viewer's
 /// idle row), so they all say a time the same way.
 pub fn human_ns(ns: Ns) -> String {
+    duration_places(ns, [1, 2, 2])
+}
+
+/// A duration in its largest unit under 1000 (ns, µs, ms, s), with `places` decimals for µs,
+/// ms and s: the one way durations are worded (the window says them to 3 places, findings'
+/// messages to 1–2).
+pub fn duration_places(ns: Ns, [us, ms, s]: [usize; 3]) -> String {
     let a = ns.unsigned_abs() as f64;
     let sign = if ns < 0 { "-" } else { "" };
     if a < 1e3 {
         format!("{ns} ns")
     } else if a < 1e6 {
-        format!("{sign}{:.1} µs", a / 1e3)
+        format!("{sign}{:.us$} µs", a / 1e3)
     } else if a < 1e9 {
-        format!("{sign}{:.2} ms", a / 1e6)
+        format!("{sign}{:.ms$} ms", a / 1e6)
     } else {
-        format!("{sign}{:.2} s", a / 1e9)
+        format!("{sign}{:.s$} s", a / 1e9)
     }
 }
 

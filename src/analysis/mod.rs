@@ -27,7 +27,7 @@ mod traces;
 
 pub use crate::model::TimeRange;
 pub use cancel::Cancelled;
-pub use format::{binary_size, csv_line, with_separators};
+pub use format::{binary_size, csv_line, duration_places, with_separators};
 pub use gpu_reports::{KernelNaming, kernel_names};
 pub use report::Report;
 pub use scope::RangeRule;

@@ -5,17 +5,7 @@ use crate::model::Ns;
 
 /// A duration or offset in the largest unit that keeps it ≥ 1 (ns, µs, ms, s).
 pub fn duration(ns: Ns) -> String {
-    let a = ns.unsigned_abs() as f64;
-    let sign = if ns < 0 { "-" } else { "" };
-    if a < 1e3 {
-        format!("{sign}{a} ns")
-    } else if a < 1e6 {
-        format!("{sign}{:.3} µs", a / 1e3)
-    } else if a < 1e9 {
-        format!("{sign}{:.3} ms", a / 1e6)
-    } else {
-        format!("{sign}{:.3} s", a / 1e9)
-    }
+    crate::analysis::duration_places(ns, [3, 3, 3])
 }
 
 /// [`duration`] of a sum, which may pass i64 (extreme timestamps): never
