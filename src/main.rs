@@ -13,6 +13,9 @@ use sightline::capture::environment::prepare_nvtx_injection;
 use sightline::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    if let Some(code) = cli::engine::hand_off(std::env::args_os().collect()) {
+        return code;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version: printed on stdout, exit 0.

@@ -13,6 +13,7 @@ mod common;
 pub mod completions;
 mod counters;
 pub mod diff;
+pub mod engine;
 mod event_delays;
 mod job;
 mod output;
@@ -39,7 +40,10 @@ pub(crate) use common::{name_list, named_or_all, parse_range};
     version,
     args_conflicts_with_subcommands = true,
     after_help = "With no command, opens the reports in the viewer (with none: the bundled \
-                  example). `sightline COMMAND --help` tells more of each command."
+                  example). `sightline COMMAND --help` tells more of each command.\n\n\
+                  On the engine (sightline-engine, beside this binary): `export` (a job as \
+                  Parquet), `stats --engine` (a job's reports on DataFusion, or on a \
+                  cluster), `cluster scheduler|executor` (Ballista)."
 )]
 pub struct Cli {
     /// Nsight Systems reports (.sqlite, from `nsys export --type sqlite`) to open in the viewer.

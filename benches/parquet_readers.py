@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Checks that an export (`sightline export --format parquet`) reads as is in pyarrow, pandas
+and DuckDB, and that the three agree with each other per rank (kernel count and summed
+duration). Not part of `cargo test` (it needs pip packages: pyarrow, pandas, duckdb).
+
+    python3 benches/parquet_readers.py JOB.parquet
+"""
+import sys
+
+import duckdb
+import pandas as pd
+import pyarrow.dataset as ds
+
+folder = sys.argv[1]
+tables = ["kernels", "memcpys", "memsets", "syncs", "cuda_api", "os_runtime", "nvtx", "gpu_metrics"]
+for table in tables:
+    arrow = ds.dataset(f"{folder}/{table}", format="parquet", partitioning="hive").to_table()
+    frame = pd.read_parquet(f"{folder}/{table}")
+    duck = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{folder}/{table}/*/*.parquet', hive_partitioning = true)"
+    ).fetchone()[0]
+    assert arrow.num_rows == len(frame) == duck, (table, arrow.num_rows, len(frame), duck)
+    assert "rank" in frame.columns, table
+    print(f"{table:12} {arrow.num_rows:>10} rows, {len(arrow.schema)} columns (pyarrow = pandas = duckdb)")
+
+frame = pd.read_parquet(f"{folder}/kernels", columns=["rank", "duration_ns"])
+by_pandas = frame.groupby("rank")["duration_ns"].agg(["count", "sum"]).sort_index()
+by_duck = duckdb.sql(
+    f"SELECT rank, count(*), sum(duration_ns) FROM read_parquet('{folder}/kernels/*/*.parquet', "
+    "hive_partitioning = true) GROUP BY rank ORDER BY rank"
+).fetchall()
+for (rank, count, total), (_, row) in zip(by_duck, by_pandas.iterrows()):
+    assert (int(rank), count, total) == (int(row.name), row["count"], row["sum"]), (rank, row)
+print("per-rank kernel counts and sums: pandas = duckdb")

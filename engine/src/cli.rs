@@ -1,0 +1,250 @@
+//! The engine's commands: `export`, `stats` (of a job, on the engine) and `cluster`. The
+//! `sightline` binary hands them here (they run as `sightline-engine`, beside it).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::cluster;
+use crate::export::export_parquet;
+use crate::query::context::{Engine, cluster_error};
+use crate::query::reports::EngineReport;
+use crate::query::sources::JobSource;
+
+/// Exit code of a command given bad input (as `sightline`'s).
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sightline",
+    version,
+    about = "A job of many ranks on Apache DataFusion (embedded) or Apache Ballista (a cluster)"
+)]
+pub struct EngineCli {
+    #[command(subcommand)]
+    pub command: EngineCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum EngineCommand {
+    /// Export a job's reports as a folder of Parquet tables, partitioned by rank (docs/parquet.md)
+    Export(ExportArgs),
+    /// The summary reports of a job, per rank, computed by DataFusion (or on a cluster)
+    Stats(StatsArgs),
+    /// Run a Ballista scheduler or executor
+    #[command(subcommand)]
+    Cluster(ClusterCommand),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum ExportFormat {
+    Parquet,
+}
+
+#[derive(Parser, Debug)]
+pub struct ExportArgs {
+    /// The reports (.sqlite), or folders of them.
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "parquet")]
+    format: ExportFormat,
+    /// The new folder to write (it must not exist).
+    #[arg(long, value_name = "DIR")]
+    output: PathBuf,
+    /// Ranks exported at once (default: every core).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableFormat {
+    Table,
+    Csv,
+}
+
+#[derive(Parser, Debug)]
+pub struct StatsArgs {
+    /// A Parquet job folder (from `export`), or the reports (.sqlite) or folders of them.
+    #[arg(value_name = "DIR|FILE", required = true)]
+    files: Vec<PathBuf>,
+    /// Reports, comma separated: cuda_api_sum, cuda_gpu_kern_sum, nvtx_sum, osrt_sum, nccl_sum,
+    /// rank_spread (default: all).
+    #[arg(long = "report", value_delimiter = ',', value_parser = parse_report)]
+    reports: Vec<EngineReport>,
+    #[arg(long, value_enum, default_value = "table")]
+    format: TableFormat,
+    /// What the engine's operators may hold (e.g. 2G, 512M); past it they spill to disk.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    memory_limit: Option<usize>,
+    /// Run on the Ballista cluster whose scheduler is at df://HOST:PORT (a Parquet job folder
+    /// every executor sees).
+    #[arg(long, value_name = "df://HOST:PORT")]
+    cluster: Option<String>,
+    /// Accepted for `sightline stats --engine` (which is how this command is reached).
+    #[arg(long, hide = true)]
+    engine: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ClusterCommand {
+    /// Run a Ballista scheduler
+    Scheduler {
+        #[arg(long, value_name = "IP:PORT", default_value = cluster::DEFAULT_SCHEDULER)]
+        bind: String,
+    },
+    /// Run a Ballista executor (it uses the --bind port and the next one)
+    Executor {
+        #[arg(long, value_name = "HOST:PORT")]
+        scheduler: String,
+        #[arg(long, value_name = "IP:PORT", default_value = cluster::DEFAULT_EXECUTOR)]
+        bind: String,
+        /// Where its shuffle files go (default: a temporary folder).
+        #[arg(long, value_name = "DIR")]
+        work_dir: Option<String>,
+    },
+}
+
+fn parse_report(name: &str) -> Result<EngineReport, String> {
+    EngineReport::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = EngineReport::ALL.iter().map(|r| r.name()).collect();
+        format!(
+            "no report '{name}' on the engine (it has {})",
+            names.join(", ")
+        )
+    })
+}
+
+/// `2G`, `512M`, `64K` or bytes.
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let (digits, unit) = match t
+        .char_indices()
+        .find(|(_, c)| !c.is_ascii_digit() && *c != '.')
+    {
+        Some((at, _)) => (&t[..at], t[at..].trim().to_ascii_uppercase()),
+        None => (t, String::new()),
+    };
+    let scale: f64 = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 1.0,
+        "K" => 1024.0,
+        "M" => 1024.0 * 1024.0,
+        "G" => 1024.0 * 1024.0 * 1024.0,
+        "T" => 1024.0_f64.powi(4),
+        _ => {
+            return Err(format!(
+                "{text}: a size is a number with K, M, G or T (e.g. 2G)"
+            ));
+        }
+    };
+    let value: f64 = digits
+        .parse()
+        .map_err(|_| format!("{text}: a size is a number with K, M, G or T (e.g. 2G)"))?;
+    if value <= 0.0 {
+        return Err(format!("{text}: the limit must be more than 0"));
+    }
+    Ok((value * scale) as usize)
+}
+
+impl EngineCommand {
+    pub fn run(self) -> ExitCode {
+        let result = match self {
+            EngineCommand::Export(args) => export(args),
+            EngineCommand::Stats(args) => runtime().and_then(|rt| rt.block_on(stats(args))),
+            EngineCommand::Cluster(ClusterCommand::Scheduler { bind }) => {
+                runtime().and_then(|rt| rt.block_on(cluster::scheduler(&bind)))
+            }
+            EngineCommand::Cluster(ClusterCommand::Executor {
+                scheduler,
+                bind,
+                work_dir,
+            }) => {
+                runtime().and_then(|rt| rt.block_on(cluster::executor(&scheduler, &bind, work_dir)))
+            }
+        };
+        match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("sightline: {message}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the engine's threads: {e}"))
+}
+
+fn export(args: ExportArgs) -> Result<(), String> {
+    let ExportFormat::Parquet = args.format;
+    let workers = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let started = Instant::now();
+    let done = export_parquet(&args.files, &args.output, workers)?;
+    let seconds = started.elapsed().as_secs_f64();
+    eprintln!(
+        "sightline: exported {} events of {} ranks to {} in {seconds:.2} s ({:.0} events/s)",
+        done.events,
+        done.ranks,
+        args.output.display(),
+        done.events as f64 / seconds.max(1e-9)
+    );
+    Ok(())
+}
+
+async fn stats(args: StatsArgs) -> Result<(), String> {
+    let engine = Engine {
+        memory_limit: args.memory_limit,
+        cluster: args.cluster.clone(),
+    };
+    let source = JobSource::of(&args.files);
+    if engine.cluster.is_some() && !matches!(source, JobSource::Parquet(_)) {
+        return Err("--cluster reads a Parquet job folder that every executor sees (make one with `sightline export --format parquet`)".into());
+    }
+    let ctx = engine.session().await?;
+    let on_cluster = |e: String| match &engine.cluster {
+        Some(url) => cluster_error(url, &e),
+        None => e,
+    };
+    source.register(&ctx).await.map_err(on_cluster)?;
+    let reports = if args.reports.is_empty() {
+        EngineReport::ALL.to_vec()
+    } else {
+        args.reports.clone()
+    };
+    let mut out = std::io::stdout().lock();
+    for (i, report) in reports.into_iter().enumerate() {
+        let table = report.compute(&ctx).await.map_err(on_cluster)?;
+        let text = match args.format {
+            TableFormat::Csv => {
+                // As `sightline stats`: a blank line between tables, an empty table nothing.
+                let csv = table.to_csv();
+                let separator = if i > 0 && !csv.is_empty() { "\n" } else { "" };
+                format!("{separator}{csv}")
+            }
+            TableFormat::Table => {
+                let body = if table.rows.is_empty() {
+                    "(no data)\n".to_string()
+                } else {
+                    table.to_text()
+                };
+                format!("\n ** {} ({}):\n\n{body}", report.title(), report.name())
+            }
+        };
+        if let Err(e) = out.write_all(text.as_bytes()) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return Ok(());
+            }
+            return Err(format!("cannot write the output: {e}"));
+        }
+    }
+    out.flush()
+        .map_err(|e| format!("cannot write the output: {e}"))
+}

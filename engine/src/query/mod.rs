@@ -1,0 +1,9 @@
+//! The cross-rank reports as DataFusion plans: over a Parquet job folder (the export's
+//! layout, docs/parquet.md) or over Arrow tables made from the `.sqlite` reports given; run
+//! embedded (every core, within a memory limit, spilling to disk past it) or on a Ballista
+//! cluster (`df://HOST:PORT`), the same SQL either way.
+
+pub mod context;
+pub mod reports;
+pub mod sources;
+pub mod spread;

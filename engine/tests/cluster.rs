@@ -1,0 +1,110 @@
+//! A real Ballista cluster from the built binary: a scheduler and two executors on
+//! 127.0.0.1 (free ports), bounded in time and killed at the end even when the test fails;
+//! the same answers as embedded. An unreachable scheduler is one clear line.
+
+mod common;
+
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{engine, engine_stats, export};
+
+/// Children killed when dropped (a failed assertion too).
+struct Cluster(Vec<Child>);
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A port no one listens on now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A port free with the next one (an executor takes both).
+fn free_pair() -> u16 {
+    loop {
+        let port = free_port();
+        if port < u16::MAX && TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn start(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_sightline-engine"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_listening(port: u16, deadline: Instant) {
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "port {port} never opened");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+const REPORTS: &str = "cuda_gpu_kern_sum,cuda_api_sum,nvtx_sum,osrt_sum,rank_spread";
+
+#[test]
+fn a_local_cluster_gives_the_embedded_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = export("straggler", dir.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let scheduler = free_port();
+    let mut cluster = Cluster(vec![start(&[
+        "cluster",
+        "scheduler",
+        "--bind",
+        &format!("127.0.0.1:{scheduler}"),
+    ])]);
+    wait_listening(scheduler, deadline);
+    for _ in 0..2 {
+        let port = free_pair();
+        cluster.0.push(start(&[
+            "cluster",
+            "executor",
+            "--scheduler",
+            &format!("127.0.0.1:{scheduler}"),
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+        ]));
+        wait_listening(port + 1, deadline);
+    }
+    let url = format!("df://127.0.0.1:{scheduler}");
+    let embedded = engine_stats(&[folder.clone()], REPORTS, &[]);
+    let on_cluster = engine_stats(&[folder], REPORTS, &["--cluster", &url]);
+    assert_eq!(on_cluster, embedded);
+    drop(cluster);
+}
+
+#[test]
+fn an_unreachable_scheduler_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = export("balanced", dir.path());
+    let url = format!("df://127.0.0.1:{}", free_port());
+    let out = engine(&[
+        "stats".as_ref(),
+        "--cluster".as_ref(),
+        url.as_ref(),
+        folder.as_os_str(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot reach the scheduler"), "{err}");
+}

@@ -1,0 +1,62 @@
+//! What the engine's tests share: the real 4-rank jobs, and running the engine binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// The fixtures' folder of the root crate.
+pub fn jobs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/jobs")
+}
+
+/// A job's four reports, rank order.
+pub fn reports(job: &str) -> Vec<PathBuf> {
+    (0..4)
+        .map(|r| jobs().join(job).join(format!("rank{r}.sqlite")))
+        .collect()
+}
+
+pub fn engine(args: &[&std::ffi::OsStr]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sightline-engine"))
+        .args(args)
+        .output()
+        .expect("the engine binary runs")
+}
+
+/// Exports `job` to a new folder under `dir`; the folder.
+pub fn export(job: &str, dir: &Path) -> PathBuf {
+    let out = dir.join(format!("{job}.parquet"));
+    let mut args: Vec<std::ffi::OsString> =
+        vec!["export".into(), "--output".into(), out.clone().into()];
+    args.extend(reports(job).into_iter().map(Into::into));
+    let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let output = engine(&refs);
+    assert!(
+        output.status.success(),
+        "export failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    out
+}
+
+/// `stats --format csv --report REPORTS` of `inputs` on the engine; stdout.
+pub fn engine_stats(inputs: &[PathBuf], reports: &str, extra: &[&str]) -> String {
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "stats".into(),
+        "--format".into(),
+        "csv".into(),
+        "--report".into(),
+        reports.into(),
+    ];
+    args.extend(extra.iter().map(Into::into));
+    args.extend(inputs.iter().map(Into::into));
+    let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let output = engine(&refs);
+    assert!(
+        output.status.success(),
+        "stats failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8")
+}

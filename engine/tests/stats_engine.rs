@@ -1,0 +1,143 @@
+//! The engine's reports give, rank by rank, the numbers of `sightline stats` on that rank
+//! alone and of nsys's own `nsys stats` CSVs (recorded with the fixtures), whether the job
+//! is read from its `.sqlite` reports or from its Parquet export; with a memory limit too.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::AtomicBool;
+
+use common::{engine_stats, export, reports};
+use sightline::analysis::{RangeRule, Report, compute_in};
+
+const REPORTS: [(&str, Report); 4] = [
+    ("cuda_gpu_kern_sum", Report::CudaGpuKernSum),
+    ("cuda_api_sum", Report::CudaApiSum),
+    ("nvtx_sum", Report::NvtxSum),
+    ("osrt_sum", Report::OsrtSum),
+];
+
+/// The CSV tables of a multi-report CSV output, in order (blank lines between).
+fn tables(csv: &str) -> Vec<Vec<String>> {
+    csv.split("\n\n")
+        .map(|t| t.lines().map(String::from).collect())
+        .collect()
+}
+
+/// Rank `rank`'s rows of a table with a first Rank column, without it; ties on Total may
+/// be ordered otherwise (nsys breaks some by string id), so as a set.
+fn rank_rows(table: &[String], rank: u32) -> BTreeSet<String> {
+    let prefix = format!("{rank},");
+    table
+        .iter()
+        .skip(1)
+        .filter_map(|line| line.strip_prefix(&prefix).map(String::from))
+        .collect()
+}
+
+fn rows_of(csv: &str) -> BTreeSet<String> {
+    csv.lines().skip(1).map(String::from).collect()
+}
+
+/// Each report of `REPORTS` on the engine over `inputs`, one run each (an empty table prints
+/// nothing, so several in one output could not be told apart).
+fn engine_tables(inputs: &[std::path::PathBuf], extra: &[&str]) -> Vec<Vec<String>> {
+    REPORTS
+        .iter()
+        .map(|(name, _)| {
+            let csv = engine_stats(inputs, name, extra);
+            csv.lines().map(String::from).collect()
+        })
+        .collect()
+}
+
+fn same_as_each_rank_alone(job: &str, tables: &[Vec<String>]) {
+    for (rank, path) in reports(job).iter().enumerate() {
+        let trace = sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+        for ((name, report), table) in REPORTS.iter().zip(tables) {
+            let alone = compute_in(&trace, *report, None, RangeRule::StartsInside).unwrap();
+            let engine = rank_rows(table, rank as u32);
+            assert!(
+                !engine.is_empty() || alone.rows.is_empty(),
+                "{job} rank {rank} {name}: rows"
+            );
+            assert_eq!(engine, rows_of(&alone.to_csv()), "{job} rank {rank} {name}");
+            if let (Some(header), Some(want)) = (table.first(), alone.to_csv().lines().next()) {
+                assert_eq!(
+                    header.strip_prefix("Rank,"),
+                    Some(want),
+                    "{name}: the columns of the report alone, after Rank"
+                );
+            }
+            // nsys's own numbers, where it wrote the report.
+            let nsys = common::jobs()
+                .join(job)
+                .join(format!("stats/rank{rank}_{name}.csv"));
+            if let Ok(text) = std::fs::read_to_string(&nsys) {
+                assert_eq!(engine, rows_of(&text), "{job} rank {rank} {name} vs nsys");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_reports_of_a_job_from_its_sqlite_files_are_each_ranks_own() {
+    for job in ["balanced", "straggler"] {
+        same_as_each_rank_alone(job, &engine_tables(&reports(job), &[]));
+    }
+}
+
+#[test]
+fn the_reports_of_a_parquet_job_folder_are_each_ranks_own_within_a_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = export("straggler", dir.path());
+    let tables = engine_tables(&[folder.clone()], &[]);
+    same_as_each_rank_alone("straggler", &tables);
+    let limited = engine_tables(&[folder], &["--memory-limit", "64M"]);
+    assert_eq!(limited, tables, "the same answers under a memory limit");
+}
+
+/// Column `c` of each data row of a CSV table, as integers.
+fn ints(table: &[String], c: usize) -> Vec<i64> {
+    table[1..]
+        .iter()
+        .map(|l| l.split(',').nth(c).unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_rank_spread_sums_each_ranks_kernels_as_nsys_and_finds_the_straggler() {
+    let output = engine_stats(&reports("straggler"), "rank_spread,nccl_sum", &[]);
+    let tables = tables(&output);
+    let spread = &tables[0];
+    assert_eq!(spread.len(), 5, "a header and four ranks: {spread:?}");
+    // nsys's own kernel sums per rank.
+    let mut nsys_time = Vec::new();
+    let mut nsys_count = Vec::new();
+    for rank in 0..4 {
+        let path = common::jobs().join(format!("straggler/stats/rank{rank}_cuda_gpu_kern_sum.csv"));
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<String> = text.lines().map(String::from).collect();
+        nsys_time.push(ints(&lines, 1).iter().sum::<i64>());
+        nsys_count.push(ints(&lines, 2).iter().sum::<i64>());
+    }
+    assert_eq!(ints(spread, 2), nsys_time, "GPU time per rank: {spread:?}");
+    assert_eq!(ints(spread, 1), nsys_count, "kernels per rank");
+    // No NCCL in this job (gloo): all compute, and the busiest rank is above the median.
+    assert_eq!(ints(spread, 3), vec![0; 4], "NCCL time");
+    assert!(
+        tables.len() == 1,
+        "nccl_sum: empty, so nothing printed: {tables:?}"
+    );
+    let busiest = (0..4).max_by_key(|&r| nsys_time[r]).unwrap();
+    let above: Vec<usize> = (1..5)
+        .filter(|&row| {
+            !spread[row].ends_with(",-") && !spread[row].split(',').nth(5).unwrap().starts_with('-')
+        })
+        .map(|row| row - 1)
+        .collect();
+    assert!(
+        above.contains(&busiest),
+        "rank {busiest} above the median: {spread:?}"
+    );
+}

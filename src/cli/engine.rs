@@ -1,0 +1,80 @@
+//! The engine's commands (`export`, `cluster`, `stats --engine`) live in `sightline-engine`,
+//! a crate of its own so that the viewer neither builds nor loads DataFusion: `sightline`
+//! hands them to that binary, found beside its own.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The engine binary's name.
+pub const ENGINE_BINARY: &str = "sightline-engine";
+
+/// Whether the command line `args` (the program first) is one of the engine's.
+pub fn is_engine_command(args: &[OsString]) -> bool {
+    match args.get(1).and_then(|a| a.to_str()) {
+        Some("export" | "cluster") => true,
+        Some("stats") => args[2..].iter().any(|a| a == "--engine"),
+        _ => false,
+    }
+}
+
+/// The engine binary beside `exe` (or beside its folder's parent, where cargo puts test
+/// binaries in `deps/`).
+pub fn engine_beside(exe: &std::path::Path) -> Option<PathBuf> {
+    let dir = exe.parent()?;
+    [dir.join(ENGINE_BINARY), dir.parent()?.join(ENGINE_BINARY)]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// Runs the engine's command `args` in the engine binary; None when `args` is no engine
+/// command. Its exit code, or a line saying how to build it when it is not there.
+pub fn hand_off(args: Vec<OsString>) -> Option<ExitCode> {
+    if !is_engine_command(&args) {
+        return None;
+    }
+    let engine = std::env::current_exe().ok().and_then(|e| engine_beside(&e));
+    let Some(engine) = engine else {
+        eprintln!(
+            "sightline: `{}` runs on the engine, {ENGINE_BINARY}, which is not beside this binary \
+             (build it: cargo build --release -p sightline-engine)",
+            args[1].to_string_lossy()
+        );
+        return Some(ExitCode::from(super::EXIT_BAD_INPUT));
+    };
+    let mut command = std::process::Command::new(&engine);
+    command.args(&args[1..]);
+    let status = command.status();
+    Some(match status {
+        Ok(s) => match s.code() {
+            Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            None => ExitCode::FAILURE,
+        },
+        Err(e) => {
+            eprintln!("sightline: cannot run {}: {e}", engine.display());
+            ExitCode::FAILURE
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<OsString> {
+        line.split(' ').map(OsString::from).collect()
+    }
+
+    #[test]
+    fn only_the_engines_commands_are_handed_to_it() {
+        assert!(is_engine_command(&args(
+            "sightline export --output d a.sqlite"
+        )));
+        assert!(is_engine_command(&args("sightline cluster scheduler")));
+        assert!(is_engine_command(&args("sightline stats --engine job/")));
+        assert!(!is_engine_command(&args("sightline stats job/")));
+        assert!(!is_engine_command(&args("sightline analyze export")));
+        assert!(!is_engine_command(&args("sightline")));
+        assert!(!is_engine_command(&args("sightline export.sqlite")));
+    }
+}
