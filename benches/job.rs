@@ -24,7 +24,9 @@ use std::time::{Duration, Instant};
 use eframe::egui;
 use sightline::app::SightlineApp;
 
-/// The job's folder: given, or made with `synth --ranks 8` (kept in the temporary folder).
+/// The job's folder: given, or made here as `sightline synth` makes one (the library's writer:
+/// the bench needs no other binary): `SIGHTLINE_BENCH_SCALE` copies of the source (1) as one
+/// report, then `SIGHTLINE_BENCH_RANKS` ranks of it (kept in the temporary folder).
 fn job_folder() -> PathBuf {
     if let Ok(dir) = std::env::var("SIGHTLINE_BENCH_JOB") {
         return PathBuf::from(dir);
@@ -36,25 +38,45 @@ fn job_folder() -> PathBuf {
         },
         PathBuf::from,
     );
-    let ranks = std::env::var("SIGHTLINE_BENCH_RANKS").unwrap_or_else(|_| "8".into());
+    let number = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (scale, ranks) = (
+        number("SIGHTLINE_BENCH_SCALE", 1),
+        number("SIGHTLINE_BENCH_RANKS", 8),
+    );
     let out = std::env::temp_dir().join(format!("sightline-bench-job-{}", std::process::id()));
-    let made = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
-        .args([
-            "synth",
-            "--ranks",
-            &ranks,
-            "--clock-offsets",
-            "20",
-            "--from",
-        ])
-        .arg(&from)
-        .arg("--output")
-        .arg(&out)
-        .status();
-    if !made.is_ok_and(|s| s.success()) {
-        eprintln!("job bench: synth --ranks 8 from {} failed", from.display());
-        std::process::exit(1);
+    let fail = |what: String| -> ! {
+        eprintln!("job bench: {what}");
+        std::process::exit(1)
+    };
+    let cancel = AtomicBool::new(false);
+    let load = |path: &std::path::Path| {
+        sightline::loader::load(path, &mut |_| {}, &cancel)
+            .unwrap_or_else(|e| fail(format!("{}: {e}", path.display())))
+    };
+    let mut source = load(&from);
+    if scale > 1 {
+        let scaled = std::env::temp_dir().join(format!(
+            "sightline-bench-scaled-{}.sqlite",
+            std::process::id()
+        ));
+        sightline::synth::write_report(&source, scale, &scaled, &mut |_| {}, &cancel)
+            .unwrap_or_else(|e| fail(format!("scaling {}: {e}", from.display())));
+        source = load(&scaled);
+        let _ = std::fs::remove_file(&scaled);
     }
+    let _ = std::fs::create_dir_all(&out);
+    let spec = sightline::synth::job::JobSpec {
+        ranks: u32::try_from(ranks).unwrap_or_else(|_| fail(format!("{ranks} ranks"))),
+        clock_spread_ns: 20_000_000,
+        straggler: None,
+    };
+    sightline::synth::job::write_job(&source, &spec, &out, &mut |_| {}, &cancel)
+        .unwrap_or_else(|e| fail(format!("a job of {ranks} ranks: {e}")));
     out
 }
 
