@@ -484,16 +484,17 @@ impl KernelPanel {
         Command::ShowEvent(EventRef::new(Table::Kernel, row))
     }
 
-    /// Draws the panel as a window kept inside `area`; returns what the app
-    /// should do. `selected_range` is the document's range, offered as the scope.
+    /// Draws the panel into `ui` (the window docks it under the timeline, so that it never
+    /// covers the kernel it describes); returns what the app should do. `selected_range` is
+    /// the document's range, offered as the scope.
     pub fn ui(
         &mut self,
-        ctx: &egui::Context,
+        ui: &mut Ui,
         trace: &Arc<Trace>,
         selected_range: Option<TimeRange>,
-        area: egui::Rect,
     ) -> Option<Command> {
         let name = self.name?;
+        let ctx = ui.ctx().clone();
         let range = self.over(selected_range);
         if self.poll(trace) {
             ctx.request_repaint();
@@ -508,15 +509,25 @@ impl KernelPanel {
             "Kernel: {}",
             format::clip(trace.name(name), format::MAX_LABEL_CHARS)
         );
-        egui::Window::new(title)
-            .id(egui::Id::unique("kernel_panel"))
-            .open(&mut open)
-            .constrain_to(area)
-            .default_size([720.0, (area.height() - 20.0).clamp(200.0, 940.0)])
-            .default_pos(area.right_top() + egui::vec2(-740.0, 10.0))
-            .resizable(true)
-            .vscroll(true)
-            .show(ctx, |ui| {
+        // The title wraps in the room the close button leaves.
+        ui.horizontal_top(|ui| {
+            let room = egui::vec2((ui.available_width() - 36.0).max(60.0), 0.0);
+            ui.allocate_ui(room, |ui| {
+                ui.add(egui::Label::new(RichText::new(&title).strong()).wrap());
+            });
+            let x = ui.button("x").on_hover_text("close the kernel panel");
+            x.widget_info(|| {
+                egui::WidgetInfo::labeled(egui::Role::Button, true, "Close kernel panel")
+            });
+            if x.clicked() {
+                open = false;
+            }
+        });
+        ui.separator();
+        egui::ScrollArea::vertical()
+            .id_salt("kernel_panel")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
                 ui.horizontal(|ui| {
                     let over = match range {
                         Some(r) => format!(
