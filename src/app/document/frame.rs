@@ -108,20 +108,28 @@ impl Document {
         {
             self.kernel_pending = Some((name, now + delay));
         }
-        if let Some((name, at)) = self.kernel_pending {
-            if now >= at {
-                self.kernel_pending = None;
-                self.open_kernel(name);
-            } else {
-                ui.ctx()
-                    .request_repaint_after(Duration::from_secs_f64(at - now));
-            }
+        // (Opened at the start of a later frame, before the dock that shows it is laid out.)
+        if let Some((_, at)) = self.kernel_pending {
+            ui.ctx()
+                .request_repaint_after(Duration::from_secs_f64((at - now).max(0.0)));
         }
         if self.metric_sets.poll(&self.trace) {
             ui.ctx().request_repaint();
         }
         if self.metric_sets.is_busy() {
             ui.ctx().request_repaint_after(Duration::from_millis(100));
+        }
+    }
+
+    /// Opens the kernel panel a click on the timeline asked for, once a double-click can no
+    /// longer follow; called at the start of a frame, before the window lays out its dock.
+    pub fn open_pending_kernel(&mut self, ctx: &egui::Context) {
+        let now = ctx.input(|i| i.time);
+        if let Some((name, at)) = self.kernel_pending
+            && now >= at
+        {
+            self.kernel_pending = None;
+            self.open_kernel(name);
         }
     }
 

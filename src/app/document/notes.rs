@@ -17,9 +17,13 @@ impl Document {
             && !ui.ctx().egui_wants_keyboard_input()
             && ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, Key::N))
         {
-            // The selected event if there is one, else the time under the
-            // pointer (the middle of the view when it is elsewhere).
-            if let Some(ev) = self.selection.event {
+            // The panel open: N closes it (presentation mode has no other
+            // way but its x). Else a note on the selected event if there is
+            // one, else at the time under the pointer (the middle of the view
+            // when it is elsewhere).
+            if self.notes.open {
+                self.notes.open = false;
+            } else if let Some(ev) = self.selection.event {
                 self.notes.add_on(&self.trace, ev);
             } else {
                 let pointer = ui.input(|i| i.pointer.hover_pos());
@@ -32,9 +36,13 @@ impl Document {
         }
         if self.notes.open && self.notes.is_enabled() {
             let mut cmd = None;
+            // At most a quarter of the window: the timeline keeps the most of it (beside a
+            // lesson on a projector, a wider panel left the events a fifth).
+            let most = (ui.available_width() * 0.25).max(200.0);
             egui::Panel::right("notes")
-                .default_size(320.0)
-                .min_size(240.0)
+                .default_size(320.0_f32.min(most))
+                .min_size(200.0)
+                .max_size(most)
                 .resizable(true)
                 .show(ui, |ui| cmd = self.notes.ui(ui, now));
             if let Some(cmd) = cmd {

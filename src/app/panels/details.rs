@@ -17,7 +17,7 @@ pub fn ui(
     // A narrow panel (a projector at presentation zoom, the dock beside the kernel panel) puts
     // each value under its name, in the panel's whole width: a value column beside the names
     // left a few characters a line to a kernel's name and cut its numbers (issue 45).
-    let narrow = ui.available_width() < 380.0;
+    let narrow = ui.available_width() < 300.0;
     let fields = selected.fields(trace);
     if narrow {
         for (k, v) in fields {

@@ -30,6 +30,8 @@ use crate::model::{LaunchConfig, Ns, StrId, StreamIdx, Trace};
 /// walk over every kernel then takes well under the ~50 ms a frame can spare,
 /// and the panel appears in the same frame as the click.
 const INLINE_KERNELS: usize = 200_000;
+/// From this width (points) the docked panel shows its numbers and its charts side by side.
+const WIDE: f32 = 900.0;
 /// Histogram bins.
 const BINS: usize = 40;
 /// When max/min duration exceeds this, bins are log-spaced: a linear
@@ -524,53 +526,57 @@ impl KernelPanel {
             }
         });
         ui.separator();
-        egui::ScrollArea::vertical()
-            .id_salt("kernel_panel")
-            .auto_shrink([false, false])
-            .show(ui, |ui| {
-                ui.horizontal(|ui| {
-                    let over = match range {
-                        Some(r) => format!(
-                            "over the selected range, {} – {} (instances that start in it)",
-                            format::duration(r.start),
-                            format::duration(r.end)
-                        ),
-                        None => "over the whole report".to_string(),
-                    };
-                    ui.label(over);
-                    if range.is_some() && ui.button("Whole report").clicked() {
-                        rescope = Some(None);
-                    }
-                    if let Some(r) = selected_range
-                        && range != Some(r)
-                        && ui.button("Selected range").clicked()
-                    {
-                        rescope = Some(Some(r));
-                    }
-                });
-                if self.is_pending() {
-                    ui.horizontal(|ui| {
-                        ui.spinner();
-                        ui.label("computing…");
-                    });
-                    return;
-                }
-                let Some(view) = self.view.clone() else {
-                    ui.label("No instance of this kernel starts in the range.");
-                    return;
-                };
-                summary(ui, trace, &view);
-                ui.separator();
-                configs(ui, &view);
-                self.exports(ui, (trace, name, range), &view);
-                self.what_if(ui, &view);
-                let range = range.map(|r| (r.start, r.end));
-                self.metrics.ui(ui, trace, name, range, || {
-                    view.points.iter().map(|p| p.2).collect()
-                });
-                ui.separator();
-                command = self.charts(ui, trace, &view);
+        ui.horizontal_wrapped(|ui| {
+            let over = match range {
+                Some(r) => format!(
+                    "over the selected range, {} – {} (instances that start in it)",
+                    format::duration(r.start),
+                    format::duration(r.end)
+                ),
+                None => "over the whole report".to_string(),
+            };
+            ui.label(over);
+            if range.is_some() && ui.button("Whole report").clicked() {
+                rescope = Some(None);
+            }
+            if let Some(r) = selected_range
+                && range != Some(r)
+                && ui.button("Selected range").clicked()
+            {
+                rescope = Some(Some(r));
+            }
+        });
+        let view = self.view.clone().filter(|_| !self.is_pending());
+        if self.is_pending() {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("computing…");
             });
+        } else if view.is_none() {
+            ui.label("No instance of this kernel starts in the range.");
+        }
+        if let Some(view) = view {
+            let scope = (trace, name, range);
+            if ui.available_width() >= WIDE {
+                // Docked as wide as the timeline and half as high: the numbers on the left,
+                // the charts on the right, neither scrolled out of reach.
+                ui.columns(2, |columns| {
+                    let [numbers, charts] = columns else { return };
+                    Self::scrolled(numbers, "kernel_numbers", |ui| {
+                        self.numbers(ui, scope, &view);
+                    });
+                    Self::scrolled(charts, "kernel_charts", |ui| {
+                        command = self.charts(ui, trace, &view);
+                    });
+                });
+            } else {
+                Self::scrolled(ui, "kernel_panel", |ui| {
+                    self.numbers(ui, scope, &view);
+                    ui.separator();
+                    command = self.charts(ui, trace, &view);
+                });
+            }
+        }
         if let Some(r) = rescope {
             // "Whole report" stays so when another range is selected.
             self.follows_selection = r.is_some();
@@ -580,6 +586,33 @@ impl KernelPanel {
             self.close();
         }
         command
+    }
+
+    /// A column of the panel that scrolls down on its own.
+    fn scrolled(ui: &mut Ui, id: &str, contents: impl FnOnce(&mut Ui)) {
+        egui::ScrollArea::vertical()
+            .id_salt(id)
+            .auto_shrink([false, false])
+            .show(ui, contents);
+    }
+
+    /// The panel's numbers: duration statistics, launch configurations and their exports, the
+    /// occupancy's "what if", the hardware metrics.
+    fn numbers(
+        &mut self,
+        ui: &mut Ui,
+        (trace, name, range): (&Arc<Trace>, StrId, Option<TimeRange>),
+        view: &KernelView,
+    ) {
+        summary(ui, trace, view);
+        ui.separator();
+        configs(ui, view);
+        self.exports(ui, (trace, name, range), view);
+        self.what_if(ui, view);
+        let range = range.map(|r| (r.start, r.end));
+        self.metrics.ui(ui, trace, name, range, || {
+            view.points.iter().map(|p| p.2).collect()
+        });
     }
 
     /// Copy / Save CSV of this kernel's rows of `kernel_launch_sum` (its

@@ -829,6 +829,7 @@ impl SightlineApp {
             });
             return;
         };
+        doc.open_pending_kernel(ui.ctx());
         // On a projector the details go under the timeline, beside the kernel panel: a third
         // column beside the lesson and the timeline left each a strip (issue 45).
         if presenting {

@@ -805,6 +805,14 @@ impl Timeline {
             RowKind::IdleWhy { device } => {
                 self.layout.push((r, row_rect));
                 self.idle_rows.paint(p.lanes, *device, row_rect, p.map);
+                // What its colours mean, on the row itself.
+                let visuals = p.visuals;
+                idle_row::paint_legend(
+                    p.lanes,
+                    row_rect,
+                    visuals.strong_text_color(),
+                    visuals.extreme_bg_color.gamma_multiply(0.9),
+                );
             }
             RowKind::Projection { track } => {
                 self.layout.push((r, row_rect));
