@@ -13,13 +13,16 @@ impl Document {
     /// Draws the document's panels and timeline into `ui`; `exporting` while an image of the
     /// timeline is being taken (it gets a caption), `presenting` in presentation mode.
     pub fn frame(&mut self, ui: &mut Ui, exporting: bool, presenting: bool) {
-        // On a projector the findings and the range's statistics go under the timeline (beside
-        // the lesson, a column more left the events a strip), each a share of the height.
-        let under = usize::from(self.findings.open) + usize::from(self.selection.range.is_some());
+        // On a projector the findings, the notes and the range's statistics go under the
+        // timeline (beside the lesson, a column more left the events a strip), each a share of
+        // the height.
+        let under = usize::from(self.findings.open)
+            + usize::from(self.selection.range.is_some())
+            + usize::from(self.notes.open && self.notes.is_enabled());
         let share = if under > 1 { 0.28 } else { 0.4 };
         let under_max = presenting.then(|| ui.available_height() * share);
         self.findings_frame(ui, under_max);
-        self.notes_frame(ui);
+        self.notes_frame(ui, under_max);
         self.range_stats_area = None;
         if let Some(range) = self.selection.range {
             let panel = egui::Panel::bottom(("range_stats", presenting))
