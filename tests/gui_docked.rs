@@ -98,13 +98,22 @@ fn the_kernel_panel_never_hides_the_kernel_it_describes() {
 /// projector's 1280×720.
 #[test]
 fn notes_close_by_n_or_their_x_in_presentation_and_leave_the_timeline_room() {
-    let lesson = sightline::lessons::load(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("assets/lessons/01_sync_timing.toml"),
+    // A lesson on a copy of a report: the notes are written beside it, not into assets/.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let report = dir.path().join("sync_timing.sqlite");
+    std::fs::copy(common::fixture("sync_timing.sqlite"), &report).expect("copied");
+    let path = dir.path().join("notes.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "title = \"Notes\"\nreport = {:?}\n\n[[step]]\ntext = \"Press N.\"\n",
+            report.display().to_string()
+        ),
     )
-    .expect("lesson 1");
+    .expect("written");
     let mut app = SightlineApp::default();
-    app.lessons.start(lesson);
+    app.lessons.open_file(&path);
+    assert!(app.lessons.run.is_some(), "{:?}", app.lessons.broken);
     let mut h = harness(app, 1280.0, 720.0);
     let ctx = h.ctx.clone();
     h.state_mut().prefs.set_presentation(&ctx, true);
