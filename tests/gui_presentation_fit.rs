@@ -12,7 +12,6 @@ use eframe::egui::{self, Order, Pos2, Rect, Shape, vec2};
 use eframe::epaint::{ClippedShape, Galley};
 use egui_kittest::Harness;
 use sightline::app::SightlineApp;
-use sightline::app::state::events::EventRef;
 use sightline::lessons::{self, Lesson};
 
 /// The window sizes a lesson is given in presentation mode: a projector's, and a large screen's.
@@ -103,7 +102,7 @@ fn misfits(h: &Harness<'_, SightlineApp>, lesson: &Lesson, step: usize, at: &str
     if let Some(ev) = doc.selection().event {
         let pos = doc
             .timeline
-            .event_pos(&doc.trace, EventRef::from(ev))
+            .event_pos(&doc.trace, ev)
             .unwrap_or_else(|| panic!("{at}: the selected event is drawn"));
         check(
             canvas.contains(pos) && on_a_panel(&h.ctx, pos),

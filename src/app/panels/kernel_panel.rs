@@ -515,6 +515,8 @@ impl KernelPanel {
         ui.horizontal_top(|ui| {
             let room = egui::vec2((ui.available_width() - 36.0).max(60.0), 0.0);
             ui.allocate_ui(room, |ui| {
+                // The whole room, so that the close button sits at the panel's right edge.
+                ui.set_min_width(room.x);
                 ui.add(egui::Label::new(RichText::new(&title).strong()).wrap());
             });
             let x = ui.button("x").on_hover_text("close the kernel panel");
