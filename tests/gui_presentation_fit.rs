@@ -1,8 +1,8 @@
-//! Every step of every bundled lesson, in presentation mode on a projector's 1280×720 and on
-//! 1920×1080 (issue 45): the timeline keeps a real share of the window and nothing covers it,
-//! the lesson's title, text and question are on screen whole, and no text of any panel is cut
-//! by the edge of the panel, the window or a scroll area, elided, or wrapped a few characters
-//! a line. Checked on what the frame really paints (egui's text shapes and their clip rects),
+//! Every step of every bundled lesson, in presentation mode on a projector's 1280×720, on
+//! 1600×1000 and on 1920×1080 (issue 45): the timeline keeps a real share of the window and
+//! nothing covers it, the lesson's title, text and question are on screen whole, and no text of
+//! any panel is cut by the edge of the panel, the window or a scroll area, elided, or wrapped a
+//! few characters a line. Checked on what the frame really paints (egui's text shapes and their clip rects),
 //! not on the layout code's intentions.
 
 use std::path::Path;
@@ -14,8 +14,9 @@ use egui_kittest::Harness;
 use sightline::app::SightlineApp;
 use sightline::lessons::{self, Lesson};
 
-/// The window sizes a lesson is given in presentation mode: a projector's, and a large screen's.
-const SIZES: [(f32, f32); 2] = [(1280.0, 720.0), (1920.0, 1080.0)];
+/// The window sizes a lesson is given in presentation mode: a projector's, a laptop's (where
+/// numbers were still cut), a large screen's.
+const SIZES: [(f32, f32); 3] = [(1280.0, 720.0), (1600.0, 1000.0), (1920.0, 1080.0)];
 
 /// What the timeline's events keep at least, as shares of the window (in points).
 const MIN_TIMELINE_WIDTH: f32 = 0.4;
@@ -222,11 +223,11 @@ macro_rules! fits {
 }
 
 fits! {
-    lesson_1_fits_a_projector_and_a_large_screen: "01_sync_timing.toml",
-    lesson_2_fits_a_projector_and_a_large_screen: "02_pinned_pageable.toml",
-    lesson_3_fits_a_projector_and_a_large_screen: "03_gemm_tensor_cores.toml",
-    lesson_4_fits_a_projector_and_a_large_screen: "04_launch_overhead_graphs.toml",
-    lesson_5_fits_a_projector_and_a_large_screen: "05_nvtx_layers.toml",
+    lesson_1_fits_a_projector_and_larger_screens: "01_sync_timing.toml",
+    lesson_2_fits_a_projector_and_larger_screens: "02_pinned_pageable.toml",
+    lesson_3_fits_a_projector_and_larger_screens: "03_gemm_tensor_cores.toml",
+    lesson_4_fits_a_projector_and_larger_screens: "04_launch_overhead_graphs.toml",
+    lesson_5_fits_a_projector_and_larger_screens: "05_nvtx_layers.toml",
 }
 
 /// Every bundled lesson is walked above.
