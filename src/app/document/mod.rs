@@ -52,6 +52,9 @@ pub struct Document {
     /// What File ▸ Export image takes, as of the last frame: the caption
     /// (while an export is under way) and the timeline down to its last row.
     pub export_area: Option<egui::Rect>,
+    /// Where the range-statistics panel was in the last frame (none while closed): its
+    /// tables have nsys's columns and scroll sideways, the one panel that may (tests).
+    pub range_stats_area: Option<egui::Rect>,
     /// The rest of the report, while it is still being read (the trace is
     /// then a snapshot of the tables read so far).
     pub(crate) loading: Option<Loading>,
@@ -76,6 +79,7 @@ impl Document {
             live: None,
             kernel_pending: None,
             export_area: None,
+            range_stats_area: None,
             loading: None,
         }
     }

@@ -568,7 +568,19 @@ impl AnnotationsPanel {
     /// The panel's heading: where the notes are saved, and the last error or notice (each with
     /// its dismiss button).
     fn header_ui(&mut self, ui: &mut Ui) {
-        ui.heading("Notes");
+        // Its own close: presentation mode has no menu bar (and its Notes button) to close it.
+        ui.horizontal(|ui| {
+            ui.heading("Notes");
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                let x = ui.button("x").on_hover_text("close the notes (N)");
+                x.widget_info(|| {
+                    egui::WidgetInfo::labeled(egui::Role::Button, true, "Close notes")
+                });
+                if x.clicked() {
+                    self.open = false;
+                }
+            });
+        });
         if let Some(path) = self.sidecar() {
             let name = path
                 .file_name()

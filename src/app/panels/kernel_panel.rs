@@ -30,6 +30,8 @@ use crate::model::{LaunchConfig, Ns, StrId, StreamIdx, Trace};
 /// walk over every kernel then takes well under the ~50 ms a frame can spare,
 /// and the panel appears in the same frame as the click.
 const INLINE_KERNELS: usize = 200_000;
+/// From this width (points) the docked panel shows its numbers and its charts side by side.
+const WIDE: f32 = 900.0;
 /// Histogram bins.
 const BINS: usize = 40;
 /// When max/min duration exceeds this, bins are log-spaced: a linear
@@ -484,16 +486,17 @@ impl KernelPanel {
         Command::ShowEvent(EventRef::new(Table::Kernel, row))
     }
 
-    /// Draws the panel as a window kept inside `area`; returns what the app
-    /// should do. `selected_range` is the document's range, offered as the scope.
+    /// Draws the panel into `ui` (the window docks it under the timeline, so that it never
+    /// covers the kernel it describes); returns what the app should do. `selected_range` is
+    /// the document's range, offered as the scope.
     pub fn ui(
         &mut self,
-        ctx: &egui::Context,
+        ui: &mut Ui,
         trace: &Arc<Trace>,
         selected_range: Option<TimeRange>,
-        area: egui::Rect,
     ) -> Option<Command> {
         let name = self.name?;
+        let ctx = ui.ctx().clone();
         let range = self.over(selected_range);
         if self.poll(trace) {
             ctx.request_repaint();
@@ -508,58 +511,74 @@ impl KernelPanel {
             "Kernel: {}",
             format::clip(trace.name(name), format::MAX_LABEL_CHARS)
         );
-        egui::Window::new(title)
-            .id(egui::Id::unique("kernel_panel"))
-            .open(&mut open)
-            .constrain_to(area)
-            .default_size([720.0, (area.height() - 20.0).clamp(200.0, 940.0)])
-            .default_pos(area.right_top() + egui::vec2(-740.0, 10.0))
-            .resizable(true)
-            .vscroll(true)
-            .show(ctx, |ui| {
-                ui.horizontal(|ui| {
-                    let over = match range {
-                        Some(r) => format!(
-                            "over the selected range, {} – {} (instances that start in it)",
-                            format::duration(r.start),
-                            format::duration(r.end)
-                        ),
-                        None => "over the whole report".to_string(),
-                    };
-                    ui.label(over);
-                    if range.is_some() && ui.button("Whole report").clicked() {
-                        rescope = Some(None);
-                    }
-                    if let Some(r) = selected_range
-                        && range != Some(r)
-                        && ui.button("Selected range").clicked()
-                    {
-                        rescope = Some(Some(r));
-                    }
-                });
-                if self.is_pending() {
-                    ui.horizontal(|ui| {
-                        ui.spinner();
-                        ui.label("computing…");
-                    });
-                    return;
-                }
-                let Some(view) = self.view.clone() else {
-                    ui.label("No instance of this kernel starts in the range.");
-                    return;
-                };
-                summary(ui, trace, &view);
-                ui.separator();
-                configs(ui, &view);
-                self.exports(ui, (trace, name, range), &view);
-                self.what_if(ui, &view);
-                let range = range.map(|r| (r.start, r.end));
-                self.metrics.ui(ui, trace, name, range, || {
-                    view.points.iter().map(|p| p.2).collect()
-                });
-                ui.separator();
-                command = self.charts(ui, trace, &view);
+        // The title wraps in the room the close button leaves.
+        ui.horizontal_top(|ui| {
+            let room = egui::vec2((ui.available_width() - 36.0).max(60.0), 0.0);
+            ui.allocate_ui(room, |ui| {
+                // The whole room, so that the close button sits at the panel's right edge.
+                ui.set_min_width(room.x);
+                ui.add(egui::Label::new(RichText::new(&title).strong()).wrap());
             });
+            let x = ui.button("x").on_hover_text("close the kernel panel");
+            x.widget_info(|| {
+                egui::WidgetInfo::labeled(egui::Role::Button, true, "Close kernel panel")
+            });
+            if x.clicked() {
+                open = false;
+            }
+        });
+        ui.separator();
+        ui.horizontal_wrapped(|ui| {
+            let over = match range {
+                Some(r) => format!(
+                    "over the selected range, {} – {} (instances that start in it)",
+                    format::duration(r.start),
+                    format::duration(r.end)
+                ),
+                None => "over the whole report".to_string(),
+            };
+            ui.label(over);
+            if range.is_some() && ui.button("Whole report").clicked() {
+                rescope = Some(None);
+            }
+            if let Some(r) = selected_range
+                && range != Some(r)
+                && ui.button("Selected range").clicked()
+            {
+                rescope = Some(Some(r));
+            }
+        });
+        let view = self.view.clone().filter(|_| !self.is_pending());
+        if self.is_pending() {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("computing…");
+            });
+        } else if view.is_none() {
+            ui.label("No instance of this kernel starts in the range.");
+        }
+        if let Some(view) = view {
+            let scope = (trace, name, range);
+            if ui.available_width() >= WIDE {
+                // Docked as wide as the timeline and half as high: the numbers on the left,
+                // the charts on the right, neither scrolled out of reach.
+                ui.columns(2, |columns| {
+                    let [numbers, charts] = columns else { return };
+                    Self::scrolled(numbers, "kernel_numbers", |ui| {
+                        self.numbers(ui, scope, &view);
+                    });
+                    Self::scrolled(charts, "kernel_charts", |ui| {
+                        command = self.charts(ui, trace, &view);
+                    });
+                });
+            } else {
+                Self::scrolled(ui, "kernel_panel", |ui| {
+                    self.numbers(ui, scope, &view);
+                    ui.separator();
+                    command = self.charts(ui, trace, &view);
+                });
+            }
+        }
         if let Some(r) = rescope {
             // "Whole report" stays so when another range is selected.
             self.follows_selection = r.is_some();
@@ -569,6 +588,33 @@ impl KernelPanel {
             self.close();
         }
         command
+    }
+
+    /// A column of the panel that scrolls down on its own.
+    fn scrolled(ui: &mut Ui, id: &str, contents: impl FnOnce(&mut Ui)) {
+        egui::ScrollArea::vertical()
+            .id_salt(id)
+            .auto_shrink([false, false])
+            .show(ui, contents);
+    }
+
+    /// The panel's numbers: duration statistics, launch configurations and their exports, the
+    /// occupancy's "what if", the hardware metrics.
+    fn numbers(
+        &mut self,
+        ui: &mut Ui,
+        (trace, name, range): (&Arc<Trace>, StrId, Option<TimeRange>),
+        view: &KernelView,
+    ) {
+        summary(ui, trace, view);
+        ui.separator();
+        configs(ui, view);
+        self.exports(ui, (trace, name, range), view);
+        self.what_if(ui, view);
+        let range = range.map(|r| (r.start, r.end));
+        self.metrics.ui(ui, trace, name, range, || {
+            view.points.iter().map(|p| p.2).collect()
+        });
     }
 
     /// Copy / Save CSV of this kernel's rows of `kernel_launch_sum` (its

@@ -127,7 +127,8 @@ impl NvtxGpu {
             );
         }
         // The numbers keep their columns whatever the panel's width; the
-        // name takes what is left, cut with "…" (whole on hover).
+        // name takes what is left, over as many lines as it needs (cut, the
+        // long names of a library's kernels all read the same).
         let rows: Vec<(String, [String; 3])> = work
             .rows
             .iter()
@@ -173,8 +174,8 @@ impl NvtxGpu {
             }
         });
         for (name, numbers) in &rows {
-            ui.horizontal(|ui| {
-                cells::name(ui, name_w, name.as_str(), false);
+            ui.horizontal_top(|ui| {
+                wrapped_name(ui, name_w, name);
                 for (text, w) in numbers.iter().zip(&widths) {
                     cells::number(ui, *w, RichText::new(text).monospace());
                 }
@@ -184,4 +185,16 @@ impl NvtxGpu {
             ui.weak(format!("… and {} more", work.rows.len() - 50));
         }
     }
+}
+
+/// A name cell `width` points wide that wraps, so that a long name is read whole.
+fn wrapped_name(ui: &mut Ui, width: f32, name: &str) {
+    ui.allocate_ui_with_layout(
+        egui::vec2(width, 0.0),
+        egui::Layout::top_down(egui::Align::Min),
+        |ui| {
+            ui.set_width(width);
+            ui.add(egui::Label::new(name).wrap());
+        },
+    );
 }

@@ -3,6 +3,7 @@
 //! timeline of the shown document and applies what they return.
 
 pub mod compare;
+mod dock;
 
 pub(crate) use crate::files::same_file;
 pub mod lesson;
@@ -828,14 +829,19 @@ impl SightlineApp {
             });
             return;
         };
+        doc.open_pending_kernel(ui.ctx());
+        // On a projector the details go under the timeline, beside the kernel panel: a third
+        // column beside the lesson and the timeline left each a strip (issue 45).
+        if presenting {
+            Self::dock(doc, ui, details_panel, presenting);
+        }
         // The panel keeps its place with or without a selection: opening it
         // on a click would move the timeline under the pointer, and a
         // double-click's second click would land in the panel.
-        if details_panel {
+        if details_panel && !presenting {
             // At most 30% of the window: the events keep the most of a small
-            // one (or of a projector's at a large UI zoom).
-            // (A quarter in presentation mode, beside a lesson panel.)
-            let share = if presenting { 0.24 } else { 0.3 };
+            // one.
+            let share = 0.3;
             // In the pass where F5 toggles the mode, egui still lays out in
             // the old zoom's points (the new zoom applies from the next
             // pass): measure the window in the zoom of the mode now shown,
@@ -860,6 +866,9 @@ impl SightlineApp {
                             Self::details_contents(doc, ui);
                         });
                 });
+        }
+        if !presenting {
+            Self::dock(doc, ui, false, presenting);
         }
         doc.frame(ui, exporting, presenting);
     }

@@ -33,6 +33,67 @@ pub fn cause_color(cause: Cause) -> Color32 {
     }
 }
 
+/// The legend's word for each cause (the tooltip and the range panel say it in full).
+pub fn legend_word(cause: Cause) -> &'static str {
+    match cause {
+        Cause::Sync => "sync",
+        Cause::Alloc => "alloc/free",
+        Cause::PageableCopy => "pageable copy",
+        Cause::Launch => "launch",
+        Cause::OtherCuda => "other CUDA",
+        Cause::Outside => "CPU work",
+        Cause::Unknown => "unknown",
+    }
+}
+
+/// The row's legend, at the right end of `rect` over a background: a swatch and a word per
+/// cause. Drawn where it takes at most 70 % of the row (the tooltip names a gap's cause
+/// anywhere); returns where it was drawn.
+pub fn paint_legend(
+    painter: &Painter,
+    rect: Rect,
+    text: Color32,
+    background: Color32,
+) -> Option<Rect> {
+    let font = eframe::egui::FontId::proportional(11.0);
+    let swatch = 9.0;
+    let gap = 8.0;
+    let entries: Vec<_> = Cause::ALL
+        .into_iter()
+        .map(|c| {
+            let galley = painter.layout_no_wrap(legend_word(c).to_string(), font.clone(), text);
+            (c, galley)
+        })
+        .collect();
+    let width: f32 = entries
+        .iter()
+        .map(|(_, g)| swatch + 3.0 + g.size().x + gap)
+        .sum::<f32>()
+        + 4.0;
+    if width > rect.width() * 0.7 {
+        return None;
+    }
+    let area = Rect::from_min_max(
+        pos2(rect.right() - width, rect.top() + 1.0),
+        pos2(rect.right(), rect.bottom() - 1.0),
+    );
+    painter.rect_filled(area, 2.0, background);
+    let mut x = area.left() + 4.0;
+    let y = area.center().y;
+    for (cause, galley) in entries {
+        let square = Rect::from_center_size(
+            pos2(x + swatch / 2.0, y),
+            eframe::egui::vec2(swatch, swatch),
+        );
+        painter.rect_filled(square, 1.0, cause_color(cause));
+        x += swatch + 3.0;
+        let size = galley.size();
+        painter.galley(pos2(x, y - size.y / 2.0), galley, text);
+        x += size.x + gap;
+    }
+    Some(area)
+}
+
 /// The attribution, once computed, and the job computing it; the selected
 /// range's summary likewise.
 #[derive(Default)]

@@ -617,7 +617,8 @@ impl Timeline {
         }
         // Where the last row ends on screen: an exported image stops there
         // rather than carrying the empty canvas below the rows.
-        self.rows_bottom = y.clamp(canvas.top(), canvas.bottom());
+        // (A window too small for the ruler leaves the canvas upside down: no panic.)
+        self.rows_bottom = y.clamp(canvas.top(), canvas.bottom().max(canvas.top()));
         for k in toggles {
             if !self.view.collapsed.remove(&k) {
                 self.view.collapsed.insert(k);
@@ -804,6 +805,14 @@ impl Timeline {
             RowKind::IdleWhy { device } => {
                 self.layout.push((r, row_rect));
                 self.idle_rows.paint(p.lanes, *device, row_rect, p.map);
+                // What its colours mean, on the row itself.
+                let visuals = p.visuals;
+                idle_row::paint_legend(
+                    p.lanes,
+                    row_rect,
+                    visuals.strong_text_color(),
+                    visuals.extreme_bg_color.gamma_multiply(0.9),
+                );
             }
             RowKind::Projection { track } => {
                 self.layout.push((r, row_rect));
@@ -887,7 +896,14 @@ impl Timeline {
             .max_rect(slot)
             .layout(egui::Layout::left_to_right(egui::Align::Center));
         let long = text.chars().count() > 28;
-        let mut lr = ui.scope_builder(builder, |ui| ui.add(button)).inner;
+        // Clipped to the timeline: a row half under the canvas's bottom shows no label below it.
+        let area = self.area;
+        let mut lr = ui
+            .scope_builder(builder, |ui| {
+                ui.shrink_clip_rect(area);
+                ui.add(button)
+            })
+            .inner;
         if long {
             lr = lr.on_hover_text(format::clip(&row.label, format::MAX_LABEL_CHARS));
         }
