@@ -6,7 +6,7 @@ use common::load;
 
 use eframe::egui::{self, Event, Modifiers, PointerButton, Pos2, vec2};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use sightline::analysis::kernels::kernel_stats;
 use sightline::analysis::projection::project_nvtx;
 use sightline::app::SightlineApp;
@@ -561,9 +561,13 @@ fn a_cut_name_in_gpu_work_shows_whole_once_on_hover() {
         .show_event(EventRef::new(Table::Nvtx, nvtx));
     h.run_steps(3);
     let panel_left = h.state().doc().expect("doc").timeline.canvas.right();
-    let head: String = long.chars().take(40).collect();
+    // A name is cut in the middle: its end is shown.
+    let tail: String = {
+        let chars: Vec<char> = long.chars().collect();
+        chars[chars.len() - 6..].iter().collect()
+    };
     let shown = |h: &Harness<'_, SightlineApp>| -> Vec<egui::Rect> {
-        h.query_all_by_label_contains(&head)
+        h.query_all_by_label_contains(&tail)
             .map(|n| n.rect())
             .collect()
     };
@@ -636,5 +640,64 @@ fn a_kernel_panel_pinned_to_the_whole_report_stays_pinned_when_its_kernel_is_cli
         doc.kernel.over(doc.selection().range),
         None,
         "the panel pinned to the whole report went back to the selected range"
+    );
+}
+
+/// Issue 45: torch's kernels all start "void at::native::<unnamed>::…", and the
+/// GPU-work list cut them at their end, so most rows read the same. Cut in the
+/// middle, each row keeps its own end (and its kernel's own name), so rows of
+/// different kernels read apart; the whole name is on hover.
+#[test]
+fn names_cut_in_the_gpu_work_list_keep_what_tells_them_apart() {
+    use sightline::app::panels::nvtx_gpu::RangeWork;
+    let trace = load("torch_work.sqlite");
+    let (nvtx, names) = (0..trace.nvtx.spans.len() as u32)
+        .map(|i| {
+            let w = RangeWork::compute(&trace, i);
+            let long: Vec<String> = w
+                .rows
+                .iter()
+                .take(50)
+                .map(|r| trace.name(r.name).to_string())
+                .filter(|n| n.starts_with("void at::native::") && n.len() > 130)
+                .collect();
+            (i, long)
+        })
+        .find(|(_, long)| !long.is_empty())
+        .expect("a range that launched a long at::native kernel");
+    let mut h = sized_harness(trace, 1400.0);
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .show_event(EventRef::new(Table::Nvtx, nvtx));
+    h.run_steps(3);
+    assert!(h.query_by_label("GPU work of this range").is_some());
+    let panel_left = h.state().doc().expect("doc").timeline.canvas.right();
+    let cut: Vec<String> = h
+        .query_all_by_label_contains("…")
+        .filter(|n| n.rect().left() >= panel_left)
+        .filter_map(|n| {
+            // A label's text is its value (kittest reads it so too).
+            let node = n.accesskit_node();
+            node.value().or_else(|| node.label())
+        })
+        .collect();
+    for name in &names {
+        let chars: Vec<char> = name.chars().collect();
+        let end: String = chars[chars.len() - 6..].iter().collect();
+        // The kernel's own name (its start, in a narrow panel): after the namespaces, before its template arguments.
+        let before_args = name
+            .find("_kernel<")
+            .map_or(name.len(), |i| i + "_kernel".len());
+        let own = &name[name[..before_args].rfind("::").map_or(0, |i| i + 2)..before_args];
+        assert!(
+            cut.iter()
+                .any(|c| c.ends_with(&end) && c.contains(&own[..12]) && c.len() < name.len()),
+            "{name:.80} is cut keeping {own:?} and its end {end:?}: {cut:?}"
+        );
+    }
+    assert!(
+        cut.iter().all(|c| !c.starts_with("void at::native::")),
+        "the shared start is what goes: {cut:?}"
     );
 }

@@ -127,7 +127,7 @@ impl NvtxGpu {
             );
         }
         // The numbers keep their columns whatever the panel's width; the
-        // name takes what is left, cut with "…" (whole on hover).
+        // name takes what is left, cut in the middle (whole on hover).
         let rows: Vec<(String, [String; 3])> = work
             .rows
             .iter()
@@ -167,7 +167,7 @@ impl NvtxGpu {
         let visible = ui.clip_rect().right().min(ui.max_rect().right()) - ui.cursor().min.x;
         let name_w = (visible - numbers).max(60.0);
         ui.horizontal(|ui| {
-            cells::name(ui, name_w, RichText::new("operation").weak(), false);
+            cells::styled_name(ui, name_w, "operation", |t| RichText::new(t).weak(), false);
             for (h, w) in headers.iter().zip(&widths) {
                 cells::number(ui, *w, RichText::new(*h).weak());
             }

@@ -134,16 +134,86 @@ pub fn display_name(name: &str) -> &str {
 /// 5 MB kernel name took seconds per frame to lay out). Copy keeps the full text.
 pub const MAX_LABEL_CHARS: usize = 2000;
 
-/// `s` cut to `max` chars with an ellipsis; borrowed (no copy) when it fits.
+/// `s` cut to `max` chars ([`elide`]); borrowed (no copy) when it fits.
 pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    elide(s, max)
+}
+
+/// Where a C++ function name's own name lies: after its return type and
+/// namespaces, before its template arguments and parameters
+/// (`void at::native::<unnamed>::vectorized_elementwise_kernel<4, …>(int, …)`
+/// → `vectorized_elementwise_kernel`). The whole name when it has no such parts.
+fn own_name(s: &str) -> (usize, usize) {
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut i = 0;
+    let bytes = s.as_bytes();
+    while i < bytes.len() {
+        let rest = s.get(i..).unwrap_or("");
+        // `<unnamed>` and `(anonymous namespace)` are namespaces, not arguments.
+        if let Some(skip) = ["<unnamed>", "(anonymous namespace)"]
+            .iter()
+            .find(|ns| rest.starts_with(**ns))
+        {
+            i += skip.len();
+            continue;
+        }
+        match bytes[i] {
+            b'<' | b'(' if depth == 0 && i > start => return (start, i),
+            b'<' | b'(' | b'[' => depth += 1,
+            b'>' | b')' | b']' => depth -= 1,
+            b' ' if depth == 0 => start = i + 1,
+            b':' if depth == 0 && rest.starts_with("::") => {
+                start = i + 2;
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (start, s.len())
+}
+
+/// The one way a name too long for its place is cut: in the middle, keeping
+/// what tells it apart. Kernels of one library share a long start
+/// (`void at::native::<unnamed>::…`), so the start is what goes: the result
+/// keeps the kernel's own name with what follows it and the name's end
+/// (`…::vectorized_elementwise_kernel<4, at::…(int, T2, T3)`); a name without
+/// that shape keeps its start and its end. At most `max` chars (at least 3);
+/// borrowed when it fits. Show the whole name on hover where it was cut.
+pub fn elide(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     // Bytes >= chars, so a short byte length needs no char walk.
-    if s.len() <= max {
+    if s.len() <= max || s.chars().count() <= max {
         return s.into();
     }
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]).into(),
-        None => s.into(),
+    let max = max.max(3);
+    let chars: Vec<(usize, char)> = s.char_indices().collect();
+    let at = |n: usize| chars.get(n).map_or(s.len(), |&(i, _)| i);
+    let char_of = |byte: usize| chars.partition_point(|&(i, _)| i < byte);
+    let (own_start, own_end) = own_name(s);
+    let first = char_of(own_start);
+    let shaped = own_start > 0 || own_end < s.len();
+    let has_own = shaped && char_of(own_end) - first >= 4 && first + 4 < chars.len();
+    // From the own name, after "…" when the start goes (else from the start):
+    // two thirds of the room (else half); the name's end the rest.
+    let head_from = if has_own { first } else { 0 };
+    let lead = usize::from(head_from > 0);
+    let room = max - 1 - lead;
+    let share = if has_own {
+        (room * 2).div_ceil(3)
+    } else {
+        room.div_ceil(2)
+    };
+    let head = share.min(chars.len() - head_from);
+    let tail = (room - head).min(chars.len() - head_from - head);
+    let mut out = String::with_capacity(max * 4);
+    if lead == 1 {
+        out.push('…');
     }
+    out.push_str(&s[at(head_from)..at(head_from + head)]);
+    out.push('…');
+    out.push_str(&s[at(chars.len() - tail)..]);
+    out.into()
 }
 
 /// A file's name without its folder, as tabs and panels title it (the whole path when it has
@@ -198,6 +268,39 @@ pub fn parse_time(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_cut_in_the_middle_keeping_their_own_name_and_end() {
+        let a = "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, 4, \
+                 void at::native::<unnamed>::normal_kernel(at::TensorIteratorBase &)>(long, T3)";
+        let b = "void at::native::<unnamed>::vectorized_elementwise_kernel<4, \
+                 at::native::FillFunctor<long>, std::array<char *, 1>>(int, T2, T3)";
+        for max in [20, 40, 60, 90] {
+            let (ea, eb) = (elide(a, max), elide(b, max));
+            assert!(
+                ea.chars().count() <= max && eb.chars().count() <= max,
+                "{ea} {eb}"
+            );
+            assert_ne!(ea, eb, "cut names still differ at {max}");
+            assert!(ea.starts_with("…distribution"), "{ea}");
+            assert!(eb.starts_with("…vectorized"), "{eb}");
+        }
+        let e = elide(a, 90);
+        assert!(
+            e.contains("distribution_elementwise_grid_stride_kernel"),
+            "{e}"
+        );
+        assert!(e.ends_with("(long, T3)"), "the end stays: {e}");
+        // No own name: the start and the end.
+        let plain = "x".repeat(30) + &"y".repeat(30);
+        let e = elide(&plain, 21);
+        assert!(
+            e.starts_with("xxxxxxxxxx…") && e.ends_with("yyyyyyyyyy"),
+            "{e}"
+        );
+        assert_eq!(elide("short", 10), "short");
+        assert_eq!(elide("ünïcödé name", 5).chars().count(), 5);
+    }
 
     #[test]
     fn units_adapt() {
