@@ -10,6 +10,7 @@ pub mod roofline;
 pub mod sampled;
 mod selection;
 pub mod speed_of_light;
+pub mod units;
 
 use crate::model::{KernelMetrics, Trace};
 

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use eframe::egui::{self, RichText, Ui};
 
-use crate::analysis::Cell;
-use crate::analysis::metrics::{SetSummary, sampled, summarise};
+use crate::analysis::metrics::{SetSummary, sampled, summarise, units};
 use crate::app::job::Job;
 use crate::model::{KernelMetrics, MetricSource, StrId, Trace};
 
@@ -123,9 +122,11 @@ impl MetricsSection {
     }
 }
 
-/// A value with ncu's two decimals (and separators), or an integer as is.
-pub fn number(v: f64) -> String {
-    crate::analysis::with_separators(&Cell::TwoDecimals(v).to_string())
+/// A metric's value in `unit` as people read it (rounded to its unit's
+/// places, grouped), or a flag where the unit cannot have it
+/// ([`units::shown`]).
+pub fn number(unit: &str, v: f64) -> String {
+    units::shown(unit, v)
 }
 
 fn metrics_table(ui: &mut Ui, index: usize, s: &SetSummary) {
@@ -134,6 +135,8 @@ fn metrics_table(ui: &mut Ui, index: usize, s: &SetSummary) {
     for note in &set.notes {
         ui.label(RichText::new(note).weak());
     }
+    // The set's notes are about the whole report; this line is about this
+    // kernel's instances (said once, here).
     if set.source == MetricSource::NsysSampling && s.too_short > 0 {
         ui.label(format!(
             "{} instance(s) {} (fewer than {} samples): left out of these numbers.",
@@ -155,7 +158,18 @@ fn metrics_table(ui: &mut Ui, index: usize, s: &SetSummary) {
                 ui.label(def.name.as_str());
                 ui.label(def.unit.as_str());
                 for v in [m.min, m.median, m.max] {
-                    ui.label(number(v));
+                    let text = number(&def.unit, v);
+                    let label = ui.label(text.as_str());
+                    if text.starts_with('⚠') {
+                        label.on_hover_text(format!(
+                            "the source recorded {v}, which a value in {} cannot be",
+                            if def.unit.is_empty() {
+                                "this metric"
+                            } else {
+                                &def.unit
+                            }
+                        ));
+                    }
                 }
                 ui.label(m.instances.to_string());
                 ui.end_row();
