@@ -701,3 +701,74 @@ fn names_cut_in_the_gpu_work_list_keep_what_tells_them_apart() {
         "the shared start is what goes: {cut:?}"
     );
 }
+
+/// Runs frames until the report's metric sets and the kernel panel's metrics are computed.
+fn settle_metrics(h: &mut Harness<'_, SightlineApp>) {
+    for _ in 0..600 {
+        h.step();
+        let doc = h.state().doc().expect("doc");
+        if !doc.metric_sets.is_busy() && !doc.kernel.metrics.is_pending() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    h.run_steps(4);
+}
+
+/// Issue 45: the speed of light gave one verdict per source with no word on which holds
+/// (sgemm_tiled: latency-bound by sampling, compute-bound by ncu). Each verdict is named by its
+/// source, the panel says which it trusts and why (counters over sampling, which cannot see a
+/// kernel shorter than its period), and says the too-short notice once.
+#[test]
+fn each_source_gives_its_verdict_and_the_panel_says_which_it_trusts() {
+    let trace = load("torch_metrics_excerpt.sqlite");
+    let kernel = (0..trace.kernels.spans.len() as u32)
+        .find(|&k| {
+            trace
+                .name(trace.kernels.spans.name[k as usize])
+                .starts_with("sm80_xmma_gemm_f32f32")
+        })
+        .expect("the fp32 GEMM");
+    let mut h = harness(trace);
+    let ncu = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/ncu_metrics/torch_work.ncu.csv");
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        let trace = doc.trace.clone();
+        doc.metric_sets.attach(&trace, ncu, None);
+    }
+    settle_metrics(&mut h);
+    click_event(&mut h, EventRef::new(Table::Kernel, kernel));
+    settle_metrics(&mut h);
+    let doc = h.state().doc().expect("doc");
+    let sources: Vec<_> = doc
+        .kernel
+        .metrics
+        .summaries
+        .iter()
+        .map(|s| s.set.source)
+        .collect();
+    assert_eq!(sources.len(), 2, "sampling and ncu: {sources:?}");
+    for line in ["By nsys sampling: ", "By Nsight Compute: "] {
+        assert!(
+            h.query_all_by_label_contains(line).next().is_some(),
+            "a verdict named by its source: {line}"
+        );
+    }
+    let why = h
+        .query_all_by_label_contains("Trusted: Nsight Compute")
+        .next()
+        .expect("which source the panel goes by");
+    let why = why.accesskit_node().value().unwrap_or_default();
+    assert!(
+        why.contains("once every") && why.contains("not seen"),
+        "and why: {why}"
+    );
+    let notices = h
+        .query_all_by_label_contains(sightline::analysis::metrics::sampled::TOO_SHORT)
+        .count();
+    assert!(
+        notices <= 1,
+        "the too-short notice once, not {notices} times"
+    );
+}

@@ -153,6 +153,25 @@ pub fn kernel_metrics(trace: &Trace) -> Option<KernelMetrics> {
     Some(out)
 }
 
+/// nsys's sampling period in ns: the median step between a series' samples
+/// (the first series of the report); `None` without samples.
+pub fn sampling_period(trace: &Trace) -> Option<f64> {
+    let series = trace.metrics.iter().max_by_key(|s| s.timestamp.len())?;
+    let mut steps: Vec<i64> = series
+        .timestamp
+        .windows(2)
+        .take(10_000)
+        .map(|w| w[1] - w[0])
+        .filter(|&d| d > 0)
+        .collect();
+    if steps.is_empty() {
+        return None;
+    }
+    let mid = steps.len() / 2;
+    let (_, &mut median, _) = steps.select_nth_unstable(mid);
+    Some(median as f64)
+}
+
 /// One kernel name × metric over a scope: the means of the instances that were
 /// sampled (at least [`MIN_SAMPLES`] samples each).
 #[derive(Clone, Debug, PartialEq)]

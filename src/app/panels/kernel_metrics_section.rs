@@ -22,8 +22,35 @@ pub struct MetricsSection {
     pub sets: Vec<Arc<KernelMetrics>>,
     pub generation: u64,
     key: Option<Key>,
-    job: Job<Vec<SetSummary>>,
+    job: Job<Computed>,
     pub summaries: Vec<SetSummary>,
+    /// The kernel's median duration and nsys's sampling period (ns), for the
+    /// speed of light's words.
+    pub median_ns: Option<f64>,
+    pub period_ns: Option<f64>,
+}
+
+/// What the worker computes for one kernel.
+struct Computed {
+    summaries: Vec<SetSummary>,
+    median_ns: Option<f64>,
+    period_ns: Option<f64>,
+}
+
+/// The median duration of `kernels`' instances.
+fn median_duration(trace: &Trace, kernels: &[u32]) -> Option<f64> {
+    let spans = &trace.kernels.spans;
+    let mut d: Vec<i64> = kernels
+        .iter()
+        .filter(|&&k| (k as usize) < spans.len())
+        .map(|&k| spans.duration(k as usize))
+        .collect();
+    if d.is_empty() {
+        return None;
+    }
+    let mid = d.len() / 2;
+    let (_, &mut m, _) = d.select_nth_unstable(mid);
+    Some(m as f64)
 }
 
 impl MetricsSection {
@@ -59,15 +86,19 @@ impl MetricsSection {
         }
         let (trace, sets) = (trace.clone(), self.sets.clone());
         self.job.start("sightline-kernel-metrics", None, move |_| {
-            Some(summarise(&trace, &sets, &kernels))
+            Some(Computed {
+                summaries: summarise(&trace, &sets, &kernels),
+                median_ns: median_duration(&trace, &kernels),
+                period_ns: sampled::sampling_period(&trace),
+            })
         });
     }
 
     /// Takes a finished computation.
     pub fn poll(&mut self) -> bool {
         match self.job.take() {
-            Some(s) => {
-                self.summaries = s;
+            Some(c) => {
+                self.take(c);
                 true
             }
             None => false,
@@ -76,9 +107,15 @@ impl MetricsSection {
 
     /// Blocks until the computation is done (tests, benchmarks).
     pub fn wait(&mut self) {
-        if let Some(s) = self.job.wait() {
-            self.summaries = s;
+        if let Some(c) = self.job.wait() {
+            self.take(c);
         }
+    }
+
+    fn take(&mut self, c: Computed) {
+        self.summaries = c.summaries;
+        self.median_ns = c.median_ns;
+        self.period_ns = c.period_ns;
     }
 
     /// Draws the sections for the kernel whose instances are `kernels`.
@@ -117,7 +154,7 @@ impl MetricsSection {
         for (i, s) in self.summaries.iter().enumerate() {
             metrics_table(ui, i, s);
         }
-        crate::app::panels::speed_of_light::ui(ui, &self.summaries);
+        crate::app::panels::speed_of_light::ui(ui, &self.summaries, self.period_ns, self.median_ns);
         crate::app::panels::roofline::ui(ui, trace, &self.summaries);
     }
 }
@@ -160,7 +197,7 @@ fn metrics_table(ui: &mut Ui, index: usize, s: &SetSummary) {
                 for v in [m.min, m.median, m.max] {
                     let text = number(&def.unit, v);
                     let label = ui.label(text.as_str());
-                    if text.starts_with('⚠') {
+                    if text.starts_with("impossible (") {
                         label.on_hover_text(format!(
                             "the source recorded {v}, which a value in {} cannot be",
                             if def.unit.is_empty() {
