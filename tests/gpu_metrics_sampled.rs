@@ -368,3 +368,45 @@ fn units_as_named_rounded_and_impossible_samples_left_out_and_said() {
         set.notes
     );
 }
+
+/// Issue 45: from sampling alone there was no roofline point and no TFLOP/s, though the GEMM
+/// size (the gemm benchmark's NVTX payload, 2·M·N·K) and the DRAM bandwidth are in the report.
+/// The point's bytes are estimated from the sampled DRAM read + write bandwidth × the GPU's
+/// peak × each instance's time, and the point says so.
+#[test]
+fn sampling_alone_places_a_gemm_on_the_roofline_and_says_it_is_an_estimate() {
+    use sightline::analysis::metrics::roofline::{ByteSource, FlopSource};
+    // torch's fp16 GEMM, 2048 × 40960 × 2048, run 8 times in `matmul-fp16`: recorded as the
+    // gemm benchmark records it (its FLOPs the range's payload, inside a `gemm` range).
+    let flops_each = 2.0 * 2048.0 * 40960.0 * 2048.0;
+    let (_dir, path) = changed_copy(&format!(
+        "UPDATE NVTX_EVENTS SET int64Value = {} WHERE text = 'matmul-fp16';
+         INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId)
+           SELECT start - 1, end + 1, eventType, 'gemm', globalTid, domainId
+           FROM NVTX_EVENTS WHERE text = 'matmul-fp16';",
+        8.0 * flops_each
+    ));
+    let trace = load(&path);
+    let set = std::sync::Arc::new(sampled::kernel_metrics(&trace).expect("sampled"));
+    let gemm: Vec<u32> = (0..trace.kernels.spans.len() as u32)
+        .filter(|&k| {
+            trace
+                .name(trace.kernels.spans.name[k as usize])
+                .starts_with("nvjet_")
+        })
+        .collect();
+    let summary = &sightline::analysis::metrics::summarise(&trace, &[set], &gemm)[0];
+    let point = summary
+        .roofline
+        .clone()
+        .expect("a roofline point from sampling");
+    assert_eq!(point.byte_source, ByteSource::SampledBandwidth);
+    assert_eq!(point.flop_source, FlopSource::BenchmarkWork);
+    assert!(point.instances >= 1 && point.instances <= 8, "{point:?}");
+    assert_eq!(point.flops, flops_each * point.instances as f64);
+    let tflops = point.flops_per_second() / 1e12;
+    assert!((100.0..1100.0).contains(&tflops), "{tflops} TFLOP/s");
+    let peak = trace.gpus[0].memory_bandwidth as f64;
+    assert!(point.bytes_per_second() > 0.0 && point.bytes_per_second() <= peak);
+    assert!(point.how().contains("estimate"), "{}", point.how());
+}
