@@ -162,6 +162,13 @@ fn clicking_a_scatter_point_selects_that_instance_on_the_timeline() {
     let (row, _, _) = busiest_kernel(&trace);
     let mut h = harness(trace);
     click_event(&mut h, EventRef::new(Table::Kernel, row));
+    // The axis from 0 keeps this kernel's markers in the plot's top part, which is on
+    // screen in this window (the panel scrolls below it).
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .kernel
+        .scatter_from_zero = true;
     h.run_steps(3);
     // A marker alone on screen (nothing else within 9 px), not the instance
     // already selected, the last one in time if possible.
@@ -771,4 +778,42 @@ fn each_source_gives_its_verdict_and_the_panel_says_which_it_trusts() {
         notices <= 1,
         "the too-short notice once, not {notices} times"
     );
+}
+
+/// Issue 45: the duration-over-time plot's y axis started at 0, flattening all variation
+/// between instances. It fits the data; a toggle brings 0 back.
+#[test]
+fn the_duration_over_time_axis_fits_the_data_unless_asked_to_include_zero() {
+    let trace = load("sync_timing.sqlite");
+    let (row, _, _) = busiest_kernel(&trace);
+    let mut h = harness(trace);
+    click_event(&mut h, EventRef::new(Table::Kernel, row));
+    h.run_steps(4);
+    let (view, y) = {
+        let doc = h.state().doc().expect("doc");
+        (
+            doc.kernel.view.clone().expect("view"),
+            doc.kernel.scatter_y.expect("the scatter was drawn"),
+        )
+    };
+    let min_us = view.points.iter().map(|p| p.1).min().expect("instances") as f64 / 1e3;
+    assert!(min_us > 0.5, "a kernel far from 0: {min_us} µs");
+    assert!(
+        y.0 > 0.25 * min_us,
+        "the axis fits the data: {y:?}, shortest {min_us} µs"
+    );
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .kernel
+        .scatter_from_zero = true;
+    h.run_steps(4);
+    let y = h
+        .state()
+        .doc()
+        .expect("doc")
+        .kernel
+        .scatter_y
+        .expect("drawn");
+    assert!(y.0 <= 0.0, "from 0 when asked: {y:?}");
 }
