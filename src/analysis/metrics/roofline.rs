@@ -121,6 +121,8 @@ pub enum NotPlotted {
     /// The kernel runs on the tensor cores: the FP32 counters miss its FLOPs.
     TensorFlopsUncounted,
     NoTime,
+    /// nsys sampled the DRAM bandwidth, but no instance got enough samples.
+    NotSampled,
 }
 
 impl std::fmt::Display for NotPlotted {
@@ -141,6 +143,10 @@ impl std::fmt::Display for NotPlotted {
                  each GEMM's FLOPs)"
             }
             NotPlotted::NoTime => "not plotted: the instances have no duration",
+            NotPlotted::NotSampled => {
+                "not plotted: no instance got 2 samples of the DRAM bandwidth (each is shorter \
+                 than the sampling period)"
+            }
         })
     }
 }
@@ -346,6 +352,7 @@ pub fn sampled_point(
     let (mut flops, mut bytes, mut ns, mut n) = (0.0, 0.0, 0i64, 0usize);
     let mut any_bytes = false;
     for (&(r, w), &kernel) in percent.iter().zip(&kernel_of) {
+        // An instance without 2 samples of each has NaN here: left out.
         if r.is_nan() || w.is_nan() {
             continue;
         }
@@ -360,7 +367,7 @@ pub fn sampled_point(
         n += 1;
     }
     if !any_bytes {
-        return Err(NotPlotted::NoDramBytes);
+        return Err(NotPlotted::NotSampled);
     }
     if n == 0 {
         return Err(NotPlotted::NoFlops);

@@ -81,12 +81,14 @@ pub fn impossible(unit: &str, value: f64) -> Option<&'static str> {
 }
 
 /// How many decimals a value of `unit` is read with: clocks in whole MHz,
-/// percentages with one, other values by size (whole from 100, one from 10,
-/// else two).
+/// percentages with one, whole numbers (counts of bytes, instructions,
+/// cycles) whole, other values by size (whole from 100, one from 10, else
+/// two).
 pub fn places(unit: &str, value: f64) -> usize {
     match unit.trim() {
         "MHz" => 0,
         "%" => 1,
+        _ if value.fract() == 0.0 => 0,
         _ if value.abs() >= 100.0 => 0,
         _ if value.abs() >= 10.0 => 1,
         _ => 2,
@@ -133,6 +135,8 @@ mod tests {
         assert_eq!(shown("%", 10.694444444444445), "10.7");
         assert_eq!(shown("warps/cycle", 9.47517730496454), "9.48");
         assert_eq!(shown("", 1576064.7203555555), "1,576,065");
+        assert_eq!(shown("byte", 0.0), "0");
+        assert_eq!(shown("%", 0.0), "0.0");
         assert_eq!(rounded("%", 97.38888888888889).to_string(), "97.4");
         assert!(shown("warps/cycle", -124.0).starts_with("impossible ("));
         assert!(shown("%", 100.5).starts_with("impossible ("));
