@@ -6,8 +6,6 @@ use crate::analysis::kernels::DurationStats;
 use crate::app::widgets::format;
 use crate::model::Ns;
 
-use super::kernel_panel::Histogram;
-
 /// A median (or any percentile that may fall between two nanoseconds) as the
 /// header and the legend both say it.
 pub fn duration_of(ns: f64) -> String {
@@ -24,14 +22,15 @@ pub fn latency_header(l: &DurationStats) -> String {
     )
 }
 
-/// The label of a histogram's x-axis mark at `value` (the chart's x: ns, or
-/// log10 ns for log bins), `step` apart from the next mark: with the
-/// decimals that step needs, so that marks of a narrow spread read apart
-/// (`15.21 ms`, `15.22 ms`, not `15.2 ms` five times).
-pub fn axis_label(h: &Histogram, value: f64, step: f64) -> String {
-    let ns = h.ns(value);
-    let step_ns = (h.ns(value + step) - ns).abs().max(1.0);
-    format::tick(ns, step_ns)
+/// The label of a duration axis' mark at `value` (the chart's x), `step`
+/// apart from the next mark, where `ns` turns the chart's x into
+/// nanoseconds (log bins plot log10 ns): with the decimals that step needs,
+/// so that marks of a narrow spread read apart (`15.21 ms`, `15.22 ms`, not
+/// `15.2 ms` five times).
+pub fn axis_label(ns: impl Fn(f64) -> f64, value: f64, step: f64) -> String {
+    let at = ns(value);
+    let step_ns = (ns(value + step) - at).abs().max(1.0);
+    format::tick(at, step_ns)
 }
 
 /// What hovering the duration-over-time plot at `(x_seconds, _y_us)` says:
@@ -62,7 +61,7 @@ mod tests {
         let mut d = vec![10_337, 10_338];
         let l = DurationStats::of(&mut d).expect("stats");
         assert_eq!(l.median, 10_337.5);
-        let legend = super::super::kernel_panel::percentile_label("P50", l.median);
+        let legend = crate::app::panels::kernel_panel::percentile_label("P50", l.median);
         let value = legend.trim_start_matches("P50 ");
         assert!(
             latency_header(&l).contains(&format!("median {value},")),
@@ -79,11 +78,11 @@ mod tests {
             (2_000_000_000, 3_000_000),
         ] {
             let values: Vec<i64> = (0..100).map(|i| lo + spread * i / 99).collect();
-            let h = Histogram::of(&values);
+            let h = crate::app::panels::kernel_panel::Histogram::of(&values);
             let (x0, x1) = (h.x(lo as f64), h.x((lo + spread) as f64));
             let step = (x1 - x0) / 5.0;
             let labels: Vec<String> = (0..=5)
-                .map(|i| axis_label(&h, x0 + step * i as f64, step))
+                .map(|i| axis_label(|x| h.ns(x), x0 + step * i as f64, step))
                 .collect();
             let mut distinct = labels.clone();
             distinct.dedup();

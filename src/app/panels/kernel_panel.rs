@@ -1056,7 +1056,7 @@ fn histogram_plot(
         .y_grid_spacer(|input| count_marks(input.bounds))
         .y_axis_formatter(|mark, _| format!("{}", mark.value.round() as i64))
         .x_axis_formatter(move |mark, _| {
-            kernel_chart_labels::axis_label(&unit, mark.value, mark.step_size)
+            kernel_chart_labels::axis_label(|x| unit.ns(x), mark.value, mark.step_size)
         })
         .show(ui, |plot_ui| {
             let centres: Vec<(Pos2, usize)> = bars
