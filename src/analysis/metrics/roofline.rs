@@ -144,8 +144,8 @@ impl std::fmt::Display for NotPlotted {
             }
             NotPlotted::NoTime => "not plotted: the instances have no duration",
             NotPlotted::NotSampled => {
-                "not plotted: no instance got 2 samples of the DRAM bandwidth (each is shorter \
-                 than the sampling period)"
+                "not plotted: no instance got 2 samples of the DRAM bandwidth (see the \
+                 instances left out above)"
             }
         })
     }

@@ -182,21 +182,22 @@ fn own_name(s: &str) -> (usize, usize) {
 /// that shape keeps its start and its end. At most `max` chars (at least 3);
 /// borrowed when it fits. Show the whole name on hover where it was cut.
 pub fn elide(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    // Bytes >= chars, so a short byte length needs no char walk.
-    if s.len() <= max || s.chars().count() <= max {
+    // Bytes >= chars, so a short byte length needs no char walk; a long name
+    // (megabytes) is never walked past what the cut keeps.
+    if s.len() <= max || s.chars().nth(max).is_none() {
         return s.into();
     }
     let max = max.max(3);
-    let chars: Vec<(usize, char)> = s.char_indices().collect();
-    let at = |n: usize| chars.get(n).map_or(s.len(), |&(i, _)| i);
-    let char_of = |byte: usize| chars.partition_point(|&(i, _)| i < byte);
-    let (own_start, own_end) = own_name(s);
-    let first = char_of(own_start);
-    let shaped = own_start > 0 || own_end < s.len();
-    let has_own = shaped && char_of(own_end) - first >= 4 && first + 4 < chars.len();
+    // The own name lies near the start: look for it in the first few KiB.
+    let scan = s.floor_char_boundary(OWN_NAME_SCAN.min(s.len()));
+    let (own_start, own_end) = own_name(&s[..scan]);
+    let shaped = own_start > 0 || own_end < scan;
+    let has_own = shaped && s[own_start..own_end].chars().nth(3).is_some();
     // From the own name, after "…" when the start goes (else from the start):
-    // two thirds of the room (else half); the name's end the rest.
-    let head_from = if has_own { first } else { 0 };
+    // two thirds of the room (else half); the name's end the rest. The name
+    // is longer than `max`, so both parts fit in it without overlapping
+    // unless the own name sits near its end (then the head is cut shorter).
+    let head_from = if has_own { own_start } else { 0 };
     let lead = usize::from(head_from > 0);
     let room = max - 1 - lead;
     let share = if has_own {
@@ -204,17 +205,30 @@ pub fn elide(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     } else {
         room.div_ceil(2)
     };
-    let head = share.min(chars.len() - head_from);
-    let tail = (room - head).min(chars.len() - head_from - head);
+    let tail = room - share;
+    let tail_from = match tail.checked_sub(1) {
+        None => s.len(),
+        Some(n) => s.char_indices().rev().nth(n).map_or(0, |(i, _)| i),
+    }
+    .max(head_from);
+    let rest = &s[head_from..tail_from];
+    let head_end = head_from
+        + rest
+            .char_indices()
+            .nth(share)
+            .map_or(rest.len(), |(i, _)| i);
     let mut out = String::with_capacity(max * 4);
     if lead == 1 {
         out.push('…');
     }
-    out.push_str(&s[at(head_from)..at(head_from + head)]);
+    out.push_str(&s[head_from..head_end]);
     out.push('…');
-    out.push_str(&s[at(chars.len() - tail)..]);
+    out.push_str(&s[tail_from..]);
     out.into()
 }
+
+/// How far into a name [`elide`] looks for the kernel's own name.
+const OWN_NAME_SCAN: usize = 4096;
 
 /// A file's name without its folder, as tabs and panels title it (the whole path when it has
 /// no file name).
@@ -300,6 +314,9 @@ mod tests {
         );
         assert_eq!(elide("short", 10), "short");
         assert_eq!(elide("ünïcödé name", 5).chars().count(), 5);
+        for max in 0..8 {
+            assert!(elide(a, max).chars().count() <= max.max(3), "{max}");
+        }
     }
 
     #[test]
