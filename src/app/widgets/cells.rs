@@ -49,7 +49,10 @@ pub fn styled_name(
 /// `text` as it fits `width` points of body text: whole, or cut in the
 /// middle ([`format::elide`]) to the most chars that fit.
 pub fn fit<'a>(ui: &Ui, text: &'a str, width: f32) -> std::borrow::Cow<'a, str> {
-    let text = format::clip(text, format::MAX_LABEL_CHARS);
+    // No glyph is narrower than about 3 points: more chars than that never
+    // fit, so a long name is cut to that first and only that much is laid out.
+    let most = ((width / 3.0).ceil().max(3.0) as usize).min(format::MAX_LABEL_CHARS);
+    let text = format::clip(text, most);
     let style = egui::TextStyle::Body;
     if text_width(ui, &text, style.clone()) <= width {
         return text;
