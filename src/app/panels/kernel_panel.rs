@@ -19,6 +19,7 @@ use crate::analysis::occupancy::{DeviceLimits, LaunchShape, Occupancy, theoretic
 use crate::analysis::projection::innermost_ranges;
 use crate::analysis::stats::{self, Report, TimeRange};
 use crate::app::job::Job;
+use crate::app::panels::kernel_chart_labels;
 use crate::app::state::command::Command;
 use crate::app::state::events::{EventRef, Table};
 use crate::app::state::selection::FollowsRange;
@@ -102,7 +103,7 @@ impl Histogram {
     }
 
     /// Chart x of a value in nanoseconds (log10 for log bins, µs otherwise).
-    fn x(&self, ns: f64) -> f64 {
+    pub fn x(&self, ns: f64) -> f64 {
         if self.log {
             ns.max(1.0).log10()
         } else {
@@ -111,7 +112,7 @@ impl Histogram {
     }
 
     /// Nanoseconds of a chart x.
-    fn ns(&self, x: f64) -> f64 {
+    pub fn ns(&self, x: f64) -> f64 {
         if self.log { 10f64.powf(x) } else { x * 1e3 }
     }
 }
@@ -335,6 +336,12 @@ pub struct KernelPanel {
     /// The scatter's plot frame on screen and the session times (ns) at its
     /// left and right edges in the last frame: where a time is plotted.
     pub scatter_axis: Option<(egui::Rect, f64, f64)>,
+    /// The scatter's y range (µs) in the last frame.
+    pub scatter_y: Option<(f64, f64)>,
+    /// Whether the scatter's y axis starts at 0 (else it fits the data, so
+    /// that variation shows).
+    pub scatter_from_zero: bool,
+    scatter_y_was_zero: Option<bool>,
     /// Screen centres of the duration histogram's non-empty bars in the last
     /// frame, with their bin (for tests).
     pub histogram_bars: Vec<(Pos2, usize)>,
@@ -736,17 +743,16 @@ impl KernelPanel {
         let (bars, clicked) = histogram_plot(ui, "kernel_hist", &view.histogram, Some(d), chosen);
         self.histogram_bars = bars;
         let mut command = clicked.and_then(|bin| self.step_bin(view, bin));
-        ui.strong("Duration of each instance over time (click a point to show it)");
+        ui.horizontal(|ui| {
+            ui.strong("Duration of each instance over time (click a point to show it)");
+            ui.checkbox(&mut self.scatter_from_zero, "y from 0")
+                .on_hover_text("start the duration axis at 0 (else it fits the instances, so their variation shows)");
+        });
         command = self.scatter_plot(ui, trace, view).or(command);
         if let Some(h) = &view.latency
             && let Some(l) = &view.stats.launch_latency
         {
-            ui.strong(format!(
-                "Launch latency (API call start to kernel start): median {}, p90 {}, max {}",
-                format::duration(l.median as Ns),
-                format::duration(l.p90),
-                format::duration(l.max)
-            ));
+            ui.strong(kernel_chart_labels::latency_header(l));
             histogram_plot(ui, "kernel_latency", h, Some(l), None);
         }
         command
@@ -762,7 +768,18 @@ impl KernelPanel {
             _ => return None,
         };
         let cache = &mut self.scatter;
-        let response = Plot::new("kernel_scatter")
+        let from_zero = self.scatter_from_zero;
+        // A toggle refits the axes once (the plot keeps its bounds otherwise).
+        let refit = self.scatter_y_was_zero != Some(from_zero);
+        self.scatter_y_was_zero = Some(from_zero);
+        let mut plot = Plot::new("kernel_scatter");
+        if from_zero {
+            plot = plot.include_y(0.0);
+        }
+        if refit {
+            plot = plot.reset();
+        }
+        let response = plot
             .height(180.0)
             .x_axis_label("session time (as the ruler)")
             .y_axis_label("duration (µs)")
@@ -772,13 +789,8 @@ impl KernelPanel {
                     egui_plot::HoverPosition::NearDataPoint { position, .. } => position,
                     egui_plot::HoverPosition::Elsewhere { position } => position,
                 };
-                Some(format!(
-                    "{}\nat {}",
-                    format::duration((at.y * 1e3).round() as Ns),
-                    format::duration((at.x * 1e9).round() as Ns)
-                ))
+                kernel_chart_labels::scatter_readout(points, at.x, at.y)
             })
-            .include_y(0.0)
             .allow_scroll(false)
             .show(ui, |plot_ui| {
                 let bounds = plot_ui.plot_bounds();
@@ -822,10 +834,12 @@ impl KernelPanel {
                 let pointer = plot_ui.response().interact_pointer_pos();
                 let b = plot_ui.plot_bounds();
                 let axis = (frame, b.min()[0] * 1e9, b.max()[0] * 1e9);
-                (screen, clicked.then_some(pointer).flatten(), axis)
+                let y = (b.min()[1], b.max()[1]);
+                (screen, clicked.then_some(pointer).flatten(), axis, y)
             });
-        let (screen, click, axis) = response.inner;
+        let (screen, click, axis, y) = response.inner;
         self.scatter_axis = Some(axis);
+        self.scatter_y = Some(y);
         self.scatter_rect = Some(response.response.rect.intersect(ui.clip_rect()));
         // Nearest marker to the click, in screen space.
         let command = click.and_then(|at| {
@@ -1032,9 +1046,10 @@ pub fn bar_tooltip(h: &Histogram, i: usize) -> Option<String> {
     ))
 }
 
-/// The legend's name of a percentile line: which, and its value.
+/// The legend's name of a percentile line: which, and its value (as the
+/// header says it: [`kernel_chart_labels::duration_of`]).
 pub fn percentile_label(which: &str, ns: f64) -> String {
-    format!("{which} {}", format::duration(ns.round() as Ns))
+    format!("{which} {}", kernel_chart_labels::duration_of(ns))
 }
 
 /// A histogram with the median, p90 and p99 of `marks` drawn as lines.
@@ -1086,7 +1101,9 @@ fn histogram_plot(
         .include_y((max_count * 1.15).max(1.0))
         .y_grid_spacer(|input| count_marks(input.bounds))
         .y_axis_formatter(|mark, _| format!("{}", mark.value.round() as i64))
-        .x_axis_formatter(move |mark, _| format::short_duration(unit.ns(mark.value)))
+        .x_axis_formatter(move |mark, _| {
+            kernel_chart_labels::axis_label(|x| unit.ns(x), mark.value, mark.step_size)
+        })
         .show(ui, |plot_ui| {
             let centres: Vec<(Pos2, usize)> = bars
                 .iter()

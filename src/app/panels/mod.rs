@@ -8,6 +8,7 @@ pub mod details;
 pub mod findings_panel;
 pub mod job_ranges;
 pub mod job_view;
+pub mod kernel_chart_labels;
 pub mod kernel_metrics;
 pub mod kernel_metrics_section;
 pub mod kernel_panel;

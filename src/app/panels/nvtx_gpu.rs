@@ -127,8 +127,8 @@ impl NvtxGpu {
             );
         }
         // The numbers keep their columns whatever the panel's width; the
-        // name takes what is left, over as many lines as it needs (cut, the
-        // long names of a library's kernels all read the same).
+        // name takes what is left, cut in the middle (whole on hover): the
+        // kernel's own name and the end tell a library's kernels apart.
         let rows: Vec<(String, [String; 3])> = work
             .rows
             .iter()
@@ -168,14 +168,14 @@ impl NvtxGpu {
         let visible = ui.clip_rect().right().min(ui.max_rect().right()) - ui.cursor().min.x;
         let name_w = (visible - numbers).max(60.0);
         ui.horizontal(|ui| {
-            cells::name(ui, name_w, RichText::new("operation").weak(), false);
+            cells::styled_name(ui, name_w, "operation", |t| RichText::new(t).weak(), false);
             for (h, w) in headers.iter().zip(&widths) {
                 cells::number(ui, *w, RichText::new(*h).weak());
             }
         });
         for (name, numbers) in &rows {
-            ui.horizontal_top(|ui| {
-                wrapped_name(ui, name_w, name);
+            ui.horizontal(|ui| {
+                cells::name(ui, name_w, name.as_str(), false);
                 for (text, w) in numbers.iter().zip(&widths) {
                     cells::number(ui, *w, RichText::new(text).monospace());
                 }
@@ -187,14 +187,3 @@ impl NvtxGpu {
     }
 }
 
-/// A name cell `width` points wide that wraps, so that a long name is read whole.
-fn wrapped_name(ui: &mut Ui, width: f32, name: &str) {
-    ui.allocate_ui_with_layout(
-        egui::vec2(width, 0.0),
-        egui::Layout::top_down(egui::Align::Min),
-        |ui| {
-            ui.set_width(width);
-            ui.add(egui::Label::new(name).wrap());
-        },
-    );
-}
