@@ -13,7 +13,7 @@ use eframe::egui::{self, Color32, RichText, Ui};
 
 use crate::analysis::findings::{
     Cancelled, Carried, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds,
-    analyze_grown_telling, entries, human_ns, range_timing,
+    analyze_grown_telling, entries_in, human_ns, range_timing,
 };
 use crate::analysis::idle::Attribution;
 use crate::annotations::Footprint;
@@ -253,7 +253,7 @@ impl FindingsPanel {
                 footprints: (findings.iter())
                     .map(|f| Footprint::of(&f.events))
                     .collect(),
-                entries: entries(&findings),
+                entries: entries_in(&trace, &findings),
                 marks: Marks::new(OVERLAY_SOURCE, base_marks(&findings, &range_work, &trace)),
                 findings,
             });
