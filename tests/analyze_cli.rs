@@ -292,3 +292,25 @@ fn table_and_json_list_the_same_entries() {
         assert_eq!(all_rows, every.len(), "{file}");
     }
 }
+
+/// A PyTorch training loop (`step N` › forward/backward/optimizer, each step
+/// ending with `loss.item()`): its findings fit one screen, and none tells a
+/// phase to synchronize.
+#[test]
+fn a_training_loops_findings_fit_one_screen_without_sync_advice_on_phases() {
+    let file = fixtures().join("torch_loop/torch_loop.sqlite");
+    let entries = json_lines(&[file.to_str().expect("path"), "--format", "json"]);
+    assert!(entries.len() <= 20, "{entries:#?}");
+    for e in &entries {
+        let range = e["range"].as_str().unwrap_or("");
+        let phase = ["forward", "backward", "optimizer"]
+            .iter()
+            .any(|p| range.ends_with(p));
+        let advice = e["fix"].as_str().unwrap_or("").contains("ynchronize");
+        assert!(!(phase && advice), "{e}");
+        assert!(
+            !(e["kind"] == "range-ends-before-gpu-work" && e["severity"] == "warning"),
+            "{e}"
+        );
+    }
+}

@@ -217,8 +217,70 @@ keeps the GPU busy, not a timing mistake; to see how long each phase runs on the
 NVTX ranges projected onto the GPU (the timeline's GPU bar under the range, or `sightline \
 stats --report nvtx_gpu_proj_sum`), not the range's CPU time.";
 
+const LAUNCH_NOTE: &str = "The range ends once its work is queued and the GPU runs that work \
+after it: normal in an asynchronous program, and nothing in the report says the range is read \
+as a timer. If its time is read as the work's time, it measured only the launch: synchronize \
+before it ends, or time the work with CUDA events; to see how long its work ran, use the NVTX \
+ranges projected onto the GPU (`sightline stats --report nvtx_gpu_proj_sum`).";
+
+/// CUDA event records: a range that records events is timing with them.
+const EVENT_RECORDS: [&str; 2] = ["cudaEventRecord%", "cuEventRecord%"];
+
+/// Why range `r` is used as a timer, if the report says it is: its name or
+/// payload says it times; it records CUDA events; or a sync inside it waits
+/// for part of its own work (then launches more that runs past its end).
+fn timer_evidence(ctx: &Context, r: usize, work: &[(usize, GpuOp)]) -> Option<&'static str> {
+    let trace = ctx.trace;
+    let range = &ctx.ranges[r];
+    if says_it_times(trace.name(range.name)) {
+        return Some("its name says it times");
+    }
+    if let Some(crate::model::Payload::Json(text)) = trace.nvtx.payload.get(&range.index)
+        && says_it_times(text)
+    {
+        return Some("its payload says it times");
+    }
+    let calls = ctx.api_calls(range.thread, range.start, range.end);
+    let records = |a: usize| {
+        let name = ctx.api_name(a);
+        EVENT_RECORDS
+            .iter()
+            .any(|p| crate::analysis::like::like(name, p))
+    };
+    if calls.clone().any(records) {
+        return Some("it records CUDA events");
+    }
+    let waits_for_own = calls.filter(|&a| ctx.class(a).is_sync()).any(|a| {
+        let (s, _) = ctx.api_span(a);
+        work.iter()
+            .any(|&(launch, op)| ctx.api_span(launch).1 <= s && ctx.op_span(op).1 > s)
+    });
+    waits_for_own.then_some("a sync in it waits for part of its work")
+}
+
+/// Whether range `r` is a phase of a loop iteration that as a whole waits
+/// for its work: the nearest enclosing range that repeats (an iteration:
+/// `step`, `step 12`) has a sync after `r` ends that returns once the work
+/// (ending at `gpu_end`) is done, as `loss.item()` ends a training step.
+fn iteration_waits(ctx: &Context, r: usize, gpu_end: Ns) -> bool {
+    let range = &ctx.ranges[r];
+    let mut at = range.parent;
+    while let Some(p) = at {
+        if ctx.repeats[p] {
+            let iteration = &ctx.ranges[p];
+            return ctx
+                .api_calls(range.thread, range.end, iteration.end)
+                .any(|a| ctx.class(a).is_sync() && ctx.api_span(a).1 >= gpu_end);
+        }
+        at = ctx.ranges[p].parent;
+    }
+    false
+}
+
 /// `range-ends-before-gpu-work` for range `r` and the work launched in it,
-/// with the op that ends last.
+/// with the op that ends last: a warning where the range is used as a timer
+/// ([`timer_evidence`]); nothing for a phase of an iteration that waits for
+/// its work ([`iteration_waits`]); an info note otherwise.
 fn ends_before_gpu_work(
     ctx: &Context,
     idle: &IdleFacts,
@@ -242,6 +304,10 @@ fn ends_before_gpu_work(
     if total <= 0 || (after as f64) < t.overhang_min_share * total as f64 {
         return None;
     }
+    let timer = timer_evidence(ctx, r, work);
+    if timer.is_none() && iteration_waits(ctx, r, gpu_end) {
+        return None;
+    }
     let mut events = vec![ctx.range_event(r)];
     let mut apis: Vec<usize> = work.iter().map(|&(api, _)| api).collect();
     apis.dedup();
@@ -253,27 +319,40 @@ fn ends_before_gpu_work(
         .map(|&(_, op)| ctx.op_span(op).0)
         .min()
         .unwrap_or(range.start);
-    let device = idle.device_of(last);
-    if is_pipelined_phase(ctx, idle, t, r, (gpu_start, gpu_end, device)) {
-        return Some((
-            last,
-            Finding {
-                kind: FindingKind::RangeEndsBeforeGpuWork,
-                severity: Severity::Info,
-                start: range.start,
-                end: range.end,
-                message: format!(
-                    "phase '{}': GPU work {}, ends {} after the range — see NVTX on GPU",
-                    ctx.trace.name(range.name),
-                    human_ns(gpu_end.saturating_sub(gpu_start)),
+    let note = |message: String, fix: &'static str| Finding {
+        kind: FindingKind::RangeEndsBeforeGpuWork,
+        severity: Severity::Info,
+        start: range.start,
+        end: range.end,
+        message,
+        range: Some(path.clone()),
+        events: events.clone(),
+        fix,
+    };
+    let Some(why) = timer else {
+        let device = idle.device_of(last);
+        let gpu = human_ns(gpu_end.saturating_sub(gpu_start));
+        let name = ctx.trace.name(range.name);
+        let finding = if is_pipelined_phase(ctx, idle, t, r, (gpu_start, gpu_end, device)) {
+            note(
+                format!(
+                    "phase '{name}': GPU work {gpu}, ends {} after the range — see NVTX on GPU",
                     human_ns(overhang),
                 ),
-                range: Some(path),
-                events,
-                fix: PHASE_NOTE,
-            },
-        ));
-    }
+                PHASE_NOTE,
+            )
+        } else {
+            note(
+                format!(
+                    "'{name}' ends {} before its GPU work ({gpu}) finishes: it covers the \
+                     launch, not the work",
+                    human_ns(overhang),
+                ),
+                LAUNCH_NOTE,
+            )
+        };
+        return Some((last, finding));
+    };
     Some((
         last,
         Finding {
@@ -283,8 +362,8 @@ fn ends_before_gpu_work(
             end: range.end,
             message: format!(
                 "'{path}' ({}) ends {} before the GPU work it launched finishes ({} op{}, {} of GPU \
-             time, {:.0}% of it after the range) and nothing in it waits: it measured the \
-             launch, not the work",
+             time, {:.0}% of it after the range) and nothing in it waits for the rest: used as a \
+             timer ({why}), it measured the launch, not the work",
                 human_ns(range.end.saturating_sub(range.start)),
                 human_ns(overhang),
                 work.len(),

@@ -804,7 +804,8 @@ pub(crate) fn explain(t: &RangeTiming, kinds: Vec<FindingKind>) -> Vec<String> {
     match t.gpu_work {
         None => lines.push("It launches no GPU work that the report links to it.".into()),
         Some((_, ge)) if ge > t.end => lines.push(format!(
-            "Its GPU work ends {} after the range: the range measured the launch, not the work.",
+            "Its GPU work ends {} after the range: read as a timer, the range measured the \
+             launch, not the work (a phase of an asynchronous loop may well end so).",
             human_ns(ge - t.end)
         )),
         Some((_, ge)) => lines.push(format!(
