@@ -18,6 +18,7 @@ mod iterations;
 mod loops;
 mod nsys_rules;
 mod timing;
+mod warm_up;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -137,7 +138,7 @@ pub fn analyze_grown_telling(
         let ctx = Context::new(trace, cancel)?;
         let mut found = Vec::new();
         timing::waits_on_earlier_work(&ctx, thresholds, &mut found, cancel)?;
-        timing::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
+        warm_up::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
         api_errors::api_errors(&ctx, &mut found, cancel)?;
         let ops = nsys_rules::rule_findings(&ctx, earlier_ops, thresholds, &mut found, cancel)?;
         let idle = crate::threads::joined(idle)?;

@@ -1,8 +1,7 @@
 //! Timing mistakes around NVTX ranges: a range that ends before the GPU work
-//! it launched, a sync in a range that also waits for earlier work, and a
-//! first iteration that carries one-time work.
+//! it launched, and a sync in a range that also waits for earlier work.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
 use super::context::{ApiClass, Context, IdleFacts};
@@ -23,14 +22,10 @@ queued before the range began, so the measured time includes it. Synchronize at 
 the range, before its first launch (or exclude the first iteration), so that only the range's \
 own work is timed.";
 
-const WARM_UP_FIX: &str = "The first iteration pays one-time costs (lazy module loading, \
-context creation, first allocations). Run a warm-up iteration before timing and exclude it \
-from the statistics.";
-
 /// Visits ranges deepest first, so a finding on a nested range can keep its
 /// parents from repeating it.
 /// Unended ranges are left out: their end is made up.
-fn deepest_first(ctx: &Context) -> Vec<usize> {
+pub(super) fn deepest_first(ctx: &Context) -> Vec<usize> {
     let mut order: Vec<usize> = (0..ctx.ranges.len())
         .filter(|&r| !ctx.ranges[r].unended)
         .collect();
@@ -39,7 +34,7 @@ fn deepest_first(ctx: &Context) -> Vec<usize> {
 }
 
 /// The GPU work launched from inside range `r`, with the API call of each op.
-fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
+pub(super) fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
     let range = &ctx.ranges[r];
     let trace = ctx.trace;
     let Some(thread) = trace.threads.get(range.thread as usize) else {
@@ -517,127 +512,6 @@ pub(super) fn waits_on_earlier_work(
                 EventId::from(earlier_op),
             ],
             fix: WAITS_ON_EARLIER_FIX,
-        });
-    }
-    Ok(())
-}
-
-fn median(values: &mut [Ns]) -> f64 {
-    values.sort_unstable();
-    let n = values.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => values[n / 2] as f64,
-        _ => (values[n / 2 - 1] as f64 + values[n / 2] as f64) / 2.0,
-    }
-}
-
-/// A range's duration less the syncs before its first launch: draining work
-/// queued before the range is not warm-up.
-fn adjusted_duration(ctx: &Context, r: usize) -> Ns {
-    let range = &ctx.ranges[r];
-    let mut leading = 0;
-    for api in ctx.api_calls(range.thread, range.start, range.end) {
-        if ctx.work_of(range.thread, api).next().is_some() {
-            break;
-        }
-        if ctx.class(api).is_sync() {
-            let (s, e) = ctx.api_span(api);
-            leading = Ns::saturating_add(leading, e.min(range.end).saturating_sub(s));
-        }
-    }
-    range
-        .end
-        .saturating_sub(range.start)
-        .saturating_sub(leading)
-}
-
-pub(super) fn warm_up_included(
-    ctx: &Context,
-    t: &Thresholds,
-    out: &mut Vec<Finding>,
-    cancel: &AtomicBool,
-) -> Result<(), Cancelled> {
-    // Instances of the same range: same track (thread and domain), same path
-    // (by number: spelling each range's path out is quadratic in depth).
-    let mut groups: HashMap<u32, Vec<usize>> = HashMap::new();
-    for (r, range) in ctx.ranges.iter().enumerate() {
-        if r % 4096 == 0 {
-            check(cancel)?;
-        }
-        if range.unended {
-            continue;
-        }
-        groups.entry(ctx.path_id[r]).or_default().push(r);
-    }
-    let mut groups: Vec<(u32, Vec<usize>)> = groups.into_iter().collect();
-    groups.sort_by_key(|(_, members)| members.first().map(|&r| ctx.ranges[r].start));
-    for (_, mut members) in groups {
-        if members.len() < t.warmup_min_instances.max(2) {
-            continue;
-        }
-        members.sort_by_key(|&r| ctx.ranges[r].start);
-        let first = members[0];
-        let first_time = adjusted_duration(ctx, first);
-        let mut others: Vec<Ns> = members[1..]
-            .iter()
-            .map(|&r| adjusted_duration(ctx, r))
-            .collect();
-        let typical = median(&mut others);
-        if (first_time as f64) <= t.warmup_ratio * typical
-            || (first_time as f64 - typical) < t.warmup_min_excess_ns as f64
-        {
-            continue;
-        }
-        // One-time work: API names the first instance calls and the second does not.
-        let range = &ctx.ranges[first];
-        let second = &ctx.ranges[members[1]];
-        let later: HashSet<&str> = ctx
-            .api_calls(second.thread, second.start, second.end)
-            .map(|a| ctx.api_name(a))
-            .collect();
-        let mut one_time: Vec<(Ns, usize)> = ctx
-            .api_calls(range.thread, range.start, range.end)
-            .filter(|&a| !later.contains(ctx.api_name(a)) && !ctx.class(a).is_sync())
-            .map(|a| {
-                let (s, e) = ctx.api_span(a);
-                (e.saturating_sub(s), a)
-            })
-            .collect();
-        one_time.sort_by_key(|&(d, a)| (std::cmp::Reverse(d), a));
-        one_time.truncate(3);
-        let causes: Vec<String> = one_time
-            .iter()
-            .map(|&(d, a)| format!("{} {}", ctx.api_name(a), human_ns(d)))
-            .collect();
-        let path = ctx.path(first);
-        let mut events = vec![ctx.range_event(first)];
-        events.extend(
-            one_time
-                .iter()
-                .map(|&(_, a)| EventId::new(EventKind::Api, a as u32)),
-        );
-        out.push(Finding {
-            kind: FindingKind::WarmUpIncluded,
-            severity: Severity::Warning,
-            start: range.start,
-            end: range.end,
-            message: format!(
-                "the first of {} '{path}' ranges takes {} against a median of {} for the others \
-                 ({:.1}×){}",
-                members.len(),
-                human_ns(first_time),
-                human_ns(typical as Ns),
-                first_time as f64 / typical.max(1.0),
-                if causes.is_empty() {
-                    String::new()
-                } else {
-                    format!("; one-time work in it: {}", causes.join(", "))
-                }
-            ),
-            range: Some(path),
-            events,
-            fix: WARM_UP_FIX,
         });
     }
     Ok(())
