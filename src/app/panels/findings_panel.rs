@@ -665,8 +665,13 @@ impl FindingsPanel {
                     .min_size(egui::vec2(ui.available_width(), 0.0)),
             )
             .on_hover_text("click: the worst instance; ‹ › step through them all");
+        // A loop's entry says in how many of its iterations.
+        let iterations = entry.iterations.as_ref().map_or(String::new(), |it| {
+            let of = it.of.map_or(String::new(), |n| format!(" of {n}"));
+            format!(" ({}{of} iterations)", it.with)
+        });
         let label = format!(
-            "Entry {}: {} instances in {}",
+            "Entry {}: {} instances in {}{iterations}",
             entry.kind.name(),
             entry.count(),
             entry.range.as_deref().unwrap_or("no range")
