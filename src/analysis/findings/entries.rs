@@ -92,7 +92,10 @@ pub fn entries(findings: &[Finding]) -> Vec<Entry> {
 pub fn entries_in(trace: &Trace, findings: &[Finding]) -> Vec<Entry> {
     let never = std::sync::atomic::AtomicBool::new(false);
     match super::context::Context::new(trace, &never) {
-        Ok(ctx) => grouped(findings, Some(&IterationIndex::of(&ctx))),
+        Ok(ctx) => {
+            let ranges = ctx.ranges.iter().map(|r| (r.parent, r.name));
+            grouped(findings, Some(&IterationIndex::of(trace, ranges)))
+        }
         Err(_) => grouped(findings, None),
     }
 }

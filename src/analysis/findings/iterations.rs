@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 
-use super::context::Context;
 use crate::analysis::ranks::mask_digits;
 use crate::model::{StrId, Trace};
 
@@ -57,15 +56,19 @@ pub struct IterationIndex {
 }
 
 impl IterationIndex {
-    pub(super) fn of(ctx: &Context) -> IterationIndex {
+    /// The index of `trace`'s NVTX ranges, given as (parent, name) with each
+    /// parent before its children (`Context::ranges`' order).
+    pub(super) fn of(
+        trace: &Trace,
+        ranges: impl ExactSizeIterator<Item = (Option<usize>, StrId)>,
+    ) -> IterationIndex {
         let mut names = MaskedNames::default();
         let mut nodes: HashMap<(u32, u32), u32> = HashMap::new();
         let mut count: Vec<u32> = Vec::new();
-        let mut node_of: Vec<u32> = Vec::with_capacity(ctx.ranges.len());
-        // Parents come before their children in `ranges`.
-        for range in &ctx.ranges {
-            let parent = range.parent.map_or(u32::MAX, |p| node_of[p]);
-            let name = names.id(ctx.trace, range.name);
+        let mut node_of: Vec<u32> = Vec::with_capacity(ranges.len());
+        for (parent, name) in ranges {
+            let parent = parent.map_or(u32::MAX, |p| node_of[p]);
+            let name = names.id(trace, name);
             let next = count.len() as u32;
             let node = *nodes.entry((parent, name)).or_insert(next);
             if node == next {
