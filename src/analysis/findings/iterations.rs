@@ -99,18 +99,21 @@ impl IterationIndex {
 /// two of them differ, as the number of components up to it (`step 3/forward`
 /// and `step 4/forward`: 1, the iteration `step #`). `None` when all are one
 /// path.
-pub fn iteration_depth<'a>(paths: impl Iterator<Item = &'a str> + Clone) -> Option<usize> {
-    let mut first = paths.clone().next()?.split('/');
+pub fn iteration_depth<'a>(mut paths: impl Iterator<Item = &'a str>) -> Option<usize> {
+    let first = paths.next()?;
+    // Each path against the first, component by component: linear in the
+    // paths' length (a range nested a hundred thousand deep has a path as
+    // long).
     let mut depth = None;
-    let mut at = 0;
-    while let Some(name) = first.next() {
-        at += 1;
-        let differs = paths
-            .clone()
-            .any(|p| p.split('/').nth(at - 1).is_some_and(|n| n != name));
-        if differs {
-            depth = Some(at);
-        }
+    for p in paths {
+        let last_differing = first
+            .split('/')
+            .zip(p.split('/'))
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(at, _)| at + 1)
+            .last();
+        depth = depth.max(last_differing);
     }
     depth
 }
