@@ -183,3 +183,23 @@ fn a_sync_that_waits_for_part_of_the_work_is_a_timer() {
         found[0].message
     );
 }
+
+/// In the nvFuser-like recording, `runKernel` (inside `runFusionWithInputs`,
+/// inside `iteration N`) ends before its kernels, and the iteration's
+/// `measure` synchronizes after it: a phase two deep in an iteration that
+/// waits for its work gets nothing either.
+#[test]
+fn a_phase_deep_in_a_waiting_iteration_gets_nothing() {
+    let trace = common::load("fuser_like/fuser_like.sqlite");
+    let found: Vec<Finding> = analyze(
+        &trace,
+        None,
+        &Thresholds::default(),
+        &AtomicBool::new(false),
+    )
+    .expect("not cancelled")
+    .into_iter()
+    .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+    .collect();
+    assert!(found.is_empty(), "{found:#?}");
+}

@@ -130,3 +130,61 @@ fn waiting_for_earlier_work_is_not_warm_up() {
         "both verdicts on one range: {warm:#?}"
     );
 }
+
+/// An nvFuser-like recording (`iteration N` › runFusionWithInputs ›
+/// `IrContainer::clear`, `FusionKernelRuntime::compile` (CPU only, 25 ms the
+/// first time), `runKernel` (four `cuLibraryLoadData` the first time);
+/// `measure`, whose sync waits for the iteration's earlier kernels): every
+/// warm-up found is on a range whose first instance launched GPU work and
+/// whose span has no range-waits-on-earlier-work; none is on a range without
+/// a CUDA call; the one-time library loading is found.
+#[test]
+fn fuser_like_warm_up_is_on_gpu_ranges_only() {
+    let trace = common::load("fuser_like/fuser_like.sqlite");
+    let found = analyze(
+        &trace,
+        None,
+        &Thresholds::default(),
+        &AtomicBool::new(false),
+    )
+    .expect("not cancelled");
+    let warm = of_kind(&found, FindingKind::WarmUpIncluded);
+    let waits = of_kind(&found, FindingKind::RangeWaitsOnEarlierWork);
+    let api = &trace.cuda_api.spans;
+    let kernels = &trace.kernels;
+    for f in &warm {
+        assert!(
+            !waits.iter().any(|w| (w.start, w.end) == (f.start, f.end)),
+            "{f:?}"
+        );
+        // A CUDA call in it, and one of its calls launched a kernel.
+        let calls: Vec<usize> = (0..api.len())
+            .filter(|&i| api.start[i] >= f.start && api.start[i] < f.end)
+            .collect();
+        let launched = calls.iter().any(|&i| {
+            let c = trace.cuda_api.correlation[i];
+            kernels.correlation.contains(&c)
+        });
+        assert!(launched, "warm-up on a range without GPU work: {f:?}");
+    }
+    for cpu_only in ["IrContainer::clear", "FusionKernelRuntime::compile"] {
+        assert!(
+            !warm
+                .iter()
+                .any(|f| f.range.as_deref().is_some_and(|r| r.ends_with(cpu_only))),
+            "{cpu_only}: {warm:#?}"
+        );
+    }
+    // Once, on the innermost range that paid it: `iteration 0` and
+    // `runFusionWithInputs` around `runKernel` paid the same calls.
+    assert_eq!(warm.len(), 1, "{warm:#?}");
+    assert!(
+        warm[0].message.contains("cuLibraryLoadData")
+            && warm[0]
+                .range
+                .as_deref()
+                .is_some_and(|r| r.ends_with("/runKernel")),
+        "{warm:#?}"
+    );
+    assert!(!waits.is_empty());
+}

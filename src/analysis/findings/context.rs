@@ -41,6 +41,20 @@ fn repeated_paths(path_of: &[u32]) -> Vec<bool> {
     path_of.iter().map(|&id| count[id as usize] > 1).collect()
 }
 
+/// Per range, the outermost of it and its ancestors that repeats (see
+/// `Context::iteration`), in one pass: parents come before their children.
+fn outermost_repeating(ranges: &[Range], repeats: &[bool]) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::with_capacity(ranges.len());
+    for (r, range) in ranges.iter().enumerate() {
+        let above = range.parent.map_or(u32::MAX, |p| out[p]);
+        out.push(match above {
+            u32::MAX if repeats[r] => r as u32,
+            above => above,
+        });
+    }
+    out
+}
+
 /// Per range: whether two of its direct children share a name (digits
 /// masked), i.e. it holds a loop whose iterations are ranges (a
 /// `timed-iteration` or a `step N` per pass).
@@ -92,8 +106,10 @@ pub struct Context<'a> {
     /// ranges of one track and path, instances of one range (iterations
     /// `step 1`, `step 2` too), share it.
     pub path_id: Vec<u32>,
-    /// Per range: whether another range of its track has its path.
-    pub repeats: Vec<bool>,
+    /// Per range: the outermost of it and its ancestors whose path repeats
+    /// (the loop iteration it is in: `step 12` for `step 12/forward`),
+    /// `u32::MAX` if none.
+    pub iteration: Vec<u32>,
     /// Per range: the innermost of it and its ancestors that does not repeat
     /// or holds iterations (see `loop_scope`), `u32::MAX` if none.
     loop_scope: Vec<u32>,
@@ -220,6 +236,7 @@ impl<'a> Context<'a> {
         let path_id = path_ids(&ranges, &masked);
         let repeats = repeated_paths(&path_id);
         let holds_iterations = holds_iterations(&ranges, &masked);
+        let iteration = outermost_repeating(&ranges, &repeats);
         let loop_scope = loop_scopes(&ranges, &repeats, &holds_iterations);
         let jump = jump_pointers(&ranges);
         Ok(Context {
@@ -229,7 +246,7 @@ impl<'a> Context<'a> {
             thread_depth,
             classes,
             path_id,
-            repeats,
+            iteration,
             loop_scope,
             jump,
         })

@@ -254,22 +254,20 @@ fn timer_evidence(ctx: &Context, r: usize, work: &[(usize, GpuOp)]) -> Option<&'
 }
 
 /// Whether range `r` is a phase of a loop iteration that as a whole waits
-/// for its work: the nearest enclosing range that repeats (an iteration:
-/// `step`, `step 12`) has a sync after `r` ends that returns once the work
-/// (ending at `gpu_end`) is done, as `loss.item()` ends a training step.
+/// for its work: the outermost enclosing range that repeats (the iteration:
+/// `step`, `step 12`; phases inside it repeat too) has a sync after `r` ends
+/// that returns once the work (ending at `gpu_end`) is done, as
+/// `loss.item()` ends a training step.
 fn iteration_waits(ctx: &Context, r: usize, gpu_end: Ns) -> bool {
     let range = &ctx.ranges[r];
-    let mut at = range.parent;
-    while let Some(p) = at {
-        if ctx.repeats[p] {
-            let iteration = &ctx.ranges[p];
-            return ctx
-                .api_calls(range.thread, range.end, iteration.end)
-                .any(|a| ctx.class(a).is_sync() && ctx.api_span(a).1 >= gpu_end);
-        }
-        at = ctx.ranges[p].parent;
-    }
-    false
+    let Some(parent) = range.parent else {
+        return false;
+    };
+    let Some(iteration) = ctx.ranges.get(ctx.iteration[parent] as usize) else {
+        return false;
+    };
+    ctx.api_calls(range.thread, range.end, iteration.end)
+        .any(|a| ctx.class(a).is_sync() && ctx.api_span(a).1 >= gpu_end)
 }
 
 /// `range-ends-before-gpu-work` for range `r` and the work launched in it,

@@ -147,14 +147,24 @@ pub(super) fn warm_up_included(
         }
         groups.entry(ctx.path_id[r]).or_default().push(r);
     }
-    let mut groups: Vec<(u32, Vec<usize>)> = groups.into_iter().collect();
-    groups.sort_by_key(|(_, members)| members.first().map(|&r| ctx.ranges[r].start));
-    for (_, mut members) in groups {
+    let mut groups: Vec<Vec<usize>> = groups.into_values().collect();
+    for members in &mut groups {
+        members.sort_by_key(|&r| ctx.ranges[r].start);
+    }
+    // Deepest first: a range around a reported one (`iteration 0` around its
+    // `runKernel`) whose one-time work is the same calls says nothing new.
+    groups.sort_by_key(|members| {
+        let first = &ctx.ranges[members[0]];
+        (std::cmp::Reverse(first.depth), first.start)
+    });
+    let mut reported: HashSet<usize> = HashSet::new();
+    for members in groups {
         if members.len() < t.warmup_min_instances.max(2) {
             continue;
         }
-        members.sort_by_key(|&r| ctx.ranges[r].start);
-        if let Some(finding) = judge(ctx, t, &members, &waiting) {
+        if let Some((finding, longest)) = judge(ctx, t, &members, &waiting)
+            && reported.insert(longest)
+        {
             out.push(finding);
         }
     }
@@ -162,13 +172,13 @@ pub(super) fn warm_up_included(
 }
 
 /// The warm-up finding of a repeated range's instances (by start), if its
-/// first is a warm-up.
+/// first is a warm-up, with the call that shows most of its one-time work.
 fn judge(
     ctx: &Context,
     t: &Thresholds,
     members: &[usize],
     waiting: &HashSet<(Ns, Ns)>,
-) -> Option<Finding> {
+) -> Option<(Finding, usize)> {
     let first = members[0];
     let range = &ctx.ranges[first];
     let first_time = adjusted_duration(ctx, first);
@@ -189,6 +199,7 @@ fn judge(
     if (one_time_total as f64) < t.warmup_min_one_time_share * excess {
         return None;
     }
+    let &(_, _, longest) = one_time.first()?;
     let shown = &one_time[..one_time.len().min(3)];
     let causes: Vec<String> = shown
         .iter()
@@ -201,7 +212,7 @@ fn judge(
             .iter()
             .map(|&(_, _, a)| EventId::new(EventKind::Api, a as u32)),
     );
-    Some(Finding {
+    let finding = Finding {
         kind: FindingKind::WarmUpIncluded,
         severity: Severity::Warning,
         start: range.start,
@@ -219,5 +230,6 @@ fn judge(
         range: Some(path),
         events,
         fix: WARM_UP_FIX,
-    })
+    };
+    Some((finding, longest))
 }
