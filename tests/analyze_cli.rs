@@ -298,10 +298,20 @@ fn table_and_json_list_the_same_entries() {
 /// phase to synchronize.
 #[test]
 fn a_training_loops_findings_fit_one_screen_without_sync_advice_on_phases() {
-    let file = fixtures().join("torch_loop/torch_loop.sqlite");
-    let entries = json_lines(&[file.to_str().expect("path"), "--format", "json"]);
-    assert!(entries.len() <= 20, "{entries:#?}");
-    for e in &entries {
+    // 20 steps, and 38 (steps 2..39 of the 40) recorded again with Python frames.
+    for name in [
+        "torch_loop/torch_loop.sqlite",
+        "torch_loop_py/torch_loop.sqlite",
+    ] {
+        let file = fixtures().join(name);
+        let entries = json_lines(&[file.to_str().expect("path"), "--format", "json"]);
+        assert!(entries.len() <= 20, "{entries:#?}");
+        no_sync_advice_on_phases(&entries);
+    }
+}
+
+fn no_sync_advice_on_phases(entries: &[serde_json::Value]) {
+    for e in entries {
         let range = e["range"].as_str().unwrap_or("");
         let phase = ["forward", "backward", "optimizer"]
             .iter()
