@@ -283,8 +283,6 @@ mod tests {
             &["f", "--output", "x"],
             &["f", "--rule", "gpu_gaps", "--range", "1:2"],
             &["f", "--range", "2:1"],
-            &["f", "g", "--rule", "gpu_gaps"],
-            &["f", "g", "--range", "1:2"],
             &[],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} accepted");
