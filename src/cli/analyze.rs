@@ -57,9 +57,9 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "START_NS:END_NS", value_parser = parse_range, conflicts_with = "rules")]
     range: Option<TimeRange>,
 
-    /// Findings as a table: every instance on its own line, instead of one entry per kind and
-    /// NVTX range (or loop) with its count, total and worst instance. JSON always lists
-    /// every instance.
+    /// Findings: every instance on its own line (table or JSON), instead of one entry per
+    /// kind, cause and NVTX range (or loop; iterations `step 1`, `step 2`, ... are one loop)
+    /// with its count, total, worst instance and, in JSON, every instance's span.
     #[arg(long, conflicts_with = "rules")]
     all: bool,
     /// Do not print the loader's warnings (rows dropped, columns missing) on stderr.
@@ -76,7 +76,8 @@ enum AnalyzeFormat {
     Table,
     /// CSV as nsys writes it (rules only).
     Csv,
-    /// One JSON object per finding and line (findings only).
+    /// One JSON object per line (findings only): per entry, as the table lists them, or per
+    /// instance with --all.
     Json,
 }
 
@@ -154,6 +155,7 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
             Err(code) => return code,
         };
         let format = match options.format {
+            AnalyzeFormat::Json if options.all => JobFormat::JsonAll,
             AnalyzeFormat::Json => JobFormat::Json,
             _ if options.all => JobFormat::All,
             _ => JobFormat::Entries,
@@ -188,9 +190,12 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         };
         let text = match options.format {
-            AnalyzeFormat::Json => findings::to_json_lines(&found),
+            AnalyzeFormat::Json if options.all => findings::to_json_lines(&found),
             _ if options.all => findings::to_table(&found).to_text(),
-            _ => findings::entries_table(&found, &findings::entries(&found)).to_text(),
+            AnalyzeFormat::Json => {
+                findings::entries_to_json_lines(&found, &findings::entries_in(&trace, &found))
+            }
+            _ => findings::entries_table(&found, &findings::entries_in(&trace, &found)).to_text(),
         };
         let written = if options.format == AnalyzeFormat::Table && found.is_empty() {
             writeln!(stdout, "no findings")
@@ -278,8 +283,6 @@ mod tests {
             &["f", "--output", "x"],
             &["f", "--rule", "gpu_gaps", "--range", "1:2"],
             &["f", "--range", "2:1"],
-            &["f", "g", "--rule", "gpu_gaps"],
-            &["f", "g", "--range", "1:2"],
             &[],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} accepted");

@@ -24,7 +24,10 @@ pub(super) enum JobFormat {
     Entries,
     /// Every instance (`--all`).
     All,
+    /// One line per entry, as `analyze --format json` prints for one report.
     Json,
+    /// One line per instance (`--all --format json`).
+    JsonAll,
 }
 
 /// Prints every rank's findings and the job's; the exit code.
@@ -41,8 +44,10 @@ pub(super) fn print(job: &Ranks, format: JobFormat, range: Option<TimeRange>) ->
     }
     let analysis = analyze_job(job, &StragglerThresholds::default());
     let text = match format {
-        JobFormat::Json => json_lines(&found, &analysis),
-        _ => table_text(&found, &analysis, format == JobFormat::All),
+        JobFormat::Json | JobFormat::JsonAll => {
+            json_lines(job, &found, &analysis, format == JobFormat::JsonAll)
+        }
+        _ => table_text(job, &found, &analysis, format == JobFormat::All),
     };
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = write!(stdout, "{text}") {
@@ -96,12 +101,24 @@ pub(super) fn run_rules(
     Ok(())
 }
 
-fn json_lines(found: &[(u32, Vec<Finding>)], analysis: &JobAnalysis) -> String {
+fn json_lines(
+    job: &Ranks,
+    found: &[(u32, Vec<Finding>)],
+    analysis: &JobAnalysis,
+    all: bool,
+) -> String {
     let mut out = String::new();
-    for (rank, findings) in found {
+    for (r, (rank, findings)) in found.iter().enumerate() {
         let rank = rank.to_string();
-        for f in findings {
-            out += &findings::to_json_of_rank(f, &rank);
+        if all {
+            for f in findings {
+                out += &findings::to_json_of_rank(f, &rank);
+                out.push('\n');
+            }
+            continue;
+        }
+        for e in &entries_of(job, r, findings) {
+            out += &findings::entry_to_json(findings, e, Some(&rank));
             out.push('\n');
         }
     }
@@ -112,15 +129,28 @@ fn json_lines(found: &[(u32, Vec<Finding>)], analysis: &JobAnalysis) -> String {
     out
 }
 
+/// The entries of the findings of the `r`th rank of `job`.
+fn entries_of(job: &Ranks, r: usize, findings: &[Finding]) -> Vec<findings::Entry> {
+    match job.ranks.get(r) {
+        Some(report) => findings::entries_in(&report.trace, findings),
+        None => findings::entries(findings),
+    }
+}
+
 /// Each rank's table (entries or every instance) behind a `Rank` column, then the cross-rank
 /// finding (or why none).
-fn table_text(found: &[(u32, Vec<Finding>)], analysis: &JobAnalysis, all: bool) -> String {
+fn table_text(
+    job: &Ranks,
+    found: &[(u32, Vec<Finding>)],
+    analysis: &JobAnalysis,
+    all: bool,
+) -> String {
     let mut combined = Table::default();
-    for (rank, findings) in found {
+    for (r, (rank, findings)) in found.iter().enumerate() {
         let table = if all {
             findings::to_table(findings)
         } else {
-            findings::entries_table(findings, &findings::entries(findings))
+            findings::entries_table(findings, &entries_of(job, r, findings))
         };
         if combined.columns.is_empty() {
             combined.columns = with_rank_column(&table.columns);
