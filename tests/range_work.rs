@@ -230,3 +230,86 @@ fn nsys_projection_reports_keep_nsys_numbers() {
         assert_eq!(lines(&actual), lines(&expected), "{}", report.name());
     }
 }
+
+/// The idle attribution follows the hand-off: a gap whose next work the
+/// autograd thread launched while the main thread waited in
+/// `pthread_cond_wait` inside an NVTX range is the main thread's time until
+/// its wait began (SQL finds those launches and waits), and only those gaps
+/// (not the main thread's launches while the autograd thread waits for work
+/// between steps); a step's idle time is told by thread, adding up to it.
+#[test]
+fn idle_gaps_before_handed_off_work_are_the_waiting_threads_until_it_waited() {
+    use sightline::analysis::idle::{Classifier, Lanes, attribute, summarize};
+    let trace = load(TORCH_LOOP);
+    let db = rusqlite::Connection::open(fixture(TORCH_LOOP)).expect("open");
+    // Correlation id of each launch on another thread inside a wait of the
+    // NVTX thread, with the wait's start.
+    let mut query = db
+        .prepare(
+            "SELECT r.correlationId, w.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+               JOIN OSRT_API w ON w.globalTid <> r.globalTid
+                AND w.globalTid / 16777216 = r.globalTid / 16777216
+                AND w.start <= r.start AND r.\"end\" <= w.\"end\"
+               JOIN StringIds s ON s.id = w.nameId AND s.value = 'pthread_cond_wait'
+              WHERE EXISTS (SELECT 1 FROM NVTX_EVENTS n WHERE n.eventType IN (59, 60)
+                              AND n.globalTid = w.globalTid
+                              AND n.start <= w.start AND w.\"end\" <= n.\"end\")",
+        )
+        .expect("query");
+    let handed: HashMap<u32, i64> = query
+        .query_map([], |row| Ok((row.get::<_, i64>(0)? as u32, row.get(1)?)))
+        .expect("rows")
+        .map(|r| r.expect("row"))
+        .collect();
+    assert!(handed.len() >= 20 * 40, "40 launches a step in the wait");
+    let main = thread_named(&trace, "python3");
+    let main = (0..trace.threads.len() as u32)
+        .find(|&t| {
+            trace.threads[t as usize].name == "python3"
+                && !trace.threads[t as usize].cuda_api.is_empty()
+        })
+        .unwrap_or(main);
+    let idle = attribute(&trace, Lanes::Device, &AtomicBool::new(false)).expect("attributed");
+    let mut seen = 0;
+    for gap in idle.gaps() {
+        let correlation = match gap.next.kind {
+            GpuOpKind::Kernel => trace.kernels.correlation[gap.next.index as usize],
+            GpuOpKind::Memcpy => trace.memcpys.correlation[gap.next.index as usize],
+            GpuOpKind::Memset => trace.memsets.correlation[gap.next.index as usize],
+            GpuOpKind::Sync => continue,
+        };
+        match handed.get(&correlation) {
+            Some(&wait_start) => {
+                seen += 1;
+                assert_eq!(
+                    gap.handed_by,
+                    Some((main, wait_start)),
+                    "gap at {}",
+                    gap.start
+                );
+            }
+            None => assert_eq!(gap.handed_by, None, "gap at {}", gap.start),
+        }
+    }
+    assert!(
+        seen >= 20,
+        "a gap before handed-off work in each step ({seen})"
+    );
+    // A step's idle time, by thread: the main thread's and the autograd
+    // thread's, adding up to the idle time.
+    let classifier = Classifier::new(&trace);
+    let autograd = thread_named(&trace, "pt_autograd_0");
+    for step in steps_by_sql(&fixture(TORCH_LOOP)) {
+        let window = [(step.start, step.end)];
+        let summary = summarize(&classifier, &idle, Some(&window[..]));
+        let s = &summary[0];
+        let by_thread: i64 = s.threads.iter().map(|t| t.1).sum();
+        assert_eq!(by_thread, s.idle, "{}", step.name);
+        let threads: Vec<u32> = s.threads.iter().map(|t| t.0).collect();
+        assert!(
+            threads.contains(&main) && threads.contains(&autograd),
+            "{}: {threads:?}",
+            step.name
+        );
+    }
+}
