@@ -68,6 +68,11 @@ impl Waiters {
         Waiters { threads }
     }
 
+    /// Whether any thread of the report waits where work can be handed off.
+    pub fn any(&self) -> bool {
+        !self.threads.is_empty()
+    }
+
     /// The thread that handed API call `api` of thread `launcher` off, and
     /// when its wait began: another CUDA thread of the process in a wait
     /// that holds the call wholly (the latest-starting such wait).

@@ -159,9 +159,10 @@ struct Basis {
     /// Rows of the API calls and of each kind of GPU work.
     api_rows: usize,
     work_rows: [usize; 3],
-    /// OS runtime calls: a wait added changes which gaps were handed off
-    /// (`handoff.rs`) anywhere, so a state with other calls is made whole.
+    /// OS runtime calls and NVTX ranges: a wait, or a range around one,
+    /// changes which gaps after it were handed off (`handoff.rs`).
     osrt_rows: usize,
+    nvtx_rows: usize,
 }
 
 /// The GPU work kinds a lane's merge takes in, as [`Basis::work_rows`]'s index.
@@ -175,6 +176,7 @@ impl Basis {
             api_rows: trace.cuda_api.spans.len(),
             work_rows: WORK_KINDS.map(|k| trace.gpu_spans(k).len()),
             osrt_rows: trace.osrt.spans.len(),
+            nvtx_rows: trace.nvtx.spans.len(),
         }
     }
 
@@ -187,11 +189,14 @@ impl Basis {
             EventKind::Kernel,
             EventKind::Memcpy,
             EventKind::Memset,
+            EventKind::Osrt,
+            EventKind::Nvtx,
         ]
         .into_iter()
         .all(kept)
             && trace.cuda_api.spans.len() >= self.api_rows
-            && trace.osrt.spans.len() == self.osrt_rows
+            && trace.osrt.spans.len() >= self.osrt_rows
+            && trace.nvtx.spans.len() >= self.nvtx_rows
             && (WORK_KINDS.iter().zip(self.work_rows)).all(|(&k, n)| trace.gpu_spans(k).len() >= n)
             && trace.threads.len() >= self.threads.len()
             && (trace.threads.iter().zip(&self.threads)).all(|(t, &tid)| t.global_tid == tid)
@@ -213,6 +218,14 @@ impl Basis {
         lanes: &[(u32, LaneGaps)],
     ) -> Ns {
         let mut from = Ns::MAX;
+        // A new wait, or a new range around an older one, hands off the
+        // work launched in it: the gaps that work ends start after it does.
+        if classifier.waiters.any() {
+            let (osrt, nvtx) = (&trace.osrt.spans, &trace.nvtx.spans);
+            let new_starts = (osrt.start.get(self.osrt_rows..).unwrap_or_default().iter())
+                .chain(nvtx.start.get(self.nvtx_rows..).unwrap_or_default());
+            from = new_starts.fold(from, |f, &s| f.min(s));
+        }
         let api = &trace.cuda_api;
         let call_reaches =
             |call: usize| first_gap_overlapping(lanes, api.spans.start[call], api.spans.end(call));
