@@ -10,7 +10,7 @@ use eframe::egui::vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::app::SightlineApp;
-use sightline::app::panels::nvtx_gpu::RangeWork;
+use sightline::app::panels::nvtx_gpu::{RangeWork, thread_heading_text};
 use sightline::app::state::events::{EventRef, Table, thread_label};
 
 #[test]
@@ -50,21 +50,34 @@ fn a_steps_details_show_the_autograd_threads_kernels_with_the_thread() {
         .show_event(EventRef::new(Table::Nvtx, step));
     h.run_steps(3);
     assert!(h.query_by_label("GPU work of this range").is_some());
-    let panel_left = h.state().doc().expect("doc").timeline.canvas.right();
-    let in_panel = |label: &str| {
-        h.query_all_by_label(label)
-            .filter(|n| n.rect().left() >= panel_left)
+    // A section per launching thread, the range's own first, each headed by it.
+    let heading = |label: &str, own: bool| {
+        h.query_by_label(&thread_heading_text(label, own))
+            .unwrap_or_else(|| panic!("a heading for {label}"))
+            .rect()
+    };
+    let (main_at, autograd_at) = (heading(&own_label, true), heading(&autograd_label, false));
+    assert!(
+        main_at.top() < autograd_at.top(),
+        "the range's own thread first"
+    );
+    // Under each heading, its thread's rows: as many as it launched kinds of op.
+    let counts_between = |top: f32, bottom: f32| {
+        h.query_all_by_label_contains(" %")
+            .filter(|n| n.rect().top() > top && n.rect().top() < bottom)
             .count()
     };
     assert_eq!(
-        in_panel(&autograd_label),
-        rows_of(autograd),
-        "each autograd row labelled"
+        counts_between(main_at.top(), autograd_at.top()),
+        rows_of(own)
     );
-    // (The range's own fields name its thread too.)
-    assert!(
-        in_panel(&own_label) >= rows_of(own),
-        "each main-thread row labelled"
+    // (The idle time's section, below, has shares of its own.)
+    let idle_at = h
+        .query_by_label("GPU idle — why")
+        .map_or(f32::MAX, |n| n.rect().top());
+    assert_eq!(
+        counts_between(autograd_at.top(), idle_at),
+        rows_of(autograd)
     );
     let why = format!(
         "launched by {autograd_label} while this range's thread waited in pthread_cond_wait"

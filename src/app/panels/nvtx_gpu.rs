@@ -240,67 +240,98 @@ fn threads_note(ui: &mut Ui, trace: &Trace, work: &RangeWork) {
     }
 }
 
-/// The table of the range's work: operation, launching thread, count, time, share.
+/// The table of the range's work, a section per launching thread (the
+/// range's own first), each headed by the thread: operation, count, time and
+/// share of the whole range's GPU time (the shares of all sections add up).
 fn work_table(ui: &mut Ui, trace: &Trace, work: &RangeWork) {
+    let shown = &work.rows[..work.rows.len().min(50)];
     // The numbers keep their columns whatever the panel's width; the
     // name takes what is left, cut with "…" (whole on hover).
-    let rows: Vec<(String, [String; 4])> = work
-        .rows
-        .iter()
-        .take(50)
-        .map(|r| {
-            // Copies and sets are named by nsys's labels ("[CUDA memcpy …]").
-            (
-                trace.name(r.name).to_string(),
-                [
-                    thread_label(trace, r.thread as usize),
-                    format::grouped(r.count as i64),
-                    format::duration(r.total),
-                    format!("{:.1} %", work.share(r)),
-                ],
-            )
-        })
-        .collect();
-    let headers = ["thread", "count", "time", "share"];
+    let numbers = |r: &WorkRow| {
+        [
+            format::grouped(r.count as i64),
+            format::duration(r.total),
+            format!("{:.1} %", work.share(r)),
+        ]
+    };
+    let headers = ["count", "time", "share"];
     let gap = ui.spacing().item_spacing.x;
     let widths: Vec<f32> = (0..headers.len())
         .map(|c| {
-            rows.iter()
-                .map(|r| cells::text_width(ui, &r.1[c], egui::TextStyle::Monospace))
+            shown
+                .iter()
+                .map(|r| cells::text_width(ui, &numbers(r)[c], egui::TextStyle::Monospace))
                 .fold(
                     cells::text_width(ui, headers[c], egui::TextStyle::Body),
                     f32::max,
                 )
         })
         .collect();
-    let numbers: f32 = widths.iter().sum::<f32>() + gap * headers.len() as f32;
+    let total_w: f32 = widths.iter().sum::<f32>() + gap * headers.len() as f32;
     // The panel's visible width, not the widest line above (a long
     // value may have widened the scrolled content past it).
     let visible = ui.clip_rect().right().min(ui.max_rect().right()) - ui.cursor().min.x;
-    let name_w = (visible - numbers).max(60.0);
+    let name_w = (visible - total_w).max(60.0);
     ui.horizontal(|ui| {
         cells::name(ui, name_w, RichText::new("operation").weak(), false);
         for (h, w) in headers.iter().zip(&widths) {
             cells::number(ui, *w, RichText::new(*h).weak());
         }
     });
-    for ((name, columns), row) in rows.iter().zip(&work.rows) {
-        // Another thread's work stands out from the range's own thread's.
-        let borrowed = work.thread.is_some_and(|t| t != row.thread);
-        ui.horizontal(|ui| {
-            cells::name(ui, name_w, name.as_str(), false);
-            for (c, (text, w)) in columns.iter().zip(&widths).enumerate() {
-                let text = RichText::new(text).monospace();
-                let text = if c == 0 && borrowed {
-                    text.color(Color32::from_rgb(95, 160, 235))
-                } else {
-                    text
-                };
-                cells::number(ui, *w, text);
-            }
-        });
+    for thread in section_order(work) {
+        thread_heading(ui, trace, work, thread);
+        for r in shown.iter().filter(|r| r.thread == thread) {
+            ui.horizontal(|ui| {
+                cells::name(ui, name_w, trace.name(r.name), false);
+                for (text, w) in numbers(r).iter().zip(&widths) {
+                    cells::number(ui, *w, RichText::new(text).monospace());
+                }
+            });
+        }
     }
     if work.rows.len() > 50 {
         ui.weak(format!("… and {} more", work.rows.len() - 50));
+    }
+}
+
+/// The launching threads of the range's work: its own first, then the
+/// others by their GPU time, most first.
+fn section_order(work: &RangeWork) -> Vec<ThreadIdx> {
+    let mut threads: Vec<(ThreadIdx, Ns)> = Vec::new();
+    for r in &work.rows {
+        match threads.iter_mut().find(|(t, _)| *t == r.thread) {
+            Some((_, total)) => *total += r.total,
+            None => threads.push((r.thread, r.total)),
+        }
+    }
+    threads.sort_by_key(|&(t, total)| (Some(t) != work.thread, std::cmp::Reverse(total), t));
+    threads.into_iter().map(|(t, _)| t).collect()
+}
+
+/// The heading of one thread's section: which thread launched the rows
+/// under it, and whether it is the range's own.
+fn thread_heading(ui: &mut Ui, trace: &Trace, work: &RangeWork, thread: ThreadIdx) {
+    let label = thread_label(trace, thread as usize);
+    if Some(thread) == work.thread {
+        ui.label(RichText::new(thread_heading_text(&label, true)).strong());
+    } else {
+        ui.label(
+            RichText::new(thread_heading_text(&label, false))
+                .strong()
+                .color(Color32::from_rgb(95, 160, 235)),
+        )
+        .on_hover_text(
+            "launched by another thread of the process while this range's thread was blocked \
+             waiting for a thread inside the range: the range's work too",
+        );
+    }
+}
+
+/// "launched by python3 [1710] (this range's thread)".
+pub fn thread_heading_text(label: &str, own: bool) -> String {
+    if own {
+        format!("launched by {label} (this range's thread)")
+    } else {
+        format!("launched by {label} (while this range's thread waited)")
     }
 }
