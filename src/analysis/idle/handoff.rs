@@ -25,12 +25,15 @@
 use crate::analysis::range_work::is_wait_call;
 use crate::model::{Ns, NvtxKind, StrId, Trace};
 
+/// One waiting thread: its pid, its index, its waits as (start, end) by start.
+type WaitingThread = (u32, u32, Vec<(Ns, Ns)>);
+
 /// Per process, its CUDA threads' waits for a thread, by start: the only
 /// places work can be handed off from.
 #[derive(Clone, Debug, Default)]
 pub struct Waiters {
-    /// `(pid, thread, its waits as (start, end) by start)`, by pid.
-    threads: Vec<(u32, u32, Vec<(Ns, Ns)>)>,
+    /// By pid.
+    threads: Vec<WaitingThread>,
 }
 
 impl Waiters {
