@@ -125,5 +125,15 @@ fn range_cover(trace: &Trace, t: usize) -> Vec<(Ns, Ns)> {
             }
         }
     }
-    super::merge_windows(ranges)
+    // Nested ranges merge into their outermost ones (not
+    // `idle::merge_windows`: this file is below `idle/mod.rs`).
+    ranges.sort_unstable();
+    let mut cover: Vec<(Ns, Ns)> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match cover.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => cover.push((s, e)),
+        }
+    }
+    cover
 }
