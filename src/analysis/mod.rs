@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod occupancy;
 mod parallel;
 pub mod projection;
+pub mod range_work;
 pub mod ranks;
 mod report;
 mod reports;

@@ -935,7 +935,7 @@ impl SightlineApp {
         if sel.table == Table::Nvtx {
             doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
             let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
-            doc.timeline.idle_rows.range_details(ui, (s, e));
+            doc.timeline.idle_rows.range_details(ui, &doc.trace, (s, e));
         }
     }
 
