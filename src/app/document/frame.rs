@@ -113,7 +113,10 @@ impl Document {
         // The panel floats over the timeline only: the details and the range
         // tables stay clickable beside it.
         let area = central.response.rect;
-        if self.metric_sets.poll(&self.trace) {
+        if self.metric_sets.poll() {
+            if let Some(strip) = self.metric_sets.restore_strip(&self.trace) {
+                self.timeline.metrics_strip = Some(strip);
+            }
             ui.ctx().request_repaint();
         }
         if self.metric_sets.is_busy() {
