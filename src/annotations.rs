@@ -173,13 +173,20 @@ fn sidecar_in_data_folder(report: &Path) -> Option<PathBuf> {
 /// A sidecar that exists but cannot be read (no permission, a directory,
 /// not UTF-8) is an error, never "no notes": a save would then replace it.
 pub fn load(report: &Path) -> Result<Vec<Note>, NotesError> {
-    let mut path = sidecar_path(report);
-    // Notes that came beside a report in a folder that is not the user's
-    // are read until the user's own are saved (in the data folder).
+    load_at(report, &sidecar_path(report))
+}
+
+/// [`load`] from `sidecar`, where the notes of `report` are kept (as
+/// [`sidecar_path`] decided when the report was opened). Notes that came
+/// beside a report in a folder that is not the user's are read until the
+/// user's own are saved (in the data folder).
+pub fn load_at(report: &Path, sidecar: &Path) -> Result<Vec<Note>, NotesError> {
     let beside = sidecar_beside(report);
-    if path != beside && !path.exists() && beside.is_file() {
-        path = beside;
-    }
+    let path = if sidecar != beside && !sidecar.exists() && beside.is_file() {
+        beside
+    } else {
+        sidecar.to_path_buf()
+    };
     // The type first: opening a FIFO blocks the (UI) thread until a writer
     // comes; a device may never end.
     if let Ok(meta) = std::fs::metadata(&path)
@@ -241,7 +248,12 @@ fn parse(text: &str) -> Result<Vec<Note>, ParseError> {
 /// no notes left the sidecar is removed rather than left empty. Returns the
 /// sidecar's path.
 pub fn save(report: &Path, notes: &[Note]) -> Result<PathBuf, NotesError> {
-    let path = sidecar_path(report);
+    save_at(report, &sidecar_path(report), notes)
+}
+
+/// [`save`] to `sidecar` (where the notes of `report` are kept).
+pub fn save_at(report: &Path, sidecar: &Path, notes: &[Note]) -> Result<PathBuf, NotesError> {
+    let path = sidecar.to_path_buf();
     // A read-only sidecar was made so on purpose: not replaced (a rename
     // would), and said so.
     if std::fs::metadata(&path).is_ok_and(|m| m.permissions().readonly()) {
@@ -287,7 +299,17 @@ pub fn save(report: &Path, notes: &[Note]) -> Result<PathBuf, NotesError> {
 /// this side added, changed or deleted wins over `base`. Returns the notes
 /// now saved.
 pub fn save_merged(report: &Path, base: &[Note], notes: &[Note]) -> Result<Vec<Note>, NotesError> {
-    let disk = load(report)?;
+    save_merged_at(report, &sidecar_path(report), base, notes)
+}
+
+/// [`save_merged`] to `sidecar` (where the notes of `report` are kept).
+pub fn save_merged_at(
+    report: &Path,
+    sidecar: &Path,
+    base: &[Note],
+    notes: &[Note],
+) -> Result<Vec<Note>, NotesError> {
+    let disk = load_at(report, sidecar)?;
     let mut merged: Vec<Note> = notes
         .iter()
         .filter(|n| !base.contains(n) || disk.contains(n))
@@ -298,7 +320,7 @@ pub fn save_merged(report: &Path, base: &[Note], notes: &[Note]) -> Result<Vec<N
             merged.push(note);
         }
     }
-    save(report, &merged)?;
+    save_at(report, sidecar, &merged)?;
     Ok(merged)
 }
 

@@ -110,13 +110,15 @@ impl AnnotationsPanel {
         if !report.is_file() {
             return Self::default();
         }
+        let sidecar = annotations::sidecar_path(report);
         let mut panel = AnnotationsPanel {
             report: Some(report.to_path_buf()),
-            sidecar_file: Some(annotations::sidecar_path(report)),
+            sidecar_file: Some(sidecar.clone()),
             marks_stale: true,
             ..Default::default()
         };
-        match annotations::load(report) {
+        panel.saver.disk().sidecar = Some(sidecar.clone());
+        match annotations::load_at(report, &sidecar) {
             Ok(notes) => {
                 panel.saver.disk().base = notes.clone();
                 panel.set_notes(trace, notes);

@@ -41,34 +41,41 @@ fn list(ui: &mut Ui, trace: &Trace) {
         .max_height(400.0)
         .show(ui, |ui| {
             ui.set_max_width(640.0);
-            if !trace.warnings.is_empty() {
-                ui.label(RichText::new("The loader noted while reading this report:").weak());
-                for w in &trace.warnings {
-                    ui.add(egui::Label::new(format!("• {w}")).wrap());
-                }
-            }
-            let diagnostics = &trace.info.diagnostics;
-            if !diagnostics.is_empty() {
-                if !trace.warnings.is_empty() {
-                    ui.separator();
-                }
-                ui.label(
-                    RichText::new("nsys logged while recording (the report's diagnostics):").weak(),
-                );
-                for d in diagnostics {
-                    let times = if d.count > 1 {
-                        format!(" (×{})", d.count)
-                    } else {
-                        String::new()
-                    };
-                    let text = format!("{}: {}{times}", d.severity_label, d.text);
-                    let text = if d.is_warning() {
-                        RichText::new(text).color(WARNING)
-                    } else {
-                        RichText::new(text)
-                    };
-                    ui.add(egui::Label::new(text).wrap());
-                }
-            }
+            // Left-aligned: a menu's justified layout would spread a wrapped line's letters.
+            ui.with_layout(egui::Layout::top_down(egui::Align::Min), |ui| {
+                lines(ui, trace)
+            });
         });
+}
+
+/// The list's lines.
+fn lines(ui: &mut Ui, trace: &Trace) {
+    if !trace.warnings.is_empty() {
+        ui.label(RichText::new("The loader noted while reading this report:").weak());
+        for w in &trace.warnings {
+            ui.add(egui::Label::new(format!("• {w}")).wrap());
+        }
+    }
+    let diagnostics = &trace.info.diagnostics;
+    if diagnostics.is_empty() {
+        return;
+    }
+    if !trace.warnings.is_empty() {
+        ui.separator();
+    }
+    ui.label(RichText::new("nsys logged while recording (the report's diagnostics):").weak());
+    for d in diagnostics {
+        let times = if d.count > 1 {
+            format!(" (×{})", d.count)
+        } else {
+            String::new()
+        };
+        let text = format!("{}: {}{times}", d.severity_label, d.text);
+        let text = if d.is_warning() {
+            RichText::new(text).color(WARNING)
+        } else {
+            RichText::new(text)
+        };
+        ui.add(egui::Label::new(text).wrap());
+    }
 }

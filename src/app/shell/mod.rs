@@ -188,8 +188,10 @@ pub struct SightlineApp {
     pub(crate) quit_anyway: bool,
     /// This frame's Enter went to no widget (see [`SightlineApp::ui`]).
     pub(crate) enter_unclaimed: bool,
-    /// The first start's welcome.
-    pub welcome: welcome::Welcome,
+    /// The first start's welcome is shown (`welcome.rs`).
+    pub(crate) welcome: bool,
+    /// Whether an NVIDIA driver is here (asked once, when the welcome is first drawn).
+    pub(crate) gpu_present: Option<bool>,
 }
 
 /// The report opened when none is given: next to the executable or in the
@@ -242,7 +244,7 @@ impl SightlineApp {
             prefs: saved.prefs,
             last_session: (saved.tabs, saved.shown),
             // The first start (with somewhere to keep that it was seen).
-            welcome: welcome::Welcome::shown(storage.is_some() && !saved.welcomed),
+            welcome: storage.is_some() && !saved.welcomed,
             ..Default::default()
         }
     }
@@ -1476,7 +1478,7 @@ impl eframe::App for SightlineApp {
                 .doc()
                 .filter(|d| !d.metric_sets.sets.is_empty() || d.metric_sets.wanted.is_some())
                 .map_or_else(|| self.saved_strip.clone(), |d| d.metric_sets.choice()),
-            welcomed: !self.welcome.open,
+            welcomed: !self.welcome,
             prefs: self.prefs.clone(),
             // Reports on disk only: a capture that was never saved has no
             // file to reopen.

@@ -9,24 +9,10 @@ use eframe::egui::{self, RichText};
 
 use super::SightlineApp;
 use crate::app::widgets::format::file_name;
+use crate::files::same_file;
 
 /// How many lessons and recent reports the welcome lists (the menus have them all).
 const LISTED: usize = 5;
-
-/// Whether the welcome is shown, and what it found out once.
-#[derive(Default)]
-pub struct Welcome {
-    pub open: bool,
-    /// Whether an NVIDIA driver is here (asked when first drawn).
-    gpu: Option<bool>,
-}
-
-impl Welcome {
-    /// The welcome, shown or not.
-    pub fn shown(open: bool) -> Welcome {
-        Welcome { open, gpu: None }
-    }
-}
 
 /// What the user picked in the welcome.
 enum Pick {
@@ -40,12 +26,16 @@ enum Pick {
 impl SightlineApp {
     /// Draws the welcome while it is open; any choice in it dismisses it.
     pub(crate) fn welcome_ui(&mut self, ctx: &egui::Context) {
-        if !self.welcome.open {
+        if !self.welcome {
             return;
         }
         let gpu =
-            *(self.welcome.gpu).get_or_insert_with(crate::capture::environment::driver_present);
-        let shown = self.doc().map(|d| file_name(&d.path));
+            *(self.gpu_present).get_or_insert_with(crate::capture::environment::driver_present);
+        // The bundled report opens on a first start: said to be an example.
+        let shown = self.doc().map(|d| {
+            let example = super::bundled_report().is_some_and(|b| same_file(&b, &d.path));
+            (file_name(&d.path), example)
+        });
         let catalog = self
             .lessons
             .catalog
@@ -63,18 +53,22 @@ impl SightlineApp {
             ui.heading("Welcome to Sightline");
             ui.label(
                 "A viewer for NVIDIA Nsight Systems reports: the timeline of CPU threads, CUDA \
-                 calls, NVTX ranges and GPU work, with the `nsys stats` summaries of any span \
+                 calls, NVTX ranges and GPU work, with the nsys stats summaries of any span \
                  you select.",
             );
-            if let Some(name) = shown {
-                ui.weak(format!("Behind this window: {name}, an example report."));
-            }
+            match shown {
+                Some((name, true)) => {
+                    ui.weak(format!("Behind this window: {name}, an example report."))
+                }
+                Some((name, false)) => ui.weak(format!("Behind this window: {name}.")),
+                None => ui.weak("No report is open yet."),
+            };
             ui.add_space(8.0);
             ui.horizontal(|ui| {
                 if ui.button("Open a report…").clicked() {
                     pick = Some(Pick::Open);
                 }
-                ui.weak("an `nsys export --type sqlite` file (or drop one on the window)");
+                ui.weak("the .sqlite that nsys export writes (or drop one on the window)");
             });
             ui.add_space(8.0);
             ui.label(
@@ -120,7 +114,7 @@ impl SightlineApp {
             pick = Some(Pick::Close);
         }
         let Some(pick) = pick else { return };
-        self.welcome.open = false;
+        self.welcome = false;
         match pick {
             Pick::Open => self.open_dialog(),
             Pick::Lesson(i) => {

@@ -207,7 +207,7 @@ impl ImageExport {
         let warning = egui::Color32::from_rgb(230, 180, 80);
         ui.colored_label(
             warning,
-            format!("{} already exists.", format::file_name(&path)),
+            format!("{} already exists: replace it?", format::file_name(&path)),
         )
         .on_hover_text(path.display().to_string());
         ui.horizontal(|ui| {
