@@ -222,7 +222,7 @@ fn notes_of_a_folder_that_cannot_be_written_go_to_the_data_folder_or_say_why() {
         assert_eq!(written, sidecar);
         assert_eq!(
             annotations::load(report).expect("reads back"),
-            [note.clone()]
+            std::slice::from_ref(&note)
         );
         annotations::save(report, &[]).expect("no notes: the sidecar is removed");
         assert!(!sidecar.exists());
