@@ -226,6 +226,25 @@ fn the_open_path_box_starts_afresh() {
         assert!(h.state().error.is_none(), "{:?}", h.state().error);
         assert!(h.state().doc().expect("doc").path.ends_with(name));
     }
+    // Text left in the box (the menu closed without Enter) is selected when the box is clicked
+    // again: typing replaces it.
+    open_file_menu(&mut h);
+    h.get_by_label("Open path:").click();
+    h.run_steps(2);
+    h.get_by_label("Open path:").type_text("/left/over.sqlite");
+    h.run_steps(1);
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    assert!(h.query_by_label("Open path:").is_none(), "the menu closed");
+    open_file_menu(&mut h);
+    h.get_by_label("Open path:").click();
+    h.run_steps(2);
+    h.get_by_label("Open path:").type_text("/typed/anew.sqlite");
+    h.run_steps(1);
+    assert_eq!(
+        h.get_by_label("Open path:").value().as_deref(),
+        Some("/typed/anew.sqlite")
+    );
 }
 
 /// NVTX on GPU, GPU idle — why and the metrics strip come back after a restart.

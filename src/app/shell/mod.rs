@@ -706,6 +706,10 @@ impl SightlineApp {
             doc.timeline.view.show_idle_why = v.show_idle_why;
         }
         doc.metric_sets.wanted = self.saved_strip.clone();
+        // A report's own sets (a capture's counters) are in already.
+        if let Some(strip) = doc.metric_sets.restore_strip(&doc.trace) {
+            doc.timeline.metrics_strip = Some(strip);
+        }
         // Collapsed and hidden rows come back for this report only.
         if let Some(rows) = self.saved_rows.get(&canonical) {
             doc.timeline.view.collapsed = rows.collapsed.clone();

@@ -175,7 +175,8 @@ impl ImageExport {
                 let button = ui.button("Export");
                 if (enter || button.clicked()) && !self.path.trim().is_empty() {
                     let path = PathBuf::from(self.path.trim());
-                    if path.exists() {
+                    // (A folder there is refused by the write, with its reason.)
+                    if path.exists() && !path.is_dir() {
                         self.confirm = Some(path);
                     } else {
                         self.request(Target::File {
