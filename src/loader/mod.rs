@@ -9,6 +9,7 @@ mod carry;
 mod cells;
 mod cpu;
 mod db;
+mod diagnostics;
 mod error;
 mod gpu;
 mod group;
@@ -373,6 +374,7 @@ pub const GPU_ROWS: &str = "GPU rows";
 fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {
     cpu::read_names(b)?;
     session::read_session(b)?;
+    diagnostics::read_diagnostics(b);
     gpu::read_devices(b)?;
     // Only a load that publishes the trace as read draws from it (a few
     // thousand rows read per table: a live snapshot's fifth, for nothing).

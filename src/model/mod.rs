@@ -158,6 +158,30 @@ pub struct ReportInfo {
     /// The tables still to be read when this is a snapshot of a report
     /// being opened (see [`Trace::share`]); empty once the whole report is in.
     pub still_loading: Vec<&'static str>,
+    /// What nsys itself logged while recording (`DIAGNOSTIC_EVENT`), each
+    /// message once: errors and warnings first, then in the order logged.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One message nsys logged while recording ("No CUDA events collected. Does
+/// the process use CUDA?"), however many times it was logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// nsys's severity level: 0 unknown, 1 info, 2 warning, 3 error, 4 verbose.
+    pub severity: i64,
+    /// Its name as the report labels it (`ENUM_DIAGNOSTIC_SEVERITY_LEVEL`): "Warning".
+    pub severity_label: String,
+    /// The message, its whitespace runs made single spaces (nsys writes tabs).
+    pub text: String,
+    /// How many times it was logged.
+    pub count: usize,
+}
+
+impl Diagnostic {
+    /// A warning or an error (not information).
+    pub fn is_warning(&self) -> bool {
+        matches!(self.severity, 2 | 3)
+    }
 }
 
 /// A loaded report.
