@@ -16,8 +16,11 @@ mod grow;
 mod kernel_metrics;
 mod nvtx;
 mod parallel;
+mod python_samples;
 pub mod ranks;
 mod rows;
+mod samples;
+mod sched;
 mod session;
 mod snapshot;
 
@@ -346,13 +349,19 @@ type Phase = fn(&mut Builder) -> rusqlite::Result<()>;
 /// time axis), read in moments; then the GPU rows, what a CUDA profile is
 /// opened for; then the NVTX ranges that name that work (few rows); then the
 /// CUDA API and OS runtime calls, the most rows of a report and the least
-/// looked at; then the links between calls and GPU work, which need both.
-const PHASES: [(&str, Phase, &str); 7] = [
+/// looked at; then the CPU samples and scheduling nsys's sampling recorded;
+/// then the links between calls and GPU work, which need both.
+const PHASES: [(&str, Phase, &str); 8] = [
     ("strings and threads", read_layout, "threads and GPUs"),
     ("GPU events", gpu::read_gpu_events, GPU_ROWS),
     ("NVTX", nvtx::read_nvtx, "NVTX ranges"),
     ("CUDA API", cpu::read_api_events, "CUDA API calls"),
     ("OS runtime", cpu::read_osrt, "OS runtime calls"),
+    (
+        "CPU samples",
+        samples::read_cpu_sampling,
+        "CPU samples and scheduling",
+    ),
     (
         "indexes",
         gpu::build_correlation,

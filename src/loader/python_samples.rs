@@ -1,0 +1,248 @@
+//! Python samples (`nsys profile --python-sampling=true`): nsys 2025.3
+//! writes each as an NVTX mark (`eventType` 34) in a domain the process
+//! creates as `Python Periodic Sampling` (an `eventType` 75 row), on the
+//! sampled thread. Its payload (schema in `NVTX_PAYLOAD_SCHEMAS`: thread
+//! state, frames count, frames = {Function, File, Line}) is in the file only
+//! when it was exported with `nsys export --include-json=true`: then as JSON
+//! in `jsonText` (or `jsonTextId` → `StringIds`). Without it a mark still
+//! says a sample was taken (kept, with an empty stack), and the load says
+//! how to get the frames.
+//!
+//! The JSON is read by the schema's names, not its layout: the first array
+//! of objects is the frames; in a frame, the key naming a function, a file
+//! and a line (any case); a string or a `StringIds` id for the names.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::builder::Builder;
+use super::db::Col::{Optional as Opt, Required as Req};
+use super::rows::{int, opt_int, pid_of, text};
+use super::samples::{Sampling, stop_if_cancelled};
+use crate::model::{Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState};
+
+/// The name of the domain nsys's Python sampler writes its marks in.
+pub const PYTHON_SAMPLING_DOMAIN: &str = "Python Periodic Sampling";
+
+/// Whether the payload lists frames innermost (the sampled function) first,
+/// as Python's own `traceback.extract_stack` does not but a sampler's stack
+/// walk does.
+const INNERMOST_FIRST: bool = true;
+
+pub(super) fn read_python(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result<()> {
+    let domains = sampling_domains(b)?;
+    if domains.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<String> = domains
+        .iter()
+        .map(|d| d.1)
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .map(|d| d.to_string())
+        .collect();
+    let Some(sql) = b.select(
+        "NVTX_EVENTS",
+        &[
+            Req("start"),
+            Req("globalTid"),
+            Req("domainId"),
+            Opt("jsonText", "NULL"),
+            Opt("jsonTextId", "NULL"),
+        ],
+        &format!("WHERE eventType = 34 AND domainId IN ({})", ids.join(", ")),
+    ) else {
+        return Ok(());
+    };
+    let report = b.report.clone();
+    let mut stmt = report.conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    let (mut read, mut without_frames, mut unreadable) = (0u64, 0u64, 0u64);
+    let mut frames: Vec<FrameId> = Vec::new();
+    while let Some(row) = rows.next()? {
+        read += 1;
+        stop_if_cancelled(b, read)?;
+        let Some(global_tid) = opt_int(row, 1) else {
+            continue;
+        };
+        if !domains.contains(&(pid_of(global_tid), int(row, 2))) {
+            continue;
+        }
+        let json = text(row, 3).or_else(|| {
+            let id = opt_int(row, 4)?;
+            Some(b.trace.strings.get(b.string(id)).to_string())
+        });
+        let payload = json.as_deref().map(serde_json::from_str::<Value>);
+        let (state, stack) = match payload {
+            Some(Ok(value)) => {
+                frames.clear();
+                let state = python_frames(b, s, &value, &mut frames);
+                if frames.is_empty() {
+                    without_frames += 1;
+                }
+                let stack = if INNERMOST_FIRST {
+                    s.stack(frames.iter().rev().copied())
+                } else {
+                    s.stack(frames.iter().copied())
+                };
+                (state, stack)
+            }
+            Some(Err(_)) => {
+                unreadable += 1;
+                (SampleState::Unknown, crate::model::StackTree::ROOT)
+            }
+            None => {
+                without_frames += 1;
+                (SampleState::Unknown, crate::model::StackTree::ROOT)
+            }
+        };
+        let thread = b.thread(global_tid);
+        s.push(
+            thread,
+            SampleSource::Python,
+            int(row, 0),
+            SampleStack::new(stack, state),
+        );
+    }
+    if without_frames == read && read > 0 {
+        b.warn(format!(
+            "{read} Python samples have no frames (the report was exported without \
+             `nsys export --include-json=true`): only when they were taken is known"
+        ));
+    } else if without_frames > 0 {
+        b.warn(format!("{without_frames} Python samples have no frames"));
+    }
+    if unreadable > 0 {
+        b.warn(format!(
+            "{unreadable} Python samples have a payload that is not JSON (not read)"
+        ));
+    }
+    Ok(())
+}
+
+/// The (process, domain id) pairs of the Python sampling domain.
+fn sampling_domains(b: &mut Builder) -> rusqlite::Result<HashSet<(u32, i64)>> {
+    let mut domains = HashSet::new();
+    if !b.report.has_column("NVTX_EVENTS", "domainId") {
+        return Ok(domains);
+    }
+    let Some(sql) = b.select(
+        "NVTX_EVENTS",
+        &[
+            Req("globalTid"),
+            Req("domainId"),
+            Opt("text", "NULL"),
+            Opt("textId", "NULL"),
+        ],
+        "WHERE eventType = 75",
+    ) else {
+        return Ok(domains);
+    };
+    let report = b.report.clone();
+    let mut stmt = report.conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let name = text(row, 2)
+            .or_else(|| Some(b.trace.strings.get(b.string(opt_int(row, 3)?)).to_string()));
+        if let (Some(tid), Some(domain), Some(PYTHON_SAMPLING_DOMAIN)) =
+            (opt_int(row, 0), opt_int(row, 1), name.as_deref())
+        {
+            domains.insert((pid_of(tid), domain));
+        }
+    }
+    Ok(domains)
+}
+
+/// Reads a payload's frames into `out` (in the payload's order) and
+/// returns the thread state it names.
+fn python_frames(
+    b: &mut Builder,
+    s: &mut Sampling,
+    payload: &Value,
+    out: &mut Vec<FrameId>,
+) -> SampleState {
+    let state = find_state(payload).unwrap_or(SampleState::Unknown);
+    if let Some(list) = find_frames(payload, 0) {
+        for item in list {
+            if let Some(frame) = python_frame(b, item) {
+                out.push(s.frame(frame));
+            }
+        }
+    }
+    state
+}
+
+/// The first array of objects in `value` (depth-first, a few levels).
+fn find_frames(value: &Value, depth: u32) -> Option<&Vec<Value>> {
+    if depth > 4 {
+        return None;
+    }
+    match value {
+        Value::Array(items) if items.first().is_some_and(Value::is_object) => Some(items),
+        Value::Array(items) => items.iter().find_map(|v| find_frames(v, depth + 1)),
+        Value::Object(map) => map.values().find_map(|v| find_frames(v, depth + 1)),
+        _ => None,
+    }
+}
+
+/// The thread state named in a payload: a key naming a state (not its id)
+/// holding a label (`Running`, `Blocking Wait`, `Uninterruptible`) or the
+/// enum's value (1, 2, 3).
+fn find_state(value: &Value) -> Option<SampleState> {
+    let map = value.as_object()?;
+    let (_, v) = map.iter().find(|(k, _)| {
+        let k = k.to_ascii_lowercase();
+        k.contains("state") && !k.ends_with("id")
+    })?;
+    let by_label = |label: &str| {
+        let l = label.to_ascii_lowercase();
+        if l.starts_with("running") {
+            SampleState::Running
+        } else if l.contains("uninterruptible") {
+            SampleState::Uninterruptible
+        } else if l.contains("wait") || l.contains("block") {
+            SampleState::Waiting
+        } else {
+            SampleState::Unknown
+        }
+    };
+    match v {
+        Value::String(label) => Some(by_label(label)),
+        Value::Number(n) => Some(match n.as_i64() {
+            Some(1) => SampleState::Running,
+            Some(2) => SampleState::Waiting,
+            Some(3) => SampleState::Uninterruptible,
+            _ => SampleState::Unknown,
+        }),
+        _ => None,
+    }
+}
+
+/// One frame object: its function, file and line by their keys' names.
+fn python_frame(b: &mut Builder, item: &Value) -> Option<Frame> {
+    let map = item.as_object()?;
+    let field = |want: &str| {
+        map.iter()
+            .find(|(k, _)| k.to_ascii_lowercase().contains(want))
+            .map(|(_, v)| v)
+    };
+    let mut name_of = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => Some(b.trace.strings.intern(s)),
+        Some(Value::Number(n)) => n.as_i64().map(|id| b.string(id)),
+        _ => None,
+    };
+    let function = name_of(field("func"))?;
+    let location = name_of(field("file")).unwrap_or_default();
+    let line = match field("line") {
+        Some(Value::Number(n)) => n.as_u64().unwrap_or(0) as u32,
+        Some(Value::String(s)) => s.trim().parse().unwrap_or(0),
+        _ => 0,
+    };
+    Some(Frame {
+        kind: FrameKind::Python,
+        function,
+        location,
+        line,
+    })
+}
