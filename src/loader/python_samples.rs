@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::builder::Builder;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::rows::{int, opt_int, pid_of, text};
-use super::samples::{Sampling, stop_if_cancelled};
+use super::sampling::{Sampling, stop_if_cancelled};
 use crate::model::{Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState};
 
 /// The name of the domain nsys's Python sampler writes its marks in.
