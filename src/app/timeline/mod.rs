@@ -2,6 +2,7 @@
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
 pub mod band;
+pub mod cpu_row;
 pub mod idle_row;
 pub mod lane_bars;
 pub mod mark;
@@ -804,6 +805,10 @@ impl Timeline {
             RowKind::IdleWhy { device } => {
                 self.layout.push((r, row_rect));
                 self.idle_rows.paint(p.lanes, *device, row_rect, p.map);
+            }
+            RowKind::Cpu { thread } => {
+                self.layout.push((r, row_rect));
+                painted += cpu_row::paint(p.lanes, p.trace, *thread, row_rect, p.map);
             }
             RowKind::Projection { track } => {
                 self.layout.push((r, row_rect));
