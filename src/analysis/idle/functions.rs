@@ -62,13 +62,16 @@ impl CpuWindows {
         let (thread, _) = per_thread
             .into_iter()
             .max_by_key(|&(t, ns)| (ns, u32::MAX - t))?;
-        let windows = super::merge_windows(
-            self.stretches
-                .iter()
-                .filter(|&&(c, t, _, _)| c == cause && t == thread)
-                .map(|&(_, _, s, e)| (s, e))
-                .collect(),
-        );
+        // Gaps are walked in time order: the stretches are sorted already.
+        let mut windows: Vec<(Ns, Ns)> = Vec::new();
+        for &(_, _, s, e) in
+            (self.stretches.iter()).filter(|&&(c, t, _, _)| c == cause && t == thread)
+        {
+            match windows.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => windows.push((s, e)),
+            }
+        }
         let mut top = top_functions(trace, thread, &windows, TOP);
         top.functions.retain(|f| f.percent >= MIN_PERCENT);
         (top.samples > 0 && !top.functions.is_empty()).then_some(top)
