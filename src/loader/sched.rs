@@ -6,10 +6,11 @@
 
 use std::collections::HashMap;
 
-use super::builder::Builder;
+use super::builder::{Builder, IdMap};
+use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
+use super::parallel::{RowSink, Rows, read_rows};
 use super::rows::{int, opt_int};
-use super::sampling::stop_if_cancelled;
 use crate::model::{Ns, SchedState, ThreadIdx, ThreadSched};
 
 /// `ENUM_SAMPLING_THREAD_STATE` ids (the same in every nsys that writes it).
@@ -35,27 +36,66 @@ pub(super) fn read_sched(b: &mut Builder) -> rusqlite::Result<Vec<ThreadSched>> 
     ) else {
         return Ok(Vec::new());
     };
-    let report = b.report.clone();
-    let mut stmt = report.conn.prepare(&sql)?;
-    let mut rows = stmt.query([])?;
-    let mut per_thread: Vec<(ThreadIdx, Vec<Ns>, Vec<SchedState>)> = Vec::new();
-    let mut slot_of: HashMap<i64, usize> = HashMap::new();
-    // Switches come in runs of one thread's (in and out): the last one's slot.
-    let mut last: Option<(i64, usize)> = None;
-    let mut without_thread = 0u64;
-    let mut read = 0u64;
-    while let Some(row) = rows.next()? {
-        read += 1;
-        stop_if_cancelled(b, read)?;
+    // The table of the most rows of a sampled report: read on every core.
+    let mut sched = Vec::new();
+    read_rows(b, "SCHED_EVENTS", &sql, |b, rows: Rows<SchedRows>| {
+        sched = by_thread(b, rows.0);
+    })?;
+    Ok(sched)
+}
+
+/// Switches as read, before grouping by thread.
+#[derive(Default)]
+struct SchedRows {
+    at: Vec<Ns>,
+    global_tid: Vec<i64>,
+    state: Vec<SchedState>,
+    without_thread: u64,
+}
+
+impl RowSink for SchedRows {
+    fn reserve(&mut self, rows: usize) {
+        self.at.reserve(rows);
+        self.global_tid.reserve(rows);
+        self.state.reserve(rows);
+    }
+
+    fn push(&mut self, row: &RawRows, _: &IdMap) {
         let Some(global_tid) = opt_int(row, 1) else {
-            without_thread += 1;
-            continue;
+            self.without_thread += 1;
+            return;
         };
         let state = if opt_int(row, 2).unwrap_or(0) != 0 {
             SchedState::Running
         } else {
             switched_out_state(opt_int(row, 3))
         };
+        self.at.push(int(row, 0));
+        self.global_tid.push(global_tid);
+        self.state.push(state);
+    }
+
+    fn append(&mut self, later: Self) {
+        self.at.extend(later.at);
+        self.global_tid.extend(later.global_tid);
+        self.state.extend(later.state);
+        self.without_thread += later.without_thread;
+    }
+}
+
+/// The switches of `rows` per thread, each thread's in time order.
+fn by_thread(b: &mut Builder, rows: SchedRows) -> Vec<ThreadSched> {
+    if rows.without_thread > 0 {
+        b.warn(format!(
+            "SCHED_EVENTS: {} switches without a thread (globalTid NULL) are not loaded",
+            rows.without_thread
+        ));
+    }
+    let mut per_thread: Vec<(ThreadIdx, Vec<Ns>, Vec<SchedState>)> = Vec::new();
+    let mut slot_of: HashMap<i64, usize> = HashMap::new();
+    // Switches come in runs of one thread's (in and out): the last one's slot.
+    let mut last: Option<(i64, usize)> = None;
+    for ((&at, &global_tid), &state) in rows.at.iter().zip(&rows.global_tid).zip(&rows.state) {
         let slot = match last {
             Some((tid, slot)) if tid == global_tid => slot,
             _ => {
@@ -71,21 +111,16 @@ pub(super) fn read_sched(b: &mut Builder) -> rusqlite::Result<Vec<ThreadSched>> 
                 slot
             }
         };
-        let (_, at, states) = &mut per_thread[slot];
-        at.push(int(row, 0));
+        let (_, times, states) = &mut per_thread[slot];
+        times.push(at);
         states.push(state);
-    }
-    if without_thread > 0 {
-        b.warn(format!(
-            "SCHED_EVENTS: {without_thread} switches without a thread (globalTid NULL) are not loaded"
-        ));
     }
     let mut sched: Vec<ThreadSched> = per_thread
         .into_iter()
         .map(|(thread, at, state)| sorted(thread, at, state))
         .collect();
     sched.sort_by_key(|s| s.thread);
-    Ok(sched)
+    sched
 }
 
 /// One thread's switches in time order (a switch in and out at the same
