@@ -24,7 +24,9 @@ use super::builder::Builder;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::rows::{int, opt_int, pid_of, text};
 use super::sampling::{Sampling, stop_if_cancelled};
-use crate::model::{Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState, StrId};
+use crate::model::{
+    Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState, StackId, StackTree, StrId,
+};
 
 /// The name of the domain nsys's Python sampler writes its marks in.
 pub const PYTHON_SAMPLING_DOMAIN: &str = "Python Periodic Sampling";
@@ -64,6 +66,7 @@ pub(super) fn read_python(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
     let (mut read, mut without_frames, mut unreadable) = (0u64, 0u64, 0u64);
     let mut frames: Vec<FrameId> = Vec::new();
     let mut names = Names::default();
+    let mut read_before: HashMap<String, (SampleState, StackId, Payload)> = HashMap::new();
     while let Some(row) = rows.next()? {
         read += 1;
         stop_if_cancelled(b, read)?;
@@ -77,30 +80,23 @@ pub(super) fn read_python(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
             let id = opt_int(row, 4)?;
             Some(b.trace.strings.get(b.string(id)).to_string())
         });
-        let payload = json.as_deref().map(serde_json::from_str::<Value>);
-        let (state, stack) = match payload {
-            Some(Ok(value)) => {
-                frames.clear();
-                let state = python_frames(b, s, &mut names, &value, &mut frames);
-                if frames.is_empty() {
-                    without_frames += 1;
-                }
-                let stack = if INNERMOST_FIRST {
-                    s.stack(frames.iter().rev().copied())
-                } else {
-                    s.stack(frames.iter().copied())
-                };
-                (state, stack)
+        // A sampler taking a loop's stack again writes the same payload:
+        // each distinct one is read once.
+        let seen = json.as_ref().and_then(|j| read_before.get(j).copied());
+        let (state, stack, outcome) = match (seen, json) {
+            (Some(known), _) => known,
+            (None, Some(json)) => {
+                let read = read_payload(b, s, &mut names, &json, &mut frames);
+                read_before.insert(json, read);
+                read
             }
-            Some(Err(_)) => {
-                unreadable += 1;
-                (SampleState::Unknown, crate::model::StackTree::ROOT)
-            }
-            None => {
-                without_frames += 1;
-                (SampleState::Unknown, crate::model::StackTree::ROOT)
-            }
+            (None, None) => (SampleState::Unknown, StackTree::ROOT, Payload::Missing),
         };
+        match outcome {
+            Payload::Frames => {}
+            Payload::Missing | Payload::NoFrames => without_frames += 1,
+            Payload::NotJson => unreadable += 1,
+        }
         let thread = b.thread(global_tid);
         s.push(
             thread,
@@ -123,6 +119,41 @@ pub(super) fn read_python(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
         ));
     }
     Ok(())
+}
+
+/// What a sample's payload held.
+#[derive(Copy, Clone)]
+enum Payload {
+    Frames,
+    NoFrames,
+    NotJson,
+    Missing,
+}
+
+/// A payload's thread state and stack (its frames interned in `s`).
+fn read_payload(
+    b: &mut Builder,
+    s: &mut Sampling,
+    names: &mut Names,
+    json: &str,
+    frames: &mut Vec<FrameId>,
+) -> (SampleState, StackId, Payload) {
+    let Ok(value) = serde_json::from_str::<Value>(json) else {
+        return (SampleState::Unknown, StackTree::ROOT, Payload::NotJson);
+    };
+    frames.clear();
+    let state = python_frames(b, s, names, &value, frames);
+    let stack = if INNERMOST_FIRST {
+        s.stack(frames.iter().rev().copied())
+    } else {
+        s.stack(frames.iter().copied())
+    };
+    let outcome = if frames.is_empty() {
+        Payload::NoFrames
+    } else {
+        Payload::Frames
+    };
+    (state, stack, outcome)
 }
 
 /// The (process, domain id) pairs of the Python sampling domain.
