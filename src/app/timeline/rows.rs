@@ -338,7 +338,10 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
         1,
         Some(ph),
     );
-    if has_cpu {
+    // Only where the thread has no other row for now (a report of samples
+    // and no CUDA): a CPU row on every thread of a CUDA report would push its
+    // GPU rows below the fold (the state lane's design is the views' to make).
+    if has_cpu && th.is_empty() {
         rows.push(Row {
             label: super::cpu_row::label(trace, t),
             key: format!("t{}/cpu", th.global_tid),
