@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod nsys;
 pub mod peaks;
 pub mod ranks;
+pub mod samples;
 mod strings;
 pub mod track;
 
@@ -26,6 +27,10 @@ pub use events::*;
 pub use ids::{EventId, EventKind, EventKinds, Lineage};
 pub use metrics::{KernelMetrics, MetricDef, MetricSource};
 pub use ranks::{Alignment, Rank, Ranks};
+pub use samples::{
+    CpuSampling, Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState, SchedState,
+    StackId, StackTree, ThreadSamples, ThreadSched,
+};
 pub use strings::{StrId, Strings};
 pub use track::{RowOwners, Run, SAMPLED_STARTS_STRIDE, Track};
 
@@ -213,6 +218,9 @@ pub struct Trace {
     /// capture's counters); other sources are joined in analysis.
     pub kernel_metrics: Arc<Vec<KernelMetrics>>,
     pub correlation: Arc<CorrelationIndex>,
+    /// CPU samples (native and Python) and thread scheduling, when nsys
+    /// sampled ([`samples`]); empty otherwise.
+    pub cpu: Arc<CpuSampling>,
     /// What the loader skipped or repaired, for the user to see.
     pub warnings: Vec<String>,
     /// Which state of a growing report this is (default for any other).
@@ -251,6 +259,7 @@ impl Trace {
             metrics: self.metrics.clone(),
             kernel_metrics: self.kernel_metrics.clone(),
             correlation: self.correlation.clone(),
+            cpu: self.cpu.clone(),
             warnings: self.warnings.clone(),
             lineage: self.lineage.clone(),
             activity: Default::default(),
@@ -378,6 +387,7 @@ impl Trace {
                 .map(|m| m.timestamp.capacity() * 12)
                 .sum::<usize>()
             + self.correlation.heap_bytes()
+            + self.cpu.heap_bytes()
             + self
                 .tracks()
                 .flat_map(|t| t.runs())

@@ -29,6 +29,7 @@
 
 mod blocks;
 mod cause;
+mod functions;
 mod gap;
 mod handoff;
 
@@ -1091,6 +1092,9 @@ pub struct CauseTotal {
     pub calls: Vec<(String, Ns)>,
     /// The longest single call of the cause, for highlighting.
     pub longest_call: Option<usize>,
+    /// The functions the thread's CPU samples show in this cause's time
+    /// (outside CUDA, in syncs); None where the report has no samples there.
+    pub functions: Option<crate::analysis::cpu_profile::TopFunctions>,
 }
 
 /// A lane's idle time over some windows, per cause.
@@ -1141,7 +1145,7 @@ impl IdleSummary {
             .filter(|c| c.time.saturating_mul(20) >= self.idle)
             .map(|c| {
                 let names: Vec<&str> = c.calls.iter().take(2).map(|(n, _)| n.as_str()).collect();
-                if names.is_empty() {
+                let mut part = if names.is_empty() {
                     format!("{} {}", human_ns(c.time), c.cause.label())
                 } else {
                     format!(
@@ -1150,12 +1154,20 @@ impl IdleSummary {
                         c.cause.label(),
                         names.join(", ")
                     )
+                };
+                // "4.2 ms outside CUDA (CPU work): 61 % in `build_batch` (train.py:14)".
+                if let Some(f) = &c.functions {
+                    part.push_str(": ");
+                    part.push_str(&f.phrase());
                 }
+                part
             })
             .collect();
         if !parts.is_empty() {
             text.push_str("; the thread spent ");
-            text.push_str(&parts.join(", "));
+            // A part naming functions lists them with commas: parts then part with `;`.
+            let named = self.causes.iter().any(|c| c.functions.is_some());
+            text.push_str(&parts.join(if named { "; " } else { ", " }));
         }
         text
     }
@@ -1238,6 +1250,17 @@ pub fn summarize_lane(
         let mut hints = WalkHints::default();
         // Idle time by the thread walked: a handful of threads.
         let mut by_thread: Vec<(u32, Ns)> = Vec::new();
+        // Where the thread has CPU samples, the stretches of its time to name.
+        let mut cpu_windows = functions::CpuWindows::default();
+        let mut sampled_threads: Vec<(u32, bool)> = Vec::new();
+        let mut sampled = |t: u32| match sampled_threads.iter().find(|(x, _)| *x == t) {
+            Some(&(_, yes)) => yes,
+            None => {
+                let yes = functions::CpuWindows::wanted(trace, t);
+                sampled_threads.push((t, yes));
+                yes
+            }
+        };
         for &(ws, we) in windows {
             for gap in attribution.gaps_in(span.lane, ws, we).iter() {
                 let (s, e) = (gap.start.max(ws), gap.end.min(we));
@@ -1247,7 +1270,15 @@ pub fn summarize_lane(
                 gaps += 1;
                 let mut here = [0 as Ns; CAUSES];
                 let who = (gap.thread, gap.handed_by);
+                // Where in the gap the walk is: the stretches it names follow one another.
+                let mut walked: Ns = 0;
                 classifier.walk_gap(who, s, e, &mut hints, |thread, call, cause, ns| {
+                    if let Some(t) = thread
+                        && sampled(t)
+                    {
+                        cpu_windows.note(cause, t, s + walked, ns);
+                    }
+                    walked = walked.saturating_add(ns);
                     here[cause.slot()] = here[cause.slot()].saturating_add(ns);
                     if let Some(t) = thread {
                         match by_thread.iter_mut().find(|(k, _)| *k == t) {
@@ -1294,6 +1325,7 @@ pub fn summarize_lane(
                     time: times[c.slot()],
                     calls,
                     longest_call: longest[c.slot()].map(|(_, api)| api),
+                    functions: cpu_windows.name(trace, c),
                 }
             })
             .collect();
