@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use super::analyze_job::JobFormat;
-use super::job::{is_job, load_job};
+use super::job::{AlignOn, JobArgs, is_job, load_job};
 use super::output::{Named, emit_table};
 use super::{load_or_report, name_list, parse_range, usage_error};
 use crate::analysis::findings::{self, Thresholds};
@@ -52,8 +52,8 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "PREFIX", requires = "rules", value_parser = super::output::parse_prefix)]
     output: Option<String>,
 
-    /// Findings: only those that start in [START_NS, END_NS), session nanoseconds (rules take
-    /// start=/end= options instead).
+    /// Findings: only those that start in [START_NS, END_NS), session nanoseconds (of a job:
+    /// on the job clock; rules take start=/end= options instead).
     #[arg(long, value_name = "START_NS:END_NS", value_parser = parse_range, conflicts_with = "rules")]
     range: Option<TimeRange>,
 
@@ -65,6 +65,8 @@ pub struct AnalyzeArgs {
     /// Do not print the loader's warnings (rows dropped, columns missing) on stderr.
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten)]
+    job: JobArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -100,6 +102,7 @@ struct Options {
     range: Option<TimeRange>,
     all: bool,
     quiet: bool,
+    align_on: Option<AlignOn>,
 }
 
 /// What clap cannot check: a rule named twice runs once (with the options given last), and
@@ -123,11 +126,10 @@ fn options(args: AnalyzeArgs) -> Result<Options, String> {
         (None, false) if args.output.is_some() => AnalyzeFormat::Csv,
         (None, _) => AnalyzeFormat::Table,
     };
-    if is_job(&args.files) && !rules.is_empty() {
-        return Err("--rule runs on one report: give one (findings take several)".into());
-    }
-    if is_job(&args.files) && args.range.is_some() {
-        return Err("--range is in one report's nanoseconds: give one report".into());
+    if !is_job(&args.files) && args.job.align_on.is_some() {
+        return Err(
+            "--align-on aligns the ranks of a job: give several reports or a folder".into(),
+        );
     }
     Ok(Options {
         files: args.files,
@@ -137,6 +139,7 @@ fn options(args: AnalyzeArgs) -> Result<Options, String> {
         range: args.range,
         all: args.all,
         quiet: args.quiet,
+        align_on: args.job.align_on,
     })
 }
 
@@ -146,7 +149,7 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
         Err(message) => return usage_error("analyze", &message),
     };
     if is_job(&options.files) {
-        let job = match load_job(&options.files, options.quiet) {
+        let job = match load_job(&options.files, options.quiet, options.align_on.as_ref()) {
             Ok(job) => job,
             Err(code) => return code,
         };
@@ -155,7 +158,20 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
             _ if options.all => JobFormat::All,
             _ => JobFormat::Entries,
         };
-        return super::analyze_job::print(&job, format);
+        if !options.rules.is_empty() {
+            let mut stdout = std::io::stdout().lock();
+            return match super::analyze_job::run_rules(
+                &job,
+                &options.rules,
+                options.format != AnalyzeFormat::Table,
+                options.output.as_deref(),
+                &mut stdout,
+            ) {
+                Ok(()) => super::output::finish(&mut stdout),
+                Err(()) => ExitCode::FAILURE,
+            };
+        }
+        return super::analyze_job::print(&job, format, options.range);
     }
     let Some(file) = options.files.first() else {
         return usage_error("analyze", "no report given");

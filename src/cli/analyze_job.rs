@@ -6,14 +6,16 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use super::output::{finish, write_failed};
+use super::output::{Named, emit_table, finish, write_failed};
+use crate::analysis::TimeRange;
 use crate::analysis::findings::{self, Finding, Thresholds};
 use crate::analysis::ranks::{
     JobAnalysis, RankRows, StragglerThresholds, analyze_job, straggler_json, straggler_message,
-    with_rank_column,
+    timestamp_columns, with_rank_column,
 };
+use crate::analysis::rules::RuleSpec;
 use crate::analysis::{Cell, Table};
-use crate::model::Ranks;
+use crate::model::{Rank, Ranks};
 
 /// How the findings print.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -26,11 +28,13 @@ pub(super) enum JobFormat {
 }
 
 /// Prints every rank's findings and the job's; the exit code.
-pub(super) fn print(job: &Ranks, format: JobFormat) -> ExitCode {
+/// `range` is on the job clock: each rank is analysed over it on its own clock.
+pub(super) fn print(job: &Ranks, format: JobFormat, range: Option<TimeRange>) -> ExitCode {
     let cancel = AtomicBool::new(false);
     let mut found: Vec<(u32, Vec<Finding>)> = Vec::with_capacity(job.len());
     for rank in &job.ranks {
-        match findings::analyze(&rank.trace, None, &Thresholds::default(), &cancel) {
+        let own = range.map(|r| rank_range(rank, r));
+        match findings::analyze(&rank.trace, own, &Thresholds::default(), &cancel) {
             Ok(f) => found.push((rank.number, f)),
             Err(_) => return ExitCode::FAILURE,
         }
@@ -45,6 +49,51 @@ pub(super) fn print(job: &Ranks, format: JobFormat) -> ExitCode {
         return write_failed(&e);
     }
     finish(&mut stdout)
+}
+
+/// A span of the job clock on `rank`'s own clock.
+fn rank_range(rank: &Rank, range: TimeRange) -> TimeRange {
+    TimeRange {
+        start: range.start.saturating_sub(rank.offset_ns),
+        end: range.end.saturating_sub(rank.offset_ns),
+    }
+}
+
+/// nsys analyze rules over a job: each rule's table of every rank, rank by rank behind a
+/// `Rank` column, each rank's rows exactly those of the rule on its report alone but for
+/// their timestamps, which are on the job clock.
+pub(super) fn run_rules(
+    job: &Ranks,
+    rules: &[RuleSpec],
+    csv: bool,
+    output: Option<&str>,
+    out: &mut impl Write,
+) -> Result<(), ()> {
+    for (i, spec) in rules.iter().enumerate() {
+        let mut combined = Table::default();
+        for rank in &job.ranks {
+            let table = crate::analysis::rules::run(&rank.trace, spec.rule, &spec.options);
+            if combined.columns.is_empty() {
+                combined.columns = with_rank_column(&table.columns);
+            }
+            let rows = RankRows {
+                rank: rank.number,
+                offset_ns: rank.offset_ns,
+                timestamps: timestamp_columns(&table.columns),
+            };
+            combined
+                .rows
+                .extend(table.rows.into_iter().map(|row| rows.row(row)));
+        }
+        let named = Named {
+            file_stem: spec.rule.name(),
+            name: spec.rule.name(),
+            title: spec.rule.title(),
+            if_empty: "(no findings)",
+        };
+        emit_table(&combined, &named, csv, output, i == 0, out)?;
+    }
+    Ok(())
 }
 
 fn json_lines(found: &[(u32, Vec<Finding>)], analysis: &JobAnalysis) -> String {

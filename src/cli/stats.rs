@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::job::{is_job, load_job};
+use super::job::{AlignOn, JobArgs, is_job, load_job};
 use super::output::{Named, emit_table, finish, write_failed};
 use super::stats_job::JobStats;
 use super::stats_tables::{CsvStream, idle_in_ranges, stream_trace_csv, stream_trace_text};
@@ -69,6 +69,8 @@ pub struct StatsArgs {
     /// Do not print the loader's warnings (rows dropped, columns missing) on stderr.
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten)]
+    job: JobArgs,
 }
 
 fn parse_report(name: &str) -> Result<Report, String> {
@@ -99,6 +101,7 @@ struct Options {
     ncu: Option<PathBuf>,
     nvtx: Option<String>,
     quiet: bool,
+    align_on: Option<AlignOn>,
 }
 
 /// What clap cannot check: a report named twice runs once, and `--overlapping` only with
@@ -136,6 +139,11 @@ fn options(args: StatsArgs) -> Result<Options, String> {
             report.name()
         ));
     }
+    if !is_job(&args.files) && args.job.align_on.is_some() {
+        return Err(
+            "--align-on aligns the ranks of a job: give several reports or a folder".into(),
+        );
+    }
     if args.ncu.is_some() && is_job(&args.files) {
         return Err("--ncu joins Nsight Compute results to one report: give one".into());
     }
@@ -149,6 +157,7 @@ fn options(args: StatsArgs) -> Result<Options, String> {
         ncu: args.ncu,
         nvtx: args.nvtx,
         quiet: args.quiet,
+        align_on: args.job.align_on,
     })
 }
 
@@ -158,7 +167,7 @@ pub fn main(args: StatsArgs) -> ExitCode {
         Err(message) => return usage_error("stats", &message),
     };
     if is_job(&options.files) {
-        let job = match load_job(&options.files, options.quiet) {
+        let job = match load_job(&options.files, options.quiet, options.align_on.as_ref()) {
             Ok(job) => job,
             Err(code) => return code,
         };

@@ -23,6 +23,10 @@ pub enum Alignment {
     /// On a shared event: the end of one NVTX range instance every rank has falls at one time
     /// (`analysis::ranks::align_on_range_end`).
     SharedEvent,
+    /// On a shared kernel: the end of the Nth kernel of one name (a collective's, as
+    /// `ncclDevKernel_AllReduce…`) falls at one time on every rank
+    /// (`analysis::ranks::align_on_kernel_end`).
+    SharedKernel,
 }
 
 impl Alignment {
@@ -37,6 +41,9 @@ impl Alignment {
             }
             Alignment::SharedEvent => {
                 "aligned on a shared event: the end of one NVTX range instance, on every rank"
+            }
+            Alignment::SharedKernel => {
+                "aligned on a shared kernel: the end of one kernel instance (a collective's), on every rank"
             }
         }
     }

@@ -103,9 +103,10 @@ pub struct JobView {
     pub rank_rects: Vec<Rect>,
     /// A span selected on any rank, aggregated rank by rank.
     pub span: RankRanges,
-    /// The shared event typed to align on: an NVTX range's name and its instance (1-based),
-    /// and why the last try failed.
+    /// The shared event typed to align on: an NVTX range's name (or a kernel's, with
+    /// `align_on_kernel`) and its instance (1-based), and why the last try failed.
     pub align_on: (String, usize),
+    pub align_on_kernel: bool,
     pub align_error: Option<String>,
 }
 
@@ -146,6 +147,7 @@ impl JobView {
             rank_rects: Vec::new(),
             span: RankRanges::default(),
             align_on: (String::new(), 1),
+            align_on_kernel: false,
             align_error: None,
         }
     }
@@ -355,6 +357,20 @@ impl JobView {
         self.show(job);
     }
 
+    /// Aligns the ranks on the end of instance `nth` (1-based) of the kernel whose name
+    /// contains `name` (a collective's); the analysis is made again on the new clock.
+    pub fn align_on_kernel(&mut self, name: &str, nth: usize) {
+        let mut job = self.job();
+        if let Err(why) =
+            crate::analysis::ranks::align_on_kernel_end(&mut job, name, nth.max(1) - 1)
+        {
+            self.align_error = Some(why);
+            return;
+        }
+        self.align_error = None;
+        self.show(job);
+    }
+
     /// Moves rank `i` by `ns` on the job clock (a nudge by hand); the analysis follows.
     pub fn nudge(&mut self, i: usize, ns: Ns) {
         let mut job = self.job();
@@ -476,7 +492,17 @@ impl JobView {
         let mut action = None;
         egui::CollapsingHeader::new("Alignment").show(ui, |ui| {
             ui.horizontal(|ui| {
-                let label = ui.label("On the end of NVTX range");
+                ui.label("On the end of");
+                ui.selectable_value(&mut self.align_on_kernel, false, "NVTX range");
+                let kernel = ui
+                    .selectable_value(&mut self.align_on_kernel, true, "kernel")
+                    .on_hover_text("a kernel whose name contains the text: a collective's (ncclDevKernel_AllReduce…) ends together on every rank");
+                if kernel.clicked() && self.align_on.0.is_empty() {
+                    self.align_on.0 = (self.ranks.first())
+                        .and_then(|r| crate::analysis::ranks::first_collective_kernel(&r.rank.trace))
+                        .unwrap_or_default();
+                }
+                let label = ui.label("named");
                 ui.add(egui::TextEdit::singleline(&mut self.align_on.0).desired_width(140.0))
                     .labelled_by(label.id);
                 ui.label("instance");
@@ -509,6 +535,9 @@ impl JobView {
             });
         });
         match action {
+            Some(Some(name)) if self.align_on_kernel => {
+                self.align_on_kernel(&name, self.align_on.1)
+            }
             Some(Some(name)) => self.align(Some((&name, self.align_on.1))),
             Some(None) => self.align(None),
             None => {}
