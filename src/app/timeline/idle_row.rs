@@ -321,6 +321,18 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
                     }
                 ),
             );
+            // Which code the thread ran (or waited in) meanwhile, from its samples.
+            if super::idle_functions::names_functions(c.cause)
+                && let Some(top) = super::idle_functions::of_cause(&classifier, gap, c.cause)
+            {
+                ui.label(format!(
+                    "    {} {}: {} ({} samples)",
+                    human_ns(c.time),
+                    super::idle_functions::short_label(c.cause),
+                    top.phrase(),
+                    top.samples
+                ));
+            }
         }
     }
     if let Some(thread) = gap.thread.and_then(|t| trace.threads.get(t as usize)) {

@@ -30,6 +30,10 @@ pub enum RowKind {
     /// The idle gaps of GPU `device`, coloured by cause (shown when the view
     /// asks for them).
     IdleWhy { device: u32 },
+    /// A thread's scheduling states (`cpu_state_row`).
+    CpuState { thread: u32 },
+    /// A thread's CPU and Python samples, a tick each (`sample_row`).
+    Samples { thread: u32 },
 }
 
 /// How a metric chart maps values: `[lo, hi]` (raw values) fills the row;
@@ -101,7 +105,9 @@ impl Row {
             RowKind::Lane { track, .. } => track.depth.max(1) as f32 * LANE_H + 2.0,
             RowKind::Metric { .. } => METRIC_H,
             RowKind::Projection { track } => track.depth.max(1) as f32 * LANE_H + 2.0,
-            RowKind::IdleWhy { .. } => LANE_H + 2.0,
+            RowKind::IdleWhy { .. } | RowKind::CpuState { .. } | RowKind::Samples { .. } => {
+                LANE_H + 2.0
+            }
         }
     }
 
@@ -155,7 +161,7 @@ fn header(
 
 /// Sums event counts into headers and drops headers left without children,
 /// but for those in `placeholders` (a GPU whose rows are still being read).
-fn finish(rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
+fn finish(trace: &Trace, rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
     let mut rows = rows;
     let mut series = vec![0usize; rows.len()];
     for i in (0..rows.len()).rev() {
@@ -164,7 +170,11 @@ fn finish(rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
         }
         let n = match &rows[i].kind {
             RowKind::Lane { track, .. } => track.len() as u64,
-            RowKind::Metric(_) | RowKind::Projection { .. } | RowKind::IdleWhy { .. } => 0,
+            RowKind::Metric(_)
+            | RowKind::Projection { .. }
+            | RowKind::IdleWhy { .. }
+            | RowKind::CpuState { .. } => 0,
+            RowKind::Samples { thread } => sample_count(trace, *thread),
             RowKind::Header { events } => *events,
         };
         if let Some(p) = rows[i].parent
@@ -313,7 +323,7 @@ pub fn build(trace: &Trace) -> Vec<Row> {
             stream_rows(trace, &mut rows, s, gh);
         }
     }
-    finish(rows, &placeholders)
+    finish(trace, rows, &placeholders)
 }
 
 /// Thread `t`'s rows under its process's header `ph`: its header, OS runtime, CUDA API and
@@ -322,7 +332,9 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
     let Some(th) = trace.threads.get(t as usize) else {
         return;
     };
-    if th.is_empty() {
+    let sampled =
+        trace.cpu.sched_of(t).is_some_and(|s| !s.at.is_empty()) || sample_count(trace, t) > 0;
+    if th.is_empty() && !sampled {
         return;
     }
     let th_row = header(
@@ -332,6 +344,7 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
         1,
         Some(ph),
     );
+    cpu_rows(trace, rows, th_row, t);
     lane(
         trace,
         rows,
@@ -377,6 +390,43 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
                 },
             });
         }
+    }
+}
+
+/// The samples nsys took of thread `t`, every sampler's.
+fn sample_count(trace: &Trace, t: u32) -> u64 {
+    (trace.cpu.threads.iter())
+        .filter(|s| s.thread == t)
+        .map(|s| s.len() as u64)
+        .sum()
+}
+
+/// Thread `t`'s CPU rows under its header `th_row`: its scheduling states
+/// and its samples, each where the report has them.
+fn cpu_rows(trace: &Trace, rows: &mut Vec<Row>, th_row: usize, t: u32) {
+    let indent = rows[th_row].indent + 1;
+    if trace.cpu.sched_of(t).is_some_and(|s| !s.at.is_empty()) {
+        rows.push(Row {
+            label: crate::app::timeline::cpu_state_row::LABEL.into(),
+            key: format!("{}/cpustate", rows[th_row].key),
+            indent,
+            parent: Some(th_row),
+            kind: RowKind::CpuState { thread: t },
+        });
+    }
+    let samples = sample_count(trace, t);
+    if samples > 0 {
+        rows.push(Row {
+            label: format!(
+                "{} ({})",
+                crate::app::timeline::sample_row::LABEL,
+                grouped(samples as i64)
+            ),
+            key: format!("{}/samples", rows[th_row].key),
+            indent,
+            parent: Some(th_row),
+            kind: RowKind::Samples { thread: t },
+        });
     }
 }
 
