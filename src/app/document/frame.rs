@@ -25,6 +25,12 @@ impl Document {
                     }
                 });
         }
+        if self.cpu_profile.is_shown() {
+            egui::Panel::bottom("cpu_profile")
+                .default_size(300.0)
+                .resizable(true)
+                .show(ui, |ui| self.cpu_profile.ui(ui));
+        }
         if self.timeline.prepare_projection(&self.trace) {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
