@@ -13,7 +13,16 @@ use sightline::analysis::cpu_profile::{
 };
 use sightline::model::{FrameKind, SampleSource, SchedState, Trace};
 
-const FIXTURES: [&str; 2] = ["torch_loop/torch_loop", "cpu_only/cpu_only"];
+const FIXTURES: [&str; 5] = [
+    "torch_loop/torch_loop",
+    "cpu_only/cpu_only",
+    "torch_loop_py/torch_loop",
+    "cpu_only_py/cpu_only",
+    "native_burn/native_burn",
+];
+
+/// The reports exported with `--include-json=true`: Python frames in.
+const WITH_PYTHON_FRAMES: [&str; 2] = ["torch_loop_py/torch_loop", "cpu_only_py/cpu_only"];
 
 fn path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -64,7 +73,7 @@ fn every_threads_samples_and_switches_are_those_the_file_holds() {
             &db,
             "SELECT globalTid, count(*) FROM SCHED_EVENTS GROUP BY globalTid",
         );
-        assert!(!native.is_empty() && !python.is_empty() && !switches.is_empty());
+        assert!(!native.is_empty() && !switches.is_empty(), "{name}");
         for (source, expected) in [
             (SampleSource::Native, &native),
             (SampleSource::Python, &python),
@@ -294,4 +303,65 @@ fn top_functions_name_the_native_frames_without_python_ones() {
         top.functions[0].label,
         function_label(&trace, first.key, first.line)
     );
+}
+
+/// Python samples keep Python frames: each sample's innermost frame is the
+/// payload's `Frames[0]` (by SQL's JSON functions over `jsonText`, names
+/// through StringIds, HTML entities undone), counted per function.
+#[test]
+fn python_samples_have_the_payloads_frames() {
+    for name in WITH_PYTHON_FRAMES {
+        let trace = load_path(&path(name));
+        let db = rusqlite::Connection::open(path(name)).expect("open");
+        let mut stmt = db
+            .prepare(
+                "SELECT replace(replace(replace(s.value, '&lt;', '<'), '&gt;', '>'), '&amp;', '&'), count(*) \
+                 FROM NVTX_EVENTS e JOIN StringIds s ON s.id = \
+                 json_extract(e.jsonText, '$.\"Python Periodic Sampling\".Frames[0].Function') \
+                 WHERE e.eventType = 34 GROUP BY 1",
+            )
+            .expect("query");
+        let expected: HashMap<String, u64> = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
+            .expect("rows")
+            .map(|r| r.expect("row"))
+            .collect();
+        assert!(!expected.is_empty(), "{name}: SQL finds frames");
+        let profile = flat_profile(&trace, &SampleScope::whole().source(SampleSource::Python));
+        // By name: `<module>` of several files is one name to SQL.
+        let mut ours: HashMap<String, u64> = HashMap::new();
+        for r in profile.rows.iter().filter(|r| r.self_samples > 0) {
+            assert_eq!(r.key.kind, FrameKind::Python, "{name}: Python frames stay Python");
+            *ours.entry(trace.name(r.key.function).to_string()).or_default() += r.self_samples;
+        }
+        assert_eq!(ours, expected, "{name}: innermost Python functions");
+    }
+}
+
+/// The names of the functions a program defines (`def NAME`).
+fn defined_functions(program: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(program),
+    )
+    .expect("program");
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("def "))
+        .filter_map(|l| l.split('(').next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// On a CPU-only Python program, the profile's top function (self) is one
+/// the program defines, shown as Python with its file.
+#[test]
+fn the_cpu_only_programs_top_function_is_its_own() {
+    let trace = load_path(&path("cpu_only_py/cpu_only"));
+    let own = defined_functions("cpu_only_py/programs/cpu_only.py");
+    let profile = flat_profile(&trace, &SampleScope::whole());
+    let top = &profile.rows[0];
+    let name = trace.name(top.key.function);
+    assert!(own.iter().any(|f| f == name), "{name} is not one of {own:?}");
+    assert_eq!(top.key.kind, FrameKind::Python);
+    let label = function_label(&trace, top.key, top.line);
+    assert!(label.contains("cpu_only.py:"), "{label}");
 }

@@ -20,6 +20,7 @@ mod python_samples;
 pub mod ranks;
 mod rows;
 mod samples;
+mod sampling;
 mod sched;
 mod session;
 mod snapshot;
@@ -359,7 +360,7 @@ const PHASES: [(&str, Phase, &str); 8] = [
     ("OS runtime", cpu::read_osrt, "OS runtime calls"),
     (
         "CPU samples",
-        samples::read_cpu_sampling,
+        read_cpu_sampling,
         "CPU samples and scheduling",
     ),
     (
@@ -391,6 +392,16 @@ fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {
             .filter_map(|t| b.report.time_hint(t))
             .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
     }
+    Ok(())
+}
+
+/// The phase: native samples, Python samples, scheduling.
+fn read_cpu_sampling(b: &mut Builder) -> rusqlite::Result<()> {
+    let mut s = sampling::Sampling::default();
+    samples::read_native(b, &mut s)?;
+    python_samples::read_python(b, &mut s)?;
+    let sched = sched::read_sched(b)?;
+    b.trace.cpu = Arc::new(s.finish(sched));
     Ok(())
 }
 

@@ -8,9 +8,13 @@
 //! says a sample was taken (kept, with an empty stack), and the load says
 //! how to get the frames.
 //!
-//! The JSON is read by the schema's names, not its layout: the first array
-//! of objects is the frames; in a frame, the key naming a function, a file
-//! and a line (any case); a string or a `StringIds` id for the names.
+//! The JSON (nsys 2025.3: `{"Python Periodic Sampling": {"Thread state ID":
+//! 1, "Thread state": "Running", "Frames count": 3, "Frames": [{"Function":
+//! 4850, "File": 122, "Line": 38}, …]}}`, innermost frame first, names as
+//! `StringIds` ids of HTML-escaped text) is read by the schema's names, not
+//! its layout: the first array of objects is the frames; in a frame, the key
+//! naming a function, a file and a line (any case); a string or a
+//! `StringIds` id for the names.
 
 use std::collections::HashSet;
 
@@ -19,15 +23,14 @@ use serde_json::Value;
 use super::builder::Builder;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::rows::{int, opt_int, pid_of, text};
-use super::samples::{Sampling, stop_if_cancelled};
+use super::sampling::{Sampling, stop_if_cancelled};
 use crate::model::{Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState};
 
 /// The name of the domain nsys's Python sampler writes its marks in.
 pub const PYTHON_SAMPLING_DOMAIN: &str = "Python Periodic Sampling";
 
-/// Whether the payload lists frames innermost (the sampled function) first,
-/// as Python's own `traceback.extract_stack` does not but a sampler's stack
-/// walk does.
+/// Whether the payload lists frames innermost (the sampled function) first:
+/// nsys 2025.3's does (`Frames[0]` is the function running).
 const INNERMOST_FIRST: bool = true;
 
 pub(super) fn read_python(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result<()> {
@@ -189,12 +192,23 @@ fn find_frames(value: &Value, depth: u32) -> Option<&Vec<Value>> {
 /// The thread state named in a payload: a key naming a state (not its id)
 /// holding a label (`Running`, `Blocking Wait`, `Uninterruptible`) or the
 /// enum's value (1, 2, 3).
+/// The payload nests its fields in an object named after the schema
+/// (`{"Python Periodic Sampling": {...}}`): looked for a few levels down.
 fn find_state(value: &Value) -> Option<SampleState> {
+    find_state_in(value, 0)
+}
+
+fn find_state_in(value: &Value, depth: u32) -> Option<SampleState> {
     let map = value.as_object()?;
-    let (_, v) = map.iter().find(|(k, _)| {
+    let here = map.iter().find(|(k, _)| {
         let k = k.to_ascii_lowercase();
         k.contains("state") && !k.ends_with("id")
-    })?;
+    });
+    let Some((_, v)) = here else {
+        return (depth < 4)
+            .then(|| map.values().find_map(|v| find_state_in(v, depth + 1)))
+            .flatten();
+    };
     let by_label = |label: &str| {
         let l = label.to_ascii_lowercase();
         if l.starts_with("running") {
@@ -219,6 +233,42 @@ fn find_state(value: &Value) -> Option<SampleState> {
     }
 }
 
+/// nsys writes the Python sampler's names HTML-escaped in StringIds
+/// (`&lt;module&gt;` for `<module>`): the names as Python gives them.
+fn unescape_html(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('&') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let entity = [
+            ("&lt;", '<'),
+            ("&gt;", '>'),
+            ("&quot;", '"'),
+            ("&#39;", '\''),
+            ("&apos;", '\''),
+            ("&amp;", '&'),
+        ]
+        .into_iter()
+        .find(|(e, _)| rest.starts_with(e));
+        match entity {
+            Some((e, c)) => {
+                out.push(c);
+                rest = &rest[e.len()..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 /// One frame object: its function, file and line by their keys' names.
 fn python_frame(b: &mut Builder, item: &Value) -> Option<Frame> {
     let map = item.as_object()?;
@@ -227,10 +277,13 @@ fn python_frame(b: &mut Builder, item: &Value) -> Option<Frame> {
             .find(|(k, _)| k.to_ascii_lowercase().contains(want))
             .map(|(_, v)| v)
     };
-    let mut name_of = |v: Option<&Value>| match v {
-        Some(Value::String(s)) => Some(b.trace.strings.intern(s)),
-        Some(Value::Number(n)) => n.as_i64().map(|id| b.string(id)),
-        _ => None,
+    let mut name_of = |v: Option<&Value>| {
+        let raw = match v {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => b.trace.strings.get(b.string(n.as_i64()?)).to_string(),
+            _ => return None,
+        };
+        Some(b.trace.strings.intern(&unescape_html(&raw)))
     };
     let function = name_of(field("func"))?;
     let location = name_of(field("file")).unwrap_or_default();
@@ -245,4 +298,25 @@ fn python_frame(b: &mut Builder, item: &Value) -> Option<Frame> {
         location,
         line,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_entities_are_undone_once() {
+        assert_eq!(unescape_html("&lt;module&gt;"), "<module>");
+        assert_eq!(unescape_html("a &amp;lt; b & c"), "a &lt; b & c");
+        assert_eq!(unescape_html("plain"), "plain");
+    }
+
+    #[test]
+    fn the_state_is_found_inside_the_schemas_object() {
+        let v: Value = serde_json::from_str(
+            r#"{"Python Periodic Sampling":{"Thread state ID":2,"Thread state":"Blocking Wait","Frames":[]}}"#,
+        )
+        .expect("json");
+        assert_eq!(find_state(&v), Some(SampleState::Waiting));
+    }
 }

@@ -1,145 +1,16 @@
 //! CPU samples: `COMPOSITE_EVENTS` (one row a sample: time, thread) joined
 //! with `SAMPLING_CALLCHAINS` (its frames by `stackDepth`, 0 the sampled
-//! function) into [`CpuSampling`]'s threads, frames and stack tree; then the
-//! Python samples ([`super::python_samples`]) and scheduling
-//! ([`super::sched`]). A report without these tables has no samples, never
+//! function) into the threads, frames and stack tree of
+//! [`crate::model::CpuSampling`]. A report without these tables has no samples, never
 //! an error; a table without a column the rows need is skipped with a
 //! warning; a call chain of no sample, or a sample without one, is counted
 //! and said.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
-
 use super::builder::Builder;
 use super::db::Col::{Optional as Opt, Required as Req};
-use super::error::cancelled;
 use super::rows::{int, opt_int};
-use crate::model::{
-    CpuSampling, Frame, FrameId, FrameKind, Ns, SampleSource, SampleStack, SampleState, StackId,
-    StackTree, StrId, ThreadIdx, ThreadSamples,
-};
-
-/// Rows between two looks at the cancel flag.
-const CANCEL_EVERY: u64 = 1 << 13;
-
-/// Every [`CANCEL_EVERY`] rows (`read` so far), turns a cancel request into
-/// the error that unwinds the load.
-pub(super) fn stop_if_cancelled(b: &Builder, read: u64) -> rusqlite::Result<()> {
-    if read.is_multiple_of(CANCEL_EVERY) && b.cancel.load(Ordering::Relaxed) {
-        return Err(cancelled());
-    }
-    Ok(())
-}
-
-/// The phase: native samples, Python samples, scheduling.
-pub(super) fn read_cpu_sampling(b: &mut Builder) -> rusqlite::Result<()> {
-    let mut s = Sampling::default();
-    read_native(b, &mut s)?;
-    super::python_samples::read_python(b, &mut s)?;
-    let sched = super::sched::read_sched(b)?;
-    b.trace.cpu = Arc::new(s.finish(sched));
-    Ok(())
-}
-
-/// [`CpuSampling`] being built: frames and stacks interned, samples per
-/// (thread, source) in the order read.
-#[derive(Default)]
-pub(super) struct Sampling {
-    frames: Vec<Frame>,
-    frame_ids: HashMap<Frame, FrameId>,
-    stacks: StackTree,
-    stack_ids: HashMap<(StackId, FrameId), StackId>,
-    /// Set once the stack tree is full: later stacks stop where it did.
-    stacks_full: bool,
-    series: HashMap<(ThreadIdx, SampleSource), (Vec<Ns>, Vec<SampleStack>)>,
-}
-
-impl Sampling {
-    pub(super) fn frame(&mut self, frame: Frame) -> FrameId {
-        if let Some(&id) = self.frame_ids.get(&frame) {
-            return id;
-        }
-        let id = self.frames.len() as FrameId;
-        self.frames.push(frame);
-        self.frame_ids.insert(frame, id);
-        id
-    }
-
-    /// The stack of `frames`, given outermost first.
-    pub(super) fn stack(&mut self, frames: impl Iterator<Item = FrameId>) -> StackId {
-        let mut at = StackTree::ROOT;
-        for frame in frames {
-            at = match self.stack_ids.get(&(at, frame)) {
-                Some(&next) => next,
-                None => match self.stacks.push(at, frame) {
-                    Some(next) => {
-                        self.stack_ids.insert((at, frame), next);
-                        next
-                    }
-                    None => {
-                        self.stacks_full = true;
-                        return at;
-                    }
-                },
-            };
-        }
-        at
-    }
-
-    pub(super) fn push(
-        &mut self,
-        thread: ThreadIdx,
-        source: SampleSource,
-        time: Ns,
-        stack: SampleStack,
-    ) {
-        let (times, stacks) = self.series.entry((thread, source)).or_default();
-        times.push(time);
-        stacks.push(stack);
-    }
-
-    fn finish(self, sched: Vec<crate::model::ThreadSched>) -> CpuSampling {
-        let mut threads: Vec<ThreadSamples> = self
-            .series
-            .into_iter()
-            .map(|((thread, source), (times, stacks))| sorted(thread, source, times, stacks))
-            .collect();
-        threads.sort_by_key(|s| (s.thread, s.source));
-        let mut frames = self.frames;
-        frames.shrink_to_fit();
-        CpuSampling {
-            frames,
-            stacks: self.stacks,
-            threads,
-            sched,
-        }
-    }
-}
-
-/// A series sorted by time (reports list samples by id, nearly always in
-/// time order: only then is a sort needed).
-fn sorted(
-    thread: ThreadIdx,
-    source: SampleSource,
-    mut times: Vec<Ns>,
-    mut stacks: Vec<SampleStack>,
-) -> ThreadSamples {
-    if !times.is_sorted() {
-        let mut order: Vec<u32> = (0..times.len() as u32).collect();
-        order.sort_by_key(|&i| times[i as usize]);
-        times = order.iter().map(|&i| times[i as usize]).collect();
-        stacks = order.iter().map(|&i| stacks[i as usize]).collect();
-    }
-    times.shrink_to_fit();
-    stacks.shrink_to_fit();
-    ThreadSamples {
-        thread,
-        source,
-        times,
-        stacks,
-    }
-}
+use super::sampling::{Sampling, stop_if_cancelled};
+use crate::model::{Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState, StrId};
 
 /// What reading the callchains met that the user should hear of.
 #[derive(Default)]
@@ -152,7 +23,8 @@ struct Oddities {
 /// One callchain row: (sample id, symbol, module, unresolved).
 type ChainRow = (i64, i64, i64, bool);
 
-fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result<()> {
+/// The native samples and their stacks, into `s`.
+pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result<()> {
     let Some(events) = b.select(
         "COMPOSITE_EVENTS",
         &[Req("id"), Req("start"), Req("globalTid")],

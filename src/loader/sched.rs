@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::builder::Builder;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::rows::{int, opt_int};
-use super::samples::stop_if_cancelled;
+use super::sampling::stop_if_cancelled;
 use crate::model::{Ns, SchedState, ThreadIdx, ThreadSched};
 
 /// `ENUM_SAMPLING_THREAD_STATE` ids (the same in every nsys that writes it).
