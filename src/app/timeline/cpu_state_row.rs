@@ -168,3 +168,56 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, s: &StateStretch) {
         format::exact(s.end)
     ));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CpuSampling;
+    use eframe::egui::{self, pos2};
+
+    /// A million state changes across a 1000-point row draw at most a box per
+    /// pixel column, and the same picture for what is not dense.
+    #[test]
+    fn dense_states_draw_at_most_a_box_per_pixel() {
+        let n = 1_000_000;
+        let sched = ThreadSched {
+            thread: 0,
+            at: (0..n as Ns).map(|i| i * 10).collect(),
+            state: (0..n)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        SchedState::Running
+                    } else {
+                        SchedState::Sleeping
+                    }
+                })
+                .collect(),
+        };
+        let trace = Trace {
+            cpu: std::sync::Arc::new(CpuSampling {
+                sched: vec![sched],
+                ..CpuSampling::default()
+            }),
+            ..Trace::default()
+        };
+        let rect = Rect::from_min_max(pos2(0.0, 0.0), pos2(1000.0, 20.0));
+        let map_of = |from: f64, to: f64| {
+            let mut view = crate::app::timeline::view::ViewState::default();
+            view.set(from, to);
+            Mapping::new(rect, &view)
+        };
+        let ctx = egui::Context::default();
+        let (mut dense, mut close) = (0, 0);
+        let mut out = ctx.run_pass(egui::RawInput::default(), |ctx| {
+            let painter = ctx.layer_painter(egui::LayerId::background());
+            dense = paint(&painter, &trace, 0, rect, &map_of(0.0, (n * 10) as f64));
+            // 100 changes in view: each its own box.
+            close = paint(&painter, &trace, 0, rect, &map_of(5_000.0, 6_000.0));
+        });
+        // Nothing is drawn to a screen: the fonts' upload is dropped.
+        out.textures_delta.clear();
+        assert!(dense >= 1, "the row is drawn");
+        assert!(dense <= 1001, "at most a box a pixel: {dense}");
+        assert!((99..=101).contains(&close), "one box per stretch: {close}");
+    }
+}

@@ -137,3 +137,44 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, tick: &SampleTick) {
         ui.weak(format!("… {} more callers", frames.len() - TOOLTIP_FRAMES));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CpuSampling, SampleStack, ThreadSamples};
+    use eframe::egui::{self, pos2};
+
+    /// A million samples across a 1000-point row draw at most a tick per
+    /// pixel column and sampler, not a tick per sample.
+    #[test]
+    fn dense_samples_draw_at_most_a_tick_per_pixel() {
+        let n = 1_000_000;
+        let series = |source| ThreadSamples {
+            thread: 0,
+            source,
+            times: (0..n as Ns).map(|i| i * 10).collect(),
+            stacks: vec![SampleStack::new(0, SampleState::Running); n],
+        };
+        let trace = Trace {
+            cpu: std::sync::Arc::new(CpuSampling {
+                threads: vec![series(SampleSource::Native), series(SampleSource::Python)],
+                ..CpuSampling::default()
+            }),
+            ..Trace::default()
+        };
+        let rect = Rect::from_min_max(pos2(0.0, 0.0), pos2(1000.0, 20.0));
+        let mut view = crate::app::timeline::view::ViewState::default();
+        view.set(0.0, (n * 10) as f64);
+        let map = Mapping::new(rect, &view);
+        let ctx = egui::Context::default();
+        let mut drawn = 0;
+        let mut out = ctx.run_pass(egui::RawInput::default(), |ctx| {
+            let painter = ctx.layer_painter(egui::LayerId::background());
+            drawn = paint(&painter, &trace, 0, rect, &map);
+        });
+        // Nothing is drawn to a screen: the fonts' upload is dropped.
+        out.textures_delta.clear();
+        assert!(drawn > 1500, "both samplers' ticks cover the row: {drawn}");
+        assert!(drawn <= 2 * 1002, "at most a tick a pixel each: {drawn}");
+    }
+}
