@@ -322,7 +322,9 @@ fn python_samples_have_the_payloads_frames() {
             )
             .expect("query");
         let expected: HashMap<String, u64> = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })
             .expect("rows")
             .map(|r| r.expect("row"))
             .collect();
@@ -331,8 +333,14 @@ fn python_samples_have_the_payloads_frames() {
         // By name: `<module>` of several files is one name to SQL.
         let mut ours: HashMap<String, u64> = HashMap::new();
         for r in profile.rows.iter().filter(|r| r.self_samples > 0) {
-            assert_eq!(r.key.kind, FrameKind::Python, "{name}: Python frames stay Python");
-            *ours.entry(trace.name(r.key.function).to_string()).or_default() += r.self_samples;
+            assert_eq!(
+                r.key.kind,
+                FrameKind::Python,
+                "{name}: Python frames stay Python"
+            );
+            *ours
+                .entry(trace.name(r.key.function).to_string())
+                .or_default() += r.self_samples;
         }
         assert_eq!(ours, expected, "{name}: innermost Python functions");
     }
@@ -341,7 +349,9 @@ fn python_samples_have_the_payloads_frames() {
 /// The names of the functions a program defines (`def NAME`).
 fn defined_functions(program: &str) -> Vec<String> {
     let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(program),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(program),
     )
     .expect("program");
     text.lines()
@@ -360,7 +370,10 @@ fn the_cpu_only_programs_top_function_is_its_own() {
     let profile = flat_profile(&trace, &SampleScope::whole());
     let top = &profile.rows[0];
     let name = trace.name(top.key.function);
-    assert!(own.iter().any(|f| f == name), "{name} is not one of {own:?}");
+    assert!(
+        own.iter().any(|f| f == name),
+        "{name} is not one of {own:?}"
+    );
     assert_eq!(top.key.kind, FrameKind::Python);
     let label = function_label(&trace, top.key, top.line);
     assert!(label.contains("cpu_only.py:"), "{label}");

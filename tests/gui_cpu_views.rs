@@ -260,8 +260,8 @@ fn hovering_a_sample_tick_shows_its_stack_innermost_first() {
         h.query_all_by_label_contains("Python sample at").count() > 0,
         "a Python sample's tooltip"
     );
-    let innermost = format!("`{}` (", pick.innermost);
-    let caller = format!("`{}` (", pick.functions[1]);
+    let innermost = format!("{} (", pick.innermost);
+    let caller = format!("{} (", pick.functions[1]);
     let shown: Vec<Rect> = h
         .query_all_by_label_contains(&innermost)
         .map(|n| n.rect())

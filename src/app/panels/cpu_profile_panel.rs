@@ -197,10 +197,15 @@ impl CpuProfilePanel {
             .default_size((ui.available_width() * 0.38).max(200.0))
             .show(ui, |ui| flat_ui(ui, p));
         egui::CentralPanel::default().show(ui, |ui| {
-            if let Some(node) = self.selected_node {
-                node_details(ui, p, node);
-                ui.separator();
+            // Always two lines, so that a click does not move the graph under the pointer.
+            match self.selected_node {
+                Some(node) => node_details(ui, p, node),
+                None => {
+                    ui.label("Python frames blue, native frames orange; callers above callees.");
+                    ui.weak("Click a node for its whole stack and counts.");
+                }
             }
+            ui.separator();
             egui::ScrollArea::vertical()
                 .id_salt("cpu_flame_scroll")
                 .auto_shrink([false, false])
@@ -373,5 +378,8 @@ fn node_details(ui: &mut Ui, p: &CpuProfile, id: u32) {
         ))
         .strong(),
     );
-    ui.label(format!("stack (outermost first): {}", path.join(" > ")));
+    // One line (cut, whole on hover): the graph under it stays where it was.
+    let stack = format!("stack (outermost first): {}", path.join(" > "));
+    ui.add(egui::Label::new(stack.as_str()).truncate())
+        .on_hover_text(stack.as_str());
 }

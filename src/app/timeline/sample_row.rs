@@ -126,7 +126,9 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, tick: &SampleTick) {
         return;
     }
     for (depth, label) in frames.iter().take(TOOLTIP_FRAMES).enumerate() {
-        let text = format::clip(label, 160);
+        // The labels' backquotes are for sentences; a list reads better without them.
+        let plain = label.replace('`', "");
+        let text = format::clip(&plain, 160);
         if depth == 0 {
             ui.strong(text.as_ref());
         } else {
