@@ -320,8 +320,8 @@ fn a_steps_flame_graph_has_build_batch_with_its_sample_count() {
     let profile = panel.profile.as_ref().expect("profile");
     let n = profile.flame.node(node).expect("node").total;
     assert_eq!(n, in_step);
-    let label = format!("build_batch (torch_loop.py:");
-    let shown = texts(&h, &label);
+    let label = "build_batch (torch_loop.py:";
+    let shown = texts(&h, label);
     assert!(
         shown
             .iter()
