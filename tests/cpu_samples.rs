@@ -378,3 +378,145 @@ fn the_cpu_only_programs_top_function_is_its_own() {
     let label = function_label(&trace, top.key, top.line);
     assert!(label.contains("cpu_only.py:"), "{label}");
 }
+
+/// A copy of fixture `name` edited with `sql`, loaded (it must load).
+fn edited(name: &str, sql: &str) -> Trace {
+    let dir = tempfile::TempDir::new().expect("a temporary folder");
+    let copy = dir.path().join("edited.sqlite");
+    std::fs::copy(path(name), &copy).expect("copy");
+    rusqlite::Connection::open(&copy)
+        .expect("open")
+        .execute_batch(sql)
+        .expect("edit");
+    load_path(&copy)
+}
+
+fn warned(trace: &Trace, words: &str) -> bool {
+    trace.warnings.iter().any(|w| w.contains(words))
+}
+
+/// A callchain table without the column that orders its frames: the
+/// samples load (with empty stacks), and the warnings say why.
+#[test]
+fn callchains_without_a_needed_column_leave_samples_without_stacks() {
+    let name = "cpu_only/cpu_only";
+    let trace = edited(
+        name,
+        "CREATE TABLE c2 AS SELECT id, symbol, module FROM SAMPLING_CALLCHAINS; \
+         DROP TABLE SAMPLING_CALLCHAINS; ALTER TABLE c2 RENAME TO SAMPLING_CALLCHAINS;",
+    );
+    let db = rusqlite::Connection::open(path(name)).expect("open");
+    let total: usize = db
+        .query_row("SELECT count(*) FROM COMPOSITE_EVENTS", [], |r| r.get(0))
+        .expect("count");
+    let native: usize = (trace.cpu.threads.iter())
+        .filter(|s| s.source == SampleSource::Native)
+        .map(|s| s.len())
+        .sum();
+    assert_eq!(native, total);
+    assert!(
+        warned(&trace, "SAMPLING_CALLCHAINS has no column `stackDepth`"),
+        "{:?}",
+        trace.warnings
+    );
+    assert!(warned(&trace, "have no call stack"), "{:?}", trace.warnings);
+    assert!(trace.cpu.stacks.is_empty());
+}
+
+/// Frames of samples that are not in the report (ids no sample has) are
+/// dropped and counted; every sample keeps its own frames.
+#[test]
+fn dangling_callchain_ids_are_counted_not_loaded() {
+    let name = "cpu_only/cpu_only";
+    let trace = edited(
+        name,
+        "INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, stackDepth) \
+           VALUES (999999, 1, 1, 0), (1000000, 1, 1, 0), (1000000, 1, 1, 1); \
+         DELETE FROM COMPOSITE_EVENTS WHERE id = (SELECT min(id) FROM COMPOSITE_EVENTS);",
+    );
+    let db = rusqlite::Connection::open(path(name)).expect("open");
+    let first_frames: usize = db
+        .query_row(
+            "SELECT count(*) FROM SAMPLING_CALLCHAINS WHERE id = (SELECT min(id) FROM COMPOSITE_EVENTS)",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    let dangling = 3 + first_frames;
+    assert!(
+        warned(&trace, &format!("SAMPLING_CALLCHAINS: {dangling} frames")),
+        "{:?}",
+        trace.warnings
+    );
+    let samples: usize = db
+        .query_row("SELECT count(*) FROM COMPOSITE_EVENTS", [], |r| r.get(0))
+        .expect("count");
+    let native: usize = (trace.cpu.threads.iter())
+        .filter(|s| s.source == SampleSource::Native)
+        .map(|s| s.len())
+        .sum();
+    assert_eq!(native, samples - 1);
+}
+
+/// Tables without the columns their rows need are skipped with a warning;
+/// the rest of the report loads.
+#[test]
+fn tables_missing_needed_columns_are_skipped_with_a_warning() {
+    let trace = edited(
+        "cpu_only/cpu_only",
+        "ALTER TABLE COMPOSITE_EVENTS DROP COLUMN globalTid; \
+         ALTER TABLE SCHED_EVENTS DROP COLUMN isSchedIn;",
+    );
+    assert!(warned(&trace, "COMPOSITE_EVENTS has no column `globalTid`"));
+    assert!(warned(&trace, "SCHED_EVENTS has no column `isSchedIn`"));
+    assert!(trace.cpu.sched.is_empty());
+    assert!(
+        trace
+            .cpu
+            .threads
+            .iter()
+            .all(|s| s.source == SampleSource::Python)
+    );
+    assert!(
+        !trace.osrt.spans.is_empty(),
+        "the OS runtime calls still load"
+    );
+}
+
+/// Python payloads that are not JSON, name ids StringIds lacks, frames
+/// that are not objects: samples kept, nothing panics, the warning counts.
+#[test]
+fn odd_python_payloads_are_kept_without_frames() {
+    let trace = edited(
+        "cpu_only_py/cpu_only",
+        "UPDATE NVTX_EVENTS SET jsonText = '{not json' WHERE rowid IN \
+           (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 34 LIMIT 3); \
+         UPDATE NVTX_EVENTS SET jsonText = '{\"x\":{\"Frames\":[{\"Function\":987654321,\"Line\":\"7\"},3]}}' \
+           WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 34 LIMIT 2 OFFSET 3); \
+         UPDATE NVTX_EVENTS SET jsonText = '[]' WHERE rowid IN \
+           (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 34 LIMIT 1 OFFSET 5);",
+    );
+    let db = rusqlite::Connection::open(path("cpu_only_py/cpu_only")).expect("open");
+    let marks: usize = db
+        .query_row(
+            "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    let python: usize = (trace.cpu.threads.iter())
+        .filter(|s| s.source == SampleSource::Python)
+        .map(|s| s.len())
+        .sum();
+    assert_eq!(python, marks, "every sample kept");
+    assert!(
+        warned(&trace, "3 Python samples have a payload that is not JSON"),
+        "{:?}",
+        trace.warnings
+    );
+    assert!(
+        warned(&trace, "1 Python samples have no frames"),
+        "{:?}",
+        trace.warnings
+    );
+}

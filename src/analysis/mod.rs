@@ -6,6 +6,7 @@ mod cancel;
 pub mod compare;
 pub mod counter_ranges;
 pub mod cpu_profile;
+pub mod cpu_sample_sum;
 pub mod findings;
 mod format;
 mod gpu_reports;

@@ -16,7 +16,7 @@
 //! naming a function, a file and a line (any case); a string or a
 //! `StringIds` id for the names.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -24,7 +24,7 @@ use super::builder::Builder;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::rows::{int, opt_int, pid_of, text};
 use super::sampling::{Sampling, stop_if_cancelled};
-use crate::model::{Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState};
+use crate::model::{Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState, StrId};
 
 /// The name of the domain nsys's Python sampler writes its marks in.
 pub const PYTHON_SAMPLING_DOMAIN: &str = "Python Periodic Sampling";
@@ -63,6 +63,7 @@ pub(super) fn read_python(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
     let mut rows = stmt.query([])?;
     let (mut read, mut without_frames, mut unreadable) = (0u64, 0u64, 0u64);
     let mut frames: Vec<FrameId> = Vec::new();
+    let mut names = Names::default();
     while let Some(row) = rows.next()? {
         read += 1;
         stop_if_cancelled(b, read)?;
@@ -80,7 +81,7 @@ pub(super) fn read_python(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
         let (state, stack) = match payload {
             Some(Ok(value)) => {
                 frames.clear();
-                let state = python_frames(b, s, &value, &mut frames);
+                let state = python_frames(b, s, &mut names, &value, &mut frames);
                 if frames.is_empty() {
                     without_frames += 1;
                 }
@@ -162,13 +163,14 @@ fn sampling_domains(b: &mut Builder) -> rusqlite::Result<HashSet<(u32, i64)>> {
 fn python_frames(
     b: &mut Builder,
     s: &mut Sampling,
+    names: &mut Names,
     payload: &Value,
     out: &mut Vec<FrameId>,
 ) -> SampleState {
     let state = find_state(payload).unwrap_or(SampleState::Unknown);
     if let Some(list) = find_frames(payload, 0) {
         for item in list {
-            if let Some(frame) = python_frame(b, item) {
+            if let Some(frame) = python_frame(b, names, item) {
                 out.push(s.frame(frame));
             }
         }
@@ -200,10 +202,9 @@ fn find_state(value: &Value) -> Option<SampleState> {
 
 fn find_state_in(value: &Value, depth: u32) -> Option<SampleState> {
     let map = value.as_object()?;
-    let here = map.iter().find(|(k, _)| {
-        let k = k.to_ascii_lowercase();
-        k.contains("state") && !k.ends_with("id")
-    });
+    let here = map
+        .iter()
+        .find(|(k, _)| key_has(k, "state") && !k.to_ascii_lowercase().ends_with("id"));
     let Some((_, v)) = here else {
         return (depth < 4)
             .then(|| map.values().find_map(|v| find_state_in(v, depth + 1)))
@@ -269,24 +270,45 @@ fn unescape_html(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Our ids of the names payloads give by `StringIds` id, unescaped once
+/// (thousands of samples name the same few functions).
+#[derive(Default)]
+struct Names(HashMap<i64, StrId>);
+
+impl Names {
+    fn of(&mut self, b: &mut Builder, value: &Value) -> Option<StrId> {
+        match value {
+            Value::String(text) => Some(b.trace.strings.intern(&unescape_html(text))),
+            Value::Number(n) => {
+                let id = n.as_i64()?;
+                if let Some(&ours) = self.0.get(&id) {
+                    return Some(ours);
+                }
+                let raw = b.trace.strings.get(b.string(id)).to_string();
+                let ours = b.trace.strings.intern(&unescape_html(&raw));
+                self.0.insert(id, ours);
+                Some(ours)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether `key` contains `want` (ASCII, any case), without allocating.
+fn key_has(key: &str, want: &str) -> bool {
+    key.as_bytes()
+        .windows(want.len())
+        .any(|w| w.eq_ignore_ascii_case(want.as_bytes()))
+}
+
 /// One frame object: its function, file and line by their keys' names.
-fn python_frame(b: &mut Builder, item: &Value) -> Option<Frame> {
+fn python_frame(b: &mut Builder, names: &mut Names, item: &Value) -> Option<Frame> {
     let map = item.as_object()?;
-    let field = |want: &str| {
-        map.iter()
-            .find(|(k, _)| k.to_ascii_lowercase().contains(want))
-            .map(|(_, v)| v)
-    };
-    let mut name_of = |v: Option<&Value>| {
-        let raw = match v {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Number(n)) => b.trace.strings.get(b.string(n.as_i64()?)).to_string(),
-            _ => return None,
-        };
-        Some(b.trace.strings.intern(&unescape_html(&raw)))
-    };
-    let function = name_of(field("func"))?;
-    let location = name_of(field("file")).unwrap_or_default();
+    let field = |want: &str| map.iter().find(|(k, _)| key_has(k, want)).map(|(_, v)| v);
+    let function = names.of(b, field("func")?)?;
+    let location = field("file")
+        .and_then(|v| names.of(b, v))
+        .unwrap_or_default();
     let line = match field("line") {
         Some(Value::Number(n)) => n.as_u64().unwrap_or(0) as u32,
         Some(Value::String(s)) => s.trim().parse().unwrap_or(0),

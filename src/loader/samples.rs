@@ -72,6 +72,8 @@ pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
     let mut stmt = report.conn.prepare(&events)?;
     let mut rows = stmt.query([])?;
     let mut read = 0u64;
+    // Samples come in runs of one thread's.
+    let mut last_thread: Option<(i64, u32)> = None;
     while let Some(row) = rows.next()? {
         read += 1;
         stop_if_cancelled(b, read)?;
@@ -93,7 +95,14 @@ pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
         if frames.is_empty() {
             odd.without_chain += 1;
         }
-        let thread = b.thread(global_tid);
+        let thread = match last_thread {
+            Some((tid, t)) if tid == global_tid => t,
+            _ => {
+                let t = b.thread(global_tid);
+                last_thread = Some((global_tid, t));
+                t
+            }
+        };
         // Depth 0 is the sampled function: the tree is built from the outermost.
         let stack = s.stack(frames.iter().rev().copied());
         s.push(

@@ -25,6 +25,9 @@ pub(super) fn stop_if_cancelled(b: &Builder, read: u64) -> rusqlite::Result<()> 
     Ok(())
 }
 
+/// One thread's samples from one source, as read: (key, times, stacks).
+type Series = ((ThreadIdx, SampleSource), Vec<Ns>, Vec<SampleStack>);
+
 /// [`CpuSampling`] being built: frames and stacks interned, samples per
 /// (thread, source) in the order read.
 #[derive(Default)]
@@ -35,7 +38,10 @@ pub(super) struct Sampling {
     stack_ids: HashMap<(StackId, FrameId), StackId>,
     /// Set once the stack tree is full: later stacks stop where it did.
     pub(super) stacks_full: bool,
-    series: HashMap<(ThreadIdx, SampleSource), (Vec<Ns>, Vec<SampleStack>)>,
+    series: Vec<Series>,
+    series_of: HashMap<(ThreadIdx, SampleSource), usize>,
+    /// The series the last sample went to: samples come in runs of one thread's.
+    last: Option<((ThreadIdx, SampleSource), usize)>,
 }
 
 impl Sampling {
@@ -77,7 +83,19 @@ impl Sampling {
         time: Ns,
         stack: SampleStack,
     ) {
-        let (times, stacks) = self.series.entry((thread, source)).or_default();
+        let key = (thread, source);
+        let at = match self.last {
+            Some((k, at)) if k == key => at,
+            _ => {
+                let at = *self.series_of.entry(key).or_insert_with(|| {
+                    self.series.push((key, Vec::new(), Vec::new()));
+                    self.series.len() - 1
+                });
+                self.last = Some((key, at));
+                at
+            }
+        };
+        let (_, times, stacks) = &mut self.series[at];
         times.push(time);
         stacks.push(stack);
     }
@@ -86,14 +104,16 @@ impl Sampling {
         let mut threads: Vec<ThreadSamples> = self
             .series
             .into_iter()
-            .map(|((thread, source), (times, stacks))| sorted(thread, source, times, stacks))
+            .map(|((thread, source), times, stacks)| sorted(thread, source, times, stacks))
             .collect();
         threads.sort_by_key(|s| (s.thread, s.source));
         let mut frames = self.frames;
         frames.shrink_to_fit();
+        let mut stacks = self.stacks;
+        stacks.shrink_to_fit();
         CpuSampling {
             frames,
-            stacks: self.stacks,
+            stacks,
             threads,
             sched,
         }

@@ -38,7 +38,10 @@ pub(super) fn read_sched(b: &mut Builder) -> rusqlite::Result<Vec<ThreadSched>> 
     let report = b.report.clone();
     let mut stmt = report.conn.prepare(&sql)?;
     let mut rows = stmt.query([])?;
-    let mut per_thread: HashMap<ThreadIdx, (Vec<Ns>, Vec<SchedState>)> = HashMap::new();
+    let mut per_thread: Vec<(ThreadIdx, Vec<Ns>, Vec<SchedState>)> = Vec::new();
+    let mut slot_of: HashMap<i64, usize> = HashMap::new();
+    // Switches come in runs of one thread's (in and out): the last one's slot.
+    let mut last: Option<(i64, usize)> = None;
     let mut without_thread = 0u64;
     let mut read = 0u64;
     while let Some(row) = rows.next()? {
@@ -53,8 +56,22 @@ pub(super) fn read_sched(b: &mut Builder) -> rusqlite::Result<Vec<ThreadSched>> 
         } else {
             switched_out_state(opt_int(row, 3))
         };
-        let thread = b.thread(global_tid);
-        let (at, states) = per_thread.entry(thread).or_default();
+        let slot = match last {
+            Some((tid, slot)) if tid == global_tid => slot,
+            _ => {
+                let slot = match slot_of.get(&global_tid) {
+                    Some(&slot) => slot,
+                    None => {
+                        per_thread.push((b.thread(global_tid), Vec::new(), Vec::new()));
+                        slot_of.insert(global_tid, per_thread.len() - 1);
+                        per_thread.len() - 1
+                    }
+                };
+                last = Some((global_tid, slot));
+                slot
+            }
+        };
+        let (_, at, states) = &mut per_thread[slot];
         at.push(int(row, 0));
         states.push(state);
     }
@@ -65,7 +82,7 @@ pub(super) fn read_sched(b: &mut Builder) -> rusqlite::Result<Vec<ThreadSched>> 
     }
     let mut sched: Vec<ThreadSched> = per_thread
         .into_iter()
-        .map(|(thread, (at, state))| sorted(thread, at, state))
+        .map(|(thread, at, state)| sorted(thread, at, state))
         .collect();
     sched.sort_by_key(|s| s.thread);
     Ok(sched)

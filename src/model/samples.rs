@@ -178,6 +178,12 @@ impl StackTree {
     pub fn heap_bytes(&self) -> usize {
         (self.parent.capacity() + self.frame.capacity()) * 4
     }
+
+    /// Gives back the room the building left over.
+    pub fn shrink_to_fit(&mut self) {
+        self.parent.shrink_to_fit();
+        self.frame.shrink_to_fit();
+    }
 }
 
 /// The samples of one thread from one sampler, in time order.

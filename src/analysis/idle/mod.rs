@@ -23,6 +23,7 @@
 
 mod blocks;
 mod cause;
+mod functions;
 mod gap;
 
 use std::cmp::Reverse;
@@ -1014,6 +1015,9 @@ pub struct CauseTotal {
     pub calls: Vec<(String, Ns)>,
     /// The longest single call of the cause, for highlighting.
     pub longest_call: Option<usize>,
+    /// The functions the thread's CPU samples show in this cause's time
+    /// (outside CUDA, in syncs); None where the report has no samples there.
+    pub functions: Option<crate::analysis::cpu_profile::TopFunctions>,
 }
 
 /// A lane's idle time over some windows, per cause.
@@ -1060,7 +1064,7 @@ impl IdleSummary {
             .filter(|c| c.time.saturating_mul(20) >= self.idle)
             .map(|c| {
                 let names: Vec<&str> = c.calls.iter().take(2).map(|(n, _)| n.as_str()).collect();
-                if names.is_empty() {
+                let mut part = if names.is_empty() {
                     format!("{} {}", human_ns(c.time), c.cause.label())
                 } else {
                     format!(
@@ -1069,12 +1073,20 @@ impl IdleSummary {
                         c.cause.label(),
                         names.join(", ")
                     )
+                };
+                // "4.2 ms outside CUDA (CPU work): 61 % in `build_batch` (train.py:14)".
+                if let Some(f) = &c.functions {
+                    part.push_str(": ");
+                    part.push_str(&f.phrase());
                 }
+                part
             })
             .collect();
         if !parts.is_empty() {
             text.push_str("; the thread spent ");
-            text.push_str(&parts.join(", "));
+            // A part naming functions lists them with commas: parts then part with `;`.
+            let named = self.causes.iter().any(|c| c.functions.is_some());
+            text.push_str(&parts.join(if named { "; " } else { ", " }));
         }
         text
     }
@@ -1155,6 +1167,17 @@ pub fn summarize_lane(
         let mut gaps = 0;
         let mut verdicts = [0 as Ns; CAUSES];
         let mut hints = WalkHints::default();
+        // Where the thread has CPU samples, the stretches of its time to name.
+        let mut cpu_windows = functions::CpuWindows::default();
+        let mut sampled_threads: Vec<(u32, bool)> = Vec::new();
+        let mut sampled = |t: u32| match sampled_threads.iter().find(|(x, _)| *x == t) {
+            Some(&(_, yes)) => yes,
+            None => {
+                let yes = functions::CpuWindows::wanted(trace, t);
+                sampled_threads.push((t, yes));
+                yes
+            }
+        };
         for &(ws, we) in windows {
             for gap in attribution.gaps_in(span.lane, ws, we).iter() {
                 let (s, e) = (gap.start.max(ws), gap.end.min(we));
@@ -1165,6 +1188,9 @@ pub fn summarize_lane(
                 let mut here = [0 as Ns; CAUSES];
                 match gap.thread {
                     Some(t) => classifier.walk(t, s, e, &mut hints, |call, cause, ns| {
+                        if sampled(t) {
+                            cpu_windows.note(cause, t, s + here.iter().sum::<Ns>(), ns);
+                        }
                         here[cause.slot()] = here[cause.slot()].saturating_add(ns);
                         if let Some(api) = call {
                             let name = trace.cuda_api.spans.name[api];
@@ -1207,6 +1233,7 @@ pub fn summarize_lane(
                     time: times[c.slot()],
                     calls,
                     longest_call: longest[c.slot()].map(|(_, api)| api),
+                    functions: cpu_windows.name(trace, c),
                 }
             })
             .collect();
