@@ -262,14 +262,18 @@ fn hovering_a_sample_tick_shows_its_stack_innermost_first() {
     );
     let innermost = format!("{} (", pick.innermost);
     let caller = format!("{} (", pick.functions[1]);
-    let shown: Vec<Rect> = h
-        .query_all_by_label_contains(&innermost)
+    // A frame's line starts with its function (`raw_decode (` holds `decode (` too).
+    let lines_of = |start: &str| -> Vec<Rect> {
+        h.query_all_by(|n| {
+            n.label()
+                .or_else(|| n.value())
+                .is_some_and(|l| l.starts_with(start))
+        })
         .map(|n| n.rect())
-        .collect();
-    let callers: Vec<Rect> = h
-        .query_all_by_label_contains(&caller)
-        .map(|n| n.rect())
-        .collect();
+        .collect()
+    };
+    let shown = lines_of(&innermost);
+    let callers = lines_of(&caller);
     assert!(!shown.is_empty(), "{innermost} is shown");
     assert!(!callers.is_empty(), "{caller} is shown");
     assert!(

@@ -290,6 +290,15 @@ impl IdleRows {
     }
 }
 
+/// A cause as its functions' line words it: "4.2 ms outside CUDA: …".
+fn functions_label(cause: Cause) -> &'static str {
+    match cause {
+        Cause::Outside => "outside CUDA",
+        Cause::Sync => "blocked in syncs",
+        other => other.label(),
+    }
+}
+
 /// The tooltip of a gap: its length, and the time per cause with the calls.
 pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
     let classifier = Classifier::new(trace);
@@ -321,14 +330,13 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
                     }
                 ),
             );
-            // Which code the thread ran (or waited in) meanwhile, from its samples.
-            if super::idle_functions::names_functions(c.cause)
-                && let Some(top) = super::idle_functions::of_cause(&classifier, gap, c.cause)
-            {
+            // Which code the thread ran (or waited in) meanwhile: the attribution names it
+            // from the thread's samples.
+            if let Some(top) = &c.functions {
                 ui.label(format!(
                     "    {} {}: {} ({} samples)",
                     human_ns(c.time),
-                    super::idle_functions::short_label(c.cause),
+                    functions_label(c.cause),
                     top.phrase(),
                     top.samples
                 ));

@@ -3,7 +3,6 @@
 
 pub mod band;
 pub mod cpu_state_row;
-pub mod idle_functions;
 pub mod idle_row;
 pub mod lane_bars;
 pub mod mark;
