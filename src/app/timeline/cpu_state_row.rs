@@ -15,9 +15,6 @@ use crate::app::timeline::view::Mapping;
 use crate::app::widgets::format;
 use crate::model::{Ns, SchedState, ThreadIdx, ThreadSched, Trace};
 
-/// The row's label, also its accessible name.
-pub const LABEL: &str = "CPU state";
-
 /// Changes per pixel above which the row is drawn a pixel column at a time.
 const EXACT_CHANGES_PER_PX: f64 = 2.0;
 

@@ -11,6 +11,10 @@ use crate::model::{Trace, Track};
 /// (the model's [`Track::sampled_starts`]).
 pub const SPARSE_STRIDE: usize = crate::model::SAMPLED_STARTS_STRIDE;
 
+/// The labels (and accessible names) of a thread's CPU rows (`cpu_state_row`, `sample_row`).
+pub const CPU_STATE_LABEL: &str = "CPU state";
+pub const SAMPLES_LABEL: &str = "CPU samples";
+
 pub const HEADER_H: f32 = 20.0;
 pub const LANE_H: f32 = 18.0;
 pub const METRIC_H: f32 = 36.0;
@@ -407,7 +411,7 @@ fn cpu_rows(trace: &Trace, rows: &mut Vec<Row>, th_row: usize, t: u32) {
     let indent = rows[th_row].indent + 1;
     if trace.cpu.sched_of(t).is_some_and(|s| !s.at.is_empty()) {
         rows.push(Row {
-            label: crate::app::timeline::cpu_state_row::LABEL.into(),
+            label: CPU_STATE_LABEL.into(),
             key: format!("{}/cpustate", rows[th_row].key),
             indent,
             parent: Some(th_row),
@@ -417,11 +421,7 @@ fn cpu_rows(trace: &Trace, rows: &mut Vec<Row>, th_row: usize, t: u32) {
     let samples = sample_count(trace, t);
     if samples > 0 {
         rows.push(Row {
-            label: format!(
-                "{} ({})",
-                crate::app::timeline::sample_row::LABEL,
-                grouped(samples as i64)
-            ),
+            label: format!("{} ({})", SAMPLES_LABEL, grouped(samples as i64)),
             key: format!("{}/samples", rows[th_row].key),
             indent,
             parent: Some(th_row),

@@ -14,9 +14,6 @@ use crate::app::timeline::view::Mapping;
 use crate::app::widgets::format;
 use crate::model::{Ns, SampleSource, SampleState, ThreadIdx, Trace};
 
-/// The row's label, also its accessible name.
-pub const LABEL: &str = "CPU samples";
-
 /// Frames the tooltip lists at most (innermost first); deeper ones are counted.
 const TOOLTIP_FRAMES: usize = 24;
 
