@@ -336,4 +336,3 @@ pub fn thread_heading_text(label: &str, own: bool) -> String {
         format!("launched by {label} (while this range's thread waited)")
     }
 }
-

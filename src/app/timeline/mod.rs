@@ -2,7 +2,7 @@
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
 pub mod band;
-pub mod cpu_row;
+pub mod cpu_state_row;
 pub mod idle_row;
 pub mod lane_bars;
 pub mod mark;
@@ -12,6 +12,7 @@ pub mod overlay;
 pub mod paint;
 pub mod projection;
 pub mod rows;
+pub mod sample_row;
 pub mod view;
 
 use eframe::egui::{
@@ -815,9 +816,13 @@ impl Timeline {
                     visuals.extreme_bg_color.gamma_multiply(0.9),
                 );
             }
-            RowKind::Cpu { thread } => {
+            RowKind::CpuState { thread } => {
                 self.layout.push((r, row_rect));
-                painted += cpu_row::paint(p.lanes, p.trace, *thread, row_rect, p.map);
+                painted += cpu_state_row::paint(p.lanes, p.trace, *thread, row_rect, p.map);
+            }
+            RowKind::Samples { thread } => {
+                self.layout.push((r, row_rect));
+                painted += sample_row::paint(p.lanes, p.trace, *thread, row_rect, p.map);
             }
             RowKind::Projection { track } => {
                 self.layout.push((r, row_rect));
@@ -965,6 +970,11 @@ impl Timeline {
             resp.clone()
                 .on_hover_ui_at_pointer(|ui| idle_row::tooltip(ui, trace, &gap));
         }
+        if matches!(self.drag, Drag::None)
+            && let Some(pos) = resp.hover_pos()
+        {
+            self.cpu_tooltips(trace, resp, map, pos);
+        }
         // Tooltip for the event under the pointer.
         if matches!(self.drag, Drag::None)
             && let Some(pos) = resp.hover_pos()
@@ -980,6 +990,29 @@ impl Timeline {
                     }
                 });
             });
+        }
+    }
+
+    /// The tooltip of a thread's CPU rows under `pos`: the state there, or
+    /// the sample nearest it with its stack.
+    fn cpu_tooltips(&self, trace: &Trace, resp: &egui::Response, map: &Mapping, pos: Pos2) {
+        let Some((r, rect)) = self.row_at(pos) else {
+            return;
+        };
+        match self.rows[r].kind {
+            RowKind::CpuState { thread } => {
+                if let Some(s) = cpu_state_row::state_at(trace, thread, map, pos) {
+                    resp.clone()
+                        .on_hover_ui_at_pointer(|ui| cpu_state_row::tooltip(ui, trace, &s));
+                }
+            }
+            RowKind::Samples { thread } => {
+                if let Some(tick) = sample_row::sample_at(trace, thread, rect, map, pos) {
+                    resp.clone()
+                        .on_hover_ui_at_pointer(|ui| sample_row::tooltip(ui, trace, &tick));
+                }
+            }
+            _ => {}
         }
     }
 

@@ -11,6 +11,10 @@ use crate::model::{Trace, Track};
 /// (the model's [`Track::sampled_starts`]).
 pub const SPARSE_STRIDE: usize = crate::model::SAMPLED_STARTS_STRIDE;
 
+/// The labels (and accessible names) of a thread's CPU rows (`cpu_state_row`, `sample_row`).
+pub const CPU_STATE_LABEL: &str = "CPU state";
+pub const SAMPLES_LABEL: &str = "CPU samples";
+
 pub const HEADER_H: f32 = 20.0;
 pub const LANE_H: f32 = 18.0;
 pub const METRIC_H: f32 = 36.0;
@@ -30,8 +34,10 @@ pub enum RowKind {
     /// The idle gaps of GPU `device`, coloured by cause (shown when the view
     /// asks for them).
     IdleWhy { device: u32 },
-    /// A thread's CPU samples and scheduling (`timeline/cpu_row.rs`).
-    Cpu { thread: u32 },
+    /// A thread's scheduling states (`cpu_state_row`).
+    CpuState { thread: u32 },
+    /// A thread's CPU and Python samples, a tick each (`sample_row`).
+    Samples { thread: u32 },
 }
 
 /// How a metric chart maps values: `[lo, hi]` (raw values) fills the row;
@@ -103,7 +109,9 @@ impl Row {
             RowKind::Lane { track, .. } => track.depth.max(1) as f32 * LANE_H + 2.0,
             RowKind::Metric { .. } => METRIC_H,
             RowKind::Projection { track } => track.depth.max(1) as f32 * LANE_H + 2.0,
-            RowKind::IdleWhy { .. } | RowKind::Cpu { .. } => LANE_H + 2.0,
+            RowKind::IdleWhy { .. } | RowKind::CpuState { .. } | RowKind::Samples { .. } => {
+                LANE_H + 2.0
+            }
         }
     }
 
@@ -157,7 +165,7 @@ fn header(
 
 /// Sums event counts into headers and drops headers left without children,
 /// but for those in `placeholders` (a GPU whose rows are still being read).
-fn finish(rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
+fn finish(trace: &Trace, rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
     let mut rows = rows;
     let mut series = vec![0usize; rows.len()];
     for i in (0..rows.len()).rev() {
@@ -169,7 +177,8 @@ fn finish(rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
             RowKind::Metric(_)
             | RowKind::Projection { .. }
             | RowKind::IdleWhy { .. }
-            | RowKind::Cpu { .. } => 0,
+            | RowKind::CpuState { .. } => 0,
+            RowKind::Samples { thread } => sample_count(trace, *thread),
             RowKind::Header { events } => *events,
         };
         if let Some(p) = rows[i].parent
@@ -318,7 +327,7 @@ pub fn build(trace: &Trace) -> Vec<Row> {
             stream_rows(trace, &mut rows, s, gh);
         }
     }
-    finish(rows, &placeholders)
+    finish(trace, rows, &placeholders)
 }
 
 /// Thread `t`'s rows under its process's header `ph`: its header, OS runtime, CUDA API and
@@ -327,8 +336,13 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
     let Some(th) = trace.threads.get(t as usize) else {
         return;
     };
-    let has_cpu = super::cpu_row::has_cpu_data(trace, t);
-    if th.is_empty() && !has_cpu {
+    let sampled =
+        trace.cpu.sched_of(t).is_some_and(|s| !s.at.is_empty()) || sample_count(trace, t) > 0;
+    // A thread known only from its samples or scheduling (nsys's own, a runtime's helpers)
+    // gets rows where the report has no GPU work to show: in a CUDA report dozens of them
+    // would push the GPU's rows out of sight.
+    let gpu_report = !trace.kernels.spans.is_empty() || !trace.cuda_api.spans.is_empty();
+    if th.is_empty() && (!sampled || gpu_report) {
         return;
     }
     let th_row = header(
@@ -338,18 +352,7 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
         1,
         Some(ph),
     );
-    // Only where the thread has no other row for now (a report of samples
-    // and no CUDA): a CPU row on every thread of a CUDA report would push its
-    // GPU rows below the fold (the state lane's design is the views' to make).
-    if has_cpu && th.is_empty() {
-        rows.push(Row {
-            label: super::cpu_row::label(trace, t),
-            key: format!("t{}/cpu", th.global_tid),
-            indent: 2,
-            parent: Some(th_row),
-            kind: RowKind::Cpu { thread: t },
-        });
-    }
+    cpu_rows(trace, rows, th_row, t);
     lane(
         trace,
         rows,
@@ -395,6 +398,39 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
                 },
             });
         }
+    }
+}
+
+/// The samples nsys took of thread `t`, every sampler's.
+fn sample_count(trace: &Trace, t: u32) -> u64 {
+    (trace.cpu.threads.iter())
+        .filter(|s| s.thread == t)
+        .map(|s| s.len() as u64)
+        .sum()
+}
+
+/// Thread `t`'s CPU rows under its header `th_row`: its scheduling states
+/// and its samples, each where the report has them.
+fn cpu_rows(trace: &Trace, rows: &mut Vec<Row>, th_row: usize, t: u32) {
+    let indent = rows[th_row].indent + 1;
+    if trace.cpu.sched_of(t).is_some_and(|s| !s.at.is_empty()) {
+        rows.push(Row {
+            label: CPU_STATE_LABEL.into(),
+            key: format!("{}/cpustate", rows[th_row].key),
+            indent,
+            parent: Some(th_row),
+            kind: RowKind::CpuState { thread: t },
+        });
+    }
+    let samples = sample_count(trace, t);
+    if samples > 0 {
+        rows.push(Row {
+            label: format!("{} ({})", SAMPLES_LABEL, grouped(samples as i64)),
+            key: format!("{}/samples", rows[th_row].key),
+            indent,
+            parent: Some(th_row),
+            kind: RowKind::Samples { thread: t },
+        });
     }
 }
 
