@@ -19,6 +19,7 @@ use eframe::egui::{
     self, Color32, CursorIcon, Key, Pos2, Rect, Sense, Stroke, Ui, WidgetInfo, pos2, vec2,
 };
 
+use crate::analysis::metrics::units;
 use crate::app::state::command::Command;
 use crate::app::state::events::{EventRef, Table};
 use crate::app::state::selection::Selection;
@@ -856,15 +857,7 @@ impl Timeline {
                             .rect_filled(shade, 0.0, colors::SELECTED.gamma_multiply(0.25));
                     }
                     paint::metric(p.lanes, s, m, row_rect, p.map, colors::METRIC);
-                    let scale = match m.constant {
-                        Some(v) => format!("always {}", format::metric_value(v * m.scale)),
-                        None => format!(
-                            "{}–{} {}",
-                            format::metric_value(m.lo * m.scale),
-                            format::metric_value(m.hi * m.scale),
-                            m.unit
-                        ),
-                    };
+                    let scale = m.scale_label();
                     // The value scale sits under the name, clear of the chart.
                     p.labels.text(
                         pos2(
@@ -947,8 +940,8 @@ impl Timeline {
                     Stroke::new(1.0, visuals.strong_text_color()),
                 );
                 let name = format::clip(trace.name(series.name), 200).into_owned();
-                let value = format::metric_value(v as f64 * m.scale);
-                let unit = if m.unit == "Avg" {
+                let value = units::shown(&m.unit, f64::from(v) * m.scale);
+                let unit = if m.unit == "avg" || value.starts_with("impossible") {
                     String::new()
                 } else {
                     m.unit.clone()

@@ -5,6 +5,7 @@
 use crate::app::state::events::{Table, stream_label, thread_label};
 use crate::app::widgets::format::grouped;
 
+use crate::analysis::metrics::units;
 use crate::model::{Trace, Track};
 
 /// A lane's sparse index holds every `SPARSE_STRIDE`-th start of its track
@@ -48,31 +49,37 @@ pub struct MetricRow {
     pub lo: f64,
     pub hi: f64,
     pub scale: f64,
-    /// The unit from the name's `[...]`, e.g. `%`, `MHz`, `Avg`.
+    /// The unit as people read it (`analysis::metrics::units::sampled_unit`): `%`, `MHz`,
+    /// `warps/cycle`, `avg`.
     pub unit: String,
-    /// Every sample is the same value (drawn flat, labelled so).
+    /// Every possible sample is the same value (drawn flat, labelled so).
     pub constant: Option<f64>,
+    /// Samples no unit allows (a negative clock, a share above 100 %): left out of the scale.
+    pub impossible: usize,
 }
 
 impl MetricRow {
     fn new(series: u32, name: &str, values: &[f32]) -> Self {
+        // The unit as people read it (clocks named [MHz] are stored in Hz), and the range
+        // of the values it allows: an impossible sample (a negative clock, a share above
+        // 100 %) is flagged on hover, never stretched into the scale.
+        let (unit, scale) = units::sampled_unit(name);
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut impossible = 0;
         for &v in values {
-            lo = lo.min(v as f64);
-            hi = hi.max(v as f64);
+            let v = f64::from(v);
+            if units::impossible(unit, v * scale).is_some() {
+                impossible += 1;
+                continue;
+            }
+            lo = lo.min(v);
+            hi = hi.max(v);
         }
         if !lo.is_finite() {
             (lo, hi) = (0.0, 0.0);
         }
         let constant = (lo == hi).then_some(lo);
-        let unit = name
-            .rfind('[')
-            .and_then(|i| name[i + 1..].strip_suffix(']'))
-            .unwrap_or("")
-            .to_string();
-        let percent = unit.ends_with('%');
-        // nsys labels clocks [MHz] but stores them in Hz.
-        let scale = if unit == "MHz" && hi > 1e5 { 1e-6 } else { 1.0 };
+        let percent = unit == "%";
         lo = lo.min(0.0);
         if percent {
             hi = hi.max(100.0);
@@ -85,9 +92,28 @@ impl MetricRow {
             lo,
             hi,
             scale,
-            unit: if percent { "%".into() } else { unit },
+            unit: unit.to_string(),
             constant,
+            impossible,
         }
+    }
+
+    /// The value scale under the row's name: the range of its possible values in its unit,
+    /// and how many samples no unit allows were left out.
+    pub fn scale_label(&self) -> String {
+        let mut text = match self.constant {
+            Some(v) => format!("always {}", units::shown(&self.unit, v * self.scale)),
+            None => format!(
+                "{}–{} {}",
+                units::shown(&self.unit, self.lo * self.scale),
+                units::shown(&self.unit, self.hi * self.scale),
+                self.unit
+            ),
+        };
+        if self.impossible > 0 {
+            text += &format!(" ({} impossible samples left out)", self.impossible);
+        }
+        text
     }
 }
 
@@ -493,6 +519,25 @@ fn stream_rows(trace: &Trace, rows: &mut Vec<Row>, s: usize, parent: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A metric row's scale covers the values its unit allows: nsys stores clocks named
+    /// `[MHz]` in Hz and has written negative samples; the scale is in MHz, starts at 0, and
+    /// says how many samples it left out (issue 45: "−7,720,640–7,388,678 Avg" was printed).
+    #[test]
+    fn metric_rows_leave_impossible_samples_out_of_their_scale() {
+        let clock = MetricRow::new(0, "GPC Clock Frequency [MHz]", &[1.98e9, -7.72e6, 1.755e9]);
+        assert_eq!(clock.unit, "MHz");
+        assert!(clock.lo >= 0.0, "{clock:?}");
+        assert_eq!(clock.impossible, 1);
+        let label = clock.scale_label();
+        assert!(label.starts_with("0–1,980 MHz"), "{label}");
+        assert!(label.contains("1 impossible"), "{label}");
+        let share = MetricRow::new(1, "SMs Active [Throughput %]", &[-3.0, 40.0, 250.0]);
+        assert_eq!((share.lo, share.hi, share.impossible), (0.0, 100.0, 2));
+        let fine = MetricRow::new(2, "SMs Active [Throughput %]", &[10.0, 40.0]);
+        assert_eq!(fine.impossible, 0);
+        assert!(!fine.scale_label().contains("impossible"));
+    }
 
     /// A lane's track is the report's, its runs shared, not copied: the rows
     /// are built again at each of a capture's snapshots, and a copy of every
