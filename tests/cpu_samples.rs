@@ -366,7 +366,7 @@ fn defined_functions(program: &str) -> Vec<String> {
 #[test]
 fn the_cpu_only_programs_top_function_is_its_own() {
     let trace = load_path(&path("cpu_only_py/cpu_only"));
-    let own = defined_functions("cpu_only_py/programs/cpu_only.py");
+    let own = defined_functions("cpu_only/programs/cpu_only.py");
     let profile = flat_profile(&trace, &SampleScope::whole());
     let top = &profile.rows[0];
     let name = trace.name(top.key.function);
