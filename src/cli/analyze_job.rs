@@ -10,12 +10,12 @@ use super::output::{Named, emit_table, finish, write_failed};
 use crate::analysis::TimeRange;
 use crate::analysis::findings::{self, Finding, Thresholds};
 use crate::analysis::ranks::{
-    JobAnalysis, RankRows, StragglerThresholds, analyze_job, straggler_json, straggler_message,
-    timestamp_columns, with_rank_column,
+    JobAnalysis, RankRows, StragglerThresholds, analyze_job, rank_by_rank, straggler_json,
+    straggler_message, with_rank_column,
 };
 use crate::analysis::rules::RuleSpec;
 use crate::analysis::{Cell, Table};
-use crate::model::{Rank, Ranks};
+use crate::model::Ranks;
 
 /// How the findings print.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub(super) fn print(job: &Ranks, format: JobFormat, range: Option<TimeRange>) ->
     let cancel = AtomicBool::new(false);
     let mut found: Vec<(u32, Vec<Finding>)> = Vec::with_capacity(job.len());
     for rank in &job.ranks {
-        let own = range.map(|r| rank_range(rank, r));
+        let own = range.map(|r| rank.own_range(r));
         match findings::analyze(&rank.trace, own, &Thresholds::default(), &cancel) {
             Ok(f) => found.push((rank.number, f)),
             Err(_) => return ExitCode::FAILURE,
@@ -56,14 +56,6 @@ pub(super) fn print(job: &Ranks, format: JobFormat, range: Option<TimeRange>) ->
     finish(&mut stdout)
 }
 
-/// A span of the job clock on `rank`'s own clock.
-fn rank_range(rank: &Rank, range: TimeRange) -> TimeRange {
-    TimeRange {
-        start: range.start.saturating_sub(rank.offset_ns),
-        end: range.end.saturating_sub(rank.offset_ns),
-    }
-}
-
 /// nsys analyze rules over a job: each rule's table of every rank, rank by rank behind a
 /// `Rank` column, each rank's rows exactly those of the rule on its report alone but for
 /// their timestamps, which are on the job clock.
@@ -75,21 +67,13 @@ pub(super) fn run_rules(
     out: &mut impl Write,
 ) -> Result<(), ()> {
     for (i, spec) in rules.iter().enumerate() {
-        let mut combined = Table::default();
-        for rank in &job.ranks {
-            let table = crate::analysis::rules::run(&rank.trace, spec.rule, &spec.options);
-            if combined.columns.is_empty() {
-                combined.columns = with_rank_column(&table.columns);
-            }
-            let rows = RankRows {
-                rank: rank.number,
-                offset_ns: rank.offset_ns,
-                timestamps: timestamp_columns(&table.columns),
-            };
-            combined
-                .rows
-                .extend(table.rows.into_iter().map(|row| rows.row(row)));
-        }
+        let combined = rank_by_rank(job, |rank| {
+            Ok::<_, ()>(crate::analysis::rules::run(
+                &rank.trace,
+                spec.rule,
+                &spec.options,
+            ))
+        })?;
         let named = Named {
             file_stem: spec.rule.name(),
             name: spec.rule.name(),

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Ns, Trace};
+use super::{Ns, TimeRange, Trace};
 
 /// How the ranks' clocks were put together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +93,14 @@ impl Rank {
     /// A time of this report on the job clock.
     pub fn to_job(&self, t: Ns) -> Ns {
         t.saturating_add(self.offset_ns)
+    }
+
+    /// A span of the job clock on this report's own clock.
+    pub fn own_range(&self, range: TimeRange) -> TimeRange {
+        TimeRange {
+            start: range.start.saturating_sub(self.offset_ns),
+            end: range.end.saturating_sub(self.offset_ns),
+        }
     }
 }
 
