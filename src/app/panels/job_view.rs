@@ -12,7 +12,8 @@ use std::sync::atomic::AtomicBool;
 use eframe::egui::{self, Color32, Rect, Sense, Stroke, StrokeKind, Ui, pos2, vec2};
 
 use crate::analysis::ranks::{
-    JobAnalysis, RankIterations, StragglerThresholds, analyze_job, straggler_message,
+    JobAnalysis, RankIterations, StragglerThresholds, align_on_kernel_end, align_on_range_end,
+    analyze_job, straggler_message,
 };
 use crate::app::job::{Job, repaint};
 use crate::app::panels::job_ranges::RankRanges;
@@ -336,39 +337,41 @@ impl JobView {
     /// Aligns the ranks on the end of instance `nth` (1-based) of the NVTX range `name`, or,
     /// with no name, on their session starts again; the analysis is made again on the new clock.
     pub fn align(&mut self, on: Option<(&str, usize)>) {
-        let job = match on {
-            Some((name, nth)) => {
-                let mut job = self.job();
-                if let Err(why) =
-                    crate::analysis::ranks::align_on_range_end(&mut job, name, nth.max(1) - 1)
-                {
-                    self.align_error = Some(why);
-                    return;
-                }
-                job
+        match on {
+            Some((name, nth)) => self.align_with(align_on_range_end, name, nth),
+            None => {
+                self.align_error = None;
+                self.show(Ranks::new(
+                    (self.ranks.iter())
+                        .map(|r| (r.rank.path.clone(), r.rank.trace.clone()))
+                        .collect(),
+                ));
             }
-            None => Ranks::new(
-                (self.ranks.iter())
-                    .map(|r| (r.rank.path.clone(), r.rank.trace.clone()))
-                    .collect(),
-            ),
-        };
-        self.align_error = None;
-        self.show(job);
+        }
     }
 
     /// Aligns the ranks on the end of instance `nth` (1-based) of the kernel whose name
     /// contains `name` (a collective's); the analysis is made again on the new clock.
     pub fn align_on_kernel(&mut self, name: &str, nth: usize) {
+        self.align_with(align_on_kernel_end, name, nth);
+    }
+
+    /// Aligns with `align` on instance `nth` (1-based) of `name`, or keeps the clock and
+    /// says why not.
+    fn align_with(
+        &mut self,
+        align: fn(&mut Ranks, &str, usize) -> Result<(), String>,
+        name: &str,
+        nth: usize,
+    ) {
         let mut job = self.job();
-        if let Err(why) =
-            crate::analysis::ranks::align_on_kernel_end(&mut job, name, nth.max(1) - 1)
-        {
-            self.align_error = Some(why);
-            return;
+        match align(&mut job, name, nth.max(1) - 1) {
+            Ok(()) => {
+                self.align_error = None;
+                self.show(job);
+            }
+            Err(why) => self.align_error = Some(why),
         }
-        self.align_error = None;
-        self.show(job);
     }
 
     /// Moves rank `i` by `ns` on the job clock (a nudge by hand); the analysis follows.
