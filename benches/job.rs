@@ -4,9 +4,15 @@
 //! the process's peak memory against the ranks loaded alone one after another.
 //!
 //! `cargo bench --bench job` ; the job is the folder `SIGHTLINE_BENCH_JOB` (every `.sqlite` in
-//! it), else 8 ranks made here with `sightline synth --ranks 8` from `SIGHTLINE_BENCH_FILE`
-//! (else `tests/fixtures/jobs/balanced/rank0.sqlite`). `SIGHTLINE_BENCH_FRAMES` frames per
-//! view (60).
+//! it), else `SIGHTLINE_BENCH_RANKS` (8) ranks made here with `sightline synth --ranks` from
+//! `SIGHTLINE_BENCH_FILE` (else `tests/fixtures/jobs/balanced/rank0.sqlite`).
+//! `SIGHTLINE_BENCH_FRAMES` frames per view (60).
+//!
+//! The load target compares the job with "the slowest rank's load × ⌈ranks / cores⌉",
+//! which supposes a rank loads on one core; a report alone loads on every core (its tables in
+//! parallel), so the slowest rank is also loaded on one core (a thread pinned to one CPU, whose
+//! threads inherit the pin) and both ratios are printed. Memory: the resident set each rank adds
+//! alone (loaded, then dropped, one after another) against what the open job added.
 
 mod support;
 use support::{frame, stats};
@@ -18,7 +24,9 @@ use std::time::{Duration, Instant};
 use eframe::egui;
 use sightline::app::SightlineApp;
 
-/// The job's folder: given, or made with `synth --ranks 8` (kept in the temporary folder).
+/// The job's folder: given, or made here as `sightline synth` makes one (the library's writer:
+/// the bench needs no other binary): `SIGHTLINE_BENCH_SCALE` copies of the source (1) as one
+/// report, then `SIGHTLINE_BENCH_RANKS` ranks of it (kept in the temporary folder).
 fn job_folder() -> PathBuf {
     if let Ok(dir) = std::env::var("SIGHTLINE_BENCH_JOB") {
         return PathBuf::from(dir);
@@ -30,31 +38,77 @@ fn job_folder() -> PathBuf {
         },
         PathBuf::from,
     );
+    let number = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (scale, ranks) = (
+        number("SIGHTLINE_BENCH_SCALE", 1),
+        number("SIGHTLINE_BENCH_RANKS", 8),
+    );
     let out = std::env::temp_dir().join(format!("sightline-bench-job-{}", std::process::id()));
-    let made = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
-        .args(["synth", "--ranks", "8", "--clock-offsets", "20", "--from"])
-        .arg(&from)
-        .arg("--output")
-        .arg(&out)
-        .status();
-    if !made.is_ok_and(|s| s.success()) {
-        eprintln!("job bench: synth --ranks 8 from {} failed", from.display());
-        std::process::exit(1);
+    let fail = |what: String| -> ! {
+        eprintln!("job bench: {what}");
+        std::process::exit(1)
+    };
+    let cancel = AtomicBool::new(false);
+    let load = |path: &std::path::Path| {
+        sightline::loader::load(path, &mut |_| {}, &cancel)
+            .unwrap_or_else(|e| fail(format!("{}: {e}", path.display())))
+    };
+    let mut source = load(&from);
+    if scale > 1 {
+        let scaled = std::env::temp_dir().join(format!(
+            "sightline-bench-scaled-{}.sqlite",
+            std::process::id()
+        ));
+        sightline::synth::write_report(&source, scale, &scaled, &mut |_| {}, &cancel)
+            .unwrap_or_else(|e| fail(format!("scaling {}: {e}", from.display())));
+        source = load(&scaled);
+        let _ = std::fs::remove_file(&scaled);
     }
+    let _ = std::fs::create_dir_all(&out);
+    let spec = sightline::synth::job::JobSpec {
+        ranks: u32::try_from(ranks).unwrap_or_else(|_| fail(format!("{ranks} ranks"))),
+        clock_spread_ns: 20_000_000,
+        straggler: None,
+    };
+    sightline::synth::job::write_job(&source, &spec, &out, &mut |_| {}, &cancel)
+        .unwrap_or_else(|e| fail(format!("a job of {ranks} ranks: {e}")));
     out
 }
 
-/// The process's peak resident memory so far (kB), from /proc.
-fn peak_kb() -> u64 {
+/// A line of /proc/self/status in kB (`VmHWM:` the peak resident set, `VmRSS:` the current).
+fn status_kb(key: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(key))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|v| v.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// Runs `work` on a thread pinned to one CPU: `available_parallelism` there says 1, and the
+/// threads it starts inherit the pin, so a report loads on one core.
+fn on_one_core<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        let pinned = s.spawn(|| {
+            // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it, and
+            // sched_setaffinity(0, …) only changes the calling thread's mask.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(0, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+            work()
+        });
+        pinned.join().expect("the pinned load")
+    })
 }
 
 fn main() {
@@ -77,16 +131,21 @@ fn main() {
     // Opened as `sightline DIR` opens it, frames run meanwhile every 50 ms.
     let ctx = egui::Context::default();
     let mut app = SightlineApp::default();
+    let rss_before_job = status_kb("VmRSS:");
     let t0 = Instant::now();
     app.open(folder.clone());
     let mut t = 0.0;
     let mut first_picture = None;
+    let mut ranks_panel = None;
     let loaded = loop {
         t += 0.05;
         frame(&ctx, &mut app, t);
         let view = app.job_view().expect("a job tab");
         if first_picture.is_none() && !view.rank_rects.is_empty() {
             first_picture = Some((t0.elapsed(), view.rank_rects.len()));
+        }
+        if ranks_panel.is_none() && view.analysis.is_some() && !view.is_loading() {
+            ranks_panel = Some(t0.elapsed());
         }
         if !view.is_loading() {
             break t0.elapsed();
@@ -97,7 +156,14 @@ fn main() {
     let events: usize = (app.job_view().expect("job").ranks.iter())
         .map(|r| r.rank.trace.event_count())
         .sum();
-    let job_peak = peak_kb();
+    let job_peak = status_kb("VmHWM:");
+    let job_added = status_kb("VmRSS:").saturating_sub(rss_before_job);
+    if let Some(at) = ranks_panel {
+        println!(
+            "ranks panel answered        {:.3} s after opening (iterations matched, straggler looked for)",
+            at.as_secs_f64()
+        );
+    }
     if let Some((at, ranks)) = first_picture {
         println!(
             "first picture               {:.3} s  ({ranks} of {} ranks drawn, the rest still read)",
@@ -110,21 +176,41 @@ fn main() {
         loaded.as_secs_f64()
     );
 
-    // Each rank alone, one after another: the slowest, and the memory each needs.
-    let mut slowest = Duration::ZERO;
+    // Each rank alone, one after another: the slowest (on every core, then on one), and the
+    // resident set each adds while held.
+    let (mut slowest, mut slowest_one_core) = (Duration::ZERO, Duration::ZERO);
+    let mut alone_added_kb = 0;
     for path in &reports {
+        let before = status_kb("VmRSS:");
         let t = Instant::now();
         let trace = sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false));
         slowest = slowest.max(t.elapsed());
+        alone_added_kb += status_kb("VmRSS:").saturating_sub(before);
         drop(trace);
+        let one = on_one_core(|| {
+            let t = Instant::now();
+            let trace = sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false));
+            let took = t.elapsed();
+            drop(trace);
+            took
+        });
+        slowest_one_core = slowest_one_core.max(one);
     }
     let waves = reports.len().div_ceil(cores);
+    for (how, alone) in [("every core", slowest), ("one core", slowest_one_core)] {
+        println!(
+            "slowest rank alone, {how:10} {:.3} s × ⌈{} / {cores}⌉ = {:.3} s; job / that = {:.2}",
+            alone.as_secs_f64(),
+            reports.len(),
+            alone.as_secs_f64() * waves as f64,
+            loaded.as_secs_f64() / (alone.as_secs_f64() * waves as f64)
+        );
+    }
     println!(
-        "slowest rank alone          {:.3} s  × ⌈{} / {cores}⌉ = {:.3} s; job / that = {:.2}",
-        slowest.as_secs_f64(),
-        reports.len(),
-        slowest.as_secs_f64() * waves as f64,
-        loaded.as_secs_f64() / (slowest.as_secs_f64() * waves as f64)
+        "resident set the job added: {} MB; the ranks alone added {} MB in all; job / that = {:.2}",
+        job_added / 1024,
+        alone_added_kb / 1024,
+        job_added as f64 / alone_added_kb.max(1) as f64
     );
     println!("peak resident with the job open: {} MB", job_peak / 1024);
 

@@ -277,9 +277,11 @@ fn csv_is_the_library_diff_and_output_writes_one_file_per_report() {
         "csv",
     ]);
     assert!(out.status.success(), "{out:?}");
-    let expected = diff(&ta, &tb, DiffReport::Kernels).to_table().to_csv();
+    let expected = diff(&ta, &tb, DiffReport::Kernels).to_report().to_csv();
     assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
-    assert!(expected.starts_with(&(COLUMNS.join(",") + "\n")));
+    let mut columns = COLUMNS.to_vec();
+    columns.rotate_left(1);
+    assert!(expected.starts_with(&(columns.join(",") + "\n")));
 
     let dir = tempfile::tempdir().expect("temp dir");
     let prefix = dir.path().join("run");
@@ -288,7 +290,7 @@ fn csv_is_the_library_diff_and_output_writes_one_file_per_report() {
     for report in DiffReport::ALL {
         let file = dir.path().join(format!("run_diff_{}.csv", report.name()));
         let written = std::fs::read_to_string(&file).expect("one file per report");
-        assert_eq!(written, diff(&ta, &tb, report).to_table().to_csv());
+        assert_eq!(written, diff(&ta, &tb, report).to_report().to_csv());
     }
 
     let out = sightline(&["diff", text(&a), text(&b)]);
@@ -343,4 +345,43 @@ fn the_viewer_without_a_display_says_so() {
         );
         assert!(out.stdout.is_empty());
     }
+}
+
+/// Issue 45: `sightline diff` put the name first, padded to the longest one (torch's kernel
+/// names made 1,500-column lines). As `nsys stats` prints its tables: the numbers first, the
+/// name last, so every row's numbers sit at the left whatever the names.
+#[test]
+fn the_name_comes_last_so_long_names_never_push_the_numbers_away() {
+    let a = fixture("torch_work");
+    let out = sightline(&["diff", text(&a), text(&a), "--report", "cuda_gpu_kern_sum"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.contains("**"))
+        .collect();
+    assert!(lines.len() > 3, "{stdout}");
+    assert!(lines[0].trim_end().ends_with("Name"), "{}", lines[0]);
+    let widest_name = lines.iter().map(|l| l.len()).max().unwrap_or(0);
+    assert!(widest_name > 200, "torch's names are long: {widest_name}");
+    for line in &lines[2..] {
+        // The last number of the row (the change, or an instance count) ends
+        // before any name begins: within the numbers' own width.
+        let name_at = line.find(|c: char| c.is_alphabetic()).unwrap_or(line.len());
+        assert!(name_at < 140, "numbers first, then the name: {line:.200}");
+    }
+    let csv = sightline(&[
+        "diff",
+        text(&a),
+        text(&a),
+        "--report",
+        "cuda_gpu_kern_sum",
+        "--format",
+        "csv",
+    ]);
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(
+        csv.lines().next().is_some_and(|h| h.ends_with(",Name")),
+        "{csv:.300}"
+    );
 }

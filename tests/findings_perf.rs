@@ -10,7 +10,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use sightline::analysis::findings::{
-    Thresholds, analyze, analyze_grown, analyze_with_range_work, entries, range_gpu_spans,
+    Thresholds, analyze, analyze_grown, analyze_with_range_work, entries, entries_in,
+    range_gpu_spans,
 };
 use sightline::analysis::idle::{Lanes, attribute};
 use sightline::analysis::rules::{Rule, RuleOptions, run};
@@ -74,6 +75,15 @@ fn findings_on_ten_million_events() {
         }
     }
     println!("by kind: {kinds:?}");
+    // The entries as `analyze` and the panel make them: each loop's
+    // iterations counted in the report.
+    let t = Instant::now();
+    let grouped = entries_in(&trace, &found);
+    println!(
+        "entries with their loops' iterations: {} in {:.3} s",
+        grouped.len(),
+        t.elapsed().as_secs_f64()
+    );
     // The viewer's findings job also computes every range's GPU-work span.
     let t = Instant::now();
     let spans = range_gpu_spans(&trace, &cancel).expect("not cancelled");

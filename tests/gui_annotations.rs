@@ -111,7 +111,8 @@ fn notes_added_in_the_window_are_saved_and_come_back() {
         .collect();
     assert_eq!(flags, vec![(t, first.to_string())]);
 
-    // N with a kernel selected: a note on that kernel, outlined.
+    // N with a kernel selected: a note on that kernel, outlined. (N toggles the notes: with
+    // the panel open, the first N closes it, the second adds the note.)
     let kernel = {
         let d = h.state_mut().doc_mut().expect("doc");
         let ev = EventRef::new(Table::Kernel, (d.trace.kernels.spans.len() / 2) as u32);
@@ -119,6 +120,10 @@ fn notes_added_in_the_window_are_saved_and_come_back() {
         ev
     };
     h.run_steps(2);
+    assert!(h.state().doc().expect("doc").notes.open);
+    h.key_press(egui::Key::N);
+    h.run_steps(2);
+    assert!(!h.state().doc().expect("doc").notes.open, "N closed them");
     h.key_press(egui::Key::N);
     h.run_steps(3);
     let kernel_start =
@@ -208,8 +213,12 @@ fn a_broken_sidecar_is_shown_and_the_report_still_opens() {
     let doc = h.state().doc().expect("the report opened");
     assert!(!doc.trace.kernels.spans.is_empty());
     assert!(doc.notes.open, "the panel opens to say so");
+    // Labels (a wrapped label's lines are text runs of it, not more errors).
     let shown = h
-        .query_all_by(|n| n.value().is_some_and(|v| v.contains("is not valid")))
+        .query_all_by(|n| {
+            n.role() == egui::accesskit::Role::Label
+                && n.value().is_some_and(|v| v.contains("is not valid"))
+        })
         .count();
     assert_eq!(shown, 1, "the error is on screen");
     assert!(

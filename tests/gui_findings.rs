@@ -899,3 +899,37 @@ fn the_idle_row_shows_the_findings_engines_attribution_not_one_of_its_own() {
     let rows = &h.state().doc().expect("doc").timeline.idle_rows;
     assert_eq!(rows.own_runs, 0, "the row made an attribution of its own");
 }
+
+/// Iterations numbered as a training loop numbers its steps (`timed-iteration
+/// 1`, `2`, ...) are one loop: the panel lists one entry for the ten no-sync
+/// warnings, in how many of the loop's iterations; a click shows its worst.
+#[test]
+fn numbered_iterations_are_one_entry_in_the_panel() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("numbered.sqlite");
+    std::fs::copy(fixture("sync_timing.sqlite"), &path).expect("copy");
+    Connection::open(&path)
+        .expect("open copy")
+        .execute_batch(
+            "UPDATE NVTX_EVENTS SET text = 'timed-iteration ' || rowid WHERE text = 'timed-iteration'",
+        )
+        .expect("number the iterations");
+    let trace = load(&path);
+    let expected = findings(&trace);
+    let mut h = harness(trace);
+    h.get_by_label(&badge_text(entries(&expected).len()))
+        .click();
+    h.run_steps(3);
+    let label = "Entry range-ends-before-gpu-work: 10 instances in \
+                 no-sync/timed-iteration # (10 of 10 iterations)";
+    h.get_by_label(label).click();
+    h.run_steps(3);
+    let active = h.state().doc().and_then(|d| d.findings.active);
+    let worst = active.and_then(|i| expected[i].range.clone());
+    assert!(
+        worst
+            .as_deref()
+            .is_some_and(|r| r.starts_with("no-sync/timed-iteration ")),
+        "{worst:?}"
+    );
+}

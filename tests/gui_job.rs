@@ -398,3 +398,43 @@ fn ranks_align_on_a_shared_event_and_can_be_nudged() {
     assert_eq!(back, session);
     h.run_steps(2);
 }
+
+/// The alignment offers a kernel as the shared event (a collective's end is where the ranks of a
+/// data-parallel job meet): chosen in the window, the ranks' Nth kernel of that name ends at
+/// one time on the job clock, and the window says so.
+#[test]
+fn ranks_align_on_the_nth_kernel_of_a_name() {
+    use egui_kittest::kittest::Queryable;
+    let mut h = job_harness("straggler", (1600.0, 1000.0));
+    h.get_by_label("Alignment").click();
+    h.run_steps(2);
+    h.get_by_label("kernel").click();
+    h.run_steps(2);
+    let view = h.state_mut().job_view_mut().expect("job");
+    assert!(view.align_on_kernel, "the kernel choice took");
+    // gloo's job has no NCCL kernel to offer: the box stays empty for the user to fill.
+    assert_eq!(view.align_on.0, "");
+    // A kernel every rank runs every step (PyTorch's elementwise kernel).
+    let name = "vectorized_elementwise_kernel";
+    view.align_on = (name.to_string(), 12);
+    h.run_steps(1);
+    h.get_by_label("Align").click();
+    h.run_steps(2);
+    let view = h.state_mut().job_view_mut().expect("job");
+    assert_eq!(view.align_error, None);
+    assert_eq!(view.alignment, Alignment::SharedKernel);
+    let ends: Vec<i64> = (view.ranks.iter())
+        .map(|r| {
+            let t = &r.rank.trace;
+            let mut kernels: Vec<(i64, i64)> = (0..t.kernels.spans.len())
+                .filter(|&i| t.strings.get(t.kernels.spans.name[i]).contains(name))
+                .filter_map(|i| t.kernels.spans.get(i))
+                .collect();
+            kernels.sort_unstable();
+            r.rank.to_job(kernels[11].1)
+        })
+        .collect();
+    assert!(ends.iter().all(|&e| e == ends[0]), "{ends:?}");
+    h.run_steps(1);
+    h.get_by_label_contains("aligned on a shared kernel");
+}

@@ -6,7 +6,7 @@ use common::load;
 
 use eframe::egui::{self, Event, Modifiers, PointerButton, Pos2, vec2};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use sightline::analysis::kernels::kernel_stats;
 use sightline::analysis::projection::project_nvtx;
 use sightline::app::SightlineApp;
@@ -162,6 +162,13 @@ fn clicking_a_scatter_point_selects_that_instance_on_the_timeline() {
     let (row, _, _) = busiest_kernel(&trace);
     let mut h = harness(trace);
     click_event(&mut h, EventRef::new(Table::Kernel, row));
+    // The axis from 0 keeps this kernel's markers in the plot's top part, which is on
+    // screen in this window (the panel scrolls below it).
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .kernel
+        .scatter_from_zero = true;
     h.run_steps(3);
     // A marker alone on screen (nothing else within 9 px), not the instance
     // already selected, the last one in time if possible.
@@ -372,14 +379,23 @@ fn gpu_work_of_a_range_keeps_its_numbers_beside_long_names() {
             h.run_steps(4);
         }
         assert!(h.query_by_label("GPU work of this range").is_some());
-        let panel_left = h.state().doc().expect("doc").timeline.canvas.right();
+        // The details: right of the timeline, or under it in presentation mode.
+        let canvas = h.state().doc().expect("doc").timeline.canvas;
+        let in_details = |r: &egui::Rect| {
+            if presenting {
+                r.top() >= canvas.bottom()
+            } else {
+                r.left() >= canvas.right()
+            }
+        };
+        let panel_left = if presenting { 0.0 } else { canvas.right() };
         let screen_right = h.ctx.content_rect().right();
         for r in work.rows.iter().take(50) {
             let count = grouped(r.count as i64);
             let nodes: Vec<_> = h
                 .query_all_by_label(&count)
                 .map(|n| n.rect())
-                .filter(|r| r.left() >= panel_left)
+                .filter(in_details)
                 .collect();
             assert!(!nodes.is_empty(), "count {count} is shown in the details");
             for rect in nodes {
@@ -393,7 +409,7 @@ fn gpu_work_of_a_range_keeps_its_numbers_beside_long_names() {
         let share = h
             .query_all_by_label_contains(" %")
             .map(|n| n.rect())
-            .filter(|r| r.left() >= panel_left)
+            .filter(in_details)
             .collect::<Vec<_>>();
         assert!(!share.is_empty(), "shares shown");
         for rect in share {
@@ -561,9 +577,13 @@ fn a_cut_name_in_gpu_work_shows_whole_once_on_hover() {
         .show_event(EventRef::new(Table::Nvtx, nvtx));
     h.run_steps(3);
     let panel_left = h.state().doc().expect("doc").timeline.canvas.right();
-    let head: String = long.chars().take(40).collect();
+    // A name is cut in the middle: its end is shown.
+    let tail: String = {
+        let chars: Vec<char> = long.chars().collect();
+        chars[chars.len() - 6..].iter().collect()
+    };
     let shown = |h: &Harness<'_, SightlineApp>| -> Vec<egui::Rect> {
-        h.query_all_by_label_contains(&head)
+        h.query_all_by_label_contains(&tail)
             .map(|n| n.rect())
             .collect()
     };
@@ -637,4 +657,178 @@ fn a_kernel_panel_pinned_to_the_whole_report_stays_pinned_when_its_kernel_is_cli
         None,
         "the panel pinned to the whole report went back to the selected range"
     );
+}
+
+/// Issue 45: torch's kernels all start "void at::native::<unnamed>::…", and the
+/// GPU-work list cut them at their end, so most rows read the same. Cut in the
+/// middle, each row keeps its own end (and its kernel's own name), so rows of
+/// different kernels read apart; the whole name is on hover.
+#[test]
+fn names_cut_in_the_gpu_work_list_keep_what_tells_them_apart() {
+    use sightline::app::panels::nvtx_gpu::RangeWork;
+    let trace = load("torch_work.sqlite");
+    let (nvtx, names) = (0..trace.nvtx.spans.len() as u32)
+        .map(|i| {
+            let w = RangeWork::compute(&trace, i);
+            let long: Vec<String> = w
+                .rows
+                .iter()
+                .take(50)
+                .map(|r| trace.name(r.name).to_string())
+                .filter(|n| n.starts_with("void at::native::") && n.len() > 130)
+                .collect();
+            (i, long)
+        })
+        .find(|(_, long)| !long.is_empty())
+        .expect("a range that launched a long at::native kernel");
+    let mut h = sized_harness(trace, 1400.0);
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .show_event(EventRef::new(Table::Nvtx, nvtx));
+    h.run_steps(3);
+    assert!(h.query_by_label("GPU work of this range").is_some());
+    let panel_left = h.state().doc().expect("doc").timeline.canvas.right();
+    let cut: Vec<String> = h
+        .query_all_by_label_contains("…")
+        .filter(|n| n.rect().left() >= panel_left)
+        .filter_map(|n| {
+            // A label's text is its value (kittest reads it so too).
+            let node = n.accesskit_node();
+            node.value().or_else(|| node.label())
+        })
+        .collect();
+    for name in &names {
+        let chars: Vec<char> = name.chars().collect();
+        let end: String = chars[chars.len() - 6..].iter().collect();
+        // The kernel's own name (its start, in a narrow panel): after the namespaces, before its template arguments.
+        let before_args = name
+            .find("_kernel<")
+            .map_or(name.len(), |i| i + "_kernel".len());
+        let own = &name[name[..before_args].rfind("::").map_or(0, |i| i + 2)..before_args];
+        assert!(
+            cut.iter()
+                .any(|c| c.ends_with(&end) && c.contains(&own[..12]) && c.len() < name.len()),
+            "{name:.80} is cut keeping {own:?} and its end {end:?}: {cut:?}"
+        );
+    }
+    assert!(
+        cut.iter().all(|c| !c.starts_with("void at::native::")),
+        "the shared start is what goes: {cut:?}"
+    );
+}
+
+/// Runs frames until the report's metric sets and the kernel panel's metrics are computed.
+fn settle_metrics(h: &mut Harness<'_, SightlineApp>) {
+    for _ in 0..600 {
+        h.step();
+        let doc = h.state().doc().expect("doc");
+        if !doc.metric_sets.is_busy() && !doc.kernel.metrics.is_pending() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    h.run_steps(4);
+}
+
+/// Issue 45: the speed of light gave one verdict per source with no word on which holds
+/// (sgemm_tiled: latency-bound by sampling, compute-bound by ncu). Each verdict is named by its
+/// source, the panel says which it trusts and why (counters over sampling, which cannot see a
+/// kernel shorter than its period), and says the too-short notice once.
+#[test]
+fn each_source_gives_its_verdict_and_the_panel_says_which_it_trusts() {
+    let trace = load("torch_metrics_excerpt.sqlite");
+    let kernel = (0..trace.kernels.spans.len() as u32)
+        .find(|&k| {
+            trace
+                .name(trace.kernels.spans.name[k as usize])
+                .starts_with("sm80_xmma_gemm_f32f32")
+        })
+        .expect("the fp32 GEMM");
+    let mut h = harness(trace);
+    let ncu = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/ncu_metrics/torch_work.ncu.csv");
+    {
+        let doc = h.state_mut().doc_mut().expect("doc");
+        let trace = doc.trace.clone();
+        doc.metric_sets.attach(&trace, ncu, None);
+    }
+    settle_metrics(&mut h);
+    click_event(&mut h, EventRef::new(Table::Kernel, kernel));
+    settle_metrics(&mut h);
+    let doc = h.state().doc().expect("doc");
+    let sources: Vec<_> = doc
+        .kernel
+        .metrics
+        .summaries
+        .iter()
+        .map(|s| s.set.source)
+        .collect();
+    assert_eq!(sources.len(), 2, "sampling and ncu: {sources:?}");
+    for line in ["By nsys sampling: ", "By Nsight Compute: "] {
+        assert!(
+            h.query_all_by_label_contains(line).next().is_some(),
+            "a verdict named by its source: {line}"
+        );
+    }
+    let why = h
+        .query_all_by_label_contains("Trusted: Nsight Compute")
+        .next()
+        .expect("which source the panel goes by");
+    let why = why.accesskit_node().value().unwrap_or_default();
+    assert!(
+        why.contains("once every") && why.contains("not seen"),
+        "and why: {why}"
+    );
+    // Said once: one text (before, the report's note and the kernel's line said it twice,
+    // in two wordings).
+    let all: Vec<String> = h
+        .query_all_by_label_contains(sightline::analysis::metrics::sampled::TOO_SHORT)
+        .filter_map(|n| {
+            let node = n.accesskit_node();
+            node.value().or_else(|| node.label())
+        })
+        .collect();
+    let mut notices = all.clone();
+    notices.sort();
+    notices.dedup();
+    assert!(notices.len() <= 1, "the too-short notice once: {all:?}");
+}
+
+/// Issue 45: the duration-over-time plot's y axis started at 0, flattening all variation
+/// between instances. It fits the data; a toggle brings 0 back.
+#[test]
+fn the_duration_over_time_axis_fits_the_data_unless_asked_to_include_zero() {
+    let trace = load("sync_timing.sqlite");
+    let (row, _, _) = busiest_kernel(&trace);
+    let mut h = harness(trace);
+    click_event(&mut h, EventRef::new(Table::Kernel, row));
+    h.run_steps(4);
+    let (view, y) = {
+        let doc = h.state().doc().expect("doc");
+        (
+            doc.kernel.view.clone().expect("view"),
+            doc.kernel.scatter_y.expect("the scatter was drawn"),
+        )
+    };
+    let min_us = view.points.iter().map(|p| p.1).min().expect("instances") as f64 / 1e3;
+    assert!(min_us > 0.5, "a kernel far from 0: {min_us} µs");
+    assert!(
+        y.0 > 0.25 * min_us,
+        "the axis fits the data: {y:?}, shortest {min_us} µs"
+    );
+    h.state_mut()
+        .doc_mut()
+        .expect("doc")
+        .kernel
+        .scatter_from_zero = true;
+    h.run_steps(4);
+    let y = h
+        .state()
+        .doc()
+        .expect("doc")
+        .kernel
+        .scatter_y
+        .expect("drawn");
+    assert!(y.0 <= 0.0, "from 0 when asked: {y:?}");
 }

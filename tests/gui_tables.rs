@@ -122,6 +122,19 @@ fn wait_for_export(h: &mut Harness<'_, SightlineApp>) {
     panic!("the export did not finish");
 }
 
+/// Scrolls the `nth` Copy button into view and clicks it.
+fn click_copy(h: &mut Harness<'_, SightlineApp>, nth: usize) {
+    h.query_all_by_label("Copy")
+        .nth(nth)
+        .expect("a Copy button")
+        .scroll_to_me();
+    h.run_steps(3);
+    h.query_all_by_label("Copy")
+        .nth(nth)
+        .expect("a Copy button")
+        .click();
+}
+
 /// Steps frames until a Copy lands on the clipboard; returns its text.
 fn copied_text(h: &mut Harness<'_, SightlineApp>) -> String {
     let since = std::time::Instant::now();
@@ -426,17 +439,12 @@ fn the_kernel_panel_copies_its_instances_as_cuda_gpu_trace_rows() {
     // Configurations first, then instances.
     let copy_buttons = h.query_all_by_label("Copy").count();
     assert_eq!(copy_buttons, 2, "one Copy per kernel table");
-    h.query_all_by_label("Copy")
-        .nth(1)
-        .expect("instances' Copy")
-        .click();
+    // The panel is docked under the timeline: its buttons may need a scroll to be seen.
+    click_copy(&mut h, 1);
     let copied = copied_text(&mut h);
     assert_is_table(&parse(&copied, '\t'), &expected);
 
-    h.query_all_by_label("Copy")
-        .next()
-        .expect("configurations' Copy")
-        .click();
+    click_copy(&mut h, 0);
     let copied = copied_text(&mut h);
     let configs = {
         let trace = &h.state().doc().expect("doc").trace;

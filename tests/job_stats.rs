@@ -4,10 +4,7 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::{Command, Output};
-
-use sightline::analysis::ranks::is_timestamp_column;
 
 fn sightline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sightline"))
@@ -24,50 +21,6 @@ fn stdout_of(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("UTF-8")
-}
-
-/// Each rank's session start, read from its report, as the job clock counts from the earliest.
-fn offsets(dir: &Path) -> Vec<(u32, i64)> {
-    let starts: Vec<(u32, i64)> = (0..4)
-        .map(|r| {
-            let conn =
-                rusqlite::Connection::open(dir.join(format!("rank{r}.sqlite"))).expect("opens");
-            let start: i64 = conn
-                .query_row(
-                    "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
-                    [],
-                    |row| row.get(0),
-                )
-                .expect("a session start");
-            (r, start)
-        })
-        .collect();
-    let earliest = starts.iter().map(|s| s.1).min().expect("ranks");
-    starts.into_iter().map(|(r, s)| (r, s - earliest)).collect()
-}
-
-/// nsys's CSV of one rank, as the job prints it: `Rank` in front, timestamps moved by `offset`.
-fn nsys_rows_on_job_clock(csv: &str, rank: u32, offset: i64) -> Vec<Vec<String>> {
-    let mut lines = csv.lines();
-    let Some(header) = lines.next() else {
-        return Vec::new();
-    };
-    let moved: Vec<bool> = common::csv_fields(header)
-        .iter()
-        .map(|h| is_timestamp_column(h))
-        .collect();
-    lines
-        .map(|line| {
-            let mut row = vec![rank.to_string()];
-            row.extend(common::csv_fields(line).into_iter().zip(&moved).map(
-                |(cell, &moved)| match (moved, cell.parse::<i64>()) {
-                    (true, Ok(t)) => (t + offset).to_string(),
-                    _ => cell,
-                },
-            ));
-            row
-        })
-        .collect()
 }
 
 const NSYS_REPORTS: [&str; 12] = [
@@ -90,7 +43,7 @@ fn every_ranks_rows_are_nsys_rows_for_that_rank_on_the_job_clock() {
     let mut failures = Vec::new();
     for job in ["balanced", "straggler"] {
         let dir = common::fixture(&format!("jobs/{job}"));
-        let offsets = offsets(&dir);
+        let offsets = common::job_offsets(&dir);
         assert!(offsets.iter().any(|o| o.1 > 0), "the ranks started apart");
         for report in NSYS_REPORTS {
             let out = stdout_of(&[
@@ -106,7 +59,7 @@ fn every_ranks_rows_are_nsys_rows_for_that_rank_on_the_job_clock() {
                 let csv =
                     std::fs::read_to_string(dir.join(format!("stats/rank{rank}_{report}.csv")))
                         .unwrap();
-                let expected = nsys_rows_on_job_clock(&csv, rank, offset);
+                let expected = common::nsys_rows_on_job_clock(&csv, rank, offset);
                 let actual: Vec<Vec<String>> = rows
                     .iter()
                     .filter(|r| r[0] == rank.to_string())

@@ -207,6 +207,20 @@ impl Diff {
         }
     }
 
+    /// The table as `sightline diff` prints and writes it: the numbers first
+    /// and the name last, as `nsys stats` lays out its reports, so a long name
+    /// (torch's run to hundreds of characters) never pushes the numbers of
+    /// every row to the right ([`to_table`](Self::to_table) keeps the name
+    /// first for the window's fixed-width name column).
+    pub fn to_report(&self) -> Table {
+        let mut table = self.to_table();
+        table.columns.rotate_left(1);
+        for row in &mut table.rows {
+            row.rotate_left(1);
+        }
+        table
+    }
+
     /// Rows on both sides whose average grew by more than `percent` %: the
     /// regression gate (`sightline diff --fail-above`). Names on one side only
     /// are new or gone, not slower, and never trip it.

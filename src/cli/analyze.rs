@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use super::analyze_job::JobFormat;
-use super::job::{is_job, load_job};
+use super::job::{AlignOn, JobArgs, is_job, load_job};
 use super::output::{Named, emit_table};
 use super::{load_or_report, name_list, parse_range, usage_error};
 use crate::analysis::findings::{self, Thresholds};
@@ -52,19 +52,21 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "PREFIX", requires = "rules", value_parser = super::output::parse_prefix)]
     output: Option<String>,
 
-    /// Findings: only those that start in [START_NS, END_NS), session nanoseconds (rules take
-    /// start=/end= options instead).
+    /// Findings: only those that start in [START_NS, END_NS), session nanoseconds (of a job:
+    /// on the job clock; rules take start=/end= options instead).
     #[arg(long, value_name = "START_NS:END_NS", value_parser = parse_range, conflicts_with = "rules")]
     range: Option<TimeRange>,
 
-    /// Findings as a table: every instance on its own line, instead of one entry per kind and
-    /// NVTX range (or loop) with its count, total and worst instance. JSON always lists
-    /// every instance.
+    /// Findings: every instance on its own line (table or JSON), instead of one entry per
+    /// kind, cause and NVTX range (or loop; iterations `step 1`, `step 2`, ... are one loop)
+    /// with its count, total, worst instance and, in JSON, every instance's span.
     #[arg(long, conflicts_with = "rules")]
     all: bool,
     /// Do not print the loader's warnings (rows dropped, columns missing) on stderr.
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten)]
+    job: JobArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -74,7 +76,8 @@ enum AnalyzeFormat {
     Table,
     /// CSV as nsys writes it (rules only).
     Csv,
-    /// One JSON object per finding and line (findings only).
+    /// One JSON object per line (findings only): per entry, as the table lists them, or per
+    /// instance with --all.
     Json,
 }
 
@@ -100,6 +103,7 @@ struct Options {
     range: Option<TimeRange>,
     all: bool,
     quiet: bool,
+    align_on: Option<AlignOn>,
 }
 
 /// What clap cannot check: a rule named twice runs once (with the options given last), and
@@ -123,11 +127,10 @@ fn options(args: AnalyzeArgs) -> Result<Options, String> {
         (None, false) if args.output.is_some() => AnalyzeFormat::Csv,
         (None, _) => AnalyzeFormat::Table,
     };
-    if is_job(&args.files) && !rules.is_empty() {
-        return Err("--rule runs on one report: give one (findings take several)".into());
-    }
-    if is_job(&args.files) && args.range.is_some() {
-        return Err("--range is in one report's nanoseconds: give one report".into());
+    if !is_job(&args.files) && args.job.align_on.is_some() {
+        return Err(
+            "--align-on aligns the ranks of a job: give several reports or a folder".into(),
+        );
     }
     Ok(Options {
         files: args.files,
@@ -137,6 +140,7 @@ fn options(args: AnalyzeArgs) -> Result<Options, String> {
         range: args.range,
         all: args.all,
         quiet: args.quiet,
+        align_on: args.job.align_on,
     })
 }
 
@@ -146,16 +150,30 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
         Err(message) => return usage_error("analyze", &message),
     };
     if is_job(&options.files) {
-        let job = match load_job(&options.files, options.quiet) {
+        let job = match load_job(&options.files, options.quiet, options.align_on.as_ref()) {
             Ok(job) => job,
             Err(code) => return code,
         };
         let format = match options.format {
+            AnalyzeFormat::Json if options.all => JobFormat::JsonAll,
             AnalyzeFormat::Json => JobFormat::Json,
             _ if options.all => JobFormat::All,
             _ => JobFormat::Entries,
         };
-        return super::analyze_job::print(&job, format);
+        if !options.rules.is_empty() {
+            let mut stdout = std::io::stdout().lock();
+            return match super::analyze_job::run_rules(
+                &job,
+                &options.rules,
+                options.format != AnalyzeFormat::Table,
+                options.output.as_deref(),
+                &mut stdout,
+            ) {
+                Ok(()) => super::output::finish(&mut stdout),
+                Err(()) => ExitCode::FAILURE,
+            };
+        }
+        return super::analyze_job::print(&job, format, options.range);
     }
     let Some(file) = options.files.first() else {
         return usage_error("analyze", "no report given");
@@ -172,9 +190,12 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         };
         let text = match options.format {
-            AnalyzeFormat::Json => findings::to_json_lines(&found),
+            AnalyzeFormat::Json if options.all => findings::to_json_lines(&found),
             _ if options.all => findings::to_table(&found).to_text(),
-            _ => findings::entries_table(&found, &findings::entries(&found)).to_text(),
+            AnalyzeFormat::Json => {
+                findings::entries_to_json_lines(&found, &findings::entries_in(&trace, &found))
+            }
+            _ => findings::entries_table(&found, &findings::entries_in(&trace, &found)).to_text(),
         };
         let written = if options.format == AnalyzeFormat::Table && found.is_empty() {
             writeln!(stdout, "no findings")
@@ -262,8 +283,6 @@ mod tests {
             &["f", "--output", "x"],
             &["f", "--rule", "gpu_gaps", "--range", "1:2"],
             &["f", "--range", "2:1"],
-            &["f", "g", "--rule", "gpu_gaps"],
-            &["f", "g", "--range", "1:2"],
             &[],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} accepted");

@@ -6,12 +6,14 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use super::output::{finish, write_failed};
+use super::output::{Named, emit_table, finish, write_failed};
+use crate::analysis::TimeRange;
 use crate::analysis::findings::{self, Finding, Thresholds};
 use crate::analysis::ranks::{
-    JobAnalysis, RankRows, StragglerThresholds, analyze_job, straggler_json, straggler_message,
-    with_rank_column,
+    JobAnalysis, RankRows, StragglerThresholds, analyze_job, rank_by_rank, straggler_json,
+    straggler_message, with_rank_column,
 };
+use crate::analysis::rules::RuleSpec;
 use crate::analysis::{Cell, Table};
 use crate::model::Ranks;
 
@@ -22,23 +24,30 @@ pub(super) enum JobFormat {
     Entries,
     /// Every instance (`--all`).
     All,
+    /// One line per entry, as `analyze --format json` prints for one report.
     Json,
+    /// One line per instance (`--all --format json`).
+    JsonAll,
 }
 
 /// Prints every rank's findings and the job's; the exit code.
-pub(super) fn print(job: &Ranks, format: JobFormat) -> ExitCode {
+/// `range` is on the job clock: each rank is analysed over it on its own clock.
+pub(super) fn print(job: &Ranks, format: JobFormat, range: Option<TimeRange>) -> ExitCode {
     let cancel = AtomicBool::new(false);
     let mut found: Vec<(u32, Vec<Finding>)> = Vec::with_capacity(job.len());
     for rank in &job.ranks {
-        match findings::analyze(&rank.trace, None, &Thresholds::default(), &cancel) {
+        let own = range.map(|r| rank.own_range(r));
+        match findings::analyze(&rank.trace, own, &Thresholds::default(), &cancel) {
             Ok(f) => found.push((rank.number, f)),
             Err(_) => return ExitCode::FAILURE,
         }
     }
     let analysis = analyze_job(job, &StragglerThresholds::default());
     let text = match format {
-        JobFormat::Json => json_lines(&found, &analysis),
-        _ => table_text(&found, &analysis, format == JobFormat::All),
+        JobFormat::Json | JobFormat::JsonAll => {
+            json_lines(job, &found, &analysis, format == JobFormat::JsonAll)
+        }
+        _ => table_text(job, &found, &analysis, format == JobFormat::All),
     };
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = write!(stdout, "{text}") {
@@ -47,12 +56,53 @@ pub(super) fn print(job: &Ranks, format: JobFormat) -> ExitCode {
     finish(&mut stdout)
 }
 
-fn json_lines(found: &[(u32, Vec<Finding>)], analysis: &JobAnalysis) -> String {
+/// nsys analyze rules over a job: each rule's table of every rank, rank by rank behind a
+/// `Rank` column, each rank's rows exactly those of the rule on its report alone but for
+/// their timestamps, which are on the job clock.
+pub(super) fn run_rules(
+    job: &Ranks,
+    rules: &[RuleSpec],
+    csv: bool,
+    output: Option<&str>,
+    out: &mut impl Write,
+) -> Result<(), ()> {
+    for (i, spec) in rules.iter().enumerate() {
+        let combined = rank_by_rank(job, |rank| {
+            Ok::<_, ()>(crate::analysis::rules::run(
+                &rank.trace,
+                spec.rule,
+                &spec.options,
+            ))
+        })?;
+        let named = Named {
+            file_stem: spec.rule.name(),
+            name: spec.rule.name(),
+            title: spec.rule.title(),
+            if_empty: "(no findings)",
+        };
+        emit_table(&combined, &named, csv, output, i == 0, out)?;
+    }
+    Ok(())
+}
+
+fn json_lines(
+    job: &Ranks,
+    found: &[(u32, Vec<Finding>)],
+    analysis: &JobAnalysis,
+    all: bool,
+) -> String {
     let mut out = String::new();
-    for (rank, findings) in found {
+    for (r, (rank, findings)) in found.iter().enumerate() {
         let rank = rank.to_string();
-        for f in findings {
-            out += &findings::to_json_of_rank(f, &rank);
+        if all {
+            for f in findings {
+                out += &findings::to_json_of_rank(f, &rank);
+                out.push('\n');
+            }
+            continue;
+        }
+        for e in &entries_of(job, r, findings) {
+            out += &findings::entry_to_json(findings, e, Some(&rank));
             out.push('\n');
         }
     }
@@ -63,15 +113,28 @@ fn json_lines(found: &[(u32, Vec<Finding>)], analysis: &JobAnalysis) -> String {
     out
 }
 
+/// The entries of the findings of the `r`th rank of `job`.
+fn entries_of(job: &Ranks, r: usize, findings: &[Finding]) -> Vec<findings::Entry> {
+    match job.ranks.get(r) {
+        Some(report) => findings::entries_in(&report.trace, findings),
+        None => findings::entries(findings),
+    }
+}
+
 /// Each rank's table (entries or every instance) behind a `Rank` column, then the cross-rank
 /// finding (or why none).
-fn table_text(found: &[(u32, Vec<Finding>)], analysis: &JobAnalysis, all: bool) -> String {
+fn table_text(
+    job: &Ranks,
+    found: &[(u32, Vec<Finding>)],
+    analysis: &JobAnalysis,
+    all: bool,
+) -> String {
     let mut combined = Table::default();
-    for (rank, findings) in found {
+    for (r, (rank, findings)) in found.iter().enumerate() {
         let table = if all {
             findings::to_table(findings)
         } else {
-            findings::entries_table(findings, &findings::entries(findings))
+            findings::entries_table(findings, &entries_of(job, r, findings))
         };
         if combined.columns.is_empty() {
             combined.columns = with_rank_column(&table.columns);

@@ -127,7 +127,7 @@ fn emit(diff: &Diff, options: &Options, first: bool, stdout: &mut impl Write) ->
     };
     let csv = options.format == TableFormat::Csv;
     emit_table(
-        &diff.to_table(),
+        &diff.to_report(),
         &named,
         csv,
         options.output.as_deref(),

@@ -9,8 +9,62 @@ use std::sync::atomic::AtomicBool;
 
 use super::EXIT_BAD_INPUT;
 use crate::analysis::findings::human_ns;
+use crate::analysis::ranks::{align_on_kernel_end, align_on_range_end};
 use crate::loader::ranks::{load_ranks, reports_in};
 use crate::model::{Alignment, Ranks};
+
+/// The options every command taking a job has.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct JobArgs {
+    /// A job: align the ranks on a shared event instead of their session starts: the end of
+    /// instance N (1-based, default 1) of an NVTX range (`range:NAME[:N]`) or of the kernels
+    /// whose name contains NAME (`kernel:NAME[:N]`, e.g. `kernel:ncclDevKernel_AllReduce:5`).
+    #[arg(long = "align-on", value_name = "range|kernel:NAME[:N]", value_parser = parse_align_on)]
+    pub align_on: Option<AlignOn>,
+}
+
+/// A shared event to align a job's ranks on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlignOn {
+    /// A kernel (its name contains `name`) rather than an NVTX range (named `name`).
+    pub kernel: bool,
+    pub name: String,
+    /// 1-based.
+    pub nth: usize,
+}
+
+/// `range:NAME[:N]` or `kernel:NAME[:N]`; NAME may hold colons (`at::native::…`): N is what
+/// follows the last one when it is a number.
+pub(super) fn parse_align_on(text: &str) -> Result<AlignOn, String> {
+    let (kind, rest) = text
+        .split_once(':')
+        .ok_or_else(|| format!("'{text}': give range:NAME[:N] or kernel:NAME[:N]"))?;
+    let kernel = match kind {
+        "range" => false,
+        "kernel" => true,
+        other => return Err(format!("'{other}': align on a range or a kernel")),
+    };
+    let (name, nth) = match rest.rsplit_once(':') {
+        Some((name, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            let nth: usize = n
+                .parse()
+                .map_err(|_| format!("'{n}': not an instance number"))?;
+            (name, nth)
+        }
+        _ => (rest, 1),
+    };
+    if name.is_empty() {
+        return Err(format!("'{text}': no name to align on"));
+    }
+    if nth == 0 {
+        return Err("instances count from 1".into());
+    }
+    Ok(AlignOn {
+        kernel,
+        name: name.to_string(),
+        nth,
+    })
+}
 
 /// Whether `paths` name a job rather than one report: several files, or one folder.
 pub(super) fn is_job(paths: &[PathBuf]) -> bool {
@@ -33,14 +87,18 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::loader::LoadError> {
 /// Loads the job `paths` name, each report on a core of its own; on failure, one line naming
 /// the report (the loader's message) and the bad-input exit code. Unless `quiet`, each
 /// report's loader warnings, and (always) the alignment and the offsets.
-pub(super) fn load_job(paths: &[PathBuf], quiet: bool) -> Result<Ranks, ExitCode> {
+pub(super) fn load_job(
+    paths: &[PathBuf],
+    quiet: bool,
+    align_on: Option<&AlignOn>,
+) -> Result<Ranks, ExitCode> {
     let bad = |e: crate::loader::LoadError| {
         eprintln!("sightline: {e}");
         ExitCode::from(EXIT_BAD_INPUT)
     };
     let reports = expand(paths).map_err(bad)?;
     let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let job = load_ranks(&reports, parallel, &|_| {}, &AtomicBool::new(false)).map_err(bad)?;
+    let mut job = load_ranks(&reports, parallel, &|_| {}, &AtomicBool::new(false)).map_err(bad)?;
     if !quiet {
         for rank in &job.ranks {
             let mut said = std::collections::HashSet::new();
@@ -51,8 +109,27 @@ pub(super) fn load_job(paths: &[PathBuf], quiet: bool) -> Result<Ranks, ExitCode
             }
         }
     }
+    if let Some(on) = align_on {
+        let aligned = if on.kernel {
+            align_on_kernel_end(&mut job, &on.name, on.nth - 1)
+        } else {
+            align_on_range_end(&mut job, &on.name, on.nth - 1)
+        };
+        if let Err(why) = aligned {
+            eprintln!("sightline: cannot align on {}: {why}", on.describe());
+            return Err(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        eprintln!("sightline: aligned on {}", on.describe());
+    }
     describe(&job);
     Ok(job)
+}
+
+impl AlignOn {
+    fn describe(&self) -> String {
+        let what = if self.kernel { "kernel" } else { "NVTX range" };
+        format!("the end of instance {} of {what} '{}'", self.nth, self.name)
+    }
 }
 
 /// The job's clock on stderr: how it was aligned, and what each rank's times gain on it.
@@ -90,4 +167,30 @@ fn file_name(path: &Path) -> String {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn align_on_reads_kind_name_and_instance() {
+        let on = parse_align_on("kernel:ncclDevKernel_AllReduce:5").expect("parses");
+        assert_eq!(
+            on,
+            AlignOn {
+                kernel: true,
+                name: "ncclDevKernel_AllReduce".into(),
+                nth: 5
+            }
+        );
+        let on = parse_align_on("range:step 3").expect("parses");
+        assert_eq!((on.kernel, on.name.as_str(), on.nth), (false, "step 3", 1));
+        // A C++ name keeps its colons; only a trailing number is the instance.
+        let on = parse_align_on("kernel:at::native::reduce_kernel:2").expect("parses");
+        assert_eq!((on.name.as_str(), on.nth), ("at::native::reduce_kernel", 2));
+        for bad in ["", "step", "thread:x", "range:", "range::3", "kernel:x:0"] {
+            assert!(parse_align_on(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
 }

@@ -7,10 +7,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::job::{is_job, load_job};
+use super::job::{AlignOn, JobArgs, is_job, load_job};
 use super::output::{Named, emit_table, finish, write_failed};
 use super::stats_job::JobStats;
-use super::stats_tables::{CsvStream, idle_in_ranges, stream_trace_csv, stream_trace_text};
+use super::stats_tables::{CsvStream, in_nvtx_ranges, stream_trace_csv, stream_trace_text};
 use super::{TableFormat, load_or_report, name_list, named_or_all, parse_range, usage_error};
 use crate::analysis::metrics::ncu;
 use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
@@ -61,14 +61,16 @@ pub struct StatsArgs {
     ncu: Option<PathBuf>,
 
     /// The NVTX range NAME (every instance; `DOMAIN@NAME` or ncu's `NAME/` also accepted).
-    /// For gpu_idle_sum: its time instead of the whole report (with --range: the part of it
-    /// inside). With --ncu: only kernels launched inside it are joined (ncu's --nvtx-include).
+    /// For gpu_idle_sum and cpu_sample_sum: its time instead of the whole report (with --range:
+    /// the part of it inside). With --ncu: only kernels launched inside it are joined (ncu's --nvtx-include).
     #[arg(long, value_name = "NAME")]
     nvtx: Option<String>,
 
     /// Do not print the loader's warnings (rows dropped, columns missing) on stderr.
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten)]
+    job: JobArgs,
 }
 
 fn parse_report(name: &str) -> Result<Report, String> {
@@ -99,6 +101,7 @@ struct Options {
     ncu: Option<PathBuf>,
     nvtx: Option<String>,
     quiet: bool,
+    align_on: Option<AlignOn>,
 }
 
 /// What clap cannot check: a report named twice runs once, and `--overlapping` only with
@@ -129,12 +132,18 @@ fn options(args: StatsArgs) -> Result<Options, String> {
         RangeRule::StartsInside
     };
     if args.nvtx.is_some()
-        && let Some(report) = reports.iter().find(|r| **r != Report::GpuIdleSum)
+        && let Some(report) = reports.iter().find(|r| !r.takes_nvtx())
     {
         return Err(format!(
-            "--nvtx is for gpu_idle_sum and --ncu (give --report gpu_idle_sum), not {}",
+            "--nvtx is for gpu_idle_sum, cpu_sample_sum and --ncu (give --report gpu_idle_sum \
+             or cpu_sample_sum), not {}",
             report.name()
         ));
+    }
+    if !is_job(&args.files) && args.job.align_on.is_some() {
+        return Err(
+            "--align-on aligns the ranks of a job: give several reports or a folder".into(),
+        );
     }
     if args.ncu.is_some() && is_job(&args.files) {
         return Err("--ncu joins Nsight Compute results to one report: give one".into());
@@ -149,6 +158,7 @@ fn options(args: StatsArgs) -> Result<Options, String> {
         ncu: args.ncu,
         nvtx: args.nvtx,
         quiet: args.quiet,
+        align_on: args.job.align_on,
     })
 }
 
@@ -158,7 +168,7 @@ pub fn main(args: StatsArgs) -> ExitCode {
         Err(message) => return usage_error("stats", &message),
     };
     if is_job(&options.files) {
-        let job = match load_job(&options.files, options.quiet) {
+        let job = match load_job(&options.files, options.quiet, options.align_on.as_ref()) {
             Ok(job) => job,
             Err(code) => return code,
         };
@@ -224,7 +234,7 @@ pub fn main(args: StatsArgs) -> ExitCode {
             continue;
         }
         let computed = match &options.nvtx {
-            Some(name) => Ok(idle_in_ranges(&trace, name, options.range)),
+            Some(name) => Ok(in_nvtx_ranges(&trace, report, name, options.range)),
             None => compute_in(&trace, report, options.range, options.rule),
         };
         let table = match computed {

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::output::{Named, emit_table, finish, write_failed};
-use super::stats_tables::{CsvStream, idle_in_ranges, stream_trace_csv};
+use super::stats_tables::{CsvStream, in_nvtx_ranges, stream_trace_csv};
 use super::usage_error;
-use crate::analysis::ranks::{RankRows, timestamp_columns, with_rank_column};
+use crate::analysis::ranks::{RankRows, rank_by_rank, timestamp_columns};
 use crate::analysis::{RangeRule, Report, Table, TimeRange, compute_in, trace_columns};
-use crate::model::{Rank, Ranks};
+use crate::model::Ranks;
 
 /// What `stats` was asked for, for a job.
 pub(super) struct JobStats<'a> {
@@ -59,38 +59,15 @@ pub(super) fn print(job: &Ranks, request: &JobStats) -> ExitCode {
     finish(&mut stdout)
 }
 
-/// The job's range on one rank's own clock.
-fn rank_range(rank: &Rank, range: Option<TimeRange>) -> Option<TimeRange> {
-    range.map(|r| TimeRange {
-        start: r.start.saturating_sub(rank.offset_ns),
-        end: r.end.saturating_sub(rank.offset_ns),
-    })
-}
-
 /// Report `report` of every rank in one table, each rank's rows behind its rank.
 fn job_table(job: &Ranks, report: Report, request: &JobStats) -> Result<Table, String> {
-    let mut combined = Table::default();
-    for rank in &job.ranks {
-        let range = rank_range(rank, request.range);
-        let table = match request.nvtx {
-            Some(name) => idle_in_ranges(&rank.trace, name, range),
-            None => {
-                compute_in(&rank.trace, report, range, request.rule).map_err(|e| e.to_string())?
-            }
-        };
-        if combined.columns.is_empty() {
-            combined.columns = with_rank_column(&table.columns);
+    rank_by_rank(job, |rank| {
+        let range = request.range.map(|r| rank.own_range(r));
+        match request.nvtx {
+            Some(name) => Ok(in_nvtx_ranges(&rank.trace, report, name, range)),
+            None => compute_in(&rank.trace, report, range, request.rule).map_err(|e| e.to_string()),
         }
-        let rows = RankRows {
-            rank: rank.number,
-            offset_ns: rank.offset_ns,
-            timestamps: timestamp_columns(&table.columns),
-        };
-        combined
-            .rows
-            .extend(table.rows.into_iter().map(|row| rows.row(row)));
-    }
-    Ok(combined)
+    })
 }
 
 /// A trace report of every rank as CSV, row by row as each is made (never all held), to
@@ -114,7 +91,7 @@ fn stream_job_trace(
                 offset_ns: rank.offset_ns,
                 timestamps: timestamps.clone(),
             };
-            let range = rank_range(rank, request.range);
+            let range = request.range.map(|r| rank.own_range(r));
             stream_trace_csv(&rank.trace, report, range, Some(&rows), &mut stream, out)?;
         }
         Ok(())

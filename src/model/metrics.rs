@@ -32,6 +32,15 @@ impl MetricSource {
             MetricSource::Ncu => "Nsight Compute",
         }
     }
+
+    /// The source in a verdict's line: "by …".
+    pub fn short_label(self) -> &'static str {
+        match self {
+            MetricSource::Counters => "By CUPTI counters",
+            MetricSource::NsysSampling => "By nsys sampling",
+            MetricSource::Ncu => "By Nsight Compute",
+        }
+    }
 }
 
 /// One metric: its name as the source spells it, and its unit as ncu prints it

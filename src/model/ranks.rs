@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Ns, Trace};
+use super::{Ns, TimeRange, Trace};
 
 /// How the ranks' clocks were put together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +23,10 @@ pub enum Alignment {
     /// On a shared event: the end of one NVTX range instance every rank has falls at one time
     /// (`analysis::ranks::align_on_range_end`).
     SharedEvent,
+    /// On a shared kernel: the end of the Nth kernel of one name (a collective's, as
+    /// `ncclDevKernel_AllReduce…`) falls at one time on every rank
+    /// (`analysis::ranks::align_on_kernel_end`).
+    SharedKernel,
 }
 
 impl Alignment {
@@ -37,6 +41,9 @@ impl Alignment {
             }
             Alignment::SharedEvent => {
                 "aligned on a shared event: the end of one NVTX range instance, on every rank"
+            }
+            Alignment::SharedKernel => {
+                "aligned on a shared kernel: the end of one kernel instance (a collective's), on every rank"
             }
         }
     }
@@ -86,6 +93,14 @@ impl Rank {
     /// A time of this report on the job clock.
     pub fn to_job(&self, t: Ns) -> Ns {
         t.saturating_add(self.offset_ns)
+    }
+
+    /// A span of the job clock on this report's own clock.
+    pub fn own_range(&self, range: TimeRange) -> TimeRange {
+        TimeRange {
+            start: range.start.saturating_sub(self.offset_ns),
+            end: range.end.saturating_sub(self.offset_ns),
+        }
     }
 }
 

@@ -139,3 +139,50 @@ pub fn press_close_button(h: &mut egui_kittest::Harness<'_, sightline::app::Sigh
         .events
         .push(eframe::egui::ViewportEvent::Close);
 }
+
+/// Each rank's session start, read from its report, as the job clock counts from the earliest.
+pub fn job_offsets(dir: &Path) -> Vec<(u32, i64)> {
+    let starts: Vec<(u32, i64)> = (0..4)
+        .map(|r| {
+            let conn =
+                rusqlite::Connection::open(dir.join(format!("rank{r}.sqlite"))).expect("opens");
+            let start: i64 = conn
+                .query_row(
+                    "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
+                    [],
+                    |row| row.get(0),
+                )
+                .expect("a session start");
+            (r, start)
+        })
+        .collect();
+    let earliest = starts.iter().map(|s| s.1).min().expect("ranks");
+    starts.into_iter().map(|(r, s)| (r, s - earliest)).collect()
+}
+
+/// nsys's CSV of one rank, as the job prints it: `Rank` in front, timestamps moved by `offset`.
+pub fn nsys_rows_on_job_clock(csv: &str, rank: u32, offset: i64) -> Vec<Vec<String>> {
+    let mut lines = csv.lines();
+    let Some(header) = lines.next() else {
+        return Vec::new();
+    };
+    let moved: Vec<bool> = csv_fields(header)
+        .iter()
+        .map(|h| sightline::analysis::ranks::is_timestamp_column(h))
+        .collect();
+    lines
+        .map(|line| {
+            let mut row = vec![rank.to_string()];
+            row.extend(
+                csv_fields(line)
+                    .into_iter()
+                    .zip(&moved)
+                    .map(|(cell, &moved)| match (moved, cell.parse::<i64>()) {
+                        (true, Ok(t)) => (t + offset).to_string(),
+                        _ => cell,
+                    }),
+            );
+            row
+        })
+        .collect()
+}

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
+use super::iterations::MaskedNames;
 pub use crate::analysis::api_class::ApiClass;
 use crate::analysis::api_class::ApiClasses;
 use crate::analysis::cancel::{Cancelled, check};
@@ -13,18 +14,20 @@ use crate::analysis::idle::{self, Attribution, Classifier, IdleShare, IdleSummar
 use crate::model::nsys::strip_version_suffix;
 use crate::model::{EventId, EventKind, GpuOp, GpuOpKind, Ns, NvtxKind, StrId, Trace};
 
-/// Per range: the number of its path (`outer/inner`) on its track. Parents
-/// come before their children in `ranges`, so each path is numbered from its
-/// parent's number and its own name, in one pass (no path is spelled out: a
-/// range nested a hundred thousand deep has a path as long).
-fn path_ids(ranges: &[Range]) -> Vec<u32> {
+/// Per range: the number of its path (`outer/inner`) on its track, its
+/// names' digits masked (`step 12/forward` is `step #/forward`: iterations
+/// of one loop share it). Parents come before their children in `ranges`,
+/// so each path is numbered from its parent's number and its own name, in
+/// one pass (no path is spelled out: a range nested a hundred thousand deep
+/// has a path as long).
+fn path_ids(ranges: &[Range], masked: &[u32]) -> Vec<u32> {
     use std::collections::HashMap;
-    let mut ids: HashMap<(u32, u32, StrId), u32> = HashMap::new();
+    let mut ids: HashMap<(u32, u32, u32), u32> = HashMap::new();
     let mut path_of: Vec<u32> = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        let parent = r.parent.map_or(u32::MAX, |p| path_of[p]);
+    for (r, range) in ranges.iter().enumerate() {
+        let parent = range.parent.map_or(u32::MAX, |p| path_of[p]);
         let next = ids.len() as u32;
-        path_of.push(*ids.entry((r.track, parent, r.name)).or_insert(next));
+        path_of.push(*ids.entry((range.track, parent, masked[r])).or_insert(next));
     }
     path_of
 }
@@ -38,15 +41,30 @@ fn repeated_paths(path_of: &[u32]) -> Vec<bool> {
     path_of.iter().map(|&id| count[id as usize] > 1).collect()
 }
 
-/// Per range: whether two of its direct children share a name, i.e. it holds
-/// a loop whose iterations are ranges (a `timed-iteration` per pass).
-fn holds_iterations(ranges: &[Range]) -> Vec<bool> {
+/// Per range, the outermost of it and its ancestors that repeats (see
+/// `Context::iteration`), in one pass: parents come before their children.
+fn outermost_repeating(ranges: &[Range], repeats: &[bool]) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::with_capacity(ranges.len());
+    for (r, range) in ranges.iter().enumerate() {
+        let above = range.parent.map_or(u32::MAX, |p| out[p]);
+        out.push(match above {
+            u32::MAX if repeats[r] => r as u32,
+            above => above,
+        });
+    }
+    out
+}
+
+/// Per range: whether two of its direct children share a name (digits
+/// masked), i.e. it holds a loop whose iterations are ranges (a
+/// `timed-iteration` or a `step N` per pass).
+fn holds_iterations(ranges: &[Range], masked: &[u32]) -> Vec<bool> {
     use std::collections::HashSet;
-    let mut seen: HashSet<(usize, StrId)> = HashSet::new();
+    let mut seen: HashSet<(usize, u32)> = HashSet::new();
     let mut holds = vec![false; ranges.len()];
-    for r in ranges {
-        if let Some(p) = r.parent
-            && !seen.insert((p, r.name))
+    for (r, range) in ranges.iter().enumerate() {
+        if let Some(p) = range.parent
+            && !seen.insert((p, masked[r]))
         {
             holds[p] = true;
         }
@@ -85,8 +103,13 @@ pub struct Context<'a> {
     /// `ApiClass` by `StrId`.
     classes: ApiClasses,
     /// Per range: the number of its path on its track (see `path_ids`):
-    /// ranges of one track and path, instances of one range, share it.
+    /// ranges of one track and path, instances of one range (iterations
+    /// `step 1`, `step 2` too), share it.
     pub path_id: Vec<u32>,
+    /// Per range: the outermost of it and its ancestors whose path repeats
+    /// (the loop iteration it is in: `step 12` for `step 12/forward`),
+    /// `u32::MAX` if none.
+    pub iteration: Vec<u32>,
     /// Per range: the innermost of it and its ancestors that does not repeat
     /// or holds iterations (see `loop_scope`), `u32::MAX` if none.
     loop_scope: Vec<u32>,
@@ -208,9 +231,12 @@ impl<'a> Context<'a> {
         let thread_depth = (thread_ranges.iter())
             .map(|list| list.iter().map(|&r| ranges[r].depth).max().unwrap_or(0))
             .collect();
-        let path_id = path_ids(&ranges);
+        let mut names = MaskedNames::default();
+        let masked: Vec<u32> = (ranges.iter()).map(|r| names.id(trace, r.name)).collect();
+        let path_id = path_ids(&ranges, &masked);
         let repeats = repeated_paths(&path_id);
-        let holds_iterations = holds_iterations(&ranges);
+        let holds_iterations = holds_iterations(&ranges, &masked);
+        let iteration = outermost_repeating(&ranges, &repeats);
         let loop_scope = loop_scopes(&ranges, &repeats, &holds_iterations);
         let jump = jump_pointers(&ranges);
         Ok(Context {
@@ -220,6 +246,7 @@ impl<'a> Context<'a> {
             thread_depth,
             classes,
             path_id,
+            iteration,
             loop_scope,
             jump,
         })
@@ -251,6 +278,25 @@ impl<'a> Context<'a> {
             .into_iter()
             .flat_map(move |c| self.trace.correlation.gpu_ops(pid, c))
             .filter(|op| op.kind != GpuOpKind::Sync)
+    }
+
+    /// The GPU work other threads of the process launched for range `r`
+    /// while its thread waited in it (`analysis::range_work`'s rule: the
+    /// autograd thread's during `loss.backward()`), with each op's API call.
+    pub fn handed_off_work(&self, r: usize) -> Vec<(usize, GpuOp)> {
+        let range = &self.ranges[r];
+        let calls = crate::analysis::range_work::handed_off_calls(
+            self.trace,
+            range.thread,
+            range.start,
+            range.end,
+        );
+        (calls.into_iter())
+            .flat_map(|(api, thread, _)| {
+                self.work_of(thread, api as usize)
+                    .map(move |op| (api as usize, op))
+            })
+            .collect()
     }
 
     /// The sync records (`CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`) of an API call.

@@ -120,8 +120,12 @@ pub struct Thresholds {
     /// the others ...
     pub warmup_ratio: f64,
     /// ... and at least this much longer (one-time costs below that are noise
-    /// next to launch jitter).
+    /// next to launch jitter) ...
     pub warmup_min_excess_ns: Ns,
+    /// ... at least this share of the excess being one-time CUDA work
+    /// (module loading, context creation, allocation, JIT) the later
+    /// instances do not pay.
+    pub warmup_min_one_time_share: f64,
     /// `sync-in-loop`: at least this many syncs in a row on one thread ...
     pub sync_loop_min_syncs: usize,
     /// ... each within this long of the previous one ...
@@ -163,6 +167,7 @@ impl Default for Thresholds {
             warmup_min_instances: 3,
             warmup_ratio: 2.0,
             warmup_min_excess_ns: 20_000,
+            warmup_min_one_time_share: 0.5,
             sync_loop_min_syncs: 10,
             sync_loop_max_interval_ns: 1_000_000,
             sync_loop_max_work_ns: 100_000,

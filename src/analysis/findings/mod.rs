@@ -14,9 +14,11 @@ mod api_errors;
 mod context;
 mod entries;
 mod finding;
+mod iterations;
 mod loops;
 mod nsys_rules;
 mod timing;
+mod warm_up;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -31,7 +33,7 @@ use crate::analysis::table::{Cell, Table};
 use crate::model::TimeRange;
 use crate::model::Trace;
 use context::{Context, IdleFacts, Summaries};
-pub use entries::{Entry, entries, entries_table};
+pub use entries::{Entry, Iterations, entries, entries_in, entries_table};
 pub use finding::{Finding, FindingKind, RangeWork, Severity, Thresholds};
 pub use timing::RangeTiming;
 
@@ -136,7 +138,7 @@ pub fn analyze_grown_telling(
         let ctx = Context::new(trace, cancel)?;
         let mut found = Vec::new();
         timing::waits_on_earlier_work(&ctx, thresholds, &mut found, cancel)?;
-        timing::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
+        warm_up::warm_up_included(&ctx, thresholds, &mut found, cancel)?;
         api_errors::api_errors(&ctx, &mut found, cancel)?;
         let ops = nsys_rules::rule_findings(&ctx, earlier_ops, thresholds, &mut found, cancel)?;
         let idle = crate::threads::joined(idle)?;
@@ -246,6 +248,13 @@ pub fn to_json_of_rank(f: &Finding, rank: &str) -> String {
 }
 
 fn json_with(f: &Finding, rank: Option<&str>) -> String {
+    let mut out = json_fields(f, rank, &f.message);
+    out.push('}');
+    out
+}
+
+/// A finding's fields, `{` and all but the closing `}`, with `message`.
+fn json_fields(f: &Finding, rank: Option<&str>, message: &str) -> String {
     let mut out = String::from("{");
     if let Some(rank) = rank {
         out.push_str("\"rank\":");
@@ -265,7 +274,7 @@ fn json_with(f: &Finding, rank: Option<&str>) -> String {
         None => out.push_str("null"),
     }
     out.push_str(",\"message\":");
-    json_string(&mut out, &f.message);
+    json_string(&mut out, message);
     out.push_str(",\"fix\":");
     json_string(&mut out, f.fix);
     out.push_str(",\"events\":[");
@@ -279,8 +288,69 @@ fn json_with(f: &Finding, rank: Option<&str>) -> String {
             e.index
         ));
     }
+    out.push(']');
+    out
+}
+
+/// One entry as one line of JSON: its worst instance's fields as
+/// [`to_json`] writes them (kind, severity, start, end, range, fix, events),
+/// the entry's message (the table's), then `count`, `total` (ns),
+/// `group` (the entry's range: a loop's with its numbers masked, or null),
+/// `iterations` (`{"range":"step #","with":27,"of":40}`, or null) and
+/// `instances` (`[{"start":..,"end":..,"range":..}, ...]`, in time order).
+pub fn entry_to_json(findings: &[Finding], entry: &Entry, rank: Option<&str>) -> String {
+    let worst = &findings[entry.worst];
+    let mut out = json_fields(worst, rank, &entry.message(findings));
+    out.push_str(&format!(
+        ",\"count\":{},\"total\":{},\"group\":",
+        entry.count(),
+        entry.total
+    ));
+    match &entry.range {
+        Some(r) => json_string(&mut out, r),
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"iterations\":");
+    match &entry.iterations {
+        Some(it) => {
+            out.push_str("{\"range\":");
+            json_string(&mut out, &it.range);
+            out.push_str(&format!(",\"with\":{},\"of\":", it.with));
+            match it.of {
+                Some(n) => out.push_str(&n.to_string()),
+                None => out.push_str("null"),
+            }
+            out.push('}');
+        }
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"instances\":[");
+    for (n, &i) in entry.instances.iter().enumerate() {
+        let f = &findings[i];
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(&format!(
+            "{{\"start\":{},\"end\":{},\"range\":",
+            f.start, f.end
+        ));
+        match &f.range {
+            Some(r) => json_string(&mut out, r),
+            None => out.push_str("null"),
+        }
+        out.push('}');
+    }
     out.push_str("]}");
     out
+}
+
+/// [`entry_to_json`] for each entry, one per line: the lines the table's
+/// rows are.
+pub fn entries_to_json_lines(findings: &[Finding], entries: &[Entry]) -> String {
+    entries
+        .iter()
+        .map(|e| entry_to_json(findings, e, None) + "\n")
+        .collect()
 }
 
 /// [`to_json`] for each finding, one per line.

@@ -1,8 +1,7 @@
 //! Timing mistakes around NVTX ranges: a range that ends before the GPU work
-//! it launched, a sync in a range that also waits for earlier work, and a
-//! first iteration that carries one-time work.
+//! it launched, and a sync in a range that also waits for earlier work.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
 use super::context::{ApiClass, Context, IdleFacts};
@@ -23,14 +22,10 @@ queued before the range began, so the measured time includes it. Synchronize at 
 the range, before its first launch (or exclude the first iteration), so that only the range's \
 own work is timed.";
 
-const WARM_UP_FIX: &str = "The first iteration pays one-time costs (lazy module loading, \
-context creation, first allocations). Run a warm-up iteration before timing and exclude it \
-from the statistics.";
-
 /// Visits ranges deepest first, so a finding on a nested range can keep its
 /// parents from repeating it.
 /// Unended ranges are left out: their end is made up.
-fn deepest_first(ctx: &Context) -> Vec<usize> {
+pub(super) fn deepest_first(ctx: &Context) -> Vec<usize> {
     let mut order: Vec<usize> = (0..ctx.ranges.len())
         .filter(|&r| !ctx.ranges[r].unended)
         .collect();
@@ -38,8 +33,9 @@ fn deepest_first(ctx: &Context) -> Vec<usize> {
     order
 }
 
-/// The GPU work launched from inside range `r`, with the API call of each op.
-fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
+/// The GPU work launched from inside range `r` (by its thread, or for it by
+/// another while it waited: `Context::handed_off_work`), with each op's API call.
+pub(super) fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
     let range = &ctx.ranges[r];
     let trace = ctx.trace;
     let Some(thread) = trace.threads.get(range.thread as usize) else {
@@ -58,6 +54,8 @@ fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
                 .map(|op| (api, op)),
         );
     }
+    // And what another thread launched for it while its thread waited.
+    work.extend(ctx.handed_off_work(r));
     work
 }
 
@@ -217,8 +215,68 @@ keeps the GPU busy, not a timing mistake; to see how long each phase runs on the
 NVTX ranges projected onto the GPU (the timeline's GPU bar under the range, or `sightline \
 stats --report nvtx_gpu_proj_sum`), not the range's CPU time.";
 
+const LAUNCH_NOTE: &str = "The range ends once its work is queued and the GPU runs that work \
+after it: normal in an asynchronous program, and nothing in the report says the range is read \
+as a timer. If its time is read as the work's time, it measured only the launch: synchronize \
+before it ends, or time the work with CUDA events; to see how long its work ran, use the NVTX \
+ranges projected onto the GPU (`sightline stats --report nvtx_gpu_proj_sum`).";
+
+/// CUDA event records: a range that records events is timing with them.
+const EVENT_RECORDS: [&str; 2] = ["cudaEventRecord%", "cuEventRecord%"];
+
+/// Why range `r` is used as a timer, if the report says it is: its name or
+/// payload says it times; it records CUDA events; or a sync inside it waits
+/// for part of its own work (then launches more that runs past its end).
+fn timer_evidence(ctx: &Context, r: usize, work: &[(usize, GpuOp)]) -> Option<&'static str> {
+    let trace = ctx.trace;
+    let range = &ctx.ranges[r];
+    if says_it_times(trace.name(range.name)) {
+        return Some("its name says it times");
+    }
+    if let Some(crate::model::Payload::Json(text)) = trace.nvtx.payload.get(&range.index)
+        && says_it_times(text)
+    {
+        return Some("its payload says it times");
+    }
+    let calls = ctx.api_calls(range.thread, range.start, range.end);
+    let records = |a: usize| {
+        let name = ctx.api_name(a);
+        EVENT_RECORDS
+            .iter()
+            .any(|p| crate::analysis::like::like(name, p))
+    };
+    if calls.clone().any(records) {
+        return Some("it records CUDA events");
+    }
+    let waits_for_own = calls.filter(|&a| ctx.class(a).is_sync()).any(|a| {
+        let (s, _) = ctx.api_span(a);
+        work.iter()
+            .any(|&(launch, op)| ctx.api_span(launch).1 <= s && ctx.op_span(op).1 > s)
+    });
+    waits_for_own.then_some("a sync in it waits for part of its work")
+}
+
+/// Whether range `r` is a phase of a loop iteration that as a whole waits
+/// for its work: the outermost enclosing range that repeats (the iteration:
+/// `step`, `step 12`; phases inside it repeat too) has a sync after `r` ends
+/// that returns once the work (ending at `gpu_end`) is done, as
+/// `loss.item()` ends a training step.
+fn iteration_waits(ctx: &Context, r: usize, gpu_end: Ns) -> bool {
+    let range = &ctx.ranges[r];
+    let Some(parent) = range.parent else {
+        return false;
+    };
+    let Some(iteration) = ctx.ranges.get(ctx.iteration[parent] as usize) else {
+        return false;
+    };
+    ctx.api_calls(range.thread, range.end, iteration.end)
+        .any(|a| ctx.class(a).is_sync() && ctx.api_span(a).1 >= gpu_end)
+}
+
 /// `range-ends-before-gpu-work` for range `r` and the work launched in it,
-/// with the op that ends last.
+/// with the op that ends last: a warning where the range is used as a timer
+/// ([`timer_evidence`]); nothing for a phase of an iteration that waits for
+/// its work ([`iteration_waits`]); an info note otherwise.
 fn ends_before_gpu_work(
     ctx: &Context,
     idle: &IdleFacts,
@@ -242,6 +300,10 @@ fn ends_before_gpu_work(
     if total <= 0 || (after as f64) < t.overhang_min_share * total as f64 {
         return None;
     }
+    let timer = timer_evidence(ctx, r, work);
+    if timer.is_none() && iteration_waits(ctx, r, gpu_end) {
+        return None;
+    }
     let mut events = vec![ctx.range_event(r)];
     let mut apis: Vec<usize> = work.iter().map(|&(api, _)| api).collect();
     apis.dedup();
@@ -253,27 +315,40 @@ fn ends_before_gpu_work(
         .map(|&(_, op)| ctx.op_span(op).0)
         .min()
         .unwrap_or(range.start);
-    let device = idle.device_of(last);
-    if is_pipelined_phase(ctx, idle, t, r, (gpu_start, gpu_end, device)) {
-        return Some((
-            last,
-            Finding {
-                kind: FindingKind::RangeEndsBeforeGpuWork,
-                severity: Severity::Info,
-                start: range.start,
-                end: range.end,
-                message: format!(
-                    "phase '{}': GPU work {}, ends {} after the range — see NVTX on GPU",
-                    ctx.trace.name(range.name),
-                    human_ns(gpu_end.saturating_sub(gpu_start)),
+    let note = |message: String, fix: &'static str| Finding {
+        kind: FindingKind::RangeEndsBeforeGpuWork,
+        severity: Severity::Info,
+        start: range.start,
+        end: range.end,
+        message,
+        range: Some(path.clone()),
+        events: events.clone(),
+        fix,
+    };
+    let Some(why) = timer else {
+        let device = idle.device_of(last);
+        let gpu = human_ns(gpu_end.saturating_sub(gpu_start));
+        let name = ctx.trace.name(range.name);
+        let finding = if is_pipelined_phase(ctx, idle, t, r, (gpu_start, gpu_end, device)) {
+            note(
+                format!(
+                    "phase '{name}': GPU work {gpu}, ends {} after the range — see NVTX on GPU",
                     human_ns(overhang),
                 ),
-                range: Some(path),
-                events,
-                fix: PHASE_NOTE,
-            },
-        ));
-    }
+                PHASE_NOTE,
+            )
+        } else {
+            note(
+                format!(
+                    "'{name}' ends {} before its GPU work ({gpu}) finishes: it covers the \
+                     launch, not the work",
+                    human_ns(overhang),
+                ),
+                LAUNCH_NOTE,
+            )
+        };
+        return Some((last, finding));
+    };
     Some((
         last,
         Finding {
@@ -283,8 +358,8 @@ fn ends_before_gpu_work(
             end: range.end,
             message: format!(
                 "'{path}' ({}) ends {} before the GPU work it launched finishes ({} op{}, {} of GPU \
-             time, {:.0}% of it after the range) and nothing in it waits: it measured the \
-             launch, not the work",
+             time, {:.0}% of it after the range) and nothing in it waits for the rest: used as a \
+             timer ({why}), it measured the launch, not the work",
                 human_ns(range.end.saturating_sub(range.start)),
                 human_ns(overhang),
                 work.len(),
@@ -438,127 +513,6 @@ pub(super) fn waits_on_earlier_work(
                 EventId::from(earlier_op),
             ],
             fix: WAITS_ON_EARLIER_FIX,
-        });
-    }
-    Ok(())
-}
-
-fn median(values: &mut [Ns]) -> f64 {
-    values.sort_unstable();
-    let n = values.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => values[n / 2] as f64,
-        _ => (values[n / 2 - 1] as f64 + values[n / 2] as f64) / 2.0,
-    }
-}
-
-/// A range's duration less the syncs before its first launch: draining work
-/// queued before the range is not warm-up.
-fn adjusted_duration(ctx: &Context, r: usize) -> Ns {
-    let range = &ctx.ranges[r];
-    let mut leading = 0;
-    for api in ctx.api_calls(range.thread, range.start, range.end) {
-        if ctx.work_of(range.thread, api).next().is_some() {
-            break;
-        }
-        if ctx.class(api).is_sync() {
-            let (s, e) = ctx.api_span(api);
-            leading = Ns::saturating_add(leading, e.min(range.end).saturating_sub(s));
-        }
-    }
-    range
-        .end
-        .saturating_sub(range.start)
-        .saturating_sub(leading)
-}
-
-pub(super) fn warm_up_included(
-    ctx: &Context,
-    t: &Thresholds,
-    out: &mut Vec<Finding>,
-    cancel: &AtomicBool,
-) -> Result<(), Cancelled> {
-    // Instances of the same range: same track (thread and domain), same path
-    // (by number: spelling each range's path out is quadratic in depth).
-    let mut groups: HashMap<u32, Vec<usize>> = HashMap::new();
-    for (r, range) in ctx.ranges.iter().enumerate() {
-        if r % 4096 == 0 {
-            check(cancel)?;
-        }
-        if range.unended {
-            continue;
-        }
-        groups.entry(ctx.path_id[r]).or_default().push(r);
-    }
-    let mut groups: Vec<(u32, Vec<usize>)> = groups.into_iter().collect();
-    groups.sort_by_key(|(_, members)| members.first().map(|&r| ctx.ranges[r].start));
-    for (_, mut members) in groups {
-        if members.len() < t.warmup_min_instances.max(2) {
-            continue;
-        }
-        members.sort_by_key(|&r| ctx.ranges[r].start);
-        let first = members[0];
-        let first_time = adjusted_duration(ctx, first);
-        let mut others: Vec<Ns> = members[1..]
-            .iter()
-            .map(|&r| adjusted_duration(ctx, r))
-            .collect();
-        let typical = median(&mut others);
-        if (first_time as f64) <= t.warmup_ratio * typical
-            || (first_time as f64 - typical) < t.warmup_min_excess_ns as f64
-        {
-            continue;
-        }
-        // One-time work: API names the first instance calls and the second does not.
-        let range = &ctx.ranges[first];
-        let second = &ctx.ranges[members[1]];
-        let later: HashSet<&str> = ctx
-            .api_calls(second.thread, second.start, second.end)
-            .map(|a| ctx.api_name(a))
-            .collect();
-        let mut one_time: Vec<(Ns, usize)> = ctx
-            .api_calls(range.thread, range.start, range.end)
-            .filter(|&a| !later.contains(ctx.api_name(a)) && !ctx.class(a).is_sync())
-            .map(|a| {
-                let (s, e) = ctx.api_span(a);
-                (e.saturating_sub(s), a)
-            })
-            .collect();
-        one_time.sort_by_key(|&(d, a)| (std::cmp::Reverse(d), a));
-        one_time.truncate(3);
-        let causes: Vec<String> = one_time
-            .iter()
-            .map(|&(d, a)| format!("{} {}", ctx.api_name(a), human_ns(d)))
-            .collect();
-        let path = ctx.path(first);
-        let mut events = vec![ctx.range_event(first)];
-        events.extend(
-            one_time
-                .iter()
-                .map(|&(_, a)| EventId::new(EventKind::Api, a as u32)),
-        );
-        out.push(Finding {
-            kind: FindingKind::WarmUpIncluded,
-            severity: Severity::Warning,
-            start: range.start,
-            end: range.end,
-            message: format!(
-                "the first of {} '{path}' ranges takes {} against a median of {} for the others \
-                 ({:.1}×){}",
-                members.len(),
-                human_ns(first_time),
-                human_ns(typical as Ns),
-                first_time as f64 / typical.max(1.0),
-                if causes.is_empty() {
-                    String::new()
-                } else {
-                    format!("; one-time work in it: {}", causes.join(", "))
-                }
-            ),
-            range: Some(path),
-            events,
-            fix: WARM_UP_FIX,
         });
     }
     Ok(())

@@ -10,6 +10,7 @@ pub mod roofline;
 pub mod sampled;
 mod selection;
 pub mod speed_of_light;
+pub mod units;
 
 use crate::model::{KernelMetrics, Trace};
 
@@ -30,7 +31,8 @@ pub struct SetSummary {
 
 /// The summaries of every set that has values for `kernels`; the roofline's
 /// FLOPs from counters, else from the gemm benchmark's recorded work
-/// (computed only when a set has DRAM bytes but no FLOP counters).
+/// (computed only when a set has DRAM bytes, counted or sampled, but no FLOP
+/// counters).
 pub fn summarise(
     trace: &Trace,
     sets: &[std::sync::Arc<KernelMetrics>],
@@ -44,8 +46,10 @@ pub fn summarise(
         if stats.is_empty() && too_short == 0 {
             continue;
         }
-        let needs_work = set.metric_index(roofline::DRAM_READ).is_some()
-            && set.metric_index(roofline::FFMA).is_none();
+        let sampled = set.source == crate::model::MetricSource::NsysSampling;
+        let needs_work = (set.metric_index(roofline::DRAM_READ).is_some()
+            && set.metric_index(roofline::FFMA).is_none())
+            || (sampled && set.metric_index(roofline::SAMPLED_DRAM_READ).is_some());
         let empty = std::collections::HashMap::new();
         let work_ref = if needs_work {
             &*work.get_or_insert_with(|| roofline::benchmark_flops(trace))
@@ -54,7 +58,11 @@ pub fn summarise(
         };
         out.push(SetSummary {
             speed_of_light: speed_of_light::of_stats(set, &stats),
-            roofline: roofline::point(trace, set, kernels, work_ref),
+            roofline: if sampled {
+                roofline::sampled_point(trace, set, kernels, work_ref)
+            } else {
+                roofline::point(trace, set, kernels, work_ref)
+            },
             set: set.clone(),
             stats,
             too_short,

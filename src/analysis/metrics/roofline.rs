@@ -74,11 +74,26 @@ pub enum FlopSource {
     BenchmarkWork,
 }
 
+/// Where a kernel's DRAM bytes came from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ByteSource {
+    /// Counted: `dram__bytes_read.sum` + `dram__bytes_write.sum`.
+    Counters,
+    /// Estimated from nsys's sampled DRAM read and write bandwidth (% of the
+    /// GPU's peak) × the peak × each instance's duration.
+    SampledBandwidth,
+}
+
+/// nsys's sampled DRAM bandwidth metrics, in % of the GPU's peak.
+pub const SAMPLED_DRAM_READ: &str = "DRAM Read Bandwidth [Throughput %]";
+pub const SAMPLED_DRAM_WRITE: &str = "DRAM Write Bandwidth [Throughput %]";
+
 /// One kernel name on the roofline, over its instances.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
     pub flops: f64,
     pub dram_bytes: f64,
+    pub byte_source: ByteSource,
     /// Summed kernel durations of the instances counted, seconds.
     pub seconds: f64,
     pub instances: usize,
@@ -106,6 +121,8 @@ pub enum NotPlotted {
     /// The kernel runs on the tensor cores: the FP32 counters miss its FLOPs.
     TensorFlopsUncounted,
     NoTime,
+    /// nsys sampled the DRAM bandwidth, but no instance got enough samples.
+    NotSampled,
 }
 
 impl std::fmt::Display for NotPlotted {
@@ -126,6 +143,10 @@ impl std::fmt::Display for NotPlotted {
                  each GEMM's FLOPs)"
             }
             NotPlotted::NoTime => "not plotted: the instances have no duration",
+            NotPlotted::NotSampled => {
+                "not plotted: no instance got 2 samples of the DRAM bandwidth (see the \
+                 instances left out above)"
+            }
         })
     }
 }
@@ -270,10 +291,124 @@ pub fn point(
     Ok(Point {
         flops,
         dram_bytes: bytes,
+        byte_source: ByteSource::Counters,
         seconds: ns as f64 * 1e-9,
         instances: n,
         flop_source,
     })
+}
+
+/// The roofline point of `kernels` from nsys's sampling, which counts neither
+/// FLOPs nor bytes: FLOPs from `work` ([`benchmark_flops`]: the GEMM sizes the
+/// report records), DRAM bytes estimated from the sampled read and write
+/// bandwidth (% of the GPU's peak `TARGET_INFO_GPU.memoryBandwidth`) × that
+/// peak × each instance's duration. Instances with fewer than
+/// [`super::sampled::MIN_SAMPLES`] samples are left out (their bandwidth is
+/// another moment's).
+pub fn sampled_point(
+    trace: &Trace,
+    set: &KernelMetrics,
+    kernels: &[u32],
+    work: &HashMap<u32, f64>,
+) -> Result<Point, NotPlotted> {
+    let (Some(read), Some(write)) = (
+        set.metric_index(SAMPLED_DRAM_READ),
+        set.metric_index(SAMPLED_DRAM_WRITE),
+    ) else {
+        return Err(NotPlotted::NoDramBytes);
+    };
+    let Some(peak) = trace
+        .gpus
+        .first()
+        .map(|g| g.memory_bandwidth as f64)
+        .filter(|&b| b > 0.0)
+    else {
+        return Err(NotPlotted::NoDramBytes);
+    };
+    let wanted = super::selection::Selection::new(kernels);
+    // Per picked instance: (read %, write %).
+    let mut percent = vec![(f64::NAN, f64::NAN); wanted.len];
+    let mut kernel_of = vec![0u32; wanted.len];
+    for i in 0..set.len() {
+        let m = set.metric[i] as usize;
+        if (m != read && m != write)
+            || set
+                .samples
+                .get(i)
+                .is_some_and(|&n| n < super::sampled::MIN_SAMPLES)
+        {
+            continue;
+        }
+        if let Some(slot) = wanted.slot(set.kernel[i]) {
+            kernel_of[slot] = set.kernel[i];
+            if m == read {
+                percent[slot].0 = set.value[i];
+            } else {
+                percent[slot].1 = set.value[i];
+            }
+        }
+    }
+    let spans = &trace.kernels.spans;
+    let (mut flops, mut bytes, mut ns, mut n) = (0.0, 0.0, 0i64, 0usize);
+    let mut any_bytes = false;
+    for (&(r, w), &kernel) in percent.iter().zip(&kernel_of) {
+        // An instance without 2 samples of each has NaN here: left out.
+        if r.is_nan() || w.is_nan() {
+            continue;
+        }
+        any_bytes = true;
+        let Some(&f) = work.get(&kernel) else {
+            continue;
+        };
+        let d = spans.duration(kernel as usize);
+        flops += f;
+        bytes += (r + w) / 100.0 * peak * d as f64 * 1e-9;
+        ns += d;
+        n += 1;
+    }
+    if !any_bytes {
+        return Err(NotPlotted::NotSampled);
+    }
+    if n == 0 {
+        return Err(NotPlotted::NoFlops);
+    }
+    if ns <= 0 || bytes <= 0.0 {
+        return Err(if ns <= 0 {
+            NotPlotted::NoTime
+        } else {
+            NotPlotted::NoDramBytes
+        });
+    }
+    Ok(Point {
+        flops,
+        dram_bytes: bytes,
+        byte_source: ByteSource::SampledBandwidth,
+        seconds: ns as f64 * 1e-9,
+        instances: n,
+        flop_source: FlopSource::BenchmarkWork,
+    })
+}
+
+impl Point {
+    /// How the point was found, in words: where its FLOPs and bytes came from
+    /// and whether it is an estimate.
+    pub fn how(&self) -> String {
+        let flops = match self.flop_source {
+            FlopSource::Counters => "FLOPs counted (FP32 FFMA×2 + FADD + FMUL instructions)",
+            FlopSource::BenchmarkWork => {
+                "FLOPs from the GEMM sizes the report records (2·M·N·K per GEMM)"
+            }
+        };
+        let bytes = match self.byte_source {
+            ByteSource::Counters => "DRAM bytes counted (dram__bytes_read + write)",
+            ByteSource::SampledBandwidth => {
+                "DRAM bytes estimated from nsys's sampled DRAM read + write bandwidth (% of the \
+                 GPU's peak) × the peak × each instance's duration: an estimate, as good as \
+                 the samples inside the kernel"
+            }
+        };
+        format!("{flops}; {bytes}.")
+    }
 }
 
 /// The attainable FLOP/s at `intensity` under `peak` FLOP/s and the DRAM roof.

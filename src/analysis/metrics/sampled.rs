@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 
 use super::selection::kernel_devices;
+use super::units;
 use crate::analysis::scope::Scope;
 use crate::analysis::table::{Cell, Table};
 use crate::model::{KernelMetrics, MetricDef, MetricSeries, MetricSource, Ns, Trace};
@@ -21,59 +22,63 @@ pub const MIN_SAMPLES: u32 = 2;
 /// What the panel says of an instance with fewer than [`MIN_SAMPLES`].
 pub const TOO_SHORT: &str = "shorter than the sampling period";
 
-/// The unit of an nsys metric's stored values, from the bracket that ends its
-/// name (`SMs Active [Throughput %]` → `%`). Clocks are named `[MHz]` but
-/// stored in Hz (nsys 2025.3 writes 1995651108 for 1.996 GHz), so `Hz`.
-pub fn unit_of(name: &str) -> String {
-    let Some(open) = name.rfind('[') else {
-        return String::new();
-    };
-    let inside = name[open + 1..].trim_end_matches(']').trim();
-    if inside.ends_with('%') {
-        "%".into()
-    } else if inside == "MHz" {
-        "Hz".into()
-    } else if inside.contains("Warps per Cycle") {
-        "warp/cycle".into()
-    } else {
-        String::new()
-    }
-}
-
-/// The sums of one series' values, so that the mean over any index range
-/// costs two lookups (a long kernel spans thousands of samples).
+/// The sums of one series' values in its shown unit ([`units::sampled_unit`]),
+/// so that the mean over any index range costs two lookups (a long kernel
+/// spans thousands of samples). A sample its unit cannot have (a negative
+/// count or clock, a share above 100 %: nsys writes such values) is left out
+/// of the sums and counted apart.
 struct Prefix<'a> {
     series: &'a MetricSeries,
     sums: Vec<f64>,
+    /// Possible samples up to each index.
+    counts: Vec<u32>,
 }
 
 impl<'a> Prefix<'a> {
-    fn new(series: &'a MetricSeries) -> Self {
+    fn new(series: &'a MetricSeries, unit: &str, scale: f64) -> Self {
         let mut sums = Vec::with_capacity(series.value.len() + 1);
-        let mut total = 0.0;
+        let mut counts = Vec::with_capacity(series.value.len() + 1);
+        let (mut total, mut count) = (0.0, 0u32);
         sums.push(0.0);
+        counts.push(0);
         for &v in &series.value {
-            total += v as f64;
+            let v = v as f64 * scale;
+            if units::impossible(unit, v).is_none() {
+                total += v;
+                count += 1;
+            }
             sums.push(total);
+            counts.push(count);
         }
-        Prefix { series, sums }
+        Prefix {
+            series,
+            sums,
+            counts,
+        }
     }
 
-    /// (sum, count) of the samples with timestamp in `[start, end]`.
-    fn over(&self, start: Ns, end: Ns) -> (f64, u32) {
+    /// (sum, possible samples, impossible samples) of the samples with
+    /// timestamp in `[start, end]`.
+    fn over(&self, start: Ns, end: Ns) -> (f64, u32, u32) {
         let ts = &self.series.timestamp;
         let lo = ts.partition_point(|&t| t < start);
         let hi = ts.partition_point(|&t| t <= end);
         if hi <= lo {
-            return (0.0, 0);
+            return (0.0, 0, 0);
         }
-        (self.sums[hi] - self.sums[lo], (hi - lo) as u32)
+        let possible = self.counts[hi] - self.counts[lo];
+        (
+            self.sums[hi] - self.sums[lo],
+            possible,
+            (hi - lo) as u32 - possible,
+        )
     }
 }
 
-/// Every kernel instance's sampled means. Rows exist for instances with at
-/// least one sample; `samples` says how many (check it against
-/// [`MIN_SAMPLES`]). Metrics are named as `TARGET_INFO_GPU_METRICS` names
+/// Every kernel instance's sampled means, in each metric's shown unit (clocks
+/// in MHz). Rows exist for instances with at least one possible sample;
+/// `samples` says how many (check it against [`MIN_SAMPLES`]); impossible
+/// samples are left out and said in the set's notes, per metric. Metrics are named as `TARGET_INFO_GPU_METRICS` names
 /// them, in its order; a report sampled on several GPUs lists each name once.
 /// `None` when the report has no GPU metrics.
 pub fn kernel_metrics(trace: &Trace) -> Option<KernelMetrics> {
@@ -90,7 +95,7 @@ pub fn kernel_metrics(trace: &Trace) -> Option<KernelMetrics> {
             index_of.insert(name, defs.len() as u16);
             defs.push(MetricDef {
                 name: name.to_string(),
-                unit: unit_of(name),
+                unit: units::sampled_unit(name).0.to_string(),
             });
         }
     }
@@ -99,42 +104,72 @@ pub fn kernel_metrics(trace: &Trace) -> Option<KernelMetrics> {
     let mut by_device: HashMap<u32, Vec<(u16, Prefix)>> = HashMap::new();
     for s in trace.metrics.iter() {
         let metric = index_of[trace.name(s.name)];
+        let (unit, scale) = units::sampled_unit(trace.name(s.name));
         by_device
             .entry(s.device_id)
             .or_default()
-            .push((metric, Prefix::new(s)));
+            .push((metric, Prefix::new(s, unit, scale)));
     }
     for series in by_device.values_mut() {
         series.sort_by_key(|(m, _)| *m);
     }
     let spans = &trace.kernels.spans;
     let devices = kernel_devices(trace);
-    let mut short = 0usize;
+    let mut impossible = vec![0u64; out.metrics.len()];
     for (k, device) in devices.iter().enumerate() {
         let Some(series) = device.and_then(|d| by_device.get(&d)) else {
             continue;
         };
-        let mut fewest = u32::MAX;
         for (metric, prefix) in series {
-            let (sum, count) = prefix.over(spans.start[k], spans.end(k));
-            fewest = fewest.min(count);
+            let (sum, count, bad) = prefix.over(spans.start[k], spans.end(k));
+            impossible[*metric as usize] += u64::from(bad);
             if count == 0 {
                 continue;
             }
             out.push(k as u32, *metric, sum / count as f64);
             out.samples.push(count);
         }
-        if fewest < MIN_SAMPLES {
-            short += 1;
-        }
     }
-    if short > 0 {
+    // Instances shorter than the sampling period are not noted here: the
+    // kernel panel says it of the kernel shown, gpu_metrics_kern_sum counts
+    // the instances sampled.
+    for (m, &n) in impossible.iter().enumerate().filter(|(_, n)| **n > 0) {
+        let def = &out.metrics[m];
+        let why = if def.unit == "%" {
+            "below 0 or above 100 %"
+        } else {
+            "negative"
+        };
         out.notes.push(format!(
-            "{short} kernel instance(s) got fewer than {MIN_SAMPLES} samples ({TOO_SHORT}): \
-             left out of the averages"
+            "{}: {n} sample(s) inside kernels {why}, impossible for {}: left out of the means",
+            def.name,
+            if def.unit.is_empty() {
+                "this metric"
+            } else {
+                &def.unit
+            }
         ));
     }
     Some(out)
+}
+
+/// nsys's sampling period in ns: the median step between a series' samples
+/// (the first series of the report); `None` without samples.
+pub fn sampling_period(trace: &Trace) -> Option<f64> {
+    let series = trace.metrics.iter().max_by_key(|s| s.timestamp.len())?;
+    let mut steps: Vec<i64> = series
+        .timestamp
+        .windows(2)
+        .take(10_000)
+        .map(|w| w[1] - w[0])
+        .filter(|&d| d > 0)
+        .collect();
+    if steps.is_empty() {
+        return None;
+    }
+    let mid = steps.len() / 2;
+    let (_, &mut median, _) = steps.select_nth_unstable(mid);
+    Some(median as f64)
 }
 
 /// One kernel name × metric over a scope: the means of the instances that were
@@ -220,10 +255,13 @@ pub(crate) fn gpu_metrics_kern_sum(trace: &Trace, scope: Scope) -> Table {
     let Some(metrics) = kernel_metrics(trace) else {
         return Table::default();
     };
-    let opt = |v: Option<f64>| v.map_or(Cell::Empty, Cell::Float);
     let rows = summaries(trace, &metrics, scope)
         .into_iter()
         .map(|s| {
+            // Rounded as its unit is read (clocks in whole MHz, shares to 0.1 %).
+            let unit = metrics.metrics[s.metric as usize].unit.as_str();
+            let opt =
+                |v: Option<f64>| v.map_or(Cell::Empty, |v| Cell::Float(units::rounded(unit, v)));
             vec![
                 Cell::Text(s.name),
                 Cell::Text(metrics.metrics[s.metric as usize].name.clone()),
@@ -250,22 +288,5 @@ pub(crate) fn gpu_metrics_kern_sum(trace: &Trace, scope: Scope) -> Table {
         .map(String::from)
         .to_vec(),
         rows,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn units_from_nsys_metric_names() {
-        assert_eq!(unit_of("SMs Active [Throughput %]"), "%");
-        assert_eq!(unit_of("GPC Clock Frequency [MHz]"), "Hz");
-        assert_eq!(
-            unit_of("Compute Warps in Flight [Avg Warps per Cycle]"),
-            "warp/cycle"
-        );
-        assert_eq!(unit_of("Compute Warps in Flight [Avg]"), "");
-        assert_eq!(unit_of("no bracket"), "");
     }
 }

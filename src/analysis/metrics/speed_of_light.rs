@@ -138,6 +138,127 @@ pub fn of_stats(
     from_metrics(set.source, &value)
 }
 
+/// What one source gives a kernel: its speed of light (none when it lacks
+/// the metrics or every instance was too short to be sampled), and for
+/// sampling how many instances it could not see.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct SourceNumbers {
+    pub source: MetricSource,
+    pub speed_of_light: Option<SpeedOfLight>,
+    /// Instances a sampled source could not average (shorter than its period).
+    pub too_short: usize,
+}
+
+/// Each source's verdict, and the one the panel goes by, with why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judgement {
+    /// Per source, in the order given: its label and its verdict line (or why
+    /// it has none).
+    pub lines: Vec<(MetricSource, String)>,
+    /// The source trusted, if any has a verdict.
+    pub trusted: Option<MetricSource>,
+    /// Why that one, and why the others may say otherwise.
+    pub why: String,
+}
+
+/// Counters (Nsight Compute's, or Sightline's own CUPTI counters) measure each
+/// instance of the kernel alone, from its first cycle to its last; nsys's
+/// sampling reads the whole GPU once per period, so a sample averages a period
+/// the kernel fills only partly (idle time and other kernels in it), and an
+/// instance shorter than the period is not seen at all. So counters are
+/// trusted over sampling; sampling alone is trusted with that said.
+/// `period_ns` is the sampling period, `median_ns` the kernel's median
+/// duration (both for the words).
+pub fn judge(
+    sources: &[SourceNumbers],
+    period_ns: Option<f64>,
+    median_ns: Option<f64>,
+) -> Judgement {
+    let lines = sources
+        .iter()
+        .map(|s| {
+            let line = match s.speed_of_light {
+                Some(sol) => sol.verdict(),
+                None if s.source == MetricSource::NsysSampling && s.too_short > 0 => format!(
+                    "No verdict: none of its {} instance(s) got 2 samples",
+                    s.too_short
+                ),
+                None => "No verdict: the SM and memory throughput were not collected".into(),
+            };
+            (s.source, line)
+        })
+        .collect();
+    let with = |source: MetricSource| {
+        sources
+            .iter()
+            .find(|s| s.source == source && s.speed_of_light.is_some())
+    };
+    let counted = with(MetricSource::Ncu).or_else(|| with(MetricSource::Counters));
+    let sampled = sources
+        .iter()
+        .find(|s| s.source == MetricSource::NsysSampling);
+    let period = period_ns.map_or("its period".to_string(), |p| {
+        crate::analysis::format::duration_places(p.round() as i64, [0, 1, 1])
+    });
+    let short_kernel = match (period_ns, median_ns) {
+        (Some(p), Some(m)) if m < 2.0 * p => format!(
+            " This kernel's median instance ({}) is shorter than two sampling periods ({period} \
+             each): its samples mostly average time it did not run.",
+            crate::analysis::format::human_ns(m.round() as i64)
+        ),
+        _ => String::new(),
+    };
+    let (trusted, why) = match (counted, sampled) {
+        (Some(c), sampled) => {
+            let mut why = format!(
+                "Trusted: {}. Counters measure each instance of this kernel alone, from its \
+                 first cycle to its last.",
+                c.source.label()
+            );
+            if let Some(s) = sampled {
+                let differs = s
+                    .speed_of_light
+                    .zip(c.speed_of_light)
+                    .is_some_and(|(a, b)| a.bound() != b.bound());
+                why.push_str(&format!(
+                    " nsys sampling reads the whole GPU once every {period}, so a sample averages \
+                     idle time and other kernels with this one, and an instance shorter than the \
+                     period is not seen at all{}.{short_kernel}",
+                    if differs {
+                        ": that is why its verdict differs"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            (Some(c.source), why)
+        }
+        (None, Some(s)) if s.speed_of_light.is_some() => (
+            Some(s.source),
+            format!(
+                "From sampling only: nsys reads the whole GPU once every {period}, so these \
+                 numbers average idle time and other kernels with this one{}.{short_kernel} \
+                 Counters (File ▸ Attach Nsight Compute results…, or a Sightline capture with \
+                 --metrics) measure the kernel itself.",
+                if s.too_short > 0 {
+                    format!(
+                        "; {} instance(s) shorter than the period are not in them",
+                        s.too_short
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+        ),
+        _ => (None, String::new()),
+    };
+    Judgement {
+        lines,
+        trusted,
+        why,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +280,49 @@ mod tests {
         let line = sol(20.0, 85.25).verdict();
         assert!(line.starts_with("Memory-bound"), "{line}");
         assert!(line.contains("85.2") || line.contains("85.3"), "{line}");
+    }
+
+    #[test]
+    fn counters_are_trusted_over_sampling_and_the_panel_says_why() {
+        // sgemm_tiled in issue 45: latency-bound by sampling, compute-bound by ncu.
+        let sampled = SourceNumbers {
+            source: MetricSource::NsysSampling,
+            speed_of_light: Some(sol(21.0, 9.0)),
+            too_short: 3,
+        };
+        let ncu = SourceNumbers {
+            source: MetricSource::Ncu,
+            speed_of_light: Some(sol(75.3, 40.0)),
+            too_short: 0,
+        };
+        let j = judge(&[sampled, ncu], Some(100_000.0), Some(30_000.0));
+        assert_eq!(j.trusted, Some(MetricSource::Ncu));
+        assert_eq!(j.lines.len(), 2);
+        assert!(j.lines[0].1.starts_with("Latency-bound"), "{:?}", j.lines);
+        assert!(j.lines[1].1.starts_with("Compute-bound"), "{:?}", j.lines);
+        for words in [
+            "Trusted: Nsight Compute",
+            "why its verdict differs",
+            "100 µs",
+            "shorter",
+        ] {
+            assert!(j.why.contains(words), "{words}: {}", j.why);
+        }
+        // Sampling alone: trusted, with its limits said; all too short: no verdict.
+        let j = judge(&[sampled], Some(100_000.0), None);
+        assert_eq!(j.trusted, Some(MetricSource::NsysSampling));
+        assert!(j.why.contains("3 instance(s) shorter"), "{}", j.why);
+        let blind = SourceNumbers {
+            speed_of_light: None,
+            ..sampled
+        };
+        let j = judge(&[blind], Some(100_000.0), None);
+        assert_eq!(j.trusted, None);
+        assert!(
+            j.lines[0]
+                .1
+                .contains("none of its 3 instance(s) got 2 samples")
+        );
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! (ns)`, `Projected Start (ns)`), and its durations `Duration`/`Dur`: the names tell which
 //! cells gain a rank's offset, whichever report (or future report) they come from.
 
-use crate::analysis::table::Cell;
-use crate::model::Ns;
+use crate::analysis::table::{Cell, Table};
+use crate::model::{Ns, Rank, Ranks};
 
 /// The first column of a job's tables.
 pub const RANK_COLUMN: &str = "Rank";
@@ -55,6 +55,30 @@ pub fn with_rank_column(columns: &[String]) -> Vec<String> {
     std::iter::once(RANK_COLUMN.to_string())
         .chain(columns.iter().cloned())
         .collect()
+}
+
+/// One table of every rank of `job`: each rank's own table (`table_of`, as its report alone
+/// gives it) behind its rank, ranks in order, its timestamps on the job clock.
+pub fn rank_by_rank<E>(
+    job: &Ranks,
+    mut table_of: impl FnMut(&Rank) -> Result<Table, E>,
+) -> Result<Table, E> {
+    let mut combined = Table::default();
+    for rank in &job.ranks {
+        let table = table_of(rank)?;
+        if combined.columns.is_empty() {
+            combined.columns = with_rank_column(&table.columns);
+        }
+        let rows = RankRows {
+            rank: rank.number,
+            offset_ns: rank.offset_ns,
+            timestamps: timestamp_columns(&table.columns),
+        };
+        combined
+            .rows
+            .extend(table.rows.into_iter().map(|row| rows.row(row)));
+    }
+    Ok(combined)
 }
 
 #[cfg(test)]

@@ -11,8 +11,10 @@ mod phase_work;
 mod spread;
 mod straggler;
 
-pub use align::align_on_range_end;
-pub use clock::{RANK_COLUMN, RankRows, is_timestamp_column, timestamp_columns, with_rank_column};
+pub use align::{align_on_kernel_end, align_on_range_end, first_collective_kernel, is_collective};
+pub use clock::{
+    RANK_COLUMN, RankRows, is_timestamp_column, rank_by_rank, timestamp_columns, with_rank_column,
+};
 pub use iterations::{
     Iteration, JobIterations, Phase, RankIterations, job_iterations, mask_digits, rank_iterations,
 };

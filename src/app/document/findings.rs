@@ -8,8 +8,9 @@ use std::time::Duration;
 impl Document {
     /// Takes the engine's findings when they are in and shows the panel (if
     /// open); applies what a click in it asked. Called once per frame, before
-    /// the central panel.
-    pub fn findings_frame(&mut self, ui: &mut Ui) {
+    /// the central panel. `under` (presentation mode) puts the panel under the timeline, at
+    /// most that high.
+    pub fn findings_frame(&mut self, ui: &mut Ui, under: Option<f32>) {
         if self.findings.poll(&self.trace, &mut self.timeline) {
             ui.ctx().request_repaint();
         }
@@ -24,11 +25,18 @@ impl Document {
         self.findings
             .explain_selection(&self.trace, self.selection.event);
         let mut cmd = None;
-        egui::Panel::left("findings")
-            .default_size(440.0)
-            .min_size(280.0)
-            .resizable(true)
-            .show(ui, |ui| cmd = self.findings.ui(ui));
+        match under {
+            Some(height) => egui::Panel::bottom(("findings", true))
+                .default_size(height)
+                .max_size(height)
+                .resizable(true)
+                .show(ui, |ui| cmd = self.findings.ui(ui)),
+            None => egui::Panel::left("findings")
+                .default_size(440.0)
+                .min_size(280.0)
+                .resizable(true)
+                .show(ui, |ui| cmd = self.findings.ui(ui)),
+        };
         if let Some(c) = cmd {
             self.apply(c, ui.ctx());
         }

@@ -1,6 +1,6 @@
 //! The document's frame in the window: its findings, notes and range-statistics panels, the
-//! timeline in the middle, and the kernel panel over it. The window (`shell`) places the
-//! details panel and calls this for the shown document.
+//! timeline in the middle; and the kernel panel, which the window (`shell`) docks under the
+//! timeline beside the details panel it places.
 
 use std::time::Duration;
 
@@ -13,17 +13,34 @@ impl Document {
     /// Draws the document's panels and timeline into `ui`; `exporting` while an image of the
     /// timeline is being taken (it gets a caption), `presenting` in presentation mode.
     pub fn frame(&mut self, ui: &mut Ui, exporting: bool, presenting: bool) {
-        self.findings_frame(ui);
-        self.notes_frame(ui);
+        // On a projector the findings, the notes and the range's statistics go under the
+        // timeline (beside the lesson, a column more left the events a strip), each a share of
+        // the height.
+        let under = usize::from(self.findings.open)
+            + usize::from(self.selection.range.is_some())
+            + usize::from(self.notes.open && self.notes.is_enabled());
+        let share = if under > 1 { 0.28 } else { 0.4 };
+        let under_max = presenting.then(|| ui.available_height() * share);
+        self.findings_frame(ui, under_max);
+        self.notes_frame(ui, under_max);
+        self.range_stats_area = None;
         if let Some(range) = self.selection.range {
-            egui::Panel::bottom("range_stats")
-                .default_size(280.0)
+            let panel = egui::Panel::bottom(("range_stats", presenting))
+                .default_size(under_max.map_or(280.0, |h| h.min(280.0)))
+                .max_size(under_max.unwrap_or(f32::INFINITY))
                 .resizable(true)
                 .show(ui, |ui| {
                     if let Some(command) = self.stats.ui(ui, range) {
                         self.apply(command, ui.ctx());
                     }
                 });
+            self.range_stats_area = Some(panel.response.rect);
+        }
+        if self.cpu_profile.is_shown() {
+            egui::Panel::bottom("cpu_profile")
+                .default_size(300.0)
+                .resizable(true)
+                .show(ui, |ui| self.cpu_profile.ui(ui));
         }
         if self.timeline.prepare_projection(&self.trace) {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
@@ -88,7 +105,7 @@ impl Document {
             self.apply(command, ui.ctx());
         }
         // A kernel clicked on the timeline opens its panel once a double-click
-        // can no longer follow (the panel floats over the timeline).
+        // can no longer follow (the panel's dock changes the timeline's height).
         let now = ui.input(|i| i.time);
         let delay = ui.ctx().options(|o| o.input_options.max_double_click_delay);
         // A click on the kernel still selected counts too: its panel may
@@ -100,30 +117,42 @@ impl Document {
         {
             self.kernel_pending = Some((name, now + delay));
         }
-        if let Some((name, at)) = self.kernel_pending {
-            if now >= at {
-                self.kernel_pending = None;
-                self.open_kernel(name);
-            } else {
-                ui.ctx()
-                    .request_repaint_after(Duration::from_secs_f64(at - now));
-            }
+        // (Opened at the start of a later frame, before the dock that shows it is laid out.)
+        if let Some((_, at)) = self.kernel_pending {
+            ui.ctx()
+                .request_repaint_after(Duration::from_secs_f64((at - now).max(0.0)));
         }
-        let range = self.selection.range;
-        // The panel floats over the timeline only: the details and the range
-        // tables stay clickable beside it.
-        let area = central.response.rect;
-        if self.metric_sets.poll(&self.trace) {
+        if self.metric_sets.poll() {
+            if let Some(strip) = self.metric_sets.restore_strip(&self.trace) {
+                self.timeline.metrics_strip = Some(strip);
+            }
             ui.ctx().request_repaint();
         }
         if self.metric_sets.is_busy() {
-            ui.ctx()
-                .request_repaint_after(std::time::Duration::from_millis(100));
+            ui.ctx().request_repaint_after(Duration::from_millis(100));
         }
+    }
+
+    /// Opens the kernel panel a click on the timeline asked for, once a double-click can no
+    /// longer follow; called at the start of a frame, before the window lays out its dock.
+    pub fn open_pending_kernel(&mut self, ctx: &egui::Context) {
+        let now = ctx.input(|i| i.time);
+        if let Some((name, at)) = self.kernel_pending
+            && now >= at
+        {
+            self.kernel_pending = None;
+            self.open_kernel(name);
+        }
+    }
+
+    /// The kernel panel, drawn into `ui` (the window's dock under the timeline); what it asks
+    /// is applied.
+    pub fn kernel_panel_ui(&mut self, ui: &mut Ui) {
         self.kernel
             .metrics
             .set_sources(&self.metric_sets.sets, self.metric_sets.generation);
-        if let Some(command) = self.kernel.ui(ui.ctx(), &self.trace, range, area) {
+        let range = self.selection.range;
+        if let Some(command) = self.kernel.ui(ui, &self.trace, range) {
             self.apply(command, ui.ctx());
         }
     }

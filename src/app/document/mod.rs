@@ -12,6 +12,7 @@ use std::sync::Arc;
 use eframe::egui::{self};
 
 use crate::app::panels::capture_panel::{Live, LiveUpdate};
+use crate::app::panels::cpu_profile_panel::CpuProfilePanel;
 use crate::app::panels::findings_panel::FindingsPanel;
 use crate::app::panels::kernel_panel::KernelPanel;
 use crate::app::panels::range_stats::RangeStats;
@@ -33,6 +34,8 @@ pub struct Document {
     selection: Selection,
     pub timeline: Timeline,
     pub stats: RangeStats,
+    /// What the CPU ran in the selected range (flat profile, flame graph), from the samples.
+    pub cpu_profile: CpuProfilePanel,
     pub search: Search,
     /// Everything about one kernel name (a window, shown while open).
     pub kernel: KernelPanel,
@@ -52,6 +55,9 @@ pub struct Document {
     /// What File ▸ Export image takes, as of the last frame: the caption
     /// (while an export is under way) and the timeline down to its last row.
     pub export_area: Option<egui::Rect>,
+    /// Where the range-statistics panel was in the last frame (none while closed): its
+    /// tables have nsys's columns and scroll sideways, the one panel that may (tests).
+    pub range_stats_area: Option<egui::Rect>,
     /// The rest of the report, while it is still being read (the trace is
     /// then a snapshot of the tables read so far).
     pub(crate) loading: Option<Loading>,
@@ -70,12 +76,14 @@ impl Document {
             selection: Selection::default(),
             timeline,
             stats: RangeStats::default(),
+            cpu_profile: CpuProfilePanel::default(),
             search: Search::default(),
             kernel: KernelPanel::default(),
             nvtx_gpu: crate::app::panels::nvtx_gpu::NvtxGpu::default(),
             live: None,
             kernel_pending: None,
             export_area: None,
+            range_stats_area: None,
             loading: None,
         }
     }
@@ -132,6 +140,9 @@ impl Document {
         // reference to millions of events.
         crate::app::job::drop_off_thread(std::mem::replace(&mut self.trace, trace));
         self.stats.refresh(self.trace.clone(), self.selection.range);
+        // The samples may have come with this state of the report.
+        self.cpu_profile
+            .range_changed(&self.trace, self.selection.range);
         match kernel {
             Some(name) => self.kernel.refresh(&self.trace, name, self.selection.range),
             None => self.kernel.close(),
@@ -139,8 +150,11 @@ impl Document {
         self.kernel_pending = None;
         self.nvtx_gpu = crate::app::panels::nvtx_gpu::NvtxGpu::default();
         self.notes.trace_grew(ids_kept);
+        // The strip shown comes back once the grown report's sets are in.
+        let strip = self.metric_sets.choice();
         self.metric_sets = crate::app::panels::kernel_metrics::MetricSets::start(&self.trace);
-        self.timeline.metrics_strip = None;
+        self.metric_sets.wanted = strip;
+        self.timeline.metrics_strip = self.metric_sets.restore_strip(&self.trace);
     }
 
     /// Takes a live capture's messages; true when the trace changed.
@@ -204,7 +218,8 @@ impl Document {
     /// who follows the range.
     fn range_changed(&mut self) {
         let range = self.selection.range;
-        let followers: [&mut dyn FollowsRange; 2] = [&mut self.stats, &mut self.kernel];
+        let followers: [&mut dyn FollowsRange; 3] =
+            [&mut self.stats, &mut self.kernel, &mut self.cpu_profile];
         for follower in followers {
             follower.range_changed(&self.trace, range);
         }

@@ -11,15 +11,20 @@ use eframe::egui::{self, Key, Ui};
 impl Document {
     /// Notes, once per frame before the central panel: the N key, the side
     /// panel (if open), delayed text saves, and the marks on the timeline.
-    pub fn notes_frame(&mut self, ui: &mut Ui) {
+    /// `under` (presentation mode) puts the panel under the timeline, at most that high.
+    pub fn notes_frame(&mut self, ui: &mut Ui, under: Option<f32>) {
         let now = ui.input(|i| i.time);
         if self.notes.is_enabled()
             && !ui.ctx().egui_wants_keyboard_input()
             && ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, Key::N))
         {
-            // The selected event if there is one, else the time under the
-            // pointer (the middle of the view when it is elsewhere).
-            if let Some(ev) = self.selection.event {
+            // The panel open: N closes it (presentation mode has no other
+            // way but its x). Else a note on the selected event if there is
+            // one, else at the time under the pointer (the middle of the view
+            // when it is elsewhere).
+            if self.notes.open {
+                self.notes.open = false;
+            } else if let Some(ev) = self.selection.event {
                 self.notes.add_on(&self.trace, ev);
             } else {
                 let pointer = ui.input(|i| i.pointer.hover_pos());
@@ -32,11 +37,25 @@ impl Document {
         }
         if self.notes.open && self.notes.is_enabled() {
             let mut cmd = None;
-            egui::Panel::right("notes")
-                .default_size(320.0)
-                .min_size(240.0)
-                .resizable(true)
-                .show(ui, |ui| cmd = self.notes.ui(ui, now));
+            match under {
+                // On a projector, beside a lesson, a column more left the events a fifth of
+                // the width (issue 45): under the timeline instead.
+                Some(height) => egui::Panel::bottom(("notes", true))
+                    .default_size(height)
+                    .max_size(height)
+                    .resizable(true)
+                    .show(ui, |ui| cmd = self.notes.ui(ui, now)),
+                None => {
+                    // At most a quarter of the window: the timeline keeps the most of it.
+                    let most = (ui.available_width() * 0.25).max(200.0);
+                    egui::Panel::right("notes")
+                        .default_size(320.0_f32.min(most))
+                        .min_size(200.0)
+                        .max_size(most)
+                        .resizable(true)
+                        .show(ui, |ui| cmd = self.notes.ui(ui, now))
+                }
+            };
             if let Some(cmd) = cmd {
                 self.apply(cmd, ui.ctx());
             }

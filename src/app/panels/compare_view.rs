@@ -992,15 +992,16 @@ impl CompareView {
                                     ui.painter()
                                         .rect_filled(stripe, 0.0, ui.visuals().faint_bg_color);
                                 }
-                                let name = format::clip(&row_cells[0], format::MAX_LABEL_CHARS);
-                                let text = if is_active {
-                                    RichText::new(name.as_ref())
-                                        .color(Color32::from_rgb(255, 200, 0))
-                                        .strong()
-                                } else {
-                                    RichText::new(name.as_ref())
+                                let style = |t: &str| {
+                                    if is_active {
+                                        RichText::new(t)
+                                            .color(Color32::from_rgb(255, 200, 0))
+                                            .strong()
+                                    } else {
+                                        RichText::new(t)
+                                    }
                                 };
-                                let link = cells::name(ui, widths[0], text, true).on_hover_text(
+                                let link = cells::styled_name(ui, widths[0], &row_cells[0], style, true).on_hover_text(
                                     "click: outline its instances in both reports and show the first of each; again: the next",
                                 );
                                 if link.clicked() {

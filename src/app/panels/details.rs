@@ -14,38 +14,29 @@ pub fn ui(
 ) -> Option<EventRef> {
     let mut jump = None;
     ui.heading("Selected event");
-    // A narrow panel (a projector at presentation zoom) wraps every value
-    // rather than hiding its end behind a horizontal scroll.
-    let narrow = ui.available_width() < 380.0;
-    egui::Grid::new("details")
-        .num_columns(2)
-        .striped(true)
-        .min_col_width(if narrow { 60.0 } else { 120.0 })
-        .show(ui, |ui| {
-            for (k, v) in selected.fields(trace) {
-                ui.strong(k);
-                // Times and numbers stay on one line; names may wrap.
-                // Clipped for layout; the Copy menu below copies it whole.
-                let label = egui::Label::new(crate::app::widgets::format::clip(
-                    &v,
-                    crate::app::widgets::format::MAX_LABEL_CHARS,
-                ));
-                // A number wraps nowhere: broken at a separator it reads
-                // as two numbers ("11,883,676, / 786 ns").
-                let label = if is_number(&v) || (!narrow && v.len() < 32) {
-                    label.extend()
-                } else {
-                    label.wrap()
-                };
-                ui.add(label).context_menu(|ui| {
-                    if ui.button("Copy").clicked() {
-                        ui.ctx().copy_text(v.clone());
-                        ui.close();
-                    }
-                });
-                ui.end_row();
-            }
-        });
+    // A narrow panel (a projector at presentation zoom, the dock beside the kernel panel) puts
+    // each value under its name, in the panel's whole width: a value column beside the names
+    // left a few characters a line to a kernel's name and cut its numbers (issue 45).
+    let narrow = ui.available_width() < 300.0;
+    let fields = selected.fields(trace);
+    if narrow {
+        for (k, v) in fields {
+            ui.strong(k);
+            ui.indent(("details", k), |ui| value_label(ui, &v, true));
+        }
+    } else {
+        egui::Grid::new("details")
+            .num_columns(2)
+            .striped(true)
+            .min_col_width(120.0)
+            .show(ui, |ui| {
+                for (k, v) in fields {
+                    ui.strong(k);
+                    value_label(ui, &v, false);
+                    ui.end_row();
+                }
+            });
+    }
     if !related.is_empty() {
         ui.separator();
         let title = if selected.table == crate::app::state::events::Table::Api {
@@ -82,6 +73,28 @@ pub fn ui(
         }
     }
     jump
+}
+
+/// One field's value, with a Copy menu. Beside its name a number stays on one line (broken at
+/// a separator it reads as two numbers: "11,883,676, / 786 ns") and a name may wrap; under its
+/// name (`alone`) a value has the panel's width, and wraps at its spaces if it must.
+fn value_label(ui: &mut Ui, value: &str, alone: bool) {
+    // Clipped for layout; the Copy menu copies it whole.
+    let label = egui::Label::new(crate::app::widgets::format::clip(
+        value,
+        crate::app::widgets::format::MAX_LABEL_CHARS,
+    ));
+    let label = if !alone && (is_number(value) || value.len() < 32) {
+        label.extend()
+    } else {
+        label.wrap()
+    };
+    ui.add(label).context_menu(|ui| {
+        if ui.button("Copy").clicked() {
+            ui.ctx().copy_text(value.to_string());
+            ui.close();
+        }
+    });
 }
 
 /// What the details panel shows with nothing selected: what is in the report,

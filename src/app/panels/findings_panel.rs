@@ -13,7 +13,7 @@ use eframe::egui::{self, Color32, RichText, Ui};
 
 use crate::analysis::findings::{
     Cancelled, Carried, Entry, Finding, FindingKind, RangeTiming, Severity, Thresholds,
-    analyze_grown_telling, entries, human_ns, range_timing,
+    analyze_grown_telling, entries_in, human_ns, range_timing,
 };
 use crate::analysis::idle::Attribution;
 use crate::annotations::Footprint;
@@ -253,7 +253,7 @@ impl FindingsPanel {
                 footprints: (findings.iter())
                     .map(|f| Footprint::of(&f.events))
                     .collect(),
-                entries: entries(&findings),
+                entries: entries_in(&trace, &findings),
                 marks: Marks::new(OVERLAY_SOURCE, base_marks(&findings, &range_work, &trace)),
                 findings,
             });
@@ -665,8 +665,13 @@ impl FindingsPanel {
                     .min_size(egui::vec2(ui.available_width(), 0.0)),
             )
             .on_hover_text("click: the worst instance; ‹ › step through them all");
+        // A loop's entry says in how many of its iterations.
+        let iterations = entry.iterations.as_ref().map_or(String::new(), |it| {
+            let of = it.of.map_or(String::new(), |n| format!(" of {n}"));
+            format!(" ({}{of} iterations)", it.with)
+        });
         let label = format!(
-            "Entry {}: {} instances in {}",
+            "Entry {}: {} instances in {}{iterations}",
             entry.kind.name(),
             entry.count(),
             entry.range.as_deref().unwrap_or("no range")
@@ -804,7 +809,8 @@ pub(crate) fn explain(t: &RangeTiming, kinds: Vec<FindingKind>) -> Vec<String> {
     match t.gpu_work {
         None => lines.push("It launches no GPU work that the report links to it.".into()),
         Some((_, ge)) if ge > t.end => lines.push(format!(
-            "Its GPU work ends {} after the range: the range measured the launch, not the work.",
+            "Its GPU work ends {} after the range: read as a timer, the range measured the \
+             launch, not the work (a phase of an asynchronous loop may well end so).",
             human_ns(ge - t.end)
         )),
         Some((_, ge)) => lines.push(format!(

@@ -12,7 +12,8 @@ use std::sync::atomic::AtomicBool;
 use eframe::egui::{self, Color32, Rect, Sense, Stroke, StrokeKind, Ui, pos2, vec2};
 
 use crate::analysis::ranks::{
-    JobAnalysis, RankIterations, StragglerThresholds, analyze_job, straggler_message,
+    JobAnalysis, RankIterations, StragglerThresholds, align_on_kernel_end, align_on_range_end,
+    analyze_job, straggler_message,
 };
 use crate::app::job::{Job, repaint};
 use crate::app::panels::job_ranges::RankRanges;
@@ -103,9 +104,10 @@ pub struct JobView {
     pub rank_rects: Vec<Rect>,
     /// A span selected on any rank, aggregated rank by rank.
     pub span: RankRanges,
-    /// The shared event typed to align on: an NVTX range's name and its instance (1-based),
-    /// and why the last try failed.
+    /// The shared event typed to align on: an NVTX range's name (or a kernel's, with
+    /// `align_on_kernel`) and its instance (1-based), and why the last try failed.
     pub align_on: (String, usize),
+    pub align_on_kernel: bool,
     pub align_error: Option<String>,
 }
 
@@ -146,6 +148,7 @@ impl JobView {
             rank_rects: Vec::new(),
             span: RankRanges::default(),
             align_on: (String::new(), 1),
+            align_on_kernel: false,
             align_error: None,
         }
     }
@@ -334,25 +337,41 @@ impl JobView {
     /// Aligns the ranks on the end of instance `nth` (1-based) of the NVTX range `name`, or,
     /// with no name, on their session starts again; the analysis is made again on the new clock.
     pub fn align(&mut self, on: Option<(&str, usize)>) {
-        let job = match on {
-            Some((name, nth)) => {
-                let mut job = self.job();
-                if let Err(why) =
-                    crate::analysis::ranks::align_on_range_end(&mut job, name, nth.max(1) - 1)
-                {
-                    self.align_error = Some(why);
-                    return;
-                }
-                job
+        match on {
+            Some((name, nth)) => self.align_with(align_on_range_end, name, nth),
+            None => {
+                self.align_error = None;
+                self.show(Ranks::new(
+                    (self.ranks.iter())
+                        .map(|r| (r.rank.path.clone(), r.rank.trace.clone()))
+                        .collect(),
+                ));
             }
-            None => Ranks::new(
-                (self.ranks.iter())
-                    .map(|r| (r.rank.path.clone(), r.rank.trace.clone()))
-                    .collect(),
-            ),
-        };
-        self.align_error = None;
-        self.show(job);
+        }
+    }
+
+    /// Aligns the ranks on the end of instance `nth` (1-based) of the kernel whose name
+    /// contains `name` (a collective's); the analysis is made again on the new clock.
+    pub fn align_on_kernel(&mut self, name: &str, nth: usize) {
+        self.align_with(align_on_kernel_end, name, nth);
+    }
+
+    /// Aligns with `align` on instance `nth` (1-based) of `name`, or keeps the clock and
+    /// says why not.
+    fn align_with(
+        &mut self,
+        align: fn(&mut Ranks, &str, usize) -> Result<(), String>,
+        name: &str,
+        nth: usize,
+    ) {
+        let mut job = self.job();
+        match align(&mut job, name, nth.max(1) - 1) {
+            Ok(()) => {
+                self.align_error = None;
+                self.show(job);
+            }
+            Err(why) => self.align_error = Some(why),
+        }
     }
 
     /// Moves rank `i` by `ns` on the job clock (a nudge by hand); the analysis follows.
@@ -476,7 +495,17 @@ impl JobView {
         let mut action = None;
         egui::CollapsingHeader::new("Alignment").show(ui, |ui| {
             ui.horizontal(|ui| {
-                let label = ui.label("On the end of NVTX range");
+                ui.label("On the end of");
+                ui.selectable_value(&mut self.align_on_kernel, false, "NVTX range");
+                let kernel = ui
+                    .selectable_value(&mut self.align_on_kernel, true, "kernel")
+                    .on_hover_text("a kernel whose name contains the text: a collective's (ncclDevKernel_AllReduce…) ends together on every rank");
+                if kernel.clicked() && self.align_on.0.is_empty() {
+                    self.align_on.0 = (self.ranks.first())
+                        .and_then(|r| crate::analysis::ranks::first_collective_kernel(&r.rank.trace))
+                        .unwrap_or_default();
+                }
+                let label = ui.label("named");
                 ui.add(egui::TextEdit::singleline(&mut self.align_on.0).desired_width(140.0))
                     .labelled_by(label.id);
                 ui.label("instance");
@@ -509,6 +538,9 @@ impl JobView {
             });
         });
         match action {
+            Some(Some(name)) if self.align_on_kernel => {
+                self.align_on_kernel(&name, self.align_on.1)
+            }
             Some(Some(name)) => self.align(Some((&name, self.align_on.1))),
             Some(None) => self.align(None),
             None => {}

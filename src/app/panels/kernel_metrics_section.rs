@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use eframe::egui::{self, RichText, Ui};
 
-use crate::analysis::Cell;
-use crate::analysis::metrics::{SetSummary, sampled, summarise};
+use crate::analysis::metrics::{SetSummary, sampled, summarise, units};
 use crate::app::job::Job;
 use crate::model::{KernelMetrics, MetricSource, StrId, Trace};
 
@@ -23,8 +22,35 @@ pub struct MetricsSection {
     pub sets: Vec<Arc<KernelMetrics>>,
     pub generation: u64,
     key: Option<Key>,
-    job: Job<Vec<SetSummary>>,
+    job: Job<Computed>,
     pub summaries: Vec<SetSummary>,
+    /// The kernel's median duration and nsys's sampling period (ns), for the
+    /// speed of light's words.
+    pub median_ns: Option<f64>,
+    pub period_ns: Option<f64>,
+}
+
+/// What the worker computes for one kernel.
+struct Computed {
+    summaries: Vec<SetSummary>,
+    median_ns: Option<f64>,
+    period_ns: Option<f64>,
+}
+
+/// The median duration of `kernels`' instances.
+fn median_duration(trace: &Trace, kernels: &[u32]) -> Option<f64> {
+    let spans = &trace.kernels.spans;
+    let mut d: Vec<i64> = kernels
+        .iter()
+        .filter(|&&k| (k as usize) < spans.len())
+        .map(|&k| spans.duration(k as usize))
+        .collect();
+    if d.is_empty() {
+        return None;
+    }
+    let mid = d.len() / 2;
+    let (_, &mut m, _) = d.select_nth_unstable(mid);
+    Some(m as f64)
 }
 
 impl MetricsSection {
@@ -60,15 +86,19 @@ impl MetricsSection {
         }
         let (trace, sets) = (trace.clone(), self.sets.clone());
         self.job.start("sightline-kernel-metrics", None, move |_| {
-            Some(summarise(&trace, &sets, &kernels))
+            Some(Computed {
+                summaries: summarise(&trace, &sets, &kernels),
+                median_ns: median_duration(&trace, &kernels),
+                period_ns: sampled::sampling_period(&trace),
+            })
         });
     }
 
     /// Takes a finished computation.
     pub fn poll(&mut self) -> bool {
         match self.job.take() {
-            Some(s) => {
-                self.summaries = s;
+            Some(c) => {
+                self.take(c);
                 true
             }
             None => false,
@@ -77,9 +107,15 @@ impl MetricsSection {
 
     /// Blocks until the computation is done (tests, benchmarks).
     pub fn wait(&mut self) {
-        if let Some(s) = self.job.wait() {
-            self.summaries = s;
+        if let Some(c) = self.job.wait() {
+            self.take(c);
         }
+    }
+
+    fn take(&mut self, c: Computed) {
+        self.summaries = c.summaries;
+        self.median_ns = c.median_ns;
+        self.period_ns = c.period_ns;
     }
 
     /// Draws the sections for the kernel whose instances are `kernels`.
@@ -118,14 +154,16 @@ impl MetricsSection {
         for (i, s) in self.summaries.iter().enumerate() {
             metrics_table(ui, i, s);
         }
-        crate::app::panels::speed_of_light::ui(ui, &self.summaries);
+        crate::app::panels::speed_of_light::ui(ui, &self.summaries, self.period_ns, self.median_ns);
         crate::app::panels::roofline::ui(ui, trace, &self.summaries);
     }
 }
 
-/// A value with ncu's two decimals (and separators), or an integer as is.
-pub fn number(v: f64) -> String {
-    crate::analysis::with_separators(&Cell::TwoDecimals(v).to_string())
+/// A metric's value in `unit` as people read it (rounded to its unit's
+/// places, grouped), or a flag where the unit cannot have it
+/// ([`units::shown`]).
+pub fn number(unit: &str, v: f64) -> String {
+    units::shown(unit, v)
 }
 
 fn metrics_table(ui: &mut Ui, index: usize, s: &SetSummary) {
@@ -134,6 +172,8 @@ fn metrics_table(ui: &mut Ui, index: usize, s: &SetSummary) {
     for note in &set.notes {
         ui.label(RichText::new(note).weak());
     }
+    // The set's notes are about the whole report; this line is about this
+    // kernel's instances (said once, here).
     if set.source == MetricSource::NsysSampling && s.too_short > 0 {
         ui.label(format!(
             "{} instance(s) {} (fewer than {} samples): left out of these numbers.",
@@ -155,7 +195,18 @@ fn metrics_table(ui: &mut Ui, index: usize, s: &SetSummary) {
                 ui.label(def.name.as_str());
                 ui.label(def.unit.as_str());
                 for v in [m.min, m.median, m.max] {
-                    ui.label(number(v));
+                    let text = number(&def.unit, v);
+                    let label = ui.label(text.as_str());
+                    if text.starts_with("impossible (") {
+                        label.on_hover_text(format!(
+                            "the source recorded {v}, which a value in {} cannot be",
+                            if def.unit.is_empty() {
+                                "this metric"
+                            } else {
+                                &def.unit
+                            }
+                        ));
+                    }
                 }
                 ui.label(m.instances.to_string());
                 ui.end_row();

@@ -19,6 +19,7 @@ use crate::analysis::occupancy::{DeviceLimits, LaunchShape, Occupancy, theoretic
 use crate::analysis::projection::innermost_ranges;
 use crate::analysis::stats::{self, Report, TimeRange};
 use crate::app::job::Job;
+use crate::app::panels::kernel_chart_labels;
 use crate::app::state::command::Command;
 use crate::app::state::events::{EventRef, Table};
 use crate::app::state::selection::FollowsRange;
@@ -30,6 +31,8 @@ use crate::model::{LaunchConfig, Ns, StrId, StreamIdx, Trace};
 /// walk over every kernel then takes well under the ~50 ms a frame can spare,
 /// and the panel appears in the same frame as the click.
 const INLINE_KERNELS: usize = 200_000;
+/// From this width (points) the docked panel shows its numbers and its charts side by side.
+const WIDE: f32 = 900.0;
 /// Histogram bins.
 const BINS: usize = 40;
 /// When max/min duration exceeds this, bins are log-spaced: a linear
@@ -100,7 +103,7 @@ impl Histogram {
     }
 
     /// Chart x of a value in nanoseconds (log10 for log bins, µs otherwise).
-    fn x(&self, ns: f64) -> f64 {
+    pub fn x(&self, ns: f64) -> f64 {
         if self.log {
             ns.max(1.0).log10()
         } else {
@@ -109,7 +112,7 @@ impl Histogram {
     }
 
     /// Nanoseconds of a chart x.
-    fn ns(&self, x: f64) -> f64 {
+    pub fn ns(&self, x: f64) -> f64 {
         if self.log { 10f64.powf(x) } else { x * 1e3 }
     }
 }
@@ -333,6 +336,12 @@ pub struct KernelPanel {
     /// The scatter's plot frame on screen and the session times (ns) at its
     /// left and right edges in the last frame: where a time is plotted.
     pub scatter_axis: Option<(egui::Rect, f64, f64)>,
+    /// The scatter's y range (µs) in the last frame.
+    pub scatter_y: Option<(f64, f64)>,
+    /// Whether the scatter's y axis starts at 0 (else it fits the data, so
+    /// that variation shows).
+    pub scatter_from_zero: bool,
+    scatter_y_was_zero: Option<bool>,
     /// Screen centres of the duration histogram's non-empty bars in the last
     /// frame, with their bin (for tests).
     pub histogram_bars: Vec<(Pos2, usize)>,
@@ -484,16 +493,17 @@ impl KernelPanel {
         Command::ShowEvent(EventRef::new(Table::Kernel, row))
     }
 
-    /// Draws the panel as a window kept inside `area`; returns what the app
-    /// should do. `selected_range` is the document's range, offered as the scope.
+    /// Draws the panel into `ui` (the window docks it under the timeline, so that it never
+    /// covers the kernel it describes); returns what the app should do. `selected_range` is
+    /// the document's range, offered as the scope.
     pub fn ui(
         &mut self,
-        ctx: &egui::Context,
+        ui: &mut Ui,
         trace: &Arc<Trace>,
         selected_range: Option<TimeRange>,
-        area: egui::Rect,
     ) -> Option<Command> {
         let name = self.name?;
+        let ctx = ui.ctx().clone();
         let range = self.over(selected_range);
         if self.poll(trace) {
             ctx.request_repaint();
@@ -508,58 +518,74 @@ impl KernelPanel {
             "Kernel: {}",
             format::clip(trace.name(name), format::MAX_LABEL_CHARS)
         );
-        egui::Window::new(title)
-            .id(egui::Id::unique("kernel_panel"))
-            .open(&mut open)
-            .constrain_to(area)
-            .default_size([720.0, (area.height() - 20.0).clamp(200.0, 940.0)])
-            .default_pos(area.right_top() + egui::vec2(-740.0, 10.0))
-            .resizable(true)
-            .vscroll(true)
-            .show(ctx, |ui| {
-                ui.horizontal(|ui| {
-                    let over = match range {
-                        Some(r) => format!(
-                            "over the selected range, {} – {} (instances that start in it)",
-                            format::duration(r.start),
-                            format::duration(r.end)
-                        ),
-                        None => "over the whole report".to_string(),
-                    };
-                    ui.label(over);
-                    if range.is_some() && ui.button("Whole report").clicked() {
-                        rescope = Some(None);
-                    }
-                    if let Some(r) = selected_range
-                        && range != Some(r)
-                        && ui.button("Selected range").clicked()
-                    {
-                        rescope = Some(Some(r));
-                    }
-                });
-                if self.is_pending() {
-                    ui.horizontal(|ui| {
-                        ui.spinner();
-                        ui.label("computing…");
-                    });
-                    return;
-                }
-                let Some(view) = self.view.clone() else {
-                    ui.label("No instance of this kernel starts in the range.");
-                    return;
-                };
-                summary(ui, trace, &view);
-                ui.separator();
-                configs(ui, &view);
-                self.exports(ui, (trace, name, range), &view);
-                self.what_if(ui, &view);
-                let range = range.map(|r| (r.start, r.end));
-                self.metrics.ui(ui, trace, name, range, || {
-                    view.points.iter().map(|p| p.2).collect()
-                });
-                ui.separator();
-                command = self.charts(ui, trace, &view);
+        // The title wraps in the room the close button leaves.
+        ui.horizontal_top(|ui| {
+            let room = egui::vec2((ui.available_width() - 36.0).max(60.0), 0.0);
+            ui.allocate_ui(room, |ui| {
+                // The whole room, so that the close button sits at the panel's right edge.
+                ui.set_min_width(room.x);
+                ui.add(egui::Label::new(RichText::new(&title).strong()).wrap());
             });
+            let x = ui.button("x").on_hover_text("close the kernel panel");
+            x.widget_info(|| {
+                egui::WidgetInfo::labeled(egui::Role::Button, true, "Close kernel panel")
+            });
+            if x.clicked() {
+                open = false;
+            }
+        });
+        ui.separator();
+        ui.horizontal_wrapped(|ui| {
+            let over = match range {
+                Some(r) => format!(
+                    "over the selected range, {} – {} (instances that start in it)",
+                    format::duration(r.start),
+                    format::duration(r.end)
+                ),
+                None => "over the whole report".to_string(),
+            };
+            ui.label(over);
+            if range.is_some() && ui.button("Whole report").clicked() {
+                rescope = Some(None);
+            }
+            if let Some(r) = selected_range
+                && range != Some(r)
+                && ui.button("Selected range").clicked()
+            {
+                rescope = Some(Some(r));
+            }
+        });
+        let view = self.view.clone().filter(|_| !self.is_pending());
+        if self.is_pending() {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("computing…");
+            });
+        } else if view.is_none() {
+            ui.label("No instance of this kernel starts in the range.");
+        }
+        if let Some(view) = view {
+            let scope = (trace, name, range);
+            if ui.available_width() >= WIDE {
+                // Docked as wide as the timeline and half as high: the numbers on the left,
+                // the charts on the right, neither scrolled out of reach.
+                ui.columns(2, |columns| {
+                    let [numbers, charts] = columns else { return };
+                    Self::scrolled(numbers, "kernel_numbers", |ui| {
+                        self.numbers(ui, scope, &view);
+                    });
+                    Self::scrolled(charts, "kernel_charts", |ui| {
+                        command = self.charts(ui, trace, &view);
+                    });
+                });
+            } else {
+                Self::scrolled(ui, "kernel_panel", |ui| {
+                    self.numbers(ui, scope, &view);
+                    ui.separator();
+                    command = self.charts(ui, trace, &view);
+                });
+            }
+        }
         if let Some(r) = rescope {
             // "Whole report" stays so when another range is selected.
             self.follows_selection = r.is_some();
@@ -569,6 +595,33 @@ impl KernelPanel {
             self.close();
         }
         command
+    }
+
+    /// A column of the panel that scrolls down on its own.
+    fn scrolled(ui: &mut Ui, id: &str, contents: impl FnOnce(&mut Ui)) {
+        egui::ScrollArea::vertical()
+            .id_salt(id)
+            .auto_shrink([false, false])
+            .show(ui, contents);
+    }
+
+    /// The panel's numbers: duration statistics, launch configurations and their exports, the
+    /// occupancy's "what if", the hardware metrics.
+    fn numbers(
+        &mut self,
+        ui: &mut Ui,
+        (trace, name, range): (&Arc<Trace>, StrId, Option<TimeRange>),
+        view: &KernelView,
+    ) {
+        summary(ui, trace, view);
+        ui.separator();
+        configs(ui, view);
+        self.exports(ui, (trace, name, range), view);
+        self.what_if(ui, view);
+        let range = range.map(|r| (r.start, r.end));
+        self.metrics.ui(ui, trace, name, range, || {
+            view.points.iter().map(|p| p.2).collect()
+        });
     }
 
     /// Copy / Save CSV of this kernel's rows of `kernel_launch_sum` (its
@@ -690,17 +743,16 @@ impl KernelPanel {
         let (bars, clicked) = histogram_plot(ui, "kernel_hist", &view.histogram, Some(d), chosen);
         self.histogram_bars = bars;
         let mut command = clicked.and_then(|bin| self.step_bin(view, bin));
-        ui.strong("Duration of each instance over time (click a point to show it)");
+        ui.horizontal(|ui| {
+            ui.strong("Duration of each instance over time (click a point to show it)");
+            ui.checkbox(&mut self.scatter_from_zero, "y from 0")
+                .on_hover_text("start the duration axis at 0 (else it fits the instances, so their variation shows)");
+        });
         command = self.scatter_plot(ui, trace, view).or(command);
         if let Some(h) = &view.latency
             && let Some(l) = &view.stats.launch_latency
         {
-            ui.strong(format!(
-                "Launch latency (API call start to kernel start): median {}, p90 {}, max {}",
-                format::duration(l.median as Ns),
-                format::duration(l.p90),
-                format::duration(l.max)
-            ));
+            ui.strong(kernel_chart_labels::latency_header(l));
             histogram_plot(ui, "kernel_latency", h, Some(l), None);
         }
         command
@@ -716,7 +768,18 @@ impl KernelPanel {
             _ => return None,
         };
         let cache = &mut self.scatter;
-        let response = Plot::new("kernel_scatter")
+        let from_zero = self.scatter_from_zero;
+        // A toggle refits the axes once (the plot keeps its bounds otherwise).
+        let refit = self.scatter_y_was_zero != Some(from_zero);
+        self.scatter_y_was_zero = Some(from_zero);
+        let mut plot = Plot::new("kernel_scatter");
+        if from_zero {
+            plot = plot.include_y(0.0);
+        }
+        if refit {
+            plot = plot.reset();
+        }
+        let response = plot
             .height(180.0)
             .x_axis_label("session time (as the ruler)")
             .y_axis_label("duration (µs)")
@@ -726,13 +789,8 @@ impl KernelPanel {
                     egui_plot::HoverPosition::NearDataPoint { position, .. } => position,
                     egui_plot::HoverPosition::Elsewhere { position } => position,
                 };
-                Some(format!(
-                    "{}\nat {}",
-                    format::duration((at.y * 1e3).round() as Ns),
-                    format::duration((at.x * 1e9).round() as Ns)
-                ))
+                kernel_chart_labels::scatter_readout(points, at.x, at.y)
             })
-            .include_y(0.0)
             .allow_scroll(false)
             .show(ui, |plot_ui| {
                 let bounds = plot_ui.plot_bounds();
@@ -776,10 +834,12 @@ impl KernelPanel {
                 let pointer = plot_ui.response().interact_pointer_pos();
                 let b = plot_ui.plot_bounds();
                 let axis = (frame, b.min()[0] * 1e9, b.max()[0] * 1e9);
-                (screen, clicked.then_some(pointer).flatten(), axis)
+                let y = (b.min()[1], b.max()[1]);
+                (screen, clicked.then_some(pointer).flatten(), axis, y)
             });
-        let (screen, click, axis) = response.inner;
+        let (screen, click, axis, y) = response.inner;
         self.scatter_axis = Some(axis);
+        self.scatter_y = Some(y);
         self.scatter_rect = Some(response.response.rect.intersect(ui.clip_rect()));
         // Nearest marker to the click, in screen space.
         let command = click.and_then(|at| {
@@ -986,9 +1046,10 @@ pub fn bar_tooltip(h: &Histogram, i: usize) -> Option<String> {
     ))
 }
 
-/// The legend's name of a percentile line: which, and its value.
+/// The legend's name of a percentile line: which, and its value (as the
+/// header says it: [`kernel_chart_labels::duration_of`]).
 pub fn percentile_label(which: &str, ns: f64) -> String {
-    format!("{which} {}", format::duration(ns.round() as Ns))
+    format!("{which} {}", kernel_chart_labels::duration_of(ns))
 }
 
 /// A histogram with the median, p90 and p99 of `marks` drawn as lines.
@@ -1040,7 +1101,9 @@ fn histogram_plot(
         .include_y((max_count * 1.15).max(1.0))
         .y_grid_spacer(|input| count_marks(input.bounds))
         .y_axis_formatter(|mark, _| format!("{}", mark.value.round() as i64))
-        .x_axis_formatter(move |mark, _| format::short_duration(unit.ns(mark.value)))
+        .x_axis_formatter(move |mark, _| {
+            kernel_chart_labels::axis_label(|x| unit.ns(x), mark.value, mark.step_size)
+        })
         .show(ui, |plot_ui| {
             let centres: Vec<(Pos2, usize)> = bars
                 .iter()

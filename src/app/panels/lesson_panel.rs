@@ -248,8 +248,17 @@ pub(crate) enum Action {
     Close,
 }
 
-/// The panel's contents; returns what a button asked for.
-pub(crate) fn panel(lessons: &Lessons, loading: bool, ui: &mut Ui) -> Option<Action> {
+/// The size of a step's text and question: smaller only where a long step would not fit the
+/// window otherwise (see [`contents_height`]).
+pub const TEXT_SIZE: f32 = 14.5;
+
+/// The panel's contents, the step's text at `text_size`; returns what a button asked for.
+pub(crate) fn panel(
+    lessons: &Lessons,
+    loading: bool,
+    text_size: f32,
+    ui: &mut Ui,
+) -> Option<Action> {
     let mut action = None;
     let Some(run) = &lessons.run else {
         ui.heading("Lesson");
@@ -333,7 +342,7 @@ pub(crate) fn panel(lessons: &Lessons, loading: bool, ui: &mut Ui) -> Option<Act
             for paragraph in step.text.split("\n\n") {
                 let text = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
                 if !text.is_empty() {
-                    ui.add(egui::Label::new(RichText::new(text).size(14.5)).wrap());
+                    ui.add(egui::Label::new(RichText::new(text).size(text_size)).wrap());
                     ui.add_space(6.0);
                 }
             }
@@ -342,11 +351,62 @@ pub(crate) fn panel(lessons: &Lessons, loading: bool, ui: &mut Ui) -> Option<Act
                 egui::Frame::group(ui.style()).show(ui, |ui| {
                     ui.label(RichText::new("Question").color(QUESTION_COLOR).strong());
                     let text = q.split_whitespace().collect::<Vec<_>>().join(" ");
-                    ui.add(egui::Label::new(RichText::new(text).size(14.5).italics()).wrap());
+                    ui.add(egui::Label::new(RichText::new(text).size(text_size).italics()).wrap());
                 });
             }
         });
     action
+}
+
+/// The height the panel's contents take at `width` (its inner width): the header, the step's
+/// note, text and question, the buttons. The window widens the panel until it fits, so that
+/// a step is read whole, never scrolled (a projector's 1280×720 cut questions off).
+pub fn contents_height(lessons: &Lessons, ui: &Ui, width: f32, text_size: f32) -> f32 {
+    let Some(run) = &lessons.run else {
+        return 0.0;
+    };
+    let Some(step) = run.lesson.steps.get(run.step) else {
+        return 0.0;
+    };
+    let spacing = ui.spacing().item_spacing.y;
+    let height = |text: RichText, wrap: bool| {
+        let galley = egui::WidgetText::from(text).into_galley(
+            ui,
+            Some(if wrap {
+                egui::TextWrapMode::Wrap
+            } else {
+                egui::TextWrapMode::Extend
+            }),
+            width,
+            egui::TextStyle::Body,
+        );
+        galley.size().y + spacing
+    };
+    let one_line = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Title, "Step n of m", the step's title, the separator; the buttons and their hint.
+    let mut total = 4.0
+        + height(RichText::new(&run.lesson.title).heading().strong(), true)
+        + height(RichText::new("Step").weak(), false)
+        + height(RichText::new(&step.title).size(16.0).strong(), true)
+        + 2.0 * spacing
+        + 4.0
+        + ui.spacing().interact_size.y
+        + height(RichText::new("Left/Right").weak(), false)
+        + 4.0 * spacing;
+    if let Some(note) = &run.note {
+        total += height(RichText::new(note), true) + 6.0;
+    }
+    for paragraph in step.text.split("\n\n").map(one_line) {
+        if !paragraph.is_empty() {
+            total += height(RichText::new(paragraph).size(text_size), true) + 6.0;
+        }
+    }
+    if let Some(q) = &step.question {
+        // The group's frame: its margins and stroke around "Question" and the text.
+        total += 4.0 + 16.0 + height(RichText::new("Question").strong(), false);
+        total += height(RichText::new(one_line(q)).size(text_size).italics(), true);
+    }
+    total
 }
 
 /// Where a step with a live capture is shown.

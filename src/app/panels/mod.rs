@@ -4,10 +4,12 @@
 pub mod annotations_panel;
 pub mod capture_panel;
 pub mod compare_view;
+pub mod cpu_profile_panel;
 pub mod details;
 pub mod findings_panel;
 pub mod job_ranges;
 pub mod job_view;
+pub mod kernel_chart_labels;
 pub mod kernel_metrics;
 pub mod kernel_metrics_section;
 pub mod kernel_panel;
@@ -18,3 +20,4 @@ pub mod range_stats;
 pub mod roofline;
 pub mod search;
 pub mod speed_of_light;
+pub mod warnings;

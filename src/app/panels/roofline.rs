@@ -4,7 +4,7 @@
 //! a point per source; the achieved numbers against the peaks in words. When
 //! the kernel cannot be plotted, the section says why.
 
-use eframe::egui::{Color32, RichText, Ui};
+use eframe::egui::{self, Color32, RichText, Ui};
 use egui_plot::{Line, Plot, PlotPoints, Points};
 
 use crate::analysis::metrics::SetSummary;
@@ -13,7 +13,18 @@ use crate::model::Trace;
 
 const FP32: Color32 = Color32::from_rgb(120, 200, 120);
 const TENSOR: Color32 = Color32::from_rgb(200, 120, 220);
-const KERNEL: Color32 = Color32::from_rgb(255, 200, 0);
+const KERNEL: [Color32; 3] = [
+    Color32::from_rgb(255, 200, 0),
+    Color32::from_rgb(255, 90, 90),
+    Color32::from_rgb(90, 220, 255),
+];
+
+/// Why a kernel the speed of light calls compute-bound can sit far under
+/// the roofline's FLOP peak.
+const SPEED_OF_LIGHT_VS_ROOFLINE: &str = "Far under the FLOP peak: the roofline counts FLOPs \
+    only, while the speed of light's SM throughput is the busiest SM unit (loads, shared memory, \
+    integer and address work count too), so a kernel can be compute-bound there and still use a \
+    small share of the FP32 FLOP peak.";
 
 pub fn ui(ui: &mut Ui, trace: &Trace, summaries: &[SetSummary]) {
     ui.separator();
@@ -50,7 +61,16 @@ pub fn ui(ui: &mut Ui, trace: &Trace, summaries: &[SetSummary]) {
                     ))
                     .strong(),
                 );
-                points.push([p.intensity().log10(), tflops.log10()]);
+                ui.add(egui::Label::new(RichText::new(p.how()).weak()).wrap());
+                if tflops < 0.5 * peak {
+                    ui.add(
+                        egui::Label::new(RichText::new(SPEED_OF_LIGHT_VS_ROOFLINE).weak()).wrap(),
+                    );
+                }
+                points.push((
+                    s.set.source.label(),
+                    [p.intensity().log10(), tflops.log10()],
+                ));
             }
             Err(why) => {
                 ui.label(format!("{}: {why}.", s.set.source.label()));
@@ -85,7 +105,7 @@ fn roof(c: &Ceilings, peak: f64) -> Vec<[f64; 2]> {
         .collect()
 }
 
-fn plot(ui: &mut Ui, c: &Ceilings, points: Vec<[f64; 2]>) {
+fn plot(ui: &mut Ui, c: &Ceilings, points: Vec<(&'static str, [f64; 2])>) {
     let power = |v: f64| -> String {
         let e = v.round();
         if (v - e).abs() < 1e-6 {
@@ -101,6 +121,7 @@ fn plot(ui: &mut Ui, c: &Ceilings, points: Vec<[f64; 2]>) {
         .x_axis_formatter(move |mark, _| power(mark.value))
         .y_axis_formatter(move |mark, _| power(mark.value))
         .allow_scroll(false)
+        .legend(egui_plot::Legend::default().position(egui_plot::Corner::LeftTop))
         .show(ui, |plot_ui| {
             plot_ui
                 .line(Line::new("FP32 FMA + DRAM", PlotPoints::new(roof(c, c.fp32))).color(FP32));
@@ -109,10 +130,15 @@ fn plot(ui: &mut Ui, c: &Ceilings, points: Vec<[f64; 2]>) {
                     Line::new("FP16/BF16 tensor + DRAM", PlotPoints::new(roof(c, t))).color(TENSOR),
                 );
             }
-            plot_ui.points(
-                Points::new("kernel", PlotPoints::new(points))
+            for (i, (source, point)) in points.into_iter().enumerate() {
+                plot_ui.points(
+                    Points::new(
+                        format!("this kernel ({source})"),
+                        PlotPoints::new(vec![point]),
+                    )
                     .radius(5.0)
-                    .color(KERNEL),
-            );
+                    .color(KERNEL[i % KERNEL.len()]),
+                );
+            }
         });
 }

@@ -44,14 +44,18 @@ pub fn frame(app: &mut SightlineApp, ui: &mut Ui) {
     let loading = app.is_loading();
     let mut action = None;
     // A share of the window, so the timeline keeps the most of a projector's
-    // 1280×720 at presentation zoom.
+    // 1280×720 at presentation zoom; wider when the step's text needs it to be read whole.
     let width = ui.available_width();
+    let max = (width * 0.4).max(200.0);
+    let (needed, text_size) = fit_text(app, ui, 200.0, max);
     egui::Panel::left("lesson")
-        .default_size((width * 0.26).clamp(200.0, 330.0))
-        .min_size(200.0)
-        .max_size((width * 0.4).max(200.0))
+        .default_size((width * 0.26).clamp(200.0, 330.0).max(needed))
+        .min_size(needed)
+        .max_size(max)
         .resizable(true)
-        .show(ui, |ui| action = panel(&app.lessons, loading, ui));
+        .show(ui, |ui| {
+            action = panel(&app.lessons, loading, text_size, ui)
+        });
     // ← → and PageUp/PageDown, unless a text box (or any widget) has the keys.
     if let Some(run) = &app.lessons.run
         && !ui.ctx().egui_wants_keyboard_input()
@@ -85,6 +89,29 @@ pub fn frame(app: &mut SightlineApp, ui: &mut Ui) {
         ui.ctx()
             .request_repaint_after(std::time::Duration::from_millis(50));
     }
+}
+
+/// The narrowest panel width, from `least` to `most`, at which the step is read without a
+/// scroll, and the size of its text: the lesson's own, or smaller where even `most` is too
+/// narrow for a long step (a projector's 1280×720).
+fn fit_text(app: &SightlineApp, ui: &Ui, least: f32, most: f32) -> (f32, f32) {
+    // The panel's frame and a floating scroll bar take this much of its width; what the
+    // estimate may miss (a label's own spacing), this much of its height.
+    const MARGINS: f32 = 24.0;
+    const SLACK: f32 = 30.0;
+    let height = ui.available_height() - SLACK;
+    let fits =
+        |width: f32, size: f32| contents_height(&app.lessons, ui, width - MARGINS, size) <= height;
+    for size in [TEXT_SIZE, TEXT_SIZE - 1.0, TEXT_SIZE - 2.0] {
+        let mut width = least;
+        while width < most && !fits(width, size) {
+            width += 10.0;
+        }
+        if fits(width.min(most), size) {
+            return (width.min(most), size);
+        }
+    }
+    (most, TEXT_SIZE - 2.0)
 }
 
 /// Applies the current step when its report is the tab shown; opens it

@@ -14,6 +14,7 @@ use eframe::egui::{Color32, Painter, Pos2, Rect, Ui, pos2};
 use crate::analysis::findings::human_ns;
 use crate::analysis::idle::{self, Attribution, Cause, Classifier, Gap, IdleSummary, Lanes};
 use crate::app::job::Job;
+use crate::app::state::events::thread_label;
 use crate::app::timeline::view::Mapping;
 use crate::model::Trace;
 
@@ -31,6 +32,67 @@ pub fn cause_color(cause: Cause) -> Color32 {
         Cause::Outside => Color32::from_rgb(110, 190, 90),
         Cause::Unknown => Color32::from_gray(130),
     }
+}
+
+/// The legend's word for each cause (the tooltip and the range panel say it in full).
+pub fn legend_word(cause: Cause) -> &'static str {
+    match cause {
+        Cause::Sync => "sync",
+        Cause::Alloc => "alloc/free",
+        Cause::PageableCopy => "pageable copy",
+        Cause::Launch => "launch",
+        Cause::OtherCuda => "other CUDA",
+        Cause::Outside => "CPU work",
+        Cause::Unknown => "unknown",
+    }
+}
+
+/// The row's legend, at the right end of `rect` over a background: a swatch and a word per
+/// cause. Drawn where it takes at most 70 % of the row (the tooltip names a gap's cause
+/// anywhere); returns where it was drawn.
+pub fn paint_legend(
+    painter: &Painter,
+    rect: Rect,
+    text: Color32,
+    background: Color32,
+) -> Option<Rect> {
+    let font = eframe::egui::FontId::proportional(11.0);
+    let swatch = 9.0;
+    let gap = 8.0;
+    let entries: Vec<_> = Cause::ALL
+        .into_iter()
+        .map(|c| {
+            let galley = painter.layout_no_wrap(legend_word(c).to_string(), font.clone(), text);
+            (c, galley)
+        })
+        .collect();
+    let width: f32 = entries
+        .iter()
+        .map(|(_, g)| swatch + 3.0 + g.size().x + gap)
+        .sum::<f32>()
+        + 4.0;
+    if width > rect.width() * 0.7 {
+        return None;
+    }
+    let area = Rect::from_min_max(
+        pos2(rect.right() - width, rect.top() + 1.0),
+        pos2(rect.right(), rect.bottom() - 1.0),
+    );
+    painter.rect_filled(area, 2.0, background);
+    let mut x = area.left() + 4.0;
+    let y = area.center().y;
+    for (cause, galley) in entries {
+        let square = Rect::from_center_size(
+            pos2(x + swatch / 2.0, y),
+            eframe::egui::vec2(swatch, swatch),
+        );
+        painter.rect_filled(square, 1.0, cause_color(cause));
+        x += swatch + 3.0;
+        let size = galley.size();
+        painter.galley(pos2(x, y - size.y / 2.0), galley, text);
+        x += size.x + gap;
+    }
+    Some(area)
 }
 
 /// The attribution, once computed, and the job computing it; the selected
@@ -191,7 +253,7 @@ impl IdleRows {
     /// A selected NVTX range's idle time, per GPU and cause: what the details
     /// panel shows under the range (a spinner until the attribution, then
     /// the range's summary, is in).
-    pub fn range_details(&mut self, ui: &mut Ui, range: (i64, i64)) {
+    pub fn range_details(&mut self, ui: &mut Ui, trace: &Trace, range: (i64, i64)) {
         ui.separator();
         ui.strong(LABEL);
         let waiting = |ui: &mut Ui, what: &str| {
@@ -225,6 +287,19 @@ impl IdleRows {
                         c.gaps
                     ),
                 );
+            }
+            // Whose time it was, when more than one thread's: the range's
+            // thread, and a thread it handed work to (or that handed it).
+            if s.threads.len() > 1 {
+                let parts: Vec<String> = (s.threads.iter())
+                    .map(|&(t, ns)| format!("{} {}", thread_label(trace, t as usize), human_ns(ns)))
+                    .collect();
+                ui.weak(format!("  the time of: {}", parts.join(", ")))
+                    .on_hover_text(
+                        "each gap is the time of the thread that launched the work after it, \
+                         or, until its wait began, of a thread that waited for that thread \
+                         (work handed off, as loss.backward() to PyTorch's autograd thread)",
+                    );
             }
         }
     }
@@ -290,6 +365,15 @@ impl IdleRows {
     }
 }
 
+/// A cause as its functions' line words it: "4.2 ms outside CUDA: …".
+fn functions_label(cause: Cause) -> &'static str {
+    match cause {
+        Cause::Outside => "outside CUDA",
+        Cause::Sync => "blocked in syncs",
+        other => other.label(),
+    }
+}
+
 /// The tooltip of a gap: its length, and the time per cause with the calls.
 pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
     let classifier = Classifier::new(trace);
@@ -321,12 +405,32 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
                     }
                 ),
             );
+            // Which code the thread ran (or waited in) meanwhile: the attribution names it
+            // from the thread's samples.
+            if let Some(top) = &c.functions {
+                ui.label(format!(
+                    "    {} {}: {} ({} samples)",
+                    human_ns(c.time),
+                    functions_label(c.cause),
+                    top.phrase(),
+                    top.samples
+                ));
+            }
         }
     }
     if let Some(thread) = gap.thread.and_then(|t| trace.threads.get(t as usize)) {
         ui.weak(format!(
             "the thread that launched the next work: tid {}",
             thread.tid
+        ));
+    }
+    if let Some((by, waited_from)) = gap.handed_by
+        && (by as usize) < trace.threads.len()
+    {
+        ui.weak(format!(
+            "handed off by {}: the gap's first {}, until it began to wait, are its time",
+            thread_label(trace, by as usize),
+            human_ns(waited_from.min(gap.end).saturating_sub(gap.start).max(0)),
         ));
     }
 }

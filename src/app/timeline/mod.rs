@@ -2,6 +2,7 @@
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
 pub mod band;
+pub mod cpu_state_row;
 pub mod idle_row;
 pub mod lane_bars;
 pub mod mark;
@@ -11,12 +12,14 @@ pub mod overlay;
 pub mod paint;
 pub mod projection;
 pub mod rows;
+pub mod sample_row;
 pub mod view;
 
 use eframe::egui::{
     self, Color32, CursorIcon, Key, Pos2, Rect, Sense, Stroke, Ui, WidgetInfo, pos2, vec2,
 };
 
+use crate::analysis::metrics::units;
 use crate::app::state::command::Command;
 use crate::app::state::events::{EventRef, Table};
 use crate::app::state::selection::Selection;
@@ -77,6 +80,25 @@ enum Drag {
     Range(f64, Option<TimeRange>),
 }
 
+/// What a lane's activity columns depend on besides its events: the view's mapping and the
+/// strip's horizontal extent, bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ActivityKey([u64; 4], [u32; 2]);
+
+impl ActivityKey {
+    fn of(map: &view::Mapping, strip: Rect) -> ActivityKey {
+        ActivityKey(
+            [
+                map.start.to_bits(),
+                map.px_per_ns.to_bits(),
+                u64::from(map.left.to_bits()),
+                u64::from(map.width.to_bits()),
+            ],
+            [strip.left().to_bits(), strip.right().to_bits()],
+        )
+    }
+}
+
 pub struct Timeline {
     pub rows: Vec<Row>,
     pub view: ViewState,
@@ -84,6 +106,8 @@ pub struct Timeline {
     /// phases) and each GPU as one lane of activity. Not the user's collapsed rows: theirs come
     /// back when it is expanded.
     pub compact: bool,
+    /// Each collapsed lane's activity columns for the view they were made for (by row).
+    activity_cache: std::collections::HashMap<usize, (ActivityKey, Vec<(f32, f32)>)>,
     history: Vec<(f64, f64)>,
     /// The view the report opened on, to tell whether the user has moved it yet.
     opened_on: (f64, f64),
@@ -188,6 +212,7 @@ impl Timeline {
             painted: 0,
             keep_selection_frames: 0,
             compact: false,
+            activity_cache: Default::default(),
             projection: None,
             projected_drawn: Vec::new(),
             projection_job: Default::default(),
@@ -208,6 +233,7 @@ impl Timeline {
         let (lo, hi) = trace.info.time_range;
         self.limits = (lo as f64, hi.max(lo + 1) as f64);
         self.rows = rows::build(trace);
+        self.activity_cache.clear();
         self.open_ranges = paint::open_ranges(trace);
         self.name_colors = trace
             .strings
@@ -617,7 +643,8 @@ impl Timeline {
         }
         // Where the last row ends on screen: an exported image stops there
         // rather than carrying the empty canvas below the rows.
-        self.rows_bottom = y.clamp(canvas.top(), canvas.bottom());
+        // (A window too small for the ruler leaves the canvas upside down: no panic.)
+        self.rows_bottom = y.clamp(canvas.top(), canvas.bottom().max(canvas.top()));
         for k in toggles {
             if !self.view.collapsed.remove(&k) {
                 self.view.collapsed.insert(k);
@@ -765,17 +792,27 @@ impl Timeline {
                 // where its rows have events.
                 if self.is_closed(r) {
                     let strip = row_rect.shrink2(vec2(0.0, 3.0));
+                    let color = p.visuals.text_color().gamma_multiply(0.45);
+                    let key = ActivityKey::of(p.map, strip);
                     for child in self.descendant_lanes(r) {
                         if let RowKind::Lane { table, track, .. } = &self.rows[child].kind {
-                            painted += paint::activity(
-                                p.lanes,
-                                p.trace,
-                                *table,
-                                track,
-                                strip,
-                                p.map,
-                                p.visuals.text_color().gamma_multiply(0.45),
-                            );
+                            // The same view makes the same columns: a frame that only
+                            // repaints (a hover, the job's other ranks) reuses them.
+                            let spans = match self.activity_cache.get(&child) {
+                                Some((k, spans)) if *k == key => spans,
+                                _ => {
+                                    let spans = paint::activity_spans(
+                                        p.trace,
+                                        *table,
+                                        track,
+                                        (strip.left(), strip.right()),
+                                        p.map,
+                                    );
+                                    let entry = self.activity_cache.entry(child);
+                                    &entry.insert_entry((key, spans)).into_mut().1
+                                }
+                            };
+                            painted += paint::activity(p.lanes, spans, strip, color);
                         }
                     }
                 }
@@ -804,6 +841,22 @@ impl Timeline {
             RowKind::IdleWhy { device } => {
                 self.layout.push((r, row_rect));
                 self.idle_rows.paint(p.lanes, *device, row_rect, p.map);
+                // What its colours mean, on the row itself.
+                let visuals = p.visuals;
+                idle_row::paint_legend(
+                    p.lanes,
+                    row_rect,
+                    visuals.strong_text_color(),
+                    visuals.extreme_bg_color.gamma_multiply(0.9),
+                );
+            }
+            RowKind::CpuState { thread } => {
+                self.layout.push((r, row_rect));
+                painted += cpu_state_row::paint(p.lanes, p.trace, *thread, row_rect, p.map);
+            }
+            RowKind::Samples { thread } => {
+                self.layout.push((r, row_rect));
+                painted += sample_row::paint(p.lanes, p.trace, *thread, row_rect, p.map);
             }
             RowKind::Projection { track } => {
                 self.layout.push((r, row_rect));
@@ -837,15 +890,7 @@ impl Timeline {
                             .rect_filled(shade, 0.0, colors::SELECTED.gamma_multiply(0.25));
                     }
                     paint::metric(p.lanes, s, m, row_rect, p.map, colors::METRIC);
-                    let scale = match m.constant {
-                        Some(v) => format!("always {}", format::metric_value(v * m.scale)),
-                        None => format!(
-                            "{}–{} {}",
-                            format::metric_value(m.lo * m.scale),
-                            format::metric_value(m.hi * m.scale),
-                            m.unit
-                        ),
-                    };
+                    let scale = m.scale_label();
                     // The value scale sits under the name, clear of the chart.
                     p.labels.text(
                         pos2(
@@ -887,7 +932,14 @@ impl Timeline {
             .max_rect(slot)
             .layout(egui::Layout::left_to_right(egui::Align::Center));
         let long = text.chars().count() > 28;
-        let mut lr = ui.scope_builder(builder, |ui| ui.add(button)).inner;
+        // Clipped to the timeline: a row half under the canvas's bottom shows no label below it.
+        let area = self.area;
+        let mut lr = ui
+            .scope_builder(builder, |ui| {
+                ui.shrink_clip_rect(area);
+                ui.add(button)
+            })
+            .inner;
         if long {
             lr = lr.on_hover_text(format::clip(&row.label, format::MAX_LABEL_CHARS));
         }
@@ -921,8 +973,8 @@ impl Timeline {
                     Stroke::new(1.0, visuals.strong_text_color()),
                 );
                 let name = format::clip(trace.name(series.name), 200).into_owned();
-                let value = format::metric_value(v as f64 * m.scale);
-                let unit = if m.unit == "Avg" {
+                let value = units::shown(&m.unit, f64::from(v) * m.scale);
+                let unit = if m.unit == "avg" || value.starts_with("impossible") {
                     String::new()
                 } else {
                     m.unit.clone()
@@ -944,6 +996,11 @@ impl Timeline {
             resp.clone()
                 .on_hover_ui_at_pointer(|ui| idle_row::tooltip(ui, trace, &gap));
         }
+        if matches!(self.drag, Drag::None)
+            && let Some(pos) = resp.hover_pos()
+        {
+            self.cpu_tooltips(trace, resp, map, pos);
+        }
         // Tooltip for the event under the pointer.
         if matches!(self.drag, Drag::None)
             && let Some(pos) = resp.hover_pos()
@@ -959,6 +1016,29 @@ impl Timeline {
                     }
                 });
             });
+        }
+    }
+
+    /// The tooltip of a thread's CPU rows under `pos`: the state there, or
+    /// the sample nearest it with its stack.
+    fn cpu_tooltips(&self, trace: &Trace, resp: &egui::Response, map: &Mapping, pos: Pos2) {
+        let Some((r, rect)) = self.row_at(pos) else {
+            return;
+        };
+        match self.rows[r].kind {
+            RowKind::CpuState { thread } => {
+                if let Some(s) = cpu_state_row::state_at(trace, thread, map, pos) {
+                    resp.clone()
+                        .on_hover_ui_at_pointer(|ui| cpu_state_row::tooltip(ui, trace, &s));
+                }
+            }
+            RowKind::Samples { thread } => {
+                if let Some(tick) = sample_row::sample_at(trace, thread, rect, map, pos) {
+                    resp.clone()
+                        .on_hover_ui_at_pointer(|ui| sample_row::tooltip(ui, trace, &tick));
+                }
+            }
+            _ => {}
         }
     }
 

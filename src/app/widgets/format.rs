@@ -134,17 +134,101 @@ pub fn display_name(name: &str) -> &str {
 /// 5 MB kernel name took seconds per frame to lay out). Copy keeps the full text.
 pub const MAX_LABEL_CHARS: usize = 2000;
 
-/// `s` cut to `max` chars with an ellipsis; borrowed (no copy) when it fits.
+/// `s` cut to `max` chars ([`elide`]); borrowed (no copy) when it fits.
 pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    // Bytes >= chars, so a short byte length needs no char walk.
-    if s.len() <= max {
+    elide(s, max)
+}
+
+/// Where a C++ function name's own name lies: after its return type and
+/// namespaces, before its template arguments and parameters
+/// (`void at::native::<unnamed>::vectorized_elementwise_kernel<4, …>(int, …)`
+/// → `vectorized_elementwise_kernel`). The whole name when it has no such parts.
+fn own_name(s: &str) -> (usize, usize) {
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut i = 0;
+    let bytes = s.as_bytes();
+    while i < bytes.len() {
+        let rest = s.get(i..).unwrap_or("");
+        // `<unnamed>` and `(anonymous namespace)` are namespaces, not arguments.
+        if let Some(skip) = ["<unnamed>", "(anonymous namespace)"]
+            .iter()
+            .find(|ns| rest.starts_with(**ns))
+        {
+            i += skip.len();
+            continue;
+        }
+        match bytes[i] {
+            b'<' | b'(' if depth == 0 && i > start => return (start, i),
+            b'<' | b'(' | b'[' => depth += 1,
+            b'>' | b')' | b']' => depth -= 1,
+            b' ' if depth == 0 => start = i + 1,
+            b':' if depth == 0 && rest.starts_with("::") => {
+                start = i + 2;
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (start, s.len())
+}
+
+/// The one way a name too long for its place is cut: in the middle, keeping
+/// what tells it apart. Kernels of one library share a long start
+/// (`void at::native::<unnamed>::…`), so the start is what goes: the result
+/// keeps the kernel's own name with what follows it and the name's end
+/// (`…::vectorized_elementwise_kernel<4, at::…(int, T2, T3)`); a name without
+/// that shape keeps its start and its end. At most `max` chars (at least 3);
+/// borrowed when it fits. Show the whole name on hover where it was cut.
+pub fn elide(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    // Bytes >= chars, so a short byte length needs no char walk; a long name
+    // (megabytes) is never walked past what the cut keeps.
+    if s.len() <= max || s.chars().nth(max).is_none() {
         return s.into();
     }
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]).into(),
-        None => s.into(),
+    let max = max.max(3);
+    // The own name lies near the start: look for it in the first few KiB.
+    let scan = s.floor_char_boundary(OWN_NAME_SCAN.min(s.len()));
+    let (own_start, own_end) = own_name(&s[..scan]);
+    let shaped = own_start > 0 || own_end < scan;
+    let has_own = shaped && s[own_start..own_end].chars().nth(3).is_some();
+    // From the own name, after "…" when the start goes (else from the start):
+    // two thirds of the room (else half); the name's end the rest. The name
+    // is longer than `max`, so both parts fit in it without overlapping
+    // unless the own name sits near its end (then the head is cut shorter).
+    let head_from = if has_own { own_start } else { 0 };
+    let lead = usize::from(head_from > 0);
+    let room = max - 1 - lead;
+    let share = if has_own {
+        (room * 2).div_ceil(3)
+    } else {
+        room.div_ceil(2)
+    };
+    let tail = room - share;
+    let tail_from = match tail.checked_sub(1) {
+        None => s.len(),
+        Some(n) => s.char_indices().rev().nth(n).map_or(0, |(i, _)| i),
     }
+    .max(head_from);
+    let rest = &s[head_from..tail_from];
+    let head_end = head_from
+        + rest
+            .char_indices()
+            .nth(share)
+            .map_or(rest.len(), |(i, _)| i);
+    let mut out = String::with_capacity(max * 4);
+    if lead == 1 {
+        out.push('…');
+    }
+    out.push_str(&s[head_from..head_end]);
+    out.push('…');
+    out.push_str(&s[tail_from..]);
+    out.into()
 }
+
+/// How far into a name [`elide`] looks for the kernel's own name.
+const OWN_NAME_SCAN: usize = 4096;
 
 /// A file's name without its folder, as tabs and panels title it (the whole path when it has
 /// no file name).
@@ -198,6 +282,42 @@ pub fn parse_time(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_cut_in_the_middle_keeping_their_own_name_and_end() {
+        let a = "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, 4, \
+                 void at::native::<unnamed>::normal_kernel(at::TensorIteratorBase &)>(long, T3)";
+        let b = "void at::native::<unnamed>::vectorized_elementwise_kernel<4, \
+                 at::native::FillFunctor<long>, std::array<char *, 1>>(int, T2, T3)";
+        for max in [20, 40, 60, 90] {
+            let (ea, eb) = (elide(a, max), elide(b, max));
+            assert!(
+                ea.chars().count() <= max && eb.chars().count() <= max,
+                "{ea} {eb}"
+            );
+            assert_ne!(ea, eb, "cut names still differ at {max}");
+            assert!(ea.starts_with("…distribution"), "{ea}");
+            assert!(eb.starts_with("…vectorized"), "{eb}");
+        }
+        let e = elide(a, 90);
+        assert!(
+            e.contains("distribution_elementwise_grid_stride_kernel"),
+            "{e}"
+        );
+        assert!(e.ends_with("(long, T3)"), "the end stays: {e}");
+        // No own name: the start and the end.
+        let plain = "x".repeat(30) + &"y".repeat(30);
+        let e = elide(&plain, 21);
+        assert!(
+            e.starts_with("xxxxxxxxxx…") && e.ends_with("yyyyyyyyyy"),
+            "{e}"
+        );
+        assert_eq!(elide("short", 10), "short");
+        assert_eq!(elide("ünïcödé name", 5).chars().count(), 5);
+        for max in 0..8 {
+            assert!(elide(a, max).chars().count() <= max.max(3), "{max}");
+        }
+    }
 
     #[test]
     fn units_adapt() {

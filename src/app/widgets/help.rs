@@ -23,12 +23,19 @@ pub const KEYS: &[(&str, &str)] = &[
         "Esc",
         "close the help window if open, else clear the selection and the range",
     ),
-    ("N", "a note on the selected event, else at the pointer"),
+    (
+        "N",
+        "a note on the selected event, else at the pointer; with the notes open: close them",
+    ),
     ("Right-click (rows)", "add a note here, or on the event"),
     ("Ctrl+F, /", "search"),
     (
         "Enter (in search)",
         "find, show the next match, give the keys back",
+    ),
+    (
+        "Enter, Shift+Enter (after a search)",
+        "next / previous match",
     ),
     (
         "Ctrl + / Ctrl − / Ctrl 0",
