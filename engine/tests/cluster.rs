@@ -86,7 +86,7 @@ fn a_local_cluster_gives_the_embedded_answers() {
         wait_listening(port + 1, deadline);
     }
     let url = format!("df://127.0.0.1:{scheduler}");
-    let embedded = engine_stats(&[folder.clone()], REPORTS, &[]);
+    let embedded = engine_stats(std::slice::from_ref(&folder), REPORTS, &[]);
     let on_cluster = engine_stats(&[folder], REPORTS, &["--cluster", &url]);
     assert_eq!(on_cluster, embedded);
     drop(cluster);

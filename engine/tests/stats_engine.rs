@@ -91,7 +91,7 @@ fn the_reports_of_a_job_from_its_sqlite_files_are_each_ranks_own() {
 fn the_reports_of_a_parquet_job_folder_are_each_ranks_own_within_a_memory_limit() {
     let dir = tempfile::tempdir().unwrap();
     let folder = export("straggler", dir.path());
-    let tables = engine_tables(&[folder.clone()], &[]);
+    let tables = engine_tables(std::slice::from_ref(&folder), &[]);
     same_as_each_rank_alone("straggler", &tables);
     let limited = engine_tables(&[folder], &["--memory-limit", "64M"]);
     assert_eq!(limited, tables, "the same answers under a memory limit");

@@ -120,7 +120,7 @@ fn export_rank(plan: &JobPlan, i: usize, root: &Path) -> Result<usize, String> {
 pub fn writer_properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .set_max_row_group_size(columns::CHUNK_ROWS * 4)
+        .set_max_row_group_row_count(Some(columns::CHUNK_ROWS * 4))
         .build()
 }
 
