@@ -18,7 +18,7 @@ measure() { # LABEL COMMAND...: wall seconds and peak RSS
   /usr/bin/time -f "$label: %e s, peak RSS %M KiB, %P CPU" "$@" >"$work/out.txt" 2>"$work/err.txt" || { cat "$work/err.txt"; exit 1; }
   grep -E "^$label:" "$work/err.txt"
 }
-[ -d "$job" ] || "$bin/sightline" synth --from "$from" --ranks "$ranks" --output "$job" >/dev/null
+[ -d "$job" ] || measure synth "$bin/sightline" synth --from "$from" --ranks "$ranks" --output "$job"
 events=$(( $(ls "$job"/*.sqlite | wc -l) ))
 du -sh "$job" | sed 's/^/sqlite: /'
 rm -rf "$parquet"
@@ -28,6 +28,8 @@ du -sh "$parquet" | sed 's/^/parquet: /'
 "$python" "$here/parquet_readers.py" "$parquet" | tail -1
 measure engine-stats "$bin/sightline-engine" stats --format csv --report cuda_gpu_kern_sum,rank_spread "$parquet"
 measure engine-stats-1G "$bin/sightline-engine" stats --format csv --report cuda_gpu_kern_sum,rank_spread --memory-limit 1G "$parquet"
+measure engine-analyze "$bin/sightline-engine" analyze "$parquet"
+head -c 400 "$work/out.txt"; echo
 measure duckdb "$python" "$here/duckdb_stats.py" "$parquet"
 measure pandas-hta "$python" "$here/hta_like.py" "$parquet"
 # A local cluster: a scheduler and two executors, stopped at the end.
@@ -43,3 +45,6 @@ sleep 3
 "$bin/sightline-engine" stats --format csv --report cuda_gpu_kern_sum,rank_spread "$parquet" >"$work/embedded.csv"
 measure cluster "$bin/sightline-engine" stats --format csv --report cuda_gpu_kern_sum,rank_spread --cluster df://127.0.0.1:$port "$parquet"
 cmp "$work/out.txt" "$work/embedded.csv" && echo "cluster: identical answers to embedded"
+"$bin/sightline-engine" analyze "$parquet" >"$work/embedded-analyze.txt"
+measure cluster-analyze "$bin/sightline-engine" analyze --cluster df://127.0.0.1:$port "$parquet"
+cmp "$work/out.txt" "$work/embedded-analyze.txt" && echo "cluster analyze: identical to embedded"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Checks that an export (`sightline export --format parquet`) reads as is in pyarrow, pandas
-and DuckDB, and that the three agree with each other per rank (kernel count and summed
-duration). Not part of `cargo test` (it needs pip packages: pyarrow, pandas, duckdb).
+"""Checks that an export (`sightline export --format parquet`) reads as is in pyarrow, pandas,
+Polars and DuckDB, and that they agree with each other per rank (kernel count and summed
+duration). Not part of `cargo test` (it needs pip packages: pyarrow, pandas, polars, duckdb).
 
     python3 benches/parquet_readers.py JOB.parquet
 """
@@ -9,19 +9,21 @@ import sys
 
 import duckdb
 import pandas as pd
+import polars as pl
 import pyarrow.dataset as ds
 
 folder = sys.argv[1]
-tables = ["kernels", "memcpys", "memsets", "syncs", "cuda_api", "os_runtime", "nvtx", "gpu_metrics"]
+tables = ["kernels", "memcpys", "memsets", "syncs", "cuda_api", "os_runtime", "nvtx", "gpu_metrics", "cpu_samples"]
 for table in tables:
     arrow = ds.dataset(f"{folder}/{table}", format="parquet", partitioning="hive").to_table()
     frame = pd.read_parquet(f"{folder}/{table}")
     duck = duckdb.sql(
         f"SELECT count(*) FROM read_parquet('{folder}/{table}/*/*.parquet', hive_partitioning = true)"
     ).fetchone()[0]
-    assert arrow.num_rows == len(frame) == duck, (table, arrow.num_rows, len(frame), duck)
+    polars = pl.scan_parquet(f"{folder}/{table}/**/*.parquet", hive_partitioning=True).select(pl.len()).collect().item()
+    assert arrow.num_rows == len(frame) == duck == polars, (table, arrow.num_rows, len(frame), duck, polars)
     assert "rank" in frame.columns, table
-    print(f"{table:12} {arrow.num_rows:>10} rows, {len(arrow.schema)} columns (pyarrow = pandas = duckdb)")
+    print(f"{table:12} {arrow.num_rows:>10} rows, {len(arrow.schema)} columns (pyarrow = pandas = polars = duckdb)")
 
 frame = pd.read_parquet(f"{folder}/kernels", columns=["rank", "duration_ns"])
 by_pandas = frame.groupby("rank")["duration_ns"].agg(["count", "sum"]).sort_index()

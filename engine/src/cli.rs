@@ -10,7 +10,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::cluster;
 use crate::export::export_parquet;
+use datafusion::prelude::SessionContext;
+use sightline::analysis::ranks::{StragglerThresholds, cross_rank_text, straggler_json};
+
 use crate::query::context::{Engine, cluster_error};
+use crate::query::job_findings::analyze_job;
 use crate::query::reports::EngineReport;
 use crate::query::sources::JobSource;
 
@@ -34,6 +38,8 @@ pub enum EngineCommand {
     Export(ExportArgs),
     /// The summary reports of a job, per rank, computed by DataFusion (or on a cluster)
     Stats(StatsArgs),
+    /// The cross-rank findings of a job (the straggler), computed by DataFusion (or on a cluster)
+    Analyze(AnalyzeArgs),
     /// Run a Ballista scheduler or executor
     #[command(subcommand)]
     Cluster(ClusterCommand),
@@ -65,17 +71,12 @@ pub enum TableFormat {
     Csv,
 }
 
-#[derive(Parser, Debug)]
-pub struct StatsArgs {
+/// Where a job is read and where its plans run (`stats`, `analyze`).
+#[derive(clap::Args, Debug)]
+pub struct EngineJobArgs {
     /// A Parquet job folder (from `export`), or the reports (.sqlite) or folders of them.
     #[arg(value_name = "DIR|FILE", required = true)]
     files: Vec<PathBuf>,
-    /// Reports, comma separated: cuda_api_sum, cuda_gpu_kern_sum, nvtx_sum, osrt_sum, nccl_sum,
-    /// rank_spread (default: all).
-    #[arg(long = "report", value_delimiter = ',', value_parser = parse_report)]
-    reports: Vec<EngineReport>,
-    #[arg(long, value_enum, default_value = "table")]
-    format: TableFormat,
     /// What the engine's operators may hold (e.g. 2G, 512M); past it they spill to disk.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory_limit: Option<usize>,
@@ -86,6 +87,34 @@ pub struct StatsArgs {
     /// Accepted for `sightline stats --engine` (which is how this command is reached).
     #[arg(long, hide = true)]
     engine: bool,
+}
+
+#[derive(Parser, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    job: EngineJobArgs,
+    /// Reports, comma separated: cuda_api_sum, cuda_gpu_kern_sum, nvtx_sum, osrt_sum, nccl_sum,
+    /// rank_spread, gpu_time_util_map (default: all).
+    #[arg(long = "report", value_delimiter = ',', value_parser = parse_report)]
+    reports: Vec<EngineReport>,
+    #[arg(long, value_enum, default_value = "table")]
+    format: TableFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FindingsFormat {
+    Table,
+    Json,
+}
+
+#[derive(Parser, Debug)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    job: EngineJobArgs,
+    /// `table`: as `sightline analyze` prints a job's cross-rank findings; `json`: one line
+    /// per finding.
+    #[arg(long, value_enum, default_value = "table")]
+    format: FindingsFormat,
 }
 
 #[derive(Subcommand, Debug)]
@@ -152,7 +181,12 @@ impl EngineCommand {
     pub fn run(self) -> ExitCode {
         let result = match self {
             EngineCommand::Export(args) => export(args),
-            EngineCommand::Stats(args) => runtime().and_then(|rt| rt.block_on(stats(args))),
+            EngineCommand::Stats(args) => {
+                runtime().and_then(|rt| rt.block_on(until_interrupted(stats(args))))
+            }
+            EngineCommand::Analyze(args) => {
+                runtime().and_then(|rt| rt.block_on(until_interrupted(analyze(args))))
+            }
             EngineCommand::Cluster(ClusterCommand::Scheduler { bind }) => {
                 runtime().and_then(|rt| rt.block_on(cluster::scheduler(&bind)))
             }
@@ -171,6 +205,18 @@ impl EngineCommand {
                 ExitCode::FAILURE
             }
         }
+    }
+}
+
+/// `work`, or a line saying it was cancelled when Ctrl-C comes first: dropping the query's
+/// future stops its plan (embedded, every operator; on a cluster, the client, while Ballista
+/// 55 runs the job already submitted to its end and drops its result).
+async fn until_interrupted(
+    work: impl std::future::Future<Output = Result<(), String>>,
+) -> Result<(), String> {
+    tokio::select! {
+        done = work => done,
+        _ = tokio::signal::ctrl_c() => Err("cancelled (Ctrl-C)".to_string()),
     }
 }
 
@@ -199,7 +245,10 @@ fn export(args: ExportArgs) -> Result<(), String> {
     Ok(())
 }
 
-async fn stats(args: StatsArgs) -> Result<(), String> {
+/// A session holding the job's tables, and how to word a cluster's errors.
+async fn job_session(
+    args: &EngineJobArgs,
+) -> Result<(SessionContext, impl Fn(String) -> String), String> {
     let engine = Engine {
         memory_limit: args.memory_limit,
         cluster: args.cluster.clone(),
@@ -209,11 +258,43 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
         return Err("--cluster reads a Parquet job folder that every executor sees (make one with `sightline export --format parquet`)".into());
     }
     let ctx = engine.session().await?;
-    let on_cluster = |e: String| match &engine.cluster {
+    let on_cluster = move |e: String| match &engine.cluster {
         Some(url) => cluster_error(url, &e),
         None => e,
     };
-    source.register(&ctx).await.map_err(on_cluster)?;
+    source.register(&ctx).await.map_err(&on_cluster)?;
+    Ok((ctx, on_cluster))
+}
+
+/// Writes `text` to standard output; a closed pipe ends the output quietly.
+fn print(out: &mut impl Write, text: &str) -> Result<(), String> {
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("cannot write the output: {e}")),
+        Ok(()) => Ok(()),
+    }
+}
+
+async fn analyze(args: AnalyzeArgs) -> Result<(), String> {
+    let (ctx, on_cluster) = job_session(&args.job).await?;
+    let found = analyze_job(&ctx, &StragglerThresholds::default())
+        .await
+        .map_err(on_cluster)?;
+    let text = match (args.format, &found.straggler) {
+        (FindingsFormat::Json, Ok(s)) => straggler_json(s, found.difference.as_ref()) + "\n",
+        (FindingsFormat::Json, Err(_)) => String::new(),
+        (FindingsFormat::Table, straggler) => {
+            "cross-rank:\n".to_string() + &cross_rank_text(straggler, found.difference.as_ref())
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    print(&mut out, &text)?;
+    out.flush()
+        .map_err(|e| format!("cannot write the output: {e}"))
+}
+
+async fn stats(args: StatsArgs) -> Result<(), String> {
+    let (ctx, on_cluster) = job_session(&args.job).await?;
     let reports = if args.reports.is_empty() {
         EngineReport::ALL.to_vec()
     } else {
@@ -221,7 +302,7 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
     };
     let mut out = std::io::stdout().lock();
     for (i, report) in reports.into_iter().enumerate() {
-        let table = report.compute(&ctx).await.map_err(on_cluster)?;
+        let table = report.compute(&ctx).await.map_err(&on_cluster)?;
         let text = match args.format {
             TableFormat::Csv => {
                 // As `sightline stats`: a blank line between tables, an empty table nothing.
@@ -238,12 +319,7 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
                 format!("\n ** {} ({}):\n\n{body}", report.title(), report.name())
             }
         };
-        if let Err(e) = out.write_all(text.as_bytes()) {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(());
-            }
-            return Err(format!("cannot write the output: {e}"));
-        }
+        print(&mut out, &text)?;
     }
     out.flush()
         .map_err(|e| format!("cannot write the output: {e}"))

@@ -156,3 +156,68 @@ fn an_existing_folder_is_not_written_over_and_a_bad_report_leaves_nothing() {
         .collect();
     assert_eq!(left.len(), 2, "no folder and no hidden leftover: {left:?}");
 }
+
+/// (innermost resolved function, samples) of a report's native samples, by SQL on the file.
+fn sqlite_leaf_counts(path: &Path) -> Vec<(String, i64)> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut q = conn
+        .prepare(
+            "SELECT s.value, count(*) FROM SAMPLING_CALLCHAINS c JOIN StringIds s ON s.id = c.symbol \
+             WHERE c.stackDepth = 0 AND coalesce(c.unresolved, 0) = 0 GROUP BY s.value ORDER BY s.value",
+        )
+        .unwrap();
+    q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cpu_samples_are_exported_one_row_each_with_their_function_and_folded_stack() {
+    let report = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/native_burn/native_burn.sqlite");
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("burn.parquet");
+    let out = engine(&[
+        "export".as_ref(),
+        "--output".as_ref(),
+        folder.as_os_str(),
+        report.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ctx = embedded(None).unwrap();
+    JobSource::Parquet(folder).register(&ctx).await.unwrap();
+    let conn = rusqlite::Connection::open(&report).unwrap();
+    let native: i64 = conn
+        .query_row("SELECT count(*) FROM COMPOSITE_EVENTS", [], |r| r.get(0))
+        .unwrap();
+    let count = |sql: String| {
+        let ctx = &ctx;
+        async move {
+            let batches = collect(ctx, &sql).await.unwrap();
+            column(&batches[0], "n", &DataType::Int64)
+                .unwrap()
+                .as_primitive::<Int64Type>()
+                .value(0)
+        }
+    };
+    let all = "SELECT count(*) AS n FROM cpu_samples WHERE source = 'native' AND tid IS NOT NULL";
+    assert_eq!(count(all.to_string()).await, native);
+    let leaves = sqlite_leaf_counts(&report);
+    assert!(
+        leaves.iter().any(|(f, _)| f.starts_with("checksum_rows")),
+        "{leaves:?}"
+    );
+    for (function, samples) in leaves {
+        let escaped = function.replace('\'', "''");
+        let sql = format!(
+            "SELECT count(*) AS n FROM cpu_samples WHERE function = '{escaped}' \
+             AND (stack = '{escaped}' OR stack LIKE '%;{escaped}')"
+        );
+        assert_eq!(count(sql).await, samples, "{function}");
+    }
+}

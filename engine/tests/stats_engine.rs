@@ -141,3 +141,58 @@ fn the_rank_spread_sums_each_ranks_kernels_as_nsys_and_finds_the_straggler() {
         "rank {busiest} above the median: {spread:?}"
     );
 }
+
+/// `(start, duration, in-use text)` rows of a CSV with those columns at `at`.
+fn util_rows(csv: &str, at: (usize, usize, usize)) -> Vec<(i64, i64, String)> {
+    csv.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[at.0].parse().unwrap(),
+                f[at.1].parse().unwrap(),
+                f[at.2].to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_gpu_use_map_of_a_rank_alone_has_nsys_gpu_time_util_chunks() {
+    for (rank, path) in reports("straggler").iter().enumerate() {
+        let map = engine_stats(std::slice::from_ref(path), "gpu_time_util_map", &[]);
+        // Rank,Chunk,Start (ns),Duration (ns),In-Use (%)
+        let chunks = util_rows(&map, (2, 3, 4));
+        assert_eq!(chunks.len(), 30, "rank {rank}: 30 chunks: {map}");
+        let chunk = chunks[0].1;
+        let nsys_csv = std::fs::read_to_string(
+            common::jobs().join(format!("straggler/stats/rank{rank}_gpu_time_util.csv")),
+        )
+        .unwrap();
+        // Row#,In-Use (%),Duration (ns),Start (ns),PID,Device ID,Context ID
+        let nsys = util_rows(&nsys_csv, (3, 2, 1));
+        assert!(!nsys.is_empty());
+        for (start, duration, in_use) in &nsys {
+            let inside: Vec<&(i64, i64, String)> = (chunks.iter())
+                .filter(|c| c.0 >= *start && c.0 < start + duration)
+                .collect();
+            assert_eq!(
+                inside.iter().map(|c| c.1).sum::<i64>(),
+                *duration,
+                "rank {rank}: nsys's stretch at {start} is whole chunks of the map"
+            );
+            if *duration == chunk {
+                assert_eq!(&inside[0].2, in_use, "rank {rank}: chunk at {start}");
+            }
+        }
+        // And every chunk under nsys's 50 % lies in one of nsys's rows.
+        for (start, _, in_use) in &chunks {
+            if in_use.parse::<f64>().unwrap() < 50.0 {
+                assert!(
+                    nsys.iter().any(|n| *start >= n.0 && *start < n.0 + n.1),
+                    "rank {rank}: the chunk at {start} ({in_use} %) is under 50 % for nsys too"
+                );
+            }
+        }
+    }
+}

@@ -7,14 +7,14 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use super::output::{Named, emit_table, finish, write_failed};
+use crate::analysis::Table;
 use crate::analysis::TimeRange;
 use crate::analysis::findings::{self, Finding, Thresholds};
 use crate::analysis::ranks::{
-    JobAnalysis, RankRows, StragglerThresholds, analyze_job, rank_by_rank, straggler_json,
-    straggler_message, with_rank_column,
+    JobAnalysis, RankRows, StragglerThresholds, analyze_job, cross_rank_text, rank_by_rank,
+    straggler_json, with_rank_column,
 };
 use crate::analysis::rules::RuleSpec;
-use crate::analysis::{Cell, Table};
 use crate::model::Ranks;
 
 /// How the findings print.
@@ -149,29 +149,10 @@ fn table_text(
             .rows
             .extend(table.rows.into_iter().map(|r| rows.row(r)));
     }
-    let mut out = if combined.rows.is_empty() {
+    let out = if combined.rows.is_empty() {
         "no findings in any rank\n".to_string()
     } else {
         combined.to_text()
     };
-    out += "\ncross-rank:\n";
-    let line = match &analysis.straggler {
-        Ok(s) => {
-            let mut cross = Table {
-                columns: ["Rank", "Kind", "Severity", "Message"]
-                    .map(String::from)
-                    .to_vec(),
-                rows: Vec::new(),
-            };
-            cross.rows.push(vec![
-                Cell::Int(i64::from(s.rank)),
-                Cell::Text("straggler".into()),
-                Cell::Text("warning".into()),
-                Cell::Text(straggler_message(s, analysis.difference.as_ref())),
-            ]);
-            cross.to_text()
-        }
-        Err(why) => format!("{why}\n"),
-    };
-    out + &line
+    out + "\ncross-rank:\n" + &cross_rank_text(&analysis.straggler, analysis.difference.as_ref())
 }

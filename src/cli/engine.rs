@@ -9,13 +9,26 @@ use std::process::ExitCode;
 /// The engine binary's name.
 pub const ENGINE_BINARY: &str = "sightline-engine";
 
-/// Whether the command line `args` (the program first) is one of the engine's.
+/// Whether the command line `args` (the program first) is one of the engine's: `export` and
+/// `cluster`; `stats` and `analyze` asked for the engine (`--engine`), for one of its options
+/// (`--cluster`, `--memory-limit`), or given a Parquet job folder (which only the engine reads).
 pub fn is_engine_command(args: &[OsString]) -> bool {
     match args.get(1).and_then(|a| a.to_str()) {
         Some("export" | "cluster") => true,
-        Some("stats") => args[2..].iter().any(|a| a == "--engine"),
+        Some("stats" | "analyze") => args[2..].iter().any(|a| {
+            let text = a.to_string_lossy();
+            ["--engine", "--cluster", "--memory-limit"]
+                .iter()
+                .any(|o| text == *o || text.starts_with(&format!("{o}=")))
+                || is_parquet_job(std::path::Path::new(a))
+        }),
         _ => false,
     }
+}
+
+/// Whether `path` is a Parquet job folder (`export`'s layout, docs/parquet.md).
+pub fn is_parquet_job(path: &std::path::Path) -> bool {
+    path.join("kernels").is_dir() && path.join("ranks").is_dir()
 }
 
 /// The engine binary beside `exe` (or beside its folder's parent, where cargo puts test
@@ -73,6 +86,12 @@ mod tests {
         assert!(is_engine_command(&args("sightline cluster scheduler")));
         assert!(is_engine_command(&args("sightline stats --engine job/")));
         assert!(!is_engine_command(&args("sightline stats job/")));
+        assert!(is_engine_command(&args(
+            "sightline analyze --cluster df://h:1 j"
+        )));
+        assert!(is_engine_command(&args(
+            "sightline stats --memory-limit=2G j"
+        )));
         assert!(!is_engine_command(&args("sightline analyze export")));
         assert!(!is_engine_command(&args("sightline")));
         assert!(!is_engine_command(&args("sightline export.sqlite")));

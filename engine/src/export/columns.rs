@@ -27,6 +27,9 @@ pub enum Values<'a> {
     F32(Box<dyn Fn(usize) -> f32 + 'a>),
     Bool(Box<dyn Fn(usize) -> bool + 'a>),
     Str(Box<dyn Fn(usize) -> &'a str + 'a>),
+    /// Text made for the export (not in the model), shared by many rows: the row's index into
+    /// the list.
+    Listed(Arc<Vec<String>>, Box<dyn Fn(usize) -> usize + 'a>),
 }
 
 impl Values<'_> {
@@ -40,7 +43,7 @@ impl Values<'_> {
             Values::U64(_) => (DataType::UInt64, false),
             Values::F32(_) => (DataType::Float32, false),
             Values::Bool(_) => (DataType::Boolean, false),
-            Values::Str(_) => (DataType::Utf8, false),
+            Values::Str(_) | Values::Listed(..) => (DataType::Utf8, false),
         }
     }
 
@@ -74,6 +77,11 @@ impl Values<'_> {
             Values::Str(f) => build(StringBuilder::with_capacity(n, n * 16), rows, |b, i| {
                 b.append_value(f(i))
             }),
+            Values::Listed(list, f) => {
+                build(StringBuilder::with_capacity(n, n * 16), rows, |b, i| {
+                    b.append_value(list.get(f(i)).map_or("", String::as_str))
+                })
+            }
         }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod columns;
 pub mod job;
+pub mod samples;
 pub mod tables;
 
 use std::path::{Path, PathBuf};

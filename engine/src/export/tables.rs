@@ -68,6 +68,7 @@ pub fn rank_tables(trace: &Trace, clock: RankClock) -> Vec<TableRows<'_>> {
         thread_table(trace, clock, ThreadTable::OsRuntime),
         nvtx_table(trace, clock),
         metrics_table(trace, clock),
+        super::samples::samples_table(trace, clock),
     ]
 }
 

@@ -4,6 +4,9 @@
 //! cluster (`df://HOST:PORT`), the same SQL either way.
 
 pub mod context;
+pub mod iterations;
+pub mod job_findings;
 pub mod reports;
 pub mod sources;
 pub mod spread;
+pub mod util_map;

@@ -21,16 +21,18 @@ pub enum EngineReport {
     OsrtSum,
     NcclSum,
     RankSpread,
+    GpuTimeUtilMap,
 }
 
 impl EngineReport {
-    pub const ALL: [EngineReport; 6] = [
+    pub const ALL: [EngineReport; 7] = [
         EngineReport::CudaApiSum,
         EngineReport::CudaGpuKernSum,
         EngineReport::NvtxSum,
         EngineReport::OsrtSum,
         EngineReport::NcclSum,
         EngineReport::RankSpread,
+        EngineReport::GpuTimeUtilMap,
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,6 +43,7 @@ impl EngineReport {
             EngineReport::OsrtSum => "osrt_sum",
             EngineReport::NcclSum => "nccl_sum",
             EngineReport::RankSpread => "rank_spread",
+            EngineReport::GpuTimeUtilMap => "gpu_time_util_map",
         }
     }
 
@@ -52,6 +55,7 @@ impl EngineReport {
             EngineReport::OsrtSum => "OS Runtime Summary",
             EngineReport::NcclSum => "NCCL Kernel Summary per Rank",
             EngineReport::RankSpread => "GPU Time per Rank and its Spread",
+            EngineReport::GpuTimeUtilMap => "GPU Use per Rank and Time Chunk",
         }
     }
 
@@ -84,6 +88,9 @@ impl EngineReport {
             }
             EngineReport::NvtxSum => nvtx_sum(ctx).await,
             EngineReport::RankSpread => super::spread::rank_spread(ctx).await,
+            EngineReport::GpuTimeUtilMap => {
+                super::util_map::gpu_time_util_map(ctx, super::util_map::DEFAULT_CHUNKS).await
+            }
         }
     }
 }

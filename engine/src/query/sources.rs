@@ -11,11 +11,11 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 
-use crate::export::job::JobPlan;
+use crate::export::job::{JobPlan, ranks_batch};
 use crate::export::tables::rank_tables;
 
 /// The tables every job has, by folder name.
-pub const TABLES: [&str; 8] = [
+pub const TABLES: [&str; 9] = [
     "kernels",
     "memcpys",
     "memsets",
@@ -24,6 +24,7 @@ pub const TABLES: [&str; 8] = [
     "os_runtime",
     "nvtx",
     "gpu_metrics",
+    "cpu_samples",
 ];
 
 /// Where a job's tables come from.
@@ -72,6 +73,14 @@ async fn register_parquet(ctx: &SessionContext, dir: &Path) -> Result<(), String
             .await
             .map_err(|e| format!("{}: {e}", folder.display()))?;
     }
+    let ranks = dir.join("ranks");
+    ctx.register_parquet(
+        "ranks",
+        &format!("{}/", ranks.display()),
+        ParquetReadOptions::default(),
+    )
+    .await
+    .map_err(|e| format!("{}: {e}", ranks.display()))?;
     Ok(())
 }
 
@@ -79,6 +88,8 @@ async fn register_parquet(ctx: &SessionContext, dir: &Path) -> Result<(), String
 /// a Parquet folder's partition column is).
 fn register_reports(ctx: &SessionContext, paths: &[PathBuf]) -> Result<(), String> {
     let plan = JobPlan::of(paths)?;
+    ctx.register_batch("ranks", ranks_batch(&plan)?)
+        .map_err(|e| e.to_string())?;
     let mut partitions: Vec<Vec<Vec<RecordBatch>>> = vec![Vec::new(); TABLES.len()];
     let mut schemas: Vec<Option<SchemaRef>> = vec![None; TABLES.len()];
     for (i, rank) in plan.ranks.iter().enumerate() {

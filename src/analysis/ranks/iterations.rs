@@ -112,31 +112,51 @@ pub fn mask_digits(name: &str) -> (String, Option<u64>) {
 
 /// The job's iterations (see the module's note).
 pub fn job_iterations(job: &Ranks) -> JobIterations {
-    let mut out = JobIterations::default();
+    let mut found = Vec::new();
+    let mut without = Vec::new();
     for rank in &job.ranks {
         match rank_iterations(rank) {
-            Some(found) => out.ranks.push(found),
-            None => out.without.push(rank.number),
+            Some(iterations) => found.push(iterations),
+            None => without.push(rank.number),
         }
     }
-    let mut common: Option<Vec<u64>> = None;
-    for rank in &out.ranks {
-        let numbers: Vec<u64> = rank.iterations.keys().copied().collect();
-        common = Some(match common {
-            None => numbers,
-            Some(c) => c
-                .into_iter()
-                .filter(|n| rank.iterations.contains_key(n))
-                .collect(),
-        });
+    JobIterations::of_ranks(found, without)
+}
+
+impl JobIterations {
+    /// The job's iterations from each rank's (in rank order), wherever they were found: the
+    /// numbers every rank has, and the phase names of the first.
+    pub fn of_ranks(ranks: Vec<RankIterations>, without: Vec<u32>) -> JobIterations {
+        let mut out = JobIterations {
+            ranks,
+            without,
+            ..JobIterations::default()
+        };
+        let mut common: Option<Vec<u64>> = None;
+        for rank in &out.ranks {
+            let numbers: Vec<u64> = rank.iterations.keys().copied().collect();
+            common = Some(match common {
+                None => numbers,
+                Some(c) => c
+                    .into_iter()
+                    .filter(|n| rank.iterations.contains_key(n))
+                    .collect(),
+            });
+        }
+        out.common = common.unwrap_or_default();
+        if let (Some(first), Some(&number)) = (out.ranks.first(), out.common.first()) {
+            out.phase_names = (first.iterations.get(&number))
+                .map(|it| it.phases.iter().map(|p| p.name.clone()).collect())
+                .unwrap_or_default();
+        }
+        out
     }
-    out.common = common.unwrap_or_default();
-    if let (Some(first), Some(&number)) = (out.ranks.first(), out.common.first()) {
-        out.phase_names = (first.iterations.get(&number))
-            .map(|it| it.phases.iter().map(|p| p.name.clone()).collect())
-            .unwrap_or_default();
-    }
-    out
+}
+
+/// Which of two candidate repeated ranges of a rank is its iterations' (the greater): more
+/// instances, then the process's main thread, then the masked name first in byte order.
+pub fn repeated_range_order(a: (usize, bool, &str), b: (usize, bool, &str)) -> std::cmp::Ordering {
+    (a.0, a.1, b.2).cmp(&(b.0, b.1, a.2))
 }
 
 /// A top-level NVTX range, by its track: the thread, the domain's track, and the range's row.
@@ -192,7 +212,10 @@ pub fn rank_iterations(rank: &Rank) -> Option<RankIterations> {
             .into_iter()
             .filter(|(_, v)| v.len() >= 2)
             .max_by(|(a, va), (b, vb)| {
-                (va.len(), is_main(a.0), &b.2).cmp(&(vb.len(), is_main(b.0), &a.2))
+                repeated_range_order(
+                    (va.len(), is_main(a.0), a.2.as_str()),
+                    (vb.len(), is_main(b.0), b.2.as_str()),
+                )
             })?;
     let mut iterations = BTreeMap::new();
     for top in &ranges {

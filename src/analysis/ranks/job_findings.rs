@@ -7,6 +7,7 @@ use super::phase_work::{PhaseWork, phase_work};
 use super::straggler::{NoStraggler, Straggler, StragglerThresholds, find_straggler};
 use crate::analysis::format::human_ns;
 use crate::analysis::group::median;
+use crate::analysis::{Cell, Table};
 use crate::model::{Alignment, Ns, Ranks};
 
 /// What the cross-rank analysis found, or why it found nothing.
@@ -55,12 +56,21 @@ pub fn analyze_job(job: &Ranks, thresholds: &StragglerThresholds) -> JobAnalysis
 /// The straggler's work in its excess phase less the other ranks' median, median over its
 /// iterations.
 fn work_difference(job: &Ranks, iterations: &JobIterations, s: &Straggler) -> WorkDifference {
-    let work_of = |r: usize, n: u64| -> Option<PhaseWork> {
+    work_difference_with(iterations, s, |r, n| {
         let ranked = iterations.ranks.get(r)?;
         let rank = job.ranks.iter().find(|k| k.number == ranked.rank)?;
         let phase = ranked.iterations.get(&n)?.phase(&s.excess_phase)?;
         Some(phase_work(rank, ranked.thread, phase))
-    };
+    })
+}
+
+/// [`work_difference`] from each phase's work, given by `work_of(rank index, iteration)` for the
+/// straggler's excess phase: from the traces in memory, or from an engine's per-phase sums.
+pub fn work_difference_with(
+    iterations: &JobIterations,
+    s: &Straggler,
+    work_of: impl Fn(usize, u64) -> Option<PhaseWork>,
+) -> WorkDifference {
     let (mut kernels, mut gpu, mut outside): (Vec<i64>, Vec<Ns>, Vec<Ns>) = Default::default();
     for n in s.iterations() {
         let Some(own) = work_of(s.rank_index, n) else {
@@ -165,6 +175,29 @@ pub fn straggler_message(s: &Straggler, difference: Option<&WorkDifference>) -> 
         );
     }
     text
+}
+
+/// The cross-rank findings as `analyze` prints them after the ranks' own: the straggler's row,
+/// or the line that says why there is none.
+pub fn cross_rank_text(
+    straggler: &Result<Straggler, NoStraggler>,
+    difference: Option<&WorkDifference>,
+) -> String {
+    match straggler {
+        Ok(s) => Table {
+            columns: ["Rank", "Kind", "Severity", "Message"]
+                .map(String::from)
+                .to_vec(),
+            rows: vec![vec![
+                Cell::Int(i64::from(s.rank)),
+                Cell::Text("straggler".into()),
+                Cell::Text("warning".into()),
+                Cell::Text(straggler_message(s, difference)),
+            ]],
+        }
+        .to_text(),
+        Err(why) => format!("{why}\n"),
+    }
 }
 
 /// The straggler as one JSON line: `rank` is the straggler's, the others' waits per iteration

@@ -17,9 +17,11 @@ pub use clock::{
 };
 pub use iterations::{
     Iteration, JobIterations, Phase, RankIterations, job_iterations, mask_digits, rank_iterations,
+    repeated_range_order,
 };
 pub use job_findings::{
-    JobAnalysis, STRAGGLER_FIX, WorkDifference, analyze_job, straggler_json, straggler_message,
+    JobAnalysis, STRAGGLER_FIX, WorkDifference, analyze_job, cross_rank_text, straggler_json,
+    straggler_message, work_difference_with,
 };
 pub use phase_work::{PhaseWork, phase_work};
 pub use spread::{PhaseSpread, phase_spreads, spread, synchronizing_phase};

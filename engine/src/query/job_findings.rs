@@ -1,0 +1,46 @@
+//! The cross-rank findings on the engine: the straggler, found from the iterations and phase
+//! work that [`super::iterations`] computes, by the rule and in the words of a job opened in
+//! the window (`sightline::analysis::ranks`), so both give the same finding.
+
+use datafusion::prelude::SessionContext;
+use sightline::analysis::ranks::{
+    NoStraggler, Straggler, StragglerThresholds, WorkDifference, find_straggler,
+    work_difference_with,
+};
+
+use super::iterations::{EngineIterations, engine_iterations};
+
+/// The job's straggler (or why there is none) and what it did differently.
+#[derive(Debug)]
+pub struct EngineAnalysis {
+    pub iterations: EngineIterations,
+    pub straggler: Result<Straggler, NoStraggler>,
+    pub difference: Option<WorkDifference>,
+}
+
+/// The cross-rank analysis of the job whose tables `ctx` holds.
+pub async fn analyze_job(
+    ctx: &SessionContext,
+    thresholds: &StragglerThresholds,
+) -> Result<EngineAnalysis, String> {
+    let iterations = engine_iterations(ctx).await?;
+    let ranks = iterations.job.ranks.len() + iterations.job.without.len();
+    let straggler = if !iterations.aligned && ranks > 1 {
+        Err(NoStraggler::Unaligned)
+    } else {
+        find_straggler(&iterations.job, thresholds)
+    };
+    let difference = straggler.as_ref().ok().map(|s| {
+        work_difference_with(&iterations.job, s, |r, n| {
+            iterations
+                .work
+                .get(&(r, n, s.excess_phase.clone()))
+                .copied()
+        })
+    });
+    Ok(EngineAnalysis {
+        iterations,
+        straggler,
+        difference,
+    })
+}
