@@ -11,7 +11,8 @@ pub const ENGINE_BINARY: &str = "sightline-engine";
 
 /// Whether the command line `args` (the program first) is one of the engine's: `export` and
 /// `cluster`; `stats` and `analyze` asked for the engine (`--engine`), for one of its options
-/// (`--cluster`, `--memory-limit`), or given a Parquet job folder (which only the engine reads).
+/// (`--cluster`, `--memory-limit`), or given a Parquet job folder or an nsys Parquet export
+/// (which only the engine reads).
 pub fn is_engine_command(args: &[OsString]) -> bool {
     match args.get(1).and_then(|a| a.to_str()) {
         Some("export" | "cluster") => true,
@@ -21,6 +22,7 @@ pub fn is_engine_command(args: &[OsString]) -> bool {
                 .iter()
                 .any(|o| text == *o || text.starts_with(&format!("{o}=")))
                 || is_parquet_job(std::path::Path::new(a))
+                || std::path::Path::new(a).join("StringIds.parquet").is_file()
         }),
         _ => false,
     }

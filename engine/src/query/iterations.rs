@@ -205,8 +205,7 @@ async fn chosen_ranges(ctx: &SessionContext, chosen: &[Chosen]) -> Result<Vec<Ra
          SELECT n.rank, n.depth, n.name, n.start_job_ns, n.end_job_ns \
          FROM nvtx n JOIN job_chosen c ON n.rank = c.rank AND n.pid = c.pid \
          AND n.tid = c.tid AND n.domain = c.domain \
-         WHERE n.depth <= 1 AND n.style <> 'Mark' \
-         ORDER BY n.rank, n.start_job_ns, n.depth",
+         WHERE n.depth <= 1 AND n.style <> 'Mark'",
         chosen_values(chosen)
     );
     let mut ranges = Vec::new();
@@ -226,6 +225,9 @@ async fn chosen_ranges(ctx: &SessionContext, chosen: &[Chosen]) -> Result<Vec<Ra
             });
         }
     }
+    // Ordered here, not by the plan: a small result, and DataFusion 55 rejects that sort over
+    // a union whose rank column is a constant per branch (nsys Parquet exports).
+    ranges.sort_by_key(|r| (r.rank, r.start, r.depth));
     Ok(ranges)
 }
 

@@ -6,6 +6,7 @@
 pub mod context;
 pub mod iterations;
 pub mod job_findings;
+pub mod nsys_parquet;
 pub mod reports;
 pub mod sources;
 pub mod spread;

@@ -11,6 +11,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 
+use super::nsys_parquet::{nsys_parquet_ranks, register_nsys_parquet};
 use crate::export::job::{JobPlan, ranks_batch};
 use crate::export::tables::rank_tables;
 
@@ -32,16 +33,22 @@ pub const TABLES: [&str; 9] = [
 pub enum JobSource {
     /// An exported folder (`TABLE/rank=N/*.parquet`).
     Parquet(PathBuf),
+    /// nsys's own Parquet exports (`nsys export --type parquetdir`), a folder per rank.
+    NsysParquet(Vec<PathBuf>),
     /// `.sqlite` reports (or folders of them).
     Reports(Vec<PathBuf>),
 }
 
 impl JobSource {
-    /// A single folder holding `kernels/`: an export; anything else: reports.
+    /// A single folder holding `kernels/`: an export; nsys Parquet exports (or a folder of
+    /// them); anything else: reports.
     pub fn of(given: &[PathBuf]) -> JobSource {
         match given {
             [one] if one.join("kernels").is_dir() => JobSource::Parquet(one.clone()),
-            _ => JobSource::Reports(given.to_vec()),
+            _ => match nsys_parquet_ranks(given) {
+                Some(ranks) => JobSource::NsysParquet(ranks),
+                None => JobSource::Reports(given.to_vec()),
+            },
         }
     }
 
@@ -49,6 +56,7 @@ impl JobSource {
     pub async fn register(&self, ctx: &SessionContext) -> Result<(), String> {
         match self {
             JobSource::Parquet(dir) => register_parquet(ctx, dir).await,
+            JobSource::NsysParquet(ranks) => register_nsys_parquet(ctx, ranks).await,
             JobSource::Reports(paths) => register_reports(ctx, paths),
         }
     }
