@@ -1,4 +1,5 @@
-//! What the engine's tests share: the real 4-rank jobs, and running the engine binary.
+//! What the engine's tests share: the real 4-rank jobs, and running the engine binary (a
+//! module, not a test binary of its own).
 
 #![allow(dead_code)]
 
