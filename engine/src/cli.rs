@@ -182,10 +182,12 @@ impl EngineCommand {
         let result = match self {
             EngineCommand::Export(args) => export(args),
             EngineCommand::Stats(args) => {
-                runtime().and_then(|rt| rt.block_on(until_interrupted(stats(args))))
+                let waiting = args.job.cluster.clone();
+                runtime().and_then(|rt| rt.block_on(until_interrupted(stats(args), waiting)))
             }
             EngineCommand::Analyze(args) => {
-                runtime().and_then(|rt| rt.block_on(until_interrupted(analyze(args))))
+                let waiting = args.job.cluster.clone();
+                runtime().and_then(|rt| rt.block_on(until_interrupted(analyze(args), waiting)))
             }
             EngineCommand::Cluster(ClusterCommand::Scheduler { bind }) => {
                 runtime().and_then(|rt| rt.block_on(cluster::scheduler(&bind)))
@@ -210,13 +212,36 @@ impl EngineCommand {
 
 /// `work`, or a line saying it was cancelled when Ctrl-C comes first: dropping the query's
 /// future stops its plan (embedded, every operator; on a cluster, the client, while Ballista
-/// 55 runs the job already submitted to its end and drops its result).
+/// 55 runs the job already submitted to its end and drops its result). On a cluster, a line
+/// every while says that the answer is still awaited: a scheduler without executors queues the
+/// job until one registers, which would otherwise look like a hang.
 async fn until_interrupted(
     work: impl std::future::Future<Output = Result<(), String>>,
+    cluster: Option<String>,
 ) -> Result<(), String> {
+    let every = std::env::var("SIGHTLINE_CLUSTER_NOTICE_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(30);
+    let waiting = async {
+        let Some(url) = cluster else {
+            return std::future::pending().await;
+        };
+        let started = Instant::now();
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(every)).await;
+            eprintln!(
+                "sightline: still waiting for the cluster at {url} after {} s (a job waits \
+                 until an executor has registered: `sightline cluster executor --scheduler \
+                 HOST:PORT`); Ctrl-C stops",
+                started.elapsed().as_secs()
+            );
+        }
+    };
     tokio::select! {
         done = work => done,
         _ = tokio::signal::ctrl_c() => Err("cancelled (Ctrl-C)".to_string()),
+        () = waiting => Ok(()),
     }
 }
 

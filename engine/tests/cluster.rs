@@ -126,3 +126,52 @@ fn an_unreachable_scheduler_is_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("cannot reach the scheduler"), "{err}");
 }
+
+#[test]
+fn a_scheduler_without_executors_is_said_and_ctrl_c_stops_the_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = export("balanced", dir.path());
+    let scheduler = free_port();
+    let _cluster = Cluster(vec![start(&[
+        "cluster",
+        "scheduler",
+        "--bind",
+        &format!("127.0.0.1:{scheduler}"),
+    ])]);
+    wait_listening(scheduler, Instant::now() + Duration::from_secs(60));
+    let mut query = Command::new(env!("CARGO_BIN_EXE_sightline-engine"))
+        .args(["stats", "--cluster", &format!("df://127.0.0.1:{scheduler}")])
+        .arg(&folder)
+        .env("SIGHTLINE_CLUSTER_NOTICE_SECS", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    // Ctrl-C, as a terminal sends it.
+    let pid = query.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = query.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = query.kill();
+            panic!("the query did not stop on Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut query.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success());
+    assert!(err.contains("still waiting for the cluster"), "{err}");
+    assert!(err.contains("sightline cluster executor"), "{err}");
+    assert!(err.trim_end().ends_with("cancelled (Ctrl-C)"), "{err}");
+}
