@@ -701,6 +701,22 @@ fn no_file_level_import_circle() {
 }
 
 #[test]
+fn the_engine_crate_has_no_file_level_import_circle() {
+    let krate = Crate::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("engine/src"));
+    assert!(
+        krate.files.len() > 10,
+        "the check found the engine's sources"
+    );
+    let found = circles(&krate.edges());
+    assert!(
+        found.is_empty(),
+        "{} import circle(s) in the engine, each a set of files that import one another:\n{}",
+        found.len(),
+        describe(&found)
+    );
+}
+
+#[test]
 fn no_import_against_the_layering() {
     let krate = Crate::read(&src_root());
     let found = upward_imports(&krate.edges());

@@ -11,8 +11,8 @@ use std::path::Path;
 use common::{engine, export, reports};
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::{DataType, Int64Type, UInt32Type};
+use sightline_engine::query::batches::{collect, column};
 use sightline_engine::query::context::embedded;
-use sightline_engine::query::reports::{collect, column};
 use sightline_engine::query::sources::JobSource;
 
 /// (count, summed duration) of a CUPTI table of a report, by SQL on the SQLite file.

@@ -13,7 +13,8 @@ use datafusion::parquet::arrow::ArrowWriter;
 use sightline::model::Trace;
 use sightline::model::ranks::rank_numbers;
 
-use super::tables::RankClock;
+use super::clock::RankClock;
+use super::parquet_file::writer_properties;
 
 /// One report of the job.
 #[derive(Debug, Clone)]
@@ -129,7 +130,7 @@ pub fn write_ranks_table(plan: &JobPlan, dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
     let batch = ranks_batch(plan)?;
     let file = std::fs::File::create(&path).map_err(|e| fail(&e))?;
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(super::writer_properties()))
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(writer_properties()))
         .map_err(|e| fail(&e))?;
     writer.write(&batch).map_err(|e| fail(&e))?;
     writer.close().map_err(|e| fail(&e))?;

@@ -5,8 +5,10 @@
 //! `DIR` under a hidden name and renamed into place when whole: an interrupted export leaves
 //! no half folder where `DIR` is, and an existing `DIR` is never touched.
 
+pub mod clock;
 pub mod columns;
 pub mod job;
+pub mod parquet_file;
 pub mod samples;
 pub mod tables;
 
@@ -14,12 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::parquet::basic::{Compression, ZstdLevel};
-use datafusion::parquet::file::properties::WriterProperties;
-
-use columns::TableRows;
 use job::JobPlan;
+use parquet_file::write_table;
 use tables::rank_tables;
 
 /// What an export wrote.
@@ -115,27 +113,4 @@ fn export_rank(plan: &JobPlan, i: usize, root: &Path) -> Result<usize, String> {
         events += table.rows;
     }
     Ok(events)
-}
-
-/// The writer settings of every file: zstd (small and quick to read back), statistics on.
-pub fn writer_properties() -> WriterProperties {
-    WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .set_max_row_group_row_count(Some(columns::CHUNK_ROWS * 4))
-        .build()
-}
-
-/// One table of one rank as one Parquet file (empty tables too: a file with the schema).
-fn write_table(table: &TableRows, path: &Path) -> Result<(), String> {
-    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let file = std::fs::File::create(path).map_err(|e| fail(&e))?;
-    let mut writer = ArrowWriter::try_new(
-        std::io::BufWriter::with_capacity(1 << 20, file),
-        table.schema(),
-        Some(writer_properties()),
-    )
-    .map_err(|e| fail(&e))?;
-    table.each_batch(|batch| writer.write(&batch).map_err(|e| fail(&e)))?;
-    writer.close().map_err(|e| fail(&e))?;
-    Ok(())
 }

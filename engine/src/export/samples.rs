@@ -8,8 +8,8 @@ use std::sync::Arc;
 use sightline::model::Trace;
 use sightline::model::samples::{SampleSource, StackId};
 
+use super::clock::RankClock;
 use super::columns::{TableRows, Values};
-use super::tables::RankClock;
 
 /// Where row `i` is: (thread series, sample index in it).
 fn locate(starts: &[usize], i: usize) -> (usize, usize) {

@@ -4,15 +4,8 @@
 use sightline::model::nsys::event_class::OS_RUNTIME;
 use sightline::model::{NvtxKind, SpanColumns, Trace, Track};
 
+use super::clock::RankClock;
 use super::columns::{TableRows, Values};
-
-/// Where one rank sits in its job.
-#[derive(Clone, Copy, Debug)]
-pub struct RankClock {
-    pub rank: u32,
-    /// Added to the report's times to put them on the job clock.
-    pub offset_ns: i64,
-}
 
 /// The owner (a stream's or a thread's index) of each row of a table of `len` rows, from
 /// the tracks that name the rows; `u32::MAX` for a row no track names.

@@ -15,7 +15,7 @@ use sightline::analysis::ranks::{
     Iteration, JobIterations, Phase, PhaseWork, RankIterations, mask_digits, repeated_range_order,
 };
 
-use super::reports::{collect, column};
+use super::batches::{collect, column};
 
 /// The job's iterations, with each phase's work (by rank index, iteration, phase name).
 #[derive(Debug, Default)]

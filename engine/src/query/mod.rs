@@ -3,6 +3,7 @@
 //! embedded (every core, within a memory limit, spilling to disk past it) or on a Ballista
 //! cluster (`df://HOST:PORT`), the same SQL either way.
 
+pub mod batches;
 pub mod context;
 pub mod iterations;
 pub mod job_findings;

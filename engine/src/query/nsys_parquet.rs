@@ -14,7 +14,7 @@ use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use sightline::model::ranks::rank_numbers;
 
-use super::reports::{collect, column};
+use super::batches::{collect, column};
 
 /// Whether `dir` is one rank's nsys Parquet export.
 pub fn is_nsys_parquet(dir: &Path) -> bool {

@@ -5,11 +5,12 @@
 //! the plan's (one SQL query each); the percentages are made from its exact integer sums.
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};
-use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 use sightline::analysis::{Cell, Table};
+
+use super::batches::{collect, column};
 use sightline::model::nsys::strip_version_suffix;
 
 /// A report the engine computes.
@@ -242,21 +243,6 @@ async fn nvtx_sum(ctx: &SessionContext) -> Result<Table, String> {
             vec![Cell::Text(style.to_string()), Cell::Text(range.to_string())]
         }),
     })
-}
-
-/// Runs `sql` in `ctx`; its batches.
-pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, String> {
-    let frame = ctx.sql(sql).await.map_err(|e| e.to_string())?;
-    frame.collect().await.map_err(|e| e.to_string())
-}
-
-/// A result column by name, cast to `to` (Parquet strings may come as views, counts in
-/// another width).
-pub fn column(batch: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef, String> {
-    let array = batch
-        .column_by_name(name)
-        .ok_or_else(|| format!("the plan returned no column {name}"))?;
-    cast(array, to).map_err(|e| e.to_string())
 }
 
 fn groups(batches: &[RecordBatch]) -> Result<Vec<Group>, String> {

@@ -7,7 +7,7 @@ use datafusion::arrow::datatypes::{DataType, Int64Type, UInt32Type};
 use datafusion::prelude::SessionContext;
 use sightline::analysis::{Cell, Table};
 
-use super::reports::{collect, column};
+use super::batches::{collect, column};
 
 struct RankTime {
     rank: u32,

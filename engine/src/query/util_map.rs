@@ -11,7 +11,7 @@ use datafusion::arrow::datatypes::{DataType, Int64Type, UInt32Type};
 use datafusion::prelude::SessionContext;
 use sightline::analysis::{Cell, Table};
 
-use super::reports::{collect, column};
+use super::batches::{collect, column};
 
 /// The chunks of the map when none are asked for (nsys's `gpu_time_util` default).
 pub const DEFAULT_CHUNKS: u32 = 30;

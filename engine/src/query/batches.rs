@@ -1,0 +1,22 @@
+//! Running a query and reading its result: what every plan of the engine shares.
+
+use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::prelude::SessionContext;
+
+/// Runs `sql` in `ctx`; its batches.
+pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, String> {
+    let frame = ctx.sql(sql).await.map_err(|e| e.to_string())?;
+    frame.collect().await.map_err(|e| e.to_string())
+}
+
+/// A result column by name, cast to `to` (Parquet strings may come as views, counts in
+/// another width).
+pub fn column(batch: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef, String> {
+    let array = batch
+        .column_by_name(name)
+        .ok_or_else(|| format!("the plan returned no column {name}"))?;
+    cast(array, to).map_err(|e| e.to_string())
+}
