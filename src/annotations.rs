@@ -1,6 +1,8 @@
 //! Notes a person pins to a report — to a moment, or to one event — kept in a
 //! sidecar file beside the report (`REPORT.sqlite.notes.json`), never inside
-//! it: reports stay exactly as nsys wrote them.
+//! it: reports stay exactly as nsys wrote them. A report in a folder that is
+//! not the user's (the app's bundled lesson reports, a read-only folder) has
+//! its sidecar in the user's data folder instead (see [`sidecar_path`]).
 //!
 //! An event is named in the file by what identifies it in any load of the
 //! same report — its kind, start, end and name — not by its row index, which
@@ -128,18 +130,63 @@ impl fmt::Display for NotesError {
 
 impl std::error::Error for NotesError {}
 
-/// The sidecar of `report`: `REPORT.sqlite` → `REPORT.sqlite.notes.json`.
+/// The sidecar of `report`: `REPORT.sqlite` → `REPORT.sqlite.notes.json`
+/// beside it when its folder is the user's to write into; else (a bundled
+/// lesson report among the app's files, a read-only folder)
+/// `DATA/sightline/notes/REPORT.sqlite-HASH.notes.json` in the user's data
+/// folder, HASH naming the report's full path (two reports of one name keep
+/// their own notes).
 pub fn sidecar_path(report: &Path) -> PathBuf {
+    let beside = sidecar_beside(report);
+    match report.parent() {
+        Some(dir) if crate::files::is_users_folder(dir) => beside,
+        _ => sidecar_in_data_folder(report).unwrap_or(beside),
+    }
+}
+
+/// `REPORT.sqlite.notes.json`, beside the report.
+fn sidecar_beside(report: &Path) -> PathBuf {
     let mut name = report.as_os_str().to_owned();
     name.push(SIDECAR_SUFFIX);
     PathBuf::from(name)
+}
+
+/// The sidecar of `report` in the user's data folder (`None` when that
+/// folder cannot be made).
+fn sidecar_in_data_folder(report: &Path) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(report).unwrap_or_else(|_| report.to_path_buf());
+    // FNV-1a: stable across builds and platforms (std's hasher is not promised to be).
+    let hash = real
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let name = report.file_name()?.to_string_lossy().into_owned();
+    let dir = crate::files::user_data_dir().ok()?.join("notes");
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir.join(format!("{name}-{hash:016x}{SIDECAR_SUFFIX}")))
 }
 
 /// Reads the notes of `report`; none (and no error) when it has no sidecar.
 /// A sidecar that exists but cannot be read (no permission, a directory,
 /// not UTF-8) is an error, never "no notes": a save would then replace it.
 pub fn load(report: &Path) -> Result<Vec<Note>, NotesError> {
-    let path = sidecar_path(report);
+    load_at(report, &sidecar_path(report))
+}
+
+/// [`load`] from `sidecar`, where the notes of `report` are kept (as
+/// [`sidecar_path`] decided when the report was opened). Notes that came
+/// beside a report in a folder that is not the user's are read until the
+/// user's own are saved (in the data folder).
+pub fn load_at(report: &Path, sidecar: &Path) -> Result<Vec<Note>, NotesError> {
+    let beside = sidecar_beside(report);
+    let path = if sidecar != beside && !sidecar.exists() && beside.is_file() {
+        beside
+    } else {
+        sidecar.to_path_buf()
+    };
     // The type first: opening a FIFO blocks the (UI) thread until a writer
     // comes; a device may never end.
     if let Ok(meta) = std::fs::metadata(&path)
@@ -201,7 +248,12 @@ fn parse(text: &str) -> Result<Vec<Note>, ParseError> {
 /// no notes left the sidecar is removed rather than left empty. Returns the
 /// sidecar's path.
 pub fn save(report: &Path, notes: &[Note]) -> Result<PathBuf, NotesError> {
-    let path = sidecar_path(report);
+    save_at(report, &sidecar_path(report), notes)
+}
+
+/// [`save`] to `sidecar` (where the notes of `report` are kept).
+pub fn save_at(report: &Path, sidecar: &Path, notes: &[Note]) -> Result<PathBuf, NotesError> {
+    let path = sidecar.to_path_buf();
     // A read-only sidecar was made so on purpose: not replaced (a rename
     // would), and said so.
     if std::fs::metadata(&path).is_ok_and(|m| m.permissions().readonly()) {
@@ -247,7 +299,17 @@ pub fn save(report: &Path, notes: &[Note]) -> Result<PathBuf, NotesError> {
 /// this side added, changed or deleted wins over `base`. Returns the notes
 /// now saved.
 pub fn save_merged(report: &Path, base: &[Note], notes: &[Note]) -> Result<Vec<Note>, NotesError> {
-    let disk = load(report)?;
+    save_merged_at(report, &sidecar_path(report), base, notes)
+}
+
+/// [`save_merged`] to `sidecar` (where the notes of `report` are kept).
+pub fn save_merged_at(
+    report: &Path,
+    sidecar: &Path,
+    base: &[Note],
+    notes: &[Note],
+) -> Result<Vec<Note>, NotesError> {
+    let disk = load_at(report, sidecar)?;
     let mut merged: Vec<Note> = notes
         .iter()
         .filter(|n| !base.contains(n) || disk.contains(n))
@@ -258,7 +320,7 @@ pub fn save_merged(report: &Path, base: &[Note], notes: &[Note]) -> Result<Vec<N
             merged.push(note);
         }
     }
-    save(report, &merged)?;
+    save_at(report, sidecar, &merged)?;
     Ok(merged)
 }
 

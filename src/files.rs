@@ -1,6 +1,7 @@
 //! Writing files the safe way: built beside their destination, then renamed,
 //! so a failed or interrupted write never leaves half a file where the old
-//! one was.
+//! one was; and where a file of the user's may go (beside a report in a
+//! folder of theirs, else in their own folders, never among the app's files).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -225,6 +226,72 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
             (std::fs::canonicalize(a), std::fs::canonicalize(b)),
             (Ok(x), Ok(y)) if x == y
         )
+}
+
+/// The folders the app's bundled files (reports, lessons) are looked for in:
+/// `assets` next to the executable, in the current directory, or in the
+/// source tree the binary was built from. None of them is the user's.
+pub fn asset_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        dirs.push(dir.join("assets"));
+    }
+    dirs.push(PathBuf::from("assets"));
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets"));
+    dirs
+}
+
+/// Whether a file made for the user (an image, notes) may go into `dir`: it
+/// takes a new file, and it is not one of the app's bundled-asset folders
+/// (which may be read-only, and are replaced by the next installation).
+pub fn is_users_folder(dir: &Path) -> bool {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(real) = std::fs::canonicalize(dir) else {
+        return false;
+    };
+    let bundled = asset_dirs()
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .any(|d| d == real);
+    !bundled && can_create_in(&real)
+}
+
+/// Tries it: permission bits say nothing for root or a read-only mount.
+fn can_create_in(dir: &Path) -> bool {
+    let probe = dir.join(format!(".sightline-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Sightline's folder of the user's data (`$XDG_DATA_HOME/sightline`, else
+/// `~/.local/share/sightline`, else one in the temporary folder), made if
+/// missing; what belongs to a report whose own folder is not the user's
+/// goes there.
+pub fn user_data_dir() -> std::io::Result<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("share")))
+        .unwrap_or_else(std::env::temp_dir);
+    let dir = base.join("sightline");
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
 }
 
 #[cfg(test)]

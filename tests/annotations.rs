@@ -205,28 +205,31 @@ fn a_malformed_sidecar_is_an_error_and_the_report_still_opens() {
 }
 
 #[test]
-fn a_folder_that_cannot_be_written_is_an_error_not_a_panic() {
+fn notes_of_a_folder_that_cannot_be_written_go_to_the_data_folder_or_say_why() {
     let note = Note {
         text: "x".into(),
         color: [1, 2, 3],
         pin: Pin::Time(1),
     };
-    // /proc takes no new files, whoever asks (root included).
+    // /proc takes no new files, whoever asks (root included): the notes of a
+    // report there are kept in the user's data folder instead (issue 45).
     if cfg!(target_os = "linux") {
-        let err = annotations::save(
-            Path::new("/proc/report.sqlite"),
-            std::slice::from_ref(&note),
-        )
-        .expect_err("/proc is not writable");
-        assert!(matches!(err, NotesError::Write { .. }));
-        assert!(
-            err.to_string().contains("/proc/report.sqlite.notes.json"),
-            "{err}"
+        let report = Path::new("/proc/report.sqlite");
+        let sidecar = sidecar_path(report);
+        assert!(!sidecar.starts_with("/proc"), "{}", sidecar.display());
+        let written = annotations::save(report, std::slice::from_ref(&note))
+            .expect("saved in the user's data folder");
+        assert_eq!(written, sidecar);
+        assert_eq!(
+            annotations::load(report).expect("reads back"),
+            std::slice::from_ref(&note)
         );
+        annotations::save(report, &[]).expect("no notes: the sidecar is removed");
+        assert!(!sidecar.exists());
     }
 
     // A read-only folder (permissions do not bind root: checked only when
-    // they bind this process).
+    // they bind this process): the same.
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -235,10 +238,10 @@ fn a_folder_that_cannot_be_written_is_an_error_not_a_panic() {
             .expect("chmod");
         let probe = dir.path().join("probe");
         if std::fs::write(&probe, b"").is_err() {
-            assert!(matches!(
-                annotations::save(&report, std::slice::from_ref(&note)),
-                Err(NotesError::Write { .. })
-            ));
+            let written = annotations::save(&report, std::slice::from_ref(&note))
+                .expect("saved in the user's data folder");
+            assert!(!written.starts_with(dir.path()));
+            annotations::save(&report, &[]).expect("removed");
         } else {
             let _ = std::fs::remove_file(&probe);
         }

@@ -40,6 +40,8 @@ pub enum Report {
     GpuMetricsKernSum,
     /// Ours: each GPU's idle time by what the launching thread was doing (`analysis::idle`).
     GpuIdleSum,
+    /// Ours: functions by CPU samples, self and total (`analysis::cpu_sample_sum`).
+    CpuSampleSum,
 }
 
 impl Report {
@@ -56,7 +58,7 @@ impl Report {
     ];
 
     /// Every report `sightline stats --report` knows.
-    pub const EVERY: [Report; 26] = [
+    pub const EVERY: [Report; 27] = [
         Report::CudaApiSum,
         Report::CudaGpuKernSum,
         Report::CudaGpuMemTimeSum,
@@ -83,6 +85,7 @@ impl Report {
         Report::KernelLaunchSum,
         Report::GpuMetricsKernSum,
         Report::GpuIdleSum,
+        Report::CpuSampleSum,
     ];
 
     /// The column of this report's tables that holds kernel names as
@@ -127,6 +130,7 @@ impl Report {
             Report::KernelLaunchSum => "kernel_launch_sum",
             Report::GpuMetricsKernSum => "gpu_metrics_kern_sum",
             Report::GpuIdleSum => "gpu_idle_sum",
+            Report::CpuSampleSum => "cpu_sample_sum",
         }
     }
 
@@ -168,6 +172,12 @@ impl Report {
         }
     }
 
+    /// Whether `--nvtx NAME` restricts the report to that range's instances
+    /// (ours: the reports of time, not of events).
+    pub fn takes_nvtx(self) -> bool {
+        matches!(self, Report::GpuIdleSum | Report::CpuSampleSum)
+    }
+
     pub fn from_name(name: &str) -> Option<Report> {
         Report::EVERY.into_iter().find(|r| r.name() == name)
     }
@@ -201,6 +211,9 @@ impl Report {
             Report::KernelLaunchSum => "Kernel Launch Configuration Summary",
             Report::GpuMetricsKernSum => "GPU Metrics per Kernel (nsys sampling)",
             Report::GpuIdleSum => "GPU Idle Time by Cause",
+            Report::CpuSampleSum => {
+                "CPU Sample Summary (Sightline's, not nsys's: functions by samples)"
+            }
         }
     }
 }

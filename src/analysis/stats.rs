@@ -209,5 +209,9 @@ fn compute_scoped(trace: &Trace, report: Report, scope: Scope) -> Table {
             let window = range.map(|r| [(r.start, r.end)]);
             idle::gpu_idle_sum(trace, window.as_ref().map(|w| &w[..]))
         }
+        // A sample is an instant: in the range under either rule when taken in it.
+        Report::CpuSampleSum => {
+            super::cpu_sample_sum::cpu_sample_sum(trace, range.map(|r| vec![(r.start, r.end)]))
+        }
     }
 }

@@ -176,6 +176,42 @@ struct Results {
     floor: Duration,
     floor_rows: u64,
     floor_checksum: i64,
+    cpu: CpuMemory,
+}
+
+/// What the CPU samples and scheduling hold (`Trace::cpu`).
+struct CpuMemory {
+    samples: usize,
+    switches: usize,
+    /// Bytes of the samples: times, stacks, the stack tree and the frames.
+    sample_bytes: usize,
+    /// Bytes of the scheduling: a time and a state per switch.
+    sched_bytes: usize,
+    stack_nodes: usize,
+    frames: usize,
+}
+
+impl CpuMemory {
+    fn of(trace: &crate::model::Trace) -> CpuMemory {
+        let cpu = &trace.cpu;
+        let switches: usize = cpu.sched.iter().map(|s| s.at.len()).sum();
+        let sched_bytes: usize = (cpu.sched.iter())
+            .map(|s| s.at.capacity() * 8 + s.state.capacity())
+            .sum();
+        CpuMemory {
+            samples: cpu.sample_count(),
+            switches,
+            sample_bytes: cpu.heap_bytes() - sched_bytes,
+            sched_bytes,
+            stack_nodes: cpu.stacks.len(),
+            frames: cpu.frames.len(),
+        }
+    }
+
+    /// Bytes per sample beyond its 8-byte timestamp.
+    fn beyond_timestamp(&self) -> f64 {
+        (self.sample_bytes as f64 - 8.0 * self.samples as f64) / self.samples.max(1) as f64
+    }
 }
 
 pub fn main(args: BenchArgs) -> ExitCode {
@@ -252,6 +288,7 @@ fn run(path: &Path) -> Result<Results, String> {
         load,
         phases: phases.0,
         heap_bytes: trace.heap_bytes(),
+        cpu: CpuMemory::of(&trace),
         rss_growth_bytes: rss_before.zip(rss_after).map(|(b, a)| a - b),
         kern_sum_full,
         kern_sum_1pct,
@@ -392,6 +429,18 @@ fn to_text(r: &Results) -> String {
         r.floor_checksum
     );
     let _ = writeln!(s, "load / floor         {:.2}", ratio(r));
+    let c = &r.cpu;
+    let _ = writeln!(
+        s,
+        "CPU samples          {} samples ({} B, {:.2} B/sample beyond its 8 B time; {} stacks, {} frames), {} switches ({} B)",
+        c.samples,
+        c.sample_bytes,
+        c.beyond_timestamp(),
+        c.stack_nodes,
+        c.frames,
+        c.switches,
+        c.sched_bytes
+    );
     s
 }
 
@@ -429,7 +478,8 @@ fn to_json(r: &Results) -> String {
          \"heap_bytes\":{},\"heap_bytes_per_event\":{:.2},\"rss_growth_bytes\":{},\
          \"rss_bytes_per_event\":{},\"kern_sum_full_ms\":{:.4},\"kern_sum_1pct_ms\":{:.4},\
          \"kern_sum_rows\":{},\"stats_runs\":{STATS_RUNS},\"floor_s\":{:.6},\"floor_rows\":{},\
-         \"load_over_floor\":{:.3}}}",
+         \"load_over_floor\":{:.3},\"cpu_samples\":{},\"cpu_sample_bytes\":{},\
+         \"cpu_bytes_per_sample_beyond_time\":{:.3},\"cpu_switches\":{},\"cpu_sched_bytes\":{}}}",
         json_string(&r.file),
         r.file_bytes,
         r.events,
@@ -445,6 +495,11 @@ fn to_json(r: &Results) -> String {
         r.floor.as_secs_f64(),
         r.floor_rows,
         ratio(r),
+        r.cpu.samples,
+        r.cpu.sample_bytes,
+        r.cpu.beyond_timestamp(),
+        r.cpu.switches,
+        r.cpu.sched_bytes,
     )
 }
 

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use super::job::{AlignOn, JobArgs, is_job, load_job};
 use super::output::{Named, emit_table, finish, write_failed};
 use super::stats_job::JobStats;
-use super::stats_tables::{CsvStream, idle_in_ranges, stream_trace_csv, stream_trace_text};
+use super::stats_tables::{CsvStream, in_nvtx_ranges, stream_trace_csv, stream_trace_text};
 use super::{TableFormat, load_or_report, name_list, named_or_all, parse_range, usage_error};
 use crate::analysis::metrics::ncu;
 use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
@@ -61,8 +61,8 @@ pub struct StatsArgs {
     ncu: Option<PathBuf>,
 
     /// The NVTX range NAME (every instance; `DOMAIN@NAME` or ncu's `NAME/` also accepted).
-    /// For gpu_idle_sum: its time instead of the whole report (with --range: the part of it
-    /// inside). With --ncu: only kernels launched inside it are joined (ncu's --nvtx-include).
+    /// For gpu_idle_sum and cpu_sample_sum: its time instead of the whole report (with --range:
+    /// the part of it inside). With --ncu: only kernels launched inside it are joined (ncu's --nvtx-include).
     #[arg(long, value_name = "NAME")]
     nvtx: Option<String>,
 
@@ -132,10 +132,11 @@ fn options(args: StatsArgs) -> Result<Options, String> {
         RangeRule::StartsInside
     };
     if args.nvtx.is_some()
-        && let Some(report) = reports.iter().find(|r| **r != Report::GpuIdleSum)
+        && let Some(report) = reports.iter().find(|r| !r.takes_nvtx())
     {
         return Err(format!(
-            "--nvtx is for gpu_idle_sum and --ncu (give --report gpu_idle_sum), not {}",
+            "--nvtx is for gpu_idle_sum, cpu_sample_sum and --ncu (give --report gpu_idle_sum \
+             or cpu_sample_sum), not {}",
             report.name()
         ));
     }
@@ -233,7 +234,7 @@ pub fn main(args: StatsArgs) -> ExitCode {
             continue;
         }
         let computed = match &options.nvtx {
-            Some(name) => Ok(idle_in_ranges(&trace, name, options.range)),
+            Some(name) => Ok(in_nvtx_ranges(&trace, report, name, options.range)),
             None => compute_in(&trace, report, options.range, options.rule),
         };
         let table = match computed {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::output::{Named, emit_table, finish, write_failed};
-use super::stats_tables::{CsvStream, idle_in_ranges, stream_trace_csv};
+use super::stats_tables::{CsvStream, in_nvtx_ranges, stream_trace_csv};
 use super::usage_error;
 use crate::analysis::ranks::{RankRows, timestamp_columns, with_rank_column};
 use crate::analysis::{RangeRule, Report, Table, TimeRange, compute_in, trace_columns};
@@ -73,7 +73,7 @@ fn job_table(job: &Ranks, report: Report, request: &JobStats) -> Result<Table, S
     for rank in &job.ranks {
         let range = rank_range(rank, request.range);
         let table = match request.nvtx {
-            Some(name) => idle_in_ranges(&rank.trace, name, range),
+            Some(name) => in_nvtx_ranges(&rank.trace, report, name, range),
             None => {
                 compute_in(&rank.trace, report, range, request.rule).map_err(|e| e.to_string())?
             }

@@ -1,6 +1,6 @@
 //! The tables `stats` makes for one report, shared by one report's output (`stats.rs`) and a
 //! job's (`stats_job.rs`): a trace report streamed as CSV row by row (with a rank's column and
-//! clock when it is one rank of a job), and `gpu_idle_sum` over NVTX ranges.
+//! clock when it is one rank of a job), and `gpu_idle_sum` / `cpu_sample_sum` over NVTX ranges.
 
 use std::io::Write;
 
@@ -85,8 +85,14 @@ pub(super) fn stream_trace_text(
     .unwrap_or(Ok(()))
 }
 
-/// `gpu_idle_sum` over the NVTX ranges named `name`, within `range` if given.
-pub(super) fn idle_in_ranges(trace: &Trace, name: &str, range: Option<TimeRange>) -> Table {
+/// `report` (one that [`Report::takes_nvtx`]: `gpu_idle_sum`, `cpu_sample_sum`) over
+/// the NVTX ranges named `name`, within `range` if given.
+pub(super) fn in_nvtx_ranges(
+    trace: &Trace,
+    report: Report,
+    name: &str,
+    range: Option<TimeRange>,
+) -> Table {
     use crate::analysis::idle;
     let mut windows = idle::nvtx_windows(trace, name);
     if let Some(r) = range {
@@ -96,5 +102,10 @@ pub(super) fn idle_in_ranges(trace: &Trace, name: &str, range: Option<TimeRange>
             .filter(|(s, e)| e > s)
             .collect();
     }
-    idle::gpu_idle_sum(trace, Some(windows.as_slice()))
+    match report {
+        Report::CpuSampleSum => {
+            crate::analysis::cpu_sample_sum::cpu_sample_sum(trace, Some(windows))
+        }
+        _ => idle::gpu_idle_sum(trace, Some(windows.as_slice())),
+    }
 }

@@ -286,16 +286,7 @@ pub fn bundled_dir() -> Option<PathBuf> {
 /// Directories a lesson's `report` is looked up in after the lesson's own
 /// (the app's bundled files, which are not the user's to write into).
 pub fn asset_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        dirs.push(dir.join("assets"));
-    }
-    dirs.push(PathBuf::from("assets"));
-    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets"));
-    dirs
+    crate::files::asset_dirs()
 }
 
 /// Every `*.toml` in `dir`, in file-name order (number them to order them),

@@ -212,6 +212,11 @@ fn time_range(t: &Trace) -> Option<(i64, i64)> {
             hi = hi.max(e);
         }
     }
+    // A report of CPU samples and no CUDA is as long as its samples.
+    if let Some((s, e)) = t.cpu.bounds() {
+        lo = lo.min(s);
+        hi = hi.max(e);
+    }
     (lo <= hi).then_some((lo, hi))
 }
 

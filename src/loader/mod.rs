@@ -9,6 +9,7 @@ mod carry;
 mod cells;
 mod cpu;
 mod db;
+mod diagnostics;
 mod error;
 mod gpu;
 mod group;
@@ -16,8 +17,12 @@ mod grow;
 mod kernel_metrics;
 mod nvtx;
 mod parallel;
+mod python_samples;
 pub mod ranks;
 mod rows;
+mod samples;
+mod sampling;
+mod sched;
 mod session;
 mod snapshot;
 
@@ -346,13 +351,19 @@ type Phase = fn(&mut Builder) -> rusqlite::Result<()>;
 /// time axis), read in moments; then the GPU rows, what a CUDA profile is
 /// opened for; then the NVTX ranges that name that work (few rows); then the
 /// CUDA API and OS runtime calls, the most rows of a report and the least
-/// looked at; then the links between calls and GPU work, which need both.
-const PHASES: [(&str, Phase, &str); 7] = [
+/// looked at; then the CPU samples and scheduling nsys's sampling recorded;
+/// then the links between calls and GPU work, which need both.
+const PHASES: [(&str, Phase, &str); 8] = [
     ("strings and threads", read_layout, "threads and GPUs"),
     ("GPU events", gpu::read_gpu_events, GPU_ROWS),
     ("NVTX", nvtx::read_nvtx, "NVTX ranges"),
     ("CUDA API", cpu::read_api_events, "CUDA API calls"),
     ("OS runtime", cpu::read_osrt, "OS runtime calls"),
+    (
+        "CPU samples",
+        read_cpu_sampling,
+        "CPU samples and scheduling",
+    ),
     (
         "indexes",
         gpu::build_correlation,
@@ -373,6 +384,7 @@ pub const GPU_ROWS: &str = "GPU rows";
 fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {
     cpu::read_names(b)?;
     session::read_session(b)?;
+    diagnostics::read_diagnostics(b);
     gpu::read_devices(b)?;
     // Only a load that publishes the trace as read draws from it (a few
     // thousand rows read per table: a live snapshot's fifth, for nothing).
@@ -382,6 +394,16 @@ fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {
             .filter_map(|t| b.report.time_hint(t))
             .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
     }
+    Ok(())
+}
+
+/// The phase: native samples, Python samples, scheduling.
+fn read_cpu_sampling(b: &mut Builder) -> rusqlite::Result<()> {
+    let mut s = sampling::Sampling::default();
+    samples::read_native(b, &mut s)?;
+    python_samples::read_python(b, &mut s)?;
+    let sched = sched::read_sched(b)?;
+    b.trace.cpu = Arc::new(s.finish(sched));
     Ok(())
 }
 

@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod nsys;
 pub mod peaks;
 pub mod ranks;
+pub mod samples;
 mod strings;
 pub mod track;
 
@@ -26,6 +27,10 @@ pub use events::*;
 pub use ids::{EventId, EventKind, EventKinds, Lineage};
 pub use metrics::{KernelMetrics, MetricDef, MetricSource};
 pub use ranks::{Alignment, Rank, Ranks};
+pub use samples::{
+    CpuSampling, Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState, SchedState,
+    StackId, StackTree, ThreadSamples, ThreadSched,
+};
 pub use strings::{StrId, Strings};
 pub use track::{RowOwners, Run, SAMPLED_STARTS_STRIDE, Track};
 
@@ -158,6 +163,30 @@ pub struct ReportInfo {
     /// The tables still to be read when this is a snapshot of a report
     /// being opened (see [`Trace::share`]); empty once the whole report is in.
     pub still_loading: Vec<&'static str>,
+    /// What nsys itself logged while recording (`DIAGNOSTIC_EVENT`), each
+    /// message once: errors and warnings first, then in the order logged.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One message nsys logged while recording ("No CUDA events collected. Does
+/// the process use CUDA?"), however many times it was logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// nsys's severity level: 0 unknown, 1 info, 2 warning, 3 error, 4 verbose.
+    pub severity: i64,
+    /// Its name as the report labels it (`ENUM_DIAGNOSTIC_SEVERITY_LEVEL`): "Warning".
+    pub severity_label: String,
+    /// The message, its whitespace runs made single spaces (nsys writes tabs).
+    pub text: String,
+    /// How many times it was logged.
+    pub count: usize,
+}
+
+impl Diagnostic {
+    /// A warning or an error (not information).
+    pub fn is_warning(&self) -> bool {
+        matches!(self.severity, 2 | 3)
+    }
 }
 
 /// A loaded report.
@@ -189,6 +218,9 @@ pub struct Trace {
     /// capture's counters); other sources are joined in analysis.
     pub kernel_metrics: Arc<Vec<KernelMetrics>>,
     pub correlation: Arc<CorrelationIndex>,
+    /// CPU samples (native and Python) and thread scheduling, when nsys
+    /// sampled ([`samples`]); empty otherwise.
+    pub cpu: Arc<CpuSampling>,
     /// What the loader skipped or repaired, for the user to see.
     pub warnings: Vec<String>,
     /// Which state of a growing report this is (default for any other).
@@ -227,6 +259,7 @@ impl Trace {
             metrics: self.metrics.clone(),
             kernel_metrics: self.kernel_metrics.clone(),
             correlation: self.correlation.clone(),
+            cpu: self.cpu.clone(),
             warnings: self.warnings.clone(),
             lineage: self.lineage.clone(),
             activity: Default::default(),
@@ -354,6 +387,7 @@ impl Trace {
                 .map(|m| m.timestamp.capacity() * 12)
                 .sum::<usize>()
             + self.correlation.heap_bytes()
+            + self.cpu.heap_bytes()
             + self
                 .tracks()
                 .flat_map(|t| t.runs())

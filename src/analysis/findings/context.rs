@@ -280,6 +280,25 @@ impl<'a> Context<'a> {
             .filter(|op| op.kind != GpuOpKind::Sync)
     }
 
+    /// The GPU work other threads of the process launched for range `r`
+    /// while its thread waited in it (`analysis::range_work`'s rule: the
+    /// autograd thread's during `loss.backward()`), with each op's API call.
+    pub fn handed_off_work(&self, r: usize) -> Vec<(usize, GpuOp)> {
+        let range = &self.ranges[r];
+        let calls = crate::analysis::range_work::handed_off_calls(
+            self.trace,
+            range.thread,
+            range.start,
+            range.end,
+        );
+        (calls.into_iter())
+            .flat_map(|(api, thread, _)| {
+                self.work_of(thread, api as usize)
+                    .map(move |op| (api as usize, op))
+            })
+            .collect()
+    }
+
     /// The sync records (`CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`) of an API call.
     pub fn syncs_of(&self, thread: u32, api: usize) -> impl Iterator<Item = GpuOp> + '_ {
         let pid = self.trace.threads[thread as usize].pid;

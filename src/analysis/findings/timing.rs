@@ -33,7 +33,8 @@ pub(super) fn deepest_first(ctx: &Context) -> Vec<usize> {
     order
 }
 
-/// The GPU work launched from inside range `r`, with the API call of each op.
+/// The GPU work launched from inside range `r` (by its thread, or for it by
+/// another while it waited: `Context::handed_off_work`), with each op's API call.
 pub(super) fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
     let range = &ctx.ranges[r];
     let trace = ctx.trace;
@@ -53,6 +54,8 @@ pub(super) fn range_work(ctx: &Context, r: usize) -> Vec<(usize, GpuOp)> {
                 .map(|op| (api, op)),
         );
     }
+    // And what another thread launched for it while its thread waited.
+    work.extend(ctx.handed_off_work(r));
     work
 }
 

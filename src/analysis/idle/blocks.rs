@@ -177,6 +177,7 @@ mod tests {
                 index: i as u32,
             },
             thread: None,
+            handed_by: None,
             dominant: Cause::Launch,
             verdict: Cause::Launch,
         }

@@ -16,6 +16,10 @@ pub struct Gap {
     pub next: GpuOp,
     /// The thread that launched it, when its API call is in the report.
     pub thread: Option<u32>,
+    /// Another thread of the process that waited for a thread around the
+    /// launch (it handed the work off: `handoff.rs`), and when its wait
+    /// began: the gap's time before then is walked on it, not on `thread`.
+    pub handed_by: Option<(u32, Ns)>,
     /// The cause with the most time in the gap.
     pub dominant: Cause,
     /// Why the gap happened ([`verdict`](super::cause::verdict) of its whole time; Unknown when

@@ -16,6 +16,12 @@
 //! - [`Cause::Outside`]: no CUDA call at all: host code, Python, data loading;
 //! - [`Cause::Unknown`]: the next operation has no API call in the report.
 //!
+//! Work handed off: when the next operation was launched while another CUDA
+//! thread of the process waited for a thread (`pthread_cond_wait`, `sem_wait`,
+//! a join: PyTorch's main thread in `loss.backward()` while its autograd
+//! thread launches), the gap is walked on that waiting thread until its wait
+//! began, and on the launching thread after ([`Gap::handed_by`], `handoff.rs`).
+//!
 //! Every nanosecond of a gap has exactly one cause (nested calls count for the
 //! outer call), so the causes add up to the idle time. No UI here: the
 //! findings, the CLI's `gpu_idle_sum` and the viewer's "GPU idle — why" row
@@ -23,7 +29,9 @@
 
 mod blocks;
 mod cause;
+mod functions;
 mod gap;
+mod handoff;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -40,6 +48,7 @@ use blocks::Blocks;
 pub use blocks::GapsIn;
 pub use cause::{CAUSES, Cause, CauseTimes, dominant, verdict};
 pub use gap::Gap;
+use handoff::Waiters;
 
 /// What a gap is measured on: a whole GPU, or each stream on its own.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -151,6 +160,10 @@ struct Basis {
     /// Rows of the API calls and of each kind of GPU work.
     api_rows: usize,
     work_rows: [usize; 3],
+    /// OS runtime calls and NVTX ranges: a wait, or a range around one,
+    /// changes which gaps after it were handed off (`handoff.rs`).
+    osrt_rows: usize,
+    nvtx_rows: usize,
 }
 
 /// The GPU work kinds a lane's merge takes in, as [`Basis::work_rows`]'s index.
@@ -163,6 +176,8 @@ impl Basis {
             threads: trace.threads.iter().map(|t| t.global_tid).collect(),
             api_rows: trace.cuda_api.spans.len(),
             work_rows: WORK_KINDS.map(|k| trace.gpu_spans(k).len()),
+            osrt_rows: trace.osrt.spans.len(),
+            nvtx_rows: trace.nvtx.spans.len(),
         }
     }
 
@@ -175,10 +190,14 @@ impl Basis {
             EventKind::Kernel,
             EventKind::Memcpy,
             EventKind::Memset,
+            EventKind::Osrt,
+            EventKind::Nvtx,
         ]
         .into_iter()
         .all(kept)
             && trace.cuda_api.spans.len() >= self.api_rows
+            && trace.osrt.spans.len() >= self.osrt_rows
+            && trace.nvtx.spans.len() >= self.nvtx_rows
             && (WORK_KINDS.iter().zip(self.work_rows)).all(|(&k, n)| trace.gpu_spans(k).len() >= n)
             && trace.threads.len() >= self.threads.len()
             && (trace.threads.iter().zip(&self.threads)).all(|(t, &tid)| t.global_tid == tid)
@@ -200,6 +219,14 @@ impl Basis {
         lanes: &[(u32, LaneGaps)],
     ) -> Ns {
         let mut from = Ns::MAX;
+        // A new wait, or a new range around an older one, hands off the
+        // work launched in it: the gaps that work ends start after it does.
+        if classifier.waiters.any() {
+            let (osrt, nvtx) = (&trace.osrt.spans, &trace.nvtx.spans);
+            let new_starts = (osrt.start.get(self.osrt_rows..).unwrap_or_default().iter())
+                .chain(nvtx.start.get(self.nvtx_rows..).unwrap_or_default());
+            from = new_starts.fold(from, |f, &s| f.min(s));
+        }
         let api = &trace.cuda_api;
         let call_reaches =
             |call: usize| first_gap_overlapping(lanes, api.spans.start[call], api.spans.end(call));
@@ -509,6 +536,8 @@ pub struct Classifier<'a> {
     correlations: Vec<ProcessCorrelation<'a>>,
     /// Every process's correlations, for the launcher of an op.
     processes: Vec<(u32, ProcessCorrelation<'a>)>,
+    /// The CUDA threads' waits for a thread, for work handed off.
+    waiters: Waiters,
 }
 
 impl<'a> Classifier<'a> {
@@ -545,6 +574,7 @@ impl<'a> Classifier<'a> {
             tracks,
             correlations,
             processes,
+            waiters: Waiters::of(trace),
         }
     }
 
@@ -708,8 +738,52 @@ impl<'a> Classifier<'a> {
         times
     }
 
-    /// The thread that launched `op`, from its correlation id.
-    fn launcher(&self, op: GpuOp, pid: u32, hints: &mut WalkHints) -> Option<u32> {
+    /// Walks a gap's `[from, to)` (see [`Classifier::walk`]): on the thread
+    /// that handed its next work off ([`Gap::handed_by`]) until its wait
+    /// began, then on the launching thread `thread`; all of it Unknown when
+    /// the launching thread is not known. `visit(thread, call, cause, ns)`.
+    pub fn walk_gap(
+        &self,
+        (thread, handed_by): (Option<u32>, Option<(u32, Ns)>),
+        from: Ns,
+        to: Ns,
+        hints: &mut WalkHints,
+        mut visit: impl FnMut(Option<u32>, Option<usize>, Cause, Ns),
+    ) {
+        let mut on = |t: u32, from: Ns, to: Ns, hints: &mut WalkHints| {
+            self.walk(t, from, to, hints, |call, cause, ns| {
+                visit(Some(t), call, cause, ns)
+            });
+        };
+        match (thread, handed_by) {
+            (None, _) if to > from => visit(None, None, Cause::Unknown, to.saturating_sub(from)),
+            (None, _) => {}
+            (Some(t), Some((by, waited_from))) if waited_from > from => {
+                let handed = waited_from.min(to);
+                on(by, from, handed, hints);
+                on(t, handed, to, hints);
+            }
+            (Some(t), _) => on(t, from, to, hints),
+        }
+    }
+
+    /// The launching thread of `op` and the thread that handed it off with
+    /// when its wait began ([`Gap::handed_by`]), if any.
+    fn launch_threads(
+        &self,
+        op: GpuOp,
+        pid: u32,
+        hints: &mut WalkHints,
+    ) -> (Option<u32>, Option<(u32, Ns)>) {
+        let Some((thread, api)) = self.launcher(op, pid, hints) else {
+            return (None, None);
+        };
+        let handed_by = self.waiters.handed_by(self.trace, thread, api as usize);
+        (Some(thread), handed_by)
+    }
+
+    /// The thread that launched `op` and its API call, from its correlation id.
+    fn launcher(&self, op: GpuOp, pid: u32, hints: &mut WalkHints) -> Option<(u32, u32)> {
         let correlation = match op.kind {
             GpuOpKind::Kernel => &self.trace.kernels.correlation,
             GpuOpKind::Memcpy => &self.trace.memcpys.correlation,
@@ -724,7 +798,7 @@ impl<'a> Classifier<'a> {
         } else {
             self.trace.correlation.api_call(pid, c)?
         };
-        self.thread_of_api_near(api, &mut hints.2)
+        Some((self.thread_of_api_near(api, &mut hints.2)?, api))
     }
 }
 
@@ -963,14 +1037,18 @@ fn merge_lane(
         if let Some(r) = reach
             && start > r
         {
-            let thread = classifier.launcher(op, pid, hints);
-            let times = classifier.breakdown(thread, r, start, hints);
+            let (thread, handed_by) = classifier.launch_threads(op, pid, hints);
+            let mut times: CauseTimes = [0; CAUSES];
+            classifier.walk_gap((thread, handed_by), r, start, hints, |_, _, c, ns| {
+                times[c.slot()] = times[c.slot()].saturating_add(ns);
+            });
             out.gaps.push(Gap {
                 start: r,
                 end: start,
                 lane,
                 next: op,
                 thread,
+                handed_by,
                 dominant: dominant(&times).unwrap_or(Cause::Unknown),
                 verdict: verdict(&times).unwrap_or(Cause::Unknown),
             });
@@ -1014,6 +1092,9 @@ pub struct CauseTotal {
     pub calls: Vec<(String, Ns)>,
     /// The longest single call of the cause, for highlighting.
     pub longest_call: Option<usize>,
+    /// The functions the thread's CPU samples show in this cause's time
+    /// (outside CUDA, in syncs); None where the report has no samples there.
+    pub functions: Option<crate::analysis::cpu_profile::TopFunctions>,
 }
 
 /// A lane's idle time over some windows, per cause.
@@ -1029,6 +1110,10 @@ pub struct IdleSummary {
     /// Idle time per [`verdict`]: each gap's time inside the windows counted
     /// under why the whole gap happened ([`Gap::verdict`]).
     pub verdicts: CauseTimes,
+    /// Idle time by the thread whose time it was (index into
+    /// `Trace::threads`), most first: the thread that launched each gap's
+    /// next work, or the one that handed it off ([`Gap::handed_by`]).
+    pub threads: Vec<(u32, Ns)>,
 }
 
 impl IdleSummary {
@@ -1060,7 +1145,7 @@ impl IdleSummary {
             .filter(|c| c.time.saturating_mul(20) >= self.idle)
             .map(|c| {
                 let names: Vec<&str> = c.calls.iter().take(2).map(|(n, _)| n.as_str()).collect();
-                if names.is_empty() {
+                let mut part = if names.is_empty() {
                     format!("{} {}", human_ns(c.time), c.cause.label())
                 } else {
                     format!(
@@ -1069,12 +1154,20 @@ impl IdleSummary {
                         c.cause.label(),
                         names.join(", ")
                     )
+                };
+                // "4.2 ms outside CUDA (CPU work): 61 % in `build_batch` (train.py:14)".
+                if let Some(f) = &c.functions {
+                    part.push_str(": ");
+                    part.push_str(&f.phrase());
                 }
+                part
             })
             .collect();
         if !parts.is_empty() {
             text.push_str("; the thread spent ");
-            text.push_str(&parts.join(", "));
+            // A part naming functions lists them with commas: parts then part with `;`.
+            let named = self.causes.iter().any(|c| c.functions.is_some());
+            text.push_str(&parts.join(if named { "; " } else { ", " }));
         }
         text
     }
@@ -1155,6 +1248,19 @@ pub fn summarize_lane(
         let mut gaps = 0;
         let mut verdicts = [0 as Ns; CAUSES];
         let mut hints = WalkHints::default();
+        // Idle time by the thread walked: a handful of threads.
+        let mut by_thread: Vec<(u32, Ns)> = Vec::new();
+        // Where the thread has CPU samples, the stretches of its time to name.
+        let mut cpu_windows = functions::CpuWindows::default();
+        let mut sampled_threads: Vec<(u32, bool)> = Vec::new();
+        let mut sampled = |t: u32| match sampled_threads.iter().find(|(x, _)| *x == t) {
+            Some(&(_, yes)) => yes,
+            None => {
+                let yes = functions::CpuWindows::wanted(trace, t);
+                sampled_threads.push((t, yes));
+                yes
+            }
+        };
         for &(ws, we) in windows {
             for gap in attribution.gaps_in(span.lane, ws, we).iter() {
                 let (s, e) = (gap.start.max(ws), gap.end.min(we));
@@ -1163,23 +1269,35 @@ pub fn summarize_lane(
                 }
                 gaps += 1;
                 let mut here = [0 as Ns; CAUSES];
-                match gap.thread {
-                    Some(t) => classifier.walk(t, s, e, &mut hints, |call, cause, ns| {
-                        here[cause.slot()] = here[cause.slot()].saturating_add(ns);
-                        if let Some(api) = call {
-                            let name = trace.cuda_api.spans.name[api];
-                            match names.iter_mut().rev().find(|(k, _)| *k == (cause, name)) {
-                                Some((_, at)) => *at = at.saturating_add(ns),
-                                None => names.push(((cause, name), ns)),
-                            }
-                            let d = trace.cuda_api.spans.duration(api);
-                            if longest[cause.slot()].is_none_or(|(l, _)| d > l) {
-                                longest[cause.slot()] = Some((d, api));
-                            }
+                let who = (gap.thread, gap.handed_by);
+                // Where in the gap the walk is: the stretches it names follow one another.
+                let mut walked: Ns = 0;
+                classifier.walk_gap(who, s, e, &mut hints, |thread, call, cause, ns| {
+                    if let Some(t) = thread
+                        && sampled(t)
+                    {
+                        cpu_windows.note(cause, t, s + walked, ns);
+                    }
+                    walked = walked.saturating_add(ns);
+                    here[cause.slot()] = here[cause.slot()].saturating_add(ns);
+                    if let Some(t) = thread {
+                        match by_thread.iter_mut().find(|(k, _)| *k == t) {
+                            Some((_, at)) => *at = at.saturating_add(ns),
+                            None => by_thread.push((t, ns)),
                         }
-                    }),
-                    None => here[Cause::Unknown.slot()] = e.saturating_sub(s),
-                }
+                    }
+                    if let Some(api) = call {
+                        let name = trace.cuda_api.spans.name[api];
+                        match names.iter_mut().rev().find(|(k, _)| *k == (cause, name)) {
+                            Some((_, at)) => *at = at.saturating_add(ns),
+                            None => names.push(((cause, name), ns)),
+                        }
+                        let d = trace.cuda_api.spans.duration(api);
+                        if longest[cause.slot()].is_none_or(|(l, _)| d > l) {
+                            longest[cause.slot()] = Some((d, api));
+                        }
+                    }
+                });
                 for ((time, count), ns) in times.iter_mut().zip(gap_counts.iter_mut()).zip(here) {
                     *time = time.saturating_add(ns);
                     *count += usize::from(ns > 0);
@@ -1207,11 +1325,14 @@ pub fn summarize_lane(
                     time: times[c.slot()],
                     calls,
                     longest_call: longest[c.slot()].map(|(_, api)| api),
+                    functions: cpu_windows.name(trace, c),
                 }
             })
             .collect();
         causes.sort_by(|a, b| b.time.cmp(&a.time).then(a.cause.cmp(&b.cause)));
+        by_thread.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         Some(IdleSummary {
+            threads: by_thread,
             lane: span.lane,
             span: covered,
             idle: times.iter().fold(0, |a: Ns, &t| a.saturating_add(t)),

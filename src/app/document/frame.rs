@@ -116,7 +116,10 @@ impl Document {
             ui.ctx()
                 .request_repaint_after(Duration::from_secs_f64((at - now).max(0.0)));
         }
-        if self.metric_sets.poll(&self.trace) {
+        if self.metric_sets.poll() {
+            if let Some(strip) = self.metric_sets.restore_strip(&self.trace) {
+                self.timeline.metrics_strip = Some(strip);
+            }
             ui.ctx().request_repaint();
         }
         if self.metric_sets.is_busy() {

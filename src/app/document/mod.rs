@@ -143,8 +143,11 @@ impl Document {
         self.kernel_pending = None;
         self.nvtx_gpu = crate::app::panels::nvtx_gpu::NvtxGpu::default();
         self.notes.trace_grew(ids_kept);
+        // The strip shown comes back once the grown report's sets are in.
+        let strip = self.metric_sets.choice();
         self.metric_sets = crate::app::panels::kernel_metrics::MetricSets::start(&self.trace);
-        self.timeline.metrics_strip = None;
+        self.metric_sets.wanted = strip;
+        self.timeline.metrics_strip = self.metric_sets.restore_strip(&self.trace);
     }
 
     /// Takes a live capture's messages; true when the trace changed.

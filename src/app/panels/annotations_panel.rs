@@ -61,6 +61,9 @@ pub struct AnnotationsPanel {
     /// The report the notes sit beside; `None` where there is no file (a
     /// capture being recorded): notes are then off.
     pub(crate) report: Option<PathBuf>,
+    /// Where its notes are kept (beside it, or in the user's data folder when
+    /// its folder is not theirs), decided once: it is asked every frame.
+    sidecar_file: Option<PathBuf>,
     /// In time order.
     pub notes: Vec<NoteEntry>,
     /// Whether the side panel is shown (the toolbar badge toggles it).
@@ -107,12 +110,15 @@ impl AnnotationsPanel {
         if !report.is_file() {
             return Self::default();
         }
+        let sidecar = annotations::sidecar_path(report);
         let mut panel = AnnotationsPanel {
             report: Some(report.to_path_buf()),
+            sidecar_file: Some(sidecar.clone()),
             marks_stale: true,
             ..Default::default()
         };
-        match annotations::load(report) {
+        panel.saver.disk().sidecar = Some(sidecar.clone());
+        match annotations::load_at(report, &sidecar) {
             Ok(notes) => {
                 panel.saver.disk().base = notes.clone();
                 panel.set_notes(trace, notes);
@@ -160,7 +166,7 @@ impl AnnotationsPanel {
 
     /// Where the notes are saved.
     pub fn sidecar(&self) -> Option<PathBuf> {
-        self.report.as_deref().map(annotations::sidecar_path)
+        self.sidecar_file.clone()
     }
 
     pub(crate) fn set_notes(&mut self, trace: &Trace, notes: Vec<Note>) {
@@ -581,11 +587,16 @@ impl AnnotationsPanel {
                 }
             });
         });
-        if let Some(path) = self.sidecar() {
+        if let (Some(path), Some(report)) = (&self.sidecar_file, &self.report) {
             let name = path
                 .file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            ui.weak(format!("Saved beside the report, in {name}"))
+            let where_ = if path.parent() == report.parent() {
+                "Saved beside the report"
+            } else {
+                "Saved in your data folder (the report's folder is not yours)"
+            };
+            ui.weak(format!("{where_}, in {name}"))
                 .on_hover_text(path.display().to_string());
         }
         let mut dismiss = false;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use eframe::egui::{self, Key, Ui};
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::metrics::{ncu, sampled};
 use crate::app::job::Job;
@@ -26,7 +27,15 @@ fn next_generation() -> u64 {
 enum AttachOutcome {
     Sampled(Option<Box<KernelMetrics>>),
     Attached(PathBuf, Result<Box<ncu::Joined>, String>),
-    Picked(Option<PathBuf>),
+}
+
+/// The metric the strip shows, by name (indexes mean nothing in another
+/// session): kept across restarts, shown again once a set that has it is in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StripChoice {
+    /// The source's label ([`crate::model::MetricSource::label`]).
+    pub source: String,
+    pub metric: String,
 }
 
 #[derive(Default)]
@@ -35,14 +44,17 @@ pub struct MetricSets {
     pub sets: Vec<Arc<KernelMetrics>>,
     /// Bumped whenever `sets` changes, so views can cache what they derive.
     pub generation: u64,
-    /// Work under way: the sampled metrics, ncu files being joined, a file
-    /// dialog; several at once, each its own job.
+    /// Work under way: the sampled metrics, ncu files being joined; several
+    /// at once, each its own job.
     jobs: Vec<Job<AttachOutcome>>,
     /// The last attach's outcome, for the File menu.
     pub message: Option<String>,
     /// The metrics strip's source and metric (indexes into `sets` and its
     /// metrics), when on.
     pub strip: Option<(usize, usize)>,
+    /// The strip to show once its set is in (the last session's, or the
+    /// choice kept while the report grows); none while one is chosen.
+    pub wanted: Option<StripChoice>,
     /// The path box of File ▸ Attach, and the NVTX range ncu filtered on.
     path_text: String,
     nvtx_text: String,
@@ -97,7 +109,7 @@ impl MetricSets {
     }
 
     /// Takes finished jobs; true when something changed.
-    pub fn poll(&mut self, trace: &Arc<Trace>) -> bool {
+    pub fn poll(&mut self) -> bool {
         let mut changed = false;
         let mut done = Vec::new();
         for (i, job) in self.jobs.iter_mut().enumerate() {
@@ -123,11 +135,6 @@ impl MetricSets {
                     self.add(joined.metrics);
                 }
                 Some(AttachOutcome::Attached(_, Err(e))) => self.message = Some(e),
-                Some(AttachOutcome::Picked(Some(path))) => {
-                    let nvtx = Some(self.nvtx_text.trim().to_string()).filter(|s| !s.is_empty());
-                    self.attach(trace, path, nvtx);
-                }
-                Some(AttachOutcome::Picked(None)) => {}
             }
         }
         changed
@@ -136,6 +143,33 @@ impl MetricSets {
     fn add(&mut self, set: KernelMetrics) {
         self.sets.push(Arc::new(set));
         self.generation = next_generation();
+    }
+
+    /// The strip shown, by name; or the one still wanted.
+    pub fn choice(&self) -> Option<StripChoice> {
+        let Some((s, m)) = self.strip else {
+            return self.wanted.clone();
+        };
+        let set = self.sets.get(s)?;
+        Some(StripChoice {
+            source: set.source.label().to_string(),
+            metric: set.metrics.get(m)?.name.clone(),
+        })
+    }
+
+    /// The wanted strip, once a set that has its metric is in: chosen, and
+    /// returned for the timeline.
+    pub fn restore_strip(&mut self, trace: &Trace) -> Option<Arc<MetricsStrip>> {
+        let wanted = self.wanted.as_ref()?;
+        let (s, m) = self.sets.iter().enumerate().find_map(|(s, set)| {
+            let m = (set.source.label() == wanted.source)
+                .then(|| set.metrics.iter().position(|d| d.name == wanted.metric))??;
+            Some((s, m))
+        })?;
+        let strip = MetricsStrip::new(trace, &self.sets[s], m).map(Arc::new)?;
+        self.wanted = None;
+        self.strip = Some((s, m));
+        Some(strip)
     }
 
     /// View ▸ Metrics strip: off, or one metric of one source; sets the
@@ -153,6 +187,7 @@ impl MetricSets {
             }
             if ui.radio(self.strip.is_none(), "Off").clicked() {
                 self.strip = None;
+                self.wanted = None;
                 *strip = None;
                 ui.close();
             }
@@ -170,15 +205,24 @@ impl MetricSets {
             }
             if let Some((s, m)) = chosen {
                 self.strip = Some((s, m));
+                self.wanted = None;
                 *strip = MetricsStrip::new(trace, &self.sets[s], m).map(Arc::new);
                 ui.close();
             }
         });
     }
 
-    /// File ▸ Attach Nsight Compute results…: a file dialog, or a path typed
-    /// in (desktops without a dialog), and the NVTX range ncu filtered on.
-    pub fn menu(&mut self, ui: &mut Ui, trace: &Arc<Trace>) {
+    /// Joins `path`, a file the user chose, with the NVTX range typed in the menu.
+    pub fn attach_chosen(&mut self, trace: &Arc<Trace>, path: PathBuf) {
+        let nvtx = Some(self.nvtx_text.trim().to_string()).filter(|s| !s.is_empty());
+        self.attach(trace, path, nvtx);
+    }
+
+    /// File ▸ Attach Nsight Compute results…: a file asked for (true: the
+    /// window shows the desktop's dialog, or its own browser), or a path
+    /// typed in, and the NVTX range ncu filtered on.
+    pub fn menu(&mut self, ui: &mut Ui, trace: &Arc<Trace>) -> bool {
+        let mut ask = false;
         ui.horizontal(|ui| {
             let label = ui.label("ncu --nvtx-include:");
             ui.add(
@@ -194,15 +238,7 @@ impl MetricSets {
             .on_hover_text("an `ncu --csv --page raw` file, joined to this report's kernels")
             .clicked()
         {
-            self.spawn("sightline-dialog", || {
-                let picked = std::panic::catch_unwind(|| {
-                    rfd::FileDialog::new()
-                        .add_filter("Nsight Compute CSV", &["csv"])
-                        .add_filter("All files", &["*"])
-                        .pick_file()
-                });
-                AttachOutcome::Picked(picked.unwrap_or(None))
-            });
+            ask = true;
             ui.close();
         }
         ui.horizontal(|ui| {
@@ -224,5 +260,6 @@ impl MetricSets {
         if let Some(m) = &self.message {
             ui.label(egui::RichText::new(m).weak());
         }
+        ask
     }
 }

@@ -19,3 +19,4 @@ pub mod range_stats;
 pub mod roofline;
 pub mod search;
 pub mod speed_of_light;
+pub mod warnings;

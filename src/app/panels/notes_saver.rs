@@ -28,6 +28,10 @@ pub(crate) struct Disk {
     /// The sidecar exists but could not be read: it is renamed aside before the next write, so
     /// its contents are never lost.
     pub(crate) unreadable: bool,
+    /// Where the notes are kept, decided when the report was opened (the
+    /// report's own folder may stop being writable, or vanish: the notes are
+    /// then not saved elsewhere unasked). `None`: [`annotations::sidecar_path`].
+    pub(crate) sidecar: Option<PathBuf>,
     /// Raised by each write on the window's thread: a delayed write asked for before is stale.
     generation: u64,
 }
@@ -183,8 +187,8 @@ fn delayed_writer(
 /// their file was set aside).
 pub(crate) fn write(disk: &mut Disk, report: &Path, notes: &[Note]) -> Written {
     let mut notice = None;
+    let sidecar = (disk.sidecar.clone()).unwrap_or_else(|| annotations::sidecar_path(report));
     if disk.unreadable {
-        let sidecar = annotations::sidecar_path(report);
         match set_aside(&sidecar) {
             Ok(kept) => {
                 disk.unreadable = false;
@@ -212,7 +216,7 @@ pub(crate) fn write(disk: &mut Disk, report: &Path, notes: &[Note]) -> Written {
             }
         }
     }
-    let result = match annotations::save_merged(report, &disk.base, notes) {
+    let result = match annotations::save_merged_at(report, &sidecar, &disk.base, notes) {
         Ok(merged) => {
             disk.base = merged.clone();
             Ok(merged)

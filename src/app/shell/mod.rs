@@ -9,6 +9,7 @@ pub(crate) use crate::files::same_file;
 pub mod lesson;
 mod quit;
 pub mod ranks;
+pub mod welcome;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use crate::app::panels::job_view::JobView;
 use crate::app::state::command::Command;
 use crate::app::state::events::Table;
 use crate::app::timeline::view::ViewState;
+use crate::app::widgets::file_dialog::{Answer, Purpose};
 use crate::app::widgets::help::Help;
 use crate::app::widgets::prefs::Prefs;
 use crate::capture::benchmarks::{BenchmarkSpec, Params};
@@ -51,6 +53,10 @@ pub(crate) struct Saved {
     /// The reports open at the end of the last session, and the one shown.
     pub(crate) tabs: Vec<PathBuf>,
     pub(crate) shown: Option<PathBuf>,
+    /// View ▸ Metrics strip: the metric shown, by name.
+    pub(crate) strip: Option<crate::app::panels::kernel_metrics::StripChoice>,
+    /// The first start's welcome was dismissed (it does not come back).
+    pub(crate) welcomed: bool,
 }
 
 /// The rows a user collapsed or hid in one report.
@@ -143,9 +149,8 @@ pub struct SightlineApp {
     /// The last problem, shown in the window until dismissed.
     pub error: Option<String>,
     pub recent: Vec<PathBuf>,
-    /// The native file dialog's answer, and when it was asked for.
-    pub(crate) dialog: Job<Option<PathBuf>>,
-    pub(crate) dialog_asked: Option<std::time::Instant>,
+    /// The desktop's file dialog, while one is up (every file the window asks for).
+    pub(crate) dialog: crate::app::widgets::file_dialog::FileDialog,
     /// Several files dropped at once, until the user says whether they are one job.
     pub dropped: Vec<PathBuf>,
     /// File ▸ Browse…, and the fallback when there is no native dialog.
@@ -155,6 +160,7 @@ pub struct SightlineApp {
     pub(crate) goto_error: Option<String>,
     pub(crate) open_path: String,
     pub(crate) saved_view: Option<ViewState>,
+    pub(crate) saved_strip: Option<crate::app::panels::kernel_metrics::StripChoice>,
     pub(crate) saved_rows: std::collections::BTreeMap<PathBuf, RowState>,
     pub capture_dialog: CaptureDialog,
     /// A save in progress: where, and its result when done.
@@ -181,6 +187,12 @@ pub struct SightlineApp {
     pub(crate) confirm_quit: bool,
     /// The user chose to quit without them: the close goes ahead unasked.
     pub(crate) quit_anyway: bool,
+    /// This frame's Enter went to no widget (see [`SightlineApp::ui`]).
+    pub(crate) enter_unclaimed: bool,
+    /// The first start's welcome is shown (`welcome.rs`).
+    pub(crate) welcome: bool,
+    /// Whether an NVIDIA driver is here (asked once, when the welcome is first drawn).
+    pub(crate) gpu_present: Option<bool>,
 }
 
 /// The report opened when none is given: next to the executable or in the
@@ -228,9 +240,12 @@ impl SightlineApp {
         SightlineApp {
             recent: canonical_recent(saved.recent),
             saved_view: saved.view,
+            saved_strip: saved.strip,
             saved_rows: saved.rows,
             prefs: saved.prefs,
             last_session: (saved.tabs, saved.shown),
+            // The first start (with somewhere to keep that it was seen).
+            welcome: storage.is_some() && !saved.welcomed,
             ..Default::default()
         }
     }
@@ -685,8 +700,16 @@ impl SightlineApp {
         let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
         let mut doc = Document::new(trace, path);
         doc.findings.focus_on_arrival = true;
+        // The view toggles apply to every report (rows and zoom do not).
         if let Some(v) = &self.saved_view {
             doc.timeline.view.show_names = v.show_names;
+            doc.timeline.view.show_projection = v.show_projection;
+            doc.timeline.view.show_idle_why = v.show_idle_why;
+        }
+        doc.metric_sets.wanted = self.saved_strip.clone();
+        // A report's own sets (a capture's counters) are in already.
+        if let Some(strip) = doc.metric_sets.restore_strip(&doc.trace) {
+            doc.timeline.metrics_strip = Some(strip);
         }
         // Collapsed and hidden rows come back for this report only.
         if let Some(rows) = self.saved_rows.get(&canonical) {
@@ -715,58 +738,83 @@ impl SightlineApp {
         }
     }
 
-    /// The native file dialog runs on its own thread: with no portal it may
-    /// block or fail, and the window must stay alive either way.
+    /// File ▸ Open…: the desktop's dialog, or Sightline's browser where there is none.
     pub(crate) fn open_dialog(&mut self) {
-        let started = self.dialog.start("sightline-dialog", None, |_| {
-            let picked = std::panic::catch_unwind(|| {
-                rfd::FileDialog::new()
-                    .add_filter("Nsight Systems SQLite export", &["sqlite", "db"])
-                    .add_filter("All files", &["*"])
-                    .pick_file()
-            });
-            Some(picked.unwrap_or(None))
-        });
-        if started {
-            self.dialog_asked = Some(std::time::Instant::now());
-        } else {
-            self.error = Some("cannot open a file dialog: no thread".into());
+        self.ask_file(Purpose::OpenReport);
+    }
+
+    /// Asks the desktop's dialog for a file for `purpose` (its answer comes in `poll_dialog`).
+    pub(crate) fn ask_file(&mut self, purpose: Purpose) {
+        if let Err(e) = self.dialog.ask(purpose) {
+            self.error = Some(e);
         }
     }
 
     pub(crate) fn poll_dialog(&mut self) {
-        let Some(asked) = self.dialog_asked else {
-            return;
-        };
-        let answer = match self.dialog.take() {
-            Some(answer) => answer,
-            None if self.dialog.is_running() => return,
-            // The dialog's thread died: as if no file was chosen.
-            None => None,
-        };
-        self.dialog_asked = None;
-        match answer {
-            Some(path) => self.open(path),
-            None => self.no_file_chosen(asked.elapsed()),
+        if let Some(answer) = self.dialog.poll() {
+            self.take_answer(answer);
         }
     }
 
-    /// The native dialog gave no file. Back at once, there was no dialog (no
-    /// desktop portal): the in-app browser takes over. After a while, the
-    /// user cancelled it, which needs no message.
-    pub fn no_file_chosen(&mut self, waited: Duration) {
-        if waited < Duration::from_millis(800) {
-            let here = self
-                .doc()
-                .map(|d| d.path.clone())
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_else(|| PathBuf::from("."));
-            self.browser.show_at(&here);
+    /// Does what a file dialog (or the browser standing in for it) was asked for.
+    pub(crate) fn take_answer(&mut self, answer: Answer) {
+        match answer {
+            Answer::Chosen(Purpose::OpenReport, files) => {
+                files.into_iter().for_each(|f| self.open(f));
+            }
+            Answer::Chosen(Purpose::OpenJob, files) => self.open_ranks(files, None),
+            Answer::Chosen(Purpose::AttachNcu { report }, files) => {
+                let doc = self.tabs.iter_mut().find_map(|t| match t {
+                    Tab::Ready(d) if d.path == report => Some(d),
+                    _ => None,
+                });
+                match (doc, files.into_iter().next()) {
+                    (Some(doc), Some(file)) => {
+                        let trace = doc.trace.clone();
+                        doc.metric_sets.attach_chosen(&trace, file);
+                    }
+                    (None, _) => {
+                        self.error = Some(format!(
+                            "{} is no longer open: nothing to attach the results to",
+                            report.display()
+                        ));
+                    }
+                    (Some(_), None) => {}
+                }
+            }
+            Answer::NoDialog(purpose) => self.browse_for(purpose),
+            Answer::Cancelled => {}
         }
+    }
+
+    /// Sightline's own browser for `purpose`, in the folder of the report it
+    /// concerns (or of the report shown, else the current folder).
+    pub(crate) fn browse_for(&mut self, purpose: Purpose) {
+        let here = match &purpose {
+            Purpose::AttachNcu { report } => Some(report.clone()),
+            Purpose::OpenReport | Purpose::OpenJob => None,
+        }
+        .or_else(|| self.doc().map(|d| d.path.clone()))
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+        self.browser.show_for(&here, purpose);
+    }
+
+    /// The native dialog for a report gave no file after `waited`. Back at
+    /// once, there was no dialog (no desktop portal): the in-app browser takes
+    /// over. After a while, the user cancelled it, which needs no message.
+    pub fn no_file_chosen(&mut self, waited: Duration) {
+        let answer = crate::app::widgets::file_dialog::answer(Purpose::OpenReport, None, waited);
+        self.take_answer(answer);
     }
 
     /// The whole window, given the root `Ui` (eframe and tests call this).
     pub fn ui(&mut self, ui: &mut Ui) {
+        // Enter with no widget holding the keyboard since the last frame (a
+        // text box that loses it to this Enter still held it): the search's
+        // "next match", asked again right after a search.
+        self.enter_unclaimed =
+            ui.ctx().memory(|m| m.focused().is_none()) && ui.input(|i| i.key_pressed(Key::Enter));
         self.take_background_work(ui);
         if !self.prefs_applied {
             self.prefs.apply(ui.ctx());
@@ -780,6 +828,7 @@ impl SightlineApp {
         self.help.ui(ui.ctx());
         self.confirm_close_ui(ui.ctx());
         self.confirm_quit_ui(ui.ctx());
+        self.welcome_ui(ui.ctx());
         let presenting = self.prefs.presentation;
         if presenting {
             egui::Panel::top("presentation").show(ui, |ui| self.presentation_bar(ui));
@@ -882,8 +931,8 @@ impl SightlineApp {
         if let Some(outcome) = self.image_export.poll(ui.ctx(), timeline_area) {
             self.export_outcome(outcome);
         }
-        if let Some(path) = self.browser.ui(ui.ctx()) {
-            self.open(path);
+        if let Some(answer) = self.browser.ui(ui.ctx()) {
+            self.take_answer(answer);
         }
         if let Some((spec, params, counters)) = self.capture_dialog.ui(ui.ctx()) {
             self.start_capture(spec, params, counters);
@@ -935,7 +984,7 @@ impl SightlineApp {
         if sel.table == Table::Nvtx {
             doc.nvtx_gpu.ui(ui, &doc.trace, sel.index);
             let (s, e) = (sel.start(&doc.trace), sel.end(&doc.trace));
-            doc.timeline.idle_rows.range_details(ui, (s, e));
+            doc.timeline.idle_rows.range_details(ui, &doc.trace, (s, e));
         }
     }
 
@@ -990,6 +1039,7 @@ impl SightlineApp {
     }
 
     pub(crate) fn menu_bar(&mut self, ui: &mut Ui) {
+        let enter_again = self.enter_unclaimed;
         egui::MenuBar::new().ui(ui, |ui| {
             // The path box needs clicks inside the menu: only a click outside
             // closes it (its buttons close it themselves).
@@ -1098,7 +1148,7 @@ impl SightlineApp {
                 }
             });
             let Some(doc) = doc else { return };
-            Self::search_bar(doc, ui);
+            Self::search_bar(doc, ui, enter_again);
         });
     }
 
@@ -1114,24 +1164,19 @@ impl SightlineApp {
             .on_hover_text("Sightline's own file browser (when the desktop has no file dialog)")
             .clicked()
         {
-            let here = self
-                .doc()
-                .map(|d| d.path.clone())
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_else(|| PathBuf::from("."));
-            self.browser.show_at(&here);
+            self.browse_for(Purpose::OpenReport);
             ui.close();
         }
         ui.horizontal(|ui| {
             let label = ui.label("Open path:");
-            let r = ui
-                .text_edit_singleline(&mut self.open_path)
-                .labelled_by(label.id);
+            let r = select_all_on_focus(ui, &mut self.open_path).labelled_by(label.id);
             if r.lost_focus()
                 && ui.input(|i| i.key_pressed(Key::Enter))
                 && !self.open_path.trim().is_empty()
             {
-                let p = PathBuf::from(self.open_path.trim());
+                // The box starts empty next time: a path typed then is
+                // the whole path, not this one with letters added.
+                let p = PathBuf::from(std::mem::take(&mut self.open_path).trim());
                 self.open(p);
                 ui.close();
             }
@@ -1151,16 +1196,22 @@ impl SightlineApp {
         self.compare_menu(ui);
         self.ranks_menu(ui);
         ui.separator();
+        let mut attach_to = None;
         if let Some(Tab::Ready(doc)) = self.tabs.get_mut(self.active) {
             // Joined to a snapshot, the results would go with
             // the next one: attached once the report is whole.
             let trace = doc.trace.clone();
-            ui.add_enabled_ui(!doc.is_loading(), |ui| {
-                doc.metric_sets.menu(ui, &trace);
-            })
-            .response
-            .on_disabled_hover_text("the report is still being read");
+            let asked = ui.add_enabled_ui(!doc.is_loading(), |ui| doc.metric_sets.menu(ui, &trace));
+            asked
+                .response
+                .on_disabled_hover_text("the report is still being read");
+            if asked.inner {
+                attach_to = Some(doc.path.clone());
+            }
             ui.separator();
+        }
+        if let Some(report) = attach_to {
+            self.ask_file(Purpose::AttachNcu { report });
         }
         ui.horizontal(|ui| {
             let label = ui.label("Save as:");
@@ -1224,7 +1275,9 @@ impl SightlineApp {
 
     /// The search box, its arrows and count, then the findings' and notes' badges and the
     /// loader's warnings, from the right edge (left out where the window is too narrow).
-    fn search_bar(doc: &mut Document, ui: &mut Ui) {
+    /// `enter_again`: Enter was pressed with no widget holding the keyboard: after a search, the
+    /// next match (Shift: the previous).
+    fn search_bar(doc: &mut Document, ui: &mut Ui, enter_again: bool) {
         ui.separator();
         let search_label = ui.label("Search");
         // The box gives way first when the window is narrow.
@@ -1256,6 +1309,8 @@ impl SightlineApp {
         // search must zoom and pan, not type); Ctrl+F comes back.
         if enter {
             step = Some(true);
+        } else if enter_again && !doc.search.matches.is_empty() && !doc.search.is_stale() {
+            step = Some(!ui.input(|i| i.modifiers.shift));
         }
         if ui.button("<").on_hover_text("previous match").clicked() {
             step = Some(false);
@@ -1312,31 +1367,7 @@ impl SightlineApp {
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             doc.findings.badge(ui);
             doc.notes.badge(ui);
-            let warnings = &doc.trace.warnings;
-            if !warnings.is_empty() {
-                let label = format!(
-                    "{} warning{}",
-                    warnings.len(),
-                    if warnings.len() == 1 { "" } else { "s" }
-                );
-                ui.menu_button(
-                    RichText::new(label).color(Color32::from_rgb(230, 180, 80)),
-                    |ui| {
-                        ui.label(
-                            RichText::new("The loader noted while reading this report:").weak(),
-                        );
-                        egui::ScrollArea::vertical()
-                            .max_height(400.0)
-                            .show(ui, |ui| {
-                                for w in warnings.iter() {
-                                    ui.add(egui::Label::new(format!("• {w}")).wrap());
-                                }
-                            });
-                    },
-                )
-                .response
-                .on_hover_text("what the loader skipped or guessed");
-            }
+            crate::app::panels::warnings::badge(ui, &doc.trace);
         });
     }
 
@@ -1455,6 +1486,12 @@ impl eframe::App for SightlineApp {
                 .map(|d| d.timeline.view.clone())
                 .or_else(|| self.saved_view.clone()),
             rows,
+            // The shown report's strip, where it has metrics to choose from.
+            strip: self
+                .doc()
+                .filter(|d| !d.metric_sets.sets.is_empty() || d.metric_sets.wanted.is_some())
+                .map_or_else(|| self.saved_strip.clone(), |d| d.metric_sets.choice()),
+            welcomed: !self.welcome,
             prefs: self.prefs.clone(),
             // Reports on disk only: a capture that was never saved has no
             // file to reopen.
@@ -1480,6 +1517,18 @@ impl eframe::App for SightlineApp {
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.save_all_notes();
     }
+}
+
+/// A one-line text box whose text is selected whenever it gets the keyboard,
+/// so that typing replaces what an earlier visit left there.
+fn select_all_on_focus(ui: &mut Ui, text: &mut String) -> egui::Response {
+    let mut out = egui::TextEdit::singleline(text).show(ui);
+    if out.response.gained_focus() {
+        let all = egui::text::CCursorRange::select_all(&out.galley);
+        out.state.cursor.set_char_range(Some(all));
+        out.state.store(ui.ctx(), out.response.id);
+    }
+    out.response.response
 }
 
 /// Opens the window with the app that `setup` prepares (tabs to open, a replay to start).

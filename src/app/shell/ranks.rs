@@ -45,28 +45,16 @@ impl SightlineApp {
         }
     }
 
-    /// File ▸ Open job…: several reports, or a folder of them, from the desktop's dialog.
+    /// File ▸ Open job…: several reports, or a folder of them, from the desktop's dialog (or
+    /// Sightline's browser).
     pub(super) fn ranks_menu(&mut self, ui: &mut Ui) {
         if ui
             .button("Open job…")
             .on_hover_text("the reports of one distributed run (one per rank), or their folder")
             .clicked()
         {
-            let picked = std::panic::catch_unwind(|| {
-                rfd::FileDialog::new()
-                    .add_filter("Nsight Systems SQLite export", &["sqlite"])
-                    .pick_files()
-            });
-            match picked.unwrap_or(None) {
-                Some(files) if !files.is_empty() => self.open_ranks(files, Some(ui.ctx().clone())),
-                _ => {
-                    self.error = Some(
-                        "no reports chosen (without a desktop file dialog, type the job's folder \
-                         in Open path, or run `sightline --job FILE…`)"
-                            .into(),
-                    )
-                }
-            }
+            // The desktop's dialog, or Sightline's browser where there is none.
+            self.ask_file(crate::app::widgets::file_dialog::Purpose::OpenJob);
             ui.close();
         }
     }

@@ -14,6 +14,7 @@ use eframe::egui::{Color32, Painter, Pos2, Rect, Ui, pos2};
 use crate::analysis::findings::human_ns;
 use crate::analysis::idle::{self, Attribution, Cause, Classifier, Gap, IdleSummary, Lanes};
 use crate::app::job::Job;
+use crate::app::state::events::thread_label;
 use crate::app::timeline::view::Mapping;
 use crate::model::Trace;
 
@@ -252,7 +253,7 @@ impl IdleRows {
     /// A selected NVTX range's idle time, per GPU and cause: what the details
     /// panel shows under the range (a spinner until the attribution, then
     /// the range's summary, is in).
-    pub fn range_details(&mut self, ui: &mut Ui, range: (i64, i64)) {
+    pub fn range_details(&mut self, ui: &mut Ui, trace: &Trace, range: (i64, i64)) {
         ui.separator();
         ui.strong(LABEL);
         let waiting = |ui: &mut Ui, what: &str| {
@@ -286,6 +287,19 @@ impl IdleRows {
                         c.gaps
                     ),
                 );
+            }
+            // Whose time it was, when more than one thread's: the range's
+            // thread, and a thread it handed work to (or that handed it).
+            if s.threads.len() > 1 {
+                let parts: Vec<String> = (s.threads.iter())
+                    .map(|&(t, ns)| format!("{} {}", thread_label(trace, t as usize), human_ns(ns)))
+                    .collect();
+                ui.weak(format!("  the time of: {}", parts.join(", ")))
+                    .on_hover_text(
+                        "each gap is the time of the thread that launched the work after it, \
+                         or, until its wait began, of a thread that waited for that thread \
+                         (work handed off, as loss.backward() to PyTorch's autograd thread)",
+                    );
             }
         }
     }
@@ -388,6 +402,15 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
         ui.weak(format!(
             "the thread that launched the next work: tid {}",
             thread.tid
+        ));
+    }
+    if let Some((by, waited_from)) = gap.handed_by
+        && (by as usize) < trace.threads.len()
+    {
+        ui.weak(format!(
+            "handed off by {}: the gap's first {}, until it began to wait, are its time",
+            thread_label(trace, by as usize),
+            human_ns(waited_from.min(gap.end).saturating_sub(gap.start).max(0)),
         ));
     }
 }

@@ -2,6 +2,7 @@
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
 pub mod band;
+pub mod cpu_row;
 pub mod idle_row;
 pub mod lane_bars;
 pub mod mark;
@@ -813,6 +814,10 @@ impl Timeline {
                     visuals.strong_text_color(),
                     visuals.extreme_bg_color.gamma_multiply(0.9),
                 );
+            }
+            RowKind::Cpu { thread } => {
+                self.layout.push((r, row_rect));
+                painted += cpu_row::paint(p.lanes, p.trace, *thread, row_rect, p.map);
             }
             RowKind::Projection { track } => {
                 self.layout.push((r, row_rect));

@@ -30,6 +30,8 @@ pub enum RowKind {
     /// The idle gaps of GPU `device`, coloured by cause (shown when the view
     /// asks for them).
     IdleWhy { device: u32 },
+    /// A thread's CPU samples and scheduling (`timeline/cpu_row.rs`).
+    Cpu { thread: u32 },
 }
 
 /// How a metric chart maps values: `[lo, hi]` (raw values) fills the row;
@@ -101,7 +103,7 @@ impl Row {
             RowKind::Lane { track, .. } => track.depth.max(1) as f32 * LANE_H + 2.0,
             RowKind::Metric { .. } => METRIC_H,
             RowKind::Projection { track } => track.depth.max(1) as f32 * LANE_H + 2.0,
-            RowKind::IdleWhy { .. } => LANE_H + 2.0,
+            RowKind::IdleWhy { .. } | RowKind::Cpu { .. } => LANE_H + 2.0,
         }
     }
 
@@ -164,7 +166,10 @@ fn finish(rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
         }
         let n = match &rows[i].kind {
             RowKind::Lane { track, .. } => track.len() as u64,
-            RowKind::Metric(_) | RowKind::Projection { .. } | RowKind::IdleWhy { .. } => 0,
+            RowKind::Metric(_)
+            | RowKind::Projection { .. }
+            | RowKind::IdleWhy { .. }
+            | RowKind::Cpu { .. } => 0,
             RowKind::Header { events } => *events,
         };
         if let Some(p) = rows[i].parent
@@ -322,7 +327,8 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
     let Some(th) = trace.threads.get(t as usize) else {
         return;
     };
-    if th.is_empty() {
+    let has_cpu = super::cpu_row::has_cpu_data(trace, t);
+    if th.is_empty() && !has_cpu {
         return;
     }
     let th_row = header(
@@ -332,6 +338,18 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
         1,
         Some(ph),
     );
+    // Only where the thread has no other row for now (a report of samples
+    // and no CUDA): a CPU row on every thread of a CUDA report would push its
+    // GPU rows below the fold (the state lane's design is the views' to make).
+    if has_cpu && th.is_empty() {
+        rows.push(Row {
+            label: super::cpu_row::label(trace, t),
+            key: format!("t{}/cpu", th.global_tid),
+            indent: 2,
+            parent: Some(th_row),
+            kind: RowKind::Cpu { thread: t },
+        });
+    }
     lane(
         trace,
         rows,

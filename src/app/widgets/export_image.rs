@@ -27,7 +27,12 @@ const CAPTURE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Where the image goes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Target {
-    File(PathBuf),
+    /// A PNG file; `replace`: the user agreed to replace the file there (a
+    /// file that appears there meanwhile is not replaced unasked).
+    File {
+        path: PathBuf,
+        replace: bool,
+    },
     Clipboard,
 }
 
@@ -73,6 +78,11 @@ enum State {
 pub struct ImageExport {
     /// The File ▸ Export image path box.
     pub path: String,
+    /// The report the box was filled in for: another tab shown fills it
+    /// anew, so one report's image never goes into another's file.
+    filled_for: Option<PathBuf>,
+    /// A file exists where the box points: the menu asks before replacing it.
+    confirm: Option<PathBuf>,
     state: State,
     /// Said in the status bar until dismissed (a copy to the clipboard).
     pub notice: Option<String>,
@@ -82,6 +92,8 @@ impl Default for ImageExport {
     fn default() -> Self {
         ImageExport {
             path: String::new(),
+            filled_for: None,
+            confirm: None,
             state: State::Idle,
             notice: None,
         }
@@ -98,42 +110,8 @@ pub fn default_path(report: &Path) -> PathBuf {
         .map_or_else(|| "timeline".into(), |s| s.to_string_lossy().into_owned());
     let name = format!("{stem}-timeline.png");
     match report.parent() {
-        Some(dir) if is_users_folder(dir) => dir.join(name),
+        Some(dir) if crate::files::is_users_folder(dir) => dir.join(name),
         _ => user_folder().join(name),
-    }
-}
-
-/// Whether images may go into `dir`: it takes a new file, and it is not one
-/// of the app's bundled-asset folders.
-fn is_users_folder(dir: &Path) -> bool {
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    let Ok(real) = std::fs::canonicalize(dir) else {
-        return false;
-    };
-    let bundled = crate::lessons::asset_dirs()
-        .iter()
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        .any(|d| d == real);
-    !bundled && can_create_in(&real)
-}
-
-/// Tries it: permission bits say nothing for root or a read-only mount.
-fn can_create_in(dir: &Path) -> bool {
-    let probe = dir.join(format!(".sightline-probe-{}", std::process::id()));
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            true
-        }
-        Err(_) => false,
     }
 }
 
@@ -173,11 +151,14 @@ impl ImageExport {
 
     /// The menu entries: the path box (Enter exports) and Copy image.
     /// `report` is the report shown, for the default path; `None` disables both.
+    /// A file that exists is replaced only once the user says so, in the menu.
     pub fn menu(&mut self, ui: &mut egui::Ui, report: Option<&Path>) {
-        if self.path.trim().is_empty()
-            && let Some(r) = report
+        if let Some(r) = report
+            && (self.filled_for.as_deref() != Some(r) || self.path.trim().is_empty())
         {
             self.path = default_path(r).display().to_string();
+            self.filled_for = Some(r.to_path_buf());
+            self.confirm = None;
         }
         let enabled = report.is_some() && !self.is_busy();
         ui.add_enabled_ui(enabled, |ui| {
@@ -187,13 +168,26 @@ impl ImageExport {
                     .text_edit_singleline(&mut self.path)
                     .labelled_by(label.id)
                     .on_hover_text("the timeline as shown, as a PNG (Enter saves)");
+                if r.changed() {
+                    self.confirm = None;
+                }
                 let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                 let button = ui.button("Export");
                 if (enter || button.clicked()) && !self.path.trim().is_empty() {
-                    self.request(Target::File(PathBuf::from(self.path.trim())));
-                    ui.close();
+                    let path = PathBuf::from(self.path.trim());
+                    // (A folder there is refused by the write, with its reason.)
+                    if path.exists() && !path.is_dir() {
+                        self.confirm = Some(path);
+                    } else {
+                        self.request(Target::File {
+                            path,
+                            replace: false,
+                        });
+                        ui.close();
+                    }
                 }
             });
+            self.confirm_ui(ui);
             if ui
                 .button("Copy image")
                 .on_hover_text("the timeline as shown, to the clipboard")
@@ -203,6 +197,38 @@ impl ImageExport {
                 ui.close();
             }
         });
+    }
+
+    /// The question asked before an export replaces a file: Replace, or
+    /// Cancel (the menu stays open to type another name).
+    fn confirm_ui(&mut self, ui: &mut egui::Ui) {
+        let Some(path) = self.confirm.clone() else {
+            return;
+        };
+        let warning = egui::Color32::from_rgb(230, 180, 80);
+        ui.colored_label(
+            warning,
+            format!("{} already exists: replace it?", format::file_name(&path)),
+        )
+        .on_hover_text(path.display().to_string());
+        ui.horizontal(|ui| {
+            if ui.button("Replace").clicked() {
+                self.confirm = None;
+                self.request(Target::File {
+                    path,
+                    replace: true,
+                });
+                ui.close();
+            }
+            if ui.button("Cancel").clicked() {
+                self.confirm = None;
+            }
+        });
+    }
+
+    /// Whether the menu asks before replacing a file (tests, screenshots).
+    pub fn is_asking_to_replace(&self) -> bool {
+        self.confirm.is_some()
     }
 
     /// The notice line of the status bar, with OK to dismiss it.
@@ -275,7 +301,7 @@ impl ImageExport {
                             ctx.copy_image(cropped);
                             Some(ExportOutcome::Copied { width, height })
                         }
-                        Target::File(path) => self.write(cropped, path),
+                        Target::File { path, replace } => self.write(cropped, path, replace),
                     }
                 }
                 Err(crossbeam_channel::TryRecvError::Empty)
@@ -308,10 +334,17 @@ impl ImageExport {
         }
     }
 
-    /// Encodes and writes on a worker thread.
-    fn write(&mut self, image: ColorImage, path: PathBuf) -> Option<ExportOutcome> {
+    /// Encodes and writes on a worker thread; a file that is there and was
+    /// not agreed to be replaced is left as it is.
+    fn write(&mut self, image: ColorImage, path: PathBuf, replace: bool) -> Option<ExportOutcome> {
         let mut job = Job::default();
         let started = job.start("sightline-export-image", None, move |_| {
+            if !replace && path.exists() {
+                return Some(Err(format!(
+                    "{} already exists: not replaced (export again to be asked)",
+                    path.display()
+                )));
+            }
             Some(write_png(&path, &image).map(|()| path))
         });
         if started {

@@ -1,11 +1,14 @@
-//! An in-app file browser: File ▸ Browse…, and what File ▸ Open falls back to
-//! when the desktop has no file-dialog portal (workshop machines often lack
-//! one). No file-dialog crate for egui 0.37 exists yet (egui-file-dialog 0.15
-//! needs egui 0.36), and a list of folders and reports is all this needs.
+//! An in-app file browser: File ▸ Browse…, and what every file dialog falls
+//! back to when the desktop has no file-dialog portal (workshop machines often
+//! lack one): a report to open, a job's folder, an Nsight Compute CSV. No
+//! file-dialog crate for egui 0.37 exists yet (egui-file-dialog 0.15 needs
+//! egui 0.36), and a list of folders and files is all this needs.
 
 use std::path::{Path, PathBuf};
 
 use eframe::egui::{self, RichText};
+
+use crate::app::widgets::file_dialog::{Answer, Purpose};
 
 /// One entry of the folder shown.
 struct Entry {
@@ -26,18 +29,29 @@ pub struct FileBrowser {
     all_files: bool,
     /// The path box: a folder to go to or a file to open.
     typed: String,
+    /// What the file is for (its title, the files listed, what a choice does).
+    purpose: Purpose,
 }
 
-/// Reports are SQLite exports; nsys writes `.sqlite`, some tools `.db`.
-fn is_report(path: &Path) -> bool {
+/// Whether `path` is a file `purpose` lists: reports are SQLite exports (nsys
+/// writes `.sqlite`, some tools `.db`), ncu results CSV files.
+fn is_listed(path: &Path, purpose: &Purpose) -> bool {
+    let (_, extensions) = purpose.filter();
     path.extension()
         .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("sqlite") || e.eq_ignore_ascii_case("db"))
+        .is_some_and(|e| extensions.iter().any(|x| e.eq_ignore_ascii_case(x)))
 }
 
 impl FileBrowser {
-    /// Opens the browser on `dir` (a file's folder when given a file).
+    /// Opens the browser on `dir` (a file's folder when given a file) for a
+    /// report to open.
     pub fn show_at(&mut self, dir: &Path) {
+        self.show_for(dir, Purpose::OpenReport);
+    }
+
+    /// Opens the browser on `dir` (a file's folder when given a file) for `purpose`.
+    pub fn show_for(&mut self, dir: &Path, purpose: Purpose) {
+        self.purpose = purpose;
         self.open = true;
         let dir = if dir.is_file() {
             dir.parent().unwrap_or(dir)
@@ -90,15 +104,21 @@ impl FileBrowser {
             .sort_by(|a, b| b.is_dir.cmp(&a.is_dir).then_with(|| a.name.cmp(&b.name)));
     }
 
-    /// Draws the browser when open; returns the file the user chose.
-    pub fn ui(&mut self, ctx: &egui::Context) -> Option<PathBuf> {
+    /// What the browser is open for.
+    pub fn purpose(&self) -> &Purpose {
+        &self.purpose
+    }
+
+    /// Draws the browser when open; returns what the user chose, for what.
+    pub fn ui(&mut self, ctx: &egui::Context) -> Option<Answer> {
         if !self.open {
             return None;
         }
         let mut chosen = None;
         let mut go_to = None;
         let mut open = self.open;
-        egui::Window::new("Open a report")
+        let (kind, extensions) = self.purpose.filter();
+        egui::Window::new(self.purpose.title())
             .open(&mut open)
             .default_size([560.0, 420.0])
             .collapsible(false)
@@ -128,10 +148,32 @@ impl FileBrowser {
                         }
                     }
                 });
+                let only = extensions
+                    .iter()
+                    .map(|e| format!(".{e}"))
+                    .collect::<Vec<_>>()
+                    .join(" and ");
                 ui.checkbox(
                     &mut self.all_files,
-                    "Show every file (not only .sqlite and .db)",
-                );
+                    format!("Show every file (not only {only})"),
+                )
+                .on_hover_text(kind);
+                if self.purpose == Purpose::OpenJob {
+                    let reports = self
+                        .entries
+                        .iter()
+                        .filter(|e| !e.is_dir && is_listed(&e.path, &self.purpose))
+                        .count();
+                    let button = ui.add_enabled(
+                        reports > 0,
+                        egui::Button::new(format!(
+                            "Open the {reports} reports of this folder as one job"
+                        )),
+                    );
+                    if button.clicked() {
+                        chosen = Some(self.dir.clone());
+                    }
+                }
                 ui.separator();
                 if let Some(e) = &self.error {
                     ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e);
@@ -140,10 +182,9 @@ impl FileBrowser {
                 egui::ScrollArea::vertical()
                     .auto_shrink([false, false])
                     .show(ui, |ui| {
-                        let shown = self
-                            .entries
-                            .iter()
-                            .filter(|e| e.is_dir || self.all_files || is_report(&e.path));
+                        let shown = self.entries.iter().filter(|e| {
+                            e.is_dir || self.all_files || is_listed(&e.path, &self.purpose)
+                        });
                         let mut any = false;
                         for entry in shown {
                             any = true;
@@ -161,7 +202,9 @@ impl FileBrowser {
                             }
                         }
                         if !any {
-                            ui.label(RichText::new("no folders or reports here").weak());
+                            ui.label(
+                                RichText::new(format!("no folders or {only} files here")).weak(),
+                            );
                         }
                     });
             });
@@ -169,6 +212,6 @@ impl FileBrowser {
         if let Some(dir) = go_to {
             self.go(dir);
         }
-        chosen
+        chosen.map(|path| Answer::Chosen(self.purpose.clone(), vec![path]))
     }
 }

@@ -34,6 +34,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "find, show the next match, give the keys back",
     ),
     (
+        "Enter, Shift+Enter (after a search)",
+        "next / previous match",
+    ),
+    (
         "Ctrl + / Ctrl − / Ctrl 0",
         "UI zoom larger / smaller / 100%",
     ),

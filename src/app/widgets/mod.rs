@@ -5,6 +5,7 @@ pub mod cells;
 pub mod colors;
 pub mod export_image;
 pub mod file_browser;
+pub mod file_dialog;
 pub mod format;
 pub mod help;
 pub mod prefs;
