@@ -263,9 +263,13 @@ pub fn is_users_folder(dir: &Path) -> bool {
     !bundled && can_create_in(&real)
 }
 
-/// Tries it: permission bits say nothing for root or a read-only mount.
+/// Tries it: permission bits say nothing for root or a read-only mount. Each probe has a name
+/// of its own: two threads probing one folder at once (a delayed notes write and a load) must
+/// not find each other's probe and take the folder for one they cannot write.
 fn can_create_in(dir: &Path) -> bool {
-    let probe = dir.join(format!(".sightline-probe-{}", std::process::id()));
+    static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let probe = dir.join(format!(".sightline-probe-{}-{n}", std::process::id()));
     match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -297,6 +301,23 @@ pub fn user_data_dir() -> std::io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Threads asking at once whether one folder is the user's all hear yes (their probes
+    /// once shared a name: one found the other's and said no, and notes went elsewhere).
+    #[test]
+    fn a_folder_probed_from_many_threads_at_once_is_the_users_to_all() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let answers: Vec<bool> = std::thread::scope(|s| {
+            let probes: Vec<_> = (0..16)
+                .map(|_| s.spawn(|| (0..200).all(|_| is_users_folder(dir.path()))))
+                .collect();
+            probes
+                .into_iter()
+                .map(|p| p.join().unwrap_or(false))
+                .collect()
+        });
+        assert!(answers.iter().all(|&a| a), "{answers:?}");
+    }
 
     #[test]
     fn replaces_the_file_and_leaves_no_temporary() {

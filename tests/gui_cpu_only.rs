@@ -73,7 +73,9 @@ fn samples_alone_give_the_time_axis() {
         .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
     h.run_steps(3);
     assert!(
-        h.query_all_by_label_contains("CPU (").next().is_some(),
+        h.query_all_by_label_contains("CPU samples (")
+            .next()
+            .is_some(),
         "CPU rows"
     );
     let span = h

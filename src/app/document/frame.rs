@@ -36,6 +36,12 @@ impl Document {
                 });
             self.range_stats_area = Some(panel.response.rect);
         }
+        if self.cpu_profile.is_shown() {
+            egui::Panel::bottom("cpu_profile")
+                .default_size(300.0)
+                .resizable(true)
+                .show(ui, |ui| self.cpu_profile.ui(ui));
+        }
         if self.timeline.prepare_projection(&self.trace) {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use eframe::egui::{self};
 
 use crate::app::panels::capture_panel::{Live, LiveUpdate};
+use crate::app::panels::cpu_profile_panel::CpuProfilePanel;
 use crate::app::panels::findings_panel::FindingsPanel;
 use crate::app::panels::kernel_panel::KernelPanel;
 use crate::app::panels::range_stats::RangeStats;
@@ -33,6 +34,8 @@ pub struct Document {
     selection: Selection,
     pub timeline: Timeline,
     pub stats: RangeStats,
+    /// What the CPU ran in the selected range (flat profile, flame graph), from the samples.
+    pub cpu_profile: CpuProfilePanel,
     pub search: Search,
     /// Everything about one kernel name (a window, shown while open).
     pub kernel: KernelPanel,
@@ -73,6 +76,7 @@ impl Document {
             selection: Selection::default(),
             timeline,
             stats: RangeStats::default(),
+            cpu_profile: CpuProfilePanel::default(),
             search: Search::default(),
             kernel: KernelPanel::default(),
             nvtx_gpu: crate::app::panels::nvtx_gpu::NvtxGpu::default(),
@@ -136,6 +140,9 @@ impl Document {
         // reference to millions of events.
         crate::app::job::drop_off_thread(std::mem::replace(&mut self.trace, trace));
         self.stats.refresh(self.trace.clone(), self.selection.range);
+        // The samples may have come with this state of the report.
+        self.cpu_profile
+            .range_changed(&self.trace, self.selection.range);
         match kernel {
             Some(name) => self.kernel.refresh(&self.trace, name, self.selection.range),
             None => self.kernel.close(),
@@ -211,7 +218,8 @@ impl Document {
     /// who follows the range.
     fn range_changed(&mut self) {
         let range = self.selection.range;
-        let followers: [&mut dyn FollowsRange; 2] = [&mut self.stats, &mut self.kernel];
+        let followers: [&mut dyn FollowsRange; 3] =
+            [&mut self.stats, &mut self.kernel, &mut self.cpu_profile];
         for follower in followers {
             follower.range_changed(&self.trace, range);
         }

@@ -4,6 +4,7 @@
 pub mod annotations_panel;
 pub mod capture_panel;
 pub mod compare_view;
+pub mod cpu_profile_panel;
 pub mod details;
 pub mod findings_panel;
 pub mod job_ranges;

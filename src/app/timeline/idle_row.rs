@@ -365,6 +365,15 @@ impl IdleRows {
     }
 }
 
+/// A cause as its functions' line words it: "4.2 ms outside CUDA: …".
+fn functions_label(cause: Cause) -> &'static str {
+    match cause {
+        Cause::Outside => "outside CUDA",
+        Cause::Sync => "blocked in syncs",
+        other => other.label(),
+    }
+}
+
 /// The tooltip of a gap: its length, and the time per cause with the calls.
 pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
     let classifier = Classifier::new(trace);
@@ -396,6 +405,17 @@ pub fn tooltip(ui: &mut Ui, trace: &Trace, gap: &Gap) {
                     }
                 ),
             );
+            // Which code the thread ran (or waited in) meanwhile: the attribution names it
+            // from the thread's samples.
+            if let Some(top) = &c.functions {
+                ui.label(format!(
+                    "    {} {}: {} ({} samples)",
+                    human_ns(c.time),
+                    functions_label(c.cause),
+                    top.phrase(),
+                    top.samples
+                ));
+            }
         }
     }
     if let Some(thread) = gap.thread.and_then(|t| trace.threads.get(t as usize)) {

@@ -2,7 +2,7 @@
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
 pub mod band;
-pub mod cpu_row;
+pub mod cpu_state_row;
 pub mod idle_row;
 pub mod lane_bars;
 pub mod mark;
@@ -12,12 +12,14 @@ pub mod overlay;
 pub mod paint;
 pub mod projection;
 pub mod rows;
+pub mod sample_row;
 pub mod view;
 
 use eframe::egui::{
     self, Color32, CursorIcon, Key, Pos2, Rect, Sense, Stroke, Ui, WidgetInfo, pos2, vec2,
 };
 
+use crate::analysis::metrics::units;
 use crate::app::state::command::Command;
 use crate::app::state::events::{EventRef, Table};
 use crate::app::state::selection::Selection;
@@ -815,9 +817,13 @@ impl Timeline {
                     visuals.extreme_bg_color.gamma_multiply(0.9),
                 );
             }
-            RowKind::Cpu { thread } => {
+            RowKind::CpuState { thread } => {
                 self.layout.push((r, row_rect));
-                painted += cpu_row::paint(p.lanes, p.trace, *thread, row_rect, p.map);
+                painted += cpu_state_row::paint(p.lanes, p.trace, *thread, row_rect, p.map);
+            }
+            RowKind::Samples { thread } => {
+                self.layout.push((r, row_rect));
+                painted += sample_row::paint(p.lanes, p.trace, *thread, row_rect, p.map);
             }
             RowKind::Projection { track } => {
                 self.layout.push((r, row_rect));
@@ -851,15 +857,7 @@ impl Timeline {
                             .rect_filled(shade, 0.0, colors::SELECTED.gamma_multiply(0.25));
                     }
                     paint::metric(p.lanes, s, m, row_rect, p.map, colors::METRIC);
-                    let scale = match m.constant {
-                        Some(v) => format!("always {}", format::metric_value(v * m.scale)),
-                        None => format!(
-                            "{}–{} {}",
-                            format::metric_value(m.lo * m.scale),
-                            format::metric_value(m.hi * m.scale),
-                            m.unit
-                        ),
-                    };
+                    let scale = m.scale_label();
                     // The value scale sits under the name, clear of the chart.
                     p.labels.text(
                         pos2(
@@ -942,8 +940,8 @@ impl Timeline {
                     Stroke::new(1.0, visuals.strong_text_color()),
                 );
                 let name = format::clip(trace.name(series.name), 200).into_owned();
-                let value = format::metric_value(v as f64 * m.scale);
-                let unit = if m.unit == "Avg" {
+                let value = units::shown(&m.unit, f64::from(v) * m.scale);
+                let unit = if m.unit == "avg" || value.starts_with("impossible") {
                     String::new()
                 } else {
                     m.unit.clone()
@@ -965,6 +963,11 @@ impl Timeline {
             resp.clone()
                 .on_hover_ui_at_pointer(|ui| idle_row::tooltip(ui, trace, &gap));
         }
+        if matches!(self.drag, Drag::None)
+            && let Some(pos) = resp.hover_pos()
+        {
+            self.cpu_tooltips(trace, resp, map, pos);
+        }
         // Tooltip for the event under the pointer.
         if matches!(self.drag, Drag::None)
             && let Some(pos) = resp.hover_pos()
@@ -980,6 +983,29 @@ impl Timeline {
                     }
                 });
             });
+        }
+    }
+
+    /// The tooltip of a thread's CPU rows under `pos`: the state there, or
+    /// the sample nearest it with its stack.
+    fn cpu_tooltips(&self, trace: &Trace, resp: &egui::Response, map: &Mapping, pos: Pos2) {
+        let Some((r, rect)) = self.row_at(pos) else {
+            return;
+        };
+        match self.rows[r].kind {
+            RowKind::CpuState { thread } => {
+                if let Some(s) = cpu_state_row::state_at(trace, thread, map, pos) {
+                    resp.clone()
+                        .on_hover_ui_at_pointer(|ui| cpu_state_row::tooltip(ui, trace, &s));
+                }
+            }
+            RowKind::Samples { thread } => {
+                if let Some(tick) = sample_row::sample_at(trace, thread, rect, map, pos) {
+                    resp.clone()
+                        .on_hover_ui_at_pointer(|ui| sample_row::tooltip(ui, trace, &tick));
+                }
+            }
+            _ => {}
         }
     }
 

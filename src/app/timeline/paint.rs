@@ -415,7 +415,12 @@ impl<'a> ForwardSearch<'a> {
 /// Writes the name `name` gives in box `r` of a lane (`rect`), cut with "…"
 /// to fit, when the box is wide enough for a few characters (the name is
 /// looked up only then: most boxes of a busy lane are narrower).
-fn name_in_box<'a>(painter: &Painter, rect: Rect, r: Rect, name: impl FnOnce() -> &'a str) {
+pub(super) fn name_in_box<'a>(
+    painter: &Painter,
+    rect: Rect,
+    r: Rect,
+    name: impl FnOnce() -> &'a str,
+) {
     let w = r.width();
     if w <= 24.0 {
         return;

@@ -5,11 +5,16 @@
 use crate::app::state::events::{Table, stream_label, thread_label};
 use crate::app::widgets::format::grouped;
 
+use crate::analysis::metrics::units;
 use crate::model::{Trace, Track};
 
 /// A lane's sparse index holds every `SPARSE_STRIDE`-th start of its track
 /// (the model's [`Track::sampled_starts`]).
 pub const SPARSE_STRIDE: usize = crate::model::SAMPLED_STARTS_STRIDE;
+
+/// The labels (and accessible names) of a thread's CPU rows (`cpu_state_row`, `sample_row`).
+pub const CPU_STATE_LABEL: &str = "CPU state";
+pub const SAMPLES_LABEL: &str = "CPU samples";
 
 pub const HEADER_H: f32 = 20.0;
 pub const LANE_H: f32 = 18.0;
@@ -30,8 +35,10 @@ pub enum RowKind {
     /// The idle gaps of GPU `device`, coloured by cause (shown when the view
     /// asks for them).
     IdleWhy { device: u32 },
-    /// A thread's CPU samples and scheduling (`timeline/cpu_row.rs`).
-    Cpu { thread: u32 },
+    /// A thread's scheduling states (`cpu_state_row`).
+    CpuState { thread: u32 },
+    /// A thread's CPU and Python samples, a tick each (`sample_row`).
+    Samples { thread: u32 },
 }
 
 /// How a metric chart maps values: `[lo, hi]` (raw values) fills the row;
@@ -42,31 +49,37 @@ pub struct MetricRow {
     pub lo: f64,
     pub hi: f64,
     pub scale: f64,
-    /// The unit from the name's `[...]`, e.g. `%`, `MHz`, `Avg`.
+    /// The unit as people read it (`analysis::metrics::units::sampled_unit`): `%`, `MHz`,
+    /// `warps/cycle`, `avg`.
     pub unit: String,
-    /// Every sample is the same value (drawn flat, labelled so).
+    /// Every possible sample is the same value (drawn flat, labelled so).
     pub constant: Option<f64>,
+    /// Samples no unit allows (a negative clock, a share above 100 %): left out of the scale.
+    pub impossible: usize,
 }
 
 impl MetricRow {
     fn new(series: u32, name: &str, values: &[f32]) -> Self {
+        // The unit as people read it (clocks named [MHz] are stored in Hz), and the range
+        // of the values it allows: an impossible sample (a negative clock, a share above
+        // 100 %) is flagged on hover, never stretched into the scale.
+        let (unit, scale) = units::sampled_unit(name);
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut impossible = 0;
         for &v in values {
-            lo = lo.min(v as f64);
-            hi = hi.max(v as f64);
+            let v = f64::from(v);
+            if units::impossible(unit, v * scale).is_some() {
+                impossible += 1;
+                continue;
+            }
+            lo = lo.min(v);
+            hi = hi.max(v);
         }
         if !lo.is_finite() {
             (lo, hi) = (0.0, 0.0);
         }
         let constant = (lo == hi).then_some(lo);
-        let unit = name
-            .rfind('[')
-            .and_then(|i| name[i + 1..].strip_suffix(']'))
-            .unwrap_or("")
-            .to_string();
-        let percent = unit.ends_with('%');
-        // nsys labels clocks [MHz] but stores them in Hz.
-        let scale = if unit == "MHz" && hi > 1e5 { 1e-6 } else { 1.0 };
+        let percent = unit == "%";
         lo = lo.min(0.0);
         if percent {
             hi = hi.max(100.0);
@@ -79,9 +92,28 @@ impl MetricRow {
             lo,
             hi,
             scale,
-            unit: if percent { "%".into() } else { unit },
+            unit: unit.to_string(),
             constant,
+            impossible,
         }
+    }
+
+    /// The value scale under the row's name: the range of its possible values in its unit,
+    /// and how many samples no unit allows were left out.
+    pub fn scale_label(&self) -> String {
+        let mut text = match self.constant {
+            Some(v) => format!("always {}", units::shown(&self.unit, v * self.scale)),
+            None => format!(
+                "{}–{} {}",
+                units::shown(&self.unit, self.lo * self.scale),
+                units::shown(&self.unit, self.hi * self.scale),
+                self.unit
+            ),
+        };
+        if self.impossible > 0 {
+            text += &format!(" ({} impossible samples left out)", self.impossible);
+        }
+        text
     }
 }
 
@@ -103,7 +135,9 @@ impl Row {
             RowKind::Lane { track, .. } => track.depth.max(1) as f32 * LANE_H + 2.0,
             RowKind::Metric { .. } => METRIC_H,
             RowKind::Projection { track } => track.depth.max(1) as f32 * LANE_H + 2.0,
-            RowKind::IdleWhy { .. } | RowKind::Cpu { .. } => LANE_H + 2.0,
+            RowKind::IdleWhy { .. } | RowKind::CpuState { .. } | RowKind::Samples { .. } => {
+                LANE_H + 2.0
+            }
         }
     }
 
@@ -157,7 +191,7 @@ fn header(
 
 /// Sums event counts into headers and drops headers left without children,
 /// but for those in `placeholders` (a GPU whose rows are still being read).
-fn finish(rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
+fn finish(trace: &Trace, rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
     let mut rows = rows;
     let mut series = vec![0usize; rows.len()];
     for i in (0..rows.len()).rev() {
@@ -169,7 +203,8 @@ fn finish(rows: Vec<Row>, placeholders: &[usize]) -> Vec<Row> {
             RowKind::Metric(_)
             | RowKind::Projection { .. }
             | RowKind::IdleWhy { .. }
-            | RowKind::Cpu { .. } => 0,
+            | RowKind::CpuState { .. } => 0,
+            RowKind::Samples { thread } => sample_count(trace, *thread),
             RowKind::Header { events } => *events,
         };
         if let Some(p) = rows[i].parent
@@ -318,7 +353,7 @@ pub fn build(trace: &Trace) -> Vec<Row> {
             stream_rows(trace, &mut rows, s, gh);
         }
     }
-    finish(rows, &placeholders)
+    finish(trace, rows, &placeholders)
 }
 
 /// Thread `t`'s rows under its process's header `ph`: its header, OS runtime, CUDA API and
@@ -327,8 +362,13 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
     let Some(th) = trace.threads.get(t as usize) else {
         return;
     };
-    let has_cpu = super::cpu_row::has_cpu_data(trace, t);
-    if th.is_empty() && !has_cpu {
+    let sampled =
+        trace.cpu.sched_of(t).is_some_and(|s| !s.at.is_empty()) || sample_count(trace, t) > 0;
+    // A thread known only from its samples or scheduling (nsys's own, a runtime's helpers)
+    // gets rows where the report has no GPU work to show: in a CUDA report dozens of them
+    // would push the GPU's rows out of sight.
+    let gpu_report = !trace.kernels.spans.is_empty() || !trace.cuda_api.spans.is_empty();
+    if th.is_empty() && (!sampled || gpu_report) {
         return;
     }
     let th_row = header(
@@ -338,18 +378,7 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
         1,
         Some(ph),
     );
-    // Only where the thread has no other row for now (a report of samples
-    // and no CUDA): a CPU row on every thread of a CUDA report would push its
-    // GPU rows below the fold (the state lane's design is the views' to make).
-    if has_cpu && th.is_empty() {
-        rows.push(Row {
-            label: super::cpu_row::label(trace, t),
-            key: format!("t{}/cpu", th.global_tid),
-            indent: 2,
-            parent: Some(th_row),
-            kind: RowKind::Cpu { thread: t },
-        });
-    }
+    cpu_rows(trace, rows, th_row, t);
     lane(
         trace,
         rows,
@@ -395,6 +424,39 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
                 },
             });
         }
+    }
+}
+
+/// The samples nsys took of thread `t`, every sampler's.
+fn sample_count(trace: &Trace, t: u32) -> u64 {
+    (trace.cpu.threads.iter())
+        .filter(|s| s.thread == t)
+        .map(|s| s.len() as u64)
+        .sum()
+}
+
+/// Thread `t`'s CPU rows under its header `th_row`: its scheduling states
+/// and its samples, each where the report has them.
+fn cpu_rows(trace: &Trace, rows: &mut Vec<Row>, th_row: usize, t: u32) {
+    let indent = rows[th_row].indent + 1;
+    if trace.cpu.sched_of(t).is_some_and(|s| !s.at.is_empty()) {
+        rows.push(Row {
+            label: CPU_STATE_LABEL.into(),
+            key: format!("{}/cpustate", rows[th_row].key),
+            indent,
+            parent: Some(th_row),
+            kind: RowKind::CpuState { thread: t },
+        });
+    }
+    let samples = sample_count(trace, t);
+    if samples > 0 {
+        rows.push(Row {
+            label: format!("{} ({})", SAMPLES_LABEL, grouped(samples as i64)),
+            key: format!("{}/samples", rows[th_row].key),
+            indent,
+            parent: Some(th_row),
+            kind: RowKind::Samples { thread: t },
+        });
     }
 }
 
@@ -457,6 +519,25 @@ fn stream_rows(trace: &Trace, rows: &mut Vec<Row>, s: usize, parent: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A metric row's scale covers the values its unit allows: nsys stores clocks named
+    /// `[MHz]` in Hz and has written negative samples; the scale is in MHz, starts at 0, and
+    /// says how many samples it left out (issue 45: "−7,720,640–7,388,678 Avg" was printed).
+    #[test]
+    fn metric_rows_leave_impossible_samples_out_of_their_scale() {
+        let clock = MetricRow::new(0, "GPC Clock Frequency [MHz]", &[1.98e9, -7.72e6, 1.755e9]);
+        assert_eq!(clock.unit, "MHz");
+        assert!(clock.lo >= 0.0, "{clock:?}");
+        assert_eq!(clock.impossible, 1);
+        let label = clock.scale_label();
+        assert!(label.starts_with("0–1,980 MHz"), "{label}");
+        assert!(label.contains("1 impossible"), "{label}");
+        let share = MetricRow::new(1, "SMs Active [Throughput %]", &[-3.0, 40.0, 250.0]);
+        assert_eq!((share.lo, share.hi, share.impossible), (0.0, 100.0, 2));
+        let fine = MetricRow::new(2, "SMs Active [Throughput %]", &[10.0, 40.0]);
+        assert_eq!(fine.impossible, 0);
+        assert!(!fine.scale_label().contains("impossible"));
+    }
 
     /// A lane's track is the report's, its runs shared, not copied: the rows
     /// are built again at each of a capture's snapshots, and a copy of every
