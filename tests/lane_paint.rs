@@ -290,3 +290,67 @@ fn a_lane_cut_into_many_runs_paints_what_it_paints_whole() {
     }
     assert!(lanes_checked >= 6, "{lanes_checked} lanes checked");
 }
+
+/// A collapsed timeline (a rank of a job) keeps each lane's activity columns for the view they
+/// were made for: after a zoom it paints what a timeline that saw another view first paints
+/// there, and a repaint at one view paints the same.
+#[test]
+fn collapsed_activity_follows_the_view() {
+    use sightline::app::state::selection::Selection;
+    use sightline::app::timeline::Timeline;
+    let trace = load("sync_timing.sqlite");
+    let frame = |timeline: &mut Timeline| {
+        let ctx = egui::Context::default();
+        let input = egui::RawInput {
+            screen_rect: Some(Rect::from_min_size(
+                pos2(0.0, 0.0),
+                egui::vec2(1400.0, 600.0),
+            )),
+            ..Default::default()
+        };
+        let mut out = ctx.run_ui(input, |ui| {
+            timeline.ui(ui, &trace, &Selection::default());
+        });
+        // No renderer takes the font texture.
+        out.textures_delta.clear();
+        timeline.painted
+    };
+    // Around the 10th kernel, and around the 40th: each view holds other work.
+    let k = &trace.kernels.spans;
+    let around = |i: usize| {
+        let (s, e) = k.get(i).expect("a kernel");
+        (s as f64 - 200_000.0, e as f64 + 200_000.0)
+    };
+    let (target, elsewhere) = (around(10), around(40));
+    let mut moved = Timeline::new(&trace);
+    moved.compact = true;
+    let whole = frame(&mut moved);
+    moved.zoom_to_span(target.0, target.1);
+    let after = frame(&mut moved);
+    let again = frame(&mut moved);
+    // A timeline whose first frame is at the target view: nothing cached before it.
+    let mut straight = Timeline::new(&trace);
+    straight.compact = true;
+    straight.zoom_to_span(target.0, target.1);
+    let direct = frame(&mut straight);
+    // And one that went elsewhere on the way.
+    let mut other = Timeline::new(&trace);
+    other.compact = true;
+    other.zoom_to_span(elsewhere.0, elsewhere.1);
+    let there = frame(&mut other);
+    other.zoom_to_span(target.0, target.1);
+    let via = frame(&mut other);
+    assert_eq!(
+        via, direct,
+        "painted at the target whatever the view before"
+    );
+    assert!(
+        after > 0,
+        "work in the zoomed view: {whole} {after} {there}"
+    );
+    assert_eq!(
+        after, direct,
+        "painted after the zoom as if the view had been another"
+    );
+    assert_eq!(again, direct, "a repaint at the same view paints the same");
+}

@@ -80,6 +80,25 @@ enum Drag {
     Range(f64, Option<TimeRange>),
 }
 
+/// What a lane's activity columns depend on besides its events: the view's mapping and the
+/// strip's horizontal extent, bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ActivityKey([u64; 4], [u32; 2]);
+
+impl ActivityKey {
+    fn of(map: &view::Mapping, strip: Rect) -> ActivityKey {
+        ActivityKey(
+            [
+                map.start.to_bits(),
+                map.px_per_ns.to_bits(),
+                u64::from(map.left.to_bits()),
+                u64::from(map.width.to_bits()),
+            ],
+            [strip.left().to_bits(), strip.right().to_bits()],
+        )
+    }
+}
+
 pub struct Timeline {
     pub rows: Vec<Row>,
     pub view: ViewState,
@@ -87,6 +106,8 @@ pub struct Timeline {
     /// phases) and each GPU as one lane of activity. Not the user's collapsed rows: theirs come
     /// back when it is expanded.
     pub compact: bool,
+    /// Each collapsed lane's activity columns for the view they were made for (by row).
+    activity_cache: std::collections::HashMap<usize, (ActivityKey, Vec<(f32, f32)>)>,
     history: Vec<(f64, f64)>,
     /// The view the report opened on, to tell whether the user has moved it yet.
     opened_on: (f64, f64),
@@ -191,6 +212,7 @@ impl Timeline {
             painted: 0,
             keep_selection_frames: 0,
             compact: false,
+            activity_cache: Default::default(),
             projection: None,
             projected_drawn: Vec::new(),
             projection_job: Default::default(),
@@ -211,6 +233,7 @@ impl Timeline {
         let (lo, hi) = trace.info.time_range;
         self.limits = (lo as f64, hi.max(lo + 1) as f64);
         self.rows = rows::build(trace);
+        self.activity_cache.clear();
         self.open_ranges = paint::open_ranges(trace);
         self.name_colors = trace
             .strings
@@ -769,17 +792,27 @@ impl Timeline {
                 // where its rows have events.
                 if self.is_closed(r) {
                     let strip = row_rect.shrink2(vec2(0.0, 3.0));
+                    let color = p.visuals.text_color().gamma_multiply(0.45);
+                    let key = ActivityKey::of(p.map, strip);
                     for child in self.descendant_lanes(r) {
                         if let RowKind::Lane { table, track, .. } = &self.rows[child].kind {
-                            painted += paint::activity(
-                                p.lanes,
-                                p.trace,
-                                *table,
-                                track,
-                                strip,
-                                p.map,
-                                p.visuals.text_color().gamma_multiply(0.45),
-                            );
+                            // The same view makes the same columns: a frame that only
+                            // repaints (a hover, the job's other ranks) reuses them.
+                            let spans = match self.activity_cache.get(&child) {
+                                Some((k, spans)) if *k == key => spans,
+                                _ => {
+                                    let spans = paint::activity_spans(
+                                        p.trace,
+                                        *table,
+                                        track,
+                                        (strip.left(), strip.right()),
+                                        p.map,
+                                    );
+                                    let entry = self.activity_cache.entry(child);
+                                    &entry.insert_entry((key, spans)).into_mut().1
+                                }
+                            };
+                            painted += paint::activity(p.lanes, spans, strip, color);
                         }
                     }
                 }

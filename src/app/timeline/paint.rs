@@ -716,18 +716,16 @@ pub fn metric_at(series: &MetricSeries, t: f64) -> Option<(Ns, f32)> {
 /// `--range` use them): 1-2-5 steps spaced so that labels never overlap,
 /// labelled with the unit and decimals the step needs. Returns the tick x
 /// positions.
-/// A summary of a lane's activity in `rect` (a collapsed group's header): a
-/// mark in every pixel column where one of its events runs. One binary search
-/// per column, whatever the number of events. Returns the marks drawn.
-pub fn activity(
-    painter: &Painter,
+/// A summary of a lane's activity between `left` and `right` (a collapsed group's header): the
+/// x spans of pixel columns where one of its events runs. One binary search per column,
+/// whatever the number of events.
+pub fn activity_spans(
     trace: &Trace,
     table: Table,
     track: &Track,
-    rect: Rect,
+    (left, right): (f32, f32),
     map: &Mapping,
-    color: Color32,
-) -> usize {
+) -> Vec<(f32, f32)> {
     let spans = table.spans(trace);
     let runs: Vec<(usize, &[Ns])> = track
         .runs()
@@ -742,8 +740,8 @@ pub fn activity(
         let (base, starts) = runs.get(k.checked_sub(1)?)?;
         Some(base + starts.partition_point(|&s| (s as f64) < t) - 1)
     };
-    let (left, right) = (rect.left().max(map.left), rect.right());
-    let mut marks = 0;
+    let left = left.max(map.left);
+    let mut out = Vec::new();
     let mut run: Option<f32> = None;
     let mut x = left.floor();
     while x < right {
@@ -755,12 +753,7 @@ pub fn activity(
         match (busy, run) {
             (true, None) => run = Some(x),
             (false, Some(x0)) => {
-                painter.rect_filled(
-                    Rect::from_min_max(pos2(x0, rect.top()), pos2(x, rect.bottom())),
-                    0.0,
-                    color,
-                );
-                marks += 1;
+                out.push((x0, x));
                 run = None;
             }
             _ => {}
@@ -768,14 +761,21 @@ pub fn activity(
         x += 1.0;
     }
     if let Some(x0) = run {
+        out.push((x0, right));
+    }
+    out
+}
+
+/// Paints [`activity_spans`] in `rect`'s height; the marks drawn.
+pub fn activity(painter: &Painter, spans: &[(f32, f32)], rect: Rect, color: Color32) -> usize {
+    for &(x0, x1) in spans {
         painter.rect_filled(
-            Rect::from_min_max(pos2(x0, rect.top()), pos2(right, rect.bottom())),
+            Rect::from_min_max(pos2(x0, rect.top()), pos2(x1, rect.bottom())),
             0.0,
             color,
         );
-        marks += 1;
     }
-    marks
+    spans.len()
 }
 
 /// The ruler's ticks: (time, label). Labels count from `origin` — 0 for
