@@ -2,8 +2,8 @@
 //! (many_kernels × 17, written by the synthetic writer). Ignored by default
 //! and needs `../shared/fixtures`; run with
 //! `cargo test --release --test findings_perf -- --ignored --nocapture`
-//! (`SCALE=N` for another number of copies, `BIG_REPORT=PATH` for a report
-//! already written).
+//! (`SCALE=N` for another number of copies, `SOURCE=PATH` for another report
+//! to copy, `BIG_REPORT=PATH` for a report already written).
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -19,8 +19,14 @@ use sightline::analysis::rules::{Rule, RuleOptions, run};
 #[test]
 #[ignore]
 fn findings_on_ten_million_events() {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/nsys-2025.3/many_kernels.sqlite");
+    // SOURCE=PATH copies another report (the binary run on another machine).
+    let source = std::env::var_os("SOURCE").map_or_else(
+        || {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/fixtures/nsys-2025.3/many_kernels.sqlite")
+        },
+        std::path::PathBuf::from,
+    );
     let cancel = AtomicBool::new(false);
     let dir = tempfile::tempdir().expect("temp dir");
     // BIG_REPORT=PATH times a report already written (`sightline synth`,
