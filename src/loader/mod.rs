@@ -17,6 +17,7 @@ mod grow;
 mod kernel_metrics;
 mod nvtx;
 mod parallel;
+mod python_payload;
 mod python_samples;
 pub mod ranks;
 mod rows;

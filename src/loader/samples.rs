@@ -20,8 +20,8 @@ struct Oddities {
     dangling_chains: u64,
 }
 
-/// One callchain row: (sample id, symbol, module, unresolved).
-type ChainRow = (i64, i64, i64, bool);
+/// One callchain row: (sample id, depth, symbol, module, unresolved).
+type ChainRow = (i64, i64, i64, i64, bool);
 
 /// The native samples and their stacks, into `s`.
 pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result<()> {
@@ -32,43 +32,11 @@ pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
     ) else {
         return Ok(());
     };
-    let chains = b.select(
-        "SAMPLING_CALLCHAINS",
-        &[
-            Req("id"),
-            Req("symbol"),
-            Req("module"),
-            Opt("unresolved", "0"),
-            Req("stackDepth"),
-        ],
-        "ORDER BY id, stackDepth",
-    );
-    let report = b.report.clone();
-    let mut chain_stmt = match &chains {
-        Some(sql) => Some(report.conn.prepare(sql)?),
-        None => None,
-    };
-    let mut chain_rows = match chain_stmt.as_mut() {
-        Some(stmt) => Some(stmt.query([])?),
-        None => None,
-    };
-    let next_chain = |rows: &mut Option<rusqlite::Rows>| -> rusqlite::Result<Option<ChainRow>> {
-        let Some(rows) = rows.as_mut() else {
-            return Ok(None);
-        };
-        Ok(rows.next()?.map(|r| {
-            (
-                int(r, 0),
-                int(r, 1),
-                int(r, 2),
-                opt_int(r, 3).unwrap_or(0) != 0,
-            )
-        }))
-    };
-    // The callchain row read ahead of the sample it belongs to.
-    let mut pending: Option<ChainRow> = next_chain(&mut chain_rows)?;
+    let chains = read_chains(b)?;
+    let mut pending = chains.iter().copied().peekable();
     let mut odd = Oddities::default();
     let mut frames: Vec<FrameId> = Vec::new();
+    let report = b.report.clone();
     let mut stmt = report.conn.prepare(&events)?;
     let mut rows = stmt.query([])?;
     let mut read = 0u64;
@@ -79,14 +47,12 @@ pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
         stop_if_cancelled(b, read)?;
         let id = int(row, 0);
         // Callchains of ids before this sample belong to no sample.
-        while pending.is_some_and(|p| p.0 < id) {
+        while pending.next_if(|p| p.0 < id).is_some() {
             odd.dangling_chains += 1;
-            pending = next_chain(&mut chain_rows)?;
         }
         frames.clear();
-        while let Some(p) = pending.filter(|p| p.0 == id) {
-            frames.push(s.frame(native_frame(b, p.1, p.2, p.3)));
-            pending = next_chain(&mut chain_rows)?;
+        while let Some(p) = pending.next_if(|p| p.0 == id) {
+            frames.push(s.frame(native_frame(b, p.2, p.3, p.4)));
         }
         let Some(global_tid) = opt_int(row, 2) else {
             odd.without_thread += 1;
@@ -112,12 +78,48 @@ pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
             SampleStack::new(stack, SampleState::Running),
         );
     }
-    while pending.is_some() {
-        odd.dangling_chains += 1;
-        pending = next_chain(&mut chain_rows)?;
-    }
+    odd.dangling_chains += pending.count() as u64;
     warn_oddities(b, s, &odd);
     Ok(())
+}
+
+/// Every callchain row, by sample id and depth. Read in the table's order
+/// (nsys writes them so): through the (id, stackDepth) index SQLite would
+/// look each row up again; sorted here only if they came otherwise.
+fn read_chains(b: &mut Builder) -> rusqlite::Result<Vec<ChainRow>> {
+    let Some(sql) = b.select(
+        "SAMPLING_CALLCHAINS",
+        &[
+            Req("id"),
+            Req("stackDepth"),
+            Req("symbol"),
+            Req("module"),
+            Opt("unresolved", "0"),
+        ],
+        "",
+    ) else {
+        return Ok(Vec::new());
+    };
+    let report = b.report.clone();
+    let mut stmt = report.conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    let mut chains: Vec<ChainRow> = Vec::new();
+    while let Some(r) = rows.next()? {
+        stop_if_cancelled(b, chains.len() as u64 + 1)?;
+        chains.push((
+            int(r, 0),
+            int(r, 1),
+            int(r, 2),
+            int(r, 3),
+            opt_int(r, 4).unwrap_or(0) != 0,
+        ));
+    }
+    if !chains.is_sorted_by_key(|c| (c.0, c.1)) {
+        // Stable: rows of one (id, depth) keep the table's order, as the
+        // index would give them.
+        chains.sort_by_key(|c| (c.0, c.1));
+    }
+    Ok(chains)
 }
 
 fn warn_oddities(b: &mut Builder, s: &Sampling, odd: &Oddities) {
