@@ -27,7 +27,7 @@ use super::builder::Builder;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::python_payload::{KnownSample, Scalar, read_known};
 use super::rows::{int, opt_int, pid_of};
-use super::sampling::{Sampling, stop_if_cancelled};
+use super::sampling::{Sampling, WordMap, stop_if_cancelled};
 use crate::model::{
     Frame, FrameId, FrameKind, Ns, SampleSource, SampleStack, SampleState, StackId, StackTree,
     StrId,
@@ -56,7 +56,7 @@ struct Scan {
     domains: HashMap<(u32, i64), bool>,
     marks: Vec<Mark>,
     payloads: Vec<String>,
-    payload_ids: HashMap<String, u32>,
+    payload_ids: WordMap<String, u32>,
 }
 
 impl Scan {
@@ -413,7 +413,7 @@ fn unescape_html(text: &str) -> std::borrow::Cow<'_, str> {
 /// Our ids of the names payloads give by `StringIds` id, unescaped once
 /// (thousands of samples name the same few functions).
 #[derive(Default)]
-struct Names(HashMap<i64, StrId>);
+struct Names(WordMap<i64, StrId>);
 
 impl Names {
     fn of(&mut self, b: &mut Builder, value: &Value) -> Option<StrId> {

@@ -9,7 +9,7 @@
 use super::builder::Builder;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::rows::{int, opt_int};
-use super::sampling::{Sampling, stop_if_cancelled};
+use super::sampling::{Sampling, WordMap, stop_if_cancelled};
 use crate::model::{Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState, StrId};
 
 /// What reading the callchains met that the user should hear of.
@@ -36,6 +36,7 @@ pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
     let mut pending = chains.iter().copied().peekable();
     let mut odd = Oddities::default();
     let mut frames: Vec<FrameId> = Vec::new();
+    let mut frame_of: WordMap<(i64, i64, bool), FrameId> = WordMap::default();
     let report = b.report.clone();
     let mut stmt = report.conn.prepare(&events)?;
     let mut rows = stmt.query([])?;
@@ -52,7 +53,18 @@ pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
         }
         frames.clear();
         while let Some(p) = pending.next_if(|p| p.0 == id) {
-            frames.push(s.frame(native_frame(b, p.2, p.3, p.4)));
+            // A module's unresolved frames are one name made once, and a
+            // loop's frames repeat: each (symbol, module) interned once.
+            let key = (p.2, p.3, p.4);
+            let frame = match frame_of.get(&key) {
+                Some(&frame) => frame,
+                None => {
+                    let frame = s.frame(native_frame(b, p.2, p.3, p.4));
+                    frame_of.insert(key, frame);
+                    frame
+                }
+            };
+            frames.push(frame);
         }
         let Some(global_tid) = opt_int(row, 2) else {
             odd.without_thread += 1;
