@@ -7,6 +7,7 @@
 //! and said.
 
 use super::builder::Builder;
+use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::rows::{int, opt_int};
 use super::sampling::{Sampling, WordMap, stop_if_cancelled};
@@ -113,17 +114,17 @@ fn read_chains(b: &mut Builder) -> rusqlite::Result<Vec<ChainRow>> {
         return Ok(Vec::new());
     };
     let report = b.report.clone();
-    let mut stmt = report.conn.prepare(&sql)?;
-    let mut rows = stmt.query([])?;
+    // Integer cells only, tens of thousands of rows: stepped through the C API.
+    let mut rows = RawRows::new(&report.conn, &sql, &[])?;
     let mut chains: Vec<ChainRow> = Vec::new();
-    while let Some(r) = rows.next()? {
+    while rows.step()? {
         stop_if_cancelled(b, chains.len() as u64 + 1)?;
         chains.push((
-            int(r, 0),
-            int(r, 1),
-            int(r, 2),
-            int(r, 3),
-            opt_int(r, 4).unwrap_or(0) != 0,
+            int(&rows, 0),
+            int(&rows, 1),
+            int(&rows, 2),
+            int(&rows, 3),
+            opt_int(&rows, 4).unwrap_or(0) != 0,
         ));
     }
     if !chains.is_sorted_by_key(|c| (c.0, c.1)) {
