@@ -273,7 +273,8 @@ impl<'t> ReportWriter<'t> {
         conn.execute_batch("BEGIN").map_err(sql_err)?;
         let mut ticker = Ticker {
             done: 0,
-            total: ((self.events_per_copy() + self.sampling_rows_per_copy()) * self.copies as u64)
+            total: ((self.events_per_copy() + self.cpu().sampling_rows_per_copy())
+                * self.copies as u64)
                 .max(1),
             progress,
             cancel,
@@ -339,8 +340,8 @@ impl<'t> ReportWriter<'t> {
             Self::write_syncs,
             Self::write_cuda_events,
             Self::write_graph_nodes,
-            Self::write_native_samples,
-            Self::write_sched,
+            |w, conn, tick| w.cpu().write_native_samples(conn, &mut || tick.row()),
+            |w, conn, tick| w.cpu().write_sched(conn, &mut || tick.row()),
         ];
         for write_table in tables {
             // Checked per table too, so a small report still stops promptly.
@@ -553,7 +554,8 @@ impl<'t> ReportWriter<'t> {
         for (dt, _) in self.shifts() {
             for thread in &t.threads {
                 // The Python samples' marks: written from the samples, below.
-                let tracks = (thread.nvtx.iter()).filter(|n| !self.is_python_sampling(&n.domain));
+                let tracks =
+                    (thread.nvtx.iter()).filter(|n| !self.cpu().is_python_sampling(&n.domain));
                 for track in tracks {
                     let domain = if track.domain.is_empty() {
                         0
@@ -613,7 +615,17 @@ impl<'t> ReportWriter<'t> {
                 }
             }
         }
-        self.write_python_samples(conn, tick, &mut domains)
+        self.cpu()
+            .write_python_samples(conn, &mut || tick.row(), &mut domains)
+    }
+
+    /// The writer of the CPU side (samples, switches).
+    fn cpu(&self) -> samples::CpuWriter<'_> {
+        samples::CpuWriter {
+            trace: self.trace,
+            warp: &self.warp,
+            shifts: self.shifts().map(|(dt, _)| dt).collect(),
+        }
     }
 
     /// The columns every GPU operation row shares, for event `i` of `spans`

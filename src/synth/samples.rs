@@ -13,17 +13,29 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, params};
 
-use super::{Failure, ReportWriter, Ticker, rows};
+use super::rows;
+use super::warp::TimeWarp;
 use crate::model::nsys::event_type::NVTX_MARK;
 use crate::model::samples::PYTHON_SAMPLING_DOMAIN;
 use crate::model::{
-    Ns, SampleSource, SampleStack, SampleState, SchedState, StackTree, ThreadSamples,
+    Ns, SampleSource, SampleStack, SampleState, SchedState, StackTree, ThreadSamples, Trace,
 };
 
 /// (process, domain name) → the domain id written (see `write_nvtx`).
 pub(super) type Domains<'t> = HashMap<(u32, &'t str), i64>;
 
-impl<'t> ReportWriter<'t> {
+/// Counts a row written; stops the write where asked to.
+pub(super) type Tick<'a, E> = &'a mut dyn FnMut() -> Result<(), E>;
+
+/// What the CPU side's rows need of the writer: the trace, where its times
+/// land, and each copy's time shift.
+pub(super) struct CpuWriter<'t> {
+    pub trace: &'t Trace,
+    pub warp: &'t TimeWarp,
+    pub shifts: Vec<Ns>,
+}
+
+impl<'t> CpuWriter<'t> {
     /// Rows written per copy for the native samples, their frames and the
     /// switches.
     pub(super) fn sampling_rows_per_copy(&self) -> u64 {
@@ -46,11 +58,11 @@ impl<'t> ReportWriter<'t> {
     }
 
     /// The native samples and their call chains, every copy.
-    pub(super) fn write_native_samples(
+    pub(super) fn write_native_samples<E: From<rusqlite::Error>>(
         &self,
         conn: &Connection,
-        tick: &mut Ticker,
-    ) -> Result<(), Failure> {
+        tick: Tick<E>,
+    ) -> Result<(), E> {
         let cpu = &self.trace.cpu;
         let mut sample = conn.prepare_cached(
             "INSERT INTO COMPOSITE_EVENTS (id, start, globalTid, cpuCycles) VALUES (?1, ?2, ?3, 0)",
@@ -60,7 +72,7 @@ impl<'t> ReportWriter<'t> {
              VALUES (?1, ?2, ?3, 0, ?4)",
         )?;
         let mut id = 0i64;
-        for (dt, _) in self.shifts() {
+        for &dt in &self.shifts {
             for samples in cpu.threads.iter() {
                 if samples.source != SampleSource::Native {
                     continue;
@@ -69,14 +81,14 @@ impl<'t> ReportWriter<'t> {
                 for (&at, stack) in samples.times.iter().zip(&samples.stacks) {
                     id += 1;
                     sample.execute(params![id, self.warp.at(at) + dt, global_tid])?;
-                    tick.row()?;
+                    tick()?;
                     // Innermost first: depth 0 is the sampled function. An
                     // unresolved frame was named after its module when
                     // read: written so, it reads back as the same frame.
                     for (depth, f) in cpu.stacks.frames(stack.stack()).enumerate() {
                         let Some(f) = cpu.frame(f) else { continue };
                         frame.execute(params![id, f.function.0, f.location.0, depth as i64])?;
-                        tick.row()?;
+                        tick()?;
                     }
                 }
             }
@@ -85,12 +97,16 @@ impl<'t> ReportWriter<'t> {
     }
 
     /// Every thread's scheduling switches, every copy.
-    pub(super) fn write_sched(&self, conn: &Connection, tick: &mut Ticker) -> Result<(), Failure> {
+    pub(super) fn write_sched<E: From<rusqlite::Error>>(
+        &self,
+        conn: &Connection,
+        tick: Tick<E>,
+    ) -> Result<(), E> {
         let mut switch = conn.prepare_cached(
             "INSERT INTO SCHED_EVENTS (start, cpu, isSchedIn, globalTid, threadState)
              VALUES (?1, 0, ?2, ?3, ?4)",
         )?;
-        for (dt, _) in self.shifts() {
+        for &dt in &self.shifts {
             for sched in &self.trace.cpu.sched {
                 let global_tid = self.global_tid(sched.thread);
                 for (&at, &state) in sched.at.iter().zip(&sched.state) {
@@ -108,7 +124,7 @@ impl<'t> ReportWriter<'t> {
                         global_tid,
                         thread_state
                     ])?;
-                    tick.row()?;
+                    tick()?;
                 }
             }
         }
@@ -118,12 +134,12 @@ impl<'t> ReportWriter<'t> {
     /// The Python samples as the marks nsys writes, every copy, in the
     /// sampling domain of their process (created where the NVTX tracks did
     /// not already).
-    pub(super) fn write_python_samples(
+    pub(super) fn write_python_samples<E: From<rusqlite::Error>>(
         &self,
         conn: &Connection,
-        tick: &mut Ticker,
+        tick: Tick<E>,
         domains: &mut Domains<'t>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), E> {
         let t = self.trace;
         let python = || (t.cpu.threads.iter()).filter(|s| s.source == SampleSource::Python);
         for samples in python() {
@@ -144,7 +160,7 @@ impl<'t> ReportWriter<'t> {
         }
         // A sampler's payloads repeat (a loop's stacks): each made once.
         let mut payloads: HashMap<SampleStack, String> = HashMap::new();
-        for (dt, _) in self.shifts() {
+        for &dt in &self.shifts {
             for samples in python() {
                 let Some(thread) = t.threads.get(samples.thread as usize) else {
                     continue;
@@ -166,15 +182,15 @@ impl<'t> ReportWriter<'t> {
         Ok(())
     }
 
-    fn write_python_marks(
+    fn write_python_marks<E: From<rusqlite::Error>>(
         &self,
         conn: &Connection,
-        tick: &mut Ticker,
+        tick: Tick<E>,
         samples: &ThreadSamples,
         (global_tid, domain): (i64, i64),
         dt: Ns,
         payloads: &mut HashMap<SampleStack, String>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), E> {
         for (&at, &stack) in samples.times.iter().zip(&samples.stacks) {
             let json = payloads
                 .entry(stack)
@@ -199,7 +215,7 @@ impl<'t> ReportWriter<'t> {
                     payload,
                 },
             )?;
-            tick.row()?;
+            tick()?;
         }
         Ok(())
     }
