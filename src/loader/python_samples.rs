@@ -106,7 +106,12 @@ fn payload_text<'r>(b: &'r Builder, row: &'r rusqlite::Row) -> Option<Cow<'r, st
 /// A text cell borrowed from the row ([`super::rows::text`] without the copy).
 fn cell_text<'r>(row: &'r rusqlite::Row, i: usize) -> Option<Cow<'r, str>> {
     match row.get_ref(i) {
-        Ok(ValueRef::Text(t)) => Some(String::from_utf8_lossy(t)),
+        // The checked conversion first: its ASCII fast path is several
+        // times the lossy one's on half-kilobyte payloads.
+        Ok(ValueRef::Text(t)) => Some(match std::str::from_utf8(t) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(t),
+        }),
         Ok(ValueRef::Integer(v)) => Some(Cow::Owned(v.to_string())),
         Ok(ValueRef::Real(v)) => Some(Cow::Owned(v.to_string())),
         _ => None,
