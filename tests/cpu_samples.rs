@@ -520,3 +520,59 @@ fn odd_python_payloads_are_kept_without_frames() {
         trace.warnings
     );
 }
+
+/// Call chains written out of order (not by sample and depth): each
+/// sample still has its stack, as when they come in order.
+#[test]
+fn callchains_out_of_order_give_the_same_stacks() {
+    let name = "native_burn/native_burn";
+    let ordered = load_path(&path(name));
+    let reversed = edited(
+        name,
+        "CREATE TABLE chains AS SELECT * FROM SAMPLING_CALLCHAINS ORDER BY id DESC, stackDepth DESC; \
+         DELETE FROM SAMPLING_CALLCHAINS; \
+         INSERT INTO SAMPLING_CALLCHAINS SELECT * FROM chains; DROP TABLE chains;",
+    );
+    let stacks = |t: &Trace| -> Vec<Vec<String>> {
+        (t.cpu.threads.iter())
+            .flat_map(|s| &s.stacks)
+            .map(|st| {
+                (t.cpu.stacks.frames(st.stack()))
+                    .filter_map(|f| t.cpu.frame(f))
+                    .map(|f| t.name(f.function).to_string())
+                    .collect()
+            })
+            .collect()
+    };
+    assert!(ordered.cpu.sample_count() > 0);
+    assert_eq!(stacks(&reversed), stacks(&ordered));
+}
+
+/// The CPU samples are read last: the snapshot a window draws before them
+/// has every other part of the report (nothing else waits on them).
+#[test]
+fn the_timeline_is_whole_before_the_samples_are_read() {
+    for name in ["torch_loop_py/torch_loop", "native_burn/native_burn"] {
+        let mut snapshots: Vec<Trace> = Vec::new();
+        let loaded = sightline::loader::load_progressive(
+            &path(name),
+            &mut |_| {},
+            &mut |_, trace| snapshots.push(trace),
+            &AtomicBool::new(false),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let last = snapshots.last().expect("snapshots");
+        assert_eq!(
+            last.info.still_loading,
+            vec!["CPU samples and scheduling"],
+            "{name}"
+        );
+        let whole = loaded.trace;
+        assert!(whole.cpu.sample_count() > 0 && last.cpu.sample_count() == 0);
+        assert_eq!(last.event_count(), whole.event_count(), "{name}");
+        assert!(
+            std::sync::Arc::ptr_eq(&last.correlation, &whole.correlation),
+            "{name}: the links are in"
+        );
+    }
+}

@@ -17,6 +17,7 @@ mod grow;
 mod kernel_metrics;
 mod nvtx;
 mod parallel;
+mod python_payload;
 mod python_samples;
 pub mod ranks;
 mod rows;
@@ -351,19 +352,17 @@ type Phase = fn(&mut Builder) -> rusqlite::Result<()>;
 /// time axis), read in moments; then the GPU rows, what a CUDA profile is
 /// opened for; then the NVTX ranges that name that work (few rows); then the
 /// CUDA API and OS runtime calls, the most rows of a report and the least
-/// looked at; then the CPU samples and scheduling nsys's sampling recorded;
-/// then the links between calls and GPU work, which need both.
+/// looked at; then the links between calls and GPU work, which need both;
+/// then the kernel metrics; last the CPU samples and scheduling nsys's
+/// sampling recorded, which nothing before needs: a sampled report's
+/// switches can outnumber its other events, and its timeline is whole and
+/// usable (a snapshot) while they are read.
 const PHASES: [(&str, Phase, &str); 8] = [
     ("strings and threads", read_layout, "threads and GPUs"),
     ("GPU events", gpu::read_gpu_events, GPU_ROWS),
     ("NVTX", nvtx::read_nvtx, "NVTX ranges"),
     ("CUDA API", cpu::read_api_events, "CUDA API calls"),
     ("OS runtime", cpu::read_osrt, "OS runtime calls"),
-    (
-        "CPU samples",
-        read_cpu_sampling,
-        "CPU samples and scheduling",
-    ),
     (
         "indexes",
         gpu::build_correlation,
@@ -373,6 +372,11 @@ const PHASES: [(&str, Phase, &str); 8] = [
         "kernel metrics",
         kernel_metrics::read_kernel_metrics,
         "kernel metrics",
+    ),
+    (
+        "CPU samples",
+        read_cpu_sampling,
+        "CPU samples and scheduling",
     ),
 ];
 

@@ -16,92 +16,191 @@
 //! naming a function, a file and a line (any case); a string or a
 //! `StringIds` id for the names.
 
-use std::collections::{HashMap, HashSet};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use rusqlite::types::ValueRef;
 
 use serde_json::Value;
 
 use super::builder::Builder;
 use super::db::Col::{Optional as Opt, Required as Req};
-use super::rows::{int, opt_int, pid_of, text};
-use super::sampling::{Sampling, stop_if_cancelled};
+use super::python_payload::{KnownSample, Scalar, read_known};
+use super::rows::{int, opt_int, pid_of};
+use super::sampling::{Sampling, WordMap, stop_if_cancelled};
 use crate::model::{
-    Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState, StackId, StackTree, StrId,
+    Frame, FrameId, FrameKind, Ns, SampleSource, SampleStack, SampleState, StackId, StackTree,
+    StrId,
 };
 
-/// The name of the domain nsys's Python sampler writes its marks in.
-pub const PYTHON_SAMPLING_DOMAIN: &str = "Python Periodic Sampling";
+use crate::model::samples::PYTHON_SAMPLING_DOMAIN;
 
 /// Whether the payload lists frames innermost (the sampled function) first:
 /// nsys 2025.3's does (`Frames[0]` is the function running).
 const INNERMOST_FIRST: bool = true;
 
-pub(super) fn read_python(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result<()> {
-    let domains = sampling_domains(b)?;
-    if domains.is_empty() {
-        return Ok(());
+/// An `eventType` 34 mark as read, before the domains are all known.
+struct Mark {
+    start: Ns,
+    global_tid: i64,
+    domain: i64,
+    /// Index into the distinct payloads read; None without one.
+    payload: Option<u32>,
+}
+
+/// The marks of one scan of `NVTX_EVENTS` (the domains' creations and the
+/// marks, `eventType` 75 and 34), each distinct payload kept once.
+#[derive(Default)]
+struct Scan {
+    /// (process, domain id) → whether it is the Python sampling domain.
+    domains: HashMap<(u32, i64), bool>,
+    marks: Vec<Mark>,
+    payloads: Vec<String>,
+    payload_ids: WordMap<String, u32>,
+}
+
+impl Scan {
+    /// Keeps a mark that may be a Python sample (its domain is the sampling
+    /// one or not created yet): most reports create a domain before its marks.
+    fn mark(&mut self, b: &Builder, row: &rusqlite::Row, global_tid: i64, domain: i64) {
+        if self.domains.get(&(pid_of(global_tid), domain)) == Some(&false) {
+            return;
+        }
+        let payload = payload_text(b, row).map(|json| match self.payload_ids.get(&*json) {
+            Some(&id) => id,
+            None => {
+                let id = self.payloads.len() as u32;
+                self.payload_ids.insert(json.to_string(), id);
+                self.payloads.push(json.into_owned());
+                id
+            }
+        });
+        self.marks.push(Mark {
+            start: int(row, 0),
+            global_tid,
+            domain,
+            payload,
+        });
     }
-    let ids: Vec<String> = domains
-        .iter()
-        .map(|d| d.1)
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .map(|d| d.to_string())
-        .collect();
+
+    fn domain(&mut self, b: &Builder, row: &rusqlite::Row, global_tid: i64, domain: i64) {
+        let named = match cell_text(row, 4) {
+            Some(name) => name == PYTHON_SAMPLING_DOMAIN,
+            None => opt_int(row, 5)
+                .is_some_and(|id| b.trace.strings.get(b.string(id)) == PYTHON_SAMPLING_DOMAIN),
+        };
+        let key = (pid_of(global_tid), domain);
+        let sampling = self.domains.entry(key).or_insert(false);
+        *sampling |= named;
+    }
+}
+
+/// A mark's JSON payload: `jsonText`, or the `StringIds` text `jsonTextId` names.
+fn payload_text<'r>(b: &'r Builder, row: &'r rusqlite::Row) -> Option<Cow<'r, str>> {
+    cell_text(row, 6).or_else(|| {
+        let id = opt_int(row, 7)?;
+        Some(Cow::Borrowed(b.trace.strings.get(b.string(id))))
+    })
+}
+
+/// A text cell borrowed from the row ([`super::rows::text`] without the copy).
+fn cell_text<'r>(row: &'r rusqlite::Row, i: usize) -> Option<Cow<'r, str>> {
+    match row.get_ref(i) {
+        // The checked conversion first: its ASCII fast path is several
+        // times the lossy one's on half-kilobyte payloads.
+        Ok(ValueRef::Text(t)) => Some(match std::str::from_utf8(t) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(t),
+        }),
+        Ok(ValueRef::Integer(v)) => Some(Cow::Owned(v.to_string())),
+        Ok(ValueRef::Real(v)) => Some(Cow::Owned(v.to_string())),
+        _ => None,
+    }
+}
+
+/// The sampling domains' creations and the marks that may be Python
+/// samples, in one scan of `NVTX_EVENTS` (the table of every NVTX range,
+/// with every payload: read once).
+fn scan_marks(b: &mut Builder) -> rusqlite::Result<Scan> {
+    let mut scan = Scan::default();
+    if !b.report.has_column("NVTX_EVENTS", "domainId") {
+        return Ok(scan);
+    }
     let Some(sql) = b.select(
         "NVTX_EVENTS",
         &[
             Req("start"),
             Req("globalTid"),
             Req("domainId"),
+            Req("eventType"),
+            Opt("text", "NULL"),
+            Opt("textId", "NULL"),
             Opt("jsonText", "NULL"),
             Opt("jsonTextId", "NULL"),
         ],
-        &format!("WHERE eventType = 34 AND domainId IN ({})", ids.join(", ")),
+        "WHERE eventType IN (34, 75)",
     ) else {
-        return Ok(());
+        return Ok(scan);
     };
     let report = b.report.clone();
     let mut stmt = report.conn.prepare(&sql)?;
     let mut rows = stmt.query([])?;
-    let (mut read, mut without_frames, mut unreadable) = (0u64, 0u64, 0u64);
-    let mut frames: Vec<FrameId> = Vec::new();
-    let mut names = Names::default();
-    let mut read_before: HashMap<String, (SampleState, StackId, Payload)> = HashMap::new();
+    let mut read = 0u64;
     while let Some(row) = rows.next()? {
         read += 1;
         stop_if_cancelled(b, read)?;
-        let Some(global_tid) = opt_int(row, 1) else {
+        let (Some(global_tid), Some(domain)) = (opt_int(row, 1), opt_int(row, 2)) else {
             continue;
         };
-        if !domains.contains(&(pid_of(global_tid), int(row, 2))) {
+        if int(row, 3) == 75 {
+            scan.domain(b, row, global_tid, domain);
+        } else {
+            scan.mark(b, row, global_tid, domain);
+        }
+    }
+    Ok(scan)
+}
+
+pub(super) fn read_python(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result<()> {
+    let scan = scan_marks(b)?;
+    if !scan.domains.values().any(|&sampling| sampling) {
+        return Ok(());
+    }
+    let (mut read, mut without_frames, mut unreadable) = (0u64, 0u64, 0u64);
+    let mut frames: Vec<FrameId> = Vec::new();
+    let mut names = Names::default();
+    // A sampler taking a loop's stack again writes the same payload: each
+    // distinct one is read once, when a sample first has it.
+    let mut read_before: Vec<Option<(SampleState, StackId, Payload)>> =
+        vec![None; scan.payloads.len()];
+    for mark in &scan.marks {
+        if scan.domains.get(&(pid_of(mark.global_tid), mark.domain)) != Some(&true) {
             continue;
         }
-        let json = text(row, 3).or_else(|| {
-            let id = opt_int(row, 4)?;
-            Some(b.trace.strings.get(b.string(id)).to_string())
-        });
-        // A sampler taking a loop's stack again writes the same payload:
-        // each distinct one is read once.
-        let seen = json.as_ref().and_then(|j| read_before.get(j).copied());
-        let (state, stack, outcome) = match (seen, json) {
-            (Some(known), _) => known,
-            (None, Some(json)) => {
-                let read = read_payload(b, s, &mut names, &json, &mut frames);
-                read_before.insert(json, read);
-                read
-            }
-            (None, None) => (SampleState::Unknown, StackTree::ROOT, Payload::Missing),
+        read += 1;
+        stop_if_cancelled(b, read)?;
+        let (state, stack, outcome) = match mark.payload {
+            Some(at) => match read_before[at as usize] {
+                Some(known) => known,
+                None => {
+                    let json = &scan.payloads[at as usize];
+                    let outcome = read_payload(b, s, &mut names, json, &mut frames);
+                    read_before[at as usize] = Some(outcome);
+                    outcome
+                }
+            },
+            None => (SampleState::Unknown, StackTree::ROOT, Payload::Missing),
         };
         match outcome {
             Payload::Frames => {}
             Payload::Missing | Payload::NoFrames => without_frames += 1,
             Payload::NotJson => unreadable += 1,
         }
-        let thread = b.thread(global_tid);
+        let thread = b.thread(mark.global_tid);
         s.push(
             thread,
             SampleSource::Python,
-            int(row, 0),
+            mark.start,
             SampleStack::new(stack, state),
         );
     }
@@ -138,11 +237,16 @@ fn read_payload(
     json: &str,
     frames: &mut Vec<FrameId>,
 ) -> (SampleState, StackId, Payload) {
-    let Ok(value) = serde_json::from_str::<Value>(json) else {
-        return (SampleState::Unknown, StackTree::ROOT, Payload::NotJson);
-    };
     frames.clear();
-    let state = python_frames(b, s, names, &value, frames);
+    let state = match read_known(json) {
+        Some(known) => known_frames(b, s, names, &known.sample, frames),
+        None => {
+            let Ok(value) = serde_json::from_str::<Value>(json) else {
+                return (SampleState::Unknown, StackTree::ROOT, Payload::NotJson);
+            };
+            python_frames(b, s, names, &value, frames)
+        }
+    };
     let stack = if INNERMOST_FIRST {
         s.stack(frames.iter().rev().copied())
     } else {
@@ -154,39 +258,6 @@ fn read_payload(
         Payload::Frames
     };
     (state, stack, outcome)
-}
-
-/// The (process, domain id) pairs of the Python sampling domain.
-fn sampling_domains(b: &mut Builder) -> rusqlite::Result<HashSet<(u32, i64)>> {
-    let mut domains = HashSet::new();
-    if !b.report.has_column("NVTX_EVENTS", "domainId") {
-        return Ok(domains);
-    }
-    let Some(sql) = b.select(
-        "NVTX_EVENTS",
-        &[
-            Req("globalTid"),
-            Req("domainId"),
-            Opt("text", "NULL"),
-            Opt("textId", "NULL"),
-        ],
-        "WHERE eventType = 75",
-    ) else {
-        return Ok(domains);
-    };
-    let report = b.report.clone();
-    let mut stmt = report.conn.prepare(&sql)?;
-    let mut rows = stmt.query([])?;
-    while let Some(row) = rows.next()? {
-        let name = text(row, 2)
-            .or_else(|| Some(b.trace.strings.get(b.string(opt_int(row, 3)?)).to_string()));
-        if let (Some(tid), Some(domain), Some(PYTHON_SAMPLING_DOMAIN)) =
-            (opt_int(row, 0), opt_int(row, 1), name.as_deref())
-        {
-            domains.insert((pid_of(tid), domain));
-        }
-    }
-    Ok(domains)
 }
 
 /// Reads a payload's frames into `out` (in the payload's order) and
@@ -205,6 +276,42 @@ fn python_frames(
                 out.push(s.frame(frame));
             }
         }
+    }
+    state
+}
+
+/// [`python_frames`] of a payload in the known layout: the same frames
+/// and state, read without a tree of values.
+fn known_frames(
+    b: &mut Builder,
+    s: &mut Sampling,
+    names: &mut Names,
+    sample: &KnownSample,
+    out: &mut Vec<FrameId>,
+) -> SampleState {
+    let state = match &sample.state {
+        Some(Scalar::Text(label)) => state_by_label(label),
+        Some(number @ (Scalar::Int(_) | Scalar::UInt(_))) => state_by_number(number.as_i64()),
+        Some(Scalar::Other) | None => SampleState::Unknown,
+    };
+    for item in &sample.frames {
+        let Some(function) = names.of_scalar(b, &item.function) else {
+            continue;
+        };
+        let location = (item.file.as_ref())
+            .and_then(|v| names.of_scalar(b, v))
+            .unwrap_or_default();
+        let line = match &item.line {
+            Some(Scalar::Text(text)) => text.trim().parse().unwrap_or(0),
+            Some(number) => number.as_u64().unwrap_or(0) as u32,
+            None => 0,
+        };
+        out.push(s.frame(Frame {
+            kind: FrameKind::Python,
+            function,
+            location,
+            line,
+        }));
     }
     state
 }
@@ -241,27 +348,34 @@ fn find_state_in(value: &Value, depth: u32) -> Option<SampleState> {
             .then(|| map.values().find_map(|v| find_state_in(v, depth + 1)))
             .flatten();
     };
-    let by_label = |label: &str| {
-        let l = label.to_ascii_lowercase();
-        if l.starts_with("running") {
-            SampleState::Running
-        } else if l.contains("uninterruptible") {
-            SampleState::Uninterruptible
-        } else if l.contains("wait") || l.contains("block") {
-            SampleState::Waiting
-        } else {
-            SampleState::Unknown
-        }
-    };
     match v {
-        Value::String(label) => Some(by_label(label)),
-        Value::Number(n) => Some(match n.as_i64() {
-            Some(1) => SampleState::Running,
-            Some(2) => SampleState::Waiting,
-            Some(3) => SampleState::Uninterruptible,
-            _ => SampleState::Unknown,
-        }),
+        Value::String(label) => Some(state_by_label(label)),
+        Value::Number(n) => Some(state_by_number(n.as_i64())),
         _ => None,
+    }
+}
+
+/// A state's label (`Running`, `Blocking Wait`, `Uninterruptible`).
+fn state_by_label(label: &str) -> SampleState {
+    let l = label.to_ascii_lowercase();
+    if l.starts_with("running") {
+        SampleState::Running
+    } else if l.contains("uninterruptible") {
+        SampleState::Uninterruptible
+    } else if l.contains("wait") || l.contains("block") {
+        SampleState::Waiting
+    } else {
+        SampleState::Unknown
+    }
+}
+
+/// A state's enum value (1, 2, 3).
+fn state_by_number(value: Option<i64>) -> SampleState {
+    match value {
+        Some(1) => SampleState::Running,
+        Some(2) => SampleState::Waiting,
+        Some(3) => SampleState::Uninterruptible,
+        _ => SampleState::Unknown,
     }
 }
 
@@ -304,24 +418,34 @@ fn unescape_html(text: &str) -> std::borrow::Cow<'_, str> {
 /// Our ids of the names payloads give by `StringIds` id, unescaped once
 /// (thousands of samples name the same few functions).
 #[derive(Default)]
-struct Names(HashMap<i64, StrId>);
+struct Names(WordMap<i64, StrId>);
 
 impl Names {
     fn of(&mut self, b: &mut Builder, value: &Value) -> Option<StrId> {
         match value {
             Value::String(text) => Some(b.trace.strings.intern(&unescape_html(text))),
-            Value::Number(n) => {
-                let id = n.as_i64()?;
-                if let Some(&ours) = self.0.get(&id) {
-                    return Some(ours);
-                }
-                let raw = b.trace.strings.get(b.string(id)).to_string();
-                let ours = b.trace.strings.intern(&unescape_html(&raw));
-                self.0.insert(id, ours);
-                Some(ours)
-            }
+            Value::Number(n) => self.of_id(b, n.as_i64()?),
             _ => None,
         }
+    }
+
+    /// [`Names::of`] of a name read in the known layout.
+    fn of_scalar(&mut self, b: &mut Builder, value: &Scalar) -> Option<StrId> {
+        match value {
+            Scalar::Text(text) => Some(b.trace.strings.intern(&unescape_html(text))),
+            Scalar::Int(_) | Scalar::UInt(_) => self.of_id(b, value.as_i64()?),
+            Scalar::Other => None,
+        }
+    }
+
+    fn of_id(&mut self, b: &mut Builder, id: i64) -> Option<StrId> {
+        if let Some(&ours) = self.0.get(&id) {
+            return Some(ours);
+        }
+        let raw = b.trace.strings.get(b.string(id)).to_string();
+        let ours = b.trace.strings.intern(&unescape_html(&raw));
+        self.0.insert(id, ours);
+        Some(ours)
     }
 }
 

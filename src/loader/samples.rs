@@ -7,9 +7,10 @@
 //! and said.
 
 use super::builder::Builder;
+use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
 use super::rows::{int, opt_int};
-use super::sampling::{Sampling, stop_if_cancelled};
+use super::sampling::{Sampling, WordMap, stop_if_cancelled};
 use crate::model::{Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState, StrId};
 
 /// What reading the callchains met that the user should hear of.
@@ -20,8 +21,8 @@ struct Oddities {
     dangling_chains: u64,
 }
 
-/// One callchain row: (sample id, symbol, module, unresolved).
-type ChainRow = (i64, i64, i64, bool);
+/// One callchain row: (sample id, depth, symbol, module, unresolved).
+type ChainRow = (i64, i64, i64, i64, bool);
 
 /// The native samples and their stacks, into `s`.
 pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result<()> {
@@ -32,43 +33,12 @@ pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
     ) else {
         return Ok(());
     };
-    let chains = b.select(
-        "SAMPLING_CALLCHAINS",
-        &[
-            Req("id"),
-            Req("symbol"),
-            Req("module"),
-            Opt("unresolved", "0"),
-            Req("stackDepth"),
-        ],
-        "ORDER BY id, stackDepth",
-    );
-    let report = b.report.clone();
-    let mut chain_stmt = match &chains {
-        Some(sql) => Some(report.conn.prepare(sql)?),
-        None => None,
-    };
-    let mut chain_rows = match chain_stmt.as_mut() {
-        Some(stmt) => Some(stmt.query([])?),
-        None => None,
-    };
-    let next_chain = |rows: &mut Option<rusqlite::Rows>| -> rusqlite::Result<Option<ChainRow>> {
-        let Some(rows) = rows.as_mut() else {
-            return Ok(None);
-        };
-        Ok(rows.next()?.map(|r| {
-            (
-                int(r, 0),
-                int(r, 1),
-                int(r, 2),
-                opt_int(r, 3).unwrap_or(0) != 0,
-            )
-        }))
-    };
-    // The callchain row read ahead of the sample it belongs to.
-    let mut pending: Option<ChainRow> = next_chain(&mut chain_rows)?;
+    let chains = read_chains(b)?;
+    let mut pending = chains.iter().copied().peekable();
     let mut odd = Oddities::default();
     let mut frames: Vec<FrameId> = Vec::new();
+    let mut frame_of: WordMap<(i64, i64, bool), FrameId> = WordMap::default();
+    let report = b.report.clone();
     let mut stmt = report.conn.prepare(&events)?;
     let mut rows = stmt.query([])?;
     let mut read = 0u64;
@@ -79,14 +49,23 @@ pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
         stop_if_cancelled(b, read)?;
         let id = int(row, 0);
         // Callchains of ids before this sample belong to no sample.
-        while pending.is_some_and(|p| p.0 < id) {
+        while pending.next_if(|p| p.0 < id).is_some() {
             odd.dangling_chains += 1;
-            pending = next_chain(&mut chain_rows)?;
         }
         frames.clear();
-        while let Some(p) = pending.filter(|p| p.0 == id) {
-            frames.push(s.frame(native_frame(b, p.1, p.2, p.3)));
-            pending = next_chain(&mut chain_rows)?;
+        while let Some(p) = pending.next_if(|p| p.0 == id) {
+            // A module's unresolved frames are one name made once, and a
+            // loop's frames repeat: each (symbol, module) interned once.
+            let key = (p.2, p.3, p.4);
+            let frame = match frame_of.get(&key) {
+                Some(&frame) => frame,
+                None => {
+                    let frame = s.frame(native_frame(b, p.2, p.3, p.4));
+                    frame_of.insert(key, frame);
+                    frame
+                }
+            };
+            frames.push(frame);
         }
         let Some(global_tid) = opt_int(row, 2) else {
             odd.without_thread += 1;
@@ -112,12 +91,48 @@ pub(super) fn read_native(b: &mut Builder, s: &mut Sampling) -> rusqlite::Result
             SampleStack::new(stack, SampleState::Running),
         );
     }
-    while pending.is_some() {
-        odd.dangling_chains += 1;
-        pending = next_chain(&mut chain_rows)?;
-    }
+    odd.dangling_chains += pending.count() as u64;
     warn_oddities(b, s, &odd);
     Ok(())
+}
+
+/// Every callchain row, by sample id and depth. Read in the table's order
+/// (nsys writes them so): through the (id, stackDepth) index SQLite would
+/// look each row up again; sorted here only if they came otherwise.
+fn read_chains(b: &mut Builder) -> rusqlite::Result<Vec<ChainRow>> {
+    let Some(sql) = b.select(
+        "SAMPLING_CALLCHAINS",
+        &[
+            Req("id"),
+            Req("stackDepth"),
+            Req("symbol"),
+            Req("module"),
+            Opt("unresolved", "0"),
+        ],
+        "",
+    ) else {
+        return Ok(Vec::new());
+    };
+    let report = b.report.clone();
+    // Integer cells only, tens of thousands of rows: stepped through the C API.
+    let mut rows = RawRows::new(&report.conn, &sql, &[])?;
+    let mut chains: Vec<ChainRow> = Vec::new();
+    while rows.step()? {
+        stop_if_cancelled(b, chains.len() as u64 + 1)?;
+        chains.push((
+            int(&rows, 0),
+            int(&rows, 1),
+            int(&rows, 2),
+            int(&rows, 3),
+            opt_int(&rows, 4).unwrap_or(0) != 0,
+        ));
+    }
+    if !chains.is_sorted_by_key(|c| (c.0, c.1)) {
+        // Stable: rows of one (id, depth) keep the table's order, as the
+        // index would give them.
+        chains.sort_by_key(|c| (c.0, c.1));
+    }
+    Ok(chains)
 }
 
 fn warn_oddities(b: &mut Builder, s: &Sampling, odd: &Oddities) {

@@ -24,6 +24,10 @@ use std::ops::Range;
 
 use super::{Ns, StrId, ThreadIdx};
 
+/// The name of the NVTX domain nsys's Python sampler writes its samples in
+/// (one mark each).
+pub const PYTHON_SAMPLING_DOMAIN: &str = "Python Periodic Sampling";
+
 /// Index into [`CpuSampling::frames`].
 pub type FrameId = u32;
 

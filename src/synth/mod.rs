@@ -24,6 +24,7 @@ use crate::model::{Ns, NvtxKind, Payload, StrId, Trace};
 
 pub mod job;
 pub mod rows;
+mod samples;
 mod warp;
 
 pub use warp::TimeWarp;
@@ -272,7 +273,9 @@ impl<'t> ReportWriter<'t> {
         conn.execute_batch("BEGIN").map_err(sql_err)?;
         let mut ticker = Ticker {
             done: 0,
-            total: (self.events_per_copy() * self.copies as u64).max(1),
+            total: ((self.events_per_copy() + self.cpu().sampling_rows_per_copy())
+                * self.copies as u64)
+                .max(1),
             progress,
             cancel,
         };
@@ -327,7 +330,7 @@ impl<'t> ReportWriter<'t> {
         self.write_processes_threads(conn)?;
         self.write_devices_streams(conn)?;
         self.write_enum_labels(conn)?;
-        let tables: [TableWriter<'t>; 9] = [
+        let tables: [TableWriter<'t>; 11] = [
             Self::write_cuda_api,
             Self::write_osrt,
             Self::write_nvtx,
@@ -337,6 +340,8 @@ impl<'t> ReportWriter<'t> {
             Self::write_syncs,
             Self::write_cuda_events,
             Self::write_graph_nodes,
+            |w, conn, tick| w.cpu().write_native_samples(conn, &mut || tick.row()),
+            |w, conn, tick| w.cpu().write_sched(conn, &mut || tick.row()),
         ];
         for write_table in tables {
             // Checked per table too, so a small report still stops promptly.
@@ -501,7 +506,7 @@ impl<'t> ReportWriter<'t> {
         let t = self.trace;
         let nvtx = &t.nvtx;
         // Domain ids are per process; 0 is the default (unnamed) domain.
-        let mut domains: HashMap<(u32, &str), i64> = HashMap::new();
+        let mut domains: samples::Domains = HashMap::new();
         for thread in &t.threads {
             for track in thread.nvtx.iter().filter(|n| !n.domain.is_empty()) {
                 let next = 1 + domains.keys().filter(|(pid, _)| *pid == thread.pid).count() as i64;
@@ -548,7 +553,10 @@ impl<'t> ReportWriter<'t> {
         }
         for (dt, _) in self.shifts() {
             for thread in &t.threads {
-                for track in &thread.nvtx {
+                // The Python samples' marks: written from the samples, below.
+                let tracks =
+                    (thread.nvtx.iter()).filter(|n| !self.cpu().is_python_sampling(&n.domain));
+                for track in tracks {
                     let domain = if track.domain.is_empty() {
                         0
                     } else {
@@ -607,7 +615,17 @@ impl<'t> ReportWriter<'t> {
                 }
             }
         }
-        Ok(())
+        self.cpu()
+            .write_python_samples(conn, &mut || tick.row(), &mut domains)
+    }
+
+    /// The writer of the CPU side (samples, switches).
+    fn cpu(&self) -> samples::CpuWriter<'_> {
+        samples::CpuWriter {
+            trace: self.trace,
+            warp: &self.warp,
+            shifts: self.shifts().map(|(dt, _)| dt).collect(),
+        }
     }
 
     /// The columns every GPU operation row shares, for event `i` of `spans`

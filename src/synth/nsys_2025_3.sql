@@ -214,6 +214,42 @@ CREATE TABLE OSRT_API (
     nestingLevel                INTEGER,                               -- Zero-base index of the nesting level.
     callchainId                 INTEGER   NOT NULL                     -- REFERENCES OSRT_CALLCHAINS(id)
 );
+CREATE TABLE COMPOSITE_EVENTS (
+    -- Thread sampling events.
+
+    id                          INTEGER   NOT NULL   PRIMARY KEY,      -- ID of the composite event.
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    cpu                         INTEGER,                               -- ID of CPU this thread was running on.
+    threadState                 INTEGER,                               -- REFERENCES ENUM_SAMPLING_THREAD_STATE(id)
+    globalTid                   INTEGER,                               -- Serialized GlobalId.
+    cpuCycles                   INTEGER   NOT NULL                     -- Value of Performance Monitoring Unit (PMU) counter.
+);
+CREATE TABLE SAMPLING_CALLCHAINS (
+    -- Callchain entries obtained from composite events, used to construct function table views.
+
+    id                          INTEGER   NOT NULL,                    -- REFERENCES COMPOSITE_EVENTS(id)
+    symbol                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Function name
+    module                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Module name
+    kernelMode                  INTEGER,                               -- True if kernel mode.
+    thumbCode                   INTEGER,                               -- True if thumb code.
+    unresolved                  INTEGER,                               -- True if the symbol was not resolved.
+    specialEntry                INTEGER,                               -- True if artifical entry added during processing callchain.
+    originalIP                  INTEGER,                               -- Instruction pointer value.
+    unwindMethod                INTEGER,                               -- REFERENCES ENUM_STACK_UNWIND_METHOD(id)
+    stackDepth                  INTEGER   NOT NULL,                    -- Zero-base index of the given function in call stack.
+
+    PRIMARY KEY (id, stackDepth)
+);
+CREATE TABLE SCHED_EVENTS (
+    -- Thread scheduling events.
+
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    cpu                         INTEGER   NOT NULL,                    -- ID of CPU this thread was scheduled in or out.
+    isSchedIn                   INTEGER   NOT NULL,                    -- 0 if thread was scheduled out, non-zero otherwise.
+    globalTid                   INTEGER,                               -- Serialized GlobalId.
+    threadState                 INTEGER,                               -- REFERENCES ENUM_SAMPLING_THREAD_STATE(id)
+    threadBlock                 INTEGER                                -- REFERENCES ENUM_SCHEDULING_THREAD_BLOCK(id)
+);
 CREATE TABLE META_DATA_EXPORT (
     -- information about nsys export process
 
