@@ -93,6 +93,55 @@ fn status_kb(key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The bytes the allocator has handed out and not had back (glibc's `mallinfo2`: in its arenas
+/// and in mappings of their own): the live heap, whatever freed memory it keeps besides.
+fn heap_in_use() -> u64 {
+    // SAFETY: mallinfo2 takes no pointer and returns a plain struct.
+    let info = unsafe { libc::mallinfo2() };
+    (info.uordblks + info.hblkhd) as u64
+}
+
+/// Loads the report `SIGHTLINE_BENCH_ALONE` names in this process, which holds nothing else, and
+/// prints the resident set and the live heap it added (kB); true when asked to.
+fn measure_alone() -> bool {
+    let Ok(path) = std::env::var("SIGHTLINE_BENCH_ALONE") else {
+        return false;
+    };
+    let (rss, heap) = (status_kb("VmRSS:"), heap_in_use());
+    let trace = sightline::loader::load(path.as_ref(), &mut |_| {}, &AtomicBool::new(false));
+    let added = (
+        status_kb("VmRSS:").saturating_sub(rss),
+        heap_in_use().saturating_sub(heap) / 1024,
+    );
+    drop(std::hint::black_box(trace));
+    println!("{} {}", added.0, added.1);
+    true
+}
+
+/// Each report loaded alone in a process of its own (this bench again): the resident set and
+/// the live heap it added, summed (kB). In one process the second report reuses what the first
+/// freed, so the sum of what each added there undercounts the ranks alone (35 MB in all for 8
+/// reports of 29 MB each: 6.4× where the job held 229 MB).
+fn ranks_alone_kb(reports: &[PathBuf]) -> (u64, u64) {
+    let Ok(me) = std::env::current_exe() else {
+        return (0, 0);
+    };
+    let mut sum = (0, 0);
+    for path in reports {
+        let out = std::process::Command::new(&me)
+            .env("SIGHTLINE_BENCH_ALONE", path)
+            .output();
+        let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+        let numbers: Vec<u64> = (text.unwrap_or_default().split_whitespace())
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        if let [rss, heap] = numbers[..] {
+            sum = (sum.0 + rss, sum.1 + heap);
+        }
+    }
+    sum
+}
+
 /// Runs `work` on a thread pinned to one CPU: `available_parallelism` there says 1, and the
 /// threads it starts inherit the pin, so a report loads on one core.
 fn on_one_core<T: Send>(work: impl FnOnce() -> T + Send) -> T {
@@ -112,6 +161,9 @@ fn on_one_core<T: Send>(work: impl FnOnce() -> T + Send) -> T {
 }
 
 fn main() {
+    if measure_alone() {
+        return;
+    }
     let folder = job_folder();
     let reports = sightline::loader::ranks::reports_in(&folder).unwrap_or_else(|e| {
         eprintln!("job bench: {e}");
@@ -131,7 +183,7 @@ fn main() {
     // Opened as `sightline DIR` opens it, frames run meanwhile every 50 ms.
     let ctx = egui::Context::default();
     let mut app = SightlineApp::default();
-    let rss_before_job = status_kb("VmRSS:");
+    let (rss_before_job, heap_before_job) = (status_kb("VmRSS:"), heap_in_use());
     let t0 = Instant::now();
     app.open(folder.clone());
     let mut t = 0.0;
@@ -158,6 +210,13 @@ fn main() {
         .sum();
     let job_peak = status_kb("VmHWM:");
     let job_added = status_kb("VmRSS:").saturating_sub(rss_before_job);
+    let job_heap_added = heap_in_use().saturating_sub(heap_before_job) / 1024;
+    // What the allocator kept of what it was given back (the bench's own trim; the window's
+    // memory is what the job left before it).
+    // SAFETY: malloc_trim takes no pointer; glibc takes its own locks.
+    unsafe { libc::malloc_trim(0) };
+    let job_trimmed = status_kb("VmRSS:").saturating_sub(rss_before_job);
+    let (alone_rss_kb, alone_heap_kb) = ranks_alone_kb(&reports);
     if let Some(at) = ranks_panel {
         println!(
             "ranks panel answered        {:.3} s after opening (iterations matched, straggler looked for)",
@@ -211,6 +270,22 @@ fn main() {
         job_added / 1024,
         alone_added_kb / 1024,
         job_added as f64 / alone_added_kb.max(1) as f64
+    );
+    println!(
+        "each rank alone in a process of its own: resident set added {} MB in all; job / that = {:.2}",
+        alone_rss_kb / 1024,
+        job_added as f64 / alone_rss_kb.max(1) as f64
+    );
+    println!(
+        "live heap the job added {} MB; the ranks alone (own processes) {} MB; job / that = {:.2}",
+        job_heap_added / 1024,
+        alone_heap_kb / 1024,
+        job_heap_added as f64 / alone_heap_kb.max(1) as f64
+    );
+    println!(
+        "resident set the job added after a malloc_trim(0) here: {} MB (the allocator kept {} MB)",
+        job_trimmed / 1024,
+        job_added.saturating_sub(job_trimmed) / 1024
     );
     println!("peak resident with the job open: {} MB", job_peak / 1024);
 
