@@ -160,11 +160,39 @@ fn on_one_core<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     })
 }
 
+/// The job's folder, made by this bench in a process of its own: the source report and the
+/// writer's buffers would otherwise leave this one's heap grown, and the job would be opened in
+/// memory already resident (its resident set then undercounted).
+fn job_folder_made_apart() -> PathBuf {
+    if let Ok(dir) = std::env::var("SIGHTLINE_BENCH_JOB") {
+        return PathBuf::from(dir);
+    }
+    let made = std::env::current_exe().and_then(|me| {
+        std::process::Command::new(me)
+            .env("SIGHTLINE_BENCH_MAKE_JOB", "1")
+            .stderr(std::process::Stdio::inherit())
+            .output()
+    });
+    match made {
+        Ok(out) if out.status.success() => {
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        }
+        _ => {
+            eprintln!("job bench: the job could not be made");
+            std::process::exit(1)
+        }
+    }
+}
+
 fn main() {
     if measure_alone() {
         return;
     }
-    let folder = job_folder();
+    if std::env::var_os("SIGHTLINE_BENCH_MAKE_JOB").is_some() {
+        println!("{}", job_folder().display());
+        return;
+    }
+    let folder = job_folder_made_apart();
     let reports = sightline::loader::ranks::reports_in(&folder).unwrap_or_else(|e| {
         eprintln!("job bench: {e}");
         std::process::exit(1)
