@@ -324,14 +324,33 @@ fn main() {
     );
     println!("peak resident with the job open: {} MB", job_peak / 1024);
 
-    // Frames: every rank collapsed, then every rank expanded.
-    for (name, expanded) in [("collapsed", false), ("expanded", true)] {
+    // Frames: every rank collapsed, then every rank expanded, at a still view; then collapsed
+    // while the view moves (each frame pans by 2% of the span, zooming in 10% every third
+    // frame and out again: every collapsed lane's columns are made anew).
+    let opened_on = app.job_view().expect("job").axis;
+    for (name, expanded, moving) in [
+        ("collapsed", false, false),
+        ("expanded", true, false),
+        ("collapsed, moving", false, true),
+    ] {
         let view = app.job_view_mut().expect("job");
         for i in 0..view.ranks.len() {
             view.set_expanded(i, expanded);
         }
+        view.set_axis(opened_on);
         let mut times = Vec::with_capacity(frames);
-        for _ in 0..frames {
+        for k in 0..frames {
+            if moving {
+                let view = app.job_view_mut().expect("job");
+                let (a, b) = view.axis;
+                let pan = (b - a) * 0.02;
+                let zoom = match k % 6 {
+                    2 => 0.05,
+                    5 => -0.05,
+                    _ => 0.0,
+                } * (b - a);
+                view.set_axis((a + pan + zoom, b + pan - zoom));
+            }
             t += 0.016;
             times.push(frame(&ctx, &mut app, t));
         }
