@@ -325,8 +325,8 @@ fn main() {
     println!("peak resident with the job open: {} MB", job_peak / 1024);
 
     // Frames: every rank collapsed, then every rank expanded, at a still view; then collapsed
-    // while the view moves (each frame pans by 2% of the span, zooming in 10% every third
-    // frame and out again: every collapsed lane's columns are made anew).
+    // while the view moves about the view opened on (pan right 2% of the span, zoom in 10%,
+    // pan left, zoom out, again and again: every collapsed lane's columns are made anew).
     let opened_on = app.job_view().expect("job").axis;
     for (name, expanded, moving) in [
         ("collapsed", false, false),
@@ -343,12 +343,13 @@ fn main() {
             if moving {
                 let view = app.job_view_mut().expect("job");
                 let (a, b) = view.axis;
-                let pan = (b - a) * 0.02;
-                let zoom = match k % 6 {
-                    2 => 0.05,
-                    5 => -0.05,
-                    _ => 0.0,
-                } * (b - a);
+                let (pan, zoom) = match k % 4 {
+                    0 => (0.02, 0.0),
+                    1 => (0.0, 0.05),
+                    2 => (-0.02, 0.0),
+                    _ => (0.0, -0.05 / 0.9),
+                };
+                let (pan, zoom) = (pan * (b - a), zoom * (b - a));
                 view.set_axis((a + pan + zoom, b + pan - zoom));
             }
             t += 0.016;

@@ -26,13 +26,20 @@ struct Level {
     ends: Vec<Ns>,
 }
 
-/// The finest level holds at most this many intervals, or a thirty-second of the lane's events
-/// (half a byte an event at most; the levels above it hold less together).
-const FINEST_AT_MOST: usize = 4096;
+/// A lane of fewer events has no summary: a search per column of its starts stays in cache
+/// (and a summary of it would cost more bytes an event than its events do).
+const SUMMARISED_FROM: usize = 4096;
+
+/// The finest level holds at most one interval for this many of the lane's events: half a byte
+/// an event, the levels above it as much again at most (each halves the one below).
+const EVENTS_PER_INTERVAL: usize = 32;
 
 impl BusySummary {
     /// The summary of `track`'s events in `spans`.
     pub fn of(spans: &SpanColumns, track: &Track) -> BusySummary {
+        if track.len() < SUMMARISED_FROM {
+            return BusySummary::default();
+        }
         let events = || {
             (track.runs().iter())
                 .flat_map(|run| run.rows())
@@ -40,11 +47,17 @@ impl BusySummary {
                 .map(|i| (spans.start[i], spans.end(i)))
         };
         // The gaps of the events' union: the finest level closes all but the longest.
-        let mut gaps: Vec<Ns> = merged(events(), 0)
-            .windows(2)
-            .map(|w| w[1].0 - w[0].1)
-            .collect();
-        let budget = FINEST_AT_MOST.max(track.len() / 32);
+        let mut gaps: Vec<Ns> = Vec::new();
+        let mut reach: Option<Ns> = None;
+        for (s, e) in events() {
+            if let Some(r) = reach
+                && s > r
+            {
+                gaps.push(s - r);
+            }
+            reach = Some(reach.map_or(e, |r| r.max(e)));
+        }
+        let budget = track.len() / EVENTS_PER_INTERVAL;
         let finest = if gaps.len() < budget {
             0
         } else {
