@@ -26,9 +26,13 @@ struct Level {
     ends: Vec<Ns>,
 }
 
-/// A lane of fewer events has no summary: a search per column of its starts stays in cache
-/// (and a summary of it would cost more bytes an event than its events do).
+/// A lane of fewer events has no summary (it would cost more bytes an event than its events
+/// do): its columns come from its events in view.
 const SUMMARISED_FROM: usize = 4096;
+
+/// A view finer than the finest level walks its events when there are at most this many a
+/// pixel column; more, and a search per column is the cheaper.
+const EVENTS_WALKED_PER_COLUMN: usize = 8;
 
 /// The finest level holds at most one interval for this many of the lane's events: half a byte
 /// an event, the levels above it as much again at most (each halves the one below).
@@ -84,42 +88,94 @@ impl BusySummary {
         BusySummary { levels }
     }
 
-    /// The x spans of the pixel columns from `left` to `right` that an interval overlaps, as
-    /// `paint::activity_spans` gives them; `None` when the view is finer than the finest level.
-    pub fn columns(&self, (left, right): (f32, f32), map: &Mapping) -> Option<Vec<(f32, f32)>> {
+    /// The x spans of the pixel columns from `left` to `right` that one of `track`'s events
+    /// overlaps (the lane this summarises), as `paint::activity_spans` gives them: from the
+    /// coarsest level the zoom allows, else from the events in view when they are few (a lane
+    /// too small to summarise, a view zoomed in); `None` when neither (many events in a view
+    /// finer than the finest level): then a search per column is the cheaper.
+    pub fn columns(
+        &self,
+        spans: &SpanColumns,
+        track: &Track,
+        (left, right): (f32, f32),
+        map: &Mapping,
+    ) -> Option<Vec<(f32, f32)>> {
+        let grid = Grid::new((left, right), map);
         let ns_per_px = 1.0 / map.px_per_ns;
         let level = (self.levels.iter())
             .rev()
-            .find(|l| l.merged_below as f64 <= ns_per_px)?;
-        let x0 = left.max(map.left).floor();
-        let count = (right - x0).ceil().max(0.0) as i64;
-        // Column coordinate of a time: column i covers [i, i + 1).
-        let column = |t: Ns| (t as f64 - map.t(x0)) * map.px_per_ns;
-        let from = map.t(x0);
-        let first = level.ends.partition_point(|&e| (e as f64) <= from);
-        let mut out: Vec<(f32, f32)> = Vec::new();
-        for (&s, &e) in level.starts[first..].iter().zip(&level.ends[first..]) {
-            // Busy columns: those starting before `e` and ending after `s`.
-            let lo = column(s).floor().max(0.0) as i64;
-            if lo >= count {
-                break;
-            }
-            let hi = (column(e).ceil() as i64 - 1).min(count - 1);
-            if hi < lo {
-                continue;
-            }
-            let (x_lo, x_hi) = (x0 + lo as f32, (x0 + hi as f32 + 1.0).min(right));
-            match out.last_mut() {
-                Some(last) if last.1 >= x_lo => last.1 = last.1.max(x_hi),
-                _ => out.push((x_lo, x_hi)),
-            }
+            .find(|l| l.merged_below as f64 <= ns_per_px);
+        if let Some(level) = level {
+            let first = level.ends.partition_point(|&e| (e as f64) <= grid.from);
+            let intervals = level.starts[first..].iter().zip(&level.ends[first..]);
+            return Some(grid.busy(intervals.map(|(&s, &e)| (s, e))));
         }
-        Some(out)
+        let (from, to) = (grid.from.floor() as Ns, map.t(right).ceil() as Ns + 1);
+        let windows: Vec<std::ops::Range<u32>> = (track.runs_overlapping(spans, from, to).iter())
+            .map(|run| run.window(spans, from, to))
+            .collect();
+        let events: usize = windows.iter().map(|w| w.len()).sum();
+        if events > EVENTS_WALKED_PER_COLUMN * grid.count.max(1) as usize {
+            return None;
+        }
+        let in_view = (windows.into_iter().flatten())
+            .map(|i| i as usize)
+            .filter(|&i| i < spans.start.len())
+            .map(|i| (spans.start[i], spans.end(i)));
+        Some(grid.busy(in_view))
     }
 
     /// The intervals the summary holds in all (its memory: 16 bytes each).
     pub fn intervals(&self) -> usize {
         self.levels.iter().map(|l| l.starts.len()).sum()
+    }
+}
+
+/// The pixel columns of a strip: column `i` covers `[x0 + i, x0 + i + 1)`, the last cut at the
+/// strip's right edge.
+struct Grid<'a> {
+    map: &'a Mapping,
+    x0: f32,
+    right: f32,
+    count: i64,
+    /// The time at `x0`.
+    from: f64,
+}
+
+impl<'a> Grid<'a> {
+    fn new((left, right): (f32, f32), map: &'a Mapping) -> Grid<'a> {
+        let x0 = left.max(map.left).floor();
+        Grid {
+            map,
+            x0,
+            right,
+            count: (right - x0).ceil().max(0.0) as i64,
+            from: map.t(x0),
+        }
+    }
+
+    /// The x spans of the columns that `intervals` (by start, overlapping or not) overlap.
+    fn busy(&self, intervals: impl Iterator<Item = (Ns, Ns)>) -> Vec<(f32, f32)> {
+        let column = |t: Ns| (t as f64 - self.from) * self.map.px_per_ns;
+        let mut out: Vec<(f32, f32)> = Vec::new();
+        for (s, e) in intervals {
+            // Busy columns: those starting before `e` and ending after `s`.
+            let lo = column(s).floor().max(0.0) as i64;
+            if lo >= self.count {
+                break;
+            }
+            let hi = (column(e).ceil() as i64 - 1).min(self.count - 1);
+            if hi < lo {
+                continue;
+            }
+            let x_lo = self.x0 + lo as f32;
+            let x_hi = (self.x0 + hi as f32 + 1.0).min(self.right);
+            match out.last_mut() {
+                Some(last) if last.1 >= x_lo => last.1 = last.1.max(x_hi),
+                _ => out.push((x_lo, x_hi)),
+            }
+        }
+        out
     }
 }
 
@@ -218,7 +274,18 @@ mod tests {
         let mut checked = 0;
         // From the whole lane down to the finest level's zoom (gaps of 200 µs a pixel: the
         // lane's 28,000 longest), at odd offsets.
-        let zooms = [end, end / 3.0, end / 7.0, end / 13.0, 3.1e8, 2.5e8];
+        // And finer: the events in view walked.
+        let zooms = [
+            end,
+            end / 3.0,
+            end / 7.0,
+            end / 13.0,
+            3.1e8,
+            2.5e8,
+            3.1e7,
+            4.4e6,
+            2.0e5,
+        ];
         for (i, span_ns) in zooms.into_iter().enumerate() {
             let map = Mapping {
                 left: 100.5,
@@ -227,7 +294,7 @@ mod tests {
                 px_per_ns: 1200.0 / span_ns,
             };
             let strip = (100.5, 1300.5);
-            let Some(spans) = summary.columns(strip, &map) else {
+            let Some(spans) = summary.columns(&spans, &track, strip, &map) else {
                 continue;
             };
             assert_eq!(
@@ -241,15 +308,39 @@ mod tests {
     }
 
     #[test]
-    fn a_view_finer_than_the_finest_level_is_left_to_the_search() {
-        let (spans, track, _) = lane(200_000);
+    fn a_small_lane_keeps_nothing_and_nested_events_count_while_they_run() {
+        let (spans, track, events) = lane(3_000);
         let summary = BusySummary::of(&spans, &track);
+        assert_eq!(summary.intervals(), 0, "a lane of 3,000 events summarised");
+        let end = events.last().map_or(0, |e| e.1) as f64;
+        for span_ns in [end, end / 10.0, 1.0e6] {
+            let map = Mapping {
+                left: 0.0,
+                width: 1000.0,
+                start: end * 0.4,
+                px_per_ns: 1000.0 / span_ns,
+            };
+            let columns = summary.columns(&spans, &track, (0.0, 1000.0), &map);
+            let columns = columns.expect("a small lane's events are walked");
+            let (got, want) = (
+                as_columns(&columns, (0.0, 1000.0), &map),
+                brute(&events, (0.0, 1000.0), &map),
+            );
+            assert_eq!(got, want, "{span_ns} ns wide");
+        }
+        // An outer range with children ending inside it: busy all along the outer one.
+        let mut nested = SpanColumns::default();
+        for (s, e) in [(0, 1_000_000), (10, 20), (500, 600), (2_000_000, 2_000_100)] {
+            nested.push(s, e, StrId(0));
+        }
+        let track = Track::of(0..4, &nested);
         let map = Mapping {
             left: 0.0,
-            width: 1000.0,
-            start: 5_000.0,
-            px_per_ns: 1000.0 / 2_000.0,
+            width: 100.0,
+            start: 0.0,
+            px_per_ns: 100.0 / 2_500_000.0,
         };
-        assert_eq!(summary.columns((0.0, 1000.0), &map), None);
+        let columns = BusySummary::of(&nested, &track).columns(&nested, &track, (0.0, 100.0), &map);
+        assert_eq!(columns, Some(vec![(0.0, 40.0), (80.0, 81.0)]));
     }
 }

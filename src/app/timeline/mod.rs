@@ -811,8 +811,9 @@ impl Timeline {
                                         busy::BusySummary::of(table.spans(p.trace), track)
                                     });
                                     let columns = (strip.left(), strip.right());
-                                    let spans =
-                                        summary.columns(columns, p.map).unwrap_or_else(|| {
+                                    let spans = summary
+                                        .columns(table.spans(p.trace), track, columns, p.map)
+                                        .unwrap_or_else(|| {
                                             paint::activity_spans(
                                                 p.trace, *table, track, columns, p.map,
                                             )
