@@ -93,6 +93,55 @@ fn status_kb(key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The bytes the allocator has handed out and not had back (glibc's `mallinfo2`: in its arenas
+/// and in mappings of their own): the live heap, whatever freed memory it keeps besides.
+fn heap_in_use() -> u64 {
+    // SAFETY: mallinfo2 takes no pointer and returns a plain struct.
+    let info = unsafe { libc::mallinfo2() };
+    (info.uordblks + info.hblkhd) as u64
+}
+
+/// Loads the report `SIGHTLINE_BENCH_ALONE` names in this process, which holds nothing else, and
+/// prints the resident set and the live heap it added (kB); true when asked to.
+fn measure_alone() -> bool {
+    let Ok(path) = std::env::var("SIGHTLINE_BENCH_ALONE") else {
+        return false;
+    };
+    let (rss, heap) = (status_kb("VmRSS:"), heap_in_use());
+    let trace = sightline::loader::load(path.as_ref(), &mut |_| {}, &AtomicBool::new(false));
+    let added = (
+        status_kb("VmRSS:").saturating_sub(rss),
+        heap_in_use().saturating_sub(heap) / 1024,
+    );
+    drop(std::hint::black_box(trace));
+    println!("{} {}", added.0, added.1);
+    true
+}
+
+/// Each report loaded alone in a process of its own (this bench again): the resident set and
+/// the live heap it added, summed (kB). In one process the second report reuses what the first
+/// freed, so the sum of what each added there undercounts the ranks alone (35 MB in all for 8
+/// reports of 29 MB each: 6.4× where the job held 229 MB).
+fn ranks_alone_kb(reports: &[PathBuf]) -> (u64, u64) {
+    let Ok(me) = std::env::current_exe() else {
+        return (0, 0);
+    };
+    let mut sum = (0, 0);
+    for path in reports {
+        let out = std::process::Command::new(&me)
+            .env("SIGHTLINE_BENCH_ALONE", path)
+            .output();
+        let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+        let numbers: Vec<u64> = (text.unwrap_or_default().split_whitespace())
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        if let [rss, heap] = numbers[..] {
+            sum = (sum.0 + rss, sum.1 + heap);
+        }
+    }
+    sum
+}
+
 /// Runs `work` on a thread pinned to one CPU: `available_parallelism` there says 1, and the
 /// threads it starts inherit the pin, so a report loads on one core.
 fn on_one_core<T: Send>(work: impl FnOnce() -> T + Send) -> T {
@@ -111,8 +160,39 @@ fn on_one_core<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     })
 }
 
+/// The job's folder, made by this bench in a process of its own: the source report and the
+/// writer's buffers would otherwise leave this one's heap grown, and the job would be opened in
+/// memory already resident (its resident set then undercounted).
+fn job_folder_made_apart() -> PathBuf {
+    if let Ok(dir) = std::env::var("SIGHTLINE_BENCH_JOB") {
+        return PathBuf::from(dir);
+    }
+    let made = std::env::current_exe().and_then(|me| {
+        std::process::Command::new(me)
+            .env("SIGHTLINE_BENCH_MAKE_JOB", "1")
+            .stderr(std::process::Stdio::inherit())
+            .output()
+    });
+    match made {
+        Ok(out) if out.status.success() => {
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        }
+        _ => {
+            eprintln!("job bench: the job could not be made");
+            std::process::exit(1)
+        }
+    }
+}
+
 fn main() {
-    let folder = job_folder();
+    if measure_alone() {
+        return;
+    }
+    if std::env::var_os("SIGHTLINE_BENCH_MAKE_JOB").is_some() {
+        println!("{}", job_folder().display());
+        return;
+    }
+    let folder = job_folder_made_apart();
     let reports = sightline::loader::ranks::reports_in(&folder).unwrap_or_else(|e| {
         eprintln!("job bench: {e}");
         std::process::exit(1)
@@ -131,7 +211,7 @@ fn main() {
     // Opened as `sightline DIR` opens it, frames run meanwhile every 50 ms.
     let ctx = egui::Context::default();
     let mut app = SightlineApp::default();
-    let rss_before_job = status_kb("VmRSS:");
+    let (rss_before_job, heap_before_job) = (status_kb("VmRSS:"), heap_in_use());
     let t0 = Instant::now();
     app.open(folder.clone());
     let mut t = 0.0;
@@ -144,8 +224,10 @@ fn main() {
         if first_picture.is_none() && !view.rank_rects.is_empty() {
             first_picture = Some((t0.elapsed(), view.rank_rects.len()));
         }
-        if ranks_panel.is_none() && view.analysis.is_some() && !view.is_loading() {
-            ranks_panel = Some(t0.elapsed());
+        // The ranks panel's first answer (from the ranks' NVTX ranges while their events are
+        // read, else the whole job's).
+        if ranks_panel.is_none() && view.analysis.is_some() {
+            ranks_panel = Some((t0.elapsed(), view.analysis_early));
         }
         if !view.is_loading() {
             break t0.elapsed();
@@ -158,9 +240,21 @@ fn main() {
         .sum();
     let job_peak = status_kb("VmHWM:");
     let job_added = status_kb("VmRSS:").saturating_sub(rss_before_job);
-    if let Some(at) = ranks_panel {
+    let job_heap_added = heap_in_use().saturating_sub(heap_before_job) / 1024;
+    // What the allocator kept of what it was given back (the bench's own trim; the window's
+    // memory is what the job left before it).
+    // SAFETY: malloc_trim takes no pointer; glibc takes its own locks.
+    unsafe { libc::malloc_trim(0) };
+    let job_trimmed = status_kb("VmRSS:").saturating_sub(rss_before_job);
+    let (alone_rss_kb, alone_heap_kb) = ranks_alone_kb(&reports);
+    if let Some((at, early)) = ranks_panel {
+        let from = if early {
+            "from the ranks' NVTX ranges, their events still read"
+        } else {
+            "once the whole job was in"
+        };
         println!(
-            "ranks panel answered        {:.3} s after opening (iterations matched, straggler looked for)",
+            "ranks panel answered        {:.3} s after opening (iterations matched, straggler looked for; {from})",
             at.as_secs_f64()
         );
     }
@@ -212,16 +306,52 @@ fn main() {
         alone_added_kb / 1024,
         job_added as f64 / alone_added_kb.max(1) as f64
     );
+    println!(
+        "each rank alone in a process of its own: resident set added {} MB in all; job / that = {:.2}",
+        alone_rss_kb / 1024,
+        job_added as f64 / alone_rss_kb.max(1) as f64
+    );
+    println!(
+        "live heap the job added {} MB; the ranks alone (own processes) {} MB; job / that = {:.2}",
+        job_heap_added / 1024,
+        alone_heap_kb / 1024,
+        job_heap_added as f64 / alone_heap_kb.max(1) as f64
+    );
+    println!(
+        "resident set the job added after a malloc_trim(0) here: {} MB (the allocator kept {} MB)",
+        job_trimmed / 1024,
+        job_added.saturating_sub(job_trimmed) / 1024
+    );
     println!("peak resident with the job open: {} MB", job_peak / 1024);
 
-    // Frames: every rank collapsed, then every rank expanded.
-    for (name, expanded) in [("collapsed", false), ("expanded", true)] {
+    // Frames: every rank collapsed, then every rank expanded, at a still view; then collapsed
+    // while the view moves about the view opened on (pan right 2% of the span, zoom in 10%,
+    // pan left, zoom out, again and again: every collapsed lane's columns are made anew).
+    let opened_on = app.job_view().expect("job").axis;
+    for (name, expanded, moving) in [
+        ("collapsed", false, false),
+        ("expanded", true, false),
+        ("collapsed, moving", false, true),
+    ] {
         let view = app.job_view_mut().expect("job");
         for i in 0..view.ranks.len() {
             view.set_expanded(i, expanded);
         }
+        view.set_axis(opened_on);
         let mut times = Vec::with_capacity(frames);
-        for _ in 0..frames {
+        for k in 0..frames {
+            if moving {
+                let view = app.job_view_mut().expect("job");
+                let (a, b) = view.axis;
+                let (pan, zoom) = match k % 4 {
+                    0 => (0.02, 0.0),
+                    1 => (0.0, 0.05),
+                    2 => (-0.02, 0.0),
+                    _ => (0.0, -0.05 / 0.9),
+                };
+                let (pan, zoom) = (pan * (b - a), zoom * (b - a));
+                view.set_axis((a + pan + zoom, b + pan - zoom));
+            }
             t += 0.016;
             times.push(frame(&ctx, &mut app, t));
         }

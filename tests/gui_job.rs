@@ -438,3 +438,55 @@ fn ranks_align_on_the_nth_kernel_of_a_name() {
     h.run_steps(1);
     h.get_by_label_contains("aligned on a shared kernel");
 }
+
+/// The ranks panel answers from the ranks' NVTX ranges, read before any rank's events (issue
+/// 42: "64 ranks: the ranks panel answers within 1 s", which waiting for every rank's events
+/// missed): the iterations, the slow rank of each and the straggler are there while no rank is
+/// drawn yet, drawn in the window, and the same once the whole job is in.
+#[test]
+fn the_ranks_panel_answers_before_the_ranks_events_are_read() {
+    for (job, straggler) in [("straggler", Some((2, "forward"))), ("balanced", None)] {
+        let mut app = SightlineApp::default();
+        app.open(job_dir(job));
+        let view = app.job_view_mut().expect("a job tab");
+        view.wait_for_analysis();
+        assert!(
+            view.ranks.is_empty() && view.is_loading(),
+            "{job}: answered only after {} ranks' events were read",
+            view.ranks.len()
+        );
+        assert!(view.analysis_early);
+        let early = view.analysis.clone().expect("an early answer");
+        let named = |a: &sightline::analysis::ranks::JobAnalysis| {
+            (a.straggler.as_ref().ok()).map(|s| {
+                (
+                    s.rank,
+                    s.excess_phase.clone(),
+                    s.iterations().collect::<Vec<_>>(),
+                )
+            })
+        };
+        assert_eq!(
+            named(&early).as_ref().map(|(r, p, _)| (*r, p.as_str())),
+            straggler,
+            "{job}"
+        );
+        // Every rank's row of the heatmap, drawn while the events are read.
+        let mut h = Harness::builder()
+            .with_size(vec2(1600.0, 1000.0))
+            .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+        h.step();
+        let view = h.state().job_view().expect("job");
+        let rows: std::collections::BTreeSet<usize> = view.cells.iter().map(|c| c.0).collect();
+        assert_eq!(rows.len(), 4, "{job}: the heatmap's rows while loading");
+        let common = early.iterations.common.len();
+        assert!(view.cells.len() >= 4 * common, "{job}");
+        // The whole job's answer: the same iterations, the same straggler.
+        let view = h.state_mut().job_view_mut().expect("job");
+        view.wait();
+        assert!(!view.analysis_early);
+        let full = view.analysis.as_ref().expect("the whole job's answer");
+        assert_eq!(full.iterations.common, early.iterations.common, "{job}");
+        assert_eq!(named(full), named(&early), "{job}");
+    }
+}

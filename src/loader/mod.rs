@@ -127,6 +127,31 @@ pub fn load_progressive(
     load_attempts(path, on_progress, Some(on_partial), cancel)
 }
 
+/// A report's layout (threads, session start, host) and its NVTX ranges, nothing else: no GPU
+/// row, CUDA API or OS runtime call. What a job's ranks panel needs to match the ranks'
+/// iterations while their events are still read (`loader::ranks::load_nvtx_of_ranks`): the
+/// NVTX table is a report's smallest by far. The phases' GPU work is unknown here.
+pub fn load_nvtx_ranges(path: &Path, cancel: &AtomicBool) -> Result<Trace, LoadError> {
+    db::check_file(path)?;
+    let report = Report::open(path)?;
+    if !report.has_table("StringIds") {
+        return Err(LoadError::new(
+            path,
+            Problem::NotNsysReport("it has no StringIds table".into()),
+        ));
+    }
+    let mut quiet = |_: Progress| {};
+    let mut builder = Builder::new(path, report, &mut quiet, cancel);
+    for read in [read_layout as Phase, nvtx::read_nvtx] {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(LoadError::new(path, Problem::Cancelled));
+        }
+        read(&mut builder).map_err(|e| builder.error(&e))?;
+    }
+    // Not `Builder::finish`: its trim of every arena is for a whole load's buffers.
+    Ok(std::mem::take(&mut builder.trace))
+}
+
 /// The checks a load makes before it reads any event (the file is a
 /// healthy SQLite file, an Nsight Systems export, with its GPUs and time
 /// axis readable), without reading the events: what a replay asks of a

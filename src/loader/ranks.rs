@@ -53,6 +53,36 @@ pub fn load_ranks_each(
     on_loaded: &(dyn Fn(usize, Arc<Trace>) + Sync),
     cancel: &AtomicBool,
 ) -> Result<Ranks, LoadError> {
+    load_each_with(&load, paths, parallel, on_progress, on_loaded, cancel)
+}
+
+/// Every report's layout and NVTX ranges only ([`super::load_nvtx_ranges`]), `parallel` at a
+/// time, as a job on the job clock the whole load will give (the offsets come from the session
+/// starts, read here too): the ranks' iterations matched before their events are read.
+pub fn load_nvtx_of_ranks(
+    paths: &[PathBuf],
+    parallel: usize,
+    cancel: &AtomicBool,
+) -> Result<Ranks, LoadError> {
+    let nvtx_only = |path: &std::path::Path, _: &mut dyn FnMut(Progress), cancel: &AtomicBool| {
+        super::load_nvtx_ranges(path, cancel)
+    };
+    load_each_with(&nvtx_only, paths, parallel, &|_| {}, &|_, _| {}, cancel)
+}
+
+/// How one report is read: the whole of it, or a part.
+type LoadOne = dyn Fn(&std::path::Path, &mut dyn FnMut(Progress), &AtomicBool) -> Result<Trace, LoadError>
+    + Sync;
+
+/// [`load_ranks_each`] with each report read by `load_one`.
+fn load_each_with(
+    load_one: &LoadOne,
+    paths: &[PathBuf],
+    parallel: usize,
+    on_progress: &(dyn Fn(Progress) + Sync),
+    on_loaded: &(dyn Fn(usize, Arc<Trace>) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Ranks, LoadError> {
     let count = paths.len().max(1);
     let fractions: Vec<Mutex<f32>> = paths.iter().map(|_| Mutex::new(0.0)).collect();
     let next = AtomicUsize::new(0);
@@ -84,7 +114,8 @@ pub fn load_ranks_each(
                             fraction: done / count as f32,
                         });
                     };
-                    let result = load(&paths[i], &mut report_progress, &own_cancel).map(Arc::new);
+                    let result =
+                        load_one(&paths[i], &mut report_progress, &own_cancel).map(Arc::new);
                     match &result {
                         Ok(trace) => on_loaded(i, trace.clone()),
                         Err(_) => failed.store(true, Ordering::Relaxed),

@@ -30,6 +30,9 @@ enum Loading {
     Progress(Progress),
     /// Report `index` of the job's paths is in: drawn at once, before the others.
     Arrived(usize, Arc<crate::model::Trace>),
+    /// The ranks' iterations and straggler from their NVTX ranges alone, read before any
+    /// rank's events: the ranks panel answers while the events are still read.
+    Early(Box<JobAnalysis>),
     Done(Result<Ranks, LoadError>),
 }
 
@@ -55,21 +58,6 @@ impl RankView {
             selection: Selection::default(),
             iterations,
         }
-    }
-
-    /// The duration of iteration `number` (of `phase`, when one is named), if the rank has it.
-    fn duration(&self, number: u64, phase: Option<&str>) -> Option<Ns> {
-        let it = self.iterations.as_ref()?.iterations.get(&number)?;
-        match phase {
-            None => Some(it.end - it.start),
-            Some(name) => it.phase(name).map(|p| p.duration()),
-        }
-    }
-
-    /// Iteration `number`'s span on the job clock.
-    fn iteration_span(&self, number: u64) -> Option<(Ns, Ns)> {
-        let it = self.iterations.as_ref()?.iterations.get(&number)?;
-        Some((it.start, it.end))
     }
 
     /// Phase `phase` of iteration `number`, on this rank's own clock.
@@ -98,6 +86,9 @@ pub struct JobView {
     /// The cross-rank analysis: the iterations matched across ranks, and the straggler (or why
     /// there is none).
     pub analysis: Option<JobAnalysis>,
+    /// The analysis is the ranks' NVTX ranges' alone (the job's events still being read): the
+    /// phases' GPU work is not in it yet. The whole job's replaces it.
+    pub analysis_early: bool,
     /// Each cell drawn in the last frame (rank index, iteration number) with its rect (tests).
     pub cells: Vec<(usize, u64, Rect)>,
     /// Where each rank's timeline was drawn in the last frame (tests).
@@ -125,6 +116,16 @@ impl JobView {
                 let arrived = |i: usize, trace| {
                     emit.send(Loading::Arrived(i, trace));
                 };
+                // The ranks' NVTX ranges first (a report's smallest table): the ranks panel
+                // answers from them while the events are read. A report that fails here fails
+                // the whole load below, which says why.
+                if let Ok(nvtx) = crate::loader::ranks::load_nvtx_of_ranks(&to_load, cores, cancel)
+                {
+                    let mut early = analyze_job(&nvtx, &StragglerThresholds::default());
+                    // What the straggler does differently needs its calls and GPU work.
+                    early.difference = None;
+                    emit.send(Loading::Early(Box::new(early)));
+                }
                 let result = crate::loader::ranks::load_ranks_each(
                     &to_load, cores, &progress, &arrived, cancel,
                 );
@@ -144,6 +145,7 @@ impl JobView {
             selected: None,
             heatmap_phase: None,
             analysis: None,
+            analysis_early: false,
             cells: Vec::new(),
             rank_rects: Vec::new(),
             span: RankRanges::default(),
@@ -171,6 +173,7 @@ impl JobView {
             own.map(|i| found.swap_remove(i))
         });
         self.analysis = Some(analysis);
+        self.analysis_early = false;
         self.mark_straggler();
     }
 
@@ -271,24 +274,39 @@ impl JobView {
         let mut changed = false;
         while let Some(message) = self.load.take_next() {
             changed = true;
-            match message {
-                Loading::Progress(p) => self.progress = p,
-                Loading::Arrived(i, trace) => self.arrived(i, trace),
-                Loading::Done(Ok(ranks)) => self.show(ranks),
-                Loading::Done(Err(e)) => self.error = Some(e.to_string()),
-            }
+            self.take(message);
         }
         changed
+    }
+
+    fn take(&mut self, message: Loading) {
+        match message {
+            Loading::Progress(p) => self.progress = p,
+            Loading::Arrived(i, trace) => self.arrived(i, trace),
+            Loading::Early(analysis) if self.analysis.is_none() => {
+                self.analysis = Some(*analysis);
+                self.analysis_early = true;
+            }
+            Loading::Early(_) => {}
+            Loading::Done(Ok(ranks)) => self.show(ranks),
+            Loading::Done(Err(e)) => self.error = Some(e.to_string()),
+        }
     }
 
     /// Blocks until the job is loaded (tests, screenshots).
     pub fn wait(&mut self) {
         while let Some(message) = self.load.wait_next() {
-            match message {
-                Loading::Progress(p) => self.progress = p,
-                Loading::Arrived(i, trace) => self.arrived(i, trace),
-                Loading::Done(Ok(ranks)) => self.show(ranks),
-                Loading::Done(Err(e)) => self.error = Some(e.to_string()),
+            self.take(message);
+        }
+    }
+
+    /// Blocks until the ranks panel has an answer (the NVTX ranges' analysis, or the whole
+    /// job's), or the load ends without one (tests).
+    pub fn wait_for_analysis(&mut self) {
+        while self.analysis.is_none() {
+            match self.load.wait_next() {
+                Some(message) => self.take(message),
+                None => return,
             }
         }
     }
@@ -441,6 +459,11 @@ impl JobView {
                 self.error = Some("opening the job was cancelled".into());
                 return;
             }
+            // The ranks panel answers from the ranks' NVTX ranges, read first.
+            if self.analysis.is_some() {
+                self.finding_ui(ui);
+                self.heatmap_panel(ui);
+            }
             // The ranks in so far are drawn as they come.
             if self.ranks.is_empty() {
                 return;
@@ -450,9 +473,31 @@ impl JobView {
         }
         self.header_ui(ui);
         self.finding_ui(ui);
+        self.heatmap_panel(ui);
+        if let Some((r, ev)) = self.selected {
+            egui::Panel::right("job_details")
+                .default_size(320.0)
+                .resizable(true)
+                .show(ui, |ui| {
+                    egui::ScrollArea::both().show(ui, |ui| {
+                        let Some(rank) = self.ranks.get(r) else {
+                            return;
+                        };
+                        ui.strong(rank.rank.label());
+                        let related = &rank.selection.related;
+                        crate::app::panels::details::ui(ui, &rank.rank.trace, ev, related);
+                    });
+                });
+        }
+        egui::CentralPanel::default().show(ui, |ui| self.ranks_ui(ui));
+    }
+
+    /// The ranks × iterations heatmap at the bottom, with the span's tables over it.
+    fn heatmap_panel(&mut self, ui: &mut Ui) {
         // Tall enough for every rank's row at a readable height (a few pixels each past 16).
+        let rows = self.heat_rows().len();
         let heatmap_h = 56.0
-            + self.ranks.len() as f32 * cell_height(self.ranks.len())
+            + rows as f32 * cell_height(rows)
             + if self.span.span.is_some() { 200.0 } else { 0.0 };
         egui::Panel::bottom("job_heatmap")
             .resizable(true)
@@ -472,22 +517,6 @@ impl JobView {
                 }
                 self.heatmap_ui(ui);
             });
-        if let Some((r, ev)) = self.selected {
-            egui::Panel::right("job_details")
-                .default_size(320.0)
-                .resizable(true)
-                .show(ui, |ui| {
-                    egui::ScrollArea::both().show(ui, |ui| {
-                        let Some(rank) = self.ranks.get(r) else {
-                            return;
-                        };
-                        ui.strong(rank.rank.label());
-                        let related = &rank.selection.related;
-                        crate::app::panels::details::ui(ui, &rank.rank.trace, ev, related);
-                    });
-                });
-        }
-        egui::CentralPanel::default().show(ui, |ui| self.ranks_ui(ui));
     }
 
     /// Aligning on a shared event, back on the session starts, and nudging a rank by hand.
@@ -552,6 +581,9 @@ impl JobView {
         let Some(analysis) = &self.analysis else {
             return;
         };
+        if self.analysis_early {
+            ui.weak("From the ranks' NVTX ranges: their events are still being read (the phases' GPU work comes with them).");
+        }
         match &analysis.straggler {
             Ok(s) => {
                 // One line (the whole message on hover): the ranks keep the window's height.
@@ -696,10 +728,35 @@ impl JobView {
         }
     }
 
+    /// Each rank's iterations as the analysis found them (its NVTX ranges' while the job's
+    /// events are read, the whole job's after), and the ranks without any.
+    fn found_iterations(&self) -> (&[RankIterations], &[u32]) {
+        (self.analysis.as_ref()).map_or((&[], &[]), |a| {
+            (
+                a.iterations.ranks.as_slice(),
+                a.iterations.without.as_slice(),
+            )
+        })
+    }
+
+    /// The heatmap's rows: every rank's number, in order.
+    fn heat_rows(&self) -> Vec<u32> {
+        let (found, without) = self.found_iterations();
+        let mut rows: Vec<u32> = (found.iter().map(|r| r.rank))
+            .chain(without.iter().copied())
+            .collect();
+        rows.sort_unstable();
+        rows
+    }
+
+    /// Rank `number`'s iterations, if found.
+    fn iterations_of(&self, number: u32) -> Option<&RankIterations> {
+        self.found_iterations().0.iter().find(|r| r.rank == number)
+    }
+
     /// The iteration numbers the ranks have, in order.
     fn iteration_numbers(&self) -> Vec<u64> {
-        let mut numbers: Vec<u64> = (self.ranks.iter())
-            .filter_map(|r| r.iterations.as_ref())
+        let mut numbers: Vec<u64> = (self.found_iterations().0.iter())
             .flat_map(|it| it.iterations.keys().copied())
             .collect();
         numbers.sort_unstable();
@@ -715,8 +772,8 @@ impl JobView {
     /// The ranks × iterations heatmap.
     fn heatmap_ui(&mut self, ui: &mut Ui) {
         let numbers = self.iteration_numbers();
-        let pattern = (self.ranks.iter())
-            .find_map(|r| r.iterations.as_ref().map(|l| l.pattern.clone()))
+        let pattern = (self.found_iterations().0.first())
+            .map(|l| l.pattern.clone())
             .unwrap_or_default();
         ui.horizontal(|ui| {
             ui.strong("Ranks × iterations");
@@ -744,16 +801,23 @@ impl JobView {
             return;
         }
         let phase = self.heatmap_phase.clone();
-        let grid: Vec<Vec<Option<Ns>>> = (self.ranks.iter())
-            .map(|r| {
-                numbers
-                    .iter()
-                    .map(|&n| r.duration(n, phase.as_deref()))
+        let rows = self.heat_rows();
+        let grid: Vec<Vec<Option<Ns>>> = (rows.iter())
+            .map(|&rank| {
+                let found = self.iterations_of(rank);
+                (numbers.iter())
+                    .map(|n| {
+                        let it = found?.iterations.get(n)?;
+                        match phase.as_deref() {
+                            None => Some(it.end - it.start),
+                            Some(name) => it.phase(name).map(|p| p.duration()),
+                        }
+                    })
                     .collect()
             })
             .collect();
-        if let Some((rank, number)) = self.heatmap_grid(ui, &numbers, &grid) {
-            self.zoom_to_iteration(rank, number, &grid, &numbers);
+        if let Some((row, number)) = self.heatmap_grid(ui, &rows, &numbers, &grid) {
+            self.zoom_to_iteration(&rows, row, number, &grid, &numbers);
         }
     }
 
@@ -761,6 +825,7 @@ impl JobView {
     fn heatmap_grid(
         &mut self,
         ui: &mut Ui,
+        rows: &[u32],
         numbers: &[u64],
         grid: &[Vec<Option<Ns>>],
     ) -> Option<(usize, u64)> {
@@ -820,7 +885,9 @@ impl JobView {
                 }
                 let id = ui.scope_id().with(("heat", row, n));
                 let response = ui.interact(cell, id, Sense::click());
-                let name = self.ranks[row].rank.label();
+                let name = (self.ranks.iter())
+                    .find(|r| r.rank.number == rows[row])
+                    .map_or_else(|| format!("rank {}", rows[row]), |r| r.rank.label());
                 let response = response
                     .on_hover_text(format!("{name}, iteration {n}: {}", format::duration(d)));
                 if response.clicked() {
@@ -829,11 +896,11 @@ impl JobView {
                 self.cells.push((row, n, cell));
             }
         }
-        for (row, r) in self.ranks.iter().enumerate() {
+        for (row, number) in rows.iter().enumerate() {
             painter.text(
                 pos2(origin.x, origin.y + row as f32 * cell_h + cell_h / 2.0),
                 egui::Align2::LEFT_CENTER,
-                format!("rank {}", r.rank.number),
+                format!("rank {number}"),
                 egui::FontId::proportional(cell_h.clamp(8.0, 12.0)),
                 text,
             );
@@ -841,11 +908,13 @@ impl JobView {
         clicked
     }
 
-    /// Zooms every rank to iteration `number` (its span over all ranks), expands `rank` and the
-    /// fastest rank of that iteration, and collapses the others.
-    pub fn zoom_to_iteration(
+    /// Zooms every rank to iteration `number` (its span over all ranks), expands the rank of
+    /// heatmap row `row` and the fastest rank of that iteration (`rows`: each row's rank
+    /// number), and collapses the others (a rank whose events are not in yet has no view).
+    fn zoom_to_iteration(
         &mut self,
-        rank: usize,
+        rows: &[u32],
+        row: usize,
         number: u64,
         grid: &[Vec<Option<Ns>>],
         numbers: &[u64],
@@ -856,11 +925,13 @@ impl JobView {
         let fastest = (0..grid.len())
             .filter(|&r| grid[r][col].is_some())
             .min_by_key(|&r| grid[r][col].unwrap_or(Ns::MAX));
-        let span = (self.ranks.iter())
-            .filter_map(|r| r.iteration_span(number))
+        let expand = [Some(row), fastest].map(|r| r.and_then(|r| rows.get(r).copied()));
+        let span = (self.found_iterations().0.iter())
+            .filter_map(|r| r.iterations.get(&number).map(|it| (it.start, it.end)))
             .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
         for i in 0..self.ranks.len() {
-            self.set_expanded(i, i == rank || Some(i) == fastest);
+            let number = Some(self.ranks[i].rank.number);
+            self.set_expanded(i, expand.contains(&number));
         }
         if let Some((start, end)) = span {
             let pad = (end - start) as f64 * 0.05;

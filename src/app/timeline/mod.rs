@@ -2,6 +2,7 @@
 //! Input (zoom, pan, select) changes [`ViewState`]; painting reads it.
 
 pub mod band;
+pub mod busy;
 pub mod cpu_state_row;
 pub mod idle_row;
 pub mod lane_bars;
@@ -108,6 +109,9 @@ pub struct Timeline {
     pub compact: bool,
     /// Each collapsed lane's activity columns for the view they were made for (by row).
     activity_cache: std::collections::HashMap<usize, (ActivityKey, Vec<(f32, f32)>)>,
+    /// Each collapsed lane's busy intervals at every zoom (by row), made the first time it is
+    /// drawn collapsed: a view that moves finds its columns without a search per column.
+    busy: std::collections::HashMap<usize, busy::BusySummary>,
     history: Vec<(f64, f64)>,
     /// The view the report opened on, to tell whether the user has moved it yet.
     opened_on: (f64, f64),
@@ -213,6 +217,7 @@ impl Timeline {
             keep_selection_frames: 0,
             compact: false,
             activity_cache: Default::default(),
+            busy: Default::default(),
             projection: None,
             projected_drawn: Vec::new(),
             projection_job: Default::default(),
@@ -234,6 +239,7 @@ impl Timeline {
         self.limits = (lo as f64, hi.max(lo + 1) as f64);
         self.rows = rows::build(trace);
         self.activity_cache.clear();
+        self.busy.clear();
         self.open_ranges = paint::open_ranges(trace);
         self.name_colors = trace
             .strings
@@ -801,13 +807,17 @@ impl Timeline {
                             let spans = match self.activity_cache.get(&child) {
                                 Some((k, spans)) if *k == key => spans,
                                 _ => {
-                                    let spans = paint::activity_spans(
-                                        p.trace,
-                                        *table,
-                                        track,
-                                        (strip.left(), strip.right()),
-                                        p.map,
-                                    );
+                                    let summary = (self.busy.entry(child)).or_insert_with(|| {
+                                        busy::BusySummary::of(table.spans(p.trace), track)
+                                    });
+                                    let columns = (strip.left(), strip.right());
+                                    let spans = summary
+                                        .columns(table.spans(p.trace), track, columns, p.map)
+                                        .unwrap_or_else(|| {
+                                            paint::activity_spans(
+                                                p.trace, *table, track, columns, p.map,
+                                            )
+                                        });
                                     let entry = self.activity_cache.entry(child);
                                     &entry.insert_entry((key, spans)).into_mut().1
                                 }
