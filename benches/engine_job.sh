@@ -5,6 +5,8 @@
 # stats on a local Ballista cluster (a scheduler and two executors).
 #
 #   benches/engine_job.sh RANKS BIN_DIR WORK_DIR [PYTHON]
+#   (FROM: the report the job is made of; KEEP_EXPORT=1: the export of an earlier run kept; READERS: a smaller export for the readers' check;
+#   PANDAS_CAP: GiB the pandas script may map)
 #
 # BIN_DIR holds `sightline` and `sightline-engine`; PYTHON has pyarrow, pandas and duckdb.
 set -euo pipefail
@@ -18,20 +20,34 @@ measure() { # LABEL COMMAND...: wall seconds and peak RSS
   /usr/bin/time -f "$label: %e s, peak RSS %M KiB, %P CPU" "$@" >"$work/out.txt" 2>"$work/err.txt" || { cat "$work/err.txt"; exit 1; }
   grep -E "^$label:" "$work/err.txt"
 }
+measure_may_fail() { # LABEL COMMAND...: as measure, a failure (out of memory) said, not fatal
+  local label=$1; shift
+  /usr/bin/time -f "$label: %e s, peak RSS %M KiB, %P CPU" "$@" >"$work/out.txt" 2>"$work/err.txt" \
+    || echo "$label: FAILED (exit $?): $(grep -v "^$label:" "$work/err.txt" | tail -2 | tr '\n' ' ')"
+  grep -E "^$label:" "$work/err.txt"
+}
 [ -d "$job" ] || measure synth "$bin/sightline" synth --from "$from" --ranks "$ranks" --output "$job"
 events=$(( $(ls "$job"/*.sqlite | wc -l) ))
 du -sh "$job" | sed 's/^/sqlite: /'
-rm -rf "$parquet"
-measure export "$bin/sightline-engine" export --format parquet --output "$parquet" "$job"
-grep -o "exported.*" "$work/err.txt"
+if [ -z "${KEEP_EXPORT:-}" ] || [ ! -d "$parquet" ]; then
+  rm -rf "$parquet"
+  measure export "$bin/sightline-engine" export --format parquet --output "$parquet" "$job"
+  grep -o "exported.*" "$work/err.txt"
+fi
 du -sh "$parquet" | sed 's/^/parquet: /'
-"$python" "$here/parquet_readers.py" "$parquet" | tail -1
+# Read back by pyarrow, pandas, Polars and DuckDB (every table whole: on READERS, a smaller
+# export, when set).
+"$python" "$here/parquet_readers.py" "${READERS:-$parquet}"
 measure engine-stats "$bin/sightline-engine" stats --format csv --report cuda_gpu_kern_sum,rank_spread "$parquet"
 measure engine-stats-1G "$bin/sightline-engine" stats --format csv --report cuda_gpu_kern_sum,rank_spread --memory-limit 1G "$parquet"
+measure engine-stats-all "$bin/sightline-engine" stats --format csv "$parquet"
 measure engine-analyze "$bin/sightline-engine" analyze "$parquet"
+measure engine-analyze-1G "$bin/sightline-engine" analyze --memory-limit 1G "$parquet"
 head -c 400 "$work/out.txt"; echo
 measure duckdb "$python" "$here/duckdb_stats.py" "$parquet"
-measure pandas-hta "$python" "$here/hta_like.py" "$parquet"
+# pandas holds every rank in memory (as Holistic Trace Analysis does): capped at PANDAS_CAP GiB
+# of address space so that it fails rather than take the machine.
+measure_may_fail pandas-hta prlimit --as=$(( ${PANDAS_CAP:-14} * 1024 * 1024 * 1024 )) "$python" "$here/hta_like.py" "$parquet"
 # A local cluster: a scheduler and two executors, stopped at the end.
 port=$(( 20000 + RANDOM % 20000 ))
 pids=()
