@@ -148,15 +148,13 @@ fn a_scheduler_without_executors_is_said_and_ctrl_c_stops_the_wait() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(3));
-    // Ctrl-C, as a terminal sends it.
-    let pid = query.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    // Ctrl-C, as a terminal sends it (the shell's own `kill`: a minimal Debian has no procps).
+    let pid = query.id();
+    let sent = Command::new("sh")
+        .args(["-c", &format!("kill -INT {pid}")])
+        .status()
+        .unwrap();
+    assert!(sent.success());
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = query.try_wait().unwrap() {
