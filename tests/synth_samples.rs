@@ -4,8 +4,9 @@
 //! and lines) and states, shifted by the copy's time; the stack tree and the
 //! frames are shared by the copies, not repeated.
 
+mod common;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use sightline::model::{CpuSampling, SampleSource, Trace};
@@ -20,17 +21,6 @@ const FIXTURES: [&str; 3] = [
 ];
 
 const COPIES: usize = 3;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(format!("{name}.sqlite"))
-}
-
-fn load(path: &Path) -> Trace {
-    sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
-        .unwrap_or_else(|e| panic!("load failed: {e}"))
-}
 
 /// A stack by what it names, innermost first: (function, file or module, line).
 fn named_stack(t: &Trace, stack: u32) -> Vec<(String, String, u32)> {
@@ -90,7 +80,7 @@ fn switches(t: &Trace) -> HashMap<i64, Vec<(i64, &'static str)>> {
 fn a_scaled_report_holds_n_copies_of_its_samples_and_switches() {
     let dir = tempfile::tempdir().expect("temp dir");
     for name in FIXTURES {
-        let source = load(&fixture(name));
+        let source = common::load(&format!("{name}.sqlite"));
         assert!(
             source.cpu.sample_count() > 0,
             "{name}: a report with samples"
@@ -100,7 +90,7 @@ fn a_scaled_report_holds_n_copies_of_its_samples_and_switches() {
             .join(format!("{}.sqlite", name.replace('/', "_")));
         let summary = write_report(&source, COPIES, &out, &mut |_| {}, &AtomicBool::new(false))
             .unwrap_or_else(|e| panic!("{name}: write failed: {e}"));
-        let copy = load(&out);
+        let copy = common::load_path(&out);
         let shift = summary.copy_shift;
 
         let (before, after) = (samples(&source), samples(&copy));

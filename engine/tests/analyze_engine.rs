@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::atomic::AtomicBool;
 
-use common::{engine, export, reports};
+use common::{engine_analyze, export, reports};
 use sightline::analysis::ranks::{
     StragglerThresholds, analyze_job, cross_rank_text, straggler_json,
 };
@@ -25,20 +25,6 @@ fn in_memory(job: &str) -> (String, Option<String>) {
     (text, json)
 }
 
-fn engine_analyze(inputs: &[std::path::PathBuf], format: &str) -> String {
-    let mut args: Vec<std::ffi::OsString> =
-        vec!["analyze".into(), "--format".into(), format.into()];
-    args.extend(inputs.iter().map(Into::into));
-    let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-    let out = engine(&refs);
-    assert!(
-        out.status.success(),
-        "analyze failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn the_straggler_on_the_engine_is_the_windows_from_the_reports_and_from_parquet() {
     let (text, json) = in_memory("straggler");
@@ -51,11 +37,15 @@ fn the_straggler_on_the_engine_is_the_windows_from_the_reports_and_from_parquet(
     let folder = export("straggler", dir.path());
     for input in [reports("straggler"), vec![folder]] {
         assert_eq!(
-            engine_analyze(&input, "table"),
+            engine_analyze(&input, &["--format", "table"]),
             format!("cross-rank:\n{text}"),
             "{input:?}"
         );
-        assert_eq!(engine_analyze(&input, "json"), json, "{input:?}");
+        assert_eq!(
+            engine_analyze(&input, &["--format", "json"]),
+            json,
+            "{input:?}"
+        );
     }
 }
 
@@ -65,8 +55,11 @@ fn the_balanced_job_has_no_straggler_on_the_engine_either() {
     assert!(text.starts_with("no straggler"), "{text}");
     assert_eq!(json, None);
     assert_eq!(
-        engine_analyze(&reports("balanced"), "table"),
+        engine_analyze(&reports("balanced"), &["--format", "table"]),
         format!("cross-rank:\n{text}")
     );
-    assert_eq!(engine_analyze(&reports("balanced"), "json"), "");
+    assert_eq!(
+        engine_analyze(&reports("balanced"), &["--format", "json"]),
+        ""
+    );
 }

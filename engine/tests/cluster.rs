@@ -8,7 +8,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{engine, engine_stats, export};
+use common::{engine, engine_analyze, engine_stats, export};
 
 /// Children killed when dropped (a failed assertion too).
 struct Cluster(Vec<Child>);
@@ -61,20 +61,6 @@ fn wait_listening(port: u16, deadline: Instant) {
 const REPORTS: &str =
     "cuda_gpu_kern_sum,cuda_api_sum,nvtx_sum,osrt_sum,rank_spread,gpu_time_util_map";
 
-/// `analyze` of `folder` on the engine (`extra`: the cluster); stdout.
-fn engine_analyze(folder: &std::path::Path, extra: &[&str]) -> String {
-    let mut args: Vec<&std::ffi::OsStr> = vec!["analyze".as_ref()];
-    args.extend(extra.iter().map(std::ffi::OsStr::new));
-    args.push(folder.as_os_str());
-    let out = engine(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn a_local_cluster_gives_the_embedded_answers() {
     let dir = tempfile::tempdir().unwrap();
@@ -104,9 +90,12 @@ fn a_local_cluster_gives_the_embedded_answers() {
     let embedded = engine_stats(std::slice::from_ref(&folder), REPORTS, &[]);
     let on_cluster = engine_stats(std::slice::from_ref(&folder), REPORTS, &["--cluster", &url]);
     assert_eq!(on_cluster, embedded);
-    let found = engine_analyze(&folder, &[]);
+    let found = engine_analyze(std::slice::from_ref(&folder), &[]);
     assert!(found.contains("rank 2 reaches"), "{found}");
-    assert_eq!(engine_analyze(&folder, &["--cluster", &url]), found);
+    assert_eq!(
+        engine_analyze(std::slice::from_ref(&folder), &["--cluster", &url]),
+        found
+    );
     drop(cluster);
 }
 

@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use common::engine_stats;
+use common::{engine_analyze, engine_stats};
 
 fn folder() -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/jobs_parquetdir")
@@ -45,16 +45,7 @@ fn the_reports_of_nsys_parquet_exports_are_nsys_stats_of_each_rank() {
 
 #[test]
 fn the_straggler_of_nsys_parquet_exports_is_the_slowed_rank() {
-    let mut args: Vec<std::ffi::OsString> = vec!["analyze".into()];
-    args.extend(ranks().into_iter().map(Into::into));
-    let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-    let out = common::engine(&refs);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = engine_analyze(&ranks(), &[]);
     // The program slowed rank 1's `forward` on steps 4..8 (README); rank 0 waits in `backward`.
     assert!(
         text.contains("rank 1 reaches 'backward' last on iterations 4–8"),

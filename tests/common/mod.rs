@@ -16,8 +16,12 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// The report `tests/fixtures/NAME`, loaded (a test fails if it does not load).
 pub fn load(name: &str) -> Trace {
-    let path = fixture(name);
-    sightline::loader::load(&path, &mut |_| {}, &AtomicBool::new(false))
+    load_path(&fixture(name))
+}
+
+/// The report at `path`, loaded (a test fails if it does not load).
+pub fn load_path(path: &Path) -> Trace {
+    sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false))
         .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
 }
 

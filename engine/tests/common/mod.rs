@@ -28,36 +28,34 @@ pub fn engine(args: &[&std::ffi::OsStr]) -> Output {
 /// Exports `job` to a new folder under `dir`; the folder.
 pub fn export(job: &str, dir: &Path) -> PathBuf {
     let out = dir.join(format!("{job}.parquet"));
-    let mut args: Vec<std::ffi::OsString> =
-        vec!["export".into(), "--output".into(), out.clone().into()];
-    args.extend(reports(job).into_iter().map(Into::into));
-    let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-    let output = engine(&refs);
-    assert!(
-        output.status.success(),
-        "export failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = out.display().to_string();
+    engine_output("export", &["--output", &output], &reports(job));
     out
 }
 
-/// `stats --format csv --report REPORTS` of `inputs` on the engine; stdout.
-pub fn engine_stats(inputs: &[PathBuf], reports: &str, extra: &[&str]) -> String {
-    let mut args: Vec<std::ffi::OsString> = vec![
-        "stats".into(),
-        "--format".into(),
-        "csv".into(),
-        "--report".into(),
-        reports.into(),
-    ];
+/// `sightline-engine COMMAND EXTRA… INPUTS…`, which must succeed; its stdout.
+pub fn engine_output(command: &str, extra: &[&str], inputs: &[PathBuf]) -> String {
+    let mut args: Vec<std::ffi::OsString> = vec![command.into()];
     args.extend(extra.iter().map(Into::into));
     args.extend(inputs.iter().map(Into::into));
     let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
     let output = engine(&refs);
     assert!(
         output.status.success(),
-        "stats failed: {}",
+        "{command} failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).expect("utf-8")
+}
+
+/// `stats --format csv --report REPORTS` of `inputs` on the engine; stdout.
+pub fn engine_stats(inputs: &[PathBuf], reports: &str, extra: &[&str]) -> String {
+    let mut options = vec!["--format", "csv", "--report", reports];
+    options.extend(extra);
+    engine_output("stats", &options, inputs)
+}
+
+/// `analyze` of `inputs` on the engine with the options `extra`; stdout.
+pub fn engine_analyze(inputs: &[PathBuf], extra: &[&str]) -> String {
+    engine_output("analyze", extra, inputs)
 }
