@@ -8,7 +8,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use sightline::capture::environment::prepare_nvtx_injection;
 use sightline::cli::{self, Cli};
 
@@ -16,19 +15,9 @@ fn main() -> ExitCode {
     if let Some(code) = cli::engine::hand_off(std::env::args_os().collect()) {
         return code;
     }
-    let cli = match Cli::try_parse() {
+    let cli: Cli = match cli::parse_command_line() {
         Ok(cli) => cli,
-        // --help and --version: printed on stdout, exit 0.
-        Err(e) if !e.use_stderr() => e.exit(),
-        Err(e) => {
-            // Every message of Sightline's starts with its name: clap's usage errors too.
-            let text = e.render().to_string();
-            eprint!(
-                "sightline: {}",
-                text.strip_prefix("error: ").unwrap_or(&text)
-            );
-            return ExitCode::from(cli::EXIT_BAD_INPUT);
-        }
+        Err(code) => return code,
     };
     // The window and `capture` record with CUPTI: NVTX must be pointed at it before any
     // thread starts (NVTX reads its injection path once). Other commands leave it alone (`run`

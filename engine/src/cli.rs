@@ -18,9 +18,6 @@ use crate::query::job_findings::analyze_job;
 use crate::query::reports::EngineReport;
 use crate::query::sources::JobSource;
 
-/// Exit code of a command given bad input (as `sightline`'s).
-pub const EXIT_BAD_INPUT: u8 = 2;
-
 #[derive(Parser, Debug)]
 #[command(
     name = "sightline",

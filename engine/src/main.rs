@@ -5,21 +5,12 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use sightline_engine::cli::{EXIT_BAD_INPUT, EngineCli};
+use sightline_engine::cli::EngineCli;
 
 fn main() -> ExitCode {
-    let cli = match EngineCli::try_parse() {
+    let cli: EngineCli = match sightline::cli::parse_command_line() {
         Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => e.exit(),
-        Err(e) => {
-            let text = e.render().to_string();
-            eprint!(
-                "sightline: {}",
-                text.strip_prefix("error: ").unwrap_or(&text)
-            );
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+        Err(code) => return code,
     };
     cli.command.run()
 }

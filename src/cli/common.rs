@@ -44,6 +44,25 @@ pub fn usage_error(command: &str, message: &str) -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
+/// The command line parsed as `C`; where clap refuses it, its message said as Sightline's (every
+/// message starts with its name: clap's usage errors too) and the bad-input exit code. `--help`
+/// and `--version` print on stdout and exit 0. Both binaries' `main` (the viewer's and the
+/// engine's) parse this way.
+pub fn parse_command_line<C: clap::Parser>() -> Result<C, ExitCode> {
+    match C::try_parse() {
+        Ok(parsed) => Ok(parsed),
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let text = e.render().to_string();
+            eprint!(
+                "sightline: {}",
+                text.strip_prefix("error: ").unwrap_or(&text)
+            );
+            Err(ExitCode::from(EXIT_BAD_INPUT))
+        }
+    }
+}
+
 /// `START_NS:END_NS` with START < END: the `--range` of `stats` and `analyze`.
 pub(crate) fn parse_range(text: &str) -> Result<TimeRange, String> {
     let bad = || format!("'{text}' is not START_NS:END_NS with START < END");

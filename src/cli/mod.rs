@@ -29,7 +29,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-pub use common::{EXIT_BAD_INPUT, TableFormat, load_or_report, usage_error};
+pub use common::{EXIT_BAD_INPUT, TableFormat, load_or_report, parse_command_line, usage_error};
 pub(crate) use common::{name_list, named_or_all, parse_range};
 
 /// Sightline: a viewer for Nsight Systems reports, with the `nsys stats`/`nsys analyze` numbers,
