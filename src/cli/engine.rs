@@ -6,6 +6,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::loader::ranks::{is_nsys_parquet, is_parquet_job};
+
 /// The engine binary's name.
 pub const ENGINE_BINARY: &str = "sightline-engine";
 
@@ -22,15 +24,10 @@ pub fn is_engine_command(args: &[OsString]) -> bool {
                 .iter()
                 .any(|o| text == *o || text.starts_with(&format!("{o}=")))
                 || is_parquet_job(std::path::Path::new(a))
-                || std::path::Path::new(a).join("StringIds.parquet").is_file()
+                || is_nsys_parquet(std::path::Path::new(a))
         }),
         _ => false,
     }
-}
-
-/// Whether `path` is a Parquet job folder (`export`'s layout, docs/parquet.md).
-pub fn is_parquet_job(path: &std::path::Path) -> bool {
-    path.join("kernels").is_dir() && path.join("ranks").is_dir()
 }
 
 /// The engine binary beside `exe` (or beside its folder's parent, where cargo puts test

@@ -151,3 +151,16 @@ fn load_each_with(
         None => Ok(Ranks::new(reports)),
     }
 }
+
+/// Whether `dir` is a Parquet job folder (`sightline export --format parquet`'s layout,
+/// docs/parquet.md), which the engine reads.
+pub fn is_parquet_job(dir: &std::path::Path) -> bool {
+    dir.join("kernels").is_dir() && dir.join("ranks").is_dir()
+}
+
+/// Whether `dir` is one report's nsys Parquet export (`nsys export --type parquetdir`), which
+/// the engine reads.
+pub fn is_nsys_parquet(dir: &std::path::Path) -> bool {
+    dir.join("StringIds.parquet").is_file()
+        && dir.join("TARGET_INFO_SESSION_START_TIME.parquet").is_file()
+}

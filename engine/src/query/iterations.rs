@@ -16,6 +16,7 @@ use sightline::analysis::ranks::{
 };
 
 use super::batches::{collect, column};
+use super::sources::job_ranks;
 
 /// The job's iterations, with each phase's work (by rank index, iteration, phase name).
 #[derive(Debug, Default)]
@@ -56,7 +57,7 @@ struct PhaseKey {
 /// The job's iterations and their phases' work, computed in `ctx`.
 pub async fn engine_iterations(ctx: &SessionContext) -> Result<EngineIterations, String> {
     let chosen = choose_repeated(ctx).await?;
-    let all_ranks = rank_numbers(ctx).await?;
+    let all_ranks = job_ranks(ctx).await?;
     let aligned = aligned(ctx).await?;
     if chosen.is_empty() {
         return Ok(EngineIterations {
@@ -157,16 +158,6 @@ async fn choose_repeated(ctx: &SessionContext) -> Result<Vec<Chosen>, String> {
         }
     }
     Ok(best.into_values().map(|(c, _)| c).collect())
-}
-
-/// Every rank number of the job.
-async fn rank_numbers(ctx: &SessionContext) -> Result<Vec<u32>, String> {
-    let mut ranks = Vec::new();
-    for batch in collect(ctx, "SELECT rank FROM ranks ORDER BY rank").await? {
-        let rank = column(&batch, "rank", &DataType::UInt32)?;
-        ranks.extend(rank.as_primitive::<UInt32Type>().values().iter().copied());
-    }
-    Ok(ranks)
 }
 
 /// Whether every rank's report recorded its session start.

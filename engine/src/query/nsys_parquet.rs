@@ -7,20 +7,15 @@
 //! (the nesting nsys's push/pop ranges have; the window packs start/end ranges into lanes
 //! instead).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
+use sightline::loader::ranks::is_nsys_parquet;
 use sightline::model::ranks::rank_numbers;
 
 use super::batches::{collect, column};
-
-/// Whether `dir` is one rank's nsys Parquet export.
-pub fn is_nsys_parquet(dir: &Path) -> bool {
-    dir.join("StringIds.parquet").is_file()
-        && dir.join("TARGET_INFO_SESSION_START_TIME.parquet").is_file()
-}
 
 /// The rank folders `given` names: each an nsys Parquet export, or a folder of them.
 pub fn nsys_parquet_ranks(given: &[PathBuf]) -> Option<Vec<PathBuf>> {

@@ -5,12 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, UInt32Array};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::array::{ArrayRef, AsArray, UInt32Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 
+use sightline::loader::ranks::is_parquet_job;
+
+use super::batches::{collect, column};
 use super::nsys_parquet::{nsys_parquet_ranks, register_nsys_parquet};
 use crate::export::job::{JobPlan, ranks_batch};
 use crate::export::tables::rank_tables;
@@ -40,11 +43,11 @@ pub enum JobSource {
 }
 
 impl JobSource {
-    /// A single folder holding `kernels/`: an export; nsys Parquet exports (or a folder of
+    /// A single Parquet job folder: an export; nsys Parquet exports (or a folder of
     /// them); anything else: reports.
     pub fn of(given: &[PathBuf]) -> JobSource {
         match given {
-            [one] if one.join("kernels").is_dir() => JobSource::Parquet(one.clone()),
+            [one] if is_parquet_job(one) => JobSource::Parquet(one.clone()),
             _ => match nsys_parquet_ranks(given) {
                 Some(ranks) => JobSource::NsysParquet(ranks),
                 None => JobSource::Reports(given.to_vec()),
@@ -134,4 +137,14 @@ fn add_rank(schema: &SchemaRef, batch: RecordBatch, rank: u32) -> Result<RecordB
     let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
     columns.push(Arc::new(UInt32Array::from(vec![rank; batch.num_rows()])));
     RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())
+}
+
+/// Every rank of the job whose tables `ctx` holds, in order (its `ranks` table).
+pub async fn job_ranks(ctx: &SessionContext) -> Result<Vec<u32>, String> {
+    let mut ranks = Vec::new();
+    for batch in collect(ctx, "SELECT rank FROM ranks ORDER BY rank").await? {
+        let rank = column(&batch, "rank", &DataType::UInt32)?;
+        ranks.extend(rank.as_primitive::<UInt32Type>().values().iter().copied());
+    }
+    Ok(ranks)
 }

@@ -12,6 +12,7 @@ use datafusion::prelude::SessionContext;
 use sightline::analysis::{Cell, Table};
 
 use super::batches::{collect, column};
+use super::sources::job_ranks;
 
 /// The chunks of the map when none are asked for (nsys's `gpu_time_util` default).
 pub const DEFAULT_CHUNKS: u32 = 30;
@@ -80,7 +81,7 @@ pub async fn gpu_time_util_map(ctx: &SessionContext, chunks: u32) -> Result<Tabl
             }
         }
     }
-    for rank in ranks(ctx).await? {
+    for rank in job_ranks(ctx).await? {
         for c in 0..n {
             let start = lo + c * chunk;
             let length = (start + chunk).min(hi) - start;
@@ -117,14 +118,4 @@ async fn span(ctx: &SessionContext) -> Result<Option<(i64, i64)>, String> {
         return Ok(None);
     }
     Ok(Some((lo.value(0), hi.value(0))))
-}
-
-/// Every rank of the job, in order.
-async fn ranks(ctx: &SessionContext) -> Result<Vec<u32>, String> {
-    let mut out = Vec::new();
-    for batch in collect(ctx, "SELECT rank FROM ranks ORDER BY rank").await? {
-        let rank = column(&batch, "rank", &DataType::UInt32)?;
-        out.extend(rank.as_primitive::<UInt32Type>().values().iter().copied());
-    }
-    Ok(out)
 }
