@@ -7,9 +7,7 @@ use common::{MemStorage, load};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use eframe::egui::{
-    self, Event, Modifiers, MouseWheelUnit, PointerButton, Pos2, TouchPhase, pos2, vec2,
-};
+use eframe::egui::{self, Event, Modifiers, MouseWheelUnit, Pos2, TouchPhase, pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::analysis::stats::{Cell, Report, TimeRange, compute};
@@ -34,17 +32,7 @@ fn span(h: &Harness<'_, SightlineApp>) -> f64 {
 }
 
 fn click(h: &mut Harness<'_, SightlineApp>, pos: Pos2) {
-    h.event(Event::PointerMoved(pos));
-    h.step();
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
-    h.run_steps(2);
+    common::click(h, pos, 2);
 }
 
 #[test]

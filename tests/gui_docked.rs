@@ -6,7 +6,7 @@
 mod common;
 use common::load;
 
-use eframe::egui::{self, Event, Modifiers, Order, PointerButton, Pos2, Shape, vec2};
+use eframe::egui::{self, Order, Pos2, Shape, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use sightline::analysis::idle::Cause;
@@ -24,18 +24,8 @@ fn harness(app: SightlineApp, w: f32, h: f32) -> Harness<'static, SightlineApp> 
 }
 
 fn click(h: &mut Harness<'_, SightlineApp>, pos: Pos2) {
-    h.event(Event::PointerMoved(pos));
-    h.step();
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
     // Past the double-click delay: the kernel panel opens.
-    h.run_steps(12);
+    common::click(h, pos, 12);
 }
 
 /// Whether what is drawn at `pos` is a panel of the window, not a window floating over it.

@@ -2,9 +2,11 @@
 //! PyTorch DDP run recorded rank by rank with nsys (tests/fixtures/jobs/README.md), rank 2
 //! slowed in `forward` on steps 10..19. Expected values come from the reports themselves.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use eframe::egui::{Event, Modifiers, PointerButton, Pos2, vec2};
+use eframe::egui::{Pos2, vec2};
 use egui_kittest::Harness;
 use sightline::analysis::ranks::rank_iterations;
 use sightline::app::SightlineApp;
@@ -32,17 +34,7 @@ fn job_harness(name: &str, size: (f32, f32)) -> Harness<'static, SightlineApp> {
 }
 
 fn click(h: &mut Harness<'_, SightlineApp>, pos: Pos2) {
-    h.event(Event::PointerMoved(pos));
-    h.step();
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
-    h.run_steps(3);
+    common::click(h, pos, 3);
 }
 
 #[test]

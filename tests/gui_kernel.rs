@@ -4,7 +4,7 @@
 mod common;
 use common::load;
 
-use eframe::egui::{self, Event, Modifiers, PointerButton, Pos2, vec2};
+use eframe::egui::{self, Event, Pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use sightline::analysis::kernels::kernel_stats;
@@ -29,17 +29,7 @@ fn sized_harness(trace: Trace, width: f32) -> Harness<'static, SightlineApp> {
 }
 
 fn click(h: &mut Harness<'_, SightlineApp>, pos: Pos2) {
-    h.event(Event::PointerMoved(pos));
-    h.step();
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
-    h.run_steps(3);
+    common::click(h, pos, 3);
 }
 
 /// Brings `ev` into view without selecting it, then clicks it on the timeline.

@@ -63,6 +63,27 @@ impl eframe::Storage for MemStorage {
     fn flush(&mut self) {}
 }
 
+/// A primary click at `pos` (the pointer moved there first, as a hand does), then `steps`
+/// frames for what the click opens.
+pub fn click(
+    h: &mut egui_kittest::Harness<'_, sightline::app::SightlineApp>,
+    pos: eframe::egui::Pos2,
+    steps: usize,
+) {
+    use eframe::egui::{Event, Modifiers, PointerButton};
+    h.event(Event::PointerMoved(pos));
+    h.step();
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    h.run_steps(steps);
+}
+
 /// A window with no report, 1400×900, driven headless.
 pub fn empty_window() -> egui_kittest::Harness<'static, sightline::app::SightlineApp> {
     egui_kittest::Harness::builder()
