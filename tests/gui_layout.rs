@@ -5,7 +5,7 @@
 mod common;
 use common::{MemStorage, fixture, load};
 
-use eframe::egui::{self, Event, Modifiers, PointerButton, Pos2, Rect, vec2};
+use eframe::egui::{self, Event, Modifiers, Pos2, Rect, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use sightline::app::SightlineApp;
@@ -23,14 +23,7 @@ fn harness(app: SightlineApp, w: f32, h: f32) -> Harness<'static, SightlineApp> 
 }
 
 fn press(h: &mut Harness<'_, SightlineApp>, pos: Pos2) {
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
+    common::press(h, pos);
 }
 
 /// Puts kernel `ev` at `fraction` of the canvas width, a twentieth of the view.

@@ -63,16 +63,12 @@ impl eframe::Storage for MemStorage {
     fn flush(&mut self) {}
 }
 
-/// A primary click at `pos` (the pointer moved there first, as a hand does), then `steps`
-/// frames for what the click opens.
-pub fn click(
+/// A primary button pressed and released at `pos`, where the pointer already is.
+pub fn press(
     h: &mut egui_kittest::Harness<'_, sightline::app::SightlineApp>,
     pos: eframe::egui::Pos2,
-    steps: usize,
 ) {
     use eframe::egui::{Event, Modifiers, PointerButton};
-    h.event(Event::PointerMoved(pos));
-    h.step();
     for pressed in [true, false] {
         h.event(Event::PointerButton {
             pos,
@@ -81,6 +77,18 @@ pub fn click(
             modifiers: Modifiers::NONE,
         });
     }
+}
+
+/// A primary click at `pos` (the pointer moved there first, as a hand does), then `steps`
+/// frames for what the click opens.
+pub fn click(
+    h: &mut egui_kittest::Harness<'_, sightline::app::SightlineApp>,
+    pos: eframe::egui::Pos2,
+    steps: usize,
+) {
+    h.event(eframe::egui::Event::PointerMoved(pos));
+    h.step();
+    press(h, pos);
     h.run_steps(steps);
 }
 
