@@ -64,7 +64,7 @@ fn a_job_past_the_limit_opens_on_nvtx_ranges_and_reads_a_rank_when_expanded() {
             r.rank.number
         );
         assert!(
-            r.rank.trace.nvtx.category.len() > 0,
+            !r.rank.trace.nvtx.category.is_empty(),
             "rank {}: its ranges",
             r.rank.number
         );
@@ -161,7 +161,7 @@ fn a_rank_whose_report_went_bad_says_why_and_the_job_stays() {
     }
     assert_eq!(view.ranks.len(), 4, "the job stays open");
     assert!(
-        view.ranks[i].rank.trace.nvtx.category.len() > 0,
+        !view.ranks[i].rank.trace.nvtx.category.is_empty(),
         "with its ranges"
     );
 }
