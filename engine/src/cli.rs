@@ -225,10 +225,12 @@ async fn until_interrupted(
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(every)).await;
             eprintln!(
-                "sightline: still waiting for the cluster at {url} after {} s (a job waits \
-                 until an executor has registered: `sightline cluster executor --scheduler \
-                 HOST:PORT`); Ctrl-C stops",
-                started.elapsed().as_secs()
+                "sightline: still waiting for the cluster at {url} after {} s (a long query; \
+                 or a job waiting until an executor has registered: `sightline cluster \
+                 executor --scheduler HOST:PORT`; or for a lost executor to be noticed, \
+                 {} s, its tasks then run on the others); Ctrl-C stops",
+                started.elapsed().as_secs(),
+                crate::cluster::EXECUTOR_TIMEOUT_SECONDS
             );
         }
     };

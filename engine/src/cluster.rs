@@ -12,6 +12,10 @@ use ballista_scheduler::scheduler_process::start_server;
 
 /// The scheduler's default address: Ballista's port, this machine only.
 pub const DEFAULT_SCHEDULER: &str = "127.0.0.1:50050";
+/// After how long without a heartbeat the scheduler counts an executor lost and runs its tasks
+/// on the others (Ballista's default is 180 s).
+pub const EXECUTOR_TIMEOUT_SECONDS: u64 = 20;
+
 /// The executor's default address (its Arrow Flight port; its gRPC port is the next one).
 pub const DEFAULT_EXECUTOR: &str = "127.0.0.1:50051";
 
@@ -28,7 +32,7 @@ pub async fn scheduler(bind: &str) -> Result<(), String> {
         bind_port: address.port(),
         external_host: address.ip().to_string(),
         // A lost executor is noticed in seconds, not minutes.
-        executor_timeout_seconds: 20,
+        executor_timeout_seconds: EXECUTOR_TIMEOUT_SECONDS,
         expire_dead_executor_interval_seconds: 5,
         ..SchedulerConfig::default()
     };

@@ -100,6 +100,50 @@ fn a_local_cluster_gives_the_embedded_answers() {
     drop(cluster);
 }
 
+/// An executor that stops answering mid-job (frozen: it is registered and takes tasks, then
+/// never finishes them, as a machine that fell off the network) costs the scheduler's timeout,
+/// not the answer: its tasks run again on the other executor.
+#[test]
+fn a_lost_executor_costs_time_not_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = export("balanced", dir.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let scheduler = free_port();
+    let mut cluster = Cluster(vec![start(&[
+        "cluster",
+        "scheduler",
+        "--bind",
+        &format!("127.0.0.1:{scheduler}"),
+    ])]);
+    wait_listening(scheduler, deadline);
+    for _ in 0..2 {
+        let port = free_pair();
+        cluster.0.push(start(&[
+            "cluster",
+            "executor",
+            "--scheduler",
+            &format!("127.0.0.1:{scheduler}"),
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+        ]));
+        wait_listening(port + 1, deadline);
+    }
+    // Registered (its heartbeat is 5 s), then frozen.
+    std::thread::sleep(Duration::from_secs(6));
+    let lost = cluster.0[1].id();
+    let frozen = Command::new("sh")
+        .args(["-c", &format!("kill -STOP {lost}")])
+        .status()
+        .unwrap();
+    assert!(frozen.success());
+    let url = format!("df://127.0.0.1:{scheduler}");
+    let reports = "cuda_gpu_kern_sum,osrt_sum";
+    let on_cluster = engine_stats(std::slice::from_ref(&folder), reports, &["--cluster", &url]);
+    let embedded = engine_stats(std::slice::from_ref(&folder), reports, &[]);
+    assert_eq!(on_cluster, embedded);
+    drop(cluster);
+}
+
 #[test]
 fn an_unreachable_scheduler_is_one_line() {
     let dir = tempfile::tempdir().unwrap();
