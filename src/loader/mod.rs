@@ -385,8 +385,8 @@ type Phase = fn(&mut Builder) -> rusqlite::Result<()>;
 /// then the kernel metrics; last the CPU samples and scheduling nsys's
 /// sampling recorded, which nothing before needs: a sampled report's
 /// switches can outnumber its other events, and its timeline is whole and
-/// usable (a snapshot) while they are read. (They are read on a thread of
-/// their own from the start: see `cpu_sampling`.)
+/// usable (a snapshot) while they are read. (A sampled report's are read on
+/// threads of their own from the start: see `cpu_sampling`.)
 pub(super) const PHASES: [(&str, Phase, &str); 8] = [
     ("strings and threads", read_layout, "threads and GPUs"),
     ("GPU events", gpu::read_gpu_events, GPU_ROWS),
