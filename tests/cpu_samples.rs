@@ -144,8 +144,8 @@ fn every_samples_stack_is_its_callchain() {
             .filter(|s| s.source == SampleSource::Native)
         {
             let tid = trace.threads[s.thread as usize].global_tid;
-            for (i, &time) in s.times.iter().enumerate() {
-                let ours: Vec<String> = (trace.cpu.stacks.frames(s.stacks[i].stack()))
+            for (&time, stack) in s.times.iter().zip(s.stacks.iter()) {
+                let ours: Vec<String> = (trace.cpu.stacks.frames(stack.stack()))
                     .map(|f| {
                         trace
                             .name(trace.cpu.frames[f as usize].function)
@@ -535,7 +535,7 @@ fn callchains_out_of_order_give_the_same_stacks() {
     );
     let stacks = |t: &Trace| -> Vec<Vec<String>> {
         (t.cpu.threads.iter())
-            .flat_map(|s| &s.stacks)
+            .flat_map(|s| s.stacks.iter())
             .map(|st| {
                 (t.cpu.stacks.frames(st.stack()))
                     .filter_map(|f| t.cpu.frame(f))

@@ -50,7 +50,7 @@ fn samples(t: &Trace) -> Samples {
             let list = s
                 .times
                 .iter()
-                .zip(&s.stacks)
+                .zip(s.stacks.iter())
                 .map(|(&at, st)| {
                     (
                         at,

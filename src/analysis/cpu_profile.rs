@@ -20,10 +20,11 @@
 //! scope.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use crate::model::{
-    CpuSampling, FrameId, FrameKind, Ns, SampleSource, SampleStack, SampleState, SchedState,
-    StackId, StackTree, StrId, ThreadIdx, Trace,
+    CpuSampling, FrameId, FrameKind, Ns, SampleSource, SampleState, SchedState, StackId, StackTree,
+    StrId, ThreadIdx, Trace,
 };
 
 /// Which samples a query reads.
@@ -221,19 +222,29 @@ fn series<'a>(
 fn stack_counts(cpu: &CpuSampling, scope: &SampleScope) -> (HashMap<StackId, u64>, u64) {
     let mut counts: HashMap<StackId, u64> = HashMap::new();
     let mut total = 0u64;
-    let mut add = |stacks: &[SampleStack]| {
-        for s in stacks {
-            *counts.entry(s.stack()).or_default() += 1;
-        }
-        total += stacks.len() as u64;
-    };
     for s in series(cpu, scope) {
+        // Counted per palette entry (a thread's distinct stacks), then per stack.
+        let palette = s.stacks.palette();
+        let mut per_entry = vec![0u64; palette.len()];
+        let mut add = |samples: Range<usize>| {
+            for at in s.stacks.palette_indexes(samples) {
+                if let Some(n) = per_entry.get_mut(at) {
+                    *n += 1;
+                    total += 1;
+                }
+            }
+        };
         match &scope.windows {
-            None => add(&s.stacks),
+            None => add(0..s.len()),
             Some(windows) => {
                 for &(from, to) in windows {
-                    add(s.stacks.get(s.in_range(from, to)).unwrap_or_default());
+                    add(s.in_range(from, to));
                 }
+            }
+        }
+        for (entry, n) in palette.iter().zip(per_entry) {
+            if n > 0 {
+                *counts.entry(entry.stack()).or_default() += n;
             }
         }
     }
@@ -454,12 +465,14 @@ pub fn samples_in(trace: &Trace, thread: ThreadIdx, from: Ns, to: Ns) -> Vec<Sam
         let Some(s) = trace.cpu.samples_of(thread, source) else {
             continue;
         };
-        for i in s.in_range(from, to) {
+        let range = s.in_range(from, to);
+        let times = s.times.get(range.clone()).unwrap_or_default();
+        for (&time, stack) in times.iter().zip(s.stacks.range(range)) {
             ticks.push(SampleTick {
-                time: s.times[i],
+                time,
                 source,
-                stack: s.stacks[i].stack(),
-                state: s.stacks[i].state(),
+                stack: stack.stack(),
+                state: stack.state(),
             });
         }
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::apart::Apart;
 use super::carry::Carry;
 use super::db::{self, Report};
 use super::error::{LoadError, NOT_A_REPORT, Problem, cancelled};
@@ -60,6 +61,10 @@ pub(crate) struct Builder<'a> {
     pub(super) publishes: bool,
     /// The rows earlier loads of a growing report read (see [`Carry`]).
     pub(super) carry: Option<&'a mut Carry>,
+    /// The CPU samples and the scheduling, each read on a thread of its own
+    /// since the load began (`cpu_sampling`), each as a trace of its own.
+    pub(super) samples_apart: Option<Apart<Result<Trace, LoadError>>>,
+    pub(super) sched_apart: Option<Apart<Result<Trace, LoadError>>>,
 }
 
 impl<'a> Builder<'a> {
@@ -100,6 +105,8 @@ impl<'a> Builder<'a> {
             axis_hint: None,
             publishes: false,
             carry: None,
+            samples_apart: None,
+            sched_apart: None,
         }
     }
 

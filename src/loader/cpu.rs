@@ -2,12 +2,13 @@
 //! CUDA graph records (NVTX ranges: [`super::nvtx`]).
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use super::builder::{Builder, IdMap};
 use super::carry::Carry;
 use super::cells::RawRows;
 use super::db::Col::{Optional as Opt, Required as Req};
-use super::error::not_a_report;
+use super::error::{cancelled, not_a_report};
 use super::group::{Grouping, Runs};
 use super::grow::{self, Grown, OutOfOrder, add_runs};
 use super::parallel::{RowSink, Rows, column, read_rows};
@@ -27,7 +28,13 @@ pub(super) fn read_names(b: &mut Builder) -> rusqlite::Result<()> {
     }
     let mut stmt = report.conn.prepare("SELECT id, value FROM StringIds")?;
     let mut rows = stmt.query([])?;
+    let mut read = 0u64;
     while let Some(row) = rows.next()? {
+        // A report's names may be millions: a cancel is not kept waiting.
+        read += 1;
+        if read.is_multiple_of(1 << 13) && b.cancel.load(Ordering::Relaxed) {
+            return Err(cancelled());
+        }
         let id = int(row, 0);
         let value = text(row, 1).unwrap_or_default();
         let ours = b.trace.strings.intern(&value);

@@ -51,6 +51,17 @@ impl Report {
         Report::with(path, conn, true)
     }
 
+    /// The report (not a live one) on a connection of its own, its schema
+    /// the one already read: for work of the load on another thread.
+    pub(super) fn reopen(&self, path: &Path) -> Result<Report, LoadError> {
+        Ok(Report {
+            conn: open_read_only(path)?,
+            live: false,
+            tables: self.tables.clone(),
+            rowid_aliases: self.rowid_aliases.clone(),
+        })
+    }
+
     fn with(path: &Path, conn: Connection, live: bool) -> Result<Report, LoadError> {
         let mut report = Report {
             conn,

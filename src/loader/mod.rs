@@ -4,10 +4,12 @@
 //! checking for cancellation; [`LoadJob::spawn`] runs it on a worker thread and
 //! talks over a channel, which is what the GUI uses.
 
+mod apart;
 mod builder;
 mod carry;
 mod cells;
 mod cpu;
+mod cpu_sampling;
 mod db;
 mod diagnostics;
 mod error;
@@ -345,6 +347,8 @@ fn build(
             ));
         }
     }
+    // A sampled report's sampling tables are read meanwhile (read last).
+    cpu_sampling::start(&mut builder);
     let mut times = PhaseTimes::default();
     for (i, &(phase, run, _)) in PHASES.iter().enumerate() {
         let t0 = Instant::now();
@@ -380,8 +384,9 @@ type Phase = fn(&mut Builder) -> rusqlite::Result<()>;
 /// then the kernel metrics; last the CPU samples and scheduling nsys's
 /// sampling recorded, which nothing before needs: a sampled report's
 /// switches can outnumber its other events, and its timeline is whole and
-/// usable (a snapshot) while they are read.
-const PHASES: [(&str, Phase, &str); 8] = [
+/// usable (a snapshot) while they are read. (A sampled report's are read on
+/// threads of their own from the start: see `cpu_sampling`.)
+pub(super) const PHASES: [(&str, Phase, &str); 8] = [
     ("strings and threads", read_layout, "threads and GPUs"),
     ("GPU events", gpu::read_gpu_events, GPU_ROWS),
     ("NVTX", nvtx::read_nvtx, "NVTX ranges"),
@@ -399,7 +404,7 @@ const PHASES: [(&str, Phase, &str); 8] = [
     ),
     (
         "CPU samples",
-        read_cpu_sampling,
+        cpu_sampling::read_cpu_sampling,
         "CPU samples and scheduling",
     ),
 ];
@@ -422,16 +427,6 @@ fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {
             .filter_map(|t| b.report.time_hint(t))
             .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
     }
-    Ok(())
-}
-
-/// The phase: native samples, Python samples, scheduling.
-fn read_cpu_sampling(b: &mut Builder) -> rusqlite::Result<()> {
-    let mut s = sampling::Sampling::default();
-    samples::read_native(b, &mut s)?;
-    python_samples::read_python(b, &mut s)?;
-    let sched = sched::read_sched(b)?;
-    b.trace.cpu = Arc::new(s.finish(sched));
     Ok(())
 }
 

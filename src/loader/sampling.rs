@@ -196,11 +196,10 @@ fn sorted(
         stacks = order.iter().map(|&i| stacks[i as usize]).collect();
     }
     times.shrink_to_fit();
-    stacks.shrink_to_fit();
     ThreadSamples {
         thread,
         source,
         times,
-        stacks,
+        stacks: stacks.into(),
     }
 }

@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod nsys;
 pub mod peaks;
 pub mod ranks;
+pub mod sample_stacks;
 pub mod samples;
 mod strings;
 pub mod track;
@@ -27,6 +28,7 @@ pub use events::*;
 pub use ids::{EventId, EventKind, EventKinds, Lineage};
 pub use metrics::{KernelMetrics, MetricDef, MetricSource};
 pub use ranks::{Alignment, Rank, Ranks};
+pub use sample_stacks::SampleStacks;
 pub use samples::{
     CpuSampling, Frame, FrameId, FrameKind, SampleSource, SampleStack, SampleState, SchedState,
     StackId, StackTree, ThreadSamples, ThreadSched,

@@ -11,8 +11,9 @@
 //!   empty stack): a stack is the node of its innermost frame, so a sample
 //!   is 4 bytes of stack and two samples with one stack share it;
 //! - [`CpuSampling::threads`]: per thread and [`SampleSource`], the sample
-//!   times (sorted) beside one [`SampleStack`] (stack + [`SampleState`] in 4
-//!   bytes) each;
+//!   times (sorted) beside their stacks ([`SampleStacks`]: the thread's
+//!   distinct [`SampleStack`]s, stack + [`SampleState`] in 4 bytes, once,
+//!   and an index per sample into them, 1, 2 or 4 bytes);
 //! - [`CpuSampling::sched`]: per thread, the times its scheduling state
 //!   changes ([`SchedState`]), sorted.
 //!
@@ -22,6 +23,7 @@
 
 use std::ops::Range;
 
+pub use super::sample_stacks::{SampleStack, SampleStacks, SampleState, StackId};
 use super::{Ns, StrId, ThreadIdx};
 
 /// The name of the NVTX domain nsys's Python sampler writes its samples in
@@ -30,9 +32,6 @@ pub const PYTHON_SAMPLING_DOMAIN: &str = "Python Periodic Sampling";
 
 /// Index into [`CpuSampling::frames`].
 pub type FrameId = u32;
-
-/// A node of [`StackTree`]; [`StackTree::ROOT`] is the empty stack.
-pub type StackId = u32;
 
 /// Which sampler took a sample: the native CPU sampler (interpreter frames
 /// for a Python program) or nsys's Python sampler (Python frames).
@@ -61,55 +60,6 @@ pub struct Frame {
     pub location: StrId,
     /// Python: the line being run; native: 0.
     pub line: u32,
-}
-
-/// What the thread was doing when it was sampled (the Python sampler's
-/// thread state; native samples are taken of running threads).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SampleState {
-    Running = 0,
-    /// Waiting (sleeping, a lock, I/O): Python's "Blocking Wait".
-    Waiting = 1,
-    Uninterruptible = 2,
-    Unknown = 3,
-}
-
-impl SampleState {
-    pub fn label(self) -> &'static str {
-        match self {
-            SampleState::Running => "running",
-            SampleState::Waiting => "waiting",
-            SampleState::Uninterruptible => "uninterruptible",
-            SampleState::Unknown => "unknown",
-        }
-    }
-}
-
-/// A sample's stack and state in one `u32`: the stack node in the low 30
-/// bits, the [`SampleState`] in the top 2.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub struct SampleStack(u32);
-
-impl SampleStack {
-    /// The most stack nodes a report can have (2^30).
-    pub const MAX_STACKS: u32 = 1 << 30;
-
-    pub fn new(stack: StackId, state: SampleState) -> SampleStack {
-        SampleStack((stack & (Self::MAX_STACKS - 1)) | ((state as u32) << 30))
-    }
-
-    pub fn stack(self) -> StackId {
-        self.0 & (Self::MAX_STACKS - 1)
-    }
-
-    pub fn state(self) -> SampleState {
-        match self.0 >> 30 {
-            0 => SampleState::Running,
-            1 => SampleState::Waiting,
-            2 => SampleState::Uninterruptible,
-            _ => SampleState::Unknown,
-        }
-    }
 }
 
 /// Every distinct call stack, as a tree: node `n` is its caller's node
@@ -198,7 +148,7 @@ pub struct ThreadSamples {
     /// Sample times, sorted.
     pub times: Vec<Ns>,
     /// Each sample's stack and state, beside `times`.
-    pub stacks: Vec<SampleStack>,
+    pub stacks: SampleStacks,
 }
 
 impl ThreadSamples {
@@ -327,7 +277,7 @@ impl CpuSampling {
     pub fn preferred_source(&self, thread: ThreadIdx) -> Option<SampleSource> {
         let python = self
             .samples_of(thread, SampleSource::Python)
-            .filter(|s| s.stacks.iter().any(|st| st.stack() != StackTree::ROOT));
+            .filter(|s| (s.stacks.palette().iter()).any(|st| st.stack() != StackTree::ROOT));
         if python.is_some() {
             return Some(SampleSource::Python);
         }
@@ -371,7 +321,7 @@ impl CpuSampling {
             + self
                 .threads
                 .iter()
-                .map(|s| s.times.capacity() * 8 + s.stacks.capacity() * 4)
+                .map(|s| s.times.capacity() * 8 + s.stacks.heap_bytes())
                 .sum::<usize>()
             + self
                 .sched
@@ -384,20 +334,6 @@ impl CpuSampling {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_sample_stack_keeps_its_stack_and_state() {
-        for state in [
-            SampleState::Running,
-            SampleState::Waiting,
-            SampleState::Uninterruptible,
-            SampleState::Unknown,
-        ] {
-            let s = SampleStack::new(SampleStack::MAX_STACKS - 1, state);
-            assert_eq!(s.stack(), SampleStack::MAX_STACKS - 1);
-            assert_eq!(s.state(), state);
-        }
-    }
 
     #[test]
     fn a_stack_reads_innermost_first() {

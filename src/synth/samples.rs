@@ -42,7 +42,7 @@ impl<'t> CpuWriter<'t> {
         let cpu = &self.trace.cpu;
         let native = || (cpu.threads.iter()).filter(|s| s.source == SampleSource::Native);
         let samples: usize = native().map(ThreadSamples::len).sum();
-        let frames: usize = (native().flat_map(|s| &s.stacks))
+        let frames: usize = (native().flat_map(|s| s.stacks.iter()))
             .map(|st| cpu.stacks.frames(st.stack()).count())
             .sum();
         let switches: usize = cpu.sched.iter().map(|s| s.at.len()).sum();
@@ -78,7 +78,7 @@ impl<'t> CpuWriter<'t> {
                     continue;
                 }
                 let global_tid = self.global_tid(samples.thread);
-                for (&at, stack) in samples.times.iter().zip(&samples.stacks) {
+                for (&at, stack) in samples.times.iter().zip(samples.stacks.iter()) {
                     id += 1;
                     sample.execute(params![id, self.warp.at(at) + dt, global_tid])?;
                     tick()?;
@@ -191,7 +191,7 @@ impl<'t> CpuWriter<'t> {
         dt: Ns,
         payloads: &mut HashMap<SampleStack, String>,
     ) -> Result<(), E> {
-        for (&at, &stack) in samples.times.iter().zip(&samples.stacks) {
+        for (&at, stack) in samples.times.iter().zip(samples.stacks.iter()) {
             let json = payloads
                 .entry(stack)
                 .or_insert_with(|| self.python_payload(stack));

@@ -31,7 +31,7 @@ pub fn samples_table(trace: &Trace, clock: RankClock) -> TableRows<'_> {
     let mut index: HashMap<StackId, usize> = HashMap::new();
     let (mut stacks, mut leaves) = (Vec::new(), Vec::new());
     for series in &cpu.threads {
-        for sample in &series.stacks {
+        for sample in series.stacks.iter() {
             index.entry(sample.stack()).or_insert_with(|| {
                 let names: Vec<&str> = (cpu.stacks.frames(sample.stack()))
                     .filter_map(|f| cpu.frames.get(f as usize))
@@ -60,9 +60,8 @@ pub fn samples_table(trace: &Trace, clock: RankClock) -> TableRows<'_> {
         let at = at.clone();
         Arc::new(move |i: usize| {
             let (s, k) = at(i);
-            index
-                .get(&cpu.threads[s].stacks[k].stack())
-                .copied()
+            (cpu.threads[s].stacks.get(k))
+                .and_then(|sample| index.get(&sample.stack()).copied())
                 .unwrap_or(usize::MAX)
         })
     };
@@ -106,7 +105,7 @@ pub fn samples_table(trace: &Trace, clock: RankClock) -> TableRows<'_> {
                 "state",
                 Values::Str(Box::new(move |i| {
                     let (s, k) = d(i);
-                    cpu.threads[s].stacks[k].state().label()
+                    (cpu.threads[s].stacks.get(k)).map_or("", |sample| sample.state().label())
                 })),
             ),
             (

@@ -60,7 +60,7 @@ pub fn paint(
         let mut at = range.start;
         while at < range.end {
             let x = map.x(times[at]);
-            let state = samples.stacks[at].state();
+            let state = (samples.stacks.get(at)).map_or(SampleState::Unknown, |s| s.state());
             painter.line_segment(
                 [pos2(x, top), pos2(x, bottom)],
                 Stroke::new(1.0, tick_color(source, state)),
@@ -152,7 +152,7 @@ mod tests {
             thread: 0,
             source,
             times: (0..n as Ns).map(|i| i * 10).collect(),
-            stacks: vec![SampleStack::new(0, SampleState::Running); n],
+            stacks: vec![SampleStack::new(0, SampleState::Running); n].into(),
         };
         let trace = Trace {
             cpu: std::sync::Arc::new(CpuSampling {
