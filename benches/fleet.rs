@@ -21,6 +21,7 @@ use sightline::app::SightlineApp;
 use sightline::app::panels::job_view::RankEvents;
 
 fn main() {
+    sightline::loader::configure_sqlite();
     let Some(folder) = std::env::var_os("SIGHTLINE_BENCH_JOB").map(PathBuf::from) else {
         eprintln!("fleet bench: SIGHTLINE_BENCH_JOB=DIR, a folder of rank reports");
         std::process::exit(2)

@@ -173,6 +173,7 @@ impl Drop for RemovedAtEnd {
 }
 
 fn main() {
+    sightline::loader::configure_sqlite();
     if measure_alone() {
         return;
     }

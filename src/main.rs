@@ -12,6 +12,7 @@ use sightline::capture::environment::prepare_nvtx_injection;
 use sightline::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    sightline::loader::configure_sqlite();
     if let Some(code) = cli::engine::hand_off(std::env::args_os().collect()) {
         return code;
     }

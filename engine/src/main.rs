@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use sightline_engine::cli::EngineCli;
 
 fn main() -> ExitCode {
+    sightline::loader::configure_sqlite();
     let cli: EngineCli = match sightline::cli::parse_command_line() {
         Ok(cli) => cli,
         Err(code) => return code,

@@ -247,6 +247,27 @@ fn is_nsys_table_name(name: &str) -> bool {
         || matches!(name, "StringIds" | "ThreadNames" | "META_DATA_EXPORT")
 }
 
+/// Turns off SQLite's count of the memory it holds (`SQLITE_CONFIG_MEMSTATUS`), for which every
+/// allocation of every connection takes one process-wide mutex: reports read on many threads at
+/// once (a job's ranks, a report's big tables in pieces, its samples beside) queue on it, and
+/// Sightline never asks SQLite for that count. SQLite takes its configuration only before its
+/// first connection, so each binary calls this first thing in `main`, before any thread;
+/// later it changes nothing (SQLite answers `SQLITE_MISUSE`). `SIGHTLINE_SQLITE_MEMSTATUS=1`
+/// keeps SQLite's default, to measure the difference.
+pub fn configure_sqlite() {
+    if std::env::var_os("SIGHTLINE_SQLITE_MEMSTATUS").is_some() {
+        return;
+    }
+    // SAFETY: a configuration call with an int argument, as SQLITE_CONFIG_MEMSTATUS takes; made
+    // before any connection or thread (see above), else refused by SQLite without effect.
+    unsafe {
+        rusqlite::ffi::sqlite3_config(
+            rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS,
+            0 as std::os::raw::c_int,
+        );
+    }
+}
+
 /// Opens `path` read-only and immutable: SQLite writes no journal, no WAL and
 /// takes no lock, so the report is never modified, even on a read-only disk.
 pub fn open_read_only(path: &Path) -> Result<Connection, LoadError> {

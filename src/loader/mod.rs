@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 
 pub(crate) use db::check_file;
-pub use db::{open_read_only, read_only_uri};
+pub use db::{configure_sqlite, open_read_only, read_only_uri};
 pub use error::{LoadError, Problem};
 pub(crate) use snapshot::companion;
 
