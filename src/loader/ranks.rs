@@ -1,6 +1,6 @@
-//! A job's reports loaded together: one report per core at a time (each load splits its big
-//! tables over every core too, so more would only contend), with one progress for the whole
-//! job and one cancel. The reports are then numbered and put on one clock
+//! A job's reports loaded together: one report per core at a time, each reading its big tables
+//! on its share of the cores (more would only contend), with one progress for the whole job and
+//! one cancel. The reports are then numbered and put on one clock
 //! ([`crate::model::Ranks`]).
 
 use std::path::PathBuf;
@@ -71,12 +71,13 @@ pub fn load_nvtx_of_ranks(
 }
 
 /// How one report is read: the whole of it, or a part.
-type LoadOne = dyn Fn(&std::path::Path, &mut dyn FnMut(Progress), &AtomicBool) -> Result<Trace, LoadError>
-    + Sync;
+type LoadOne<'a> = dyn Fn(&std::path::Path, &mut dyn FnMut(Progress), &AtomicBool) -> Result<Trace, LoadError>
+    + Sync
+    + 'a;
 
 /// [`load_ranks_each`] with each report read by `load_one`.
 fn load_each_with(
-    load_one: &LoadOne,
+    load_one: &LoadOne<'_>,
     paths: &[PathBuf],
     parallel: usize,
     on_progress: &(dyn Fn(Progress) + Sync),
@@ -89,8 +90,13 @@ fn load_each_with(
     let results: Vec<LoadSlot> = paths.iter().map(|_| Mutex::new(None)).collect();
     let failed = AtomicBool::new(false);
     let stop = || cancel.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed);
+    let at_once = parallel.clamp(1, count);
+    // Each report read at once reads its big tables on its share of the cores, not on every
+    // core: eight reports on two cores ran 16 reader threads, each piece a connection opened
+    // and appended, and loaded 1.3–1.4× slower than on a core each (BENCHMARKS.md, issue 42).
+    let share = (super::parallel::table_cores() / at_once).max(1);
     std::thread::scope(|scope| {
-        for _ in 0..parallel.clamp(1, count) {
+        for _ in 0..at_once {
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -114,8 +120,10 @@ fn load_each_with(
                             fraction: done / count as f32,
                         });
                     };
-                    let result =
-                        load_one(&paths[i], &mut report_progress, &own_cancel).map(Arc::new);
+                    let result = super::parallel::on_cores(share, || {
+                        load_one(&paths[i], &mut report_progress, &own_cancel)
+                    })
+                    .map(Arc::new);
                     match &result {
                         Ok(trace) => on_loaded(i, trace.clone()),
                         Err(_) => failed.store(true, Ordering::Relaxed),
@@ -163,4 +171,46 @@ pub fn is_parquet_job(dir: &std::path::Path) -> bool {
 pub fn is_nsys_parquet(dir: &std::path::Path) -> bool {
     dir.join("StringIds.parquet").is_file()
         && dir.join("TARGET_INFO_SESSION_START_TIME.parquet").is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+
+    /// What each load of a job on `cores` saw as its cores, the loads held until `at_once`
+    /// are in.
+    fn cores_seen(cores: usize, reports: usize, parallel: usize, at_once: usize) -> Vec<usize> {
+        let paths: Vec<PathBuf> = (0..reports)
+            .map(|i| PathBuf::from(format!("rank{i}.sqlite")))
+            .collect();
+        let (all_in, seen) = (Barrier::new(at_once), Mutex::new(Vec::new()));
+        let load_one = |_: &std::path::Path, _: &mut dyn FnMut(Progress), _: &AtomicBool| {
+            seen.lock().expect("seen").push(super::super::parallel::table_cores());
+            all_in.wait();
+            Ok(Trace::default())
+        };
+        let job = super::super::parallel::on_cores(cores, || {
+            let never = AtomicBool::new(false);
+            load_each_with(&load_one, &paths, parallel, &|_| {}, &|_, _| {}, &never)
+        });
+        assert_eq!(job.expect("the job").ranks.len(), reports);
+        seen.into_inner().expect("seen")
+    }
+
+    /// Reports read at once share the cores: twelve cores, four reports at a time, each reads
+    /// its tables on three (on every core, the job ran 4 × 8 reader threads on 12 cores).
+    #[test]
+    fn reports_read_at_once_share_the_cores() {
+        assert_eq!(cores_seen(12, 8, 4, 4), vec![3; 8]);
+        // More at once than cores: one each, not none.
+        assert_eq!(cores_seen(2, 4, 4, 4), vec![1; 4]);
+    }
+
+    /// A report read alone has every core; three reports two at a time, half each.
+    #[test]
+    fn a_report_read_alone_has_every_core() {
+        assert_eq!(cores_seen(8, 1, 4, 1), vec![8]);
+        assert_eq!(cores_seen(8, 3, 2, 1), vec![4, 4, 4]);
+    }
 }
