@@ -11,8 +11,15 @@
 //! The load target compares the job with "the slowest rank's load × ⌈ranks / cores⌉",
 //! which supposes a rank loads on one core; a report alone loads on every core (its tables in
 //! parallel), so the slowest rank is also loaded on one core (a thread pinned to one CPU, whose
-//! threads inherit the pin) and both ratios are printed. Memory: the resident set each rank adds
-//! alone (loaded, then dropped, one after another) against what the open job added.
+//! threads inherit the pin; each rank the better of two loads) and both ratios are printed. The
+//! ranks alone load at the priority the job's load runs at (background work, nice 10): on a
+//! shared machine a load at the window's priority takes cores the job's gives way for. The CPU
+//! time of the job's open and of the ranks alone is printed too, where wall times swing.
+//! Memory: the resident set each rank adds alone (loaded, then dropped, one after another)
+//! against what the open job added.
+//!
+//! `SIGHTLINE_BENCH_MAKE_JOB=1` only makes the job, prints its folder and keeps it (to run
+//! binaries of two commits on one job: `SIGHTLINE_BENCH_JOB=that folder`).
 
 mod support;
 use support::{frame, stats};
@@ -246,7 +253,10 @@ fn main() {
     let ctx = egui::Context::default();
     let mut app = SightlineApp::default();
     let (rss_before_job, heap_before_job) = (status_kb("VmRSS:"), heap_in_use());
-    let (cpu0, window_cpu0) = (cpu_seconds(libc::RUSAGE_SELF), cpu_seconds(libc::RUSAGE_THREAD));
+    let (cpu0, window_cpu0) = (
+        cpu_seconds(libc::RUSAGE_SELF),
+        cpu_seconds(libc::RUSAGE_THREAD),
+    );
     let t0 = Instant::now();
     app.open(folder.clone());
     let mut t = 0.0;
@@ -267,7 +277,18 @@ fn main() {
         if !view.is_loading() {
             break t0.elapsed();
         }
-        std::thread::sleep(Duration::from_millis(50));
+        // Frames every 50 ms, as the window paints while a job loads; its end is looked for
+        // every 2 ms meanwhile and drawn at once (else the 50 ms between frames were in the
+        // job's time: 25 ms on average, 2–4% of it at 8 ranks on 2 cores).
+        let next_frame = Instant::now() + Duration::from_millis(50);
+        while Instant::now() < next_frame {
+            std::thread::sleep(Duration::from_millis(2));
+            let view = app.job_view_mut().expect("a job tab");
+            view.poll();
+            if !view.is_loading() {
+                break;
+            }
+        }
     };
     let job_cpu = cpu_seconds(libc::RUSAGE_SELF) - cpu0;
     let window_cpu = cpu_seconds(libc::RUSAGE_THREAD) - window_cpu0;
@@ -323,15 +344,23 @@ fn main() {
         slowest = slowest.max(took);
         alone_added_kb += status_kb("VmRSS:").saturating_sub(before);
         drop(trace);
-        let cpu = cpu_seconds(libc::RUSAGE_SELF);
-        let one = as_window_loads(true, || {
-            let t = Instant::now();
-            let trace = sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false));
-            let took = t.elapsed();
-            drop(trace);
-            took
-        });
-        alone_cpu += cpu_seconds(libc::RUSAGE_SELF) - cpu;
+        // The better of two loads: one the machine's other work held up is not the rank's.
+        let mut one = Duration::MAX;
+        for _ in 0..2 {
+            let cpu = cpu_seconds(libc::RUSAGE_SELF);
+            let took = as_window_loads(true, || {
+                let t = Instant::now();
+                let trace = sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false));
+                let took = t.elapsed();
+                drop(trace);
+                took
+            });
+            // Summed once: the second is as much.
+            if one == Duration::MAX {
+                alone_cpu += cpu_seconds(libc::RUSAGE_SELF) - cpu;
+            }
+            one = one.min(took);
+        }
         slowest_one_core = slowest_one_core.max(one);
     }
     let waves = reports.len().div_ceil(cores);

@@ -153,7 +153,11 @@ fn main() {
     let denominator = slowest.as_secs_f64() * n.div_ceil(cores) as f64;
     let mut ranks = None;
     for round in 0..2 {
-        for how in ["every core per report", "a core per worker", "load_ranks_each"] {
+        for how in [
+            "every core per report",
+            "a core per worker",
+            "load_ranks_each",
+        ] {
             let (loads, wall, cpu) = timed(|| match how {
                 "load_ranks_each" => {
                     ranks = Some(sightline::loader::ranks::load_ranks_each(

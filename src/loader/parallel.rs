@@ -43,37 +43,6 @@ struct Piece {
     expected_rows: usize,
 }
 
-thread_local! {
-    /// The cores a load on this thread reads its big tables on, where not every core
-    /// ([`on_cores`]).
-    static CORES: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
-}
-
-/// The cores a load on this thread reads a big table on: its share ([`on_cores`]), else every
-/// core.
-pub(super) fn table_cores() -> usize {
-    CORES
-        .get()
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1)
-}
-
-/// Runs `load` with its big tables read on `cores` threads at most (at least one). A job reads
-/// several reports at once, each on a core of its own ([`super::ranks`]): each report's tables
-/// spread over every core besides made ranks × cores reader threads, each an SQLite connection
-/// and a piece to append, for cores that were busy already.
-pub(super) fn on_cores<T>(cores: usize, load: impl FnOnce() -> T) -> T {
-    /// Puts the thread's share back however `load` ends.
-    struct Restore(Option<usize>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            CORES.set(self.0);
-        }
-    }
-    let _restore = Restore(CORES.replace(Some(cores.max(1))));
-    load()
-}
-
 /// The fewest rows worth a piece (a connection and a thread) of their own.
 const MIN_PIECE_ROWS: i128 = 50_000;
 
@@ -111,7 +80,7 @@ fn split_by_rowid(b: &Builder, table: &str, from: Option<i64>) -> (Vec<Piece>, O
     }
     // In i128: a damaged table may use the whole i64 range of rowids.
     let span = (hi as i128 - lo as i128 + 1).max(0);
-    let cores = table_cores().clamp(1, 8) as i128;
+    let cores = super::share::table_cores().clamp(1, 8) as i128;
     // A piece per `MIN_PIECE_ROWS` at least: fewer rows are not worth a
     // connection of their own. (A growing report's loads read a few hundred
     // thousand rows each: one core for them was most of a snapshot.)

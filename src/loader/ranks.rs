@@ -53,7 +53,11 @@ pub fn load_ranks_each(
     on_loaded: &(dyn Fn(usize, Arc<Trace>) + Sync),
     cancel: &AtomicBool,
 ) -> Result<Ranks, LoadError> {
-    load_each_with(&load, paths, parallel, on_progress, on_loaded, cancel)
+    let job = load_each_with(&load, paths, parallel, on_progress, on_loaded, cancel);
+    // What the reports' loads freed, given back once for all of them
+    // (`share::gives_back_memory`).
+    crate::memory::give_back_freed_memory();
+    job
 }
 
 /// Every report's layout and NVTX ranges only ([`super::load_nvtx_ranges`]), `parallel` at a
@@ -94,7 +98,7 @@ fn load_each_with(
     // Each report read at once reads its big tables on its share of the cores, not on every
     // core: eight reports on two cores ran 16 reader threads, each piece a connection opened
     // and appended, and loaded 1.3–1.4× slower than on a core each (BENCHMARKS.md, issue 42).
-    let share = (super::parallel::table_cores() / at_once).max(1);
+    let share = (super::share::table_cores() / at_once).max(1);
     std::thread::scope(|scope| {
         for _ in 0..at_once {
             scope.spawn(|| {
@@ -120,7 +124,7 @@ fn load_each_with(
                             fraction: done / count as f32,
                         });
                     };
-                    let result = super::parallel::on_cores(share, || {
+                    let result = super::share::in_job(share, || {
                         load_one(&paths[i], &mut report_progress, &own_cancel)
                     })
                     .map(Arc::new);
@@ -179,23 +183,33 @@ mod tests {
     use std::sync::Barrier;
 
     /// What each load of a job on `cores` saw as its cores, the loads held until `at_once`
-    /// are in.
+    /// are in; each load also checks that it leaves the freed memory to the job.
     fn cores_seen(cores: usize, reports: usize, parallel: usize, at_once: usize) -> Vec<usize> {
         let paths: Vec<PathBuf> = (0..reports)
             .map(|i| PathBuf::from(format!("rank{i}.sqlite")))
             .collect();
         let (all_in, seen) = (Barrier::new(at_once), Mutex::new(Vec::new()));
         let load_one = |_: &std::path::Path, _: &mut dyn FnMut(Progress), _: &AtomicBool| {
-            seen.lock().expect("seen").push(super::super::parallel::table_cores());
+            let share = (
+                super::super::share::table_cores(),
+                super::super::share::gives_back_memory(),
+            );
+            seen.lock().expect("seen").push(share);
             all_in.wait();
             Ok(Trace::default())
         };
-        let job = super::super::parallel::on_cores(cores, || {
+        let job = super::super::share::in_job(cores, || {
             let never = AtomicBool::new(false);
             load_each_with(&load_one, &paths, parallel, &|_| {}, &|_, _| {}, &never)
         });
         assert_eq!(job.expect("the job").ranks.len(), reports);
-        seen.into_inner().expect("seen")
+        let seen = seen.into_inner().expect("seen");
+        // Each load's trim walked every arena while the others filled them.
+        assert!(
+            seen.iter().all(|&(_, gives_back)| !gives_back),
+            "a report of a job gave its freed memory back itself"
+        );
+        seen.into_iter().map(|(cores, _)| cores).collect()
     }
 
     /// Reports read at once share the cores: twelve cores, four reports at a time, each reads
@@ -207,9 +221,11 @@ mod tests {
         assert_eq!(cores_seen(2, 4, 4, 4), vec![1; 4]);
     }
 
-    /// A report read alone has every core; three reports two at a time, half each.
+    /// A report read alone has every core; three reports two at a time, half each. A load
+    /// outside a job gives its freed memory back itself.
     #[test]
     fn a_report_read_alone_has_every_core() {
+        assert!(super::super::share::gives_back_memory());
         assert_eq!(cores_seen(8, 1, 4, 1), vec![8]);
         assert_eq!(cores_seen(8, 3, 2, 1), vec![4, 4, 4]);
     }
