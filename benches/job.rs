@@ -22,7 +22,7 @@
 //! binaries of two commits on one job: `SIGHTLINE_BENCH_JOB=that folder`).
 
 mod support;
-use support::{frame, stats};
+use support::{frame, heap_in_use, moved_axis, stats, status_kb};
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -85,27 +85,6 @@ fn job_folder() -> PathBuf {
     sightline::synth::job::write_job(&source, &spec, &out, &mut |_| {}, &cancel)
         .unwrap_or_else(|e| fail(format!("a job of {ranks} ranks: {e}")));
     out
-}
-
-/// A line of /proc/self/status in kB (`VmHWM:` the peak resident set, `VmRSS:` the current).
-fn status_kb(key: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(key))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// The bytes the allocator has handed out and not had back (glibc's `mallinfo2`: in its arenas
-/// and in mappings of their own): the live heap, whatever freed memory it keeps besides.
-fn heap_in_use() -> u64 {
-    // SAFETY: mallinfo2 takes no pointer and returns a plain struct.
-    let info = unsafe { libc::mallinfo2() };
-    (info.uordblks + info.hblkhd) as u64
 }
 
 /// Loads the report `SIGHTLINE_BENCH_ALONE` names in this process, which holds nothing else, and
@@ -419,15 +398,7 @@ fn main() {
         for k in 0..frames {
             if moving {
                 let view = app.job_view_mut().expect("job");
-                let (a, b) = view.axis;
-                let (pan, zoom) = match k % 4 {
-                    0 => (0.02, 0.0),
-                    1 => (0.0, 0.05),
-                    2 => (-0.02, 0.0),
-                    _ => (0.0, -0.05 / 0.9),
-                };
-                let (pan, zoom) = (pan * (b - a), zoom * (b - a));
-                view.set_axis((a + pan + zoom, b + pan - zoom));
+                view.set_axis(moved_axis(view.axis, k));
             }
             t += 0.016;
             times.push(frame(&ctx, &mut app, t));

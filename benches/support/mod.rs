@@ -98,3 +98,40 @@ pub fn views(
         stats(&format!("{name}{suffix}"), v, painted);
     }
 }
+
+/// A line of /proc/self/status in kB (`VmHWM:` the peak resident set, `VmRSS:` the current).
+#[allow(dead_code)]
+pub fn status_kb(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The bytes the allocator has handed out and not had back (glibc's `mallinfo2`: in its arenas
+/// and in mappings of their own): the live heap, whatever freed memory it keeps besides.
+#[allow(dead_code)]
+pub fn heap_in_use() -> u64 {
+    // SAFETY: mallinfo2 takes no pointer and returns a plain struct.
+    let info = unsafe { libc::mallinfo2() };
+    (info.uordblks + info.hblkhd) as u64
+}
+
+/// Step `k` of a view moving about `(a, b)`: pan right 2 % of the span, zoom in 10 %, pan left,
+/// zoom out, again and again (every collapsed lane's columns are made anew).
+#[allow(dead_code)]
+pub fn moved_axis((a, b): (f64, f64), k: usize) -> (f64, f64) {
+    let (pan, zoom) = match k % 4 {
+        0 => (0.02, 0.0),
+        1 => (0.0, 0.05),
+        2 => (-0.02, 0.0),
+        _ => (0.0, -0.05 / 0.9),
+    };
+    let (pan, zoom) = (pan * (b - a), zoom * (b - a));
+    (a + pan + zoom, b + pan - zoom)
+}

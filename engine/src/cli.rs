@@ -13,6 +13,7 @@ use crate::export::export_parquet;
 use datafusion::prelude::SessionContext;
 use sightline::analysis::ranks::{StragglerThresholds, cross_rank_text, straggler_json};
 
+use crate::query::cluster_jobs::ClusterJobs;
 use crate::query::context::{Engine, cluster_error};
 use crate::query::job_findings::analyze_job;
 use crate::query::reports::EngineReport;
@@ -178,14 +179,8 @@ impl EngineCommand {
     pub fn run(self) -> ExitCode {
         let result = match self {
             EngineCommand::Export(args) => export(args),
-            EngineCommand::Stats(args) => {
-                let waiting = args.job.cluster.clone();
-                runtime().and_then(|rt| rt.block_on(until_interrupted(stats(args), waiting)))
-            }
-            EngineCommand::Analyze(args) => {
-                let waiting = args.job.cluster.clone();
-                runtime().and_then(|rt| rt.block_on(until_interrupted(analyze(args), waiting)))
-            }
+            EngineCommand::Stats(args) => runtime().and_then(|rt| rt.block_on(stats(args))),
+            EngineCommand::Analyze(args) => runtime().and_then(|rt| rt.block_on(analyze(args))),
             EngineCommand::Cluster(ClusterCommand::Scheduler { bind }) => {
                 runtime().and_then(|rt| rt.block_on(cluster::scheduler(&bind)))
             }
@@ -207,14 +202,16 @@ impl EngineCommand {
     }
 }
 
-/// `work`, or a line saying it was cancelled when Ctrl-C comes first: dropping the query's
-/// future stops its plan (embedded, every operator; on a cluster, the client, while Ballista
-/// 55 runs the job already submitted to its end and drops its result). On a cluster, a line
-/// every while says that the answer is still awaited: a scheduler without executors queues the
-/// job until one registers, which would otherwise look like a hang.
+/// `work` on the session `ctx`, or a line saying it was cancelled when Ctrl-C comes first:
+/// dropping the query's future stops its plan (embedded, every operator; on a cluster, the
+/// client), and the jobs it submitted to a cluster are cancelled there ([`ClusterJobs`]: Ballista
+/// 55 would run them to their end). On a cluster, a line every while says that the answer is
+/// still awaited: a scheduler without executors queues the job until one registers, which
+/// would otherwise look like a hang.
 async fn until_interrupted(
-    work: impl std::future::Future<Output = Result<(), String>>,
+    ctx: &SessionContext,
     cluster: Option<String>,
+    work: impl std::future::Future<Output = Result<(), String>>,
 ) -> Result<(), String> {
     let every = std::env::var("SIGHTLINE_CLUSTER_NOTICE_SECS")
         .ok()
@@ -237,8 +234,23 @@ async fn until_interrupted(
     };
     tokio::select! {
         done = work => done,
-        _ = tokio::signal::ctrl_c() => Err("cancelled (Ctrl-C)".to_string()),
+        _ = tokio::signal::ctrl_c() => Err(cancelled(ctx).await),
         () = waiting => Ok(()),
+    }
+}
+
+/// Cancels the jobs submitted to a cluster; what to say of it.
+async fn cancelled(ctx: &SessionContext) -> String {
+    let Some(jobs) = ctx.state().config().get_extension::<ClusterJobs>() else {
+        return "cancelled (Ctrl-C)".to_string();
+    };
+    match jobs.cancel_all().await {
+        Ok(ids) if ids.is_empty() => "cancelled (Ctrl-C)".to_string(),
+        Ok(ids) => format!(
+            "cancelled (Ctrl-C); cancelled on the cluster: job {}",
+            ids.join(", job ")
+        ),
+        Err(e) => format!("cancelled (Ctrl-C); the cluster's job could not be cancelled: {e}"),
     }
 }
 
@@ -299,7 +311,16 @@ fn print(out: &mut impl Write, text: &str) -> Result<(), String> {
 
 async fn analyze(args: AnalyzeArgs) -> Result<(), String> {
     let (ctx, on_cluster) = job_session(&args.job).await?;
-    let found = analyze_job(&ctx, &StragglerThresholds::default())
+    let work = print_findings(&ctx, &args, on_cluster);
+    until_interrupted(&ctx, args.job.cluster.clone(), work).await
+}
+
+async fn print_findings(
+    ctx: &SessionContext,
+    args: &AnalyzeArgs,
+    on_cluster: impl Fn(String) -> String,
+) -> Result<(), String> {
+    let found = analyze_job(ctx, &StragglerThresholds::default())
         .await
         .map_err(on_cluster)?;
     let text = match (args.format, &found.straggler) {
@@ -317,6 +338,15 @@ async fn analyze(args: AnalyzeArgs) -> Result<(), String> {
 
 async fn stats(args: StatsArgs) -> Result<(), String> {
     let (ctx, on_cluster) = job_session(&args.job).await?;
+    let work = print_reports(&ctx, &args, on_cluster);
+    until_interrupted(&ctx, args.job.cluster.clone(), work).await
+}
+
+async fn print_reports(
+    ctx: &SessionContext,
+    args: &StatsArgs,
+    on_cluster: impl Fn(String) -> String,
+) -> Result<(), String> {
     let reports = if args.reports.is_empty() {
         EngineReport::ALL.to_vec()
     } else {
@@ -324,7 +354,7 @@ async fn stats(args: StatsArgs) -> Result<(), String> {
     };
     let mut out = std::io::stdout().lock();
     for (i, report) in reports.into_iter().enumerate() {
-        let table = report.compute(&ctx).await.map_err(&on_cluster)?;
+        let table = report.compute(ctx).await.map_err(&on_cluster)?;
         let text = match args.format {
             TableFormat::Csv => {
                 // As `sightline stats`: a blank line between tables, an empty table nothing.

@@ -1,6 +1,7 @@
 //! A real Ballista cluster from the built binary: a scheduler and two executors on
 //! 127.0.0.1 (free ports), bounded in time and killed at the end even when the test fails;
-//! the same answers as embedded. An unreachable scheduler is one clear line.
+//! the same answers as embedded. An unreachable scheduler is one clear line; Ctrl-C cancels the
+//! query's job on the cluster.
 
 mod common;
 
@@ -160,5 +161,42 @@ fn a_scheduler_without_executors_is_said_and_ctrl_c_stops_the_wait() {
     assert!(!status.success());
     assert!(err.contains("still waiting for the cluster"), "{err}");
     assert!(err.contains("sightline cluster executor"), "{err}");
-    assert!(err.trim_end().ends_with("cancelled (Ctrl-C)"), "{err}");
+    // The job it queued is cancelled on the cluster, not left for the first executor to run.
+    let last = err.trim_end().lines().last().unwrap_or_default();
+    let ids = last
+        .split_once("cancelled (Ctrl-C); cancelled on the cluster: job ")
+        .map(|(_, ids)| ids.split(", job ").map(String::from).collect::<Vec<_>>())
+        .unwrap_or_else(|| panic!("no job cancelled on the cluster: {err}"));
+    for id in ids {
+        let status = job_status(scheduler, &id);
+        assert!(status.contains("Cancelled"), "job {id}: {status}");
+    }
+}
+
+/// Job `id`'s status on the scheduler at 127.0.0.1:`port`, as its gRPC call gives it.
+fn job_status(port: u16, id: &str) -> String {
+    use ballista_core::serde::protobuf::GetJobStatusParams;
+    use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let mut client = SchedulerGrpcClient::connect(format!("http://127.0.0.1:{port}"))
+            .await
+            .unwrap();
+        // The scheduler's event loop takes the cancel a moment after it answered.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let status = client
+                .get_job_status(GetJobStatusParams {
+                    job_id: id.to_string(),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            let text = format!("{status:?}");
+            if text.contains("Failed") || Instant::now() > deadline {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
 }

@@ -52,7 +52,18 @@ fn engine_tables(inputs: &[std::path::PathBuf], extra: &[&str]) -> Vec<Vec<Strin
 }
 
 fn same_as_each_rank_alone(job: &str, tables: &[Vec<String>]) {
-    for (rank, path) in reports(job).iter().enumerate() {
+    each_ranks_own(&reports(job), Some(&common::jobs().join(job)), tables);
+}
+
+/// Each rank's rows of `tables` are those of `sightline stats` on its report alone (rank N the
+/// Nth of `paths`), and nsys's own where `nsys_dir` has its CSVs.
+fn each_ranks_own(
+    paths: &[std::path::PathBuf],
+    nsys_dir: Option<&std::path::Path>,
+    tables: &[Vec<String>],
+) {
+    let job = paths.first().and_then(|p| p.parent()).unwrap().display();
+    for (rank, path) in paths.iter().enumerate() {
         let trace = sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false)).unwrap();
         for ((name, report), table) in REPORTS.iter().zip(tables) {
             let alone = compute_in(&trace, *report, None, RangeRule::StartsInside).unwrap();
@@ -70,10 +81,8 @@ fn same_as_each_rank_alone(job: &str, tables: &[Vec<String>]) {
                 );
             }
             // nsys's own numbers, where it wrote the report.
-            let nsys = common::jobs()
-                .join(job)
-                .join(format!("stats/rank{rank}_{name}.csv"));
-            if let Ok(text) = std::fs::read_to_string(&nsys) {
+            let nsys = nsys_dir.map(|d| d.join(format!("stats/rank{rank}_{name}.csv")));
+            if let Some(Ok(text)) = nsys.map(std::fs::read_to_string) {
                 assert_eq!(engine, rows_of(&text), "{job} rank {rank} {name} vs nsys");
             }
         }
@@ -95,6 +104,50 @@ fn the_reports_of_a_parquet_job_folder_are_each_ranks_own_within_a_memory_limit(
     same_as_each_rank_alone("straggler", &tables);
     let limited = engine_tables(&[folder], &["--memory-limit", "64M"]);
     assert_eq!(limited, tables, "the same answers under a memory limit");
+}
+
+/// A job of more ranks than one query of the engine's summaries holds (they are asked a few
+/// ranks at a time, so that exact medians fit in memory): every rank's rows are still its own,
+/// once each, in rank order. The ranks are `synth --ranks` copies of a recorded rank, one
+/// slowed, on clocks spread over 3 ms.
+#[test]
+fn a_job_of_more_ranks_than_one_query_holds_gives_each_rank_its_own_rows() {
+    let ranks = 2 * sightline_engine::query::reports::RANKS_PER_QUERY as u32 + 3;
+    let source = &reports("straggler")[0];
+    let trace = sightline::loader::load(source, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = sightline::synth::job::JobSpec {
+        ranks,
+        clock_spread_ns: 3_000_000,
+        straggler: Some(sightline::synth::job::StragglerSpec {
+            rank: ranks - 2,
+            phase: "forward".into(),
+            extra_ns: 5_000_000,
+        }),
+    };
+    let job = dir.path().join("job");
+    std::fs::create_dir(&job).unwrap();
+    let paths =
+        sightline::synth::job::write_job(&trace, &spec, &job, &mut |_| {}, &AtomicBool::new(false))
+            .unwrap();
+    let folder = dir.path().join("job.parquet");
+    let output = folder.display().to_string();
+    common::engine_output("export", &["--output", &output], &paths);
+    let tables = engine_tables(&[folder], &[]);
+    each_ranks_own(&paths, None, &tables);
+    for (table, (name, _)) in tables.iter().zip(REPORTS) {
+        let order: Vec<i64> = ints(table, 0);
+        assert!(order.is_sorted(), "{name}: rank order");
+        let seen: BTreeSet<i64> = order.iter().copied().collect();
+        assert_eq!(seen.len(), ranks as usize, "{name}: every rank");
+        // Once each: a rank's rows are as many as its report alone gives.
+        let alone = |r: i64| rank_rows(table, r as u32).len();
+        assert_eq!(
+            order.len(),
+            seen.iter().map(|&r| alone(r)).sum::<usize>(),
+            "{name}"
+        );
+    }
 }
 
 /// Column `c` of each data row of a CSV table, as integers.

@@ -6,6 +6,8 @@ use datafusion::execution::memory_pool::FairSpillPool;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+use super::cluster_jobs::ClusterJobs;
+
 /// How to run the plans.
 #[derive(Clone, Debug, Default)]
 pub struct Engine {
@@ -53,9 +55,23 @@ async fn remote(url: &str) -> Result<SessionContext, String> {
     {
         return Err(format!("{url}: a cluster is named df://HOST:PORT"));
     }
-    SessionContext::remote(url)
+    let ctx = SessionContext::remote(url)
         .await
-        .map_err(|e| cluster_error(url, &e.to_string()))
+        .map_err(|e| cluster_error(url, &e.to_string()))?;
+    // The plans it runs are watched, so that Ctrl-C can cancel their jobs on the cluster. Their
+    // status is asked for (Ballista's "pull" mode) rather than pushed: a pushed job's id comes
+    // with its first update, which a job queued for want of executors never gets.
+    {
+        let state = ctx.state_ref();
+        let mut state = state.write();
+        let config = state.config_mut();
+        config.set_extension(Arc::new(ClusterJobs::new(address)));
+        config
+            .options_mut()
+            .set(ballista_core::config::BALLISTA_CLIENT_PULL, "true")
+            .map_err(|e| cluster_error(url, &e.to_string()))?;
+    }
+    Ok(ctx)
 }
 
 /// One line for what went wrong with the cluster, from DataFusion's or Ballista's message.

@@ -4,6 +4,7 @@
 //! cluster (`df://HOST:PORT`), the same SQL either way.
 
 pub mod batches;
+pub mod cluster_jobs;
 pub mod context;
 pub mod iterations;
 pub mod job_findings;

@@ -146,8 +146,9 @@ impl Summary {
         }
     }
 
-    fn sql(&self) -> String {
-        let filter = self.filter.map_or(String::new(), |f| format!("WHERE {f}"));
+    /// The query over the ranks `ranks` selects (an SQL condition).
+    fn sql(&self, ranks: &str) -> String {
+        let filter = self.filter.map_or(String::new(), |f| format!("AND {f}"));
         // Ties on Total: fewer instances first, then the key in byte order (nsys's order for
         // kernels; for API and OS calls nsys breaks ties by string id, which no export keeps).
         format!(
@@ -155,7 +156,7 @@ impl Summary {
              MIN(duration_ns) AS mn, MAX(duration_ns) AS mx, \
              median(CAST(duration_ns AS DOUBLE)) AS med, \
              stddev(CAST(duration_ns AS DOUBLE)) AS sd \
-             FROM {table} {filter} GROUP BY rank, {key} \
+             FROM {table} WHERE {ranks} {filter} GROUP BY rank, {key} \
              ORDER BY rank, total DESC, n ASC, key ASC",
             key = self.key,
             table = self.table,
@@ -167,7 +168,7 @@ impl Summary {
         ctx: &SessionContext,
         display: impl Fn(&str) -> String,
     ) -> Result<Table, String> {
-        let batches = collect(ctx, &self.sql()).await?;
+        let batches = collect_by_ranks(ctx, |ranks| self.sql(ranks)).await?;
         let groups = groups(&batches)?;
         let mut columns = vec!["Rank".to_string()];
         columns.extend(DURATION_COLUMNS.iter().map(|c| {
@@ -183,6 +184,29 @@ impl Summary {
             rows: summary_rows(&groups, |g| vec![Cell::Text(display(&g.key))]),
         })
     }
+}
+
+/// Ranks per query of a summary with exact medians. DataFusion's median keeps every value of
+/// its group until the group ends and cannot spill, so a summary over every rank at once holds
+/// every duration of the job (5.4 GB at 256 ranks × 1M events, BENCHMARKS.md); asked a few
+/// ranks at a time, it holds theirs only (a Parquet job's `rank=N` folders outside the range
+/// are not even opened).
+pub const RANKS_PER_QUERY: usize = 16;
+
+/// The batches of `sql` (given a condition on `rank`) over every rank of the job, asked
+/// [`RANKS_PER_QUERY`] ranks at a time, in rank order.
+async fn collect_by_ranks(
+    ctx: &SessionContext,
+    sql: impl Fn(&str) -> String,
+) -> Result<Vec<RecordBatch>, String> {
+    let ranks = super::sources::job_ranks(ctx).await?;
+    let mut batches = Vec::new();
+    for chunk in ranks.chunks(RANKS_PER_QUERY) {
+        let (first, last) = (chunk[0], chunk[chunk.len() - 1]);
+        let condition = format!("rank BETWEEN {first} AND {last}");
+        batches.extend(collect(ctx, &sql(&condition)).await?);
+    }
+    Ok(batches)
 }
 
 /// Rows of groups ordered by rank, Time (%) of each against its rank's total.
@@ -219,15 +243,19 @@ fn summary_rows(groups: &[Group], key_cells: impl Fn(&Group) -> Vec<Cell>) -> Ve
 
 /// nsys's `nvtx_sum`: push/pop and start/end ranges by `DOMAIN:NAME` and style.
 async fn nvtx_sum(ctx: &SessionContext) -> Result<Table, String> {
-    let sql = "SELECT rank, concat(domain, ':', name, '\u{1}', style) AS key, \
-               SUM(duration_ns) AS total, COUNT(*) AS n, \
-               MIN(duration_ns) AS mn, MAX(duration_ns) AS mx, \
-               median(CAST(duration_ns AS DOUBLE)) AS med, \
-               stddev(CAST(duration_ns AS DOUBLE)) AS sd \
-               FROM nvtx WHERE style IN ('PushPop', 'StartEnd') \
-               GROUP BY rank, domain, name, style \
-               ORDER BY rank, total DESC, concat(domain, ':', name) ASC, style ASC";
-    let batches = collect(ctx, sql).await?;
+    let sql = |ranks: &str| {
+        format!(
+            "SELECT rank, concat(domain, ':', name, '\u{1}', style) AS key, \
+             SUM(duration_ns) AS total, COUNT(*) AS n, \
+             MIN(duration_ns) AS mn, MAX(duration_ns) AS mx, \
+             median(CAST(duration_ns AS DOUBLE)) AS med, \
+             stddev(CAST(duration_ns AS DOUBLE)) AS sd \
+             FROM nvtx WHERE {ranks} AND style IN ('PushPop', 'StartEnd') \
+             GROUP BY rank, domain, name, style \
+             ORDER BY rank, total DESC, concat(domain, ':', name) ASC, style ASC"
+        )
+    };
+    let batches = collect_by_ranks(ctx, sql).await?;
     let groups = groups(&batches)?;
     let mut columns = vec!["Rank".to_string()];
     columns.extend(

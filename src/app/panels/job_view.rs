@@ -4,6 +4,10 @@
 //! each rank's offset said; and a ranks × iterations heatmap of the loop's duration (or of a
 //! phase's), the slowest rank of each iteration marked. A click on a cell zooms every rank to
 //! that iteration and expands that rank and the fastest one.
+//!
+//! A job of more than [`FULL_LOAD_MAX_RANKS`] ranks opens on its ranks' NVTX ranges alone: the
+//! ranks panel, the straggler and every rank's iterations lane come from them, and a rank's
+//! events are read when it is expanded or clicked ([`RankLoads`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,6 +20,7 @@ use crate::analysis::ranks::{
     analyze_job, straggler_message,
 };
 use crate::app::job::{Job, repaint};
+use crate::app::panels::job_rank_loads::{RankLoads, RankRead};
 use crate::app::panels::job_ranges::RankRanges;
 use crate::app::state::command::Command;
 use crate::app::state::events::EventRef;
@@ -33,7 +38,28 @@ enum Loading {
     /// The ranks' iterations and straggler from their NVTX ranges alone, read before any
     /// rank's events: the ranks panel answers while the events are still read.
     Early(Box<JobAnalysis>),
+    /// The job is too big to read whole: its ranks' NVTX ranges are all it opens with.
+    RangesOnly(Ranks),
     Done(Result<Ranks, LoadError>),
+}
+
+/// The most ranks whose events a job's open reads: past it (hundreds of ranks, each report
+/// holding up to a gigabyte), the job opens on its ranks' NVTX ranges and a rank's events are
+/// read when it is expanded or clicked. At 64 ranks of 150k events a whole job is 2.4 GB of
+/// model and opens in 2 s on two cores (BENCHMARKS.md, issue 42).
+pub const FULL_LOAD_MAX_RANKS: usize = 64;
+
+/// Whether a rank's events are in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RankEvents {
+    /// Its whole report is read.
+    Read,
+    /// Only its layout and NVTX ranges (a job too big to read whole).
+    RangesOnly,
+    /// Being read, asked for by an expand or a click.
+    Reading,
+    /// Its read failed: why.
+    Failed(String),
 }
 
 /// Where a straggler's marks come from (each view replaces only its own).
@@ -46,6 +72,7 @@ pub struct RankView {
     pub selection: Selection,
     /// Its iterations and their phases on the job clock (the heatmap's row), found once.
     pub iterations: Option<RankIterations>,
+    pub events: RankEvents,
 }
 
 impl RankView {
@@ -57,6 +84,7 @@ impl RankView {
             timeline,
             selection: Selection::default(),
             iterations,
+            events: RankEvents::Read,
         }
     }
 
@@ -73,6 +101,10 @@ pub struct JobView {
     /// The reports, as given.
     pub paths: Vec<PathBuf>,
     load: Job<Loading>,
+    /// Woken when a rank's events come in.
+    window: Option<egui::Context>,
+    /// Where a rank's events are read on demand (a job opened on its NVTX ranges).
+    rank_loads: Option<RankLoads>,
     pub progress: Progress,
     pub error: Option<String>,
     pub ranks: Vec<RankView>,
@@ -103,37 +135,57 @@ pub struct JobView {
 }
 
 impl JobView {
-    /// Starts loading the reports of `paths` as one job, one report per core.
+    /// Starts loading the reports of `paths` as one job, one report per core (only their NVTX
+    /// ranges past [`FULL_LOAD_MAX_RANKS`] ranks).
     pub fn open(paths: Vec<PathBuf>, window: Option<egui::Context>) -> JobView {
+        JobView::open_reading_at_most(paths, window, FULL_LOAD_MAX_RANKS)
+    }
+
+    /// [`JobView::open`] reading every rank's events only for a job of at most `max_read`
+    /// ranks (tests: the rule on a small job).
+    pub fn open_reading_at_most(
+        paths: Vec<PathBuf>,
+        window: Option<egui::Context>,
+        max_read: usize,
+    ) -> JobView {
         let mut load = Job::default();
         let to_load = paths.clone();
-        let started =
-            load.start_stream("sightline-job", window.map(repaint), move |cancel, emit| {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                let progress = |p: Progress| {
-                    emit.send(Loading::Progress(p));
-                };
-                let arrived = |i: usize, trace| {
-                    emit.send(Loading::Arrived(i, trace));
-                };
-                // The ranks' NVTX ranges first (a report's smallest table): the ranks panel
-                // answers from them while the events are read. A report that fails here fails
-                // the whole load below, which says why.
-                if let Ok(nvtx) = crate::loader::ranks::load_nvtx_of_ranks(&to_load, cores, cancel)
-                {
-                    let mut early = analyze_job(&nvtx, &StragglerThresholds::default());
-                    // What the straggler does differently needs its calls and GPU work.
-                    early.difference = None;
-                    emit.send(Loading::Early(Box::new(early)));
-                }
-                let result = crate::loader::ranks::load_ranks_each(
-                    &to_load, cores, &progress, &arrived, cancel,
-                );
-                emit.send(Loading::Done(result));
-            });
+        let ranges_only = paths.len() > max_read;
+        let wake = window.clone().map(repaint);
+        let started = load.start_stream("sightline-job", wake, move |cancel, emit| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let progress = |p: Progress| {
+                emit.send(Loading::Progress(p));
+            };
+            let arrived = |i: usize, trace| {
+                emit.send(Loading::Arrived(i, trace));
+            };
+            // The ranks' NVTX ranges first (a report's smallest table): the ranks panel
+            // answers from them while the events are read. A report that fails here fails
+            // the whole load below, which says why.
+            let nvtx = crate::loader::ranks::load_nvtx_of_ranks(&to_load, cores, cancel);
+            if let Ok(nvtx) = &nvtx {
+                let mut early = analyze_job(nvtx, &StragglerThresholds::default());
+                // What the straggler does differently needs its calls and GPU work.
+                early.difference = None;
+                emit.send(Loading::Early(Box::new(early)));
+            }
+            if ranges_only {
+                emit.send(match nvtx {
+                    Ok(nvtx) => Loading::RangesOnly(nvtx),
+                    Err(e) => Loading::Done(Err(e)),
+                });
+                return;
+            }
+            let result =
+                crate::loader::ranks::load_ranks_each(&to_load, cores, &progress, &arrived, cancel);
+            emit.send(Loading::Done(result));
+        });
         JobView {
             paths,
             load,
+            window,
+            rank_loads: None,
             progress: Progress {
                 phase: "opening",
                 fraction: 0.0,
@@ -166,15 +218,101 @@ impl JobView {
     /// The whole job is in: its ranks on their final clock, analysed (iterations, straggler).
     fn show(&mut self, ranks: Ranks) {
         self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
-        let analysis = analyze_job(&ranks, &StragglerThresholds::default());
+        let mut analysis = analyze_job(&ranks, &StragglerThresholds::default());
         let mut found = analysis.iterations.ranks.clone();
         self.place(ranks, |rank| {
             let own = found.iter().position(|it| it.rank == rank.number);
             own.map(|i| found.swap_remove(i))
         });
+        // A rank known by its NVTX ranges alone has no calls or GPU work to compare.
+        let unread = self.unread();
+        if unread > 0 {
+            analysis.difference = None;
+        }
         self.analysis = Some(analysis);
-        self.analysis_early = false;
+        self.analysis_early = unread > 0;
         self.mark_straggler();
+    }
+
+    /// The job as its ranks' NVTX ranges give it (too many ranks to read every one's events):
+    /// each rank drawn from them, on the job clock, with the early analysis; a rank's events
+    /// are read when it is expanded or clicked.
+    fn show_ranges_only(&mut self, ranks: Ranks) {
+        self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
+        let mut found = (self.analysis.as_ref())
+            .map(|a| a.iterations.ranks.clone())
+            .unwrap_or_default();
+        self.place(ranks, |rank| {
+            let own = found.iter().position(|it| it.rank == rank.number);
+            own.map(|i| found.swap_remove(i))
+        });
+        for r in &mut self.ranks {
+            r.events = RankEvents::RangesOnly;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let wake = self.window.clone().map(repaint);
+        self.rank_loads = Some(RankLoads::start(cores, wake));
+        self.mark_straggler();
+    }
+
+    /// How many ranks are known by their NVTX ranges alone.
+    pub fn unread(&self) -> usize {
+        let read = |r: &&RankView| r.events == RankEvents::Read;
+        self.ranks.len() - self.ranks.iter().filter(read).count()
+    }
+
+    /// Asks for rank `i`'s events if only its NVTX ranges are in (or its last read failed).
+    fn read_events_of(&mut self, i: usize) {
+        let (Some(loads), Some(r)) = (self.rank_loads.as_ref(), self.ranks.get_mut(i)) else {
+            return;
+        };
+        if matches!(r.events, RankEvents::RangesOnly | RankEvents::Failed(_)) {
+            r.events = RankEvents::Reading;
+            loads.ask(r.rank.path.clone());
+        }
+    }
+
+    /// A rank's events are in: its timeline is made again from the whole report, where it
+    /// was, open as it was; once every rank's are in, the job is analysed whole.
+    fn rank_read(&mut self, (path, read): RankRead) {
+        let Some(i) = self.ranks.iter().position(|r| r.rank.path == path) else {
+            return;
+        };
+        let trace = match read {
+            Ok(trace) => trace,
+            Err(e) => {
+                self.ranks[i].events = RankEvents::Failed(e.to_string());
+                return;
+            }
+        };
+        let old = &self.ranks[i];
+        let rank = Rank {
+            trace,
+            ..old.rank.clone()
+        };
+        let mut view = RankView::new(rank, old.iterations.clone());
+        view.timeline.compact = old.timeline.compact;
+        // Its events are numbered afresh: a selection made on the NVTX ranges is dropped.
+        if self.selected.is_some_and(|(r, _)| r == i) {
+            self.selected = None;
+        }
+        let old = std::mem::replace(&mut self.ranks[i], view);
+        crate::app::job::drop_off_thread(old.rank.trace);
+        if self.unread() == 0 {
+            self.show(self.job());
+        } else {
+            self.mark_straggler();
+        }
+    }
+
+    /// Blocks until every rank asked for is read (tests, screenshots).
+    pub fn wait_for_rank_reads(&mut self) {
+        while self.ranks.iter().any(|r| r.events == RankEvents::Reading) {
+            match self.rank_loads.as_mut().and_then(RankLoads::wait_next) {
+                Some(read) => self.rank_read(read),
+                None => return,
+            }
+        }
     }
 
     /// A report of the job is in while others are still read: the ranks so far are drawn on
@@ -276,6 +414,10 @@ impl JobView {
             changed = true;
             self.take(message);
         }
+        while let Some(read) = self.rank_loads.as_mut().and_then(RankLoads::take_next) {
+            changed = true;
+            self.rank_read(read);
+        }
         changed
     }
 
@@ -288,6 +430,7 @@ impl JobView {
                 self.analysis_early = true;
             }
             Loading::Early(_) => {}
+            Loading::RangesOnly(ranks) => self.show_ranges_only(ranks),
             Loading::Done(Ok(ranks)) => self.show(ranks),
             Loading::Done(Err(e)) => self.error = Some(e.to_string()),
         }
@@ -341,6 +484,9 @@ impl JobView {
     pub fn set_expanded(&mut self, i: usize, expanded: bool) {
         if let Some(r) = self.ranks.get_mut(i) {
             r.timeline.compact = !expanded;
+        }
+        if expanded {
+            self.read_events_of(i);
         }
     }
 
@@ -413,7 +559,9 @@ impl JobView {
         }
         match span {
             Some(span) => {
+                // A rank known by its NVTX ranges alone would count none of its calls or work.
                 let ranks = (self.ranks.iter())
+                    .filter(|r| r.events == RankEvents::Read)
                     .map(|r| (r.rank.number, r.rank.trace.clone(), r.rank.offset_ns))
                     .collect();
                 self.span.request(span, ranks);
@@ -511,6 +659,12 @@ impl JobView {
                     ui.ctx()
                         .request_repaint_after(std::time::Duration::from_millis(50));
                 }
+                let unread = self.unread();
+                if self.span.span.is_some() && unread > 0 {
+                    ui.weak(format!(
+                        "Over the ranks whose events are read: {unread} are not (expand a rank to read it)."
+                    ));
+                }
                 if self.span.ui(ui) {
                     let span = self.span.span;
                     self.select_span(span);
@@ -581,7 +735,13 @@ impl JobView {
         let Some(analysis) = &self.analysis else {
             return;
         };
-        if self.analysis_early {
+        if self.analysis_early && !self.is_loading() {
+            ui.weak(format!(
+                "From the ranks' NVTX ranges: {} of {} ranks' events are not read (a job this size is not read whole); a rank's are read when you expand or click it.",
+                self.unread(),
+                self.ranks.len()
+            ));
+        } else if self.analysis_early {
             ui.weak("From the ranks' NVTX ranges: their events are still being read (the phases' GPU work comes with them).");
         }
         match &analysis.straggler {
@@ -636,6 +796,8 @@ impl JobView {
         let mut moved = None;
         let mut selected = None;
         let mut span_asked = None;
+        let mut toggled = None;
+        let mut clicked = None;
         self.rank_rects.clear();
         egui::ScrollArea::vertical()
             .auto_shrink([false, false])
@@ -653,6 +815,11 @@ impl JobView {
                         Rect::from_min_size(ui.cursor().min, vec2(ui.available_width(), height));
                     ui.allocate_rect(body, Sense::hover());
                     self.rank_rects.push(body);
+                    // Hundreds of ranks: only those in sight are drawn.
+                    if !ui.is_rect_visible(body) {
+                        ui.add_space(1.0);
+                        continue;
+                    }
                     let builder = egui::UiBuilder::new()
                         .max_rect(body)
                         .id_salt(("job_rank", i));
@@ -677,7 +844,7 @@ impl JobView {
                             .on_hover_text("the rank's full tree, or two lanes")
                             .clicked()
                         {
-                            r.timeline.compact = expanded;
+                            toggled = Some((i, !expanded));
                         }
                         ui.add(
                             egui::Label::new(egui::RichText::new(r.rank.label()).strong())
@@ -688,6 +855,7 @@ impl JobView {
                             r.rank.path.display(),
                             format::duration(r.rank.offset_ns)
                         ));
+                        events_note(ui, &r.events);
                     }
                     for command in out.commands {
                         match command {
@@ -695,6 +863,7 @@ impl JobView {
                                 r.selection.set_event(&r.rank.trace, ev);
                                 r.timeline.reveal_selection();
                                 selected = Some(ev.map(|e| (i, e)));
+                                clicked = Some(i);
                             }
                             Command::SelectRange(range) => {
                                 let off = r.rank.offset_ns;
@@ -716,6 +885,13 @@ impl JobView {
                     ui.add_space(1.0);
                 }
             });
+        if let Some((i, expand)) = toggled {
+            self.set_expanded(i, expand);
+        }
+        // A click on a rank known by its NVTX ranges alone reads its events.
+        if let Some(i) = clicked {
+            self.read_events_of(i);
+        }
         if let Some(chosen) = selected {
             self.selected = chosen;
         }
@@ -942,6 +1118,25 @@ impl JobView {
     /// The loaded ranks' reports, and the cancel flag of a load under way (tests).
     pub fn load_cancel_flag(&self) -> Arc<AtomicBool> {
         self.load.cancel_flag()
+    }
+}
+
+/// Beside a rank's name: its events being read, or not read (and how to read them), or why
+/// their read failed.
+fn events_note(ui: &mut Ui, events: &RankEvents) {
+    match events {
+        RankEvents::Read => {}
+        RankEvents::RangesOnly => {
+            ui.weak("NVTX only")
+                .on_hover_text("its events are not read: expand or click the rank to read them");
+        }
+        RankEvents::Reading => {
+            ui.spinner().on_hover_text("reading its events");
+        }
+        RankEvents::Failed(why) => {
+            ui.colored_label(Color32::from_rgb(230, 110, 90), "not read")
+                .on_hover_text(why);
+        }
     }
 }
 

@@ -7,6 +7,7 @@ pub mod compare_view;
 pub mod cpu_profile_panel;
 pub mod details;
 pub mod findings_panel;
+pub mod job_rank_loads;
 pub mod job_ranges;
 pub mod job_view;
 pub mod kernel_chart_labels;

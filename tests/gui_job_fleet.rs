@@ -1,0 +1,185 @@
+//! A job of more ranks than the window reads whole (issue 46, "the window at fleet size"): it
+//! opens on its ranks' NVTX ranges alone (the ranks panel, the straggler, each rank's
+//! iterations lane), and a rank's events are read when it is expanded or clicked. The jobs are
+//! real DDP ranks (tests/fixtures/jobs) or `synth --ranks` copies of one; expected values come
+//! from the same reports read whole.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use eframe::egui::vec2;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use sightline::analysis::ranks::JobAnalysis;
+use sightline::app::SightlineApp;
+use sightline::app::panels::job_view::{FULL_LOAD_MAX_RANKS, JobView, RankEvents};
+use sightline::synth::job::{JobSpec, StragglerSpec, write_job};
+
+fn job_reports(name: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/jobs")
+        .join(name);
+    sightline::loader::ranks::reports_in(&dir).expect("the job's reports")
+}
+
+/// The straggler as the analysis names it: rank, phase, iterations.
+fn named(a: &JobAnalysis) -> Option<(u32, String, Vec<u64>)> {
+    (a.straggler.as_ref().ok()).map(|s| (s.rank, s.excess_phase.clone(), s.iterations().collect()))
+}
+
+/// `paths` read whole, as a job of few ranks opens.
+fn read_whole(paths: Vec<PathBuf>) -> JobView {
+    let mut view = JobView::open(paths, None);
+    view.wait();
+    assert_eq!(view.error, None);
+    view
+}
+
+#[test]
+fn a_job_past_the_limit_opens_on_nvtx_ranges_and_reads_a_rank_when_expanded() {
+    let paths = job_reports("straggler");
+    let whole = read_whole(paths.clone());
+    let mut view = JobView::open_reading_at_most(paths.clone(), None, 2);
+    view.wait();
+    assert_eq!(view.error, None);
+    assert!(!view.is_loading(), "opened without reading any rank's events");
+    assert_eq!(view.ranks.len(), 4);
+    for r in &view.ranks {
+        assert_eq!(r.events, RankEvents::RangesOnly, "rank {}", r.rank.number);
+        assert_eq!(r.rank.trace.kernels.correlation.len(), 0, "rank {}", r.rank.number);
+        assert_eq!(r.rank.trace.cuda_api.correlation.len(), 0, "rank {}", r.rank.number);
+        assert!(r.rank.trace.nvtx.category.len() > 0, "rank {}: its ranges", r.rank.number);
+    }
+    // The ranks panel and the straggler: the whole job's, from the ranges alone.
+    let early = view.analysis.clone().expect("the ranks' analysis");
+    let full = whole.analysis.clone().expect("the whole job's");
+    assert_eq!(early.iterations.common, full.iterations.common);
+    assert_eq!(named(&early), named(&full));
+    assert!(named(&early).is_some(), "the recorded straggler is found");
+    assert!(view.analysis_early, "the window says its events are not read");
+    let offsets = |v: &JobView| v.ranks.iter().map(|r| r.rank.offset_ns).collect::<Vec<_>>();
+    assert_eq!(offsets(&view), offsets(&whole), "one job clock");
+
+    // Expanding rank 1 reads its report whole; the others stay as they are.
+    view.set_expanded(1, true);
+    view.wait_for_rank_reads();
+    for (i, (r, w)) in view.ranks.iter().zip(&whole.ranks).enumerate() {
+        if i == 1 {
+            assert_eq!(r.events, RankEvents::Read);
+            assert_eq!(r.rank.trace.event_count(), w.rank.trace.event_count());
+            assert_eq!(r.rank.offset_ns, w.rank.offset_ns, "where it was");
+            assert!(!r.timeline.compact, "still expanded");
+        } else {
+            assert_eq!(r.events, RankEvents::RangesOnly, "rank {i}");
+        }
+    }
+    assert_eq!(view.unread(), 3);
+
+    // Every rank read: the job is analysed whole, as if opened whole.
+    for i in 0..4 {
+        view.set_expanded(i, true);
+    }
+    view.wait_for_rank_reads();
+    assert_eq!(view.unread(), 0);
+    assert!(!view.analysis_early);
+    let last = view.analysis.clone().expect("analysed");
+    assert_eq!(named(&last), named(&full));
+    assert_eq!(last.difference, full.difference, "what the straggler does differently");
+    assert!(last.difference.is_some());
+}
+
+#[test]
+fn a_rank_whose_report_went_bad_says_why_and_the_job_stays() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut paths = Vec::new();
+    for source in job_reports("balanced") {
+        let to = dir.path().join(source.file_name().expect("a name"));
+        std::fs::copy(&source, &to).expect("copied");
+        paths.push(to);
+    }
+    let mut view = JobView::open_reading_at_most(paths.clone(), None, 1);
+    view.wait();
+    assert_eq!(view.error, None);
+    // The report is cut short after the job opened on its ranges.
+    let bad = &paths[3];
+    let len = std::fs::metadata(bad).expect("size").len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(bad)
+        .and_then(|f| f.set_len(len / 3))
+        .expect("truncated");
+    let i = (view.ranks.iter())
+        .position(|r| r.rank.path == *bad)
+        .expect("its rank");
+    view.set_expanded(i, true);
+    view.wait_for_rank_reads();
+    match &view.ranks[i].events {
+        RankEvents::Failed(why) => assert!(!why.is_empty()),
+        other => panic!("a bad report's read: {other:?}"),
+    }
+    assert_eq!(view.ranks.len(), 4, "the job stays open");
+    assert!(view.ranks[i].rank.trace.nvtx.category.len() > 0, "with its ranges");
+}
+
+/// At the real limit: a job of more ranks than `FULL_LOAD_MAX_RANKS` (copies of a recorded
+/// rank, one slowed) opens as `sightline DIR` opens it, on its ranges; the heatmap shows every
+/// rank, names the slowed one, and a click on its cell reads it and the fastest rank.
+#[test]
+fn a_job_of_many_ranks_opens_on_its_ranks_panel_and_a_click_reads_two_ranks() {
+    let ranks = FULL_LOAD_MAX_RANKS as u32 + 1;
+    let source = &job_reports("balanced")[0];
+    let trace = sightline::loader::load(source, &mut |_| {}, &AtomicBool::new(false))
+        .expect("the source rank loads");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let slowed = ranks - 3;
+    let spec = JobSpec {
+        ranks,
+        clock_spread_ns: 0,
+        straggler: Some(StragglerSpec {
+            rank: slowed,
+            phase: "forward".into(),
+            extra_ns: 20_000_000,
+        }),
+    };
+    write_job(&trace, &spec, dir.path(), &mut |_| {}, &AtomicBool::new(false))
+        .expect("the job is written");
+
+    let mut app = SightlineApp::default();
+    app.open(dir.path().to_path_buf());
+    let view = app.job_view_mut().expect("a job tab");
+    view.wait();
+    assert_eq!(view.error, None);
+    assert_eq!(view.ranks.len(), ranks as usize);
+    assert_eq!(view.unread(), ranks as usize, "no rank's events read");
+    let straggler = named(view.analysis.as_ref().expect("analysed")).expect("a straggler");
+    assert_eq!((straggler.0, straggler.1.as_str()), (slowed, "forward"));
+
+    let mut h = Harness::builder()
+        .with_size(vec2(1600.0, 1000.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(3);
+    h.get_by_label_contains("ranks' events are not read");
+    let view = h.state().job_view().expect("job");
+    let rows: std::collections::BTreeSet<usize> = view.cells.iter().map(|c| c.0).collect();
+    assert_eq!(rows.len(), ranks as usize, "a heatmap row per rank");
+    let step = straggler.2[0];
+    let (_, _, cell) = *(view.cells.iter())
+        .find(|(r, n, _)| *r == slowed as usize && *n == step)
+        .expect("the slowed rank's cell");
+    common::click(&mut h, cell.center(), 3);
+    let view = h.state_mut().job_view_mut().expect("job");
+    view.wait_for_rank_reads();
+    let read: Vec<u32> = (view.ranks.iter())
+        .filter(|r| r.events == RankEvents::Read)
+        .map(|r| r.rank.number)
+        .collect();
+    assert_eq!(read.len(), 2, "the clicked rank and the fastest: {read:?}");
+    assert!(read.contains(&slowed));
+    for r in view.ranks.iter().filter(|r| r.events == RankEvents::Read) {
+        assert_eq!(r.rank.trace.kernels.correlation.len(), trace.kernels.correlation.len());
+        assert!(!r.timeline.compact, "rank {} expanded", r.rank.number);
+    }
+    h.run_steps(2);
+}
