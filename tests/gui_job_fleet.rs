@@ -44,13 +44,30 @@ fn a_job_past_the_limit_opens_on_nvtx_ranges_and_reads_a_rank_when_expanded() {
     let mut view = JobView::open_reading_at_most(paths.clone(), None, 2);
     view.wait();
     assert_eq!(view.error, None);
-    assert!(!view.is_loading(), "opened without reading any rank's events");
+    assert!(
+        !view.is_loading(),
+        "opened without reading any rank's events"
+    );
     assert_eq!(view.ranks.len(), 4);
     for r in &view.ranks {
         assert_eq!(r.events, RankEvents::RangesOnly, "rank {}", r.rank.number);
-        assert_eq!(r.rank.trace.kernels.correlation.len(), 0, "rank {}", r.rank.number);
-        assert_eq!(r.rank.trace.cuda_api.correlation.len(), 0, "rank {}", r.rank.number);
-        assert!(r.rank.trace.nvtx.category.len() > 0, "rank {}: its ranges", r.rank.number);
+        assert_eq!(
+            r.rank.trace.kernels.correlation.len(),
+            0,
+            "rank {}",
+            r.rank.number
+        );
+        assert_eq!(
+            r.rank.trace.cuda_api.correlation.len(),
+            0,
+            "rank {}",
+            r.rank.number
+        );
+        assert!(
+            r.rank.trace.nvtx.category.len() > 0,
+            "rank {}: its ranges",
+            r.rank.number
+        );
     }
     // The ranks panel and the straggler: the whole job's, from the ranges alone.
     let early = view.analysis.clone().expect("the ranks' analysis");
@@ -58,7 +75,10 @@ fn a_job_past_the_limit_opens_on_nvtx_ranges_and_reads_a_rank_when_expanded() {
     assert_eq!(early.iterations.common, full.iterations.common);
     assert_eq!(named(&early), named(&full));
     assert!(named(&early).is_some(), "the recorded straggler is found");
-    assert!(view.analysis_early, "the window says its events are not read");
+    assert!(
+        view.analysis_early,
+        "the window says its events are not read"
+    );
     let offsets = |v: &JobView| v.ranks.iter().map(|r| r.rank.offset_ns).collect::<Vec<_>>();
     assert_eq!(offsets(&view), offsets(&whole), "one job clock");
 
@@ -86,7 +106,10 @@ fn a_job_past_the_limit_opens_on_nvtx_ranges_and_reads_a_rank_when_expanded() {
     assert!(!view.analysis_early);
     let last = view.analysis.clone().expect("analysed");
     assert_eq!(named(&last), named(&full));
-    assert_eq!(last.difference, full.difference, "what the straggler does differently");
+    assert_eq!(
+        last.difference, full.difference,
+        "what the straggler does differently"
+    );
     assert!(last.difference.is_some());
 }
 
@@ -120,7 +143,10 @@ fn a_rank_whose_report_went_bad_says_why_and_the_job_stays() {
         other => panic!("a bad report's read: {other:?}"),
     }
     assert_eq!(view.ranks.len(), 4, "the job stays open");
-    assert!(view.ranks[i].rank.trace.nvtx.category.len() > 0, "with its ranges");
+    assert!(
+        view.ranks[i].rank.trace.nvtx.category.len() > 0,
+        "with its ranges"
+    );
 }
 
 /// At the real limit: a job of more ranks than `FULL_LOAD_MAX_RANKS` (copies of a recorded
@@ -143,8 +169,14 @@ fn a_job_of_many_ranks_opens_on_its_ranks_panel_and_a_click_reads_two_ranks() {
             extra_ns: 20_000_000,
         }),
     };
-    write_job(&trace, &spec, dir.path(), &mut |_| {}, &AtomicBool::new(false))
-        .expect("the job is written");
+    write_job(
+        &trace,
+        &spec,
+        dir.path(),
+        &mut |_| {},
+        &AtomicBool::new(false),
+    )
+    .expect("the job is written");
 
     let mut app = SightlineApp::default();
     app.open(dir.path().to_path_buf());
@@ -178,7 +210,10 @@ fn a_job_of_many_ranks_opens_on_its_ranks_panel_and_a_click_reads_two_ranks() {
     assert_eq!(read.len(), 2, "the clicked rank and the fastest: {read:?}");
     assert!(read.contains(&slowed));
     for r in view.ranks.iter().filter(|r| r.events == RankEvents::Read) {
-        assert_eq!(r.rank.trace.kernels.correlation.len(), trace.kernels.correlation.len());
+        assert_eq!(
+            r.rank.trace.kernels.correlation.len(),
+            trace.kernels.correlation.len()
+        );
         assert!(!r.timeline.compact, "rank {} expanded", r.rank.number);
     }
     h.run_steps(2);

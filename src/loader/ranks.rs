@@ -63,15 +63,23 @@ pub fn load_ranks_each(
 /// Every report's layout and NVTX ranges only ([`super::load_nvtx_ranges`]), `parallel` at a
 /// time, as a job on the job clock the whole load will give (the offsets come from the session
 /// starts, read here too): the ranks' iterations matched before their events are read.
+/// `on_progress` hears the share of the reports read.
 pub fn load_nvtx_of_ranks(
     paths: &[PathBuf],
     parallel: usize,
+    on_progress: &(dyn Fn(Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<Ranks, LoadError> {
-    let nvtx_only = |path: &std::path::Path, _: &mut dyn FnMut(Progress), cancel: &AtomicBool| {
-        super::load_nvtx_ranges(path, cancel)
-    };
-    load_each_with(&nvtx_only, paths, parallel, &|_| {}, &|_, _| {}, cancel)
+    let nvtx_only =
+        |path: &std::path::Path, progress: &mut dyn FnMut(Progress), cancel: &AtomicBool| {
+            let read = super::load_nvtx_ranges(path, cancel);
+            progress(Progress {
+                phase: "NVTX ranges",
+                fraction: 1.0,
+            });
+            read
+        };
+    load_each_with(&nvtx_only, paths, parallel, on_progress, &|_, _| {}, cancel)
 }
 
 /// How one report is read: the whole of it, or a part.

@@ -20,8 +20,8 @@ use crate::analysis::ranks::{
     analyze_job, straggler_message,
 };
 use crate::app::job::{Job, repaint};
-use crate::app::panels::job_rank_loads::{RankLoads, RankRead};
 use crate::app::panels::job_ranges::RankRanges;
+use crate::app::panels::job_rank_loads::{RankLoads, RankRead};
 use crate::app::state::command::Command;
 use crate::app::state::events::EventRef;
 use crate::app::state::selection::Selection;
@@ -105,6 +105,8 @@ pub struct JobView {
     window: Option<egui::Context>,
     /// Where a rank's events are read on demand (a job opened on its NVTX ranges).
     rank_loads: Option<RankLoads>,
+    /// The job opens on its ranks' NVTX ranges alone (more ranks than are read whole).
+    pub ranges_only: bool,
     pub progress: Progress,
     pub error: Option<String>,
     pub ranks: Vec<RankView>,
@@ -163,7 +165,14 @@ impl JobView {
             // The ranks' NVTX ranges first (a report's smallest table): the ranks panel
             // answers from them while the events are read. A report that fails here fails
             // the whole load below, which says why.
-            let nvtx = crate::loader::ranks::load_nvtx_of_ranks(&to_load, cores, cancel);
+            // Past the limit it is the whole open: its progress is the bar's.
+            let nvtx_progress = |p: Progress| {
+                if ranges_only {
+                    progress(p);
+                }
+            };
+            let nvtx =
+                crate::loader::ranks::load_nvtx_of_ranks(&to_load, cores, &nvtx_progress, cancel);
             if let Ok(nvtx) = &nvtx {
                 let mut early = analyze_job(nvtx, &StragglerThresholds::default());
                 // What the straggler does differently needs its calls and GPU work.
@@ -186,6 +195,7 @@ impl JobView {
             load,
             window,
             rank_loads: None,
+            ranges_only,
             progress: Progress {
                 phase: "opening",
                 fraction: 0.0,
@@ -592,12 +602,19 @@ impl JobView {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.add(egui::ProgressBar::new(self.progress.fraction).desired_width(160.0));
-                ui.label(format!(
-                    "Reading {} reports, one per core: {} in… {}",
-                    self.paths.len(),
-                    self.ranks.len(),
-                    self.progress.phase,
-                ));
+                ui.label(if self.ranges_only {
+                    format!(
+                        "Reading the NVTX ranges of {} reports (a job of more than {FULL_LOAD_MAX_RANKS} ranks is not read whole; a rank's events are read when you expand it)…",
+                        self.paths.len()
+                    )
+                } else {
+                    format!(
+                        "Reading {} reports, one per core: {} in… {}",
+                        self.paths.len(),
+                        self.ranks.len(),
+                        self.progress.phase,
+                    )
+                });
                 cancel = ui.button("Cancel").clicked();
             });
             if cancel {
