@@ -153,17 +153,29 @@ fn as_window_loads<T: Send>(one_core: bool, work: impl FnOnce() -> T + Send) -> 
     })
 }
 
-/// CPU time (user + system, s) of this process (`libc::RUSAGE_SELF`) or of the calling thread
-/// (`libc::RUSAGE_THREAD`): where the wall time of a shared machine swings, what the work cost.
-fn cpu_seconds(who: libc::c_int) -> f64 {
+/// `getrusage` of this process (`libc::RUSAGE_SELF`) or of the calling thread
+/// (`libc::RUSAGE_THREAD`).
+fn usage(who: libc::c_int) -> libc::rusage {
     // SAFETY: a zeroed rusage is valid; getrusage only writes into it.
-    let usage = unsafe {
+    unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
         libc::getrusage(who, &mut usage);
         usage
-    };
+    }
+}
+
+/// CPU time (user + system, s) of this process or of the calling thread ([`usage`]): where the
+/// wall time of a shared machine swings, what the work cost.
+fn cpu_seconds(who: libc::c_int) -> f64 {
+    let usage = usage(who);
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// The page faults this process took so far (minor: memory given to it, or given back and
+/// touched again), which the machine's other work does not change.
+fn page_faults() -> i64 {
+    usage(libc::RUSAGE_SELF).ru_minflt
 }
 
 /// The job's folder, made by this bench in a process of its own: the source report and the
@@ -236,6 +248,7 @@ fn main() {
         cpu_seconds(libc::RUSAGE_SELF),
         cpu_seconds(libc::RUSAGE_THREAD),
     );
+    let faults0 = page_faults();
     let t0 = Instant::now();
     app.open(folder.clone());
     let mut t = 0.0;
@@ -271,6 +284,7 @@ fn main() {
     };
     let job_cpu = cpu_seconds(libc::RUSAGE_SELF) - cpu0;
     let window_cpu = cpu_seconds(libc::RUSAGE_THREAD) - window_cpu0;
+    let job_faults = page_faults() - faults0;
     frame(&ctx, &mut app, t + 0.05);
     let events: usize = (app.job_view().expect("job").ranks.iter())
         .map(|r| r.rank.trace.event_count())
@@ -311,7 +325,7 @@ fn main() {
     // resident set each adds while held.
     // Each at the priority the job's load has (the window's loads are background work).
     let (mut slowest, mut slowest_one_core) = (Duration::ZERO, Duration::ZERO);
-    let mut alone_cpu = 0.0;
+    let (mut alone_cpu, mut alone_faults) = (0.0, 0);
     let mut alone_added_kb = 0;
     for path in &reports {
         let before = status_kb("VmRSS:");
@@ -326,7 +340,7 @@ fn main() {
         // The better of two loads: one the machine's other work held up is not the rank's.
         let mut one = Duration::MAX;
         for _ in 0..2 {
-            let cpu = cpu_seconds(libc::RUSAGE_SELF);
+            let (cpu, faults) = (cpu_seconds(libc::RUSAGE_SELF), page_faults());
             let took = as_window_loads(true, || {
                 let t = Instant::now();
                 let trace = sightline::loader::load(path, &mut |_| {}, &AtomicBool::new(false));
@@ -337,6 +351,7 @@ fn main() {
             // Summed once: the second is as much.
             if one == Duration::MAX {
                 alone_cpu += cpu_seconds(libc::RUSAGE_SELF) - cpu;
+                alone_faults += page_faults() - faults;
             }
             one = one.min(took);
         }
@@ -355,6 +370,10 @@ fn main() {
     println!(
         "CPU time: job open {job_cpu:.3} s (the window's thread, its frames: {window_cpu:.3} s); the ranks alone on one core {alone_cpu:.3} s in all; job / that = {:.2}",
         job_cpu / alone_cpu.max(1e-9)
+    );
+    println!(
+        "page faults: job open {job_faults}; the ranks alone on one core {alone_faults} in all; job / that = {:.2}",
+        job_faults as f64 / alone_faults.max(1) as f64
     );
     println!(
         "resident set the job added: {} MB; the ranks alone added {} MB in all; job / that = {:.2}",

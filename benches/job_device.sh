@@ -34,13 +34,15 @@ numbers() {
     /^slowest rank alone, one core/ { one = $NF }
     /^slowest rank alone, every core/ { every = $NF }
     /^CPU time: job open/          { cpu = $5 " s / " $(NF-8) " s = " $NF }
+    /^page faults: job open/       { faults = $NF }
     /^live heap the job added/     { heap = $NF }
     /^peak resident/               { peak = $(NF-1) " MB" }
     /^frames, all collapsed, moving/ { moving = $6 " / " $9 " ms"; next }
     /^frames, all collapsed/       { collapsed = $5 " / " $8 " ms" }
     /^frames, all expanded/        { expanded = $5 " / " $8 " ms" }
     END {
-        print panel; print first; print whole; print one; print every; print cpu; print heap;
+        print panel; print first; print whole; print one; print every; print cpu; print faults;
+        print heap;
         print peak; print collapsed; print moving; print expanded
     }'
 }
@@ -51,6 +53,7 @@ whole job loaded
 job / (slowest rank alone on one core × ⌈ranks / cores⌉)
 job / (slowest rank alone on every core × ⌈ranks / cores⌉)
 CPU time: job open / ranks alone on one core
+page faults: job open / ranks alone on one core
 live heap: job / ranks alone
 peak resident, job open
 frames, all collapsed: median / p95

@@ -133,7 +133,7 @@ fn main() {
         wall.as_secs_f64()
     );
     let (nvtx, wall, cpu) =
-        timed(|| sightline::loader::ranks::load_nvtx_of_ranks(&reports, cores, &cancel));
+        timed(|| sightline::loader::ranks::load_nvtx_of_ranks(&reports, cores, &|_| {}, &cancel));
     println!(
         "NVTX ranges as the job reads them ({cores} at a time): wall {:.3} s, CPU {cpu:.3} s",
         wall.as_secs_f64()
