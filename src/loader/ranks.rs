@@ -104,8 +104,9 @@ fn load_each_with(
     let stop = || cancel.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed);
     let at_once = parallel.clamp(1, count);
     // Each report read at once reads its big tables on its share of the cores, not on every
-    // core: eight reports on two cores ran 16 reader threads, each piece a connection opened
-    // and appended, and loaded 1.3–1.4× slower than on a core each (BENCHMARKS.md, issue 42).
+    // core: eight reports on 16 cores ran 64 reader threads (8 pieces a table), each piece a
+    // connection opened and a part appended, on cores the other reports kept busy; on 2 cores
+    // the job took 5–8% more CPU time than with a core each (BENCHMARKS.md, issue 42).
     let share = (super::share::table_cores() / at_once).max(1);
     std::thread::scope(|scope| {
         for _ in 0..at_once {

@@ -26,15 +26,13 @@ pub(super) fn table_cores() -> usize {
 /// report of a job, whose load gives it back once when every report is in. Each load's trim
 /// walked every arena while the job's other loads were filling them, and gave back pages the
 /// next report's load faulted in again (8 reports of 1.25M events on 2 cores: 4–5% of the
-/// job's CPU time, BENCHMARKS.md).
+/// job's CPU time, and 40% of its page faults; BENCHMARKS.md).
 pub(super) fn gives_back_memory() -> bool {
     SHARE.get().is_none()
 }
 
 /// Runs `load` as one report of a job read at once, with its big tables read on `cores` threads
-/// at most (at least one). Each report's tables spread over every core made ranks × cores
-/// reader threads, each a connection opened and a piece appended, for cores the other reports
-/// kept busy already.
+/// at most (at least one), leaving the freed memory to the job ([`gives_back_memory`]).
 pub(super) fn in_job<T>(cores: usize, load: impl FnOnce() -> T) -> T {
     /// Puts the thread's share back however `load` ends.
     struct Restore(Option<usize>);
