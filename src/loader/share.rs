@@ -25,7 +25,7 @@ pub(super) fn table_cores() -> usize {
 /// Whether a load on this thread gives the allocator's freed memory back at its end: not as one
 /// report of a job, whose load gives it back once when every report is in. Each load's trim
 /// walked every arena while the job's other loads were filling them, and gave back pages the
-/// next report's load faulted in again (8 reports of 1.25M events on 2 cores: 4–5% of the
+/// next report's load faulted in again (8 reports of 1.25M events on 2 cores: 2–5% of the
 /// job's CPU time, and 40% of its page faults; BENCHMARKS.md).
 pub(super) fn gives_back_memory() -> bool {
     SHARE.get().is_none()
