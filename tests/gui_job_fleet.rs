@@ -64,7 +64,7 @@ fn a_job_past_the_limit_opens_on_nvtx_ranges_and_reads_a_rank_when_expanded() {
             r.rank.number
         );
         assert!(
-            r.rank.trace.nvtx.category.len() > 0,
+            !r.rank.trace.nvtx.category.is_empty(),
             "rank {}: its ranges",
             r.rank.number
         );
@@ -81,6 +81,23 @@ fn a_job_past_the_limit_opens_on_nvtx_ranges_and_reads_a_rank_when_expanded() {
     );
     let offsets = |v: &JobView| v.ranks.iter().map(|r| r.rank.offset_ns).collect::<Vec<_>>();
     assert_eq!(offsets(&view), offsets(&whole), "one job clock");
+    // The view opens on the ranks' ranges: each rank spans them (its time axis is theirs).
+    for r in &view.ranks {
+        let nvtx = &r.rank.trace.nvtx.spans;
+        let (start, end) = nvtx.bounds().expect("ranges");
+        assert_eq!(
+            r.rank.trace.info.time_range,
+            (start, end),
+            "rank {}",
+            r.rank.number
+        );
+        let on_job = (r.rank.to_job(start) as f64, r.rank.to_job(end) as f64);
+        assert!(
+            view.axis.0 <= on_job.0 && on_job.1 <= view.axis.1,
+            "rank {}",
+            r.rank.number
+        );
+    }
 
     // Expanding rank 1 reads its report whole; the others stay as they are.
     view.set_expanded(1, true);
@@ -144,7 +161,7 @@ fn a_rank_whose_report_went_bad_says_why_and_the_job_stays() {
     }
     assert_eq!(view.ranks.len(), 4, "the job stays open");
     assert!(
-        view.ranks[i].rank.trace.nvtx.category.len() > 0,
+        !view.ranks[i].rank.trace.nvtx.category.is_empty(),
         "with its ranges"
     );
 }
@@ -216,5 +233,15 @@ fn a_job_of_many_ranks_opens_on_its_ranks_panel_and_a_click_reads_two_ranks() {
         );
         assert!(!r.timeline.compact, "rank {} expanded", r.rank.number);
     }
-    h.run_steps(2);
+    // The rank clicked is brought into view among the others.
+    h.run_steps(3);
+    let view = h.state().job_view().expect("job");
+    let i = (view.ranks.iter())
+        .position(|r| r.rank.number == slowed)
+        .expect("its rank");
+    let shown = view.rank_rects[i];
+    assert!(
+        (0.0..1000.0).contains(&shown.min.y),
+        "rank {slowed} drawn at {shown:?}"
+    );
 }

@@ -173,6 +173,13 @@ impl<'a> Builder<'a> {
         trace
     }
 
+    /// What a partial read made (the NVTX ranges alone), its time axis spanning what it read:
+    /// not [`Builder::finish`], whose trim of every arena is for a whole load's buffers.
+    pub(super) fn take_partial(&mut self) -> Trace {
+        self.trace.info.time_range = time_range(&self.trace).unwrap_or((0, 0));
+        std::mem::take(&mut self.trace)
+    }
+
     pub(super) fn finish(mut self) -> Trace {
         (self.on_progress)(Progress {
             phase: "done",

@@ -149,8 +149,7 @@ pub fn load_nvtx_ranges(path: &Path, cancel: &AtomicBool) -> Result<Trace, LoadE
         }
         read(&mut builder).map_err(|e| builder.error(&e))?;
     }
-    // Not `Builder::finish`: its trim of every arena is for a whole load's buffers.
-    Ok(std::mem::take(&mut builder.trace))
+    Ok(builder.take_partial())
 }
 
 /// The checks a load makes before it reads any event (the file is a

@@ -107,6 +107,8 @@ pub struct JobView {
     rank_loads: Option<RankLoads>,
     /// The job opens on its ranks' NVTX ranges alone (more ranks than are read whole).
     pub ranges_only: bool,
+    /// The rank to bring into view in the next frame (a heatmap cell was clicked).
+    scroll_to: Option<usize>,
     pub progress: Progress,
     pub error: Option<String>,
     pub ranks: Vec<RankView>,
@@ -196,6 +198,7 @@ impl JobView {
             window,
             rank_loads: None,
             ranges_only,
+            scroll_to: None,
             progress: Progress {
                 phase: "opening",
                 fraction: 0.0,
@@ -686,7 +689,11 @@ impl JobView {
                     let span = self.span.span;
                     self.select_span(span);
                 }
-                self.heatmap_ui(ui);
+                // Hundreds of ranks scroll inside the panel rather than push the ranks away.
+                egui::ScrollArea::vertical()
+                    .id_salt("job_heatmap_rows")
+                    .auto_shrink([false, true])
+                    .show(ui, |ui| self.heatmap_ui(ui));
             });
     }
 
@@ -815,6 +822,7 @@ impl JobView {
         let mut span_asked = None;
         let mut toggled = None;
         let mut clicked = None;
+        let scroll_to = self.scroll_to.take();
         self.rank_rects.clear();
         egui::ScrollArea::vertical()
             .auto_shrink([false, false])
@@ -832,6 +840,9 @@ impl JobView {
                         Rect::from_min_size(ui.cursor().min, vec2(ui.available_width(), height));
                     ui.allocate_rect(body, Sense::hover());
                     self.rank_rects.push(body);
+                    if scroll_to == Some(i) {
+                        ui.scroll_to_rect(body, Some(egui::Align::TOP));
+                    }
                     // Hundreds of ranks: only those in sight are drawn.
                     if !ui.is_rect_visible(body) {
                         ui.add_space(1.0);
@@ -975,7 +986,7 @@ impl JobView {
                 return;
             }
             ui.weak(format!(
-                "of `{pattern}`, by duration; the slowest rank of each is outlined"
+                "of `{pattern}`: hotter the longer than the iteration's median rank (hottest at +10 %); the slowest rank of each is outlined"
             ));
             let shown = self
                 .heatmap_phase
@@ -1022,11 +1033,7 @@ impl JobView {
         numbers: &[u64],
         grid: &[Vec<Option<Ns>>],
     ) -> Option<(usize, u64)> {
-        let all: Vec<Ns> = grid.iter().flatten().flatten().copied().collect();
-        let (lo, hi) = (
-            all.iter().copied().min().unwrap_or(0),
-            all.iter().copied().max().unwrap_or(1),
-        );
+        let medians = column_medians(grid, numbers.len());
         let label_w = 70.0;
         let cell_w =
             ((ui.available_width() - label_w) / numbers.len().max(1) as f32).clamp(6.0, 48.0);
@@ -1062,19 +1069,20 @@ impl JobView {
                     vec2(cell_w - 1.0, cell_h - 1.0),
                 );
                 let Some(d) = durations[col] else { continue };
-                let t = if hi > lo {
-                    (d - lo) as f32 / (hi - lo) as f32
-                } else {
-                    0.0
-                };
+                let t = heat_of(d, medians[col]);
                 painter.rect_filled(cell, 1.0, heat(t));
                 if slowest == Some(row) && grid.len() > 1 {
-                    painter.rect_stroke(
-                        cell,
-                        1.0,
-                        Stroke::new(2.0, Color32::WHITE),
-                        StrokeKind::Inside,
-                    );
+                    // Rows a few pixels high have no room for an outline: the cell is white.
+                    if cell_h < 6.0 {
+                        painter.rect_filled(cell, 0.0, Color32::WHITE);
+                    } else {
+                        painter.rect_stroke(
+                            cell,
+                            1.0,
+                            Stroke::new(2.0, Color32::WHITE),
+                            StrokeKind::Inside,
+                        );
+                    }
                 }
                 let id = ui.scope_id().with(("heat", row, n));
                 let response = ui.interact(cell, id, Sense::click());
@@ -1089,10 +1097,21 @@ impl JobView {
                 self.cells.push((row, n, cell));
             }
         }
-        for (row, number) in rows.iter().enumerate() {
+        // A label every few rows where rows are thinner than its text; thin rows' labels hang
+        // from their row's top, the first one inside the panel.
+        let every = (10.0 / cell_h).ceil().max(1.0) as usize;
+        for (row, number) in rows.iter().enumerate().step_by(every) {
+            let (y, align) = if every > 1 {
+                (row as f32 * cell_h, egui::Align2::LEFT_TOP)
+            } else {
+                (
+                    row as f32 * cell_h + cell_h / 2.0,
+                    egui::Align2::LEFT_CENTER,
+                )
+            };
             painter.text(
-                pos2(origin.x, origin.y + row as f32 * cell_h + cell_h / 2.0),
-                egui::Align2::LEFT_CENTER,
+                pos2(origin.x, origin.y + y),
+                align,
                 format!("rank {number}"),
                 egui::FontId::proportional(cell_h.clamp(8.0, 12.0)),
                 text,
@@ -1126,6 +1145,8 @@ impl JobView {
             let number = Some(self.ranks[i].rank.number);
             self.set_expanded(i, expand.contains(&number));
         }
+        // Among hundreds of ranks the one clicked is brought into view.
+        self.scroll_to = (self.ranks.iter()).position(|r| Some(r.rank.number) == expand[0]);
         if let Some((start, end)) = span {
             let pad = (end - start) as f64 * 0.05;
             self.set_axis((start as f64 - pad, end as f64 + pad));
@@ -1157,8 +1178,33 @@ fn events_note(ui: &mut Ui, events: &RankEvents) {
     }
 }
 
-/// A cell's colour for a duration at `t` of the way from the shortest to the longest: cool to
-/// hot, so the slow iterations stand out.
+/// How much longer than the median rank of its iteration a cell is, on the colour scale: none
+/// (or faster) is 0, [`HOT_EXCESS`] of the median or more is 1. Against each iteration's median
+/// rather than every cell's range: one slow iteration (the first, warming up) would wash out the
+/// rest, and what the heatmap is for is the rank that is slow in its iteration.
+fn heat_of(duration: Ns, median: Ns) -> f32 {
+    if median <= 0 {
+        return 0.0;
+    }
+    ((duration - median) as f64 / (HOT_EXCESS * median as f64)) as f32
+}
+
+/// The excess over the iteration's median rank drawn hottest: 10 %.
+const HOT_EXCESS: f64 = 0.10;
+
+/// Each column's median duration over the ranks that have it (0 where none has).
+fn column_medians(grid: &[Vec<Option<Ns>>], columns: usize) -> Vec<Ns> {
+    (0..columns)
+        .map(|col| {
+            let mut column: Vec<Ns> = grid.iter().filter_map(|row| row[col]).collect();
+            column.sort_unstable();
+            column.get(column.len() / 2).copied().unwrap_or(0)
+        })
+        .collect()
+}
+
+/// A cell's colour at `t` of the way from its iteration's median to 10 % over it: cool to hot,
+/// so the slow ranks stand out.
 fn heat(t: f32) -> Color32 {
     let t = t.clamp(0.0, 1.0);
     let lerp = |a: f32, b: f32| (a + (b - a) * t) as u8;
