@@ -197,7 +197,9 @@ impl<'a> Builder<'a> {
         // A growing report's snapshot reads a few rows: their buffers are
         // kept for the next one's (trimming walks every free chunk of every
         // arena: a tenth of a live snapshot's time).
-        if self.carry.is_none() || self.rows_done >= GIVE_BACK_AFTER_ROWS {
+        // One report of a job leaves it to the job (`share::gives_back_memory`).
+        let whole_load = self.carry.is_none() || self.rows_done >= GIVE_BACK_AFTER_ROWS;
+        if whole_load && super::share::gives_back_memory() {
             crate::memory::give_back_freed_memory();
         }
         self.trace

@@ -27,6 +27,7 @@ mod samples;
 mod sampling;
 mod sched;
 mod session;
+mod share;
 mod snapshot;
 
 use std::path::{Path, PathBuf};

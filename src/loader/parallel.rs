@@ -80,7 +80,7 @@ fn split_by_rowid(b: &Builder, table: &str, from: Option<i64>) -> (Vec<Piece>, O
     }
     // In i128: a damaged table may use the whole i64 range of rowids.
     let span = (hi as i128 - lo as i128 + 1).max(0);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8)) as i128;
+    let cores = super::share::table_cores().clamp(1, 8) as i128;
     // A piece per `MIN_PIECE_ROWS` at least: fewer rows are not worth a
     // connection of their own. (A growing report's loads read a few hundred
     // thousand rows each: one core for them was most of a snapshot.)

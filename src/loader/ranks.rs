@@ -1,6 +1,6 @@
-//! A job's reports loaded together: one report per core at a time (each load splits its big
-//! tables over every core too, so more would only contend), with one progress for the whole
-//! job and one cancel. The reports are then numbered and put on one clock
+//! A job's reports loaded together: one report per core at a time, each reading its big tables
+//! on its share of the cores (more would only contend), with one progress for the whole job and
+//! one cancel. The reports are then numbered and put on one clock
 //! ([`crate::model::Ranks`]).
 
 use std::path::PathBuf;
@@ -53,7 +53,11 @@ pub fn load_ranks_each(
     on_loaded: &(dyn Fn(usize, Arc<Trace>) + Sync),
     cancel: &AtomicBool,
 ) -> Result<Ranks, LoadError> {
-    load_each_with(&load, paths, parallel, on_progress, on_loaded, cancel)
+    let job = load_each_with(&load, paths, parallel, on_progress, on_loaded, cancel);
+    // What the reports' loads freed, given back once for all of them
+    // (`share::gives_back_memory`).
+    crate::memory::give_back_freed_memory();
+    job
 }
 
 /// Every report's layout and NVTX ranges only ([`super::load_nvtx_ranges`]), `parallel` at a
@@ -79,12 +83,13 @@ pub fn load_nvtx_of_ranks(
 }
 
 /// How one report is read: the whole of it, or a part.
-type LoadOne = dyn Fn(&std::path::Path, &mut dyn FnMut(Progress), &AtomicBool) -> Result<Trace, LoadError>
-    + Sync;
+type LoadOne<'a> = dyn Fn(&std::path::Path, &mut dyn FnMut(Progress), &AtomicBool) -> Result<Trace, LoadError>
+    + Sync
+    + 'a;
 
 /// [`load_ranks_each`] with each report read by `load_one`.
 fn load_each_with(
-    load_one: &LoadOne,
+    load_one: &LoadOne<'_>,
     paths: &[PathBuf],
     parallel: usize,
     on_progress: &(dyn Fn(Progress) + Sync),
@@ -97,8 +102,14 @@ fn load_each_with(
     let results: Vec<LoadSlot> = paths.iter().map(|_| Mutex::new(None)).collect();
     let failed = AtomicBool::new(false);
     let stop = || cancel.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed);
+    let at_once = parallel.clamp(1, count);
+    // Each report read at once reads its big tables on its share of the cores, not on every
+    // core: eight reports on 16 cores ran 64 reader threads (8 pieces a table), each piece a
+    // connection opened and a part appended, on cores the other reports kept busy; on 2 cores
+    // the job took 5–8% more CPU time than with a core each (BENCHMARKS.md, issue 42).
+    let share = (super::share::table_cores() / at_once).max(1);
     std::thread::scope(|scope| {
-        for _ in 0..parallel.clamp(1, count) {
+        for _ in 0..at_once {
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -122,8 +133,10 @@ fn load_each_with(
                             fraction: done / count as f32,
                         });
                     };
-                    let result =
-                        load_one(&paths[i], &mut report_progress, &own_cancel).map(Arc::new);
+                    let result = super::share::in_job(share, || {
+                        load_one(&paths[i], &mut report_progress, &own_cancel)
+                    })
+                    .map(Arc::new);
                     match &result {
                         Ok(trace) => on_loaded(i, trace.clone()),
                         Err(_) => failed.store(true, Ordering::Relaxed),
@@ -171,4 +184,58 @@ pub fn is_parquet_job(dir: &std::path::Path) -> bool {
 pub fn is_nsys_parquet(dir: &std::path::Path) -> bool {
     dir.join("StringIds.parquet").is_file()
         && dir.join("TARGET_INFO_SESSION_START_TIME.parquet").is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+
+    /// What each load of a job on `cores` saw as its cores, the loads held until `at_once`
+    /// are in; each load also checks that it leaves the freed memory to the job.
+    fn cores_seen(cores: usize, reports: usize, parallel: usize, at_once: usize) -> Vec<usize> {
+        let paths: Vec<PathBuf> = (0..reports)
+            .map(|i| PathBuf::from(format!("rank{i}.sqlite")))
+            .collect();
+        let (all_in, seen) = (Barrier::new(at_once), Mutex::new(Vec::new()));
+        let load_one = |_: &std::path::Path, _: &mut dyn FnMut(Progress), _: &AtomicBool| {
+            let share = (
+                super::super::share::table_cores(),
+                super::super::share::gives_back_memory(),
+            );
+            seen.lock().expect("seen").push(share);
+            all_in.wait();
+            Ok(Trace::default())
+        };
+        let job = super::super::share::in_job(cores, || {
+            let never = AtomicBool::new(false);
+            load_each_with(&load_one, &paths, parallel, &|_| {}, &|_, _| {}, &never)
+        });
+        assert_eq!(job.expect("the job").ranks.len(), reports);
+        let seen = seen.into_inner().expect("seen");
+        // Each load's trim walked every arena while the others filled them.
+        assert!(
+            seen.iter().all(|&(_, gives_back)| !gives_back),
+            "a report of a job gave its freed memory back itself"
+        );
+        seen.into_iter().map(|(cores, _)| cores).collect()
+    }
+
+    /// Reports read at once share the cores: twelve cores, four reports at a time, each reads
+    /// its tables on three (on every core, the job ran 4 × 8 reader threads on 12 cores).
+    #[test]
+    fn reports_read_at_once_share_the_cores() {
+        assert_eq!(cores_seen(12, 8, 4, 4), vec![3; 8]);
+        // More at once than cores: one each, not none.
+        assert_eq!(cores_seen(2, 4, 4, 4), vec![1; 4]);
+    }
+
+    /// A report read alone has every core; three reports two at a time, half each. A load
+    /// outside a job gives its freed memory back itself.
+    #[test]
+    fn a_report_read_alone_has_every_core() {
+        assert!(super::super::share::gives_back_memory());
+        assert_eq!(cores_seen(8, 1, 4, 1), vec![8]);
+        assert_eq!(cores_seen(8, 3, 2, 1), vec![4, 4, 4]);
+    }
 }
