@@ -98,6 +98,7 @@ fn summed(loads: &[Phases]) -> Vec<(&'static str, f64)> {
 }
 
 fn main() {
+    sightline::loader::configure_sqlite();
     let folder = PathBuf::from(std::env::var("SIGHTLINE_BENCH_JOB").expect("SIGHTLINE_BENCH_JOB"));
     let reports = sightline::loader::ranks::reports_in(&folder).expect("a job folder");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
