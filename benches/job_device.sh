@@ -15,7 +15,9 @@ set -euo pipefail
 
 new=${1:?usage: $0 NEW_BENCH [OLD_BENCH]}
 old=${2:-}
-src=tests/fixtures/jobs/balanced/rank0.sqlite
+# SRC and SRC_EVENTS: another source report and its event count (e.g. the full recording).
+src=${SRC:-tests/fixtures/jobs/balanced/rank0.sqlite}
+src_events=${SRC_EVENTS:-11079}
 export SIGHTLINE_BENCH_FRAMES=${SIGHTLINE_BENCH_FRAMES:-30}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -66,7 +68,7 @@ IFS=, read -ra shapes <<<"${SHAPES:-8 113,64 15}"
 for shape in "${shapes[@]}"; do
     set -- $shape
     job=$(make_job "$1" "$2")
-    header="| what (${1} ranks × ≈$(( 11079 * $2 / 1000 ))k events) |"
+    header="| what (${1} ranks × ≈$(( src_events * $2 / 1000 ))k events) |"
     rule="|---|"
     cols=()
     for round in 1 2; do
