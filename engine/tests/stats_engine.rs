@@ -112,27 +112,10 @@ fn the_reports_of_a_parquet_job_folder_are_each_ranks_own_within_a_memory_limit(
 /// slowed, on clocks spread over 3 ms.
 #[test]
 fn a_job_of_more_ranks_than_one_query_holds_gives_each_rank_its_own_rows() {
-    let ranks = 2 * sightline_engine::query::reports::RANKS_PER_QUERY as u32 + 3;
-    let source = &reports("straggler")[0];
-    let trace = sightline::loader::load(source, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+    let ranks = 2 * sightline_engine::query::batches::RANKS_PER_QUERY as u32 + 3;
     let dir = tempfile::tempdir().unwrap();
-    let spec = sightline::synth::job::JobSpec {
-        ranks,
-        clock_spread_ns: 3_000_000,
-        straggler: Some(sightline::synth::job::StragglerSpec {
-            rank: ranks - 2,
-            phase: "forward".into(),
-            extra_ns: 5_000_000,
-        }),
-    };
-    let job = dir.path().join("job");
-    std::fs::create_dir(&job).unwrap();
-    let paths =
-        sightline::synth::job::write_job(&trace, &spec, &job, &mut |_| {}, &AtomicBool::new(false))
-            .unwrap();
-    let folder = dir.path().join("job.parquet");
-    let output = folder.display().to_string();
-    common::engine_output("export", &["--output", &output], &paths);
+    let paths = common::many_ranks(dir.path(), ranks);
+    let folder = common::export_reports(&paths, &dir.path().join("job.parquet"));
     let tables = engine_tables(&[folder], &[]);
     each_ranks_own(&paths, None, &tables);
     for (table, (name, _)) in tables.iter().zip(REPORTS) {

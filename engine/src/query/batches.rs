@@ -10,6 +10,14 @@ use datafusion::prelude::SessionContext;
 
 use super::cluster_jobs::ClusterJobs;
 
+/// Ranks per query of the plans that would otherwise hold every rank's rows at once: a
+/// summary's exact medians (DataFusion's median keeps every value of its group until the group
+/// ends and cannot spill: 5.4 GB at 256 ranks × 1M events, BENCHMARKS.md) and the phases' work
+/// of `analyze` (every CUDA call sorted, every GPU operation grouped by launch: 2.4 GB). Asked a
+/// few ranks at a time (`rank BETWEEN a AND b`), a plan holds theirs only, and a Parquet job's
+/// `rank=N` folders outside the range are not even opened.
+pub const RANKS_PER_QUERY: usize = 16;
+
 /// Runs `sql` in `ctx`; its batches. On a cluster the plan is watched while it runs
 /// ([`ClusterJobs`]), so that Ctrl-C can cancel its job there.
 pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, String> {

@@ -15,7 +15,7 @@ use sightline::analysis::ranks::{
     Iteration, JobIterations, Phase, PhaseWork, RankIterations, mask_digits, repeated_range_order,
 };
 
-use super::batches::{collect, column};
+use super::batches::{RANKS_PER_QUERY, collect, column};
 use super::sources::job_ranks;
 
 /// The job's iterations, with each phase's work (by rank index, iteration, phase name).
@@ -81,7 +81,7 @@ pub async fn engine_iterations(ctx: &SessionContext) -> Result<EngineIterations,
     let launched = if keys.is_empty() {
         HashMap::new()
     } else {
-        phase_launches(ctx, &phases).await?
+        phase_launches_by_ranks(ctx, &phases).await?
     };
     let mut work = HashMap::new();
     for (seq, key) in keys.iter().enumerate() {
@@ -267,15 +267,18 @@ fn iterations_of(ranges: &[&Range], pattern: &str) -> BTreeMap<u64, Iteration> {
 }
 
 /// The rows of the `job_phases` table (rank, pid, tid, seq, start_ns, end_ns on the job
-/// clock; `seq` rising with start on each thread) as an SQL `VALUES` list, and what each
-/// `seq` is.
-fn phases_values(chosen: &[Chosen], ranks: &[RankIterations]) -> (String, Vec<PhaseKey>) {
+/// clock; `seq` rising with start on each thread), each an SQL `VALUES` row with its rank, and
+/// what each `seq` is.
+fn phases_values(
+    chosen: &[Chosen],
+    ranks: &[RankIterations],
+) -> (Vec<(u32, String)>, Vec<PhaseKey>) {
     let mut rows = Vec::new();
     let mut keys = Vec::new();
     for (r, (c, iterations)) in chosen.iter().zip(ranks).enumerate() {
         for (number, iteration) in &iterations.iterations {
             for phase in &iteration.phases {
-                rows.push(format!(
+                let row = format!(
                     "({}, {}, {}, {}, {}, {})",
                     c.rank,
                     c.pid,
@@ -283,7 +286,8 @@ fn phases_values(chosen: &[Chosen], ranks: &[RankIterations]) -> (String, Vec<Ph
                     keys.len(),
                     phase.start,
                     phase.end
-                ));
+                );
+                rows.push((c.rank, row));
                 keys.push(PhaseKey {
                     rank_index: r,
                     number: *number,
@@ -293,7 +297,30 @@ fn phases_values(chosen: &[Chosen], ranks: &[RankIterations]) -> (String, Vec<Ph
             }
         }
     }
-    (rows.join(", "), keys)
+    (rows, keys)
+}
+
+/// [`phase_launches`] a few ranks at a time ([`RANKS_PER_QUERY`]): the plan sorts every CUDA
+/// call of the chosen threads and groups every GPU operation by its launch, which over every
+/// rank at once held 2.4 GB at 256 ranks × 1M events; each rank's phases only meet its own.
+async fn phase_launches_by_ranks(
+    ctx: &SessionContext,
+    rows: &[(u32, String)],
+) -> Result<HashMap<i64, (Option<i64>, i64, i64, i64)>, String> {
+    let mut ranks: Vec<u32> = rows.iter().map(|(rank, _)| *rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut out = HashMap::new();
+    for chunk in ranks.chunks(RANKS_PER_QUERY) {
+        let (first, last) = (chunk[0], chunk[chunk.len() - 1]);
+        let values: Vec<&str> = (rows.iter())
+            .filter(|(rank, _)| (first..=last).contains(rank))
+            .map(|(_, row)| row.as_str())
+            .collect();
+        let condition = format!("rank BETWEEN {first} AND {last}");
+        out.extend(phase_launches(ctx, &values.join(", "), &condition).await?);
+    }
+    Ok(out)
 }
 
 /// Each phase's GPU work (by `seq`): when the last of it ended, its kernels and their GPU
@@ -304,15 +331,17 @@ fn phases_values(chosen: &[Chosen], ranks: &[RankIterations]) -> (String, Vec<Ph
 async fn phase_launches(
     ctx: &SessionContext,
     phases: &str,
+    ranks: &str,
 ) -> Result<HashMap<i64, (Option<i64>, i64, i64, i64)>, String> {
     let sql = format!(
         "WITH job_phases(rank, pid, tid, seq, start_ns, end_ns) AS (VALUES {phases}), \
         ops AS ( \
           SELECT rank, pid, correlation_id, MAX(end_job_ns) AS gpu_end, SUM(kernel) AS kernels, \
                  SUM(gpu) AS gpu_ns FROM ( \
-            SELECT rank, pid, correlation_id, end_job_ns, 1 AS kernel, duration_ns AS gpu FROM kernels \
-            UNION ALL SELECT rank, pid, correlation_id, end_job_ns, 0, 0 FROM memcpys \
-            UNION ALL SELECT rank, pid, correlation_id, end_job_ns, 0, 0 FROM memsets) \
+            SELECT rank, pid, correlation_id, end_job_ns, 1 AS kernel, duration_ns AS gpu \
+              FROM kernels WHERE {ranks} \
+            UNION ALL SELECT rank, pid, correlation_id, end_job_ns, 0, 0 FROM memcpys WHERE {ranks} \
+            UNION ALL SELECT rank, pid, correlation_id, end_job_ns, 0, 0 FROM memsets WHERE {ranks}) \
           GROUP BY rank, pid, correlation_id), \
         threads AS (SELECT DISTINCT rank, pid, tid FROM job_phases), \
         events AS ( \
@@ -322,7 +351,7 @@ async fn phase_launches(
           UNION ALL \
           SELECT a.rank, a.pid, a.tid, a.start_job_ns, a.end_job_ns, CAST(NULL AS BIGINT), 1, \
                  o.gpu_end, o.kernels, o.gpu_ns \
-          FROM cuda_api a \
+          FROM (SELECT * FROM cuda_api WHERE {ranks}) a \
           JOIN threads h ON a.rank = h.rank AND a.pid = h.pid AND a.tid = h.tid \
           LEFT JOIN ops o ON a.rank = o.rank AND a.pid = o.pid \
                AND a.correlation_id = o.correlation_id), \

@@ -10,7 +10,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 use sightline::analysis::{Cell, Table};
 
-use super::batches::{collect, column};
+use super::batches::{RANKS_PER_QUERY, collect, column};
 use sightline::model::nsys::strip_version_suffix;
 
 /// A report the engine computes.
@@ -185,13 +185,6 @@ impl Summary {
         })
     }
 }
-
-/// Ranks per query of a summary with exact medians. DataFusion's median keeps every value of
-/// its group until the group ends and cannot spill, so a summary over every rank at once holds
-/// every duration of the job (5.4 GB at 256 ranks × 1M events, BENCHMARKS.md); asked a few
-/// ranks at a time, it holds theirs only (a Parquet job's `rank=N` folders outside the range
-/// are not even opened).
-pub const RANKS_PER_QUERY: usize = 16;
 
 /// The batches of `sql` (given a condition on `rank`) over every rank of the job, asked
 /// [`RANKS_PER_QUERY`] ranks at a time, in rank order.

@@ -27,10 +27,36 @@ pub fn engine(args: &[&std::ffi::OsStr]) -> Output {
 
 /// Exports `job` to a new folder under `dir`; the folder.
 pub fn export(job: &str, dir: &Path) -> PathBuf {
-    let out = dir.join(format!("{job}.parquet"));
+    export_reports(&reports(job), &dir.join(format!("{job}.parquet")))
+}
+
+/// Exports `reports` to the new folder `out`; the folder.
+pub fn export_reports(reports: &[PathBuf], out: &Path) -> PathBuf {
     let output = out.display().to_string();
-    engine_output("export", &["--output", &output], &reports(job));
-    out
+    engine_output("export", &["--output", &output], reports);
+    out.to_path_buf()
+}
+
+/// A job of `ranks` ranks written into `dir/job` by `synth --ranks` from the recorded
+/// straggler job's rank 0, rank `ranks - 2` slowed 20 ms in `forward`, clocks spread over
+/// 3 ms: more ranks than one of the engine's queries takes. Its reports, rank order.
+pub fn many_ranks(dir: &Path, ranks: u32) -> Vec<PathBuf> {
+    use std::sync::atomic::AtomicBool;
+    let source = &reports("straggler")[0];
+    let trace = sightline::loader::load(source, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+    let spec = sightline::synth::job::JobSpec {
+        ranks,
+        clock_spread_ns: 3_000_000,
+        straggler: Some(sightline::synth::job::StragglerSpec {
+            rank: ranks - 2,
+            phase: "forward".into(),
+            extra_ns: 20_000_000,
+        }),
+    };
+    let job = dir.join("job");
+    std::fs::create_dir(&job).unwrap();
+    sightline::synth::job::write_job(&trace, &spec, &job, &mut |_| {}, &AtomicBool::new(false))
+        .unwrap()
 }
 
 /// `sightline-engine COMMAND EXTRA… INPUTS…`, which must succeed; its stdout.
