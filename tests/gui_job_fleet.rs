@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use eframe::egui::vec2;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use sightline::analysis::ranks::JobAnalysis;
 use sightline::app::SightlineApp;
 use sightline::app::panels::job_view::{FULL_LOAD_MAX_RANKS, JobView, RankEvents};
@@ -217,6 +217,20 @@ fn a_job_of_many_ranks_opens_on_its_ranks_panel_and_a_click_reads_two_ranks() {
     let (_, _, cell) = *(view.cells.iter())
         .find(|(r, n, _)| *r == slowed as usize && *n == step)
         .expect("the slowed rank's cell");
+    // Its duration on hover (one response for the whole grid: the cell from the pointer).
+    h.event(eframe::egui::Event::PointerMoved(cell.center()));
+    for _ in 0..40 {
+        h.step();
+    }
+    let hover = format!("rank {slowed} · ");
+    let tip = h
+        .query_all_by(|n| n.label().is_some_and(|l| l.contains(&hover)))
+        .filter_map(|n| n.accesskit_node().label())
+        .find(|l| l.contains(&format!(", iteration {step}: ")));
+    assert!(
+        tip.is_some(),
+        "no tooltip for rank {slowed}'s cell of step {step}"
+    );
     common::click(&mut h, cell.center(), 3);
     let view = h.state_mut().job_view_mut().expect("job");
     view.wait_for_rank_reads();

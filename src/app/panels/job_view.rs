@@ -1043,13 +1043,16 @@ impl JobView {
             label_w + cell_w * numbers.len() as f32,
             cell_h * grid.len() as f32 + 16.0,
         );
-        let (area, _) = ui.allocate_exact_size(size, Sense::hover());
+        // One response for every cell (hundreds of ranks × iterations would each be a widget):
+        // the cell under the pointer is found from its position.
+        let (area, response) = ui.allocate_exact_size(size, Sense::click());
         let painter = ui.painter_at(area);
+        let visible = ui.clip_rect();
         let text = ui.visuals().text_color();
         self.cells.clear();
-        let mut clicked = None;
+        let cells_origin = pos2(origin.x + label_w, origin.y);
         for (col, &n) in numbers.iter().enumerate() {
-            let x = origin.x + label_w + col as f32 * cell_w;
+            let x = cells_origin.x + col as f32 * cell_w;
             if cell_w >= 18.0 || col % 5 == 0 {
                 painter.text(
                     pos2(
@@ -1069,8 +1072,11 @@ impl JobView {
                     vec2(cell_w - 1.0, cell_h - 1.0),
                 );
                 let Some(d) = durations[col] else { continue };
-                let t = heat_of(d, medians[col]);
-                painter.rect_filled(cell, 1.0, heat(t));
+                self.cells.push((row, n, cell));
+                if !visible.intersects(cell) {
+                    continue;
+                }
+                painter.rect_filled(cell, 1.0, heat(heat_of(d, medians[col])));
                 if slowest == Some(row) && grid.len() > 1 {
                     // Rows a few pixels high have no room for an outline: the cell is white.
                     if cell_h < 6.0 {
@@ -1084,18 +1090,32 @@ impl JobView {
                         );
                     }
                 }
-                let id = ui.scope_id().with(("heat", row, n));
-                let response = ui.interact(cell, id, Sense::click());
-                let name = (self.ranks.iter())
-                    .find(|r| r.rank.number == rows[row])
-                    .map_or_else(|| format!("rank {}", rows[row]), |r| r.rank.label());
-                let response = response
-                    .on_hover_text(format!("{name}, iteration {n}: {}", format::duration(d)));
-                if response.clicked() {
-                    clicked = Some((row, n));
-                }
-                self.cells.push((row, n, cell));
             }
+        }
+        let cell_at = |at: egui::Pos2| -> Option<(usize, usize, Ns)> {
+            let col = ((at.x - cells_origin.x) / cell_w).floor();
+            let row = ((at.y - cells_origin.y) / cell_h).floor();
+            if col < 0.0 || row < 0.0 {
+                return None;
+            }
+            let (row, col) = (row as usize, col as usize);
+            let d = (*grid.get(row)?.get(col)?)?;
+            Some((row, col, d))
+        };
+        let hovered = response.hover_pos().and_then(cell_at);
+        let clicked = (response.clicked())
+            .then(|| response.interact_pointer_pos().and_then(cell_at))
+            .flatten()
+            .map(|(row, col, _)| (row, numbers[col]));
+        if let Some((row, col, d)) = hovered {
+            let name = (self.ranks.iter())
+                .find(|r| r.rank.number == rows[row])
+                .map_or_else(|| format!("rank {}", rows[row]), |r| r.rank.label());
+            response.on_hover_text(format!(
+                "{name}, iteration {}: {}",
+                numbers[col],
+                format::duration(d)
+            ));
         }
         // A label every few rows where rows are thinner than its text; thin rows' labels hang
         // from their row's top, the first one inside the panel.
