@@ -107,3 +107,26 @@ pub fn cluster_error(url: &str, message: &str) -> String {
 fn first_line(message: &str) -> &str {
     message.lines().next().unwrap_or(message)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cluster_error;
+
+    /// A scheduler of another major version refuses the job with Ballista's own words (its
+    /// `version::check_compatibility`, which both sides run): one line that says so, naming both.
+    #[test]
+    fn a_scheduler_of_another_version_is_one_line_naming_both() {
+        let client = ballista_core::BALLISTA_VERSION;
+        let refusal =
+            ballista_core::version::check_compatibility(Some(client), Some("56.0.0")).unwrap_err();
+        let as_datafusion_says_it =
+            datafusion::error::DataFusionError::Execution(refusal).to_string();
+        let line = cluster_error("df://sched:50050", &as_datafusion_says_it);
+        assert!(
+            line.starts_with("the cluster at df://sched:50050 runs another version"),
+            "{line}"
+        );
+        assert!(line.contains("56.0.0") && line.contains(client), "{line}");
+        assert_eq!(line.lines().count(), 1);
+    }
+}
