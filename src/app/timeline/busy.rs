@@ -205,6 +205,19 @@ fn merged(events: impl Iterator<Item = (Ns, Ns)>, below: Ns) -> Vec<(Ns, Ns)> {
     out
 }
 
+/// The union of x spans (in any order, overlapping or not), in order, none touching another.
+pub fn union_of(mut spans: Vec<(f32, f32)>) -> Vec<(f32, f32)> {
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out: Vec<(f32, f32)> = Vec::with_capacity(spans.len());
+    for (x0, x1) in spans {
+        match out.last_mut() {
+            Some(last) if last.1 >= x0 => last.1 = last.1.max(x1),
+            _ => out.push((x0, x1)),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,6 +318,13 @@ mod tests {
             checked += 1;
         }
         assert_eq!(checked, zooms.len(), "zooms answered");
+    }
+
+    #[test]
+    fn the_union_of_spans_covers_each_once_in_order() {
+        let spans = vec![(5.0, 7.0), (0.0, 2.0), (1.0, 3.0), (7.0, 8.0), (10.0, 11.0)];
+        assert_eq!(union_of(spans), vec![(0.0, 3.0), (5.0, 8.0), (10.0, 11.0)]);
+        assert_eq!(union_of(Vec::new()), Vec::new());
     }
 
     #[test]

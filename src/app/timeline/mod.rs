@@ -800,6 +800,10 @@ impl Timeline {
                     let strip = row_rect.shrink2(vec2(0.0, 3.0));
                     let color = p.visuals.text_color().gamma_multiply(0.45);
                     let key = ActivityKey::of(p.map, strip);
+                    // The children's busy spans as one union, painted once: a GPU's streams
+                    // each painting their own spans made thousands of overlapping rectangles
+                    // a frame for every collapsed rank.
+                    let mut busy: Vec<(f32, f32)> = Vec::new();
                     for child in self.descendant_lanes(r) {
                         if let RowKind::Lane { table, track, .. } = &self.rows[child].kind {
                             // The same view makes the same columns: a frame that only
@@ -822,9 +826,10 @@ impl Timeline {
                                     &entry.insert_entry((key, spans)).into_mut().1
                                 }
                             };
-                            painted += paint::activity(p.lanes, spans, strip, color);
+                            busy.extend_from_slice(spans);
                         }
                     }
+                    painted += paint::activity(p.lanes, &busy::union_of(busy), strip, color);
                 }
             }
             RowKind::Lane { table, track } => {
