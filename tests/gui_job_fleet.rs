@@ -259,3 +259,23 @@ fn a_job_of_many_ranks_opens_on_its_ranks_panel_and_a_click_reads_two_ranks() {
         "rank {slowed} drawn at {shown:?}"
     );
 }
+
+/// A job opened on its NVTX ranges whose report is broken from the start: the open says which
+/// report and why, as a job read whole does, and nothing is shown half.
+#[test]
+fn a_broken_report_fails_the_open_on_ranges_with_its_name() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut paths = Vec::new();
+    for source in job_reports("balanced") {
+        let to = dir.path().join(source.file_name().expect("a name"));
+        std::fs::copy(&source, &to).expect("copied");
+        paths.push(to);
+    }
+    std::fs::write(&paths[2], b"not an nsys report").expect("written");
+    let mut view = JobView::open_reading_at_most(paths.clone(), None, 1);
+    view.wait();
+    let error = view.error.clone().expect("the open fails");
+    assert!(error.contains("rank2.sqlite"), "{error}");
+    assert!(view.ranks.is_empty());
+    assert!(!view.is_loading());
+}
