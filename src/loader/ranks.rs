@@ -60,6 +60,21 @@ pub fn load_ranks_each(
     job
 }
 
+/// One rank's report read whole while `reading` reports of the job are (this one counted): a
+/// rank's events read when the user asks for them, its big tables on its share of the cores
+/// as [`load_ranks_each`] gives each rank (one expanded alone reads on every core, an "expand
+/// all" does not run a reader per core for each), the freed memory given back after it.
+pub fn load_rank(
+    path: &std::path::Path,
+    reading: usize,
+    cancel: &AtomicBool,
+) -> Result<Trace, LoadError> {
+    let share = (super::share::table_cores() / reading.max(1)).max(1);
+    let read = super::share::in_job(share, || load(path, &mut |_| {}, cancel));
+    crate::memory::give_back_freed_memory();
+    read
+}
+
 /// Every report's layout and NVTX ranges only ([`super::load_nvtx_ranges`]), `parallel` at a
 /// time, as a job on the job clock the whole load will give (the offsets come from the session
 /// starts, read here too): the ranks' iterations matched before their events are read.

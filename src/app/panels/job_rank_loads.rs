@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crossbeam_channel::Sender;
 
@@ -29,16 +29,20 @@ impl RankLoads {
         let (asks, asked) = crossbeam_channel::unbounded::<PathBuf>();
         let mut results = Job::default();
         results.start_stream("sightline-rank-loads", wake, move |cancel, emit| {
+            // How many reads are under way: each takes its share of the cores.
+            let reading = AtomicUsize::new(0);
             std::thread::scope(|scope| {
                 for _ in 0..parallel.max(1) {
-                    let asked = asked.clone();
+                    let (asked, reading) = (asked.clone(), &reading);
                     scope.spawn(move || {
                         // Ends when every ask's sender is gone: the tab was closed.
                         while let Ok(path) = asked.recv() {
                             if cancel.load(Ordering::Relaxed) {
                                 return;
                             }
-                            let read = crate::loader::load(&path, &mut |_| {}, cancel);
+                            let now = reading.fetch_add(1, Ordering::Relaxed) + 1;
+                            let read = crate::loader::ranks::load_rank(&path, now, cancel);
+                            reading.fetch_sub(1, Ordering::Relaxed);
                             if !emit.send((path, read.map(Arc::new))) {
                                 return;
                             }
