@@ -26,10 +26,7 @@ fn main() {
         eprintln!("fleet bench: SIGHTLINE_BENCH_JOB=DIR, a folder of rank reports");
         std::process::exit(2)
     };
-    let frames: usize = std::env::var("SIGHTLINE_BENCH_FRAMES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+    let frames = support::frames_per_view();
     let ctx = egui::Context::default();
     let mut app = SightlineApp::default();
     let t0 = Instant::now();

@@ -46,11 +46,7 @@ fn main() {
     if let Some(d) = app.doc_mut() {
         d.wait_for_background_work();
     }
-    // More frames per view for a profiler to sample (`SIGHTLINE_BENCH_FRAMES`).
-    let n = std::env::var("SIGHTLINE_BENCH_FRAMES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+    let n = support::frames_per_view();
     let mid = (lo + hi) as f64 / 2.0;
     let full = (hi - lo) as f64;
     let cases: [(&str, f64); 3] = [

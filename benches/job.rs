@@ -236,10 +236,7 @@ fn main() {
         folder.display(),
         reports.len()
     );
-    let frames: usize = std::env::var("SIGHTLINE_BENCH_FRAMES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+    let frames = support::frames_per_view();
 
     // Opened as `sightline DIR` opens it, frames run meanwhile every 50 ms.
     let ctx = egui::Context::default();

@@ -135,3 +135,12 @@ pub fn moved_axis((a, b): (f64, f64), k: usize) -> (f64, f64) {
     let (pan, zoom) = (pan * (b - a), zoom * (b - a));
     (a + pan + zoom, b + pan - zoom)
 }
+
+/// Frames per view: `SIGHTLINE_BENCH_FRAMES` (more for a profiler to sample), else 60.
+#[allow(dead_code)]
+pub fn frames_per_view() -> usize {
+    std::env::var("SIGHTLINE_BENCH_FRAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60)
+}
