@@ -23,6 +23,45 @@ impl Drop for Cluster {
     }
 }
 
+impl Cluster {
+    /// A scheduler and `executors` executors on 127.0.0.1 (free ports), each listening before
+    /// this returns (within a minute); the scheduler's port.
+    fn start(executors: usize) -> (Cluster, u16) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let scheduler = free_port();
+        let mut cluster = Cluster(vec![start(&[
+            "cluster",
+            "scheduler",
+            "--bind",
+            &format!("127.0.0.1:{scheduler}"),
+        ])]);
+        wait_listening(scheduler, deadline);
+        for _ in 0..executors {
+            let port = free_pair();
+            cluster.0.push(start(&[
+                "cluster",
+                "executor",
+                "--scheduler",
+                &format!("127.0.0.1:{scheduler}"),
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+            ]));
+            wait_listening(port + 1, deadline);
+        }
+        (cluster, scheduler)
+    }
+}
+
+/// Sends `signal` (`INT`, `STOP`) to process `pid` by the shell's own `kill` (a minimal Debian
+/// has no procps).
+fn send_signal(pid: u32, signal: &str) {
+    let sent = Command::new("sh")
+        .args(["-c", &format!("kill -{signal} {pid}")])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -{signal} {pid}");
+}
+
 /// A port no one listens on now.
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -66,27 +105,7 @@ const REPORTS: &str =
 fn a_local_cluster_gives_the_embedded_answers() {
     let dir = tempfile::tempdir().unwrap();
     let folder = export("straggler", dir.path());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let scheduler = free_port();
-    let mut cluster = Cluster(vec![start(&[
-        "cluster",
-        "scheduler",
-        "--bind",
-        &format!("127.0.0.1:{scheduler}"),
-    ])]);
-    wait_listening(scheduler, deadline);
-    for _ in 0..2 {
-        let port = free_pair();
-        cluster.0.push(start(&[
-            "cluster",
-            "executor",
-            "--scheduler",
-            &format!("127.0.0.1:{scheduler}"),
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-        ]));
-        wait_listening(port + 1, deadline);
-    }
+    let (cluster, scheduler) = Cluster::start(2);
     let url = format!("df://127.0.0.1:{scheduler}");
     let embedded = engine_stats(std::slice::from_ref(&folder), REPORTS, &[]);
     let on_cluster = engine_stats(std::slice::from_ref(&folder), REPORTS, &["--cluster", &url]);
@@ -107,35 +126,10 @@ fn a_local_cluster_gives_the_embedded_answers() {
 fn a_lost_executor_costs_time_not_the_answer() {
     let dir = tempfile::tempdir().unwrap();
     let folder = export("balanced", dir.path());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let scheduler = free_port();
-    let mut cluster = Cluster(vec![start(&[
-        "cluster",
-        "scheduler",
-        "--bind",
-        &format!("127.0.0.1:{scheduler}"),
-    ])]);
-    wait_listening(scheduler, deadline);
-    for _ in 0..2 {
-        let port = free_pair();
-        cluster.0.push(start(&[
-            "cluster",
-            "executor",
-            "--scheduler",
-            &format!("127.0.0.1:{scheduler}"),
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-        ]));
-        wait_listening(port + 1, deadline);
-    }
+    let (cluster, scheduler) = Cluster::start(2);
     // Registered (its heartbeat is 5 s), then frozen.
     std::thread::sleep(Duration::from_secs(6));
-    let lost = cluster.0[1].id();
-    let frozen = Command::new("sh")
-        .args(["-c", &format!("kill -STOP {lost}")])
-        .status()
-        .unwrap();
-    assert!(frozen.success());
+    send_signal(cluster.0[1].id(), "STOP");
     let url = format!("df://127.0.0.1:{scheduler}");
     let reports = "cuda_gpu_kern_sum,osrt_sum";
     let on_cluster = engine_stats(std::slice::from_ref(&folder), reports, &["--cluster", &url]);
@@ -165,14 +159,7 @@ fn an_unreachable_scheduler_is_one_line() {
 fn a_scheduler_without_executors_is_said_and_ctrl_c_stops_the_wait() {
     let dir = tempfile::tempdir().unwrap();
     let folder = export("balanced", dir.path());
-    let scheduler = free_port();
-    let _cluster = Cluster(vec![start(&[
-        "cluster",
-        "scheduler",
-        "--bind",
-        &format!("127.0.0.1:{scheduler}"),
-    ])]);
-    wait_listening(scheduler, Instant::now() + Duration::from_secs(60));
+    let (_cluster, scheduler) = Cluster::start(0);
     let mut query = Command::new(env!("CARGO_BIN_EXE_sightline-engine"))
         .args(["stats", "--cluster", &format!("df://127.0.0.1:{scheduler}")])
         .arg(&folder)
@@ -182,13 +169,8 @@ fn a_scheduler_without_executors_is_said_and_ctrl_c_stops_the_wait() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(3));
-    // Ctrl-C, as a terminal sends it (the shell's own `kill`: a minimal Debian has no procps).
-    let pid = query.id();
-    let sent = Command::new("sh")
-        .args(["-c", &format!("kill -INT {pid}")])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    // Ctrl-C, as a terminal sends it.
+    send_signal(query.id(), "INT");
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = query.try_wait().unwrap() {
