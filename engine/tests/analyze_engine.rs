@@ -72,15 +72,13 @@ fn the_balanced_job_has_no_straggler_on_the_engine_either() {
 /// ranks at a time): the same finding, words and numbers, as the job loaded in memory.
 #[test]
 fn a_job_of_many_ranks_has_the_windows_straggler_on_the_engine() {
-    let ranks = 2 * sightline_engine::query::batches::RANKS_PER_QUERY as u32 + 3;
     let dir = tempfile::tempdir().unwrap();
-    let paths = common::many_ranks(dir.path(), ranks);
+    let (paths, folder) = common::many_ranks(dir.path());
     let (text, json) = in_memory_of(&paths);
     assert!(
-        text.contains(&format!("rank {} reaches", ranks - 2)),
+        text.contains(&format!("rank {} reaches", common::MANY_RANKS - 2)),
         "the slowed rank: {text}"
     );
-    let folder = common::export_reports(&paths, &dir.path().join("job.parquet"));
     assert_eq!(
         engine_analyze(std::slice::from_ref(&folder), &["--format", "table"]),
         format!("cross-rank:\n{text}")
@@ -98,10 +96,9 @@ fn a_job_of_many_ranks_has_the_windows_straggler_on_the_engine() {
 fn every_phases_work_on_the_engine_is_the_windows_rank_by_rank() {
     use sightline::analysis::ranks::{job_iterations, phase_work};
     use sightline_engine::query::{context, iterations, sources::JobSource};
-    let ranks = 2 * sightline_engine::query::batches::RANKS_PER_QUERY as u32 + 3;
+    let ranks = common::MANY_RANKS;
     let dir = tempfile::tempdir().unwrap();
-    let paths = common::many_ranks(dir.path(), ranks);
-    let folder = common::export_reports(&paths, &dir.path().join("job.parquet"));
+    let (paths, folder) = common::many_ranks(dir.path());
     let job =
         sightline::loader::ranks::load_ranks(&paths, 2, &|_| {}, &AtomicBool::new(false)).unwrap();
     let found = job_iterations(&job);

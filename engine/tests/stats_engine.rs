@@ -112,10 +112,9 @@ fn the_reports_of_a_parquet_job_folder_are_each_ranks_own_within_a_memory_limit(
 /// slowed, on clocks spread over 3 ms.
 #[test]
 fn a_job_of_more_ranks_than_one_query_holds_gives_each_rank_its_own_rows() {
-    let ranks = 2 * sightline_engine::query::batches::RANKS_PER_QUERY as u32 + 3;
+    let ranks = common::MANY_RANKS;
     let dir = tempfile::tempdir().unwrap();
-    let paths = common::many_ranks(dir.path(), ranks);
-    let folder = common::export_reports(&paths, &dir.path().join("job.parquet"));
+    let (paths, folder) = common::many_ranks(dir.path());
     let tables = engine_tables(&[folder], &[]);
     each_ranks_own(&paths, None, &tables);
     for (table, (name, _)) in tables.iter().zip(REPORTS) {

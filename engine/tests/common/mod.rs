@@ -37,11 +37,16 @@ pub fn export_reports(reports: &[PathBuf], out: &Path) -> PathBuf {
     out.to_path_buf()
 }
 
-/// A job of `ranks` ranks written into `dir/job` by `synth --ranks` from the recorded
-/// straggler job's rank 0, rank `ranks - 2` slowed 20 ms in `forward`, clocks spread over
-/// 3 ms: more ranks than one of the engine's queries takes. Its reports, rank order.
-pub fn many_ranks(dir: &Path, ranks: u32) -> Vec<PathBuf> {
+/// How many ranks [`many_ranks`] writes: more than two of the engine's queries take (three
+/// queries, the last of three ranks).
+pub const MANY_RANKS: u32 = 2 * sightline_engine::query::batches::RANKS_PER_QUERY as u32 + 3;
+
+/// A job of [`MANY_RANKS`] ranks written into `dir/job` by `synth --ranks` from the recorded
+/// straggler job's rank 0, rank `MANY_RANKS - 2` slowed 20 ms in `forward`, clocks spread over
+/// 3 ms, and its Parquet export `dir/job.parquet`: its reports (rank order) and the export.
+pub fn many_ranks(dir: &Path) -> (Vec<PathBuf>, PathBuf) {
     use std::sync::atomic::AtomicBool;
+    let ranks = MANY_RANKS;
     let source = &reports("straggler")[0];
     let trace = sightline::loader::load(source, &mut |_| {}, &AtomicBool::new(false)).unwrap();
     let spec = sightline::synth::job::JobSpec {
@@ -55,8 +60,11 @@ pub fn many_ranks(dir: &Path, ranks: u32) -> Vec<PathBuf> {
     };
     let job = dir.join("job");
     std::fs::create_dir(&job).unwrap();
-    sightline::synth::job::write_job(&trace, &spec, &job, &mut |_| {}, &AtomicBool::new(false))
-        .unwrap()
+    let paths =
+        sightline::synth::job::write_job(&trace, &spec, &job, &mut |_| {}, &AtomicBool::new(false))
+            .unwrap();
+    let folder = export_reports(&paths, &dir.join("job.parquet"));
+    (paths, folder)
 }
 
 /// `sightline-engine COMMAND EXTRA… INPUTS…`, which must succeed; its stdout.
