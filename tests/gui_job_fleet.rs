@@ -24,6 +24,17 @@ fn job_reports(name: &str) -> Vec<PathBuf> {
     sightline::loader::ranks::reports_in(&dir).expect("the job's reports")
 }
 
+/// The reports of job `name` copied into `dir` (to be spoiled by a test); the copies.
+fn copied_reports(name: &str, dir: &Path) -> Vec<PathBuf> {
+    (job_reports(name).iter())
+        .map(|source| {
+            let to = dir.join(source.file_name().expect("a name"));
+            std::fs::copy(source, &to).expect("copied");
+            to
+        })
+        .collect()
+}
+
 /// The straggler as the analysis names it: rank, phase, iterations.
 fn named(a: &JobAnalysis) -> Option<(u32, String, Vec<u64>)> {
     (a.straggler.as_ref().ok()).map(|s| (s.rank, s.excess_phase.clone(), s.iterations().collect()))
@@ -133,12 +144,7 @@ fn a_job_past_the_limit_opens_on_nvtx_ranges_and_reads_a_rank_when_expanded() {
 #[test]
 fn a_rank_whose_report_went_bad_says_why_and_the_job_stays() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut paths = Vec::new();
-    for source in job_reports("balanced") {
-        let to = dir.path().join(source.file_name().expect("a name"));
-        std::fs::copy(&source, &to).expect("copied");
-        paths.push(to);
-    }
+    let paths = copied_reports("balanced", dir.path());
     let mut view = JobView::open_reading_at_most(paths.clone(), None, 1);
     view.wait();
     assert_eq!(view.error, None);
@@ -265,12 +271,7 @@ fn a_job_of_many_ranks_opens_on_its_ranks_panel_and_a_click_reads_two_ranks() {
 #[test]
 fn a_broken_report_fails_the_open_on_ranges_with_its_name() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut paths = Vec::new();
-    for source in job_reports("balanced") {
-        let to = dir.path().join(source.file_name().expect("a name"));
-        std::fs::copy(&source, &to).expect("copied");
-        paths.push(to);
-    }
+    let paths = copied_reports("balanced", dir.path());
     std::fs::write(&paths[2], b"not an nsys report").expect("written");
     let mut view = JobView::open_reading_at_most(paths.clone(), None, 1);
     view.wait();
