@@ -232,11 +232,7 @@ impl JobView {
     fn show(&mut self, ranks: Ranks) {
         self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
         let mut analysis = analyze_job(&ranks, &StragglerThresholds::default());
-        let mut found = analysis.iterations.ranks.clone();
-        self.place(ranks, |rank| {
-            let own = found.iter().position(|it| it.rank == rank.number);
-            own.map(|i| found.swap_remove(i))
-        });
+        self.place(ranks, analysis.iterations.ranks.clone());
         // A rank known by its NVTX ranges alone has no calls or GPU work to compare.
         let unread = self.unread();
         if unread > 0 {
@@ -252,13 +248,10 @@ impl JobView {
     /// are read when it is expanded or clicked.
     fn show_ranges_only(&mut self, ranks: Ranks) {
         self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
-        let mut found = (self.analysis.as_ref())
+        let found = (self.analysis.as_ref())
             .map(|a| a.iterations.ranks.clone())
             .unwrap_or_default();
-        self.place(ranks, |rank| {
-            let own = found.iter().position(|it| it.rank == rank.number);
-            own.map(|i| found.swap_remove(i))
-        });
+        self.place(ranks, found);
         for r in &mut self.ranks {
             r.events = RankEvents::RangesOnly;
         }
@@ -348,18 +341,20 @@ impl JobView {
             }
         }
         ranks.ranks.sort_by_key(|r| r.number);
-        self.place(ranks, |_| None);
+        self.place(ranks, Vec::new());
     }
 
-    /// Shows `ranks`, keeping the timeline (view, rows opened) of a rank already shown.
-    fn place(&mut self, ranks: Ranks, mut iterations: impl FnMut(&Rank) -> Option<RankIterations>) {
+    /// Shows `ranks`, keeping the timeline (view, rows opened) of a rank already shown; each
+    /// rank's iterations those of `found` with its number (none where it has none).
+    fn place(&mut self, ranks: Ranks, mut found: Vec<RankIterations>) {
         self.alignment = ranks.alignment;
         let (lo, hi) = ranks.time_range();
         self.axis = (lo as f64, hi.max(lo + 1) as f64);
         let mut shown: Vec<RankView> = std::mem::take(&mut self.ranks);
         self.ranks = (ranks.ranks.into_iter())
             .map(|rank| {
-                let found = iterations(&rank);
+                let own = found.iter().position(|it| it.rank == rank.number);
+                let found = own.map(|i| found.swap_remove(i));
                 match shown.iter().position(|v| v.rank.path == rank.path) {
                     Some(i) => {
                         let mut view = shown.swap_remove(i);
