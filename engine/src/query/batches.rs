@@ -18,6 +18,18 @@ use super::cluster_jobs::ClusterJobs;
 /// `rank=N` folders outside the range are not even opened.
 pub const RANKS_PER_QUERY: usize = 16;
 
+/// `ranks` (in order) in groups of [`RANKS_PER_QUERY`]: each group's first and last rank.
+pub fn rank_groups(ranks: &[u32]) -> Vec<(u32, u32)> {
+    (ranks.chunks(RANKS_PER_QUERY))
+        .filter_map(|group| Some((*group.first()?, *group.last()?)))
+        .collect()
+}
+
+/// The SQL condition on `rank` that selects the group `(first, last)`.
+pub fn ranks_between((first, last): (u32, u32)) -> String {
+    format!("rank BETWEEN {first} AND {last}")
+}
+
 /// Runs `sql` in `ctx`; its batches. On a cluster the plan is watched while it runs
 /// ([`ClusterJobs`]), so that Ctrl-C can cancel its job there.
 pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, String> {

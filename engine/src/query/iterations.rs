@@ -15,7 +15,7 @@ use sightline::analysis::ranks::{
     Iteration, JobIterations, Phase, PhaseWork, RankIterations, mask_digits, repeated_range_order,
 };
 
-use super::batches::{RANKS_PER_QUERY, collect, column};
+use super::batches::{collect, column, rank_groups, ranks_between};
 use super::sources::job_ranks;
 
 /// The job's iterations, with each phase's work (by rank index, iteration, phase name).
@@ -300,9 +300,10 @@ fn phases_values(
     (rows, keys)
 }
 
-/// [`phase_launches`] a few ranks at a time ([`RANKS_PER_QUERY`]): the plan sorts every CUDA
-/// call of the chosen threads and groups every GPU operation by its launch, which over every
-/// rank at once held 2.4 GB at 256 ranks × 1M events; each rank's phases only meet its own.
+/// [`phase_launches`] a few ranks at a time ([`super::batches::RANKS_PER_QUERY`]): the plan
+/// sorts every CUDA call of the chosen threads and groups every GPU operation by its launch,
+/// which over every rank at once held 2.4 GB at 256 ranks × 1M events; each rank's phases only
+/// meet its own.
 async fn phase_launches_by_ranks(
     ctx: &SessionContext,
     rows: &[(u32, String)],
@@ -311,13 +312,12 @@ async fn phase_launches_by_ranks(
     ranks.sort_unstable();
     ranks.dedup();
     let mut out = HashMap::new();
-    for chunk in ranks.chunks(RANKS_PER_QUERY) {
-        let (first, last) = (chunk[0], chunk[chunk.len() - 1]);
+    for (first, last) in rank_groups(&ranks) {
         let values: Vec<&str> = (rows.iter())
             .filter(|(rank, _)| (first..=last).contains(rank))
             .map(|(_, row)| row.as_str())
             .collect();
-        let condition = format!("rank BETWEEN {first} AND {last}");
+        let condition = ranks_between((first, last));
         out.extend(phase_launches(ctx, &values.join(", "), &condition).await?);
     }
     Ok(out)

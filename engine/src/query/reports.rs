@@ -10,7 +10,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 use sightline::analysis::{Cell, Table};
 
-use super::batches::{RANKS_PER_QUERY, collect, column};
+use super::batches::{collect, column, rank_groups, ranks_between};
 use sightline::model::nsys::strip_version_suffix;
 
 /// A report the engine computes.
@@ -187,17 +187,15 @@ impl Summary {
 }
 
 /// The batches of `sql` (given a condition on `rank`) over every rank of the job, asked
-/// [`RANKS_PER_QUERY`] ranks at a time, in rank order.
+/// [`super::batches::RANKS_PER_QUERY`] ranks at a time, in rank order.
 async fn collect_by_ranks(
     ctx: &SessionContext,
     sql: impl Fn(&str) -> String,
 ) -> Result<Vec<RecordBatch>, String> {
     let ranks = super::sources::job_ranks(ctx).await?;
     let mut batches = Vec::new();
-    for chunk in ranks.chunks(RANKS_PER_QUERY) {
-        let (first, last) = (chunk[0], chunk[chunk.len() - 1]);
-        let condition = format!("rank BETWEEN {first} AND {last}");
-        batches.extend(collect(ctx, &sql(&condition)).await?);
+    for group in rank_groups(&ranks) {
+        batches.extend(collect(ctx, &sql(&ranks_between(group))).await?);
     }
     Ok(batches)
 }
