@@ -59,13 +59,6 @@ fn texts(h: &Harness<'_, SightlineApp>, needle: &str) -> Vec<String> {
     .collect()
 }
 
-fn hover(h: &mut Harness<'_, SightlineApp>, pos: Pos2) {
-    h.event(Event::PointerMoved(pos));
-    for _ in 0..40 {
-        h.step();
-    }
-}
-
 fn thread_of(trace: &Trace, global_tid: i64) -> u32 {
     trace
         .threads
@@ -209,13 +202,13 @@ fn sampled_threads_have_state_and_sample_rows_with_their_states() {
             |k| matches!(k, RowKind::CpuState { thread: t } if *t == thread),
         )
         .expect("the state row is laid out");
-        hover(&mut h, rect.center());
+        common::hover(&mut h, rect.center());
         let says_running = h.query_all_by_label_contains("running ").count() > 0;
         assert_eq!(
             says_running, running,
             "the stretch {from}..{to} (sched in: {running}) on hover"
         );
-        hover(&mut h, Pos2::new(5.0, 990.0));
+        common::hover(&mut h, Pos2::new(5.0, 990.0));
     }
 }
 
@@ -255,7 +248,7 @@ fn hovering_a_sample_tick_shows_its_stack_innermost_first() {
         c.left() + ((t - tl.view.start) / (tl.view.end - tl.view.start)) as f32 * c.width()
     };
     // The lower half holds the Python sampler's ticks.
-    hover(&mut h, Pos2::new(x, rect.bottom() - 4.0));
+    common::hover(&mut h, Pos2::new(x, rect.bottom() - 4.0));
     assert!(
         h.query_all_by_label_contains("Python sample at").count() > 0,
         "a Python sample's tooltip"
@@ -409,7 +402,7 @@ fn the_idle_gap_tooltip_names_the_functions_that_ran() {
         c.left()
             + (((s + e) / 2.0 - tl.view.start) / (tl.view.end - tl.view.start)) as f32 * c.width()
     };
-    hover(&mut h, Pos2::new(x, rect.center().y));
+    common::hover(&mut h, Pos2::new(x, rect.center().y));
     let lines = texts(&h, "outside CUDA:");
     assert!(
         lines

@@ -224,10 +224,7 @@ fn a_job_of_many_ranks_opens_on_its_ranks_panel_and_a_click_reads_two_ranks() {
         .find(|(r, n, _)| *r == slowed as usize && *n == step)
         .expect("the slowed rank's cell");
     // Its duration on hover (one response for the whole grid: the cell from the pointer).
-    h.event(eframe::egui::Event::PointerMoved(cell.center()));
-    for _ in 0..40 {
-        h.step();
-    }
+    common::hover(&mut h, cell.center());
     let hover = format!("rank {slowed} · ");
     let tip = h
         .query_all_by(|n| n.label().is_some_and(|l| l.contains(&hover)))

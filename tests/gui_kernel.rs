@@ -4,7 +4,7 @@
 mod common;
 use common::load;
 
-use eframe::egui::{self, Event, Pos2, vec2};
+use eframe::egui::{self, Pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use sightline::analysis::kernels::kernel_stats;
@@ -582,10 +582,7 @@ fn a_cut_name_in_gpu_work_shows_whole_once_on_hover() {
         .find(|r| r.left() >= panel_left)
         .expect("the name is listed in the details");
     let before = shown(&h).len();
-    h.event(Event::PointerMoved(cell.center()));
-    for _ in 0..40 {
-        h.step();
-    }
+    common::hover(&mut h, cell.center());
     let after = shown(&h);
     assert_eq!(
         after.len(),

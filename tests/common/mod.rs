@@ -92,6 +92,17 @@ pub fn click(
     h.run_steps(steps);
 }
 
+/// The pointer moved to `pos` and left there for 40 frames: long enough for a tooltip to show.
+pub fn hover(
+    h: &mut egui_kittest::Harness<'_, sightline::app::SightlineApp>,
+    pos: eframe::egui::Pos2,
+) {
+    h.event(eframe::egui::Event::PointerMoved(pos));
+    for _ in 0..40 {
+        h.step();
+    }
+}
+
 /// A window with no report, 1400×900, driven headless.
 pub fn empty_window() -> egui_kittest::Harness<'static, sightline::app::SightlineApp> {
     egui_kittest::Harness::builder()
