@@ -132,11 +132,19 @@ fn python_samples(db: &rusqlite::Connection) -> Vec<PySample> {
 #[test]
 fn sampled_threads_have_state_and_sample_rows_with_their_states() {
     let db = sql("cpu_only_py/cpu_only.sqlite");
-    let scheduled = tids(&db, "SELECT DISTINCT globalTid FROM SCHED_EVENTS");
+    // The program's threads: not those nsys starts in it (tests/timeline_sampling_rows.rs).
+    let programs = "globalTid NOT IN (SELECT globalTid FROM ThreadNames JOIN StringIds \
+         ON id = nameId WHERE value LIKE '[NSys%' OR value LIKE 'NSys %')";
+    let scheduled = tids(
+        &db,
+        &format!("SELECT DISTINCT globalTid FROM SCHED_EVENTS WHERE {programs}"),
+    );
     let sampled = tids(
         &db,
-        "SELECT globalTid FROM COMPOSITE_EVENTS UNION \
-         SELECT globalTid FROM NVTX_EVENTS WHERE eventType = 34",
+        &format!(
+            "SELECT globalTid FROM COMPOSITE_EVENTS WHERE {programs} UNION \
+             SELECT globalTid FROM NVTX_EVENTS WHERE eventType = 34 AND {programs}"
+        ),
     );
     let trace = common::load("cpu_only_py/cpu_only.sqlite");
     let mut h = harness(trace);
@@ -170,7 +178,10 @@ fn sampled_threads_have_state_and_sample_rows_with_their_states() {
     // The longest running and off-CPU stretches of the busiest thread, from SQL.
     let busiest: i64 = db
         .query_row(
-            "SELECT globalTid FROM SCHED_EVENTS GROUP BY globalTid ORDER BY count(*) DESC LIMIT 1",
+            &format!(
+                "SELECT globalTid FROM SCHED_EVENTS WHERE {programs} \
+                 GROUP BY globalTid ORDER BY count(*) DESC LIMIT 1"
+            ),
             [],
             |r| r.get(0),
         )
