@@ -422,3 +422,63 @@ fn the_idle_gap_tooltip_names_the_functions_that_ran() {
         "the tooltip names the functions: {lines:?}"
     );
 }
+
+/// The CPU samples panel narrows its profile to one thread picked in its menu: the autograd
+/// thread's profile counts exactly that thread's samples (SQL over `COMPOSITE_EVENTS`), and
+/// the menu offers every sampled thread with its count.
+#[test]
+fn the_cpu_profile_narrows_to_the_thread_picked_in_its_menu() {
+    let db = sql("torch_loop_py/torch_loop.sqlite");
+    let (tid, name): (i64, String) = db
+        .query_row(
+            "SELECT t.globalTid, s.value FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId \
+             WHERE s.value LIKE 'pt_autograd%'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("the autograd thread");
+    let (from, to, autograd): (i64, i64, u64) = db
+        .query_row(
+            "SELECT (SELECT min(start) FROM COMPOSITE_EVENTS), \
+                    (SELECT max(start) + 1 FROM COMPOSITE_EVENTS), \
+                    (SELECT count(*) FROM COMPOSITE_EVENTS WHERE globalTid = ?1)",
+            [tid],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("the samples' span");
+    assert!(autograd > 0, "the autograd thread was sampled");
+    let trace = common::load("torch_loop_py/torch_loop.sqlite");
+    let mut h = harness(trace);
+    h.state_mut().doc_mut().expect("doc").select_range(from, to);
+    h.state_mut().doc_mut().expect("doc").cpu_profile.wait();
+    h.run_steps(4);
+    let every = (h.state().doc().expect("doc").cpu_profile.profile.as_ref())
+        .expect("profile")
+        .flat
+        .samples;
+    // The menu's button shows what it holds as its value.
+    h.get_by(|n| n.value().is_some_and(|v| v == "every thread"))
+        .click();
+    h.run_steps(3);
+    let option = format!("{name} [{}] · {autograd}", tid & 0xFF_FFFF);
+    h.get_by_label(&option).click();
+    h.run_steps(2);
+    h.state_mut().doc_mut().expect("doc").cpu_profile.wait();
+    h.run_steps(3);
+    let panel = &h.state().doc().expect("doc").cpu_profile;
+    let profile = panel.profile.as_ref().expect("the thread's profile");
+    let picked = profile.thread.expect("a thread picked");
+    let picked_tid = h.state().doc().expect("doc").trace.threads[picked as usize].global_tid;
+    assert_eq!(picked_tid, tid);
+    assert_eq!(profile.flat.samples, autograd, "the thread's samples alone");
+    assert!(profile.flat.samples < every);
+    assert_eq!(
+        profile.threads.iter().map(|&(_, n)| n).sum::<u64>(),
+        every,
+        "the menu's counts add up to every thread's profile"
+    );
+    assert!(
+        !texts(&h, &format!("{name} [")).is_empty(),
+        "the menu shows the thread picked"
+    );
+}
