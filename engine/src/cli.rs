@@ -18,6 +18,7 @@ use crate::query::context::{Engine, cluster_error};
 use crate::query::job_findings::analyze_job;
 use crate::query::reports::EngineReport;
 use crate::query::sources::JobSource;
+use crate::query::summaries::job_summaries;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -38,6 +39,9 @@ pub enum EngineCommand {
     Stats(StatsArgs),
     /// The cross-rank findings of a job (the straggler), computed by DataFusion (or on a cluster)
     Analyze(AnalyzeArgs),
+    /// What the window opens a job on without any rank's events: per rank its report, clock
+    /// offset and span, the iterations and the straggler; one JSON document on standard output
+    Summaries(SummariesArgs),
     /// Run a Ballista scheduler or executor
     #[command(subcommand)]
     Cluster(ClusterCommand),
@@ -115,6 +119,12 @@ pub struct AnalyzeArgs {
     format: FindingsFormat,
 }
 
+#[derive(Parser, Debug)]
+pub struct SummariesArgs {
+    #[command(flatten)]
+    job: EngineJobArgs,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum ClusterCommand {
     /// Run a Ballista scheduler
@@ -181,6 +191,9 @@ impl EngineCommand {
             EngineCommand::Export(args) => export(args),
             EngineCommand::Stats(args) => runtime().and_then(|rt| rt.block_on(stats(args))),
             EngineCommand::Analyze(args) => runtime().and_then(|rt| rt.block_on(analyze(args))),
+            EngineCommand::Summaries(args) => {
+                runtime().and_then(|rt| rt.block_on(summaries(args)))
+            }
             EngineCommand::Cluster(ClusterCommand::Scheduler { bind }) => {
                 runtime().and_then(|rt| rt.block_on(cluster::scheduler(&bind)))
             }
@@ -336,6 +349,18 @@ async fn print_findings(
     print(&mut out, &text)?;
     out.flush()
         .map_err(|e| format!("cannot write the output: {e}"))
+}
+
+async fn summaries(args: SummariesArgs) -> Result<(), String> {
+    let (ctx, on_cluster) = job_session(&args.job).await?;
+    let work = async {
+        let summaries = job_summaries(&ctx).await.map_err(on_cluster)?;
+        let mut out = std::io::stdout().lock();
+        print(&mut out, &(summaries.to_json()? + "\n"))?;
+        out.flush()
+            .map_err(|e| format!("cannot write the output: {e}"))
+    };
+    until_interrupted(&ctx, args.job.cluster.clone(), work).await
 }
 
 async fn stats(args: StatsArgs) -> Result<(), String> {

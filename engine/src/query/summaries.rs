@@ -1,0 +1,81 @@
+//! What the window opens a job on without any rank's events ([`JobSummaries`]): the ranks
+//! table (number, source report, session start, offset), each rank's NVTX span on the job
+//! clock, and the cross-rank analysis ([`analyze_job`]: iterations, straggler and its work).
+//! Only the small results of the plans come back.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{DataType, Int64Type, UInt32Type};
+use datafusion::prelude::SessionContext;
+use sightline::analysis::ranks::{
+    JobAnalysis, JobSummaries, RankSummary, SUMMARIES_VERSION, StragglerThresholds,
+};
+
+use super::batches::{collect, column};
+use super::job_findings::analyze_job;
+
+/// The job's summaries, computed in `ctx`.
+pub async fn job_summaries(ctx: &SessionContext) -> Result<JobSummaries, String> {
+    let found = analyze_job(ctx, &StragglerThresholds::default()).await?;
+    let spans = nvtx_spans(ctx).await?;
+    let mut ranks = rank_rows(ctx).await?;
+    for r in &mut ranks {
+        r.span = spans.get(&r.number).copied();
+    }
+    Ok(JobSummaries {
+        version: SUMMARIES_VERSION,
+        ranks,
+        aligned: found.iterations.aligned,
+        analysis: JobAnalysis {
+            iterations: found.iterations.job,
+            straggler: found.straggler,
+            difference: found.difference,
+        },
+    })
+}
+
+/// The `ranks` table, in rank order (no spans yet).
+async fn rank_rows(ctx: &SessionContext) -> Result<Vec<RankSummary>, String> {
+    let sql = "SELECT rank, path, session_start_utc_ns, offset_ns FROM ranks ORDER BY rank";
+    let mut out = Vec::new();
+    for batch in collect(ctx, sql).await? {
+        let rank = column(&batch, "rank", &DataType::UInt32)?;
+        let path = column(&batch, "path", &DataType::Utf8)?;
+        let start = column(&batch, "session_start_utc_ns", &DataType::Int64)?;
+        let offset = column(&batch, "offset_ns", &DataType::Int64)?;
+        let start = start.as_primitive::<Int64Type>();
+        for i in 0..batch.num_rows() {
+            out.push(RankSummary {
+                number: rank.as_primitive::<UInt32Type>().value(i),
+                path: PathBuf::from(path.as_string::<i32>().value(i)),
+                session_start_utc_ns: (!start.is_null(i)).then(|| start.value(i)),
+                offset_ns: offset.as_primitive::<Int64Type>().value(i),
+                span: None,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Each rank's earliest NVTX start and latest end on the job clock (a rank without NVTX
+/// ranges has none).
+async fn nvtx_spans(ctx: &SessionContext) -> Result<HashMap<u32, (i64, i64)>, String> {
+    let sql = "SELECT rank, MIN(start_job_ns) AS lo, MAX(end_job_ns) AS hi FROM nvtx GROUP BY rank";
+    let mut out = HashMap::new();
+    for batch in collect(ctx, sql).await? {
+        let rank = column(&batch, "rank", &DataType::UInt32)?;
+        let lo = column(&batch, "lo", &DataType::Int64)?;
+        let hi = column(&batch, "hi", &DataType::Int64)?;
+        let (lo, hi) = (lo.as_primitive::<Int64Type>(), hi.as_primitive::<Int64Type>());
+        for i in 0..batch.num_rows() {
+            if lo.is_null(i) || hi.is_null(i) {
+                continue;
+            }
+            let r = rank.as_primitive::<UInt32Type>().value(i);
+            out.insert(r, (lo.value(i), hi.value(i)));
+        }
+    }
+    Ok(out)
+}
