@@ -191,9 +191,7 @@ impl EngineCommand {
             EngineCommand::Export(args) => export(args),
             EngineCommand::Stats(args) => runtime().and_then(|rt| rt.block_on(stats(args))),
             EngineCommand::Analyze(args) => runtime().and_then(|rt| rt.block_on(analyze(args))),
-            EngineCommand::Summaries(args) => {
-                runtime().and_then(|rt| rt.block_on(summaries(args)))
-            }
+            EngineCommand::Summaries(args) => runtime().and_then(|rt| rt.block_on(summaries(args))),
             EngineCommand::Cluster(ClusterCommand::Scheduler { bind }) => {
                 runtime().and_then(|rt| rt.block_on(cluster::scheduler(&bind)))
             }

@@ -68,7 +68,10 @@ async fn nvtx_spans(ctx: &SessionContext) -> Result<HashMap<u32, (i64, i64)>, St
         let rank = column(&batch, "rank", &DataType::UInt32)?;
         let lo = column(&batch, "lo", &DataType::Int64)?;
         let hi = column(&batch, "hi", &DataType::Int64)?;
-        let (lo, hi) = (lo.as_primitive::<Int64Type>(), hi.as_primitive::<Int64Type>());
+        let (lo, hi) = (
+            lo.as_primitive::<Int64Type>(),
+            hi.as_primitive::<Int64Type>(),
+        );
         for i in 0..batch.num_rows() {
             if lo.is_null(i) || hi.is_null(i) {
                 continue;

@@ -1,0 +1,154 @@
+//! The engine (`sightline-engine`, Apache DataFusion) as a source: run as a child process, its
+//! standard output read. The viewer does not link DataFusion (BENCHMARKS.md, "The engine's
+//! cost"; the engine's crate depends on this one), so it asks the engine's binary, found
+//! beside the running executable, at `SIGHTLINE_ENGINE`, or on `PATH`.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The engine binary's name.
+pub const ENGINE_BINARY: &str = "sightline-engine";
+
+/// The variable that names the engine binary's path.
+pub const ENGINE_VARIABLE: &str = "SIGHTLINE_ENGINE";
+
+/// The engine binary beside `exe` (or beside its folder's parent, where cargo puts test
+/// binaries in `deps/`).
+pub fn engine_beside(exe: &Path) -> Option<PathBuf> {
+    let dir = exe.parent()?;
+    [dir.join(ENGINE_BINARY), dir.parent()?.join(ENGINE_BINARY)]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// The engine to run: `SIGHTLINE_ENGINE` when set (it must name a file), else the one beside
+/// the running executable, else the first on `PATH`; or the line that says it is missing.
+pub fn find_engine() -> Result<PathBuf, String> {
+    if let Some(named) = std::env::var_os(ENGINE_VARIABLE).filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(named);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "the engine is not at {} ({ENGINE_VARIABLE}): a Parquet job is read by \
+                 {ENGINE_BINARY} (cargo build --release -p sightline-engine)",
+                path.display()
+            ))
+        };
+    }
+    let beside = std::env::current_exe().ok().and_then(|e| engine_beside(&e));
+    let on_path = || {
+        let dirs = std::env::var_os("PATH")?;
+        std::env::split_paths(&dirs)
+            .map(|d| d.join(ENGINE_BINARY))
+            .find(|p| p.is_file())
+    };
+    beside.or_else(on_path).ok_or_else(|| {
+        format!(
+            "no engine: a Parquet job is read by {ENGINE_BINARY}, which is neither beside this \
+             binary, nor named by {ENGINE_VARIABLE}, nor on PATH (build it: cargo build \
+             --release -p sightline-engine)"
+        )
+    })
+}
+
+/// Runs `engine` with `args` until it exits, or until `cancel` is set (then it is killed);
+/// its standard output, or one line saying why not (its own last line of error where it
+/// failed).
+pub fn run_engine(engine: &Path, args: &[OsString], cancel: &AtomicBool) -> Result<String, String> {
+    let name = engine.display();
+    let mut child = Command::new(engine)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run the engine {name}: {e}"))?;
+    // Both pipes drained on threads of their own: a child blocked on a full pipe would never
+    // exit.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = loop {
+        if cancel.load(Ordering::Relaxed) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err("cancelled".into());
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => {
+                let _ = child.kill();
+                return Err(format!("the engine {name} could not be waited for: {e}"));
+            }
+        }
+    };
+    let out = stdout.join().unwrap_or_default();
+    let err = stderr.join().unwrap_or_default();
+    if !status.success() {
+        let err = String::from_utf8_lossy(&err);
+        let last = err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let how = match status.code() {
+            Some(code) => format!("exit status {code}"),
+            None => "killed by a signal".to_string(),
+        };
+        return Err(format!("the engine failed ({how}): {}", last.trim()));
+    }
+    String::from_utf8(out).map_err(|_| "the engine's output is not text (UTF-8)".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child that fails: its last line of error, said.
+    #[test]
+    fn a_failing_child_says_its_last_line() {
+        let sh = Path::new("/bin/sh");
+        let args: Vec<OsString> = ["-c", "echo one >&2; echo 'two: bad' >&2; exit 3"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let never = AtomicBool::new(false);
+        let err = run_engine(sh, &args, &never).unwrap_err();
+        assert_eq!(err, "the engine failed (exit status 3): two: bad");
+    }
+
+    /// A cancel kills the child rather than waiting for it.
+    #[test]
+    fn a_cancel_kills_the_child() {
+        let sh = Path::new("/bin/sh");
+        let args: Vec<OsString> = ["-c", "sleep 30"].iter().map(OsString::from).collect();
+        let cancel = AtomicBool::new(true);
+        let started = std::time::Instant::now();
+        assert_eq!(run_engine(sh, &args, &cancel).unwrap_err(), "cancelled");
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+}
