@@ -3,11 +3,29 @@
 //! hands them to that binary, found beside its own.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub use crate::engine_process::{ENGINE_BINARY, engine_beside};
 use crate::loader::ranks::{is_nsys_parquet, is_parquet_job};
+
+/// Whether the command line `args` (the program first) is one of the engine's: `export` and
+/// `cluster`; `stats` and `analyze` asked for the engine (`--engine`), for one of its options
+/// (`--cluster`, `--memory-limit`), or given a Parquet job folder or an nsys Parquet export
+/// (which only the engine reads).
+pub fn is_engine_command(args: &[OsString]) -> bool {
+    match args.get(1).and_then(|a| a.to_str()) {
+        Some("export" | "cluster") => true,
+        Some("stats" | "analyze") => args[2..].iter().any(|a| {
+            let text = a.to_string_lossy();
+            ["--engine", "--cluster", "--memory-limit"]
+                .iter()
+                .any(|o| text == *o || text.starts_with(&format!("{o}=")))
+                || is_parquet_job(std::path::Path::new(a))
+                || is_nsys_parquet(std::path::Path::new(a))
+        }),
+        _ => false,
+    }
+}
 
 /// Runs the engine's command `args` in the engine binary; None when `args` is no engine
 /// command. Its exit code, or a line saying how to build it when it is not there.

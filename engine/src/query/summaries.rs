@@ -10,7 +10,7 @@ use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{DataType, Int64Type, UInt32Type};
 use datafusion::prelude::SessionContext;
 use sightline::analysis::ranks::{
-    JobAnalysis, JobSummaries, RankSummary, SUMMARIES_VERSION, StragglerThresholds,
+    JobAnalysis, JobSummaries, RankIterations, RankSummary, SUMMARIES_VERSION, StragglerThresholds,
 };
 
 use super::batches::{collect, column};
@@ -20,9 +20,11 @@ use super::job_findings::analyze_job;
 pub async fn job_summaries(ctx: &SessionContext) -> Result<JobSummaries, String> {
     let found = analyze_job(ctx, &StragglerThresholds::default()).await?;
     let spans = nvtx_spans(ctx).await?;
+    let pids = iteration_pids(ctx, &found.iterations.job.ranks).await?;
     let mut ranks = rank_rows(ctx).await?;
     for r in &mut ranks {
         r.span = spans.get(&r.number).copied();
+        r.pid = pids.get(&r.number).copied();
     }
     Ok(JobSummaries {
         version: SUMMARIES_VERSION,
@@ -53,6 +55,7 @@ async fn rank_rows(ctx: &SessionContext) -> Result<Vec<RankSummary>, String> {
                 session_start_utc_ns: (!start.is_null(i)).then(|| start.value(i)),
                 offset_ns: offset.as_primitive::<Int64Type>().value(i),
                 span: None,
+                pid: None,
             });
         }
     }
@@ -78,6 +81,37 @@ async fn nvtx_spans(ctx: &SessionContext) -> Result<HashMap<u32, (i64, i64)>, St
             }
             let r = rank.as_primitive::<UInt32Type>().value(i);
             out.insert(r, (lo.value(i), hi.value(i)));
+        }
+    }
+    Ok(out)
+}
+
+/// The process of each rank's iterations' thread (the engine's `thread` is its thread id).
+async fn iteration_pids(
+    ctx: &SessionContext,
+    found: &[RankIterations],
+) -> Result<HashMap<u32, u32>, String> {
+    if found.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let threads: Vec<String> = (found.iter())
+        .map(|r| format!("({}, {})", r.rank, r.thread))
+        .collect();
+    let sql = format!(
+        "WITH job_threads(rank, tid) AS (VALUES {}) \
+         SELECT DISTINCT n.rank, n.pid FROM nvtx n \
+         JOIN job_threads t ON n.rank = t.rank AND n.tid = t.tid WHERE n.depth = 0",
+        threads.join(", ")
+    );
+    let mut out = HashMap::new();
+    for batch in collect(ctx, &sql).await? {
+        let rank = column(&batch, "rank", &DataType::UInt32)?;
+        let pid = column(&batch, "pid", &DataType::UInt32)?;
+        let pid = pid.as_primitive::<UInt32Type>();
+        for i in 0..batch.num_rows() {
+            if !pid.is_null(i) {
+                out.insert(rank.as_primitive::<UInt32Type>().value(i), pid.value(i));
+            }
         }
     }
     Ok(out)

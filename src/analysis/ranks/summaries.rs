@@ -28,6 +28,8 @@ pub struct RankSummary {
     /// The earliest start and latest end of its NVTX ranges, on the job clock (none without
     /// any): the span a job opened on its NVTX ranges draws.
     pub span: Option<(Ns, Ns)>,
+    /// The process of its iterations' thread (none without iterations): the rank's label.
+    pub pid: Option<u32>,
 }
 
 impl RankSummary {
@@ -55,6 +57,10 @@ impl JobSummaries {
     pub fn of_job(job: &Ranks, analysis: JobAnalysis) -> JobSummaries {
         let ranks = (job.ranks.iter())
             .map(|r| RankSummary {
+                pid: (analysis.iterations.ranks.iter())
+                    .find(|it| it.rank == r.number)
+                    .and_then(|it| r.trace.threads.get(it.thread as usize))
+                    .map(|t| t.pid),
                 number: r.number,
                 path: r.path.clone(),
                 session_start_utc_ns: r.trace.info.session_start_utc_ns,
