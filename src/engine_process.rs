@@ -4,7 +4,7 @@
 //! beside the running executable, at `SIGHTLINE_ENGINE`, or on `PATH`.
 
 use std::ffi::OsString;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +12,9 @@ use std::time::Duration;
 
 /// The engine binary's name.
 pub const ENGINE_BINARY: &str = "sightline-engine";
+
+/// How the engine's lines of progress start on its standard error (`progress 0.420`).
+pub const PROGRESS_PREFIX: &str = "progress ";
 
 /// The variable that names the engine binary's path.
 pub const ENGINE_VARIABLE: &str = "SIGHTLINE_ENGINE";
@@ -58,8 +61,13 @@ pub fn find_engine() -> Result<PathBuf, String> {
 
 /// Runs `engine` with `args` until it exits, or until `cancel` is set (then it is killed);
 /// its standard output, or one line saying why not (its own last line of error where it
-/// failed).
-pub fn run_engine(engine: &Path, args: &[OsString], cancel: &AtomicBool) -> Result<String, String> {
+/// failed). Its lines of progress on standard error ([`PROGRESS_PREFIX`]) go to `on_progress`.
+pub fn run_engine(
+    engine: &Path,
+    args: &[OsString],
+    cancel: &AtomicBool,
+    on_progress: &dyn Fn(f32),
+) -> Result<String, String> {
     let name = engine.display();
     let mut child = Command::new(engine)
         .args(args)
@@ -69,29 +77,36 @@ pub fn run_engine(engine: &Path, args: &[OsString], cancel: &AtomicBool) -> Resu
         .spawn()
         .map_err(|e| format!("cannot run the engine {name}: {e}"))?;
     // Both pipes drained on threads of their own: a child blocked on a full pipe would never
-    // exit.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+    // exit. Standard error line by line: its progress as it comes, its last other line kept.
+    let stdout = child.stdout.take().map(|mut pipe| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
+            let _ = pipe.read_to_end(&mut bytes);
             bytes
         })
+    });
+    let (lines, said) = std::sync::mpsc::channel::<String>();
+    let stderr = child.stderr.take().map(|pipe| {
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                if lines.send(line).is_err() {
+                    return;
+                }
+            }
+        })
+    });
+    let mut last_line = String::new();
+    let heard = |last_line: &mut String| {
+        for line in said.try_iter() {
+            match line.strip_prefix(PROGRESS_PREFIX).map(str::parse::<f32>) {
+                Some(Ok(done)) => on_progress(done.clamp(0.0, 1.0)),
+                _ if !line.trim().is_empty() => *last_line = line.trim().to_string(),
+                _ => {}
+            }
+        }
     };
-    let stdout = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
     let status = loop {
+        heard(&mut last_line);
         if cancel.load(Ordering::Relaxed) {
             let _ = child.kill();
             let _ = child.wait();
@@ -106,20 +121,18 @@ pub fn run_engine(engine: &Path, args: &[OsString], cancel: &AtomicBool) -> Resu
             }
         }
     };
-    let out = stdout.join().unwrap_or_default();
-    let err = stderr.join().unwrap_or_default();
+    let out = stdout.and_then(|t| t.join().ok()).unwrap_or_default();
+    // What it said up to its end (the pipe closes with it).
+    if let Some(t) = stderr {
+        let _ = t.join();
+    }
+    heard(&mut last_line);
     if !status.success() {
-        let err = String::from_utf8_lossy(&err);
-        let last = err
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
         let how = match status.code() {
             Some(code) => format!("exit status {code}"),
             None => "killed by a signal".to_string(),
         };
-        return Err(format!("the engine failed ({how}): {}", last.trim()));
+        return Err(format!("the engine failed ({how}): {last_line}"));
     }
     String::from_utf8(out).map_err(|_| "the engine's output is not text (UTF-8)".to_string())
 }
@@ -127,6 +140,19 @@ pub fn run_engine(engine: &Path, args: &[OsString], cancel: &AtomicBool) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The engine's lines of progress go to the caller; its output is what it printed.
+    #[test]
+    fn progress_lines_are_heard_and_the_output_kept() {
+        let sh = Path::new("/bin/sh");
+        let body = "echo 'progress 0.5' >&2; echo 'progress 1' >&2; echo '{}'";
+        let args: Vec<OsString> = ["-c", body].iter().map(OsString::from).collect();
+        let heard = std::cell::RefCell::new(Vec::new());
+        let never = AtomicBool::new(false);
+        let out = run_engine(sh, &args, &never, &|f| heard.borrow_mut().push(f)).unwrap();
+        assert_eq!(out, "{}\n");
+        assert_eq!(heard.into_inner(), vec![0.5, 1.0]);
+    }
 
     /// A child that fails: its last line of error, said.
     #[test]
@@ -137,7 +163,7 @@ mod tests {
             .map(OsString::from)
             .collect();
         let never = AtomicBool::new(false);
-        let err = run_engine(sh, &args, &never).unwrap_err();
+        let err = run_engine(sh, &args, &never, &|_| {}).unwrap_err();
         assert_eq!(err, "the engine failed (exit status 3): two: bad");
     }
 
@@ -148,7 +174,10 @@ mod tests {
         let args: Vec<OsString> = ["-c", "sleep 30"].iter().map(OsString::from).collect();
         let cancel = AtomicBool::new(true);
         let started = std::time::Instant::now();
-        assert_eq!(run_engine(sh, &args, &cancel).unwrap_err(), "cancelled");
+        assert_eq!(
+            run_engine(sh, &args, &cancel, &|_| {}).unwrap_err(),
+            "cancelled"
+        );
         assert!(started.elapsed() < Duration::from_secs(10));
     }
 }

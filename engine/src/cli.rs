@@ -123,6 +123,10 @@ pub struct AnalyzeArgs {
 pub struct SummariesArgs {
     #[command(flatten)]
     job: EngineJobArgs,
+    /// Lines `progress F` (F from 0 to 1) on standard error as the work goes (the window
+    /// shows them).
+    #[arg(long)]
+    progress: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -349,10 +353,24 @@ async fn print_findings(
         .map_err(|e| format!("cannot write the output: {e}"))
 }
 
+/// How a line of progress starts (`summaries --progress`): the window reads the same prefix.
+pub const PROGRESS_PREFIX: &str = sightline::engine_process::PROGRESS_PREFIX;
+
 async fn summaries(args: SummariesArgs) -> Result<(), String> {
     let (ctx, on_cluster) = job_session(&args.job).await?;
     let work = async {
-        let summaries = job_summaries(&ctx).await.map_err(on_cluster)?;
+        let said = std::sync::Mutex::new(-1.0_f32);
+        let on_progress = |done: f32| {
+            let Ok(mut last) = said.lock() else { return };
+            // A line per percent at most.
+            if args.progress && done - *last >= 0.01 {
+                *last = done;
+                eprintln!("{PROGRESS_PREFIX}{done:.3}");
+            }
+        };
+        let summaries = job_summaries(&ctx, &on_progress)
+            .await
+            .map_err(on_cluster)?;
         let mut out = std::io::stdout().lock();
         print(&mut out, &(summaries.to_json()? + "\n"))?;
         out.flush()

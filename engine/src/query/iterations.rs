@@ -54,9 +54,22 @@ struct PhaseKey {
     duration: i64,
 }
 
+/// How far a computation is, from 0 to 1.
+pub type OnProgress<'a> = &'a (dyn Fn(f32) + Sync);
+
 /// The job's iterations and their phases' work, computed in `ctx`.
 pub async fn engine_iterations(ctx: &SessionContext) -> Result<EngineIterations, String> {
+    engine_iterations_with(ctx, &|_| {}).await
+}
+
+/// [`engine_iterations`], telling `on_progress` how far it is (the phases' work, asked a few
+/// ranks at a time, is most of it).
+pub async fn engine_iterations_with(
+    ctx: &SessionContext,
+    on_progress: OnProgress<'_>,
+) -> Result<EngineIterations, String> {
     let chosen = choose_repeated(ctx).await?;
+    on_progress(0.1);
     let all_ranks = job_ranks(ctx).await?;
     let aligned = aligned(ctx).await?;
     if chosen.is_empty() {
@@ -67,6 +80,7 @@ pub async fn engine_iterations(ctx: &SessionContext) -> Result<EngineIterations,
         });
     }
     let ranges = chosen_ranges(ctx, &chosen).await?;
+    on_progress(0.2);
     let mut ranks: Vec<RankIterations> = Vec::new();
     for c in &chosen {
         let own: Vec<&Range> = ranges.iter().filter(|r| r.rank == c.rank).collect();
@@ -81,7 +95,7 @@ pub async fn engine_iterations(ctx: &SessionContext) -> Result<EngineIterations,
     let launched = if keys.is_empty() {
         HashMap::new()
     } else {
-        phase_launches_by_ranks(ctx, &phases).await?
+        phase_launches_by_ranks(ctx, &phases, &|done| on_progress(0.2 + 0.8 * done)).await?
     };
     let mut work = HashMap::new();
     for (seq, key) in keys.iter().enumerate() {
@@ -307,12 +321,15 @@ fn phases_values(
 async fn phase_launches_by_ranks(
     ctx: &SessionContext,
     rows: &[(u32, String)],
+    on_progress: OnProgress<'_>,
 ) -> Result<HashMap<i64, (Option<i64>, i64, i64, i64)>, String> {
     let mut ranks: Vec<u32> = rows.iter().map(|(rank, _)| *rank).collect();
     ranks.sort_unstable();
     ranks.dedup();
     let mut out = HashMap::new();
-    for (first, last) in rank_groups(&ranks) {
+    let groups = rank_groups(&ranks);
+    for (done, &(first, last)) in groups.iter().enumerate() {
+        on_progress(done as f32 / groups.len() as f32);
         let values: Vec<&str> = (rows.iter())
             .filter(|(rank, _)| (first..=last).contains(rank))
             .map(|(_, row)| row.as_str())

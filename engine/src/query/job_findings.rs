@@ -8,7 +8,7 @@ use sightline::analysis::ranks::{
     work_difference_with,
 };
 
-use super::iterations::{EngineIterations, engine_iterations};
+use super::iterations::{EngineIterations, OnProgress, engine_iterations_with};
 
 /// The job's straggler (or why there is none) and what it did differently.
 #[derive(Debug)]
@@ -23,7 +23,16 @@ pub async fn analyze_job(
     ctx: &SessionContext,
     thresholds: &StragglerThresholds,
 ) -> Result<EngineAnalysis, String> {
-    let iterations = engine_iterations(ctx).await?;
+    analyze_job_with(ctx, thresholds, &|_| {}).await
+}
+
+/// [`analyze_job`], telling `on_progress` how far it is (0 to 1).
+pub async fn analyze_job_with(
+    ctx: &SessionContext,
+    thresholds: &StragglerThresholds,
+    on_progress: OnProgress<'_>,
+) -> Result<EngineAnalysis, String> {
+    let iterations = engine_iterations_with(ctx, on_progress).await?;
     let ranks = iterations.job.ranks.len() + iterations.job.without.len();
     let straggler = if !iterations.aligned && ranks > 1 {
         Err(NoStraggler::Unaligned)

@@ -14,11 +14,18 @@ use sightline::analysis::ranks::{
 };
 
 use super::batches::{collect, column};
-use super::job_findings::analyze_job;
+use super::iterations::OnProgress;
+use super::job_findings::analyze_job_with;
 
-/// The job's summaries, computed in `ctx`.
-pub async fn job_summaries(ctx: &SessionContext) -> Result<JobSummaries, String> {
-    let found = analyze_job(ctx, &StragglerThresholds::default()).await?;
+/// The job's summaries, computed in `ctx`, telling `on_progress` how far it is (0 to 1).
+pub async fn job_summaries(
+    ctx: &SessionContext,
+    on_progress: OnProgress<'_>,
+) -> Result<JobSummaries, String> {
+    let found = analyze_job_with(ctx, &StragglerThresholds::default(), &|done| {
+        on_progress(0.95 * done)
+    })
+    .await?;
     let spans = nvtx_spans(ctx).await?;
     let pids = iteration_pids(ctx, &found.iterations.job.ranks).await?;
     let mut ranks = rank_rows(ctx).await?;

@@ -131,10 +131,19 @@ fn summary_trace(s: &RankSummary, found: Option<&RankIterations>, path: &Path) -
 }
 
 /// The engine's summaries of the Parquet job folder `dir` (`sightline-engine summaries DIR`,
-/// run as a child process that `cancel` kills), or the one line that says why not.
-pub fn engine_summaries(dir: &Path, cancel: &AtomicBool) -> Result<JobSummaries, String> {
+/// run as a child process that `cancel` kills; its progress to `on_progress`), or the one line
+/// that says why not.
+pub fn engine_summaries(
+    dir: &Path,
+    cancel: &AtomicBool,
+    on_progress: &dyn Fn(f32),
+) -> Result<JobSummaries, String> {
     let engine = crate::engine_process::find_engine()?;
-    let args = [OsString::from("summaries"), dir.as_os_str().to_owned()];
-    let out = crate::engine_process::run_engine(&engine, &args, cancel)?;
+    let args = [
+        OsString::from("summaries"),
+        OsString::from("--progress"),
+        dir.as_os_str().to_owned(),
+    ];
+    let out = crate::engine_process::run_engine(&engine, &args, cancel, on_progress)?;
     JobSummaries::from_json(&out)
 }

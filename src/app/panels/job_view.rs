@@ -217,11 +217,14 @@ impl JobView {
         let wake = window.clone().map(repaint);
         let folder = dir.clone();
         let started = load.start_stream("sightline-job-engine", wake, move |cancel, emit| {
-            emit.send(Loading::Progress(Progress {
-                phase: "the engine computes the summaries",
-                fraction: 0.0,
-            }));
-            emit.send(match engine_summaries(&folder, cancel) {
+            let progress = |fraction: f32| {
+                emit.send(Loading::Progress(Progress {
+                    phase: "the engine computes the summaries",
+                    fraction,
+                }));
+            };
+            progress(0.0);
+            emit.send(match engine_summaries(&folder, cancel, &progress) {
                 Ok(summaries) => Loading::Summaries(Box::new(summaries)),
                 Err(why) => Loading::Failed(format!("{}: {why}", folder.display())),
             });

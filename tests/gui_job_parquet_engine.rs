@@ -1,0 +1,89 @@
+//! A Parquet job folder opens on the engine's summaries, the engine run as a child process
+//! (`SIGHTLINE_ENGINE` names it here): a missing engine, an engine that fails, and output that
+//! is not the summaries each give one clear line in the job's tab, never a panic or a hang.
+//! One test: the variable is the process's, and each case sets it in turn.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use eframe::egui::vec2;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use sightline::app::SightlineApp;
+
+/// A folder laid out as a Parquet job (what the window checks before it asks the engine).
+fn parquet_folder(dir: &Path) -> PathBuf {
+    let folder = dir.join("job.parquet");
+    for table in ["kernels", "ranks"] {
+        std::fs::create_dir_all(folder.join(table)).expect("made");
+    }
+    folder
+}
+
+/// An executable script at `dir/name` that runs `body`.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("written");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("executable");
+    path
+}
+
+/// The job tab's error after opening `folder` with the engine at `engine`, and that the window
+/// draws it.
+fn error_with_engine(folder: &Path, engine: &Path) -> String {
+    // SAFETY: this test binary's only test; nothing else reads the environment meanwhile.
+    unsafe { std::env::set_var("SIGHTLINE_ENGINE", engine) };
+    let mut app = SightlineApp::default();
+    app.open(folder.to_path_buf());
+    let view = app.job_view_mut().expect("a job tab");
+    view.wait();
+    assert!(!view.is_loading());
+    assert!(view.ranks.is_empty());
+    let error = view.error.clone().expect("the open fails");
+    let mut h = Harness::builder()
+        .with_size(vec2(1200.0, 800.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(2);
+    h.get_by_label(&error);
+    error
+}
+
+#[test]
+fn a_missing_or_failing_engine_or_output_not_understood_is_one_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let folder = parquet_folder(dir.path());
+
+    let missing = dir.path().join("no-such-engine");
+    let error = error_with_engine(&folder, &missing);
+    assert!(
+        error.contains(&format!("the engine is not at {}", missing.display())),
+        "{error}"
+    );
+    assert!(error.contains("sightline-engine"), "how to get it: {error}");
+
+    let failing = script(
+        dir.path(),
+        "failing",
+        "echo 'sightline: a bad folder' >&2; exit 1",
+    );
+    let error = error_with_engine(&folder, &failing);
+    assert!(
+        error.ends_with("the engine failed (exit status 1): sightline: a bad folder"),
+        "{error}"
+    );
+
+    let babbling = script(dir.path(), "babbling", "echo 'not a document'");
+    let error = error_with_engine(&folder, &babbling);
+    assert!(
+        error.contains("the engine's summaries are not understood"),
+        "{error}"
+    );
+
+    let newer = script(dir.path(), "newer", "echo '{\"version\": 99}'");
+    let error = error_with_engine(&folder, &newer);
+    assert!(
+        error.contains("the engine's summaries are of version 99"),
+        "{error}"
+    );
+    assert!(error.starts_with(&folder.display().to_string()), "{error}");
+}
