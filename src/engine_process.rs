@@ -4,7 +4,7 @@
 //! beside the running executable, at `SIGHTLINE_ENGINE`, or on `PATH`.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,12 +61,14 @@ pub fn find_engine() -> Result<PathBuf, String> {
 
 /// Runs `engine` with `args` until it exits, or until `cancel` is set (then it is killed);
 /// its standard output, or one line saying why not (its own last line of error where it
-/// failed). Its lines of progress on standard error ([`PROGRESS_PREFIX`]) go to `on_progress`.
+/// failed). Its lines of progress on standard error ([`PROGRESS_PREFIX`]) go to `on_progress`,
+/// and each line of its output to `on_line` as it comes.
 pub fn run_engine(
     engine: &Path,
     args: &[OsString],
     cancel: &AtomicBool,
     on_progress: &dyn Fn(f32),
+    on_line: &dyn Fn(&str),
 ) -> Result<String, String> {
     let name = engine.display();
     let mut child = Command::new(engine)
@@ -78,13 +80,30 @@ pub fn run_engine(
         .map_err(|e| format!("cannot run the engine {name}: {e}"))?;
     // Both pipes drained on threads of their own: a child blocked on a full pipe would never
     // exit. Standard error line by line: its progress as it comes, its last other line kept.
-    let stdout = child.stdout.take().map(|mut pipe| {
+    let (out_lines, output) = std::sync::mpsc::channel::<Vec<u8>>();
+    let stdout = child.stdout.take().map(|pipe| {
         std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            bytes
+            let mut pipe = BufReader::new(pipe);
+            loop {
+                let mut line = Vec::new();
+                match pipe.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if out_lines.send(line).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
         })
     });
+    let mut out = Vec::new();
+    let read = |out: &mut Vec<u8>| {
+        for line in output.try_iter() {
+            on_line(String::from_utf8_lossy(&line).trim_end());
+            out.extend_from_slice(&line);
+        }
+    };
     let (lines, said) = std::sync::mpsc::channel::<String>();
     let stderr = child.stderr.take().map(|pipe| {
         std::thread::spawn(move || {
@@ -107,6 +126,7 @@ pub fn run_engine(
     };
     let status = loop {
         heard(&mut last_line);
+        read(&mut out);
         if cancel.load(Ordering::Relaxed) {
             let _ = child.kill();
             let _ = child.wait();
@@ -121,11 +141,11 @@ pub fn run_engine(
             }
         }
     };
-    let out = stdout.and_then(|t| t.join().ok()).unwrap_or_default();
-    // What it said up to its end (the pipe closes with it).
-    if let Some(t) = stderr {
+    // What it wrote and said up to its end (the pipes close with it).
+    for t in [stdout, stderr].into_iter().flatten() {
         let _ = t.join();
     }
+    read(&mut out);
     heard(&mut last_line);
     if !status.success() {
         let how = match status.code() {
@@ -149,8 +169,11 @@ mod tests {
         let args: Vec<OsString> = ["-c", body].iter().map(OsString::from).collect();
         let heard = std::cell::RefCell::new(Vec::new());
         let never = AtomicBool::new(false);
-        let out = run_engine(sh, &args, &never, &|f| heard.borrow_mut().push(f)).unwrap();
+        let lines = std::cell::RefCell::new(Vec::new());
+        let on_line = |l: &str| lines.borrow_mut().push(l.to_string());
+        let out = run_engine(sh, &args, &never, &|f| heard.borrow_mut().push(f), &on_line).unwrap();
         assert_eq!(out, "{}\n");
+        assert_eq!(lines.into_inner(), vec!["{}".to_string()]);
         assert_eq!(heard.into_inner(), vec![0.5, 1.0]);
     }
 
@@ -163,7 +186,7 @@ mod tests {
             .map(OsString::from)
             .collect();
         let never = AtomicBool::new(false);
-        let err = run_engine(sh, &args, &never, &|_| {}).unwrap_err();
+        let err = run_engine(sh, &args, &never, &|_| {}, &|_| {}).unwrap_err();
         assert_eq!(err, "the engine failed (exit status 3): two: bad");
     }
 
@@ -175,7 +198,7 @@ mod tests {
         let cancel = AtomicBool::new(true);
         let started = std::time::Instant::now();
         assert_eq!(
-            run_engine(sh, &args, &cancel, &|_| {}).unwrap_err(),
+            run_engine(sh, &args, &cancel, &|_| {}, &|_| {}).unwrap_err(),
             "cancelled"
         );
         assert!(started.elapsed() < Duration::from_secs(10));

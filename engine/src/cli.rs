@@ -11,7 +11,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::cluster;
 use crate::export::export_parquet;
 use datafusion::prelude::SessionContext;
-use sightline::analysis::ranks::{StragglerThresholds, cross_rank_text, straggler_json};
+use sightline::analysis::ranks::{
+    JobSummaries, StragglerThresholds, cross_rank_text, straggler_json,
+};
 
 use crate::query::cluster_jobs::ClusterJobs;
 use crate::query::context::{Engine, cluster_error};
@@ -127,6 +129,10 @@ pub struct SummariesArgs {
     /// shows them).
     #[arg(long)]
     progress: bool,
+    /// First a document from the NVTX ranges alone (`"complete": false`: no phase's GPU work;
+    /// a second or so), then the whole one: one JSON document a line.
+    #[arg(long)]
+    early: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -368,13 +374,17 @@ async fn summaries(args: SummariesArgs) -> Result<(), String> {
                 eprintln!("{PROGRESS_PREFIX}{done:.3}");
             }
         };
-        let summaries = job_summaries(&ctx, &on_progress)
+        let write = |summaries: &JobSummaries| {
+            let mut out = std::io::stdout().lock();
+            print(&mut out, &(summaries.to_json()? + "\n"))?;
+            out.flush()
+                .map_err(|e| format!("cannot write the output: {e}"))
+        };
+        let on_early = |early: &JobSummaries| if args.early { write(early) } else { Ok(()) };
+        let summaries = job_summaries(&ctx, &on_progress, &on_early)
             .await
             .map_err(on_cluster)?;
-        let mut out = std::io::stdout().lock();
-        print(&mut out, &(summaries.to_json()? + "\n"))?;
-        out.flush()
-            .map_err(|e| format!("cannot write the output: {e}"))
+        write(&summaries)
     };
     until_interrupted(&ctx, args.job.cluster.clone(), work).await
 }

@@ -62,6 +62,19 @@ fn a_parquet_job_opens_on_the_engines_summaries_as_its_reports_do_and_an_expand_
     let dir = tempfile::tempdir().unwrap();
     let (paths, folder) = common::many_ranks(dir.path());
     let reports = paths[0].parent().unwrap().to_path_buf();
+    // The ranks panel answers first from the engine's early summaries (the NVTX ranges'), the
+    // phases' GPU work and the straggler's difference coming after.
+    let mut app = SightlineApp::default();
+    app.open(folder.clone());
+    let view = app.job_view_mut().unwrap();
+    view.wait_for_analysis();
+    assert!(view.analysis_early, "the early summaries first");
+    assert_eq!(view.ranks.len(), paths.len());
+    assert_eq!(view.analysis.as_ref().unwrap().difference, None);
+    view.wait();
+    assert!(!view.analysis_early);
+    assert!(view.analysis.as_ref().unwrap().difference.is_some());
+
     let sqlite = window_on(&reports);
     let mut parquet = window_on(&folder);
     let (from_reports, from_parquet) = (

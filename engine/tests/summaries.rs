@@ -92,6 +92,35 @@ fn the_summaries_of_a_job_of_many_ranks_are_the_windows() {
     assert_same(&window, on_engine(&[folder]), "the Parquet export");
 }
 
+/// The engine's first document (`summaries --early`) is the window's own NVTX pass: each
+/// rank's NVTX ranges alone, analysed (no phase's GPU work, no difference said).
+#[test]
+fn the_early_summaries_are_the_windows_nvtx_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let (paths, folder) = common::many_ranks(dir.path());
+    let ranks =
+        sightline::loader::ranks::load_nvtx_of_ranks(&paths, 2, &|_| {}, &AtomicBool::new(false))
+            .unwrap();
+    let mut analysis = analyze_job(&ranks, &StragglerThresholds::default());
+    analysis.difference = None;
+    let mut window = JobSummaries::of_job(&ranks, analysis);
+    window.complete = false;
+    assert!(
+        window.analysis.straggler.is_ok(),
+        "{:?}",
+        window.analysis.straggler
+    );
+    let out = engine_output("summaries", &["--early"], &[folder]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "the early document, then the whole one");
+    let early = JobSummaries::from_json(lines[0]).unwrap();
+    assert!(!early.complete);
+    assert_same(&window, early, "the early summaries");
+    let whole = JobSummaries::from_json(lines[1]).unwrap();
+    assert!(whole.complete);
+    assert!(whole.analysis.difference.is_some());
+}
+
 /// The balanced job: the engine says why there is no straggler, as the window does.
 #[test]
 fn the_balanced_jobs_summaries_say_why_no_straggler() {

@@ -68,19 +68,43 @@ pub async fn engine_iterations_with(
     ctx: &SessionContext,
     on_progress: OnProgress<'_>,
 ) -> Result<EngineIterations, String> {
+    let ranges = ranges_iterations(ctx).await?;
+    on_progress(0.2);
+    with_phase_work(ctx, ranges, &|done| on_progress(0.2 + 0.8 * done)).await
+}
+
+/// The iterations as the NVTX ranges alone give them (no phase's GPU end yet), and what the
+/// phases' work is then asked with: a small, quick part of [`engine_iterations`] (the `nvtx`
+/// table only).
+pub struct RangesIterations {
+    chosen: Vec<Chosen>,
+    ranks: Vec<RankIterations>,
+    without: Vec<u32>,
+    aligned: bool,
+}
+
+impl RangesIterations {
+    /// The job's iterations so far (each phase's `gpu_end` none, no work).
+    pub fn iterations(&self) -> EngineIterations {
+        EngineIterations {
+            job: JobIterations::of_ranks(self.ranks.clone(), self.without.clone()),
+            work: HashMap::new(),
+            aligned: self.aligned,
+        }
+    }
+}
+
+/// Each rank's iterations and phases from its NVTX ranges (the first part of
+/// [`engine_iterations`]).
+pub async fn ranges_iterations(ctx: &SessionContext) -> Result<RangesIterations, String> {
     let chosen = choose_repeated(ctx).await?;
-    on_progress(0.1);
     let all_ranks = job_ranks(ctx).await?;
     let aligned = aligned(ctx).await?;
-    if chosen.is_empty() {
-        return Ok(EngineIterations {
-            job: JobIterations::of_ranks(Vec::new(), all_ranks),
-            work: HashMap::new(),
-            aligned,
-        });
-    }
-    let ranges = chosen_ranges(ctx, &chosen).await?;
-    on_progress(0.2);
+    let ranges = if chosen.is_empty() {
+        Vec::new()
+    } else {
+        chosen_ranges(ctx, &chosen).await?
+    };
     let mut ranks: Vec<RankIterations> = Vec::new();
     for c in &chosen {
         let own: Vec<&Range> = ranges.iter().filter(|r| r.rank == c.rank).collect();
@@ -91,11 +115,37 @@ pub async fn engine_iterations_with(
             iterations: iterations_of(&own, &c.pattern),
         });
     }
+    let found: Vec<u32> = ranks.iter().map(|r| r.rank).collect();
+    let without = all_ranks
+        .into_iter()
+        .filter(|r| !found.contains(r))
+        .collect();
+    Ok(RangesIterations {
+        chosen,
+        ranks,
+        without,
+        aligned,
+    })
+}
+
+/// The iterations of `ranges` with each phase's GPU end and work (the second part of
+/// [`engine_iterations`]).
+pub async fn with_phase_work(
+    ctx: &SessionContext,
+    ranges: RangesIterations,
+    on_progress: OnProgress<'_>,
+) -> Result<EngineIterations, String> {
+    let RangesIterations {
+        chosen,
+        mut ranks,
+        without,
+        aligned,
+    } = ranges;
     let (phases, keys) = phases_values(&chosen, &ranks);
     let launched = if keys.is_empty() {
         HashMap::new()
     } else {
-        phase_launches_by_ranks(ctx, &phases, &|done| on_progress(0.2 + 0.8 * done)).await?
+        phase_launches_by_ranks(ctx, &phases, on_progress).await?
     };
     let mut work = HashMap::new();
     for (seq, key) in keys.iter().enumerate() {
@@ -116,11 +166,6 @@ pub async fn engine_iterations_with(
             },
         );
     }
-    let found: Vec<u32> = ranks.iter().map(|r| r.rank).collect();
-    let without = all_ranks
-        .into_iter()
-        .filter(|r| !found.contains(r))
-        .collect();
     Ok(EngineIterations {
         job: JobIterations::of_ranks(ranks, without),
         work,

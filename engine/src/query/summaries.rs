@@ -14,27 +14,46 @@ use sightline::analysis::ranks::{
 };
 
 use super::batches::{collect, column};
-use super::iterations::OnProgress;
-use super::job_findings::analyze_job_with;
+use super::iterations::{OnProgress, ranges_iterations, with_phase_work};
+use super::job_findings::{EngineAnalysis, analyze_iterations};
 
-/// The job's summaries, computed in `ctx`, telling `on_progress` how far it is (0 to 1).
+/// The job's summaries, computed in `ctx`, telling `on_progress` how far it is (0 to 1). The
+/// summaries as the NVTX ranges alone give them (no phase's GPU work, no difference; a second
+/// or so) go to `on_early` first, the window's ranks panel answering from them meanwhile.
 pub async fn job_summaries(
     ctx: &SessionContext,
     on_progress: OnProgress<'_>,
+    on_early: &(dyn Fn(&JobSummaries) -> Result<(), String> + Sync),
 ) -> Result<JobSummaries, String> {
-    let found = analyze_job_with(ctx, &StragglerThresholds::default(), &|done| {
-        on_progress(0.95 * done)
-    })
-    .await?;
+    let thresholds = StragglerThresholds::default();
+    let ranges = ranges_iterations(ctx).await?;
+    let early = ranges.iterations();
     let spans = nvtx_spans(ctx).await?;
-    let pids = iteration_pids(ctx, &found.iterations.job.ranks).await?;
+    let pids = iteration_pids(ctx, &early.job.ranks).await?;
     let mut ranks = rank_rows(ctx).await?;
     for r in &mut ranks {
         r.span = spans.get(&r.number).copied();
         r.pid = pids.get(&r.number).copied();
     }
-    Ok(JobSummaries {
+    on_progress(0.1);
+    on_early(&summaries_of(
+        ranks.clone(),
+        analyze_iterations(early, &thresholds),
+        false,
+    ))?;
+    let whole = with_phase_work(ctx, ranges, &|done| on_progress(0.1 + 0.9 * done)).await?;
+    Ok(summaries_of(
+        ranks,
+        analyze_iterations(whole, &thresholds),
+        true,
+    ))
+}
+
+/// The document of `ranks` and the engine's analysis.
+fn summaries_of(ranks: Vec<RankSummary>, found: EngineAnalysis, complete: bool) -> JobSummaries {
+    JobSummaries {
         version: SUMMARIES_VERSION,
+        complete,
         ranks,
         aligned: found.iterations.aligned,
         analysis: JobAnalysis {
@@ -42,7 +61,7 @@ pub async fn job_summaries(
             straggler: found.straggler,
             difference: found.difference,
         },
-    })
+    }
 }
 
 /// The `ranks` table, in rank order (no spans yet).

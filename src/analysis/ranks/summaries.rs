@@ -44,6 +44,9 @@ impl RankSummary {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct JobSummaries {
     pub version: u32,
+    /// With each phase's GPU work (the straggler's words whole); `false`: the first document
+    /// of `summaries --early`, from the NVTX ranges alone (as the window's own NVTX pass).
+    pub complete: bool,
     /// In rank order.
     pub ranks: Vec<RankSummary>,
     /// Whether every rank's report had its session start (the ranks are on one clock).
@@ -70,6 +73,7 @@ impl JobSummaries {
             .collect();
         JobSummaries {
             version: SUMMARIES_VERSION,
+            complete: true,
             ranks,
             aligned: job.alignment != Alignment::None,
             analysis,

@@ -130,20 +130,41 @@ fn summary_trace(s: &RankSummary, found: Option<&RankIterations>, path: &Path) -
     trace
 }
 
-/// The engine's summaries of the Parquet job folder `dir` (`sightline-engine summaries DIR`,
-/// run as a child process that `cancel` kills; its progress to `on_progress`), or the one line
-/// that says why not.
+/// The engine's summaries of the Parquet job folder `dir` (`sightline-engine summaries
+/// --early DIR`, run as a child process that `cancel` kills; its progress to `on_progress`),
+/// or the one line that says why not. The summaries from the NVTX ranges alone, which the
+/// engine writes first, go to `on_early` as they come.
 pub fn engine_summaries(
     dir: &Path,
     cancel: &AtomicBool,
     on_progress: &dyn Fn(f32),
+    on_early: &dyn Fn(JobSummaries),
 ) -> Result<JobSummaries, String> {
     let engine = crate::engine_process::find_engine()?;
     let args = [
         OsString::from("summaries"),
         OsString::from("--progress"),
+        OsString::from("--early"),
         dir.as_os_str().to_owned(),
     ];
-    let out = crate::engine_process::run_engine(&engine, &args, cancel, on_progress)?;
-    JobSummaries::from_json(&out)
+    let on_line = |line: &str| {
+        if let Ok(early) = JobSummaries::from_json(line)
+            && !early.complete
+        {
+            on_early(early);
+        }
+    };
+    let out = crate::engine_process::run_engine(&engine, &args, cancel, on_progress, &on_line)?;
+    let last = out
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    let whole = JobSummaries::from_json(last)?;
+    if !whole.complete {
+        return Err(
+            "the engine ended before the phases' work (its summaries are not complete)".into(),
+        );
+    }
+    Ok(whole)
 }

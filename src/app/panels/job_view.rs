@@ -224,7 +224,10 @@ impl JobView {
                 }));
             };
             progress(0.0);
-            emit.send(match engine_summaries(&folder, cancel, &progress) {
+            let early = |summaries: JobSummaries| {
+                emit.send(Loading::Summaries(Box::new(summaries)));
+            };
+            emit.send(match engine_summaries(&folder, cancel, &progress, &early) {
                 Ok(summaries) => Loading::Summaries(Box::new(summaries)),
                 Err(why) => Loading::Failed(format!("{}: {why}", folder.display())),
             });
@@ -313,14 +316,30 @@ impl JobView {
 
     /// A Parquet job's summaries are in: each rank drawn from its iterations and phases, on the
     /// job clock, with the engine's analysis; a rank's source report is read when it is
-    /// expanded or clicked.
+    /// expanded or clicked. The whole summaries after the early ones (the NVTX ranges' alone)
+    /// replace their analysis, the ranks staying as they are.
     fn show_summaries(&mut self, summaries: JobSummaries) {
+        self.analysis_early = !summaries.complete;
+        if !self.ranks.is_empty() {
+            let found = summaries.analysis.iterations.ranks.clone();
+            for r in &mut self.ranks {
+                if let Some(own) = found.iter().find(|it| it.rank == r.rank.number) {
+                    r.iterations = Some(own.clone());
+                }
+            }
+            self.analysis = Some(summaries.analysis);
+            // The early straggler's marks go, whether or not the whole analysis names one.
+            for r in &mut self.ranks {
+                r.timeline.set_overlays(OVERLAY_SOURCE, Vec::new());
+            }
+            self.mark_straggler();
+            return;
+        }
         let folder = self.parquet.clone().unwrap_or_default();
         let ranks = summary_ranks(&summaries, |r| report_path(r, &folder));
         self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
         let found = summaries.analysis.iterations.ranks.clone();
         self.analysis = Some(summaries.analysis);
-        self.analysis_early = false;
         self.place(ranks, found);
         for r in &mut self.ranks {
             r.events = RankEvents::Summary;
@@ -855,7 +874,9 @@ impl JobView {
         let Some(analysis) = &self.analysis else {
             return;
         };
-        if self.parquet.is_some() && self.unread() > 0 {
+        if self.parquet.is_some() && self.analysis_early {
+            ui.weak("From the ranks' NVTX ranges: the engine is still computing the phases' GPU work (what the straggler does differently comes with it).");
+        } else if self.parquet.is_some() && self.unread() > 0 {
             ui.weak(format!(
                 "From the engine's summaries: {} of {} ranks' events are not read (a Parquet job folder); a rank's report is read when you expand or click it.",
                 self.unread(),
