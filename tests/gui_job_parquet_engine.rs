@@ -1,7 +1,8 @@
 //! A Parquet job folder opens on the engine's summaries, the engine run as a child process
 //! (`SIGHTLINE_ENGINE` names it here): a missing engine, an engine that fails, and output that
 //! is not the summaries each give one clear line in the job's tab, never a panic or a hang.
-//! One test: the variable is the process's, and each case sets it in turn.
+//! A cancel kills the engine. One test: the variable is the process's, and each case sets it
+//! in turn.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -86,4 +87,49 @@ fn a_missing_or_failing_engine_or_output_not_understood_is_one_line() {
         "{error}"
     );
     assert!(error.starts_with(&folder.display().to_string()), "{error}");
+
+    a_cancel_kills_the_engine(dir.path(), folder);
+}
+
+/// A cancel while the engine works kills it: the open ends at once, the engine process gone.
+fn a_cancel_kills_the_engine(dir: &Path, folder: PathBuf) {
+    let pid_file = dir.join("engine.pid");
+    let slow = script(
+        dir,
+        "slow",
+        &format!("echo $$ > {}; exec sleep 60", pid_file.display()),
+    );
+    // SAFETY: as in `error_with_engine`.
+    unsafe { std::env::set_var("SIGHTLINE_ENGINE", &slow) };
+    let mut view = sightline::app::panels::job_view::JobView::open_parquet(folder, None);
+    let started = std::time::Instant::now();
+    while !pid_file.exists()
+        || std::fs::read_to_string(&pid_file)
+            .unwrap_or_default()
+            .trim()
+            .is_empty()
+    {
+        assert!(started.elapsed().as_secs() < 30, "the engine never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = std::fs::read_to_string(&pid_file)
+        .expect("its pid")
+        .trim()
+        .to_string();
+    assert!(
+        Path::new(&format!("/proc/{pid}")).exists(),
+        "the engine runs"
+    );
+    view.load_cancel_flag()
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    view.wait();
+    assert!(!view.is_loading());
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "the open waited for the engine"
+    );
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "the engine {pid} was killed"
+    );
 }

@@ -32,7 +32,9 @@ fn window_on(path: &Path) -> Harness<'static, SightlineApp> {
 
 /// What the ranks panel shows of a job: each rank's number and offset, the heatmap's cells
 /// (row, iteration) with each cell's duration, and the straggler's line.
-fn shown(view: &JobView) -> (Vec<(u32, i64)>, Vec<(usize, u64, i64)>, String) {
+type Shown = (Vec<(u32, i64)>, Vec<(usize, u64, i64)>, String);
+
+fn shown(view: &JobView) -> Shown {
     let ranks = (view.ranks.iter())
         .map(|r| (r.rank.number, r.rank.offset_ns))
         .collect();

@@ -47,12 +47,12 @@ pub fn summary_ranks(
 /// the job folder (an export made from the folder above it).
 pub fn report_path(summary: &RankSummary, job_folder: &Path) -> PathBuf {
     let recorded = &summary.path;
-    if recorded.is_relative() && !recorded.exists() {
-        if let Some(beside) = job_folder.parent().map(|p| p.join(recorded)) {
-            if beside.exists() {
-                return beside;
-            }
-        }
+    let beside = job_folder.parent().map(|p| p.join(recorded));
+    if recorded.is_relative()
+        && !recorded.exists()
+        && let Some(beside) = beside.filter(|b| b.exists())
+    {
+        return beside;
     }
     recorded.clone()
 }
@@ -100,8 +100,11 @@ fn summary_trace(s: &RankSummary, found: Option<&RankIterations>, path: &Path) -
     };
     let pid = s.pid.unwrap_or(0);
     let tid = found.map_or(0, |r| r.thread);
-    let mut trace = Trace::default();
-    trace.strings = strings;
+    let mut trace = Trace {
+        strings,
+        nvtx: Arc::new(nvtx),
+        ..Trace::default()
+    };
     trace.info.path = path.display().to_string();
     trace.info.session_start_utc_ns = s.session_start_utc_ns;
     trace.info.time_range = s.own_span().unwrap_or((0, 0));
@@ -126,7 +129,6 @@ fn summary_trace(s: &RankSummary, found: Option<&RankIterations>, path: &Path) -
             }],
         }];
     }
-    trace.nvtx = Arc::new(nvtx);
     trace
 }
 

@@ -8,6 +8,10 @@
 //! A job of more than [`FULL_LOAD_MAX_RANKS`] ranks opens on its ranks' NVTX ranges alone: the
 //! ranks panel, the straggler and every rank's iterations lane come from them, and a rank's
 //! events are read when it is expanded or clicked ([`RankLoads`]).
+//!
+//! A Parquet job folder opens on the engine's summaries ([`JobView::open_parquet`]: the
+//! `sightline-engine` binary run as a child process): its ranks drawn from their iterations and
+//! phases, the engine's analysis, a rank's source report read when it is expanded or clicked.
 
 use std::path::PathBuf;
 use std::sync::Arc;
