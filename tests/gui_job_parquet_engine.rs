@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use eframe::egui::vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use sightline::analysis::ranks::{JobSummaries, StragglerThresholds, analyze_job};
 use sightline::app::SightlineApp;
 
 /// A folder laid out as a Parquet job (what the window checks before it asks the engine).
@@ -88,7 +89,50 @@ fn a_missing_or_failing_engine_or_output_not_understood_is_one_line() {
     );
     assert!(error.starts_with(&folder.display().to_string()), "{error}");
 
+    an_engine_failing_after_its_early_summaries_keeps_them(dir.path(), &folder);
     a_cancel_kills_the_engine(dir.path(), folder);
+}
+
+/// The engine fails after its early summaries (the NVTX ranges'): the ranks panel keeps them,
+/// and one line says the phases' work is missing and why.
+fn an_engine_failing_after_its_early_summaries_keeps_them(dir: &Path, folder: &Path) {
+    let reports = sightline::loader::ranks::reports_in(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jobs/straggler"),
+    )
+    .expect("the recorded job");
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let ranks = sightline::loader::ranks::load_nvtx_of_ranks(&reports, 2, &|_| {}, &never)
+        .expect("its NVTX ranges");
+    let analysis = analyze_job(&ranks, &StragglerThresholds::default());
+    let mut early = JobSummaries::of_job(&ranks, analysis);
+    early.complete = false;
+    let document = dir.join("early.json");
+    std::fs::write(&document, early.to_json().expect("json") + "\n").expect("written");
+    let engine = script(
+        dir,
+        "early-then-lost",
+        &format!(
+            "cat {}; echo 'sightline: the executor was lost' >&2; exit 1",
+            document.display()
+        ),
+    );
+    // SAFETY: as in `error_with_engine`.
+    unsafe { std::env::set_var("SIGHTLINE_ENGINE", &engine) };
+    let mut app = SightlineApp::default();
+    app.open(folder.to_path_buf());
+    let view = app.job_view_mut().expect("a job tab");
+    view.wait();
+    assert_eq!(view.error, None, "the job stays open");
+    assert_eq!(view.ranks.len(), 4);
+    assert!(view.analysis.as_ref().is_some_and(|a| a.straggler.is_ok()));
+    let why = view.engine_failed.clone().expect("the failure said");
+    assert!(why.ends_with("sightline: the executor was lost"), "{why}");
+    let mut h = Harness::builder()
+        .with_size(vec2(1600.0, 1000.0))
+        .build_ui_state(|ui, app: &mut SightlineApp| app.ui(ui), app);
+    h.run_steps(3);
+    h.get_by_label_contains("the phases' GPU work was not computed");
+    h.get_by_label_contains("Straggler: rank 2 reaches");
 }
 
 /// A cancel while the engine works kills it: the open ends at once, the engine process gone.

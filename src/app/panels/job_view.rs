@@ -151,6 +151,9 @@ pub struct JobView {
     pub align_on: (String, usize),
     pub align_on_kernel: bool,
     pub align_error: Option<String>,
+    /// The engine failed after its early summaries were shown: why (the ranks panel keeps
+    /// their answer, without the phases' GPU work).
+    pub engine_failed: Option<String>,
 }
 
 impl JobView {
@@ -274,6 +277,7 @@ impl JobView {
             align_on: (String::new(), 1),
             align_on_kernel: false,
             align_error: None,
+            engine_failed: None,
         }
     }
 
@@ -546,6 +550,8 @@ impl JobView {
             Loading::Early(_) => {}
             Loading::RangesOnly(ranks) => self.show_ranges_only(ranks),
             Loading::Summaries(summaries) => self.show_summaries(*summaries),
+            // The early summaries stay shown: only the phases' work is missing.
+            Loading::Failed(why) if !self.ranks.is_empty() => self.engine_failed = Some(why),
             Loading::Failed(why) => self.error = Some(why),
             Loading::Done(Ok(ranks)) => self.show(ranks),
             Loading::Done(Err(e)) => self.error = Some(e.to_string()),
@@ -878,7 +884,14 @@ impl JobView {
         let Some(analysis) = &self.analysis else {
             return;
         };
-        if self.parquet.is_some() && self.analysis_early {
+        if let Some(why) = &self.engine_failed {
+            ui.colored_label(
+                Color32::from_rgb(230, 110, 90),
+                format!(
+                    "From the ranks' NVTX ranges only: the phases' GPU work was not computed: {why}"
+                ),
+            );
+        } else if self.parquet.is_some() && self.analysis_early {
             ui.weak("From the ranks' NVTX ranges: the engine is still computing the phases' GPU work (what the straggler does differently comes with it).");
         } else if self.parquet.is_some() && self.unread() > 0 {
             ui.weak(format!(
