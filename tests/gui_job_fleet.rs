@@ -277,3 +277,47 @@ fn a_broken_report_fails_the_open_on_ranges_with_its_name() {
     assert!(view.ranks.is_empty());
     assert!(!view.is_loading());
 }
+
+/// A job opens on where its work is, the union of its ranks' GPU work and NVTX ranges on the
+/// job clock (`Trace::activity_span`, as a report alone opens), not on the start-up around it;
+/// a view the user moved to stays when ranks' events come in later.
+#[test]
+fn a_job_opens_on_its_work_and_keeps_the_view_moved_to() {
+    let paths = job_reports("straggler");
+    let whole = read_whole(paths.clone());
+    let work = (whole.ranks.iter())
+        .filter_map(|r| {
+            let (a, b) = r.rank.trace.activity_span()?;
+            Some((a + r.rank.offset_ns, b + r.rank.offset_ns))
+        })
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+        .expect("the job has work");
+    let (first, last) = (whole.ranks.iter())
+        .map(|r| {
+            let (a, b) = r.rank.trace.info.time_range;
+            (a + r.rank.offset_ns, b + r.rank.offset_ns)
+        })
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+        .expect("ranks");
+    assert!(first < work.0, "the sessions start before the work");
+    assert_eq!(whole.axis, (work.0 as f64, work.1 as f64));
+
+    let mut view = JobView::open_reading_at_most(paths, None, 2);
+    view.wait();
+    assert_eq!(
+        view.axis,
+        (work.0 as f64, work.1 as f64),
+        "opened on ranges alone"
+    );
+    let moved = (work.0 as f64 + 1e6, work.0 as f64 + 5e6);
+    view.set_axis(moved);
+    for i in 0..view.ranks.len() {
+        view.set_expanded(i, true);
+    }
+    view.wait_for_rank_reads();
+    assert_eq!(view.unread(), 0);
+    assert_eq!(
+        view.axis, moved,
+        "the view moved to stays ({first}..{last} is the sessions')"
+    );
+}

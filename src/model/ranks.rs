@@ -149,6 +149,17 @@ impl Ranks {
     }
 
     /// The job's span on the job clock: from the earliest event of any rank to the latest.
+    /// Where the job's work is: the union of its ranks' GPU work and NVTX ranges
+    /// ([`crate::model::Trace::activity_span`]) on the job clock; None when no rank has any.
+    pub fn activity_range(&self) -> Option<(Ns, Ns)> {
+        (self.ranks.iter())
+            .filter_map(|r| {
+                let (a, b) = r.trace.activity_span()?;
+                Some((r.to_job(a), r.to_job(b)))
+            })
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+    }
+
     pub fn time_range(&self) -> (Ns, Ns) {
         (self.ranks.iter())
             .map(|r| {

@@ -130,6 +130,9 @@ pub struct JobView {
     pub alignment: Alignment,
     /// The span every rank shows, on the job clock (ns).
     pub axis: (f64, f64),
+    /// The axis the ranks were last placed on (None before): while the axis is still that
+    /// one, the user has not moved it and a new placing may.
+    placed_axis: Option<(f64, f64)>,
     /// The event selected last, and its rank's index.
     pub selected: Option<(usize, EventRef)>,
     /// The phase the heatmap shows (`None`: the whole iteration).
@@ -267,6 +270,7 @@ impl JobView {
             ranks: Vec::new(),
             alignment: Alignment::None,
             axis: (0.0, 1.0),
+            placed_axis: None,
             selected: None,
             heatmap_phase: None,
             analysis: None,
@@ -458,8 +462,13 @@ impl JobView {
     /// rank's iterations those of `found` with its number (none where it has none).
     fn place(&mut self, ranks: Ranks, mut found: Vec<RankIterations>) {
         self.alignment = ranks.alignment;
-        let (lo, hi) = ranks.time_range();
-        self.axis = (lo as f64, hi.max(lo + 1) as f64);
+        // Open on where the job's work is, not on the start-up around it (as a report alone
+        // opens); a view the user moved to stays as ranks come in.
+        if self.placed_axis.is_none_or(|placed| placed == self.axis) {
+            let (lo, hi) = ranks.activity_range().unwrap_or_else(|| ranks.time_range());
+            self.axis = (lo as f64, hi.max(lo + 1) as f64);
+            self.placed_axis = Some(self.axis);
+        }
         let mut shown: Vec<RankView> = std::mem::take(&mut self.ranks);
         self.ranks = (ranks.ranks.into_iter())
             .map(|rank| {
