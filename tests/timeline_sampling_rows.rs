@@ -83,3 +83,42 @@ fn nsys_own_threads_get_no_rows() {
         "the program's threads keep theirs: {rows:?}"
     );
 }
+
+/// Where a report's work is (`Trace::activity_span`: what a report or a job opens on) comes
+/// from its GPU work and its program's NVTX ranges, not from the Python sampler's marks, which
+/// run from the interpreter's start (a whole recording's first mark comes seconds before its
+/// first kernel; this fixture is cut, so a copy gets one a second early): SQL over the report
+/// gives the span without them.
+#[test]
+fn the_python_samplers_marks_are_not_where_the_work_is() {
+    let dir = tempfile::TempDir::new().expect("a temporary folder");
+    let path = dir.path().join("torch_loop.sqlite");
+    std::fs::copy(common::fixture("torch_loop_py/torch_loop.sqlite"), &path).expect("copy");
+    let db = rusqlite::Connection::open(&path).expect("opens");
+    let (lo, hi): (i64, i64) = db
+        .query_row(
+            "WITH work(s, e) AS (
+               SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL
+               UNION ALL SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY
+               UNION ALL SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMSET
+               UNION ALL SELECT start, coalesce(end, start) FROM NVTX_EVENTS
+                 WHERE eventType IN (34, 59, 60) AND domainId NOT IN
+                   (SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75
+                      AND text = 'Python Periodic Sampling'))
+             SELECT min(s), max(e) FROM work",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("the work's span");
+    db.execute(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, domainId, jsonText)
+         SELECT ?1, NULL, 34, globalTid, domainId, jsonText FROM NVTX_EVENTS
+         WHERE eventType = 34 ORDER BY start LIMIT 1",
+        [lo - 1_000_000_000],
+    )
+    .expect("an early sample");
+    drop(db);
+    let trace = common::load_path(&path);
+    assert!(trace.cpu.sample_count() > 0);
+    assert_eq!(trace.activity_span(), Some((lo, hi)));
+}
