@@ -278,20 +278,19 @@ fn a_broken_report_fails_the_open_on_ranges_with_its_name() {
     assert!(!view.is_loading());
 }
 
-/// A job opens on where its work is, the union of its ranks' GPU work and NVTX ranges on the
-/// job clock (`Trace::activity_span`, as a report alone opens), not on the start-up around it;
-/// a view the user moved to stays when ranks' events come in later.
+/// A job opens on its loop, from its first iteration to its last over every rank (on the
+/// job clock), not on the start-up around it; a view the user moved to stays when ranks'
+/// events come in later.
 #[test]
 fn a_job_opens_on_its_work_and_keeps_the_view_moved_to() {
     let paths = job_reports("straggler");
     let whole = read_whole(paths.clone());
-    let work = (whole.ranks.iter())
-        .filter_map(|r| {
-            let (a, b) = r.rank.trace.activity_span()?;
-            Some((a + r.rank.offset_ns, b + r.rank.offset_ns))
-        })
+    let found = &whole.analysis.as_ref().expect("analysed").iterations.ranks;
+    let work = (found.iter())
+        .flat_map(|r| r.iterations.values())
+        .map(|it| (it.start, it.end))
         .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
-        .expect("the job has work");
+        .expect("the job has a loop");
     let (first, last) = (whole.ranks.iter())
         .map(|r| {
             let (a, b) = r.rank.trace.info.time_range;

@@ -75,6 +75,14 @@ pub enum RankEvents {
     Missing(PathBuf),
 }
 
+/// From the first iteration's start to the last one's end over every rank (the job clock).
+fn loop_span(found: &[RankIterations]) -> Option<(Ns, Ns)> {
+    (found.iter())
+        .flat_map(|r| r.iterations.values())
+        .map(|it| (it.start, it.end))
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+}
+
 /// Where a straggler's marks come from (each view replaces only its own).
 pub const OVERLAY_SOURCE: &str = "job";
 
@@ -462,10 +470,12 @@ impl JobView {
     /// rank's iterations those of `found` with its number (none where it has none).
     fn place(&mut self, ranks: Ranks, mut found: Vec<RankIterations>) {
         self.alignment = ranks.alignment;
-        // Open on where the job's work is, not on the start-up around it (as a report alone
-        // opens); a view the user moved to stays as ranks come in.
+        // Open on the job's loop where one is found, else on where its work is, not on the
+        // start-up around it (as a report alone opens); a view the user moved to stays as
+        // ranks come in.
         if self.placed_axis.is_none_or(|placed| placed == self.axis) {
-            let (lo, hi) = ranks.activity_range().unwrap_or_else(|| ranks.time_range());
+            let (lo, hi) = (loop_span(&found).or_else(|| ranks.activity_range()))
+                .unwrap_or_else(|| ranks.time_range());
             self.axis = (lo as f64, hi.max(lo + 1) as f64);
             self.placed_axis = Some(self.axis);
         }
