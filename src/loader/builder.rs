@@ -192,7 +192,15 @@ impl<'a> Builder<'a> {
             phase: "done",
             fraction: 1.0,
         });
-        self.trace.info.time_range = time_range(&self.trace).unwrap_or((0, 0));
+        // A report whose CPU samples are left for later spans them already,
+        // about (their tables' first and last rows): one of samples and no
+        // CUDA has no other time, and its axis would be 0 ns long.
+        let hint = super::cpu_sampling::time_hint(&self);
+        self.trace.info.time_range = match (time_range(&self.trace), hint) {
+            (Some((a, b)), Some((c, d))) => (a.min(c), b.max(d)),
+            (Some(r), None) | (None, Some(r)) => r,
+            (None, None) => (0, 0),
+        };
         self.trace.activity_span();
         // A growing report's snapshot reads a few rows: their buffers are
         // kept for the next one's (trimming walks every free chunk of every

@@ -23,8 +23,9 @@ use std::sync::atomic::Ordering;
 use super::apart::Apart;
 use super::builder::{Builder, Progress};
 use super::error::{LoadError, cancelled};
+use super::{CPU_SAMPLING, LoadOptions, PHASES, PhaseStep};
 use super::{cpu, python_samples, samples, sampling, sched};
-use crate::model::{CpuSampling, StrId, ThreadIdx, Trace};
+use crate::model::{CpuSampling, CpuSamplingRead, StrId, ThreadIdx, Trace};
 
 /// The tables only nsys's sampling writes: a report with one was sampled.
 const SAMPLED: [&str; 2] = ["COMPOSITE_EVENTS", "SCHED_EVENTS"];
@@ -32,10 +33,82 @@ const SAMPLED: [&str; 2] = ["COMPOSITE_EVENTS", "SCHED_EVENTS"];
 /// A part of the sampling read apart: a trace holding it, or the error.
 type Part = Apart<Result<Trace, LoadError>>;
 
+/// The tables the sampling is read from, for the progress of a later read.
+const SAMPLING_TABLES: [&str; 3] = ["COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS", "SCHED_EVENTS"];
+
+/// Whether nsys sampled the report.
+fn sampled(b: &Builder) -> bool {
+    SAMPLED.iter().any(|t| b.report.has_table(t))
+}
+
+/// Where the sampling of a report whose load left it lies, about: its
+/// tables' first and last rows ([`super::db::Report::time_hint`]); None for
+/// any other (its sampling, if any, is in the trace).
+pub(super) fn time_hint(b: &Builder) -> Option<(i64, i64)> {
+    if !b.trace.cpu_sampling_not_read() {
+        return None;
+    }
+    (SAMPLED.iter())
+        .filter_map(|t| b.report.time_hint(t))
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+}
+
+/// The phases of a load that reads what `options` ask, the sampling's
+/// reading started where it is read (see the module), and what the trace
+/// will say of it ([`CpuSamplingRead`]). A sampled report loaded without
+/// it has no sampling phase; one nsys did not sample keeps the phase (it
+/// reads any Python samples, and costs nothing else).
+pub(super) fn plan(b: &mut Builder, options: LoadOptions) -> Vec<PhaseStep> {
+    let sampled = sampled(b);
+    b.trace.info.cpu_sampling = match (sampled, options.cpu_sampling) {
+        (false, _) => CpuSamplingRead::NotRecorded,
+        (true, true) => CpuSamplingRead::Read,
+        (true, false) => CpuSamplingRead::NotRead,
+    };
+    if sampled && !options.cpu_sampling {
+        return (PHASES.iter())
+            .filter(|(_, _, adds)| *adds != CPU_SAMPLING)
+            .copied()
+            .collect();
+    }
+    start(b);
+    PHASES.to_vec()
+}
+
+/// The sampling of `loaded` (a load without it) read now, into a trace
+/// sharing `loaded`'s event tables: `b` is a builder of the same report.
+/// The sampling's threads and names are adopted after the ones the load
+/// made, as the load's last phase would have: the trace is the one a load
+/// with the sampling gives.
+pub(super) fn read_later(mut b: Builder, loaded: &Trace) -> Result<Trace, LoadError> {
+    b.phase = "reading CPU samples…";
+    b.trace = loaded.share(Vec::new());
+    b.rows_total = (SAMPLING_TABLES.iter())
+        .map(|t| b.report.estimated_rows(t))
+        .sum::<u64>()
+        .max(1);
+    b.report_progress(true);
+    // The maps from nsys's ids to the load's: its names read again (the
+    // same ids: they were the load's first), its threads and processes.
+    let said = b.trace.warnings.len();
+    cpu::read_names(&mut b).map_err(|e| b.error(&e))?;
+    b.trace.warnings.truncate(said);
+    for (i, thread) in b.trace.threads.iter().enumerate() {
+        b.threads_by_tid.insert(thread.global_tid, i as ThreadIdx);
+    }
+    for (i, process) in b.trace.processes.iter().enumerate() {
+        b.processes_by_pid.insert(process.pid, i);
+    }
+    start(&mut b);
+    read_cpu_sampling(&mut b).map_err(|e| b.error(&e))?;
+    b.trace.info.cpu_sampling = CpuSamplingRead::Read;
+    Ok(b.finish())
+}
+
 /// Starts reading the sampling tables of a sampled report on threads of
 /// their own (see the module); nothing for any other.
 pub(super) fn start(b: &mut Builder) {
-    if b.report.live || !SAMPLED.iter().any(|t| b.report.has_table(t)) {
+    if b.report.live || !sampled(b) {
         return;
     }
     b.samples_apart = spawn_part(b, "sightline-samples", read_samples_apart);
