@@ -275,6 +275,95 @@ mod tests {
         ] {
             let apart = load_fixture(name);
             let here = load_in_phases(name);
+            assert_same_sampling(name, &apart, &here);
+        }
+    }
+
+    /// A load without the sampling, then the sampling read for it, gives
+    /// what one whole load gives: the sampling (threads, names, frames,
+    /// stacks, switches), the threads and processes the sampling alone
+    /// names, the warnings, the time axis; the events shared, not copied.
+    #[test]
+    fn sampling_read_later_is_what_one_whole_load_reads() {
+        use super::super::{LoadOptions, load_with, read_cpu_sampling};
+        use crate::model::CpuSamplingRead;
+        for name in [
+            "torch_loop_py/torch_loop.sqlite",
+            "torch_loop/torch_loop.sqlite",
+            "cpu_only/cpu_only.sqlite",
+            "cpu_only_py/cpu_only.sqlite",
+            "native_burn/native_burn.sqlite",
+            "fuser_like/fuser_like.sqlite",
+            "streams.sqlite",
+        ] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures")
+                .join(name);
+            let never = AtomicBool::new(false);
+            let whole = load_fixture(name);
+            let without = load_with(
+                &path,
+                LoadOptions::WITHOUT_CPU_SAMPLING,
+                &mut |_| {},
+                &never,
+            )
+            .expect("load without the sampling");
+            assert_eq!(whole.info.cpu_sampling, CpuSamplingRead::Read, "{name}");
+            assert_eq!(
+                without.info.cpu_sampling,
+                CpuSamplingRead::NotRead,
+                "{name}"
+            );
+            assert_eq!(
+                without.cpu.sample_count() + without.cpu.sched.len(),
+                0,
+                "{name}"
+            );
+            let mut phases = Vec::new();
+            let later = read_cpu_sampling(&path, &without, &mut |p| phases.push(p), &never)
+                .expect("the sampling read later");
+            assert!(!phases.is_empty(), "{name}: progress");
+            assert_eq!(later.info.cpu_sampling, CpuSamplingRead::Read, "{name}");
+            assert!(later.is_complete(), "{name}");
+            assert!(
+                Arc::ptr_eq(&later.cuda_api, &without.cuda_api),
+                "{name}: shared"
+            );
+            assert!(Arc::ptr_eq(&later.nvtx, &without.nvtx), "{name}: shared");
+            assert_same_sampling(name, &later, &whole);
+            let threads = |t: &Trace| {
+                (t.threads.iter())
+                    .map(|t| (t.global_tid, t.name.clone(), t.process, t.priority))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(threads(&later), threads(&whole), "{name}");
+            let processes = |t: &Trace| {
+                (t.processes.iter())
+                    .map(|p| (p.pid, p.name.clone(), p.threads.clone()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(processes(&later), processes(&whole), "{name}");
+            assert_eq!(later.info.time_range, whole.info.time_range, "{name}");
+            assert_eq!(later.event_count(), whole.event_count(), "{name}");
+        }
+    }
+
+    /// A report nsys did not sample says so, loaded with or without.
+    #[test]
+    fn a_report_without_sampling_says_nsys_did_not_sample() {
+        use super::super::{LoadOptions, load_with};
+        use crate::model::CpuSamplingRead;
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sync_timing.sqlite");
+        for options in [LoadOptions::WHOLE, LoadOptions::WITHOUT_CPU_SAMPLING] {
+            let trace =
+                load_with(&path, options, &mut |_| {}, &AtomicBool::new(false)).expect("load");
+            assert_eq!(trace.info.cpu_sampling, CpuSamplingRead::NotRecorded);
+        }
+    }
+
+    /// `a` and `b` hold the same sampling, names and warnings.
+    fn assert_same_sampling(name: &str, apart: &Trace, here: &Trace) {
+        {
             let (a, h) = (&apart.cpu, &here.cpu);
             assert!(!h.threads.is_empty() && !h.sched.is_empty(), "{name}");
             assert_eq!(a.frames, h.frames, "{name}");
@@ -290,24 +379,16 @@ mod tests {
                 );
                 assert_eq!(x.stacks, y.stacks, "{name}");
             }
-            assert_eq!(switches(&apart), switches(&here), "{name}");
+            assert_eq!(switches(apart), switches(here), "{name}");
             let tids = |t: &Trace| t.threads.iter().map(|t| t.global_tid).collect::<Vec<_>>();
-            assert_eq!(
-                tids(&apart),
-                tids(&here),
-                "{name}: threads in the same order"
-            );
+            assert_eq!(tids(apart), tids(here), "{name}: threads in the same order");
             let names = |t: &Trace| {
                 t.strings
                     .iter()
                     .map(|(_, s)| s.to_string())
                     .collect::<Vec<_>>()
             };
-            assert_eq!(
-                names(&apart),
-                names(&here),
-                "{name}: names in the same order"
-            );
+            assert_eq!(names(apart), names(here), "{name}: names in the same order");
             assert_eq!(apart.warnings, here.warnings, "{name}");
         }
     }
