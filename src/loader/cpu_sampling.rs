@@ -81,7 +81,7 @@ pub(super) fn plan(b: &mut Builder, options: LoadOptions) -> Vec<PhaseStep> {
 /// made, as the load's last phase would have: the trace is the one a load
 /// with the sampling gives.
 pub(super) fn read_later(mut b: Builder, loaded: &Trace) -> Result<Trace, LoadError> {
-    b.phase = "reading CPU samples…";
+    b.phase = super::READING_CPU_SAMPLES;
     b.trace = loaded.share(Vec::new());
     b.rows_total = (SAMPLING_TABLES.iter())
         .map(|t| b.report.estimated_rows(t))

@@ -511,6 +511,9 @@ pub const GPU_ROWS: &str = "GPU rows";
 /// scheduling are read (the load's last phase, or [`read_cpu_sampling`]).
 pub const CPU_SAMPLING: &str = "CPU samples and scheduling";
 
+/// What the views that show them say while they are read.
+pub const READING_CPU_SAMPLES: &str = "reading CPU samples…";
+
 /// The first phase: names, threads' names, GPUs, and a first guess at the
 /// time axis, so that the first snapshot can draw one.
 fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {

@@ -8,11 +8,8 @@
 use std::sync::Arc;
 
 use super::{Document, Loading};
-use crate::loader::{CPU_SAMPLING, LoadError, LoadJob, Problem, Progress};
+use crate::loader::{CPU_SAMPLING, LoadError, LoadJob, Problem, Progress, READING_CPU_SAMPLES};
 use crate::model::Trace;
-
-/// What the progress line says while they are read.
-pub const READING_CPU_SAMPLES: &str = "reading CPU samples…";
 
 /// `trace` (a whole load) as the window shows it until its CPU samples are in: listing them
 /// as still to come where its load left them (the views and the findings then wait as they

@@ -18,6 +18,7 @@ use crate::analysis::cpu_profile::{
 use crate::app::job::Job;
 use crate::app::state::selection::FollowsRange;
 use crate::app::widgets::format;
+use crate::loader::{CPU_SAMPLING, READING_CPU_SAMPLES};
 use crate::model::{FrameKind, TimeRange, Trace};
 
 /// The panel's heading, also its accessible name.
@@ -48,15 +49,22 @@ pub struct CpuProfilePanel {
     asked: Option<TimeRange>,
     /// The flame node clicked last (its stack is shown).
     pub selected_node: Option<u32>,
+    /// The report's samples are still being read: the range asked waits for them.
+    pub reading_samples: bool,
 }
 
 /// The panel follows the document's selected range: each new range's profile is taken on a
 /// worker (the one before cancelled); no range, or a report without samples, drops it.
 impl FollowsRange for CpuProfilePanel {
     fn range_changed(&mut self, trace: &Arc<Trace>, range: Option<TimeRange>) {
+        let reading = trace.info.still_loading.contains(&CPU_SAMPLING);
+        self.clear();
+        self.reading_samples = reading && range.is_some();
         match range.filter(|_| trace.cpu.sample_count() > 0) {
-            Some(r) => self.request(trace.clone(), r),
-            None => self.clear(),
+            Some(r) if !reading => self.request(trace.clone(), r),
+            // Asked again once the samples are in (the document passes the trace with them).
+            _ if self.reading_samples => self.asked = range,
+            _ => {}
         }
     }
 }
@@ -164,6 +172,15 @@ impl CpuProfilePanel {
         if self.is_pending() {
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(50));
+        }
+        if self.reading_samples {
+            ui.horizontal(|ui| {
+                ui.strong(TITLE);
+                ui.spinner();
+                ui.weak(READING_CPU_SAMPLES);
+            });
+            ui.allocate_space(ui.available_size());
+            return;
         }
         let Some(p) = self
             .profile

@@ -273,6 +273,23 @@ pub fn build(trace: &Trace) -> Vec<Row> {
             thread_rows(trace, &mut rows, ph, t, complete);
         }
     }
+    // The CPU samples and scheduling still being read (the window reads them after the rest):
+    // said where their rows will come, under the processes. A report of samples alone has no
+    // other row yet.
+    if trace
+        .info
+        .still_loading
+        .contains(&crate::loader::CPU_SAMPLING)
+    {
+        let reading = header(
+            &mut rows,
+            format!("CPU rows · {}", crate::loader::READING_CPU_SAMPLES),
+            "cpu-reading".into(),
+            0,
+            None,
+        );
+        placeholders.push(reading);
+    }
     let mut listed = vec![false; trace.streams.len()];
     for g in &trace.gpus {
         let name = if g.name.is_empty() { "GPU" } else { &g.name };
