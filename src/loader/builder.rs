@@ -65,6 +65,8 @@ pub(crate) struct Builder<'a> {
     /// since the load began (`cpu_sampling`), each as a trace of its own.
     pub(super) samples_apart: Option<Apart<Result<Trace, LoadError>>>,
     pub(super) sched_apart: Option<Apart<Result<Trace, LoadError>>>,
+    /// How far those are.
+    pub(super) parts_progress: super::cpu_sampling::PartsProgress,
 }
 
 impl<'a> Builder<'a> {
@@ -107,6 +109,7 @@ impl<'a> Builder<'a> {
             carry: None,
             samples_apart: None,
             sched_apart: None,
+            parts_progress: Default::default(),
         }
     }
 

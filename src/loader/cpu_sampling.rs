@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::apart::Apart;
 use super::builder::{Builder, Progress};
@@ -32,6 +32,23 @@ const SAMPLED: [&str; 2] = ["COMPOSITE_EVENTS", "SCHED_EVENTS"];
 
 /// A part of the sampling read apart: a trace holding it, or the error.
 type Part = Apart<Result<Trace, LoadError>>;
+
+/// How far the parts read apart are: each part's rows and the fraction of
+/// them read (an `f32`'s bits), and whether it is the progress said (a
+/// later reading of the sampling, which reads nothing else).
+#[derive(Default)]
+pub(crate) struct PartsProgress(Vec<(u64, Arc<AtomicU32>)>, bool);
+
+impl PartsProgress {
+    /// The share of all the parts' rows read.
+    fn fraction(&self) -> f32 {
+        let total: u64 = self.0.iter().map(|(rows, _)| rows).sum();
+        let read: f64 = (self.0.iter())
+            .map(|(rows, f)| *rows as f64 * f32::from_bits(f.load(Ordering::Relaxed)) as f64)
+            .sum();
+        (read / total.max(1) as f64).min(1.0) as f32
+    }
+}
 
 /// The tables the sampling is read from, for the progress of a later read.
 const SAMPLING_TABLES: [&str; 3] = ["COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS", "SCHED_EVENTS"];
@@ -100,6 +117,8 @@ pub(super) fn read_later(mut b: Builder, loaded: &Trace) -> Result<Trace, LoadEr
         b.processes_by_pid.insert(process.pid, i);
     }
     start(&mut b);
+    // The parts' progress is this reading's.
+    b.parts_progress.1 = true;
     read_cpu_sampling(&mut b).map_err(|e| b.error(&e))?;
     b.trace.info.cpu_sampling = CpuSamplingRead::Read;
     Ok(b.finish())
@@ -111,8 +130,9 @@ pub(super) fn start(b: &mut Builder) {
     if b.report.live || !sampled(b) {
         return;
     }
-    b.samples_apart = spawn_part(b, "sightline-samples", read_samples_apart);
-    b.sched_apart = spawn_part(b, "sightline-sched", |b| {
+    let samples = ["COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS"];
+    b.samples_apart = spawn_part(b, "sightline-samples", &samples, read_samples_apart);
+    b.sched_apart = spawn_part(b, "sightline-sched", &["SCHED_EVENTS"], |b| {
         b.trace.cpu = Arc::new(CpuSampling {
             sched: sched::read_sched(b)?,
             ..CpuSampling::default()
@@ -124,16 +144,23 @@ pub(super) fn start(b: &mut Builder) {
 /// Runs `read` on a thread of its own, into a builder of its own on a
 /// connection of its own; None where either could not be made (the phase
 /// then reads it, and says what is wrong).
+/// Its progress, of the rows of `tables`, is kept in the load's
+/// [`PartsProgress`].
 fn spawn_part(
-    b: &Builder,
+    b: &mut Builder,
     name: &str,
+    tables: &[&str],
     read: fn(&mut Builder) -> rusqlite::Result<()>,
 ) -> Option<Part> {
     let report = b.report.reopen(&b.source).ok()?;
     let (path, source) = (b.path.clone(), b.source.clone());
+    let rows: u64 = tables.iter().map(|t| report.estimated_rows(t)).sum();
+    let fraction = Arc::new(AtomicU32::new(0));
+    b.parts_progress.0.push((rows, fraction.clone()));
     Apart::spawn(name, move |stop| {
-        let mut quiet = |_: Progress| {};
-        let mut b = Builder::new(&path, report, &mut quiet, stop);
+        let mut told = |p: Progress| fraction.store(p.fraction.to_bits(), Ordering::Relaxed);
+        let mut b = Builder::new(&path, report, &mut told, stop);
+        b.rows_total = rows.max(1);
         b.source = source;
         read(&mut b).map_err(|e| b.error(&e))?;
         Ok(std::mem::take(&mut b.trace))
@@ -175,7 +202,15 @@ fn waited(b: &mut Builder, part: Option<Part>) -> rusqlite::Result<Option<Trace>
         return Ok(None);
     };
     let read = part.wait(|| {
-        b.report_progress(false);
+        if b.parts_progress.1 {
+            let fraction = b.parts_progress.fraction();
+            (b.on_progress)(Progress {
+                phase: b.phase,
+                fraction,
+            });
+        } else {
+            b.report_progress(false);
+        }
         !b.cancel.load(Ordering::Relaxed)
     });
     if b.cancel.load(Ordering::Relaxed) {
