@@ -151,7 +151,8 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
         Err(message) => return usage_error("analyze", &message),
     };
     if is_job(&options.files) {
-        let job = match load_job(&options.files, options.quiet, options.align_on.as_ref()) {
+        let (files, on) = (&options.files, options.align_on.as_ref());
+        let job = match load_job(files, LoadOptions::WHOLE, options.quiet, on) {
             Ok(job) => job,
             Err(code) => return code,
         };

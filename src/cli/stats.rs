@@ -168,8 +168,15 @@ pub fn main(args: StatsArgs) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error("stats", &message),
     };
+    // The CPU samples only for the reports made of them.
+    let reads = if options.reports.iter().any(|r| r.reads_cpu_samples()) {
+        LoadOptions::WHOLE
+    } else {
+        LoadOptions::WITHOUT_CPU_SAMPLING
+    };
     if is_job(&options.files) {
-        let job = match load_job(&options.files, options.quiet, options.align_on.as_ref()) {
+        let (files, on) = (&options.files, options.align_on.as_ref());
+        let job = match load_job(files, reads, options.quiet, on) {
             Ok(job) => job,
             Err(code) => return code,
         };
@@ -185,12 +192,6 @@ pub fn main(args: StatsArgs) -> ExitCode {
     }
     let Some(file) = options.files.first() else {
         return usage_error("stats", "no report given");
-    };
-    // The CPU samples only for the reports made of them.
-    let reads = if options.reports.iter().any(|r| r.reads_cpu_samples()) {
-        LoadOptions::WHOLE
-    } else {
-        LoadOptions::WITHOUT_CPU_SAMPLING
     };
     let trace = match load_or_report(file, reads, options.quiet) {
         Ok(trace) => trace,
