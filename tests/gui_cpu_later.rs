@@ -58,7 +58,8 @@ fn samples_in(h: &Harness<'_, SightlineApp>) -> bool {
 fn sampled_threads(whole: &Trace) -> Vec<String> {
     let cuda = !whole.cuda_api.spans.is_empty();
     let mut tids: Vec<String> = (whole.cpu.threads.iter())
-        .filter(|s| !s.is_empty() && !(cuda && whole.threads[s.thread as usize].is_empty()))
+        .filter(|s| !s.is_empty())
+        .filter(|s| !cuda || !whole.threads[s.thread as usize].is_empty())
         .map(|s| format!("[{}]", whole.threads[s.thread as usize].tid))
         .collect();
     tids.dedup();
