@@ -156,3 +156,46 @@ fn an_opened_report_gets_its_samples_by_itself() {
     assert!(shows(&h, "CPU samples ("), "sample rows");
     assert!(!shows(&h, READING_CPU_SAMPLES));
 }
+
+/// Samples that cannot be read (the switches' table damaged) leave the report open, whole
+/// otherwise (its findings run), and say why.
+#[test]
+fn samples_that_cannot_be_read_leave_the_report_open() {
+    let dir = tempfile::TempDir::new().expect("a temporary folder");
+    let path = dir.path().join("torch_loop.sqlite");
+    std::fs::copy(fixture("torch_loop_py/torch_loop.sqlite"), &path).expect("copy");
+    let (page, size) = {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        let page: i64 = conn
+            .query_row(
+                "SELECT rootpage FROM sqlite_master WHERE name = 'SCHED_EVENTS'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("switches");
+        let size: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .expect("page size");
+        (page as u64, size as u64)
+    };
+    let mut bytes = std::fs::read(&path).expect("read");
+    let at = ((page - 1) * size) as usize;
+    bytes[at..at + size as usize].fill(0xA5);
+    std::fs::write(&path, bytes).expect("garbled");
+
+    let mut h = empty_window();
+    h.state_mut().open(path);
+    let settled = |h: &Harness<'_, SightlineApp>| {
+        h.state()
+            .doc()
+            .is_some_and(|d| !d.is_loading() && d.trace.is_complete())
+    };
+    assert!(step_until(&mut h, PATIENCE, settled), "the report is open");
+    h.run_steps(2);
+    assert!(shows(&h, "CPU samples not read"), "said why");
+    assert!(!shows(&h, READING_CPU_SAMPLES));
+    let doc = h.state_mut().doc_mut().expect("still open");
+    assert_eq!(doc.trace.info.cpu_sampling, CpuSamplingRead::NotRead);
+    doc.wait_for_findings();
+    assert!(!doc.findings.is_pending(), "its findings ran");
+}

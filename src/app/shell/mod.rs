@@ -541,6 +541,11 @@ impl SightlineApp {
             self.error = Some("the report is still being read: save it once it is whole".into());
             return;
         }
+        // Nor a report whose CPU samples could not be read (the copy would lack them).
+        if doc.trace.cpu_sampling_not_read() {
+            self.error = Some("the report's CPU samples could not be read: not saved".into());
+            return;
+        }
         let started = self.saving.start("sightline-save", None, move |_| {
             let result = match report {
                 Some(live) => live
