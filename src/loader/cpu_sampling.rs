@@ -15,6 +15,13 @@
 //! the order the phase would have made them in: the result is the one
 //! reading them in the phase gives. A live report (read in one transaction
 //! on one connection) or one nsys did not sample is read in the phase.
+//!
+//! A load may leave them ([`super::LoadOptions`]: decoding them costs as
+//! much again as the rest of a sampled report): it has no such phase and
+//! the trace says so ([`CpuSamplingRead::NotRead`]); [`read_later`] then
+//! reads them for that trace with the same two threads and the same
+//! adoption, after the threads and names the load made, which is where the
+//! phase would have put them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,7 +30,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::apart::Apart;
 use super::builder::{Builder, Progress};
 use super::error::{LoadError, cancelled};
-use super::{CPU_SAMPLING, LoadOptions, PHASES, PhaseStep};
 use super::{cpu, python_samples, samples, sampling, sched};
 use crate::model::{CpuSampling, CpuSamplingRead, StrId, ThreadIdx, Trace};
 
@@ -33,63 +39,20 @@ const SAMPLED: [&str; 2] = ["COMPOSITE_EVENTS", "SCHED_EVENTS"];
 /// A part of the sampling read apart: a trace holding it, or the error.
 type Part = Apart<Result<Trace, LoadError>>;
 
-/// How far the parts read apart are: each part's rows and the fraction of
-/// them read (an `f32`'s bits), and whether it is the progress said (a
-/// later reading of the sampling, which reads nothing else).
-#[derive(Default)]
-pub(crate) struct PartsProgress(Vec<(u64, Arc<AtomicU32>)>, bool);
-
-impl PartsProgress {
-    /// The share of all the parts' rows read.
-    fn fraction(&self) -> f32 {
-        let total: u64 = self.0.iter().map(|(rows, _)| rows).sum();
-        let read: f64 = (self.0.iter())
-            .map(|(rows, f)| *rows as f64 * f32::from_bits(f.load(Ordering::Relaxed)) as f64)
-            .sum();
-        (read / total.max(1) as f64).min(1.0) as f32
-    }
-}
-
 /// The tables the sampling is read from, for the progress of a later read.
 const SAMPLING_TABLES: [&str; 3] = ["COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS", "SCHED_EVENTS"];
 
 /// Whether nsys sampled the report.
-fn sampled(b: &Builder) -> bool {
+pub(super) fn sampled(b: &Builder) -> bool {
     SAMPLED.iter().any(|t| b.report.has_table(t))
 }
 
-/// Where the sampling of a report whose load left it lies, about: its
-/// tables' first and last rows ([`super::db::Report::time_hint`]); None for
-/// any other (its sampling, if any, is in the trace).
+/// Where the sampling of a report lies, about: its tables' first and last
+/// rows ([`super::db::Report::time_hint`]).
 pub(super) fn time_hint(b: &Builder) -> Option<(i64, i64)> {
-    if !b.trace.cpu_sampling_not_read() {
-        return None;
-    }
     (SAMPLED.iter())
         .filter_map(|t| b.report.time_hint(t))
         .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
-}
-
-/// The phases of a load that reads what `options` ask, the sampling's
-/// reading started where it is read (see the module), and what the trace
-/// will say of it ([`CpuSamplingRead`]). A sampled report loaded without
-/// it has no sampling phase; one nsys did not sample keeps the phase (it
-/// reads any Python samples, and costs nothing else).
-pub(super) fn plan(b: &mut Builder, options: LoadOptions) -> Vec<PhaseStep> {
-    let sampled = sampled(b);
-    b.trace.info.cpu_sampling = match (sampled, options.cpu_sampling) {
-        (false, _) => CpuSamplingRead::NotRecorded,
-        (true, true) => CpuSamplingRead::Read,
-        (true, false) => CpuSamplingRead::NotRead,
-    };
-    if sampled && !options.cpu_sampling {
-        return (PHASES.iter())
-            .filter(|(_, _, adds)| *adds != CPU_SAMPLING)
-            .copied()
-            .collect();
-    }
-    start(b);
-    PHASES.to_vec()
 }
 
 /// The sampling of `loaded` (a load without it) read now, into a trace
@@ -98,7 +61,6 @@ pub(super) fn plan(b: &mut Builder, options: LoadOptions) -> Vec<PhaseStep> {
 /// made, as the load's last phase would have: the trace is the one a load
 /// with the sampling gives.
 pub(super) fn read_later(mut b: Builder, loaded: &Trace) -> Result<Trace, LoadError> {
-    b.phase = super::READING_CPU_SAMPLES;
     b.trace = loaded.share(Vec::new());
     b.rows_total = (SAMPLING_TABLES.iter())
         .map(|t| b.report.estimated_rows(t))
@@ -145,7 +107,7 @@ pub(super) fn start(b: &mut Builder) {
 /// connection of its own; None where either could not be made (the phase
 /// then reads it, and says what is wrong).
 /// Its progress, of the rows of `tables`, is kept in the load's
-/// [`PartsProgress`].
+/// [`super::apart::PartsProgress`].
 fn spawn_part(
     b: &mut Builder,
     name: &str,

@@ -43,7 +43,7 @@ pub use error::{LoadError, Problem};
 pub(crate) use snapshot::companion;
 
 use crate::job::Job;
-use crate::model::Trace;
+use crate::model::{CpuSamplingRead, Trace};
 pub use builder::Progress;
 use builder::{Builder, EVENT_TABLES};
 pub use carry::Carry;
@@ -181,6 +181,7 @@ pub fn read_cpu_sampling(
     })?;
     let mut builder = Builder::new(path, report, on_progress, cancel);
     builder.source = source.read_from.clone();
+    builder.phase = READING_CPU_SAMPLES;
     cpu_sampling::read_later(builder, trace)
 }
 
@@ -444,7 +445,7 @@ fn build(
     }
     // A sampled report's sampling tables are read meanwhile (read last), or
     // not at all.
-    let phases = cpu_sampling::plan(&mut builder, options);
+    let phases = plan(&mut builder, options);
     let mut times = PhaseTimes::default();
     for (i, &(phase, run, _)) in phases.iter().enumerate() {
         let t0 = Instant::now();
@@ -465,6 +466,30 @@ fn build(
     }
     let trace = builder.finish();
     Ok((trace, times))
+}
+
+/// The phases of a load that reads what `options` ask, the sampling's
+/// reading started where it is read (see the module), and what the trace
+/// will say of it ([`CpuSamplingRead`]). A sampled report loaded without
+/// it has no sampling phase; one nsys did not sample keeps the phase (it
+/// reads any Python samples, and costs nothing else).
+fn plan(b: &mut Builder, options: LoadOptions) -> Vec<PhaseStep> {
+    let sampled = cpu_sampling::sampled(b);
+    b.trace.info.cpu_sampling = match (sampled, options.cpu_sampling) {
+        (false, _) => CpuSamplingRead::NotRecorded,
+        (true, true) => CpuSamplingRead::Read,
+        (true, false) => CpuSamplingRead::NotRead,
+    };
+    if sampled && !options.cpu_sampling {
+        // Where they lie, about: a report of samples alone has no other time.
+        b.axis_of_unread = cpu_sampling::time_hint(b);
+        return (PHASES.iter())
+            .filter(|(_, _, adds)| *adds != CPU_SAMPLING)
+            .copied()
+            .collect();
+    }
+    cpu_sampling::start(b);
+    PHASES.to_vec()
 }
 
 /// One step of a load.
