@@ -539,6 +539,14 @@ pub const CPU_SAMPLING: &str = "CPU samples and scheduling";
 /// What the views that show them say while they are read.
 pub const READING_CPU_SAMPLES: &str = "reading CPU samples…";
 
+/// Whether `trace` (a snapshot of a load, or a load that left them) has CPU
+/// samples and scheduling still to come: listed as still to come, in a
+/// report nsys sampled.
+pub fn cpu_samples_to_come(trace: &Trace) -> bool {
+    trace.info.still_loading.contains(&CPU_SAMPLING)
+        && trace.info.cpu_sampling != CpuSamplingRead::NotRecorded
+}
+
 /// The first phase: names, threads' names, GPUs, and a first guess at the
 /// time axis, so that the first snapshot can draw one.
 fn read_layout(b: &mut Builder) -> rusqlite::Result<()> {

@@ -52,7 +52,7 @@ impl Document {
 
     /// Whether the trace shown waits for its CPU samples (being read, or to be).
     pub fn awaits_cpu_samples(&self) -> bool {
-        self.trace.cpu_sampling_not_read() && self.trace.info.still_loading.contains(&CPU_SAMPLING)
+        self.trace.cpu_sampling_not_read() && crate::loader::cpu_samples_to_come(&self.trace)
     }
 
     /// Whether the document's background reading is its CPU samples' (not a load's).

@@ -18,7 +18,7 @@ use crate::analysis::cpu_profile::{
 use crate::app::job::Job;
 use crate::app::state::selection::FollowsRange;
 use crate::app::widgets::format;
-use crate::loader::{CPU_SAMPLING, READING_CPU_SAMPLES};
+use crate::loader::{READING_CPU_SAMPLES, cpu_samples_to_come};
 use crate::model::{FrameKind, TimeRange, Trace};
 
 /// The panel's heading, also its accessible name.
@@ -57,7 +57,7 @@ pub struct CpuProfilePanel {
 /// worker (the one before cancelled); no range, or a report without samples, drops it.
 impl FollowsRange for CpuProfilePanel {
     fn range_changed(&mut self, trace: &Arc<Trace>, range: Option<TimeRange>) {
-        let reading = trace.info.still_loading.contains(&CPU_SAMPLING);
+        let reading = cpu_samples_to_come(trace);
         self.clear();
         self.reading_samples = reading && range.is_some();
         match range.filter(|_| trace.cpu.sample_count() > 0) {

@@ -628,6 +628,8 @@ impl SightlineApp {
                 Some((Ok(trace), attempt)) => {
                     let trace = crate::app::document::cpu_samples::awaiting_cpu_samples(trace);
                     self.finish_load(i, Arc::new(trace), attempt);
+                    // Its CPU samples may be read next.
+                    running |= self.tabs[i].is_loading();
                     i += 1;
                 }
                 Some((Err(e), _)) if self.reads_cpu_samples(i) => {

@@ -276,11 +276,7 @@ pub fn build(trace: &Trace) -> Vec<Row> {
     // The CPU samples and scheduling still being read (the window reads them after the rest):
     // said where their rows will come, under the processes. A report of samples alone has no
     // other row yet.
-    if trace
-        .info
-        .still_loading
-        .contains(&crate::loader::CPU_SAMPLING)
-    {
+    if crate::loader::cpu_samples_to_come(trace) {
         let reading = header(
             &mut rows,
             format!("CPU rows · {}", crate::loader::READING_CPU_SAMPLES),
