@@ -6,11 +6,12 @@
 //! rank's report loaded alone in the same process.
 //!
 //! `SIGHTLINE_BENCH_JOB=DIR cargo bench --bench fleet` (DIR: a folder of rank reports, e.g.
-//! `sightline synth --from R.sqlite --ranks 256 --output DIR`); `SIGHTLINE_BENCH_FRAMES` frames
-//! per view (60).
+//! `sightline synth --from R.sqlite --ranks 256 --output DIR`, or their Parquet export, which
+//! opens on the engine's summaries: `sightline-engine` beside the bench, built with
+//! `cargo build --release -p sightline-engine`); `SIGHTLINE_BENCH_FRAMES` frames per view (60).
 
 mod support;
-use support::{frame, heap_in_use, moved_axis, stats, status_kb};
+use support::{children_peak_kb, frame, heap_in_use, moved_axis, stats, status_kb};
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -69,6 +70,13 @@ fn main() {
         status_kb("VmHWM:") / 1024,
         heap_in_use() / (1 << 20)
     );
+    // A Parquet job folder is opened on the engine's summaries, computed in a child process.
+    if view.parquet.is_some() {
+        println!(
+            "the engine (sightline-engine summaries, a child process): peak resident {} MB",
+            children_peak_kb() / 1024
+        );
+    }
 
     let opened_on = app.job_view().expect("job").axis;
     collapsed_frames(&ctx, &mut app, &mut t, frames, opened_on);

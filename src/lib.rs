@@ -15,6 +15,7 @@ pub mod annotations;
 pub mod app;
 pub mod capture;
 pub mod cli;
+pub mod engine_process;
 pub mod files;
 pub mod job;
 pub mod lessons;

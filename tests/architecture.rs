@@ -6,7 +6,8 @@
 //!   ← job                    the one background-job type
 //!   ← model                  the trace model
 //!   ← synth                  the nsys schema, written (reports made, captures saved)
-//!   ← loader, annotations    sources: an nsys report read; the notes beside it
+//!   ← loader, annotations,   sources: an nsys report read; the notes beside it; the engine
+//!     engine_process         (sightline-engine) run as a child process
 //!   ← capture                a live source (writes with synth, reads snapshots with loader)
 //!   ← analysis               summaries, reports, findings
 //!   ← lessons
@@ -582,7 +583,7 @@ fn layer(module: &[String]) -> Option<(usize, &str)> {
         "job" => 1,
         "model" => 2,
         "synth" => 3,
-        "loader" | "annotations" => 4,
+        "loader" | "annotations" | "engine_process" => 4,
         "capture" => 5,
         "analysis" => 6,
         "lessons" => 7,

@@ -1,5 +1,5 @@
 //! `range-ends-before-gpu-work` warns only where a range is used as a timer:
-//! its name says so, it records CUDA events, or a sync in it waits for part of
+//! its name says so, it records CUDA events around its work, or a sync in it waits for part of
 //! its own work. A phase of a loop iteration that waits for its work as a
 //! whole (a training step ending with `loss.item()`) gets nothing; any other
 //! range that ends before its work at most an info note. On copies of the
@@ -130,18 +130,19 @@ fn phases_whose_step_does_not_wait_get_at_most_a_note() {
     }
 }
 
-/// A phase that records CUDA events times with them: it warns, the others
-/// of the loop do not.
+/// A phase that records CUDA events around its work (a start event before its first launch,
+/// a stop event after its last) times with them: it warns, the others of the loop do not.
 #[test]
-fn a_phase_that_records_events_is_a_timer() {
+fn a_phase_that_records_events_around_its_work_is_a_timer() {
     let mut target = 0;
     let trace = edited(|conn, trace| {
         let forward = ranges(trace, "forward")[2];
         target = forward.0;
-        let (start, end, tid) = calls_in(conn, forward.0, forward.1)[0];
-        // Just before its first launch.
-        add_call(conn, "cudaEventRecord_v3020", start - 300, start - 200, tid);
-        let _ = end;
+        let calls = calls_in(conn, forward.0, forward.1);
+        let (first, _, tid) = calls[0];
+        let (_, last, _) = calls[calls.len() - 1];
+        add_call(conn, "cudaEventRecord_v3020", first - 300, first - 200, tid);
+        add_call(conn, "cudaEventRecord_v3020", last + 10, last + 20, tid);
     });
     let found = ends_before(&trace);
     assert_eq!(found.len(), 1, "{found:#?}");
@@ -152,6 +153,52 @@ fn a_phase_that_records_events_is_a_timer() {
         "{}",
         found[0].message
     );
+}
+
+/// Events recorded before a phase's first launch and between its launches, none after its
+/// last, are a framework's (PyTorch's DDP records two in every `forward`), not a timer: the
+/// phase of a step that waits for its work gets nothing.
+#[test]
+fn events_recorded_between_a_phases_launches_are_not_a_timer() {
+    let trace = edited(|conn, trace| {
+        let forward = ranges(trace, "forward")[2];
+        let calls = calls_in(conn, forward.0, forward.1);
+        assert!(calls.len() >= 2, "launches to record between");
+        let (first, _, tid) = calls[0];
+        let (_, first_end, _) = calls[0];
+        add_call(conn, "cudaEventRecord_v3020", first - 300, first - 200, tid);
+        add_call(
+            conn,
+            "cudaEventRecordWithFlags_v11010",
+            first_end + 5,
+            first_end + 8,
+            tid,
+        );
+    });
+    let found = ends_before(&trace);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// A PyTorch DDP job (4 ranks, each under its own nsys; each `step N` ends with
+/// `torch.cuda.synchronize()`): its `forward` phases end before their kernels and record
+/// DDP's events, and no rank gets a `range-ends-before-gpu-work` warning for them.
+#[test]
+fn a_ddp_training_steps_phases_get_no_timer_warning() {
+    for rank in 0..4 {
+        let trace = common::load(&format!("jobs/straggler/rank{rank}.sqlite"));
+        let warned: Vec<Finding> = analyze(
+            &trace,
+            None,
+            &Thresholds::default(),
+            &AtomicBool::new(false),
+        )
+        .expect("not cancelled")
+        .into_iter()
+        .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+        .filter(|f| f.severity == Severity::Warning)
+        .collect();
+        assert!(warned.is_empty(), "rank {rank}: {warned:#?}");
+    }
 }
 
 /// A sync in a phase that waits for part of its work (its first kernel),

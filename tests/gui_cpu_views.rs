@@ -132,11 +132,19 @@ fn python_samples(db: &rusqlite::Connection) -> Vec<PySample> {
 #[test]
 fn sampled_threads_have_state_and_sample_rows_with_their_states() {
     let db = sql("cpu_only_py/cpu_only.sqlite");
-    let scheduled = tids(&db, "SELECT DISTINCT globalTid FROM SCHED_EVENTS");
+    // The program's threads: not those nsys starts in it (tests/timeline_sampling_rows.rs).
+    let programs = "globalTid NOT IN (SELECT globalTid FROM ThreadNames JOIN StringIds \
+         ON id = nameId WHERE value LIKE '[NSys%' OR value LIKE 'NSys %')";
+    let scheduled = tids(
+        &db,
+        &format!("SELECT DISTINCT globalTid FROM SCHED_EVENTS WHERE {programs}"),
+    );
     let sampled = tids(
         &db,
-        "SELECT globalTid FROM COMPOSITE_EVENTS UNION \
-         SELECT globalTid FROM NVTX_EVENTS WHERE eventType = 34",
+        &format!(
+            "SELECT globalTid FROM COMPOSITE_EVENTS WHERE {programs} UNION \
+             SELECT globalTid FROM NVTX_EVENTS WHERE eventType = 34 AND {programs}"
+        ),
     );
     let trace = common::load("cpu_only_py/cpu_only.sqlite");
     let mut h = harness(trace);
@@ -170,7 +178,10 @@ fn sampled_threads_have_state_and_sample_rows_with_their_states() {
     // The longest running and off-CPU stretches of the busiest thread, from SQL.
     let busiest: i64 = db
         .query_row(
-            "SELECT globalTid FROM SCHED_EVENTS GROUP BY globalTid ORDER BY count(*) DESC LIMIT 1",
+            &format!(
+                "SELECT globalTid FROM SCHED_EVENTS WHERE {programs} \
+                 GROUP BY globalTid ORDER BY count(*) DESC LIMIT 1"
+            ),
             [],
             |r| r.get(0),
         )
@@ -409,5 +420,65 @@ fn the_idle_gap_tooltip_names_the_functions_that_ran() {
             .iter()
             .any(|l| l.contains("`busy_until`") || l.contains("`build_batch`")),
         "the tooltip names the functions: {lines:?}"
+    );
+}
+
+/// The CPU samples panel narrows its profile to one thread picked in its menu: the autograd
+/// thread's profile counts exactly that thread's samples (SQL over `COMPOSITE_EVENTS`), and
+/// the menu offers every sampled thread with its count.
+#[test]
+fn the_cpu_profile_narrows_to_the_thread_picked_in_its_menu() {
+    let db = sql("torch_loop_py/torch_loop.sqlite");
+    let (tid, name): (i64, String) = db
+        .query_row(
+            "SELECT t.globalTid, s.value FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId \
+             WHERE s.value LIKE 'pt_autograd%'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("the autograd thread");
+    let (from, to, autograd): (i64, i64, u64) = db
+        .query_row(
+            "SELECT (SELECT min(start) FROM COMPOSITE_EVENTS), \
+                    (SELECT max(start) + 1 FROM COMPOSITE_EVENTS), \
+                    (SELECT count(*) FROM COMPOSITE_EVENTS WHERE globalTid = ?1)",
+            [tid],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("the samples' span");
+    assert!(autograd > 0, "the autograd thread was sampled");
+    let trace = common::load("torch_loop_py/torch_loop.sqlite");
+    let mut h = harness(trace);
+    h.state_mut().doc_mut().expect("doc").select_range(from, to);
+    h.state_mut().doc_mut().expect("doc").cpu_profile.wait();
+    h.run_steps(4);
+    let every = (h.state().doc().expect("doc").cpu_profile.profile.as_ref())
+        .expect("profile")
+        .flat
+        .samples;
+    // The menu's button shows what it holds as its value.
+    h.get_by(|n| n.value().is_some_and(|v| v == "every thread"))
+        .click();
+    h.run_steps(3);
+    let option = format!("{name} [{}] · {autograd}", tid & 0xFF_FFFF);
+    h.get_by_label(&option).click();
+    h.run_steps(2);
+    h.state_mut().doc_mut().expect("doc").cpu_profile.wait();
+    h.run_steps(3);
+    let panel = &h.state().doc().expect("doc").cpu_profile;
+    let profile = panel.profile.as_ref().expect("the thread's profile");
+    let picked = profile.thread.expect("a thread picked");
+    let picked_tid = h.state().doc().expect("doc").trace.threads[picked as usize].global_tid;
+    assert_eq!(picked_tid, tid);
+    assert_eq!(profile.flat.samples, autograd, "the thread's samples alone");
+    assert!(profile.flat.samples < every);
+    assert_eq!(
+        profile.threads.iter().map(|&(_, n)| n).sum::<u64>(),
+        every,
+        "the menu's counts add up to every thread's profile"
+    );
+    assert!(
+        !texts(&h, &format!("{name} [")).is_empty(),
+        "the menu shows the thread picked"
     );
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
-use common::{fixture, load};
+use common::{fixture, load, load_path};
 use rusqlite::Connection;
 use sightline::analysis::idle::{self, Cause, Classifier, IdleSummary, Lanes};
 use sightline::analysis::{Report, compute};
@@ -17,11 +17,18 @@ use sightline::model::{NvtxKind, Trace};
 /// `(window name, device, cause) → ns`, as the SQL computes it for `windows`
 /// (`SELECT name, start, end ...`).
 fn sql_attribution(report: &str, windows: &str) -> BTreeMap<(String, i64, String), i64> {
+    sql_attribution_of(&fixture(report), windows)
+}
+
+/// [`sql_attribution`] of the report at `path`.
+fn sql_attribution_of(
+    path: &std::path::Path,
+    windows: &str,
+) -> BTreeMap<(String, i64, String), i64> {
     let body = std::fs::read_to_string(fixture("idle_attribution.sql")).expect("the SQL");
     let sql = format!("WITH windows(wname, ws, we) AS ({windows}),\n{body}");
-    let conn =
-        Connection::open_with_flags(fixture(report), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .expect("open");
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("open");
     // A report without memsets has no memset table (sync_timing): an empty temporary one
     // stands in, leaving the file itself untouched.
     for (table, columns) in [
@@ -33,6 +40,7 @@ fn sql_attribution(report: &str, windows: &str) -> BTreeMap<(String, i64, String
             "CUPTI_ACTIVITY_KIND_MEMSET",
             "deviceId, start, end, correlationId, globalPid",
         ),
+        ("OSRT_API", "globalTid, start, end"),
     ] {
         let present: bool = conn
             .query_row(
@@ -243,4 +251,66 @@ fn cli_gpu_idle_sum_by_nvtx_range() {
         sentence.starts_with("GPU idle ") && sentence.contains(Cause::Outside.label()),
         "{sentence}"
     );
+}
+
+/// Time outside CUDA that the launching thread spent in an OS call of 100 µs or more
+/// (`pthread_cond_wait`: waiting for another thread, process or rank) is an OS wait, not CPU
+/// work; a shorter call is part of its work. On a copy of the textbook program whose
+/// CPU-bound case's thread gets a 2 ms wait and a 50 µs one: our times per cause equal the
+/// SQL's, and the wait is there.
+#[test]
+fn os_waits_of_the_launching_thread_are_their_own_cause() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("timing_cases.sqlite");
+    std::fs::copy(fixture("timing_cases.sqlite"), &path).expect("copy");
+    let original = load("timing_cases.sqlite");
+    let (_, start, end) = (cases(&original).into_iter())
+        .find(|(n, _, _)| n == "case:cpu-bound-loop")
+        .expect("the CPU-bound case");
+    {
+        let conn = Connection::open(&path).expect("open the copy");
+        let tid: i64 = conn
+            .query_row(
+                "SELECT globalTid FROM NVTX_EVENTS WHERE start = ?1",
+                [start],
+                |r| r.get(0),
+            )
+            .expect("the case's thread");
+        conn.execute(
+            "INSERT INTO StringIds (id, value) SELECT max(id) + 1, 'pthread_cond_wait' FROM StringIds",
+            [],
+        )
+        .expect("name");
+        let middle = start + (end - start) / 2;
+        for (from, ns) in [(middle, 2_000_000), (start + (end - start) / 5, 50_000)] {
+            conn.execute(
+                "INSERT INTO OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, callchainId)
+                 SELECT ?1, ?2, 27, ?3, (SELECT id FROM StringIds WHERE value = 'pthread_cond_wait'), 0, 0",
+                (from, from + ns, tid),
+            )
+            .expect("the wait");
+        }
+    }
+    let trace = load_path(&path);
+    let windows = format!("SELECT 'case', {start}, {end}");
+    let expected = sql_attribution_of(&path, &windows);
+    let mut got = BTreeMap::new();
+    for s in ours(&trace, Some(&[(start, end)][..])) {
+        for c in &s.causes {
+            got.insert(
+                (
+                    "case".to_string(),
+                    i64::from(s.lane),
+                    c.cause.name().to_string(),
+                ),
+                c.time,
+            );
+        }
+    }
+    assert_eq!(got, expected);
+    let waited: i64 = (got.iter())
+        .filter(|((_, _, cause), _)| cause == Cause::OsWait.name())
+        .map(|(_, ns)| *ns)
+        .sum();
+    assert!(waited > 0 && waited <= 2_000_000, "os-wait {waited} ns");
 }

@@ -170,8 +170,15 @@ fn a_jobs_range_is_on_the_job_clock() {
     assert!(!lines.is_empty(), "findings in the span");
     assert_eq!(lines, expected);
     let whole = stdout_of(&["analyze", "--format", "json", dir.to_str().expect("path")]);
+    // Instances, not lines: an entry groups a loop's iterations.
+    let instances = |out: &str| -> u64 {
+        (out.lines())
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON"))
+            .map(|v| v["count"].as_u64().unwrap_or(1))
+            .sum()
+    };
     assert!(
-        whole.lines().count() > job.lines().count(),
+        instances(&whole) > instances(&job),
         "the span leaves findings out"
     );
 }
@@ -219,4 +226,53 @@ fn a_job_aligns_on_a_kernel_or_a_range_from_the_command_line() {
         .output()
         .expect("runs");
     assert!(!out.status.success(), "one report has nothing to align");
+}
+
+/// The ranks that wait for a straggler wait in OS calls (DDP's all-reduce inside `backward`,
+/// `pthread_cond_wait`), not in CPU work of their own: only the straggler is told it is
+/// CPU-bound, and the others' idle time in those iterations is mostly an OS wait. (Every rank
+/// was told "cpu-bound: prepare the next batch on another thread" before.)
+#[test]
+fn only_the_straggler_is_cpu_bound_the_ranks_waiting_for_it_wait() {
+    let dir = common::fixture("jobs/straggler");
+    let out = stdout_of(&["analyze", "--format", "json", dir.to_str().expect("path")]);
+    let findings: Vec<serde_json::Value> = (out.lines())
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let rank_of = |v: &serde_json::Value| v["rank"].as_str().map(String::from);
+    let straggler = (findings.iter())
+        .find(|v| v["kind"] == "straggler")
+        .and_then(rank_of)
+        .expect("the job has a straggler");
+    let cpu_bound: Vec<String> = (findings.iter())
+        .filter(|v| v["kind"] == "cpu-bound")
+        .filter_map(rank_of)
+        .collect();
+    assert_eq!(cpu_bound, vec![straggler.clone()], "{out}");
+    // A waiting rank's idle time over the straggler's slow iterations: mostly OS waits.
+    let slow = (findings.iter())
+        .find(|v| v["kind"] == "cpu-bound")
+        .expect("the straggler's finding");
+    let (from, to) = (
+        slow["start"].as_i64().expect("start"),
+        slow["end"].as_i64().expect("end"),
+    );
+    for rank in 0..4 {
+        if rank.to_string() == straggler {
+            continue;
+        }
+        let file = dir.join(format!("rank{rank}.sqlite"));
+        let table = stdout_of(&[
+            "stats",
+            file.to_str().expect("path"),
+            "--report",
+            "gpu_idle_sum",
+            "--format",
+            "csv",
+            "--range",
+            &format!("{}:{}", from - 30_000_000, to + 30_000_000),
+        ]);
+        let top = table.lines().nth(1).unwrap_or_default().to_string();
+        assert!(top.contains(",os-wait,"), "rank {rank}: {table}");
+    }
 }

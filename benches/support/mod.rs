@@ -113,6 +113,19 @@ pub fn status_kb(key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The peak resident set of the largest child process waited for (KB): the engine, where the
+/// window ran it (a Parquet job's summaries).
+#[allow(dead_code)]
+pub fn children_peak_kb() -> u64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; zeroed, it is valid whatever it does.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    u64::try_from(usage.ru_maxrss).unwrap_or(0)
+}
+
 /// The bytes the allocator has handed out and not had back (glibc's `mallinfo2`: in its arenas
 /// and in mappings of their own): the live heap, whatever freed memory it keeps besides.
 #[allow(dead_code)]

@@ -11,13 +11,16 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::cluster;
 use crate::export::export_parquet;
 use datafusion::prelude::SessionContext;
-use sightline::analysis::ranks::{StragglerThresholds, cross_rank_text, straggler_json};
+use sightline::analysis::ranks::{
+    JobSummaries, StragglerThresholds, cross_rank_text, straggler_json,
+};
 
 use crate::query::cluster_jobs::ClusterJobs;
 use crate::query::context::{Engine, cluster_error};
 use crate::query::job_findings::analyze_job;
 use crate::query::reports::EngineReport;
 use crate::query::sources::JobSource;
+use crate::query::summaries::job_summaries;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -38,6 +41,9 @@ pub enum EngineCommand {
     Stats(StatsArgs),
     /// The cross-rank findings of a job (the straggler), computed by DataFusion (or on a cluster)
     Analyze(AnalyzeArgs),
+    /// What the window opens a job on without any rank's events: per rank its report, clock
+    /// offset and span, the iterations and the straggler; one JSON document on standard output
+    Summaries(SummariesArgs),
     /// Run a Ballista scheduler or executor
     #[command(subcommand)]
     Cluster(ClusterCommand),
@@ -115,6 +121,20 @@ pub struct AnalyzeArgs {
     format: FindingsFormat,
 }
 
+#[derive(Parser, Debug)]
+pub struct SummariesArgs {
+    #[command(flatten)]
+    job: EngineJobArgs,
+    /// Lines `progress F` (F from 0 to 1) on standard error as the work goes (the window
+    /// shows them).
+    #[arg(long)]
+    progress: bool,
+    /// First a document from the NVTX ranges alone (`"complete": false`: no phase's GPU work;
+    /// a second or so), then the whole one: one JSON document a line.
+    #[arg(long)]
+    early: bool,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum ClusterCommand {
     /// Run a Ballista scheduler
@@ -181,6 +201,7 @@ impl EngineCommand {
             EngineCommand::Export(args) => export(args),
             EngineCommand::Stats(args) => runtime().and_then(|rt| rt.block_on(stats(args))),
             EngineCommand::Analyze(args) => runtime().and_then(|rt| rt.block_on(analyze(args))),
+            EngineCommand::Summaries(args) => runtime().and_then(|rt| rt.block_on(summaries(args))),
             EngineCommand::Cluster(ClusterCommand::Scheduler { bind }) => {
                 runtime().and_then(|rt| rt.block_on(cluster::scheduler(&bind)))
             }
@@ -336,6 +357,36 @@ async fn print_findings(
     print(&mut out, &text)?;
     out.flush()
         .map_err(|e| format!("cannot write the output: {e}"))
+}
+
+/// How a line of progress starts (`summaries --progress`): the window reads the same prefix.
+pub const PROGRESS_PREFIX: &str = sightline::engine_process::PROGRESS_PREFIX;
+
+async fn summaries(args: SummariesArgs) -> Result<(), String> {
+    let (ctx, on_cluster) = job_session(&args.job).await?;
+    let work = async {
+        let said = std::sync::Mutex::new(-1.0_f32);
+        let on_progress = |done: f32| {
+            let Ok(mut last) = said.lock() else { return };
+            // A line per percent at most.
+            if args.progress && done - *last >= 0.01 {
+                *last = done;
+                eprintln!("{PROGRESS_PREFIX}{done:.3}");
+            }
+        };
+        let write = |summaries: &JobSummaries| {
+            let mut out = std::io::stdout().lock();
+            print(&mut out, &(summaries.to_json()? + "\n"))?;
+            out.flush()
+                .map_err(|e| format!("cannot write the output: {e}"))
+        };
+        let on_early = |early: &JobSummaries| if args.early { write(early) } else { Ok(()) };
+        let summaries = job_summaries(&ctx, &on_progress, &on_early)
+            .await
+            .map_err(on_cluster)?;
+        write(&summaries)
+    };
+    until_interrupted(&ctx, args.job.cluster.clone(), work).await
 }
 
 async fn stats(args: StatsArgs) -> Result<(), String> {

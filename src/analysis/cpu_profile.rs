@@ -218,6 +218,26 @@ fn series<'a>(
     })
 }
 
+/// The samples of each thread a scope reads (its preferred sampler's unless the scope names
+/// one), most first: what the CPU samples panel offers to narrow a profile to one thread.
+pub fn samples_by_thread(cpu: &CpuSampling, scope: &SampleScope) -> Vec<(ThreadIdx, u64)> {
+    let mut by_thread: HashMap<ThreadIdx, u64> = HashMap::new();
+    for s in series(cpu, scope) {
+        let n = match &scope.windows {
+            None => s.len(),
+            Some(windows) => (windows.iter())
+                .map(|&(from, to)| s.in_range(from, to).len())
+                .sum(),
+        };
+        if n > 0 {
+            *by_thread.entry(s.thread).or_default() += n as u64;
+        }
+    }
+    let mut out: Vec<(ThreadIdx, u64)> = by_thread.into_iter().collect();
+    out.sort_by_key(|&(thread, n)| (std::cmp::Reverse(n), thread));
+    out
+}
+
 /// Samples per stack node over a scope, and their total.
 fn stack_counts(cpu: &CpuSampling, scope: &SampleScope) -> (HashMap<StackId, u64>, u64) {
     let mut counts: HashMap<StackId, u64> = HashMap::new();

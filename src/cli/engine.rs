@@ -3,13 +3,10 @@
 //! hands them to that binary, found beside its own.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub use crate::engine_process::{ENGINE_BINARY, engine_beside};
 use crate::loader::ranks::{is_nsys_parquet, is_parquet_job};
-
-/// The engine binary's name.
-pub const ENGINE_BINARY: &str = "sightline-engine";
 
 /// Whether the command line `args` (the program first) is one of the engine's: `export` and
 /// `cluster`; `stats` and `analyze` asked for the engine (`--engine`), for one of its options
@@ -28,15 +25,6 @@ pub fn is_engine_command(args: &[OsString]) -> bool {
         }),
         _ => false,
     }
-}
-
-/// The engine binary beside `exe` (or beside its folder's parent, where cargo puts test
-/// binaries in `deps/`).
-pub fn engine_beside(exe: &std::path::Path) -> Option<PathBuf> {
-    let dir = exe.parent()?;
-    [dir.join(ENGINE_BINARY), dir.parent()?.join(ENGINE_BINARY)]
-        .into_iter()
-        .find(|p| p.is_file())
 }
 
 /// Runs the engine's command `args` in the engine binary; None when `args` is no engine

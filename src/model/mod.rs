@@ -78,6 +78,13 @@ impl Thread {
             && self.osrt.is_empty()
             && self.nvtx.iter().all(|n| n.track.is_empty())
     }
+
+    /// Whether nsys started this thread inside the profiled process: its sampler and its link
+    /// to the daemon (`[NSys]`, `[NSys Comms]`, `NSys PySampling`). Their samples and switches
+    /// are the profiler's own cost, not the program's.
+    pub fn is_profilers_own(&self) -> bool {
+        self.name.starts_with("[NSys") || self.name.starts_with("NSys ")
+    }
 }
 
 #[derive(Debug, Clone, Default)]

@@ -110,9 +110,12 @@ pub fn ranks_batch(plan: &JobPlan) -> Result<RecordBatch, String> {
         Arc::new(UInt32Array::from_iter_values(
             ranks.iter().map(|r| r.clock.rank),
         )),
-        Arc::new(StringArray::from_iter_values(
-            ranks.iter().map(|r| r.path.display().to_string()),
-        )),
+        // Absolute: whoever reads the folder (a window opening it, elsewhere than where it
+        // was exported) finds the rank's report from it.
+        Arc::new(StringArray::from_iter_values(ranks.iter().map(|r| {
+            let path = std::path::absolute(&r.path).unwrap_or_else(|_| r.path.clone());
+            path.display().to_string()
+        }))),
         Arc::new(Int64Array::from_iter(
             ranks.iter().map(|r| r.session_start_utc_ns),
         )),

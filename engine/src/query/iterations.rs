@@ -54,19 +54,57 @@ struct PhaseKey {
     duration: i64,
 }
 
+/// How far a computation is, from 0 to 1.
+pub type OnProgress<'a> = &'a (dyn Fn(f32) + Sync);
+
 /// The job's iterations and their phases' work, computed in `ctx`.
 pub async fn engine_iterations(ctx: &SessionContext) -> Result<EngineIterations, String> {
+    engine_iterations_with(ctx, &|_| {}).await
+}
+
+/// [`engine_iterations`], telling `on_progress` how far it is (the phases' work, asked a few
+/// ranks at a time, is most of it).
+pub async fn engine_iterations_with(
+    ctx: &SessionContext,
+    on_progress: OnProgress<'_>,
+) -> Result<EngineIterations, String> {
+    let ranges = ranges_iterations(ctx).await?;
+    on_progress(0.2);
+    with_phase_work(ctx, ranges, &|done| on_progress(0.2 + 0.8 * done)).await
+}
+
+/// The iterations as the NVTX ranges alone give them (no phase's GPU end yet), and what the
+/// phases' work is then asked with: a small, quick part of [`engine_iterations`] (the `nvtx`
+/// table only).
+pub struct RangesIterations {
+    chosen: Vec<Chosen>,
+    ranks: Vec<RankIterations>,
+    without: Vec<u32>,
+    aligned: bool,
+}
+
+impl RangesIterations {
+    /// The job's iterations so far (each phase's `gpu_end` none, no work).
+    pub fn iterations(&self) -> EngineIterations {
+        EngineIterations {
+            job: JobIterations::of_ranks(self.ranks.clone(), self.without.clone()),
+            work: HashMap::new(),
+            aligned: self.aligned,
+        }
+    }
+}
+
+/// Each rank's iterations and phases from its NVTX ranges (the first part of
+/// [`engine_iterations`]).
+pub async fn ranges_iterations(ctx: &SessionContext) -> Result<RangesIterations, String> {
     let chosen = choose_repeated(ctx).await?;
     let all_ranks = job_ranks(ctx).await?;
     let aligned = aligned(ctx).await?;
-    if chosen.is_empty() {
-        return Ok(EngineIterations {
-            job: JobIterations::of_ranks(Vec::new(), all_ranks),
-            work: HashMap::new(),
-            aligned,
-        });
-    }
-    let ranges = chosen_ranges(ctx, &chosen).await?;
+    let ranges = if chosen.is_empty() {
+        Vec::new()
+    } else {
+        chosen_ranges(ctx, &chosen).await?
+    };
     let mut ranks: Vec<RankIterations> = Vec::new();
     for c in &chosen {
         let own: Vec<&Range> = ranges.iter().filter(|r| r.rank == c.rank).collect();
@@ -77,11 +115,37 @@ pub async fn engine_iterations(ctx: &SessionContext) -> Result<EngineIterations,
             iterations: iterations_of(&own, &c.pattern),
         });
     }
+    let found: Vec<u32> = ranks.iter().map(|r| r.rank).collect();
+    let without = all_ranks
+        .into_iter()
+        .filter(|r| !found.contains(r))
+        .collect();
+    Ok(RangesIterations {
+        chosen,
+        ranks,
+        without,
+        aligned,
+    })
+}
+
+/// The iterations of `ranges` with each phase's GPU end and work (the second part of
+/// [`engine_iterations`]).
+pub async fn with_phase_work(
+    ctx: &SessionContext,
+    ranges: RangesIterations,
+    on_progress: OnProgress<'_>,
+) -> Result<EngineIterations, String> {
+    let RangesIterations {
+        chosen,
+        mut ranks,
+        without,
+        aligned,
+    } = ranges;
     let (phases, keys) = phases_values(&chosen, &ranks);
     let launched = if keys.is_empty() {
         HashMap::new()
     } else {
-        phase_launches_by_ranks(ctx, &phases).await?
+        phase_launches_by_ranks(ctx, &phases, on_progress).await?
     };
     let mut work = HashMap::new();
     for (seq, key) in keys.iter().enumerate() {
@@ -102,11 +166,6 @@ pub async fn engine_iterations(ctx: &SessionContext) -> Result<EngineIterations,
             },
         );
     }
-    let found: Vec<u32> = ranks.iter().map(|r| r.rank).collect();
-    let without = all_ranks
-        .into_iter()
-        .filter(|r| !found.contains(r))
-        .collect();
     Ok(EngineIterations {
         job: JobIterations::of_ranks(ranks, without),
         work,
@@ -307,12 +366,15 @@ fn phases_values(
 async fn phase_launches_by_ranks(
     ctx: &SessionContext,
     rows: &[(u32, String)],
+    on_progress: OnProgress<'_>,
 ) -> Result<HashMap<i64, (Option<i64>, i64, i64, i64)>, String> {
     let mut ranks: Vec<u32> = rows.iter().map(|(rank, _)| *rank).collect();
     ranks.sort_unstable();
     ranks.dedup();
     let mut out = HashMap::new();
-    for (first, last) in rank_groups(&ranks) {
+    let groups = rank_groups(&ranks);
+    for (done, &(first, last)) in groups.iter().enumerate() {
+        on_progress(done as f32 / groups.len() as f32);
         let values: Vec<&str> = (rows.iter())
             .filter(|(rank, _)| (first..=last).contains(rank))
             .map(|(_, row)| row.as_str())

@@ -12,4 +12,5 @@ pub mod nsys_parquet;
 pub mod reports;
 pub mod sources;
 pub mod spread;
+pub mod summaries;
 pub mod util_map;

@@ -133,8 +133,11 @@ pub struct Thresholds {
     /// ... with at most this much GPU time launched between two of them (more
     /// is substantial work, which a sync may well wait for) ...
     pub sync_loop_max_work_ns: Ns,
-    /// ... while the GPU is busy less than this share of the run.
+    /// ... while the GPU is busy less than this share of the run ...
     pub sync_loop_max_busy_share: f64,
+    /// ... and the syncs hold the thread at least this share of it: syncs that return at
+    /// once (on events long done) are not what keeps the GPU idle.
+    pub sync_loop_min_wait_share: f64,
     /// `alloc-in-loop`: at least this many allocations freed before the next
     /// one, on one thread, with GPU work launched between each two ...
     pub alloc_loop_min_count: usize,
@@ -172,6 +175,7 @@ impl Default for Thresholds {
             sync_loop_max_interval_ns: 1_000_000,
             sync_loop_max_work_ns: 100_000,
             sync_loop_max_busy_share: 0.5,
+            sync_loop_min_wait_share: 0.25,
             alloc_loop_min_count: 3,
             alloc_loop_max_interval_ns: 1_000_000_000,
             cpu_bound_min_kernels: 10,

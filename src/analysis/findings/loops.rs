@@ -134,6 +134,9 @@ pub(super) fn sync_in_loop(
                 .iter()
                 .map(|&a| ctx.api_span(a).1.saturating_sub(ctx.api_span(a).0))
                 .sum();
+            if (waiting as f64) < t.sync_loop_min_wait_share * span as f64 {
+                continue;
+            }
             out.push(Finding {
                 kind: FindingKind::SyncInLoop,
                 severity: Severity::Warning,

@@ -221,12 +221,16 @@ as a timer. If its time is read as the work's time, it measured only the launch:
 before it ends, or time the work with CUDA events; to see how long its work ran, use the NVTX \
 ranges projected onto the GPU (`sightline stats --report nvtx_gpu_proj_sum`).";
 
-/// CUDA event records: a range that records events is timing with them.
+/// CUDA event records: a range that records one before its work and one after it is timing
+/// with them.
 const EVENT_RECORDS: [&str; 2] = ["cudaEventRecord%", "cuEventRecord%"];
 
 /// Why range `r` is used as a timer, if the report says it is: its name or
-/// payload says it times; it records CUDA events; or a sync inside it waits
-/// for part of its own work (then launches more that runs past its end).
+/// payload says it times; it records CUDA events around its work (one before its first
+/// launch, one after its last: a start and a stop event); or a sync inside it waits
+/// for part of its own work (then launches more that runs past its end). Events recorded
+/// between its launches are not a timer's: frameworks record them to order streams and reuse
+/// memory (PyTorch's DDP records two in every `forward`).
 fn timer_evidence(ctx: &Context, r: usize, work: &[(usize, GpuOp)]) -> Option<&'static str> {
     let trace = ctx.trace;
     let range = &ctx.ranges[r];
@@ -245,8 +249,15 @@ fn timer_evidence(ctx: &Context, r: usize, work: &[(usize, GpuOp)]) -> Option<&'
             .iter()
             .any(|p| crate::analysis::like::like(name, p))
     };
-    if calls.clone().any(records) {
-        return Some("it records CUDA events");
+    let first_launch = work.iter().map(|&(a, _)| ctx.api_span(a).0).min();
+    let last_launch = work.iter().map(|&(a, _)| ctx.api_span(a).1).max();
+    if let (Some(first), Some(last)) = (first_launch, last_launch) {
+        let recorded = |when: &dyn Fn((Ns, Ns)) -> bool| {
+            calls.clone().any(|a| records(a) && when(ctx.api_span(a)))
+        };
+        if recorded(&|(_, end)| end <= first) && recorded(&|(start, _)| start >= last) {
+            return Some("it records CUDA events around its work");
+        }
     }
     let waits_for_own = calls.filter(|&a| ctx.class(a).is_sync()).any(|a| {
         let (s, _) = ctx.api_span(a);

@@ -13,11 +13,15 @@ pub enum Cause {
     Launch,
     OtherCuda,
     Outside,
+    /// Outside CUDA, inside an OS call the report records (`pthread_cond_wait`, `poll`,
+    /// `recv`: nsys traces the calls that block): the thread waited for another thread,
+    /// process or machine, as a rank of a job waits for its peers in a collective.
+    OsWait,
     Unknown,
 }
 
 /// How many causes there are: the length of a per-cause array.
-pub const CAUSES: usize = 7;
+pub const CAUSES: usize = 8;
 
 impl Cause {
     pub const ALL: [Cause; CAUSES] = [
@@ -27,6 +31,7 @@ impl Cause {
         Cause::Launch,
         Cause::OtherCuda,
         Cause::Outside,
+        Cause::OsWait,
         Cause::Unknown,
     ];
 
@@ -39,6 +44,7 @@ impl Cause {
             Cause::Launch => "launch",
             Cause::OtherCuda => "other-cuda",
             Cause::Outside => "outside-cuda",
+            Cause::OsWait => "os-wait",
             Cause::Unknown => "unknown",
         }
     }
@@ -52,6 +58,7 @@ impl Cause {
             Cause::Launch => "launching",
             Cause::OtherCuda => "in other CUDA calls",
             Cause::Outside => "outside CUDA (CPU work)",
+            Cause::OsWait => "waiting in OS calls (outside CUDA)",
             Cause::Unknown => "unknown (no launching call)",
         }
     }
@@ -83,7 +90,9 @@ pub fn dominant(times: &CauseTimes) -> Option<Cause> {
 /// thread blocked (in a sync, an allocation or a pageable copy) exists
 /// because the thread blocked, even if relaunching afterwards took longer
 /// (a sync drains the queue, so the next launch's latency is exposed). Only
-/// gaps without blocking are the launches' or the host code's.
+/// gaps without blocking are the launches', the host code's or the OS waits'. (An OS
+/// wait is not blocking here: a gap of host code takes short locks and reads too, and
+/// only a wait that outweighs the rest makes the gap the wait's.)
 pub fn verdict(times: &CauseTimes) -> Option<Cause> {
     let blocking = [Cause::Sync, Cause::Alloc, Cause::PageableCopy];
     let mut best: Option<Cause> = None;

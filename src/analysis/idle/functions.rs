@@ -10,8 +10,8 @@ use crate::analysis::cpu_profile::{TopFunctions, top_functions};
 use crate::model::{Ns, Trace};
 
 /// The causes whose time is named by functions: the thread's own code
-/// (outside CUDA) and where it blocked (in a sync).
-pub(super) const NAMED: [Cause; 2] = [Cause::Outside, Cause::Sync];
+/// (outside CUDA) and where it blocked (in a sync, in an OS wait).
+pub(super) const NAMED: [Cause; 3] = [Cause::Outside, Cause::Sync, Cause::OsWait];
 
 /// How many functions a cause names at most.
 const TOP: usize = 3;

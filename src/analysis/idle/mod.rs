@@ -14,6 +14,8 @@
 //! - [`Cause::Launch`]: a launch call, or any other call that put work on the GPU;
 //! - [`Cause::OtherCuda`]: any other CUDA call (event records, queries, ...);
 //! - [`Cause::Outside`]: no CUDA call at all: host code, Python, data loading;
+//! - [`Cause::OsWait`]: no CUDA call, inside an OS call the report records (a wait:
+//!   `pthread_cond_wait`, `poll`, `recv`; a rank waiting for its peers in a collective);
 //! - [`Cause::Unknown`]: the next operation has no API call in the report.
 //!
 //! Work handed off: when the next operation was launched while another CUDA
@@ -49,6 +51,12 @@ pub use blocks::GapsIn;
 pub use cause::{CAUSES, Cause, CauseTimes, dominant, verdict};
 pub use gap::Gap;
 use handoff::Waiters;
+
+/// The shortest OS call that is a wait ([`Cause::OsWait`]): shorter ones are the cost of
+/// the thread's own work (a lock passed on, a read served at once). A Python thread under
+/// nsys's Python sampler waits ~8 µs for the interpreter's lock at every sample: counted as
+/// waits, they cut its CPU work into pieces that hold none of its samples.
+pub const OS_WAIT_MIN_NS: Ns = 100_000;
 
 /// What a gap is measured on: a whole GPU, or each stream on its own.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -708,9 +716,50 @@ impl<'a> Classifier<'a> {
                     continue;
                 }
                 if s > reach {
-                    visit(None, Cause::Outside, s.saturating_sub(reach));
+                    self.outside_cuda(t, reach, s, &mut visit);
                 }
                 visit(Some(api), self.cause(api), e.saturating_sub(s));
+                reach = e;
+            }
+        }
+        if reach < to {
+            self.outside_cuda(t, reach, to, &mut visit);
+        }
+    }
+
+    /// Visits thread `t`'s time `[from, to)` outside CUDA calls: inside its OS calls of
+    /// [`OS_WAIT_MIN_NS`] or more (nested ones counting for the outer) as [`Cause::OsWait`],
+    /// the rest as its own code ([`Cause::Outside`]).
+    fn outside_cuda(
+        &self,
+        t: &crate::model::Thread,
+        from: Ns,
+        to: Ns,
+        visit: &mut impl FnMut(Option<usize>, Cause, Ns),
+    ) {
+        let spans = &self.trace.osrt.spans;
+        let mut reach = from;
+        for run in t.osrt.runs_overlapping(spans, from, to) {
+            let base = run.rows().start;
+            let Some(starts) = spans.start.get(run.rows()) else {
+                continue;
+            };
+            // A thread is in one OS call at a time but for nesting: the call covering
+            // `from` is among the last few that start before it.
+            let lo = starts.partition_point(|&s| s < from).saturating_sub(4);
+            for (i, &start) in starts.iter().enumerate().skip(lo) {
+                if start >= to {
+                    break;
+                }
+                let end = spans.end(base + i);
+                let (s, e) = (start.max(reach), end.min(to));
+                if e <= s || end.saturating_sub(start) < OS_WAIT_MIN_NS {
+                    continue;
+                }
+                if s > reach {
+                    visit(None, Cause::Outside, s.saturating_sub(reach));
+                }
+                visit(None, Cause::OsWait, e.saturating_sub(s));
                 reach = e;
             }
         }

@@ -8,7 +8,7 @@ use super::launched::{for_each_launched, op_end};
 use crate::model::{Ns, NvtxKind, Rank, Ranks, ThreadIdx, Trace};
 
 /// One phase of an iteration (a child range), on the job clock.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Phase {
     pub name: String,
     pub start: Ns,
@@ -38,7 +38,7 @@ impl Phase {
 }
 
 /// One instance of a rank's repeated range, on the job clock.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Iteration {
     /// The number in its name (the last one, for names with several).
     pub number: u64,
@@ -55,7 +55,7 @@ impl Iteration {
 }
 
 /// A rank's iterations.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RankIterations {
     pub rank: u32,
     /// The repeated name with its digits masked (`step #`).
@@ -67,7 +67,7 @@ pub struct RankIterations {
 }
 
 /// The job's iterations: each rank's, and the numbers every rank has.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct JobIterations {
     /// In rank order; ranks without a repeated range are left out (see `without`).
     pub ranks: Vec<RankIterations>,

@@ -11,7 +11,7 @@ use crate::analysis::{Cell, Table};
 use crate::model::{Alignment, Ns, Ranks};
 
 /// What the cross-rank analysis found, or why it found nothing.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct JobAnalysis {
     pub iterations: JobIterations,
     pub straggler: Result<Straggler, NoStraggler>,
@@ -21,7 +21,7 @@ pub struct JobAnalysis {
 }
 
 /// The straggler's work in a phase less the other ranks' (per iteration, medians).
-#[derive(Copy, Clone, Debug, Default, PartialEq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WorkDifference {
     pub kernels: f64,
     pub gpu_ns: Ns,

@@ -10,6 +10,7 @@ mod launched;
 mod phase_work;
 mod spread;
 mod straggler;
+mod summaries;
 
 pub use align::{align_on_kernel_end, align_on_range_end, first_collective_kernel, is_collective};
 pub use clock::{
@@ -26,3 +27,4 @@ pub use job_findings::{
 pub use phase_work::{PhaseWork, phase_work};
 pub use spread::{PhaseSpread, phase_spreads, spread, synchronizing_phase};
 pub use straggler::{NoStraggler, Straggler, StragglerThresholds, Wait, find_straggler};
+pub use summaries::{JobSummaries, RankSummary, SUMMARIES_VERSION};

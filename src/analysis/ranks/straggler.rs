@@ -42,7 +42,7 @@ impl Default for StragglerThresholds {
 }
 
 /// The wait a straggler causes on another rank.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Wait {
     pub rank: u32,
     /// `(iteration, wait)` over the straggler's iterations.
@@ -51,7 +51,7 @@ pub struct Wait {
 }
 
 /// A straggler found (see the module's note).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Straggler {
     pub rank: u32,
     /// Index of the straggler in [`JobIterations::ranks`].
@@ -92,7 +92,7 @@ impl Straggler {
 }
 
 /// Why no straggler was named.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum NoStraggler {
     /// Fewer than two ranks with iterations.
     TooFewRanks(usize),

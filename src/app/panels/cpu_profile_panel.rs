@@ -14,12 +14,14 @@ use eframe::egui::{
 
 use crate::analysis::cpu_profile::{
     FlameTree, FlatProfile, FunctionKey, SampleScope, flame_tree, flat_profile, function_label,
+    samples_by_thread,
 };
 use crate::app::job::Job;
+use crate::app::state::events::thread_label;
 use crate::app::state::selection::FollowsRange;
 use crate::app::widgets::format;
 use crate::loader::{READING_CPU_SAMPLES, cpu_samples_to_come};
-use crate::model::{FrameKind, TimeRange, Trace};
+use crate::model::{FrameKind, ThreadIdx, TimeRange, Trace};
 
 /// The panel's heading, also its accessible name.
 pub const TITLE: &str = "CPU samples";
@@ -34,6 +36,10 @@ const MIN_NODE_W: f32 = 1.0;
 /// A range's profile, as the worker made it.
 pub struct CpuProfile {
     pub range: TimeRange,
+    /// The thread it is of (None: every thread).
+    pub thread: Option<ThreadIdx>,
+    /// Every thread's samples in the range, most first (what the thread menu offers).
+    pub threads: Vec<(ThreadIdx, u64)>,
     pub flat: FlatProfile,
     pub flame: FlameTree,
     /// The report it was made of (its names).
@@ -51,6 +57,8 @@ pub struct CpuProfilePanel {
     pub selected_node: Option<u32>,
     /// The report's samples are still being read: the range asked waits for them.
     pub reading_samples: bool,
+    /// The thread the profile is narrowed to (None: every thread); kept from range to range.
+    pub thread: Option<ThreadIdx>,
 }
 
 /// The panel follows the document's selected range: each new range's profile is taken on a
@@ -93,17 +101,34 @@ impl CpuProfilePanel {
     pub fn request(&mut self, trace: Arc<Trace>, range: TimeRange) {
         self.asked = Some(range);
         self.selected_node = None;
+        let thread = self.thread;
         self.job.start("sightline-cpu-profile", None, move |_| {
-            let scope = SampleScope::range(range.start, range.end);
+            let every_thread = SampleScope::range(range.start, range.end);
+            let threads = samples_by_thread(&trace.cpu, &every_thread);
+            let scope = match thread {
+                Some(t) => every_thread.threads(vec![t]),
+                None => every_thread,
+            };
             let flat = flat_profile(&trace, &scope);
             let flame = flame_tree(&trace, &scope);
             Some(CpuProfile {
                 range,
+                thread,
+                threads,
                 flat,
                 flame,
                 trace,
             })
         });
+    }
+
+    /// Narrows the profile to `thread` (None: every thread), taken again for the same range.
+    pub fn show_thread(&mut self, thread: Option<ThreadIdx>) {
+        self.thread = thread;
+        if let (Some(range), Some(p)) = (self.asked, self.profile.as_ref()) {
+            let trace = p.trace.clone();
+            self.request(trace, range);
+        }
     }
 
     pub fn clear(&mut self) {
@@ -144,6 +169,7 @@ impl CpuProfilePanel {
 
     fn adopt(&mut self, profile: CpuProfile) {
         if Some(profile.range) == self.asked
+            && profile.thread == self.thread
             && let Some(old) = self.profile.replace(profile)
         {
             crate::app::job::drop_off_thread(old);
@@ -185,7 +211,7 @@ impl CpuProfilePanel {
         let Some(p) = self
             .profile
             .as_ref()
-            .filter(|p| Some(p.range) == self.asked)
+            .filter(|p| Some(p.range) == self.asked && p.thread == self.thread)
         else {
             ui.horizontal(|ui| {
                 ui.strong(TITLE);
@@ -195,14 +221,21 @@ impl CpuProfilePanel {
             ui.allocate_space(ui.available_size());
             return;
         };
+        let mut pick = None;
         ui.horizontal_wrapped(|ui| {
             ui.strong(TITLE);
             ui.label(format!(
-                "{} samples in the range ({}), every thread; Python frames where a thread has them",
+                "{} samples in the range ({}) of",
                 format::grouped(p.flat.samples as i64),
                 format::duration(p.range.end - p.range.start)
             ));
+            pick = thread_menu(ui, p);
+            ui.label("Python frames where a thread has them");
         });
+        if let Some(thread) = pick {
+            self.show_thread(thread);
+            return;
+        }
         if p.flat.samples == 0 {
             ui.weak("No samples were taken in this range.");
             ui.allocate_space(ui.available_size());
@@ -232,6 +265,34 @@ impl CpuProfilePanel {
             self.selected_node = (self.selected_node != Some(node)).then_some(node);
         }
     }
+}
+
+/// The menu of threads whose samples the profile counts: every thread, or one of those
+/// sampled in the range (with its count). What was picked, if anything was.
+fn thread_menu(ui: &mut Ui, p: &CpuProfile) -> Option<Option<ThreadIdx>> {
+    let name = |t: ThreadIdx| match p.trace.threads.get(t as usize) {
+        Some(_) => thread_label(&p.trace, t as usize),
+        None => format!("thread #{t}"),
+    };
+    let shown = p.thread.map_or_else(|| "every thread".to_string(), name);
+    let mut picked = None;
+    egui::ComboBox::from_id_salt("cpu_profile_thread")
+        .selected_text(shown)
+        .show_ui(ui, |ui| {
+            if ui
+                .selectable_label(p.thread.is_none(), "every thread")
+                .clicked()
+            {
+                picked = Some(None);
+            }
+            for &(t, n) in &p.threads {
+                let text = format!("{} · {}", name(t), format::grouped(n as i64));
+                if ui.selectable_label(p.thread == Some(t), text).clicked() {
+                    picked = Some(Some(t));
+                }
+            }
+        });
+    picked.filter(|&t| t != p.thread)
 }
 
 /// The flat profile: functions by self samples, with their total.

@@ -8,6 +8,10 @@
 //! A job of more than [`FULL_LOAD_MAX_RANKS`] ranks opens on its ranks' NVTX ranges alone: the
 //! ranks panel, the straggler and every rank's iterations lane come from them, and a rank's
 //! events are read when it is expanded or clicked ([`RankLoads`]).
+//!
+//! A Parquet job folder opens on the engine's summaries ([`JobView::open_parquet`]: the
+//! `sightline-engine` binary run as a child process): its ranks drawn from their iterations and
+//! phases, the engine's analysis, a rank's source report read when it is expanded or clicked.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,12 +20,13 @@ use std::sync::atomic::AtomicBool;
 use eframe::egui::{self, Color32, Rect, Sense, Stroke, StrokeKind, Ui, pos2, vec2};
 
 use crate::analysis::ranks::{
-    JobAnalysis, RankIterations, StragglerThresholds, align_on_kernel_end, align_on_range_end,
-    analyze_job, straggler_message,
+    JobAnalysis, JobSummaries, RankIterations, StragglerThresholds, align_on_kernel_end,
+    align_on_range_end, analyze_job, straggler_message,
 };
 use crate::app::job::{Job, repaint};
 use crate::app::panels::job_ranges::RankRanges;
 use crate::app::panels::job_rank_loads::{RankLoads, RankRead};
+use crate::app::panels::job_summary_ranks::{engine_summaries, report_path, summary_ranks};
 use crate::app::state::command::Command;
 use crate::app::state::events::EventRef;
 use crate::app::state::selection::Selection;
@@ -40,7 +45,11 @@ enum Loading {
     Early(Box<JobAnalysis>),
     /// The job is too big to read whole: its ranks' NVTX ranges are all it opens with.
     RangesOnly(Ranks),
+    /// A Parquet job folder's summaries, from the engine: all it opens with.
+    Summaries(Box<JobSummaries>),
     Done(Result<Ranks, LoadError>),
+    /// The job could not be opened: why, in one line.
+    Failed(String),
 }
 
 /// The most ranks whose events a job's open reads: past it (hundreds of ranks, each report
@@ -60,6 +69,10 @@ pub enum RankEvents {
     Reading,
     /// Its read failed: why.
     Failed(String),
+    /// Known by the engine's summaries alone (a Parquet job folder): its iterations and phases.
+    Summary,
+    /// Known by the engine's summaries, and its source report is not there to read.
+    Missing(PathBuf),
 }
 
 /// Where a straggler's marks come from (each view replaces only its own).
@@ -107,6 +120,8 @@ pub struct JobView {
     rank_loads: Option<RankLoads>,
     /// The job opens on its ranks' NVTX ranges alone (more ranks than are read whole).
     pub ranges_only: bool,
+    /// The Parquet job folder the job was opened from (on the engine's summaries).
+    pub parquet: Option<PathBuf>,
     /// The rank to bring into view in the next frame (a heatmap cell was clicked).
     scroll_to: Option<usize>,
     pub progress: Progress,
@@ -136,6 +151,9 @@ pub struct JobView {
     pub align_on: (String, usize),
     pub align_on_kernel: bool,
     pub align_error: Option<String>,
+    /// The engine failed after its early summaries were shown: why (the ranks panel keeps
+    /// their answer, without the phases' GPU work).
+    pub engine_failed: Option<String>,
 }
 
 impl JobView {
@@ -192,12 +210,54 @@ impl JobView {
                 crate::loader::ranks::load_ranks_each(&to_load, cores, &progress, &arrived, cancel);
             emit.send(Loading::Done(result));
         });
+        let mut view = JobView::loading(paths, load, window, started);
+        view.ranges_only = ranges_only;
+        view
+    }
+
+    /// Opens the Parquet job folder `dir` (`sightline-engine export --format parquet`) on the
+    /// engine's summaries, computed by the engine binary as a child process on a background
+    /// job (cancel kills it): every rank's iterations and the straggler, no rank's events;
+    /// a rank's source report is read when it is expanded or clicked.
+    pub fn open_parquet(dir: PathBuf, window: Option<egui::Context>) -> JobView {
+        let mut load = Job::default();
+        let wake = window.clone().map(repaint);
+        let folder = dir.clone();
+        let started = load.start_stream("sightline-job-engine", wake, move |cancel, emit| {
+            let progress = |fraction: f32| {
+                emit.send(Loading::Progress(Progress {
+                    phase: "the engine computes the summaries",
+                    fraction,
+                }));
+            };
+            progress(0.0);
+            let early = |summaries: JobSummaries| {
+                emit.send(Loading::Summaries(Box::new(summaries)));
+            };
+            emit.send(match engine_summaries(&folder, cancel, &progress, &early) {
+                Ok(summaries) => Loading::Summaries(Box::new(summaries)),
+                Err(why) => Loading::Failed(format!("{}: {why}", folder.display())),
+            });
+        });
+        let mut view = JobView::loading(Vec::new(), load, window, started);
+        view.parquet = Some(dir);
+        view
+    }
+
+    /// A view whose job `load` is under way (`started`: whether it has a thread).
+    fn loading(
+        paths: Vec<PathBuf>,
+        load: Job<Loading>,
+        window: Option<egui::Context>,
+        started: bool,
+    ) -> JobView {
         JobView {
             paths,
             load,
             window,
             rank_loads: None,
-            ranges_only,
+            ranges_only: false,
+            parquet: None,
             scroll_to: None,
             progress: Progress {
                 phase: "opening",
@@ -217,6 +277,7 @@ impl JobView {
             align_on: (String::new(), 1),
             align_on_kernel: false,
             align_error: None,
+            engine_failed: None,
         }
     }
 
@@ -261,6 +322,42 @@ impl JobView {
         self.mark_straggler();
     }
 
+    /// A Parquet job's summaries are in: each rank drawn from its iterations and phases, on the
+    /// job clock, with the engine's analysis; a rank's source report is read when it is
+    /// expanded or clicked. The whole summaries after the early ones (the NVTX ranges' alone)
+    /// replace their analysis, the ranks staying as they are.
+    fn show_summaries(&mut self, summaries: JobSummaries) {
+        self.analysis_early = !summaries.complete;
+        if !self.ranks.is_empty() {
+            let found = summaries.analysis.iterations.ranks.clone();
+            for r in &mut self.ranks {
+                if let Some(own) = found.iter().find(|it| it.rank == r.rank.number) {
+                    r.iterations = Some(own.clone());
+                }
+            }
+            self.analysis = Some(summaries.analysis);
+            // The early straggler's marks go, whether or not the whole analysis names one.
+            for r in &mut self.ranks {
+                r.timeline.set_overlays(OVERLAY_SOURCE, Vec::new());
+            }
+            self.mark_straggler();
+            return;
+        }
+        let folder = self.parquet.clone().unwrap_or_default();
+        let ranks = summary_ranks(&summaries, |r| report_path(r, &folder));
+        self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
+        let found = summaries.analysis.iterations.ranks.clone();
+        self.analysis = Some(summaries.analysis);
+        self.place(ranks, found);
+        for r in &mut self.ranks {
+            r.events = RankEvents::Summary;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let wake = self.window.clone().map(repaint);
+        self.rank_loads = Some(RankLoads::start(cores, wake));
+        self.mark_straggler();
+    }
+
     /// How many ranks are known by their NVTX ranges alone.
     pub fn unread(&self) -> usize {
         let read = |r: &&RankView| r.events == RankEvents::Read;
@@ -272,10 +369,23 @@ impl JobView {
         let (Some(loads), Some(r)) = (self.rank_loads.as_ref(), self.ranks.get_mut(i)) else {
             return;
         };
-        if matches!(r.events, RankEvents::RangesOnly | RankEvents::Failed(_)) {
-            r.events = RankEvents::Reading;
-            loads.ask(r.rank.path.clone());
+        let unread = matches!(
+            r.events,
+            RankEvents::RangesOnly
+                | RankEvents::Failed(_)
+                | RankEvents::Summary
+                | RankEvents::Missing(_)
+        );
+        if !unread {
+            return;
         }
+        // A Parquet job's rank stays on its summary where its report is not there.
+        if r.events != RankEvents::RangesOnly && !r.rank.path.is_file() {
+            r.events = RankEvents::Missing(r.rank.path.clone());
+            return;
+        }
+        r.events = RankEvents::Reading;
+        loads.ask(r.rank.path.clone());
     }
 
     /// A rank's events are in: its timeline is made again from the whole report, where it
@@ -439,6 +549,10 @@ impl JobView {
             }
             Loading::Early(_) => {}
             Loading::RangesOnly(ranks) => self.show_ranges_only(ranks),
+            Loading::Summaries(summaries) => self.show_summaries(*summaries),
+            // The early summaries stay shown: only the phases' work is missing.
+            Loading::Failed(why) if !self.ranks.is_empty() => self.engine_failed = Some(why),
+            Loading::Failed(why) => self.error = Some(why),
             Loading::Done(Ok(ranks)) => self.show(ranks),
             Loading::Done(Err(e)) => self.error = Some(e.to_string()),
         }
@@ -464,6 +578,9 @@ impl JobView {
 
     /// What the tab stands for: the folder of the reports (or the first report).
     pub fn path(&self) -> &std::path::Path {
+        if let Some(folder) = &self.parquet {
+            return folder;
+        }
         (self.paths.first())
             .map(|p| p.parent().unwrap_or(p.as_path()))
             .unwrap_or(std::path::Path::new(""))
@@ -479,6 +596,13 @@ impl JobView {
 
     /// The tab's title.
     pub fn title(&self) -> String {
+        if let Some(folder) = &self.parquet {
+            return format!(
+                "job {} ({} ranks, Parquet)",
+                format::file_name(folder),
+                self.paths.len()
+            );
+        }
         let folder = self
             .paths
             .first()
@@ -600,7 +724,13 @@ impl JobView {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.add(egui::ProgressBar::new(self.progress.fraction).desired_width(160.0));
-                ui.label(if self.ranges_only {
+                ui.label(if let Some(folder) = &self.parquet {
+                    format!(
+                        "The engine ({}) computes the summaries of {}: each rank's iterations and the straggler, no rank's events…",
+                        crate::engine_process::ENGINE_BINARY,
+                        folder.display()
+                    )
+                } else if self.ranges_only {
                     format!(
                         "Reading the NVTX ranges of {} reports (a job of more than {FULL_LOAD_MAX_RANKS} ranks is not read whole; a rank's events are read when you expand it)…",
                         self.paths.len()
@@ -754,7 +884,22 @@ impl JobView {
         let Some(analysis) = &self.analysis else {
             return;
         };
-        if self.analysis_early && !self.is_loading() {
+        if let Some(why) = &self.engine_failed {
+            ui.colored_label(
+                Color32::from_rgb(230, 110, 90),
+                format!(
+                    "From the ranks' NVTX ranges only: the phases' GPU work was not computed: {why}"
+                ),
+            );
+        } else if self.parquet.is_some() && self.analysis_early {
+            ui.weak("From the ranks' NVTX ranges: the engine is still computing the phases' GPU work (what the straggler does differently comes with it).");
+        } else if self.parquet.is_some() && self.unread() > 0 {
+            ui.weak(format!(
+                "From the engine's summaries: {} of {} ranks' events are not read (a Parquet job folder); a rank's report is read when you expand or click it.",
+                self.unread(),
+                self.ranks.len()
+            ));
+        } else if self.analysis_early && !self.is_loading() {
             ui.weak(format!(
                 "From the ranks' NVTX ranges: {} of {} ranks' events are not read (a job this size is not read whole); a rank's are read when you expand or click it.",
                 self.unread(),
@@ -1190,7 +1335,23 @@ fn events_note(ui: &mut Ui, events: &RankEvents) {
             ui.colored_label(Color32::from_rgb(230, 110, 90), "not read")
                 .on_hover_text(why);
         }
+        RankEvents::Summary => {
+            ui.weak("summary").on_hover_text(
+                "from the engine's summaries: expand or click the rank to read its report",
+            );
+        }
+        RankEvents::Missing(path) => {
+            ui.colored_label(Color32::from_rgb(230, 110, 90), missing_report_line(path));
+        }
     }
+}
+
+/// What a rank of a Parquet job whose source report is gone says.
+pub fn missing_report_line(path: &std::path::Path) -> String {
+    format!(
+        "its report is not at {}: the rank stays on its summary",
+        path.display()
+    )
 }
 
 /// How much longer than the median rank of its iteration a cell is, on the colour scale: none

@@ -9,6 +9,7 @@ pub mod details;
 pub mod findings_panel;
 pub mod job_ranges;
 pub mod job_rank_loads;
+pub mod job_summary_ranks;
 pub mod job_view;
 pub mod kernel_chart_labels;
 pub mod kernel_metrics;

@@ -1,6 +1,7 @@
 //! Opening a job of many reports (one per rank of a distributed run) as one tab: from the
 //! command line (`sightline --job FILE…`, `sightline DIR`), File ▸ Open job…, a folder typed in
-//! the path box, or several files dropped at once (the window asks: one job, or a tab each).
+//! the path box, or several files dropped at once (the window asks: one job, or a tab each); a
+//! Parquet job folder (`sightline export --format parquet`) opens on the engine's summaries.
 
 use std::path::PathBuf;
 
@@ -14,6 +15,15 @@ impl SightlineApp {
     /// every `.sqlite` report in it.
     pub fn open_ranks(&mut self, paths: Vec<PathBuf>, window: Option<egui::Context>) {
         self.error = None;
+        // A Parquet job folder opens on the engine's summaries.
+        if let [dir] = paths.as_slice()
+            && crate::loader::ranks::is_parquet_job(dir)
+        {
+            let view = JobView::open_parquet(dir.clone(), window);
+            self.tabs.push(Tab::Job(Box::new(view)));
+            self.active = self.tabs.len() - 1;
+            return;
+        }
         let paths = match paths.as_slice() {
             [dir] if dir.is_dir() => match crate::loader::ranks::reports_in(dir) {
                 Ok(reports) => reports,

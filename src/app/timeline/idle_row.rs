@@ -30,6 +30,7 @@ pub fn cause_color(cause: Cause) -> Color32 {
         Cause::Launch => Color32::from_rgb(70, 140, 230),
         Cause::OtherCuda => Color32::from_rgb(120, 160, 170),
         Cause::Outside => Color32::from_rgb(110, 190, 90),
+        Cause::OsWait => Color32::from_rgb(200, 185, 80),
         Cause::Unknown => Color32::from_gray(130),
     }
 }
@@ -43,6 +44,7 @@ pub fn legend_word(cause: Cause) -> &'static str {
         Cause::Launch => "launch",
         Cause::OtherCuda => "other CUDA",
         Cause::Outside => "CPU work",
+        Cause::OsWait => "OS wait",
         Cause::Unknown => "unknown",
     }
 }
@@ -369,6 +371,7 @@ impl IdleRows {
 fn functions_label(cause: Cause) -> &'static str {
     match cause {
         Cause::Outside => "outside CUDA",
+        Cause::OsWait => "waiting in OS calls",
         Cause::Sync => "blocked in syncs",
         other => other.label(),
     }

@@ -426,7 +426,8 @@ impl Timeline {
         ))
     }
 
-    fn visible_rows(&self) -> Vec<usize> {
+    /// The rows drawn, in order: the compact pair, or every row whose headers are open.
+    pub fn visible_rows(&self) -> Vec<usize> {
         if self.compact {
             return self.compact_rows();
         }

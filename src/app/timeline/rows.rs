@@ -6,6 +6,7 @@ use crate::app::state::events::{Table, stream_label, thread_label};
 use crate::app::widgets::format::grouped;
 
 use crate::analysis::metrics::units;
+use crate::model::samples::PYTHON_SAMPLING_DOMAIN;
 use crate::model::{Trace, Track};
 
 /// A lane's sparse index holds every `SPARSE_STRIDE`-th start of its track
@@ -381,7 +382,7 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
     // gets rows where the report has no GPU work to show: in a CUDA report dozens of them
     // would push the GPU's rows out of sight.
     let gpu_report = !trace.kernels.spans.is_empty() || !trace.cuda_api.spans.is_empty();
-    if th.is_empty() && (!sampled || gpu_report) {
+    if (th.is_empty() && (!sampled || gpu_report)) || th.is_profilers_own() {
         return;
     }
     let th_row = header(
@@ -411,6 +412,11 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
         &th.cuda_api,
     );
     for (k, n) in th.nvtx.iter().enumerate() {
+        // nsys's Python sampler writes each sample as an NVTX mark: they are the thread's
+        // CPU samples row, not a lane of marks (nor the lane a compact rank shows).
+        if n.domain == PYTHON_SAMPLING_DOMAIN {
+            continue;
+        }
         let label = if n.domain.is_empty() {
             "NVTX".to_string()
         } else {
