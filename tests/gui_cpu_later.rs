@@ -54,12 +54,14 @@ fn samples_in(h: &Harness<'_, SightlineApp>) -> bool {
 }
 
 /// The row labels of `whole`'s sampled threads ("[tid]"); in a CUDA report, those with
-/// other events (one known only from its samples has no row there).
+/// other events (one known only from its samples has no row there); not nsys's own.
 fn sampled_threads(whole: &Trace) -> Vec<String> {
     let cuda = !whole.cuda_api.spans.is_empty();
     let mut tids: Vec<String> = (whole.cpu.threads.iter())
         .filter(|s| !s.is_empty())
         .filter(|s| !cuda || !whole.threads[s.thread as usize].is_empty())
+        // nsys's own threads (its sampler) get no rows (tests/timeline_sampling_rows.rs).
+        .filter(|s| !whole.threads[s.thread as usize].is_profilers_own())
         .map(|s| format!("[{}]", whole.threads[s.thread as usize].tid))
         .collect();
     tids.dedup();
