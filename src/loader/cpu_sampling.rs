@@ -345,6 +345,25 @@ mod tests {
         }
     }
 
+    /// The later reading stops when asked, saying so.
+    #[test]
+    fn a_later_reading_cancelled_says_so() {
+        use super::super::{LoadOptions, Problem, load_with, read_cpu_sampling};
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/torch_loop_py/torch_loop.sqlite");
+        let never = AtomicBool::new(false);
+        let without = load_with(
+            &path,
+            LoadOptions::WITHOUT_CPU_SAMPLING,
+            &mut |_| {},
+            &never,
+        )
+        .expect("load");
+        let stop = AtomicBool::new(true);
+        let read = read_cpu_sampling(&path, &without, &mut |_| {}, &stop);
+        assert_eq!(read.err().map(|e| e.problem), Some(Problem::Cancelled));
+    }
+
     /// A report nsys did not sample says so, loaded with or without.
     #[test]
     fn a_report_without_sampling_says_nsys_did_not_sample() {
