@@ -556,6 +556,7 @@ fn the_timeline_is_whole_before_the_samples_are_read() {
         let mut snapshots: Vec<Trace> = Vec::new();
         let loaded = sightline::loader::load_progressive(
             &path(name),
+            sightline::loader::LoadOptions::WHOLE,
             &mut |_| {},
             &mut |_, trace| snapshots.push(trace),
             &AtomicBool::new(false),

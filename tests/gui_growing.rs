@@ -145,6 +145,7 @@ fn a_report_being_opened_is_drawn_from_its_first_snapshot_and_keeps_what_the_use
     let mut snapshots: Vec<(usize, Trace)> = Vec::new();
     let loaded = sightline::loader::load_progressive(
         &path,
+        sightline::loader::LoadOptions::WHOLE,
         &mut |_| {},
         &mut |attempt, trace| snapshots.push((attempt, trace)),
         &AtomicBool::new(false),

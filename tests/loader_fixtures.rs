@@ -281,7 +281,10 @@ fn cuda_graph_kernels_and_records_are_loaded() {
 #[test]
 fn a_background_load_reports_progress_then_the_trace() {
     use sightline::loader::{LoadJob, LoadMessage};
-    let job = LoadJob::spawn(fixture_dir().join("streams.sqlite"));
+    let job = LoadJob::spawn(
+        fixture_dir().join("streams.sqlite"),
+        sightline::loader::LoadOptions::WHOLE,
+    );
     let mut fractions = Vec::new();
     let trace = loop {
         match job
@@ -391,6 +394,7 @@ fn a_progressive_load_shows_whole_tables_that_keep_their_indexes() {
         let mut snapshots: Vec<(usize, sightline::model::Trace)> = Vec::new();
         let loaded = sightline::loader::load_progressive(
             &path,
+            sightline::loader::LoadOptions::WHOLE,
             &mut |_| {},
             &mut |attempt, trace| snapshots.push((attempt, trace)),
             &AtomicBool::new(false),

@@ -134,6 +134,12 @@ impl Report {
         }
     }
 
+    /// Whether the report is made of the CPU samples and scheduling (a load
+    /// for it reads them: `loader::LoadOptions`).
+    pub fn reads_cpu_samples(self) -> bool {
+        matches!(self, Report::CpuSampleSum)
+    }
+
     /// A per-event trace report (a row per event, not a summary), streamed
     /// row by row (`nvtx_pushpop_trace` too: its rows grow with depth).
     pub fn is_trace(self) -> bool {

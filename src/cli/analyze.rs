@@ -16,6 +16,7 @@ use super::output::{Named, emit_table};
 use super::{load_or_report, name_list, parse_range, usage_error};
 use crate::analysis::findings::{self, Thresholds};
 use crate::analysis::rules::{self, Rule, RuleSpec};
+use crate::loader::LoadOptions;
 use crate::model::TimeRange;
 
 /// Arguments of `sightline analyze`.
@@ -150,7 +151,8 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
         Err(message) => return usage_error("analyze", &message),
     };
     if is_job(&options.files) {
-        let job = match load_job(&options.files, options.quiet, options.align_on.as_ref()) {
+        let (files, on) = (&options.files, options.align_on.as_ref());
+        let job = match load_job(files, LoadOptions::WHOLE, options.quiet, on) {
             Ok(job) => job,
             Err(code) => return code,
         };
@@ -178,7 +180,8 @@ pub fn main(args: AnalyzeArgs) -> ExitCode {
     let Some(file) = options.files.first() else {
         return usage_error("analyze", "no report given");
     };
-    let trace = match load_or_report(file, options.quiet) {
+    // The idle attribution names the functions the CPU samples show.
+    let trace = match load_or_report(file, LoadOptions::WHOLE, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use rusqlite::types::ValueRef;
 
 use super::EXIT_BAD_INPUT;
+use super::bench_sampling::{Cost, Deferred};
 use crate::analysis::stats::{Report, compute};
 use crate::loader;
 use crate::model::TimeRange;
@@ -167,6 +168,10 @@ struct Results {
     file_bytes: u64,
     events: usize,
     load: Duration,
+    /// The whole load's CPU time (every thread).
+    load_cpu: Option<Duration>,
+    /// The same report loaded without its CPU samples, then those read.
+    deferred: Option<Deferred>,
     phases: Vec<(&'static str, Duration)>,
     heap_bytes: usize,
     rss_growth_bytes: Option<i64>,
@@ -247,11 +252,11 @@ fn run(path: &Path) -> Result<Results, String> {
 
     let rss_before = resident_bytes();
     let cancel = AtomicBool::new(false);
-    let t0 = Instant::now();
-    let (trace, phases) =
-        loader::load_timed(path, &mut |_| {}, &cancel).map_err(|e| e.to_string())?;
-    let load = t0.elapsed();
+    let (loaded, whole) = Cost::of(|| loader::load_timed(path, &mut |_| {}, &cancel));
+    let (trace, phases) = loaded.map_err(|e| e.to_string())?;
+    let load = whole.wall;
     let rss_after = resident_bytes();
+    let deferred = super::bench_sampling::deferred(path)?;
 
     let (lo, hi) = trace.info.time_range;
     let full = TimeRange {
@@ -286,6 +291,8 @@ fn run(path: &Path) -> Result<Results, String> {
         file_bytes,
         events: trace.event_count(),
         load,
+        load_cpu: whole.cpu,
+        deferred,
         phases: phases.0,
         heap_bytes: trace.heap_bytes(),
         cpu: CpuMemory::of(&trace),
@@ -395,6 +402,15 @@ fn to_text(r: &Results) -> String {
     for (phase, t) in &r.phases {
         let _ = writeln!(s, "  {phase:<19} {:.3} s", t.as_secs_f64());
     }
+    let whole = Cost {
+        wall: r.load,
+        cpu: r.load_cpu,
+    };
+    let _ = writeln!(s, "load, whole          {}", whole.text());
+    if let Some(d) = &r.deferred {
+        let _ = writeln!(s, "load, no CPU samples {}", d.load.text());
+        let _ = writeln!(s, "  CPU samples later  {}", d.read_later.text());
+    }
     let _ = writeln!(
         s,
         "model heap           {:.1} MB, {:.1} B/event",
@@ -479,7 +495,8 @@ fn to_json(r: &Results) -> String {
          \"rss_bytes_per_event\":{},\"kern_sum_full_ms\":{:.4},\"kern_sum_1pct_ms\":{:.4},\
          \"kern_sum_rows\":{},\"stats_runs\":{STATS_RUNS},\"floor_s\":{:.6},\"floor_rows\":{},\
          \"load_over_floor\":{:.3},\"cpu_samples\":{},\"cpu_sample_bytes\":{},\
-         \"cpu_bytes_per_sample_beyond_time\":{:.3},\"cpu_switches\":{},\"cpu_sched_bytes\":{}}}",
+         \"cpu_bytes_per_sample_beyond_time\":{:.3},\"cpu_switches\":{},\"cpu_sched_bytes\":{},\
+         \"load_whole\":{},\"load_without_cpu_samples\":{},\"cpu_samples_read_later\":{}}}",
         json_string(&r.file),
         r.file_bytes,
         r.events,
@@ -500,6 +517,13 @@ fn to_json(r: &Results) -> String {
         r.cpu.beyond_timestamp(),
         r.cpu.switches,
         r.cpu.sched_bytes,
+        Cost {
+            wall: r.load,
+            cpu: r.load_cpu
+        }
+        .json(),
+        r.deferred.map_or("null".into(), |d| d.load.json()),
+        r.deferred.map_or("null".into(), |d| d.read_later.json()),
     )
 }
 

@@ -6,17 +6,20 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
+use crate::loader::LoadOptions;
 use crate::model::{TimeRange, Trace};
 
 /// Exit code for unusable input (a bad report file, a bad argument).
 pub const EXIT_BAD_INPUT: u8 = 2;
 
-/// Loads a report for a command, printing the loader's message on failure, and its warnings
-/// (rows dropped, columns missing, a journal rolled back), each once on stderr, unless
-/// `quiet`: stdout stays the command's output alone.
-pub fn load_or_report(path: &Path, quiet: bool) -> Result<Trace, ExitCode> {
+/// Loads a report for a command, reading what `options` ask (a command reads a report's CPU
+/// samples only where its output needs them: they can cost as much again as the rest),
+/// printing the loader's message on failure, and its warnings (rows dropped, columns missing,
+/// a journal rolled back), each once on stderr, unless `quiet`: stdout stays the command's
+/// output alone.
+pub fn load_or_report(path: &Path, options: LoadOptions, quiet: bool) -> Result<Trace, ExitCode> {
     let cancel = AtomicBool::new(false);
-    let trace = crate::loader::load(path, &mut |_| {}, &cancel).map_err(|e| {
+    let trace = crate::loader::load_with(path, options, &mut |_| {}, &cancel).map_err(|e| {
         eprintln!("sightline: {e}");
         ExitCode::from(EXIT_BAD_INPUT)
     })?;

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use super::output::{Named, emit_table, write_failed};
 use super::{TableFormat, load_or_report, named_or_all};
 use crate::analysis::compare::{self, Diff, DiffReport};
+use crate::loader::LoadOptions;
 
 /// Arguments of `sightline diff`.
 #[derive(Debug, clap::Args)]
@@ -138,11 +139,13 @@ fn emit(diff: &Diff, options: &Options, first: bool, stdout: &mut impl Write) ->
 
 pub fn main(args: DiffArgs) -> ExitCode {
     let options = options(args);
-    let a = match load_or_report(&options.a, options.quiet) {
+    // The compared tables are nsys's: no CPU samples.
+    let without = LoadOptions::WITHOUT_CPU_SAMPLING;
+    let a = match load_or_report(&options.a, without, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };
-    let b = match load_or_report(&options.b, options.quiet) {
+    let b = match load_or_report(&options.b, without, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };

@@ -10,7 +10,8 @@ use std::sync::atomic::AtomicBool;
 use super::EXIT_BAD_INPUT;
 use crate::analysis::findings::human_ns;
 use crate::analysis::ranks::{align_on_kernel_end, align_on_range_end};
-use crate::loader::ranks::{load_ranks, reports_in};
+use crate::loader::LoadOptions;
+use crate::loader::ranks::{load_ranks_with, reports_in};
 use crate::model::{Alignment, Ranks};
 
 /// The options every command taking a job has.
@@ -84,11 +85,12 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, crate::loader::LoadError> {
     Ok(reports)
 }
 
-/// Loads the job `paths` name, each report on a core of its own; on failure, one line naming
-/// the report (the loader's message) and the bad-input exit code. Unless `quiet`, each
-/// report's loader warnings, and (always) the alignment and the offsets.
+/// Loads the job `paths` name, each report on a core of its own, reading what `options` ask;
+/// on failure, one line naming the report (the loader's message) and the bad-input exit code.
+/// Unless `quiet`, each report's loader warnings, and (always) the alignment and the offsets.
 pub(super) fn load_job(
     paths: &[PathBuf],
+    options: LoadOptions,
     quiet: bool,
     align_on: Option<&AlignOn>,
 ) -> Result<Ranks, ExitCode> {
@@ -98,7 +100,8 @@ pub(super) fn load_job(
     };
     let reports = expand(paths).map_err(bad)?;
     let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut job = load_ranks(&reports, parallel, &|_| {}, &AtomicBool::new(false)).map_err(bad)?;
+    let never = AtomicBool::new(false);
+    let mut job = load_ranks_with(&reports, parallel, options, &|_| {}, &never).map_err(bad)?;
     if !quiet {
         for rank in &job.ranks {
             let mut said = std::collections::HashSet::new();

@@ -7,6 +7,7 @@
 pub mod analyze;
 mod analyze_job;
 pub mod bench;
+mod bench_sampling;
 pub mod benchmark_args;
 pub mod capture;
 mod common;

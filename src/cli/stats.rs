@@ -14,6 +14,7 @@ use super::stats_tables::{CsvStream, in_nvtx_ranges, stream_trace_csv, stream_tr
 use super::{TableFormat, load_or_report, name_list, named_or_all, parse_range, usage_error};
 use crate::analysis::metrics::ncu;
 use crate::analysis::{RangeRule, Report, TimeRange, compute_in};
+use crate::loader::LoadOptions;
 
 /// Arguments of `sightline stats`.
 #[derive(Debug, clap::Args)]
@@ -167,8 +168,15 @@ pub fn main(args: StatsArgs) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error("stats", &message),
     };
+    // The CPU samples only for the reports made of them.
+    let reads = if options.reports.iter().any(|r| r.reads_cpu_samples()) {
+        LoadOptions::WHOLE
+    } else {
+        LoadOptions::WITHOUT_CPU_SAMPLING
+    };
     if is_job(&options.files) {
-        let job = match load_job(&options.files, options.quiet, options.align_on.as_ref()) {
+        let (files, on) = (&options.files, options.align_on.as_ref());
+        let job = match load_job(files, reads, options.quiet, on) {
             Ok(job) => job,
             Err(code) => return code,
         };
@@ -185,7 +193,7 @@ pub fn main(args: StatsArgs) -> ExitCode {
     let Some(file) = options.files.first() else {
         return usage_error("stats", "no report given");
     };
-    let trace = match load_or_report(file, options.quiet) {
+    let trace = match load_or_report(file, reads, options.quiet) {
         Ok(trace) => trace,
         Err(code) => return code,
     };

@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::{EXIT_BAD_INPUT, load_or_report};
+use crate::loader::LoadOptions;
 use crate::model::Ns;
 use crate::synth::job::{JobSpec, StragglerSpec, write_job};
 use crate::synth::{WriteError, write_report};
@@ -122,7 +123,8 @@ pub fn main(args: SynthArgs) -> ExitCode {
     }
     let scale = scale.unwrap_or(1);
     let t0 = Instant::now();
-    let trace = match load_or_report(&from, true) {
+    // The copies hold the sampling tables too.
+    let trace = match load_or_report(&from, LoadOptions::WHOLE, true) {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -179,7 +181,7 @@ fn failed(e: &WriteError) -> ExitCode {
 
 /// `--ranks`: the job's reports written into `dir`.
 fn write_ranks(from: &std::path::Path, spec: &JobSpec, dir: &std::path::Path) -> ExitCode {
-    let trace = match load_or_report(from, true) {
+    let trace = match load_or_report(from, LoadOptions::WHOLE, true) {
         Ok(t) => t,
         Err(code) => return code,
     };

@@ -8,7 +8,7 @@
 //! thread of a load outlives the load.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -65,6 +65,23 @@ impl<T> Drop for Apart<T> {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+/// How far the parts read apart are: each part's rows and the fraction of
+/// them read (an `f32`'s bits), and whether it is the progress said (a
+/// later reading of the sampling, which reads nothing else).
+#[derive(Default)]
+pub(crate) struct PartsProgress(pub Vec<(u64, Arc<AtomicU32>)>, pub bool);
+
+impl PartsProgress {
+    /// The share of all the parts' rows read.
+    pub(crate) fn fraction(&self) -> f32 {
+        let total: u64 = self.0.iter().map(|(rows, _)| rows).sum();
+        let read: f64 = (self.0.iter())
+            .map(|(rows, f)| *rows as f64 * f32::from_bits(f.load(Ordering::Relaxed)) as f64)
+            .sum();
+        (read / total.max(1) as f64).min(1.0) as f32
     }
 }
 

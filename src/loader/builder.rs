@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::apart::Apart;
+use super::apart::{Apart, PartsProgress};
 use super::carry::Carry;
 use super::db::{self, Report};
 use super::error::{LoadError, NOT_A_REPORT, Problem, cancelled};
@@ -65,6 +65,10 @@ pub(crate) struct Builder<'a> {
     /// since the load began (`cpu_sampling`), each as a trace of its own.
     pub(super) samples_apart: Option<Apart<Result<Trace, LoadError>>>,
     pub(super) sched_apart: Option<Apart<Result<Trace, LoadError>>>,
+    /// How far those are.
+    pub(super) parts_progress: PartsProgress,
+    /// Where the CPU samples a load leaves lie, about (see `mod.rs`'s `plan`).
+    pub(super) axis_of_unread: Option<(i64, i64)>,
 }
 
 impl<'a> Builder<'a> {
@@ -107,6 +111,8 @@ impl<'a> Builder<'a> {
             carry: None,
             samples_apart: None,
             sched_apart: None,
+            parts_progress: Default::default(),
+            axis_of_unread: None,
         }
     }
 
@@ -192,7 +198,14 @@ impl<'a> Builder<'a> {
             phase: "done",
             fraction: 1.0,
         });
-        self.trace.info.time_range = time_range(&self.trace).unwrap_or((0, 0));
+        // A report whose CPU samples are left for later spans them already,
+        // about (their tables' first and last rows): one of samples and no
+        // CUDA has no other time, and its axis would be 0 ns long.
+        self.trace.info.time_range = match (time_range(&self.trace), self.axis_of_unread) {
+            (Some((a, b)), Some((c, d))) => (a.min(c), b.max(d)),
+            (Some(r), None) | (None, Some(r)) => r,
+            (None, None) => (0, 0),
+        };
         self.trace.activity_span();
         // A growing report's snapshot reads a few rows: their buffers are
         // kept for the next one's (trimming walks every free chunk of every

@@ -15,16 +15,23 @@
 //! the order the phase would have made them in: the result is the one
 //! reading them in the phase gives. A live report (read in one transaction
 //! on one connection) or one nsys did not sample is read in the phase.
+//!
+//! A load may leave them ([`super::LoadOptions`]: decoding them costs as
+//! much again as the rest of a sampled report): it has no such phase and
+//! the trace says so ([`CpuSamplingRead::NotRead`]); [`read_later`] then
+//! reads them for that trace with the same two threads and the same
+//! adoption, after the threads and names the load made, which is where the
+//! phase would have put them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::apart::Apart;
 use super::builder::{Builder, Progress};
 use super::error::{LoadError, cancelled};
 use super::{cpu, python_samples, samples, sampling, sched};
-use crate::model::{CpuSampling, StrId, ThreadIdx, Trace};
+use crate::model::{CpuSampling, CpuSamplingRead, StrId, ThreadIdx, Trace};
 
 /// The tables only nsys's sampling writes: a report with one was sampled.
 const SAMPLED: [&str; 2] = ["COMPOSITE_EVENTS", "SCHED_EVENTS"];
@@ -32,14 +39,62 @@ const SAMPLED: [&str; 2] = ["COMPOSITE_EVENTS", "SCHED_EVENTS"];
 /// A part of the sampling read apart: a trace holding it, or the error.
 type Part = Apart<Result<Trace, LoadError>>;
 
+/// The tables the sampling is read from, for the progress of a later read.
+const SAMPLING_TABLES: [&str; 3] = ["COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS", "SCHED_EVENTS"];
+
+/// Whether nsys sampled the report.
+pub(super) fn sampled(b: &Builder) -> bool {
+    SAMPLED.iter().any(|t| b.report.has_table(t))
+}
+
+/// Where the sampling of a report lies, about: its tables' first and last
+/// rows ([`super::db::Report::time_hint`]).
+pub(super) fn time_hint(b: &Builder) -> Option<(i64, i64)> {
+    (SAMPLED.iter())
+        .filter_map(|t| b.report.time_hint(t))
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+}
+
+/// The sampling of `loaded` (a load without it) read now, into a trace
+/// sharing `loaded`'s event tables: `b` is a builder of the same report.
+/// The sampling's threads and names are adopted after the ones the load
+/// made, as the load's last phase would have: the trace is the one a load
+/// with the sampling gives.
+pub(super) fn read_later(mut b: Builder, loaded: &Trace) -> Result<Trace, LoadError> {
+    b.trace = loaded.share(Vec::new());
+    b.rows_total = (SAMPLING_TABLES.iter())
+        .map(|t| b.report.estimated_rows(t))
+        .sum::<u64>()
+        .max(1);
+    b.report_progress(true);
+    // The maps from nsys's ids to the load's: its names read again (the
+    // same ids: they were the load's first), its threads and processes.
+    let said = b.trace.warnings.len();
+    cpu::read_names(&mut b).map_err(|e| b.error(&e))?;
+    b.trace.warnings.truncate(said);
+    for (i, thread) in b.trace.threads.iter().enumerate() {
+        b.threads_by_tid.insert(thread.global_tid, i as ThreadIdx);
+    }
+    for (i, process) in b.trace.processes.iter().enumerate() {
+        b.processes_by_pid.insert(process.pid, i);
+    }
+    start(&mut b);
+    // The parts' progress is this reading's.
+    b.parts_progress.1 = true;
+    read_cpu_sampling(&mut b).map_err(|e| b.error(&e))?;
+    b.trace.info.cpu_sampling = CpuSamplingRead::Read;
+    Ok(b.finish())
+}
+
 /// Starts reading the sampling tables of a sampled report on threads of
 /// their own (see the module); nothing for any other.
 pub(super) fn start(b: &mut Builder) {
-    if b.report.live || !SAMPLED.iter().any(|t| b.report.has_table(t)) {
+    if b.report.live || !sampled(b) {
         return;
     }
-    b.samples_apart = spawn_part(b, "sightline-samples", read_samples_apart);
-    b.sched_apart = spawn_part(b, "sightline-sched", |b| {
+    let samples = ["COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS"];
+    b.samples_apart = spawn_part(b, "sightline-samples", &samples, read_samples_apart);
+    b.sched_apart = spawn_part(b, "sightline-sched", &["SCHED_EVENTS"], |b| {
         b.trace.cpu = Arc::new(CpuSampling {
             sched: sched::read_sched(b)?,
             ..CpuSampling::default()
@@ -51,16 +106,23 @@ pub(super) fn start(b: &mut Builder) {
 /// Runs `read` on a thread of its own, into a builder of its own on a
 /// connection of its own; None where either could not be made (the phase
 /// then reads it, and says what is wrong).
+/// Its progress, of the rows of `tables`, is kept in the load's
+/// [`super::apart::PartsProgress`].
 fn spawn_part(
-    b: &Builder,
+    b: &mut Builder,
     name: &str,
+    tables: &[&str],
     read: fn(&mut Builder) -> rusqlite::Result<()>,
 ) -> Option<Part> {
     let report = b.report.reopen(&b.source).ok()?;
     let (path, source) = (b.path.clone(), b.source.clone());
+    let rows: u64 = tables.iter().map(|t| report.estimated_rows(t)).sum();
+    let fraction = Arc::new(AtomicU32::new(0));
+    b.parts_progress.0.push((rows, fraction.clone()));
     Apart::spawn(name, move |stop| {
-        let mut quiet = |_: Progress| {};
-        let mut b = Builder::new(&path, report, &mut quiet, stop);
+        let mut told = |p: Progress| fraction.store(p.fraction.to_bits(), Ordering::Relaxed);
+        let mut b = Builder::new(&path, report, &mut told, stop);
+        b.rows_total = rows.max(1);
         b.source = source;
         read(&mut b).map_err(|e| b.error(&e))?;
         Ok(std::mem::take(&mut b.trace))
@@ -102,7 +164,15 @@ fn waited(b: &mut Builder, part: Option<Part>) -> rusqlite::Result<Option<Trace>
         return Ok(None);
     };
     let read = part.wait(|| {
-        b.report_progress(false);
+        if b.parts_progress.1 {
+            let fraction = b.parts_progress.fraction();
+            (b.on_progress)(Progress {
+                phase: b.phase,
+                fraction,
+            });
+        } else {
+            b.report_progress(false);
+        }
         !b.cancel.load(Ordering::Relaxed)
     });
     if b.cancel.load(Ordering::Relaxed) {
@@ -202,6 +272,114 @@ mod tests {
         ] {
             let apart = load_fixture(name);
             let here = load_in_phases(name);
+            assert_same_sampling(name, &apart, &here);
+        }
+    }
+
+    /// A load without the sampling, then the sampling read for it, gives
+    /// what one whole load gives: the sampling (threads, names, frames,
+    /// stacks, switches), the threads and processes the sampling alone
+    /// names, the warnings, the time axis; the events shared, not copied.
+    #[test]
+    fn sampling_read_later_is_what_one_whole_load_reads() {
+        use super::super::{LoadOptions, load_with, read_cpu_sampling};
+        use crate::model::CpuSamplingRead;
+        for name in [
+            "torch_loop_py/torch_loop.sqlite",
+            "torch_loop/torch_loop.sqlite",
+            "cpu_only/cpu_only.sqlite",
+            "cpu_only_py/cpu_only.sqlite",
+            "native_burn/native_burn.sqlite",
+            "fuser_like/fuser_like.sqlite",
+            "streams.sqlite",
+        ] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures")
+                .join(name);
+            let never = AtomicBool::new(false);
+            let whole = load_fixture(name);
+            let without = load_with(
+                &path,
+                LoadOptions::WITHOUT_CPU_SAMPLING,
+                &mut |_| {},
+                &never,
+            )
+            .expect("load without the sampling");
+            assert_eq!(whole.info.cpu_sampling, CpuSamplingRead::Read, "{name}");
+            assert_eq!(
+                without.info.cpu_sampling,
+                CpuSamplingRead::NotRead,
+                "{name}"
+            );
+            assert_eq!(
+                without.cpu.sample_count() + without.cpu.sched.len(),
+                0,
+                "{name}"
+            );
+            let mut phases = Vec::new();
+            let later = read_cpu_sampling(&path, &without, &mut |p| phases.push(p), &never)
+                .expect("the sampling read later");
+            assert!(!phases.is_empty(), "{name}: progress");
+            assert_eq!(later.info.cpu_sampling, CpuSamplingRead::Read, "{name}");
+            assert!(later.is_complete(), "{name}");
+            assert!(
+                Arc::ptr_eq(&later.cuda_api, &without.cuda_api),
+                "{name}: shared"
+            );
+            assert!(Arc::ptr_eq(&later.nvtx, &without.nvtx), "{name}: shared");
+            assert_same_sampling(name, &later, &whole);
+            let threads = |t: &Trace| {
+                (t.threads.iter())
+                    .map(|t| (t.global_tid, t.name.clone(), t.process, t.priority))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(threads(&later), threads(&whole), "{name}");
+            let processes = |t: &Trace| {
+                (t.processes.iter())
+                    .map(|p| (p.pid, p.name.clone(), p.threads.clone()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(processes(&later), processes(&whole), "{name}");
+            assert_eq!(later.info.time_range, whole.info.time_range, "{name}");
+            assert_eq!(later.event_count(), whole.event_count(), "{name}");
+        }
+    }
+
+    /// The later reading stops when asked, saying so.
+    #[test]
+    fn a_later_reading_cancelled_says_so() {
+        use super::super::{LoadOptions, Problem, load_with, read_cpu_sampling};
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/torch_loop_py/torch_loop.sqlite");
+        let never = AtomicBool::new(false);
+        let without = load_with(
+            &path,
+            LoadOptions::WITHOUT_CPU_SAMPLING,
+            &mut |_| {},
+            &never,
+        )
+        .expect("load");
+        let stop = AtomicBool::new(true);
+        let read = read_cpu_sampling(&path, &without, &mut |_| {}, &stop);
+        assert_eq!(read.err().map(|e| e.problem), Some(Problem::Cancelled));
+    }
+
+    /// A report nsys did not sample says so, loaded with or without.
+    #[test]
+    fn a_report_without_sampling_says_nsys_did_not_sample() {
+        use super::super::{LoadOptions, load_with};
+        use crate::model::CpuSamplingRead;
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sync_timing.sqlite");
+        for options in [LoadOptions::WHOLE, LoadOptions::WITHOUT_CPU_SAMPLING] {
+            let trace =
+                load_with(&path, options, &mut |_| {}, &AtomicBool::new(false)).expect("load");
+            assert_eq!(trace.info.cpu_sampling, CpuSamplingRead::NotRecorded);
+        }
+    }
+
+    /// `a` and `b` hold the same sampling, names and warnings.
+    fn assert_same_sampling(name: &str, apart: &Trace, here: &Trace) {
+        {
             let (a, h) = (&apart.cpu, &here.cpu);
             assert!(!h.threads.is_empty() && !h.sched.is_empty(), "{name}");
             assert_eq!(a.frames, h.frames, "{name}");
@@ -217,24 +395,16 @@ mod tests {
                 );
                 assert_eq!(x.stacks, y.stacks, "{name}");
             }
-            assert_eq!(switches(&apart), switches(&here), "{name}");
+            assert_eq!(switches(apart), switches(here), "{name}");
             let tids = |t: &Trace| t.threads.iter().map(|t| t.global_tid).collect::<Vec<_>>();
-            assert_eq!(
-                tids(&apart),
-                tids(&here),
-                "{name}: threads in the same order"
-            );
+            assert_eq!(tids(apart), tids(here), "{name}: threads in the same order");
             let names = |t: &Trace| {
                 t.strings
                     .iter()
                     .map(|(_, s)| s.to_string())
                     .collect::<Vec<_>>()
             };
-            assert_eq!(
-                names(&apart),
-                names(&here),
-                "{name}: names in the same order"
-            );
+            assert_eq!(names(apart), names(here), "{name}: names in the same order");
             assert_eq!(apart.warnings, here.warnings, "{name}");
         }
     }

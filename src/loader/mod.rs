@@ -43,11 +43,36 @@ pub use error::{LoadError, Problem};
 pub(crate) use snapshot::companion;
 
 use crate::job::Job;
-use crate::model::Trace;
+use crate::model::{CpuSamplingRead, Trace};
 pub use builder::Progress;
 use builder::{Builder, EVENT_TABLES};
 pub use carry::Carry;
 use db::Report;
+
+/// What a load reads of a report besides its events.
+///
+/// A sampled report's CPU samples and scheduling can hold more rows than all
+/// its other tables, and decoding them costs as much again as the rest of the
+/// load (BENCHMARKS.md, issue 43); most of what Sightline does with a report
+/// needs none of them. A load that leaves them says so
+/// ([`crate::model::CpuSamplingRead::NotRead`]) and [`read_cpu_sampling`]
+/// reads them later, for the trace already loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Read the CPU samples (native and Python) and the thread scheduling
+    /// nsys's sampling recorded.
+    pub cpu_sampling: bool,
+}
+
+impl LoadOptions {
+    /// Every table Sightline reads: what [`load`] reads.
+    pub const WHOLE: LoadOptions = LoadOptions { cpu_sampling: true };
+    /// Everything but the CPU samples and scheduling, read later by
+    /// [`read_cpu_sampling`] where something asks for them.
+    pub const WITHOUT_CPU_SAMPLING: LoadOptions = LoadOptions {
+        cpu_sampling: false,
+    };
+}
 
 /// Wall time of each load phase, for `sightline bench`.
 #[derive(Clone, Debug, Default)]
@@ -76,8 +101,9 @@ pub(crate) fn load_fixture(name: &str) -> Trace {
         .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
 }
 
-/// Loads a report on this thread. `on_progress` is called now and then; set
-/// `cancel` from another thread to stop early with [`Problem::Cancelled`].
+/// Loads a whole report on this thread (its CPU samples too: see
+/// [`load_with`] for a load without them). `on_progress` is called now and
+/// then; set `cancel` from another thread to stop early with [`Problem::Cancelled`].
 ///
 /// ```
 /// use std::sync::atomic::AtomicBool;
@@ -102,13 +128,61 @@ pub fn load(
     load_timed(path, on_progress, cancel).map(|(trace, _)| trace)
 }
 
+/// [`load`], reading what `options` ask.
+pub fn load_with(
+    path: &Path,
+    options: LoadOptions,
+    on_progress: &mut dyn FnMut(Progress),
+    cancel: &AtomicBool,
+) -> Result<Trace, LoadError> {
+    load_timed_with(path, options, on_progress, cancel).map(|(trace, _)| trace)
+}
+
 /// [`load`], also returning the time each phase took.
 pub fn load_timed(
     path: &Path,
     on_progress: &mut dyn FnMut(Progress),
     cancel: &AtomicBool,
 ) -> Result<(Trace, PhaseTimes), LoadError> {
-    load_attempts(path, on_progress, None, cancel).map(|l| (l.trace, l.phases))
+    load_timed_with(path, LoadOptions::WHOLE, on_progress, cancel)
+}
+
+/// [`load_timed`], reading what `options` ask.
+pub fn load_timed_with(
+    path: &Path,
+    options: LoadOptions,
+    on_progress: &mut dyn FnMut(Progress),
+    cancel: &AtomicBool,
+) -> Result<(Trace, PhaseTimes), LoadError> {
+    load_attempts(path, options, on_progress, None, cancel).map(|l| (l.trace, l.phases))
+}
+
+/// The CPU samples and scheduling of the report at `path`, for `trace`, a
+/// load of it that left them ([`LoadOptions::WITHOUT_CPU_SAMPLING`]): the
+/// trace with them, its event tables shared with `trace` (not copied), the
+/// threads and names only the sampling has added as the whole load adds
+/// them. The result is the trace one load with [`LoadOptions::WHOLE`] gives.
+/// A trace that holds them already (or whose report has none) comes back as
+/// it is. Progress and cancel as [`load`]'s.
+pub fn read_cpu_sampling(
+    path: &Path,
+    trace: &Trace,
+    on_progress: &mut dyn FnMut(Progress),
+    cancel: &AtomicBool,
+) -> Result<Trace, LoadError> {
+    if !trace.cpu_sampling_not_read() {
+        return Ok(trace.share(trace.info.still_loading.clone()));
+    }
+    db::check_file(path)?;
+    let source = prepare_source(path, false)?;
+    let report = Report::open(&source.read_from).map_err(|mut e| {
+        e.path = path.to_path_buf();
+        e
+    })?;
+    let mut builder = Builder::new(path, report, on_progress, cancel);
+    builder.source = source.read_from.clone();
+    builder.phase = READING_CPU_SAMPLES;
+    cpu_sampling::read_later(builder, trace)
 }
 
 /// [`load_timed`], also publishing the trace as it is read: after each phase
@@ -123,11 +197,12 @@ pub fn load_timed(
 /// trace carry the next attempt number, and their events are numbered afresh.
 pub fn load_progressive(
     path: &Path,
+    options: LoadOptions,
     on_progress: &mut dyn FnMut(Progress),
     on_partial: OnPartial,
     cancel: &AtomicBool,
 ) -> Result<Loaded, LoadError> {
-    load_attempts(path, on_progress, Some(on_partial), cancel)
+    load_attempts(path, options, on_progress, Some(on_partial), cancel)
 }
 
 /// A report's layout (threads, session start, host) and its NVTX ranges, nothing else: no GPU
@@ -165,6 +240,7 @@ pub fn check_report(path: &Path) -> Result<(), LoadError> {
     // read: the checks are done then, and the load stops there.
     let result = load_progressive(
         path,
+        LoadOptions::WITHOUT_CPU_SAMPLING,
         &mut |_| {},
         &mut |_, _| {
             laid_out = true;
@@ -181,6 +257,7 @@ pub fn check_report(path: &Path) -> Result<(), LoadError> {
 
 fn load_attempts(
     path: &Path,
+    options: LoadOptions,
     on_progress: &mut dyn FnMut(Progress),
     mut on_partial: Option<OnPartial>,
     cancel: &AtomicBool,
@@ -198,6 +275,7 @@ fn load_attempts(
         let result = load_committed(
             path,
             copy,
+            options,
             on_progress,
             publish.as_mut().map(|f| f as &mut dyn FnMut(Trace)),
             cancel,
@@ -238,7 +316,17 @@ pub fn load_growing_timed(
     carry: &mut Carry,
 ) -> Result<(Trace, PhaseTimes), LoadError> {
     let never = AtomicBool::new(false);
-    let loaded = load_committed(path, false, &mut |_| {}, None, &never, Some(&mut *carry));
+    // A capture's report, reloaded as it grows: read whole each time (see
+    // `cpu_sampling::start`: a live report's sampling is read in the phase).
+    let loaded = load_committed(
+        path,
+        false,
+        LoadOptions::WHOLE,
+        &mut |_| {},
+        None,
+        &never,
+        Some(&mut *carry),
+    );
     // A load that failed may have taken some tables out of the carry and
     // not put them back: the next one starts the report over (a new
     // lineage: no index of the states before is taken to hold).
@@ -253,6 +341,7 @@ pub fn load_growing_timed(
 fn load_committed(
     path: &Path,
     always_copy: bool,
+    options: LoadOptions,
     on_progress: &mut dyn FnMut(Progress),
     on_partial: Option<&mut dyn FnMut(Trace)>,
     cancel: &AtomicBool,
@@ -267,24 +356,15 @@ fn load_committed(
         return build(
             path,
             report,
-            path,
-            None,
+            (path, None),
+            options,
             on_progress,
             on_partial,
             cancel,
             carry,
         );
     }
-    let source = snapshot::Source::prepare(path, always_copy).map_err(|why| {
-        LoadError::new(
-            path,
-            if why.contains("changed") {
-                Problem::Changing
-            } else {
-                Problem::Unreadable(why)
-            },
-        )
-    })?;
+    let source = prepare_source(path, always_copy)?;
     // Errors name the user's file, not the private copy.
     let named = |mut e: LoadError| {
         e.path = path.to_path_buf();
@@ -294,8 +374,8 @@ fn load_committed(
     build(
         path,
         report,
-        &source.read_from,
-        source.note.clone(),
+        (&source.read_from, source.note.clone()),
+        options,
         on_progress,
         on_partial,
         cancel,
@@ -303,14 +383,29 @@ fn load_committed(
     )
 }
 
+/// The committed state of the report at `path` to read (see [`snapshot`]).
+fn prepare_source(path: &Path, always_copy: bool) -> Result<snapshot::Source, LoadError> {
+    snapshot::Source::prepare(path, always_copy).map_err(|why| {
+        LoadError::new(
+            path,
+            if why.contains("changed") {
+                Problem::Changing
+            } else {
+                Problem::Unreadable(why)
+            },
+        )
+    })
+}
+
 /// Builds the trace of `report` (opened from `read_from`, the report at
-/// `path` or a copy of it, with `note` saying why a copy).
+/// `path` or a copy of it, with `note` saying why a copy), reading what
+/// `options` ask.
 #[allow(clippy::too_many_arguments)]
 fn build(
     path: &Path,
     report: Report,
-    read_from: &Path,
-    note: Option<String>,
+    (read_from, note): (&Path, Option<String>),
+    options: LoadOptions,
     on_progress: &mut dyn FnMut(Progress),
     mut on_partial: Option<&mut dyn FnMut(Trace)>,
     cancel: &AtomicBool,
@@ -348,10 +443,11 @@ fn build(
             ));
         }
     }
-    // A sampled report's sampling tables are read meanwhile (read last).
-    cpu_sampling::start(&mut builder);
+    // A sampled report's sampling tables are read meanwhile (read last), or
+    // not at all.
+    let phases = plan(&mut builder, options);
     let mut times = PhaseTimes::default();
-    for (i, &(phase, run, _)) in PHASES.iter().enumerate() {
+    for (i, &(phase, run, _)) in phases.iter().enumerate() {
         let t0 = Instant::now();
         builder.phase = phase;
         builder.report_progress(true);
@@ -360,7 +456,7 @@ fn build(
         }
         run(&mut builder).map_err(|e| builder.error(&e))?;
         times.0.push((phase, t0.elapsed()));
-        let later = &PHASES[i + 1..];
+        let later = &phases[i + 1..];
         if let (Some(publish), false) = (on_partial.as_mut(), later.is_empty()) {
             publish(builder.snapshot(later.iter().map(|p| p.2).collect()));
         }
@@ -372,8 +468,35 @@ fn build(
     Ok((trace, times))
 }
 
+/// The phases of a load that reads what `options` ask, the sampling's
+/// reading started where it is read (see the module), and what the trace
+/// will say of it ([`CpuSamplingRead`]). A sampled report loaded without
+/// it has no sampling phase; one nsys did not sample keeps the phase (it
+/// reads any Python samples, and costs nothing else).
+fn plan(b: &mut Builder, options: LoadOptions) -> Vec<PhaseStep> {
+    let sampled = cpu_sampling::sampled(b);
+    b.trace.info.cpu_sampling = match (sampled, options.cpu_sampling) {
+        (false, _) => CpuSamplingRead::NotRecorded,
+        (true, true) => CpuSamplingRead::Read,
+        (true, false) => CpuSamplingRead::NotRead,
+    };
+    if sampled && !options.cpu_sampling {
+        // Where they lie, about: a report of samples alone has no other time.
+        b.axis_of_unread = cpu_sampling::time_hint(b);
+        return (PHASES.iter())
+            .filter(|(_, _, adds)| *adds != CPU_SAMPLING)
+            .copied()
+            .collect();
+    }
+    cpu_sampling::start(b);
+    PHASES.to_vec()
+}
+
 /// One step of a load.
 type Phase = fn(&mut Builder) -> rusqlite::Result<()>;
+
+/// A phase of a load: its name for progress, its step, what it adds.
+type PhaseStep = (&'static str, Phase, &'static str);
 
 /// The phases of a load: a name for progress, the step, and what it adds
 /// (what a snapshot lists as still to come). Ordered for a user opening a big
@@ -387,7 +510,7 @@ type Phase = fn(&mut Builder) -> rusqlite::Result<()>;
 /// switches can outnumber its other events, and its timeline is whole and
 /// usable (a snapshot) while they are read. (A sampled report's are read on
 /// threads of their own from the start: see `cpu_sampling`.)
-pub(super) const PHASES: [(&str, Phase, &str); 8] = [
+pub(super) const PHASES: [PhaseStep; 8] = [
     ("strings and threads", read_layout, "threads and GPUs"),
     ("GPU events", gpu::read_gpu_events, GPU_ROWS),
     ("NVTX", nvtx::read_nvtx, "NVTX ranges"),
@@ -403,15 +526,26 @@ pub(super) const PHASES: [(&str, Phase, &str); 8] = [
         kernel_metrics::read_kernel_metrics,
         "kernel metrics",
     ),
-    (
-        "CPU samples",
-        cpu_sampling::read_cpu_sampling,
-        "CPU samples and scheduling",
-    ),
+    ("CPU samples", cpu_sampling::read_cpu_sampling, CPU_SAMPLING),
 ];
 
 /// What a snapshot lists as still to come until the GPU events are read.
 pub const GPU_ROWS: &str = "GPU rows";
+
+/// What a snapshot lists as still to come until the CPU samples and
+/// scheduling are read (the load's last phase, or [`read_cpu_sampling`]).
+pub const CPU_SAMPLING: &str = "CPU samples and scheduling";
+
+/// What the views that show them say while they are read.
+pub const READING_CPU_SAMPLES: &str = "reading CPU samples…";
+
+/// Whether `trace` (a snapshot of a load, or a load that left them) has CPU
+/// samples and scheduling still to come: listed as still to come, in a
+/// report nsys sampled.
+pub fn cpu_samples_to_come(trace: &Trace) -> bool {
+    trace.info.still_loading.contains(&CPU_SAMPLING)
+        && trace.info.cpu_sampling != CpuSamplingRead::NotRecorded
+}
 
 /// The first phase: names, threads' names, GPUs, and a first guess at the
 /// time axis, so that the first snapshot can draw one.
@@ -453,10 +587,10 @@ pub struct LoadJob {
 }
 
 impl LoadJob {
-    pub fn spawn(path: PathBuf) -> LoadJob {
-        let mut job = Job::default();
+    /// Loads `path`, reading what `options` ask.
+    pub fn spawn(path: PathBuf, options: LoadOptions) -> LoadJob {
         let job_path = path.clone();
-        let started = job.start_stream("sightline-loader", None, move |cancel, emit| {
+        Self::start(path, move |cancel, emit| {
             let mut send = |p: Progress| {
                 emit.send(LoadMessage::Progress(p));
             };
@@ -467,7 +601,7 @@ impl LoadJob {
                 });
             };
             let (result, attempt) =
-                match load_progressive(&job_path, &mut send, &mut publish, cancel) {
+                match load_progressive(&job_path, options, &mut send, &mut publish, cancel) {
                     Ok(l) => (Ok(l.trace), l.attempt),
                     Err(e) => (Err(e), 0),
                 };
@@ -475,7 +609,34 @@ impl LoadJob {
                 result: Box::new(result),
                 attempt,
             });
-        });
+        })
+    }
+
+    /// Reads the CPU samples and scheduling of `trace` (a load of `path`
+    /// without them, attempt `attempt`): progress, then `Done` with the trace
+    /// with them ([`read_cpu_sampling`]), as a load's last phase would.
+    pub fn read_cpu_sampling(path: PathBuf, trace: Arc<Trace>, attempt: usize) -> LoadJob {
+        let job_path = path.clone();
+        Self::start(path, move |cancel, emit| {
+            let mut send = |p: Progress| {
+                emit.send(LoadMessage::Progress(p));
+            };
+            let result = read_cpu_sampling(&job_path, &trace, &mut send, cancel);
+            emit.send(LoadMessage::Done {
+                result: Box::new(result),
+                attempt,
+            });
+        })
+    }
+
+    /// Runs `work` on a worker thread, its messages the job's; a job that
+    /// could not start says so as its result.
+    fn start(
+        path: PathBuf,
+        work: impl FnOnce(&Arc<AtomicBool>, &crate::job::Emitter<LoadMessage>) + Send + 'static,
+    ) -> LoadJob {
+        let mut job = Job::default();
+        let started = job.start_stream("sightline-loader", None, work);
         if !started {
             // No thread, no load: report it as the result.
             let (tx, rx) = crossbeam_channel::bounded(1);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::{LoadError, Problem, Progress, load};
+use super::{LoadError, LoadOptions, Problem, Progress, load, load_with};
 use crate::model::{Ranks, Trace};
 
 /// The reports in a folder that make a job: its `.sqlite` files, by name.
@@ -42,6 +42,24 @@ pub fn load_ranks(
     cancel: &AtomicBool,
 ) -> Result<Ranks, LoadError> {
     load_ranks_each(paths, parallel, on_progress, &|_, _| {}, cancel)
+}
+
+/// [`load_ranks`], each report read as `options` ask (a command that needs no CPU samples
+/// leaves them: `LoadOptions`).
+pub fn load_ranks_with(
+    paths: &[PathBuf],
+    parallel: usize,
+    options: LoadOptions,
+    on_progress: &(dyn Fn(Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Ranks, LoadError> {
+    let load_one =
+        |path: &std::path::Path, progress: &mut dyn FnMut(Progress), cancel: &AtomicBool| {
+            load_with(path, options, progress, cancel)
+        };
+    let job = load_each_with(&load_one, paths, parallel, on_progress, &|_, _| {}, cancel);
+    crate::memory::give_back_freed_memory();
+    job
 }
 
 /// [`load_ranks`], also handing each report to `on_loaded` (its index in `paths`) as soon as

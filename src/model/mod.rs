@@ -175,6 +175,26 @@ pub struct ReportInfo {
     /// What nsys itself logged while recording (`DIAGNOSTIC_EVENT`), each
     /// message once: errors and warnings first, then in the order logged.
     pub diagnostics: Vec<Diagnostic>,
+    /// Whether [`Trace::cpu`] holds the CPU samples and scheduling nsys
+    /// recorded, or nsys recorded none, or the load left them to be read later.
+    pub cpu_sampling: CpuSamplingRead,
+}
+
+/// Whether a trace's CPU samples and scheduling ([`Trace::cpu`]) are what its
+/// report holds: a view or report tells "not read yet" from "nsys did not sample".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CpuSamplingRead {
+    /// Read: [`Trace::cpu`] holds all the report's (a trace made otherwise
+    /// than by a load holds what it was given).
+    #[default]
+    Read,
+    /// The report has none: nsys did not sample (no `COMPOSITE_EVENTS`,
+    /// no `SCHED_EVENTS`).
+    NotRecorded,
+    /// nsys sampled, but the load was asked not to read them
+    /// (`loader::LoadOptions`): [`Trace::cpu`] is empty until
+    /// `loader::read_cpu_sampling` gives the trace with them.
+    NotRead,
 }
 
 /// One message nsys logged while recording ("No CUDA events collected. Does
@@ -273,6 +293,12 @@ impl Trace {
             lineage: self.lineage.clone(),
             activity: Default::default(),
         }
+    }
+
+    /// Whether the report's CPU samples and scheduling are still to be read
+    /// (see [`CpuSamplingRead::NotRead`]).
+    pub fn cpu_sampling_not_read(&self) -> bool {
+        self.info.cpu_sampling == CpuSamplingRead::NotRead
     }
 
     /// Whether the whole report is in (not a snapshot of one being opened).

@@ -2,6 +2,7 @@
 //! selection and the state of the panels that show it. `apply` is the only writer of the
 //! selection and the view: the timeline and the panels return commands, the document acts.
 
+pub mod cpu_samples;
 pub mod findings;
 pub mod frame;
 pub mod notes;

@@ -176,7 +176,7 @@ impl Slot {
         match source {
             Source::Open(path, trace) => Slot::Ready(Box::new(Half::new(path, trace))),
             Source::File(path) => Slot::Loading {
-                job: LoadJob::spawn(path),
+                job: LoadJob::spawn(path, crate::loader::LoadOptions::WITHOUT_CPU_SAMPLING),
                 progress: Progress {
                     phase: "opening",
                     fraction: 0.0,

@@ -20,6 +20,7 @@ use crate::app::job::Job;
 use crate::app::state::events::thread_label;
 use crate::app::state::selection::FollowsRange;
 use crate::app::widgets::format;
+use crate::loader::{READING_CPU_SAMPLES, cpu_samples_to_come};
 use crate::model::{FrameKind, ThreadIdx, TimeRange, Trace};
 
 /// The panel's heading, also its accessible name.
@@ -54,6 +55,8 @@ pub struct CpuProfilePanel {
     asked: Option<TimeRange>,
     /// The flame node clicked last (its stack is shown).
     pub selected_node: Option<u32>,
+    /// The report's samples are still being read: the range asked waits for them.
+    pub reading_samples: bool,
     /// The thread the profile is narrowed to (None: every thread); kept from range to range.
     pub thread: Option<ThreadIdx>,
 }
@@ -62,9 +65,14 @@ pub struct CpuProfilePanel {
 /// worker (the one before cancelled); no range, or a report without samples, drops it.
 impl FollowsRange for CpuProfilePanel {
     fn range_changed(&mut self, trace: &Arc<Trace>, range: Option<TimeRange>) {
+        let reading = cpu_samples_to_come(trace);
+        self.clear();
+        self.reading_samples = reading && range.is_some();
         match range.filter(|_| trace.cpu.sample_count() > 0) {
-            Some(r) => self.request(trace.clone(), r),
-            None => self.clear(),
+            Some(r) if !reading => self.request(trace.clone(), r),
+            // Asked again once the samples are in (the document passes the trace with them).
+            _ if self.reading_samples => self.asked = range,
+            _ => {}
         }
     }
 }
@@ -190,6 +198,15 @@ impl CpuProfilePanel {
         if self.is_pending() {
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(50));
+        }
+        if self.reading_samples {
+            ui.horizontal(|ui| {
+                ui.strong(TITLE);
+                ui.spinner();
+                ui.weak(READING_CPU_SAMPLES);
+            });
+            ui.allocate_space(ui.available_size());
+            return;
         }
         let Some(p) = self
             .profile

@@ -32,7 +32,7 @@ use crate::app::widgets::help::Help;
 use crate::app::widgets::prefs::Prefs;
 use crate::capture::benchmarks::{BenchmarkSpec, Params};
 use crate::capture::session::{CaptureJob, CaptureOptions};
-use crate::loader::{LoadJob, LoadMessage, Progress};
+use crate::loader::{LoadJob, LoadMessage, LoadOptions, Progress};
 use crate::model::{TimeRange, Trace};
 
 pub(crate) const STORAGE_KEY: &str = "sightline";
@@ -446,7 +446,8 @@ impl SightlineApp {
             self.active = i;
             return;
         }
-        self.open_job(LoadJob::spawn(path));
+        // The CPU samples are read once the rest is in (`document::cpu_samples`).
+        self.open_job(LoadJob::spawn(path, LoadOptions::WITHOUT_CPU_SAMPLING));
     }
 
     /// Shows a load's report in a new tab, as it comes in.
@@ -540,6 +541,11 @@ impl SightlineApp {
             self.error = Some("the report is still being read: save it once it is whole".into());
             return;
         }
+        // Nor a report whose CPU samples could not be read (the copy would lack them).
+        if doc.trace.cpu_sampling_not_read() {
+            self.error = Some("the report's CPU samples could not be read: not saved".into());
+            return;
+        }
         let started = self.saving.start("sightline-save", None, move |_| {
             let result = match report {
                 Some(live) => live
@@ -620,7 +626,19 @@ impl SightlineApp {
                     i += 1;
                 }
                 Some((Ok(trace), attempt)) => {
+                    let trace = crate::app::document::cpu_samples::awaiting_cpu_samples(trace);
                     self.finish_load(i, Arc::new(trace), attempt);
+                    // Its CPU samples may be read next.
+                    running |= self.tabs[i].is_loading();
+                    i += 1;
+                }
+                Some((Err(e), _)) if self.reads_cpu_samples(i) => {
+                    // The report stays open without them.
+                    if let Tab::Ready(doc) = &mut self.tabs[i]
+                        && let Some(why) = doc.cpu_samples_not_read(e)
+                    {
+                        self.error = Some(why);
+                    }
                     i += 1;
                 }
                 Some((Err(e), _)) => {
@@ -674,8 +692,14 @@ impl SightlineApp {
         }
     }
 
+    /// Whether tab `i` is reading its report's CPU samples (after its load).
+    fn reads_cpu_samples(&self, i: usize) -> bool {
+        matches!(&self.tabs[i], Tab::Ready(doc) if doc.reading_cpu_samples())
+    }
+
     /// Tab `i`'s report is read: it opens, or its snapshot becomes the whole
-    /// report, keeping what the user did meanwhile.
+    /// report, keeping what the user did meanwhile; then its CPU samples are
+    /// read, where its load left them.
     pub(crate) fn finish_load(&mut self, i: usize, trace: Arc<Trace>, attempt: usize) {
         let path = self.tabs[i].path().to_path_buf();
         self.remember_recent(&path);
@@ -691,6 +715,9 @@ impl SightlineApp {
                 let doc = self.new_document(path, trace);
                 self.tabs[i] = Tab::Ready(Box::new(doc));
             }
+        }
+        if let Tab::Ready(doc) = &mut self.tabs[i] {
+            doc.read_cpu_samples_later(attempt);
         }
     }
 
@@ -1428,8 +1455,17 @@ impl SightlineApp {
                 }
             });
         }
-        if let Some(i) = cancel {
-            self.close_tab(i);
+        match cancel {
+            // Only the samples' reading stops: the report stays open without them.
+            Some(i) if self.reads_cpu_samples(i) => {
+                if let Tab::Ready(doc) = &self.tabs[i]
+                    && let Some(l) = &doc.loading
+                {
+                    l.job.cancel();
+                }
+            }
+            Some(i) => self.close_tab(i),
+            None => {}
         }
         if self.saving.is_running() {
             ui.horizontal(|ui| {

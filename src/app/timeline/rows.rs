@@ -274,6 +274,19 @@ pub fn build(trace: &Trace) -> Vec<Row> {
             thread_rows(trace, &mut rows, ph, t, complete);
         }
     }
+    // The CPU samples and scheduling still being read (the window reads them after the rest):
+    // said where their rows will come, under the processes. A report of samples alone has no
+    // other row yet.
+    if crate::loader::cpu_samples_to_come(trace) {
+        let reading = header(
+            &mut rows,
+            format!("CPU rows · {}", crate::loader::READING_CPU_SAMPLES),
+            "cpu-reading".into(),
+            0,
+            None,
+        );
+        placeholders.push(reading);
+    }
     let mut listed = vec![false; trace.streams.len()];
     for g in &trace.gpus {
         let name = if g.name.is_empty() { "GPU" } else { &g.name };
