@@ -58,6 +58,18 @@ pub struct NvtxTrack {
     pub track: Track,
 }
 
+/// The name of the NVTX domain nsys's Python sampler writes its samples in
+/// (one mark each).
+pub const PYTHON_SAMPLING_DOMAIN: &str = "Python Periodic Sampling";
+
+impl NvtxTrack {
+    /// Whether these are the marks nsys's Python sampler writes, one per sample: the
+    /// thread's CPU samples ([`samples`]), not ranges of the program's.
+    pub fn is_python_sampler(&self) -> bool {
+        self.domain == PYTHON_SAMPLING_DOMAIN
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Thread {
     pub global_tid: i64,
@@ -336,7 +348,7 @@ impl Trace {
     /// nsys's Python sampler writes (one per sample, from the interpreter's start), which
     /// would make the start-up look like work.
     fn program_nvtx_bounds(&self) -> Option<(Ns, Ns)> {
-        let sampler = |n: &NvtxTrack| n.domain == samples::PYTHON_SAMPLING_DOMAIN;
+        let sampler = NvtxTrack::is_python_sampler;
         let sampled = self.threads.iter().flat_map(|t| &t.nvtx).any(sampler);
         if !sampled {
             return self.nvtx.spans.bounds();

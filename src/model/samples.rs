@@ -26,9 +26,7 @@ use std::ops::Range;
 pub use super::sample_stacks::{SampleStack, SampleStacks, SampleState, StackId};
 use super::{Ns, StrId, ThreadIdx};
 
-/// The name of the NVTX domain nsys's Python sampler writes its samples in
-/// (one mark each).
-pub const PYTHON_SAMPLING_DOMAIN: &str = "Python Periodic Sampling";
+pub use super::PYTHON_SAMPLING_DOMAIN;
 
 /// Index into [`CpuSampling::frames`].
 pub type FrameId = u32;

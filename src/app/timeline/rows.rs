@@ -6,7 +6,6 @@ use crate::app::state::events::{Table, stream_label, thread_label};
 use crate::app::widgets::format::grouped;
 
 use crate::analysis::metrics::units;
-use crate::model::samples::PYTHON_SAMPLING_DOMAIN;
 use crate::model::{Trace, Track};
 
 /// A lane's sparse index holds every `SPARSE_STRIDE`-th start of its track
@@ -414,7 +413,7 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
     for (k, n) in th.nvtx.iter().enumerate() {
         // nsys's Python sampler writes each sample as an NVTX mark: they are the thread's
         // CPU samples row, not a lane of marks (nor the lane a compact rank shows).
-        if n.domain == PYTHON_SAMPLING_DOMAIN {
+        if n.is_python_sampler() {
             continue;
         }
         let label = if n.domain.is_empty() {
