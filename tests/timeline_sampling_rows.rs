@@ -12,18 +12,32 @@ fn labels(timeline: &Timeline) -> Vec<&str> {
     timeline.rows.iter().map(|r| r.label.as_str()).collect()
 }
 
+/// The sampler's marks are the thread's Python samples, and only that: no NVTX events of the
+/// trace (nor of the nsys NVTX reports, which count ranges), no lane.
 #[test]
 fn python_sampling_marks_are_not_an_nvtx_lane() {
+    let path = common::fixture("torch_loop_py/torch_loop.sqlite");
+    let marks: i64 = rusqlite::Connection::open(&path)
+        .expect("opens")
+        .query_row(
+            "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34 AND domainId IN
+               (SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = ?1)",
+            [PYTHON_SAMPLING_DOMAIN],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert!(marks > 0, "the report's Python samples are NVTX marks");
     let trace = common::load("torch_loop_py/torch_loop.sqlite");
-    let marks_in_domain = (trace.threads.iter())
+    let python_samples: usize = (trace.cpu.threads.iter())
+        .filter(|s| s.source == sightline::model::SampleSource::Python)
+        .map(|s| s.len())
+        .sum();
+    assert_eq!(python_samples as i64, marks, "each mark is a Python sample");
+    let in_nvtx = (trace.threads.iter())
         .flat_map(|t| &t.nvtx)
         .filter(|n| n.domain == PYTHON_SAMPLING_DOMAIN)
-        .map(|n| n.track.len())
-        .sum::<usize>();
-    assert!(
-        marks_in_domain > 0,
-        "the report's Python samples are NVTX marks"
-    );
+        .count();
+    assert_eq!(in_nvtx, 0, "not NVTX events of the trace");
     let mut timeline = Timeline::new(&trace);
     let rows = labels(&timeline);
     assert!(

@@ -33,7 +33,8 @@ use super::grow::{self, KeptRows};
 use super::rows::{checked_end, int, opt_int, pid_of, text};
 use crate::model::nsys::event_type::*;
 use crate::model::{
-    EventKind, Ns, NvtxKind, NvtxRanges, NvtxTrack, Payload, Payloads, SpanColumns, StrId,
+    EventKind, Ns, NvtxKind, NvtxRanges, NvtxTrack, PYTHON_SAMPLING_DOMAIN, Payload, Payloads,
+    SpanColumns, StrId,
 };
 
 /// An NVTX table row as read.
@@ -398,6 +399,37 @@ struct OpenRange {
     has_end_thread: bool,
 }
 
+/// The NVTX domains nsys's Python sampler created (by process), as their creations come:
+/// nsys creates the domain before its first sample, so each sample's domain is known by then
+/// (a mark of a domain not yet seen is kept).
+#[derive(Default)]
+struct SamplerMarks {
+    domains: std::collections::HashSet<(u32, i64)>,
+}
+
+impl SamplerMarks {
+    /// Whether `row` (of `read_nvtx`'s query) is one of the sampler's marks: a sample. Reads
+    /// only the type, thread and domain of the others (and a creation's name).
+    fn is_sample(&mut self, b: &Builder, row: &rusqlite::Row) -> bool {
+        let (event_type, global_tid, domain) = (int(row, 2), int(row, 5), int(row, 7));
+        let key = (pid_of(global_tid), domain);
+        match event_type {
+            NVTX_MARK => self.domains.contains(&key),
+            NVTX_DOMAIN_CREATE => {
+                let named = match opt_int(row, 4).and_then(|id| b.string_ids.get(id)) {
+                    Some(id) => b.trace.strings.get(id) == PYTHON_SAMPLING_DOMAIN,
+                    None => text(row, 3).is_some_and(|t| t == PYTHON_SAMPLING_DOMAIN),
+                };
+                if named {
+                    self.domains.insert(key);
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+}
+
 /// A range recorded without an end (a mark has none to record).
 fn unended(kind: NvtxKind, end: Option<Ns>) -> bool {
     kind != NvtxKind::Mark && end.is_none()
@@ -446,8 +478,17 @@ pub(super) fn read_nvtx(b: &mut Builder) -> rusqlite::Result<()> {
         Some(carry) => std::mem::take(carry.part::<KeptNvtx>()),
         None => KeptNvtx::default(),
     };
+    // The Python sampler's marks are its samples (`python_samples` reads them, with the
+    // CPU samples, or later): not NVTX ranges or marks of the program. Left out here, a
+    // load that leaves the samples for later does not decode them (one per sample, each
+    // with a half-kilobyte payload). A growing report's loads keep every row: a later load
+    // does not see the domain's creation again.
+    let mut samples = b.carry.is_none().then(SamplerMarks::default);
     let afresh = grow::read_new_rows(b, "NVTX_EVENTS", &sql, &mut kept.read, |b, row| {
         b.tick(1)?;
+        if samples.as_mut().is_some_and(|s| s.is_sample(b, row)) {
+            return Ok(None);
+        }
         Ok(Some(NvtxRow::read(row)))
     })?;
     let rows = std::mem::take(&mut kept.read.rows);
