@@ -9,7 +9,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{engine, engine_analyze, engine_stats, export};
+use common::{engine, engine_analyze, engine_output, engine_stats, export};
 
 /// Children killed when dropped (a failed assertion too).
 struct Cluster(Vec<Child>);
@@ -115,6 +115,17 @@ fn a_local_cluster_gives_the_embedded_answers() {
     assert_eq!(
         engine_analyze(std::slice::from_ref(&folder), &["--cluster", &url]),
         found
+    );
+    // What the window opens a Parquet job on, from the cluster as embedded.
+    let summaries = engine_output("summaries", &[], std::slice::from_ref(&folder));
+    assert!(summaries.contains("\"straggler\""), "{summaries}");
+    assert_eq!(
+        engine_output(
+            "summaries",
+            &["--cluster", &url],
+            std::slice::from_ref(&folder)
+        ),
+        summaries
     );
     drop(cluster);
 }
