@@ -158,3 +158,30 @@ fn a_rank_whose_report_is_gone_says_where_it_is_not_and_stays_on_its_summary() {
     h.run_steps(3);
     h.get_by_label_contains(&missing_report_line(&gone));
 }
+
+/// A folder of nsys's own Parquet exports (`nsys export --type parquetdir`, a folder per rank)
+/// opens in the window as the engine reads it: its ranks and the straggler the engine's
+/// `analyze` names, without any rank's events; an expand looks for the rank's `.sqlite` export
+/// beside its folder (nsys names both after the `.nsys-rep`) and says where it is not.
+#[test]
+fn a_folder_of_nsys_parquet_exports_opens_on_the_engines_summaries() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/jobs_parquetdir");
+    let mut h = window_on(&folder);
+    let view = h.state_mut().job_view_mut().unwrap();
+    assert_eq!(view.ranks.len(), 2);
+    assert_eq!(view.unread(), 2, "no rank's events read");
+    let (_, cells, straggler) = shown(view);
+    assert!(cells.len() >= 4, "a heatmap row per rank: {}", cells.len());
+    let analyzed = common::engine_analyze(std::slice::from_ref(&folder), &[]);
+    let named = straggler.split(':').next().unwrap_or_default().to_string();
+    assert!(
+        named.starts_with("rank ") && analyzed.contains(&named),
+        "{straggler} / {analyzed}"
+    );
+    view.set_expanded(0, true);
+    view.wait_for_rank_reads();
+    let expected = std::path::absolute(folder.join("rank0.sqlite")).unwrap();
+    assert_eq!(view.ranks[0].events, RankEvents::Missing(expected.clone()));
+    h.run_steps(3);
+    h.get_by_label_contains(&missing_report_line(&expected));
+}

@@ -219,6 +219,17 @@ pub fn is_nsys_parquet(dir: &std::path::Path) -> bool {
         && dir.join("TARGET_INFO_SESSION_START_TIME.parquet").is_file()
 }
 
+/// Whether `dir` is a job the engine reads from nsys's own Parquet exports: one of them, or a
+/// folder holding them (a folder per rank).
+pub fn is_nsys_parquet_job(dir: &std::path::Path) -> bool {
+    is_nsys_parquet(dir)
+        || std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| is_nsys_parquet(&e.path()))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

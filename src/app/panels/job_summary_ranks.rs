@@ -44,9 +44,14 @@ pub fn summary_ranks(
 }
 
 /// Where the rank's report is: as recorded when it is there; else, a relative path, beside
-/// the job folder (an export made from the folder above it).
+/// the job folder (an export made from the folder above it). A rank read from nsys's own
+/// Parquet export (`rank0.parquetdir`) has its report in nsys's `.sqlite` export beside it
+/// (`rank0.sqlite`: nsys names both after the `.nsys-rep`).
 pub fn report_path(summary: &RankSummary, job_folder: &Path) -> PathBuf {
     let recorded = &summary.path;
+    if crate::loader::ranks::is_nsys_parquet(recorded) {
+        return recorded.with_extension("sqlite");
+    }
     let beside = job_folder.parent().map(|p| p.join(recorded));
     if recorded.is_relative()
         && !recorded.exists()

@@ -1,7 +1,8 @@
 //! Opening a job of many reports (one per rank of a distributed run) as one tab: from the
 //! command line (`sightline --job FILE…`, `sightline DIR`), File ▸ Open job…, a folder typed in
 //! the path box, or several files dropped at once (the window asks: one job, or a tab each); a
-//! Parquet job folder (`sightline export --format parquet`) opens on the engine's summaries.
+//! Parquet job folder (`sightline export --format parquet`, or nsys's own `parquetdir` exports)
+//! opens on the engine's summaries.
 
 use std::path::PathBuf;
 
@@ -15,9 +16,10 @@ impl SightlineApp {
     /// every `.sqlite` report in it.
     pub fn open_ranks(&mut self, paths: Vec<PathBuf>, window: Option<egui::Context>) {
         self.error = None;
-        // A Parquet job folder opens on the engine's summaries.
+        // A Parquet job folder, ours or nsys's exports, opens on the engine's summaries.
         if let [dir] = paths.as_slice()
-            && crate::loader::ranks::is_parquet_job(dir)
+            && (crate::loader::ranks::is_parquet_job(dir)
+                || crate::loader::ranks::is_nsys_parquet_job(dir))
         {
             let view = JobView::open_parquet(dir.clone(), window);
             self.tabs.push(Tab::Job(Box::new(view)));
