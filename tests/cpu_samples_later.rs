@@ -91,3 +91,37 @@ fn only_the_commands_that_need_samples_read_them() {
         "functions by samples: {stdout}"
     );
 }
+
+/// A report read without its CPU samples, then changed on disk (exported again over it)
+/// before they are read: the later read says the report changed and reads nothing, rather than
+/// adopting another report's samples into the trace shown.
+#[test]
+fn a_report_changed_since_it_was_opened_is_not_read_later() {
+    use sightline::loader::{LoadOptions, Problem, load_with, read_cpu_sampling};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("torch_loop.sqlite");
+    std::fs::copy(fixture("torch_loop_py/torch_loop.sqlite"), &path).expect("copy");
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let trace = load_with(
+        &path,
+        LoadOptions::WITHOUT_CPU_SAMPLING,
+        &mut |_| {},
+        &never,
+    )
+    .expect("loads");
+    assert!(trace.cpu_sampling_not_read());
+    // Untouched, it reads.
+    let read = read_cpu_sampling(&path, &trace, &mut |_| {}, &never).expect("reads later");
+    assert!(read.cpu.sample_count() > 0);
+    rusqlite::Connection::open(&path)
+        .expect("open")
+        .execute("DELETE FROM SCHED_EVENTS WHERE rowid % 2 = 0", [])
+        .expect("changed");
+    let err =
+        read_cpu_sampling(&path, &trace, &mut |_| {}, &never).expect_err("the change is seen");
+    assert_eq!(err.problem, Problem::ChangedSinceOpened, "{err}");
+    assert!(
+        err.to_string().contains("changed since it was opened"),
+        "{err}"
+    );
+}

@@ -21,6 +21,9 @@ pub enum Problem {
     Cancelled,
     /// It changed at every try: another program is writing it.
     Changing,
+    /// It changed on disk since the trace shown was read from it (a later read of its CPU
+    /// samples would mix two reports).
+    ChangedSinceOpened,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +78,11 @@ impl fmt::Display for LoadError {
                 write!(f, "{path}: not an Nsight Systems report: {why}")
             }
             Problem::Cancelled => write!(f, "{path}: loading was cancelled"),
+            Problem::ChangedSinceOpened => write!(
+                f,
+                "{path}: the report changed since it was opened; open it again to read its CPU \
+                 samples"
+            ),
             Problem::Changing => write!(
                 f,
                 "{path}: the report changed each time it was read (is a program still writing \

@@ -174,6 +174,10 @@ pub fn read_cpu_sampling(
         return Ok(trace.share(trace.info.still_loading.clone()));
     }
     db::check_file(path)?;
+    // Its samples must be the report's whose other tables the trace holds.
+    if (trace.info.read_as.as_ref()).is_some_and(|was| *was != snapshot::Stamp::of(path).words()) {
+        return Err(LoadError::new(path, Problem::ChangedSinceOpened));
+    }
     let source = prepare_source(path, false)?;
     let report = Report::open(&source.read_from).map_err(|mut e| {
         e.path = path.to_path_buf();
@@ -281,10 +285,13 @@ fn load_attempts(
             cancel,
             None,
         )
-        .map(|(trace, phases)| Loaded {
-            trace,
-            phases,
-            attempt,
+        .map(|(mut trace, phases)| {
+            trace.info.read_as = Some(before.words());
+            Loaded {
+                trace,
+                phases,
+                attempt,
+            }
         });
         if copy || snapshot::Stamp::of(path) == before {
             return result;

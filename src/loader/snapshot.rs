@@ -38,6 +38,11 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// The stamp as words, to keep beside what was read ([`crate::model::ReportInfo::read_as`]).
+    pub fn words(&self) -> String {
+        format!("{self:?}")
+    }
+
     pub fn of(path: &Path) -> Stamp {
         let path = &real_path(path);
         let meta = |p: &Path| {

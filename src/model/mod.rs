@@ -190,6 +190,10 @@ pub struct ReportInfo {
     /// Whether [`Trace::cpu`] holds the CPU samples and scheduling nsys
     /// recorded, or nsys recorded none, or the load left them to be read later.
     pub cpu_sampling: CpuSamplingRead,
+    /// What the file looked like when the load read it (its size, times and change counter,
+    /// as the loader words them): a later read of the same report (its CPU samples) checks the
+    /// file is still that one. None for a trace not loaded from a file.
+    pub read_as: Option<String>,
 }
 
 /// Whether a trace's CPU samples and scheduling ([`Trace::cpu`]) are what its
