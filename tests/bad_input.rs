@@ -5,6 +5,8 @@
 //! Bad files are built in temporary directories from copies of the fixtures;
 //! the fixtures themselves are only ever read.
 
+mod common;
+
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -243,24 +245,12 @@ fn overwrite(path: &Path, offset: u64, bytes: &[u8]) {
     file.write_all(bytes).unwrap();
 }
 
-fn root_page(path: &Path, table: &str) -> u64 {
-    let conn = Connection::open(path).unwrap();
-    conn.query_row(
-        "SELECT rootpage FROM sqlite_master WHERE name = ?1",
-        [table],
-        |r| r.get::<_, i64>(0),
-    )
-    .unwrap() as u64
-}
-
 #[test]
 fn a_garbled_page_of_an_event_table_is_damage() {
     let dir = TempDir::new().unwrap();
     for table in ["CUPTI_ACTIVITY_KIND_RUNTIME", "OSRT_API", "StringIds"] {
         let path = copy_of(&dir, "sync_timing");
-        let page = root_page(&path, table);
-        // Page n starts at (n - 1) × 4096; garbling its header breaks the b-tree.
-        overwrite(&path, (page - 1) * 4096, &[0xA5; 4096]);
+        common::garble_table(&path, table);
         assert_rejected(&path, is_corrupt, "damaged");
     }
 }

@@ -2,15 +2,12 @@
 //! (`loader::LoadOptions`): every other command on it pays nothing for them, and does not
 //! even look at their tables.
 
-use std::io::{Seek, SeekFrom, Write};
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
+use common::fixture;
 
 fn sightline(args: &[&str]) -> (Option<i32>, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_sightline"))
@@ -29,26 +26,7 @@ fn sightline(args: &[&str]) -> (Option<i32>, String, String) {
 fn with_damaged_switches(dir: &Path) -> PathBuf {
     let path = dir.join("torch_loop.sqlite");
     std::fs::copy(fixture("torch_loop_py/torch_loop.sqlite"), &path).expect("copy");
-    let (page, size) = {
-        let conn = rusqlite::Connection::open(&path).expect("open");
-        let page: i64 = conn
-            .query_row(
-                "SELECT rootpage FROM sqlite_master WHERE name = 'SCHED_EVENTS'",
-                [],
-                |r| r.get(0),
-            )
-            .expect("the report has switches");
-        let size: i64 = conn
-            .query_row("PRAGMA page_size", [], |r| r.get(0))
-            .expect("page size");
-        (page as u64, size as u64)
-    };
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .expect("open for writing");
-    file.seek(SeekFrom::Start((page - 1) * size)).expect("seek");
-    file.write_all(&vec![0xA5; size as usize]).expect("garble");
+    common::garble_table(&path, "SCHED_EVENTS");
     path
 }
 

@@ -166,24 +166,7 @@ fn samples_that_cannot_be_read_leave_the_report_open() {
     let dir = tempfile::TempDir::new().expect("a temporary folder");
     let path = dir.path().join("torch_loop.sqlite");
     std::fs::copy(fixture("torch_loop_py/torch_loop.sqlite"), &path).expect("copy");
-    let (page, size) = {
-        let conn = rusqlite::Connection::open(&path).expect("open");
-        let page: i64 = conn
-            .query_row(
-                "SELECT rootpage FROM sqlite_master WHERE name = 'SCHED_EVENTS'",
-                [],
-                |r| r.get(0),
-            )
-            .expect("switches");
-        let size: i64 = conn
-            .query_row("PRAGMA page_size", [], |r| r.get(0))
-            .expect("page size");
-        (page as u64, size as u64)
-    };
-    let mut bytes = std::fs::read(&path).expect("read");
-    let at = ((page - 1) * size) as usize;
-    bytes[at..at + size as usize].fill(0xA5);
-    std::fs::write(&path, bytes).expect("garbled");
+    common::garble_table(&path, "SCHED_EVENTS");
 
     let mut h = empty_window();
     h.state_mut().open(path);

@@ -25,6 +25,32 @@ pub fn load_path(path: &Path) -> Trace {
         .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
 }
 
+/// Garbles the root page of `table` in the report at `path` (every byte 0xA5): its b-tree
+/// broken, the rest of the file intact, as a disk or a copy damages one table.
+pub fn garble_table(path: &Path, table: &str) {
+    use std::io::{Seek, SeekFrom, Write};
+    let (page, size) = {
+        let conn = rusqlite::Connection::open(path).expect("open");
+        let page: i64 = conn
+            .query_row(
+                "SELECT rootpage FROM sqlite_master WHERE name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .unwrap_or_else(|e| panic!("{table} in {}: {e}", path.display()));
+        let size: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .expect("page size");
+        (page as u64, size as u64)
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open for writing");
+    file.seek(SeekFrom::Start((page - 1) * size)).expect("seek");
+    file.write_all(&vec![0xA5; size as usize]).expect("garble");
+}
+
 /// One CSV line's fields, as nsys quotes them (only when needed, `""` inside quotes).
 pub fn csv_fields(line: &str) -> Vec<String> {
     let mut out = Vec::new();
