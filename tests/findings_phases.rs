@@ -50,12 +50,19 @@ fn ranges(trace: &Trace, name: &str) -> Vec<(i64, i64)> {
     out
 }
 
-fn ends_before(trace: &Trace) -> Vec<Finding> {
-    let (start, end) = ranges(trace, CASE)[0];
+/// Every `range-ends-before-gpu-work` finding of `trace`.
+fn all_ends_before(trace: &Trace) -> Vec<Finding> {
     analyze(trace, None, &Thresholds::default(), &AtomicBool::new(false))
         .expect("not cancelled")
         .into_iter()
         .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
+        .collect()
+}
+
+/// Those inside the case.
+fn ends_before(trace: &Trace) -> Vec<Finding> {
+    let (start, end) = ranges(trace, CASE)[0];
+    (all_ends_before(trace).into_iter())
         .filter(|f| f.start >= start && f.end <= end)
         .collect()
 }
@@ -186,17 +193,9 @@ fn events_recorded_between_a_phases_launches_are_not_a_timer() {
 fn a_ddp_training_steps_phases_get_no_timer_warning() {
     for rank in 0..4 {
         let trace = common::load(&format!("jobs/straggler/rank{rank}.sqlite"));
-        let warned: Vec<Finding> = analyze(
-            &trace,
-            None,
-            &Thresholds::default(),
-            &AtomicBool::new(false),
-        )
-        .expect("not cancelled")
-        .into_iter()
-        .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
-        .filter(|f| f.severity == Severity::Warning)
-        .collect();
+        let warned: Vec<Finding> = (all_ends_before(&trace).into_iter())
+            .filter(|f| f.severity == Severity::Warning)
+            .collect();
         assert!(warned.is_empty(), "rank {rank}: {warned:#?}");
     }
 }
@@ -238,15 +237,6 @@ fn a_sync_that_waits_for_part_of_the_work_is_a_timer() {
 #[test]
 fn a_phase_deep_in_a_waiting_iteration_gets_nothing() {
     let trace = common::load("fuser_like/fuser_like.sqlite");
-    let found: Vec<Finding> = analyze(
-        &trace,
-        None,
-        &Thresholds::default(),
-        &AtomicBool::new(false),
-    )
-    .expect("not cancelled")
-    .into_iter()
-    .filter(|f| f.kind == FindingKind::RangeEndsBeforeGpuWork)
-    .collect();
+    let found = all_ends_before(&trace);
     assert!(found.is_empty(), "{found:#?}");
 }
