@@ -320,13 +320,20 @@ impl JobView {
     /// each rank drawn from them, on the job clock, with the early analysis; a rank's events
     /// are read when it is expanded or clicked.
     fn show_ranges_only(&mut self, ranks: Ranks) {
-        self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
         let found = (self.analysis.as_ref())
             .map(|a| a.iterations.ranks.clone())
             .unwrap_or_default();
+        self.show_unread(ranks, found, RankEvents::RangesOnly);
+    }
+
+    /// `ranks`, none of whose events are read (each rank `events`), placed with the
+    /// iterations `found`: their events are read on demand, a rank when it is expanded or
+    /// clicked.
+    fn show_unread(&mut self, ranks: Ranks, found: Vec<RankIterations>, events: RankEvents) {
+        self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
         self.place(ranks, found);
         for r in &mut self.ranks {
-            r.events = RankEvents::RangesOnly;
+            r.events = events.clone();
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let wake = self.window.clone().map(repaint);
@@ -357,17 +364,9 @@ impl JobView {
         }
         let folder = self.parquet.clone().unwrap_or_default();
         let ranks = summary_ranks(&summaries, |r| report_path(r, &folder));
-        self.paths = ranks.ranks.iter().map(|r| r.path.clone()).collect();
         let found = summaries.analysis.iterations.ranks.clone();
         self.analysis = Some(summaries.analysis);
-        self.place(ranks, found);
-        for r in &mut self.ranks {
-            r.events = RankEvents::Summary;
-        }
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let wake = self.window.clone().map(repaint);
-        self.rank_loads = Some(RankLoads::start(cores, wake));
-        self.mark_straggler();
+        self.show_unread(ranks, found, RankEvents::Summary);
     }
 
     /// How many ranks are known by their NVTX ranges alone.
