@@ -237,6 +237,23 @@ mod tests {
     use super::*;
     use crate::model::ThreadSched;
 
+    /// The fixture `name` (its path) loaded without its CPU samples.
+    fn load_without_samples(name: &str) -> (std::path::PathBuf, Trace) {
+        use super::super::{LoadOptions, load_with};
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        let never = AtomicBool::new(false);
+        let trace = load_with(
+            &path,
+            LoadOptions::WITHOUT_CPU_SAMPLING,
+            &mut |_| {},
+            &never,
+        )
+        .expect("load without the sampling");
+        (path, trace)
+    }
+
     /// `name` loaded with every phase on this thread, its sampling read in
     /// the phase (what the load did before the sampling was read apart).
     fn load_in_phases(name: &str) -> Trace {
@@ -282,7 +299,7 @@ mod tests {
     /// names, the warnings, the time axis; the events shared, not copied.
     #[test]
     fn sampling_read_later_is_what_one_whole_load_reads() {
-        use super::super::{LoadOptions, load_with, read_cpu_sampling};
+        use super::super::read_cpu_sampling;
         use crate::model::CpuSamplingRead;
         for name in [
             "torch_loop_py/torch_loop.sqlite",
@@ -293,18 +310,9 @@ mod tests {
             "fuser_like/fuser_like.sqlite",
             "streams.sqlite",
         ] {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures")
-                .join(name);
             let never = AtomicBool::new(false);
             let whole = load_fixture(name);
-            let without = load_with(
-                &path,
-                LoadOptions::WITHOUT_CPU_SAMPLING,
-                &mut |_| {},
-                &never,
-            )
-            .expect("load without the sampling");
+            let (path, without) = load_without_samples(name);
             assert_eq!(whole.info.cpu_sampling, CpuSamplingRead::Read, "{name}");
             assert_eq!(
                 without.info.cpu_sampling,
@@ -348,17 +356,8 @@ mod tests {
     /// The later reading stops when asked, saying so.
     #[test]
     fn a_later_reading_cancelled_says_so() {
-        use super::super::{LoadOptions, Problem, load_with, read_cpu_sampling};
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/torch_loop_py/torch_loop.sqlite");
-        let never = AtomicBool::new(false);
-        let without = load_with(
-            &path,
-            LoadOptions::WITHOUT_CPU_SAMPLING,
-            &mut |_| {},
-            &never,
-        )
-        .expect("load");
+        use super::super::{Problem, read_cpu_sampling};
+        let (path, without) = load_without_samples("torch_loop_py/torch_loop.sqlite");
         let stop = AtomicBool::new(true);
         let read = read_cpu_sampling(&path, &without, &mut |_| {}, &stop);
         assert_eq!(read.err().map(|e| e.problem), Some(Problem::Cancelled));
