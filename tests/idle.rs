@@ -78,6 +78,21 @@ fn ours(trace: &Trace, windows: Option<&[(i64, i64)]>) -> Vec<IdleSummary> {
     idle::summarize(&Classifier::new(trace), &attribution, windows)
 }
 
+/// `summaries`' time per (window `name`, lane, cause), as the SQL keys it.
+fn by_cause(name: &str, summaries: &[IdleSummary]) -> BTreeMap<(String, i64, String), i64> {
+    (summaries.iter())
+        .flat_map(|s| s.causes.iter().map(move |c| (s.lane, c)))
+        .map(|(lane, c)| {
+            let key = (
+                name.to_string(),
+                i64::from(lane),
+                c.cause.name().to_string(),
+            );
+            (key, c.time)
+        })
+        .collect()
+}
+
 /// Every cause's time over the whole report equals the SQL's, on reports of
 /// the runtime and the driver API; shares add up to 100 % of the idle time.
 #[test]
@@ -87,24 +102,14 @@ fn whole_report_matches_sql() {
         let expected = sql_attribution(report, WHOLE);
         assert!(!expected.is_empty(), "{report}: the SQL found gaps");
         let summaries = ours(&trace, None);
-        let mut got = BTreeMap::new();
         for s in &summaries {
             assert_eq!(
                 s.idle,
                 s.causes.iter().map(|c| c.time).sum::<i64>(),
                 "{report}: causes add up to the idle time"
             );
-            for c in &s.causes {
-                got.insert(
-                    (
-                        "all".to_string(),
-                        i64::from(s.lane),
-                        c.cause.name().to_string(),
-                    ),
-                    c.time,
-                );
-            }
         }
+        let got = by_cause("all", &summaries);
         assert_eq!(got, expected, "{report}");
         // The table's shares of the idle time add up to 100 % (each rounded to 0.1).
         let table = compute(&trace, Report::GpuIdleSum, None);
@@ -144,16 +149,11 @@ fn each_case_matches_sql() {
         .collect();
     let expected = sql_attribution("timing_cases.sqlite", &windows.join(" UNION ALL "));
     for (name, start, end) in &all {
-        let mut got = BTreeMap::new();
-        for s in ours(&trace, Some(&[(*start, *end)][..])) {
+        let summaries = ours(&trace, Some(&[(*start, *end)][..]));
+        for s in &summaries {
             assert!(s.idle <= end - start);
-            for c in &s.causes {
-                got.insert(
-                    (name.clone(), i64::from(s.lane), c.cause.name().to_string()),
-                    c.time,
-                );
-            }
         }
+        let got = by_cause(name, &summaries);
         let want: BTreeMap<_, _> = expected
             .iter()
             .filter(|((w, _, _), _)| w == name)
@@ -294,19 +294,7 @@ fn os_waits_of_the_launching_thread_are_their_own_cause() {
     let trace = load_path(&path);
     let windows = format!("SELECT 'case', {start}, {end}");
     let expected = sql_attribution_of(&path, &windows);
-    let mut got = BTreeMap::new();
-    for s in ours(&trace, Some(&[(start, end)][..])) {
-        for c in &s.causes {
-            got.insert(
-                (
-                    "case".to_string(),
-                    i64::from(s.lane),
-                    c.cause.name().to_string(),
-                ),
-                c.time,
-            );
-        }
-    }
+    let got = by_cause("case", &ours(&trace, Some(&[(start, end)][..])));
     assert_eq!(got, expected);
     let waited: i64 = (got.iter())
         .filter(|((_, _, cause), _)| cause == Cause::OsWait.name())
