@@ -53,13 +53,7 @@ pub fn load_ranks_with(
     on_progress: &(dyn Fn(Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<Ranks, LoadError> {
-    let load_one =
-        |path: &std::path::Path, progress: &mut dyn FnMut(Progress), cancel: &AtomicBool| {
-            load_with(path, options, progress, cancel)
-        };
-    let job = load_each_with(&load_one, paths, parallel, on_progress, &|_, _| {}, cancel);
-    crate::memory::give_back_freed_memory();
-    job
+    load_all(paths, parallel, options, on_progress, &|_, _| {}, cancel)
 }
 
 /// [`load_ranks`], also handing each report to `on_loaded` (its index in `paths`) as soon as
@@ -71,7 +65,23 @@ pub fn load_ranks_each(
     on_loaded: &(dyn Fn(usize, Arc<Trace>) + Sync),
     cancel: &AtomicBool,
 ) -> Result<Ranks, LoadError> {
-    let job = load_each_with(&load, paths, parallel, on_progress, on_loaded, cancel);
+    load_all(paths, parallel, LoadOptions::WHOLE, on_progress, on_loaded, cancel)
+}
+
+/// Every report of `paths` read as `options` ask, as [`load_ranks_each`] says.
+fn load_all(
+    paths: &[PathBuf],
+    parallel: usize,
+    options: LoadOptions,
+    on_progress: &(dyn Fn(Progress) + Sync),
+    on_loaded: &(dyn Fn(usize, Arc<Trace>) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Ranks, LoadError> {
+    let load_one =
+        |path: &std::path::Path, progress: &mut dyn FnMut(Progress), cancel: &AtomicBool| {
+            load_with(path, options, progress, cancel)
+        };
+    let job = load_each_with(&load_one, paths, parallel, on_progress, on_loaded, cancel);
     // What the reports' loads freed, given back once for all of them
     // (`share::gives_back_memory`).
     crate::memory::give_back_freed_memory();
