@@ -65,7 +65,14 @@ pub fn load_ranks_each(
     on_loaded: &(dyn Fn(usize, Arc<Trace>) + Sync),
     cancel: &AtomicBool,
 ) -> Result<Ranks, LoadError> {
-    load_all(paths, parallel, LoadOptions::WHOLE, on_progress, on_loaded, cancel)
+    load_all(
+        paths,
+        parallel,
+        LoadOptions::WHOLE,
+        on_progress,
+        on_loaded,
+        cancel,
+    )
 }
 
 /// Every report of `paths` read as `options` ask, as [`load_ranks_each`] says.
