@@ -58,17 +58,9 @@ pub struct NvtxTrack {
     pub track: Track,
 }
 
-/// The name of the NVTX domain nsys's Python sampler writes its samples in
-/// (one mark each).
+/// The name of the NVTX domain nsys's Python sampler writes its samples in (one mark each):
+/// the thread's CPU samples ([`samples`]), which the loader leaves out of the NVTX ranges.
 pub const PYTHON_SAMPLING_DOMAIN: &str = "Python Periodic Sampling";
-
-impl NvtxTrack {
-    /// Whether these are the marks nsys's Python sampler writes, one per sample: the
-    /// thread's CPU samples ([`samples`]), not ranges of the program's.
-    pub fn is_python_sampler(&self) -> bool {
-        self.domain == PYTHON_SAMPLING_DOMAIN
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct Thread {
@@ -339,31 +331,16 @@ impl Trace {
             &self.kernels.spans,
             &self.memcpys.spans,
             &self.memsets.spans,
+            &self.nvtx.spans,
         ];
-        let bounds = (tables.iter().map(|t| t.bounds()))
-            .chain([self.program_nvtx_bounds()])
-            .flatten();
-        bounds
-            .reduce(|(a, b), (lo, hi)| (a.min(lo), b.max(hi)))
-            .filter(|(a, b)| b > a)
-    }
-
-    /// The first start and last end of the program's NVTX ranges and marks: not the marks
-    /// nsys's Python sampler writes (one per sample, from the interpreter's start), which
-    /// would make the start-up look like work.
-    fn program_nvtx_bounds(&self) -> Option<(Ns, Ns)> {
-        let sampler = NvtxTrack::is_python_sampler;
-        let sampled = self.threads.iter().flat_map(|t| &t.nvtx).any(sampler);
-        if !sampled {
-            return self.nvtx.spans.bounds();
+        let mut span: Option<(Ns, Ns)> = None;
+        for t in tables {
+            let Some((lo, hi)) = t.bounds() else {
+                continue;
+            };
+            span = Some(span.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
         }
-        let spans = &self.nvtx.spans;
-        (self.threads.iter())
-            .flat_map(|t| &t.nvtx)
-            .filter(|n| !sampler(n))
-            .flat_map(|n| n.track.rows())
-            .map(|row| (spans.start[row as usize], spans.end(row as usize)))
-            .reduce(|(a, b), (lo, hi)| (a.min(lo), b.max(hi)))
+        span.filter(|(a, b)| b > a)
     }
 
     /// Events of every kind, the count the load benchmarks divide by.

@@ -411,11 +411,6 @@ fn thread_rows(trace: &Trace, rows: &mut Vec<Row>, ph: usize, t: u32, complete: 
         &th.cuda_api,
     );
     for (k, n) in th.nvtx.iter().enumerate() {
-        // nsys's Python sampler writes each sample as an NVTX mark: they are the thread's
-        // CPU samples row, not a lane of marks (nor the lane a compact rank shows).
-        if n.is_python_sampler() {
-            continue;
-        }
         let label = if n.domain.is_empty() {
             "NVTX".to_string()
         } else {
