@@ -218,17 +218,23 @@ fn series<'a>(
     })
 }
 
+/// The samples of `s` a scope's windows hold, as index ranges (all of them without windows).
+fn in_scope<'a>(
+    s: &'a crate::model::ThreadSamples,
+    scope: &'a SampleScope,
+) -> impl Iterator<Item = Range<usize>> + 'a {
+    let all = scope.windows.is_none().then(|| 0..s.len());
+    let windows = scope.windows.iter().flatten();
+    all.into_iter()
+        .chain(windows.map(|&(from, to)| s.in_range(from, to)))
+}
+
 /// The samples of each thread a scope reads (its preferred sampler's unless the scope names
 /// one), most first: what the CPU samples panel offers to narrow a profile to one thread.
 pub fn samples_by_thread(cpu: &CpuSampling, scope: &SampleScope) -> Vec<(ThreadIdx, u64)> {
     let mut by_thread: HashMap<ThreadIdx, u64> = HashMap::new();
     for s in series(cpu, scope) {
-        let n = match &scope.windows {
-            None => s.len(),
-            Some(windows) => (windows.iter())
-                .map(|&(from, to)| s.in_range(from, to).len())
-                .sum(),
-        };
+        let n: usize = in_scope(s, scope).map(|r| r.len()).sum();
         if n > 0 {
             *by_thread.entry(s.thread).or_default() += n as u64;
         }
@@ -254,13 +260,8 @@ fn stack_counts(cpu: &CpuSampling, scope: &SampleScope) -> (HashMap<StackId, u64
                 }
             }
         };
-        match &scope.windows {
-            None => add(0..s.len()),
-            Some(windows) => {
-                for &(from, to) in windows {
-                    add(s.in_range(from, to));
-                }
-            }
+        for samples in in_scope(s, scope) {
+            add(samples);
         }
         for (entry, n) in palette.iter().zip(per_entry) {
             if n > 0 {
