@@ -239,12 +239,29 @@ pub fn is_nsys_parquet(dir: &std::path::Path) -> bool {
 /// Whether `dir` is a job the engine reads from nsys's own Parquet exports: one of them, or a
 /// folder holding them (a folder per rank).
 pub fn is_nsys_parquet_job(dir: &std::path::Path) -> bool {
-    is_nsys_parquet(dir)
-        || std::fs::read_dir(dir).is_ok_and(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .any(|e| is_nsys_parquet(&e.path()))
-        })
+    nsys_parquet_ranks(std::slice::from_ref(&dir.to_path_buf())).is_some()
+}
+
+/// The rank folders `given` names: each an nsys Parquet export, or a folder of them.
+pub fn nsys_parquet_ranks(given: &[PathBuf]) -> Option<Vec<PathBuf>> {
+    let mut ranks = Vec::new();
+    for path in given {
+        if is_nsys_parquet(path) {
+            ranks.push(path.clone());
+            continue;
+        }
+        let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
+            .ok()?
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| is_nsys_parquet(p))
+            .collect();
+        if inside.is_empty() {
+            return None;
+        }
+        inside.sort();
+        ranks.extend(inside);
+    }
+    (!ranks.is_empty()).then_some(ranks)
 }
 
 #[cfg(test)]

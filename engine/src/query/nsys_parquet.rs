@@ -12,32 +12,9 @@ use std::path::PathBuf;
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
-use sightline::loader::ranks::is_nsys_parquet;
 use sightline::model::ranks::rank_numbers;
 
 use super::batches::{collect, column};
-
-/// The rank folders `given` names: each an nsys Parquet export, or a folder of them.
-pub fn nsys_parquet_ranks(given: &[PathBuf]) -> Option<Vec<PathBuf>> {
-    let mut ranks = Vec::new();
-    for path in given {
-        if is_nsys_parquet(path) {
-            ranks.push(path.clone());
-            continue;
-        }
-        let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
-            .ok()?
-            .filter_map(|e| Some(e.ok()?.path()))
-            .filter(|p| is_nsys_parquet(p))
-            .collect();
-        if inside.is_empty() {
-            return None;
-        }
-        inside.sort();
-        ranks.extend(inside);
-    }
-    (!ranks.is_empty()).then_some(ranks)
-}
 
 /// A column of a view: its name, its type where no rank has the table, and its expression
 /// over the rank's table `t` (`{s}`: the rank's string table; `{off}`: its offset on the job

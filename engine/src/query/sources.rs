@@ -14,9 +14,10 @@ use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use sightline::loader::ranks::is_parquet_job;
 
 use super::batches::{collect, column};
-use super::nsys_parquet::{nsys_parquet_ranks, register_nsys_parquet};
+use super::nsys_parquet::register_nsys_parquet;
 use crate::export::job::{JobPlan, ranks_batch};
 use crate::export::tables::rank_tables;
+use sightline::loader::ranks::nsys_parquet_ranks;
 
 /// The tables every job has, by folder name.
 pub const TABLES: [&str; 9] = [
